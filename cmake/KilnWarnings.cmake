@@ -1,0 +1,21 @@
+# The warning list every kiln target compiles with (kiln_target_warnings), and
+# the sanitizer flags of the KILN_SANITIZE build.
+set(KILN_WARNING_FLAGS
+  -Wall -Wextra -Wpedantic
+  -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wold-style-definition
+  -Wpointer-arith -Wformat=2 -Wundef -Wwrite-strings -Wvla
+  -Wimplicit-fallthrough -Wcast-qual -Wmissing-declarations -Wredundant-decls
+  -Wnested-externs -Wswitch-enum -Wno-missing-field-initializers)
+if(KILN_WERROR)
+  list(APPEND KILN_WARNING_FLAGS -Werror)
+endif()
+
+function(kiln_target_warnings target)
+  target_compile_options(${target} PRIVATE ${KILN_WARNING_FLAGS})
+endfunction()
+
+if(KILN_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=all
+                      -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
+endif()

@@ -1,0 +1,37 @@
+/*
+ * File and path helpers.
+ *
+ * Whole-file reads and writes with errors that name the path and the system's
+ * reason. Writes go to a temporary file beside the target and are renamed
+ * into place, so a reader never sees half a file. Path helpers allocate from
+ * the allocator they are given.
+ */
+#ifndef KILN_BASE_FILE_H_
+#define KILN_BASE_FILE_H_
+
+#include <stddef.h>
+
+#include "kiln/allocator.h"
+#include "kiln/status.h"
+
+/* Reads the whole file. The buffer has one extra NUL byte after the data (not
+ * counted in *out_size), so text files can be used as C strings. The caller
+ * frees *out_data with `allocator`. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_file_read_all(kiln_allocator_t allocator, const char *path,
+                                                      void **out_data, size_t *out_size);
+/* Writes `size` bytes to `path`, replacing it atomically. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_file_write_all(const char *path, const void *data,
+                                                       size_t size);
+int kiln_file_exists(const char *path);
+int kiln_file_is_directory(const char *path);
+
+/* "a/b" from "a" and "b" (no doubled slash; an absolute `b` is returned as is). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_path_join(kiln_allocator_t allocator, const char *a,
+                                                  const char *b, char **out_path);
+/* The folder part: "a/b" of "a/b/c.onnx", "." of "c.onnx", "/" of "/c". */
+KILN_MUST_USE_RESULT kiln_status_t kiln_path_dirname(kiln_allocator_t allocator, const char *path,
+                                                     char **out_dirname);
+/* The last component: "c.onnx" of "a/b/c.onnx". Points into `path`. */
+const char *kiln_path_basename(const char *path);
+
+#endif /* KILN_BASE_FILE_H_ */
