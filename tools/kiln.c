@@ -1,5 +1,286 @@
+/*
+ * The kiln command-line tool.
+ *
+ * One table of subcommands (name, usage, summary, function); main looks the
+ * first argument up in it. A command returns a status: an error is printed to
+ * stderr as "kiln <command>: <message>" with exit code 1; a usage mistake
+ * prints the command's usage with exit code 2. Nothing here aborts.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <jansson.h>
+#include <math.h>
 #include <stdio.h>
-int main(void) {
-  puts("kiln");
-  return 0;
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/file.h"
+#include "base/log.h"
+#include "kiln/npy.h"
+#include "kiln/tensor.h"
+#include "kiln/version.h"
+
+#define KILN_EXIT_USAGE 2
+
+typedef kiln_status_t (*kiln_cli_command_fn)(int argc, char **argv);
+
+typedef struct kiln_cli_command_t {
+  const char *name;
+  const char *usage;
+  const char *summary;
+  kiln_cli_command_fn run;
+} kiln_cli_command_t;
+
+/* Set by a command that wants its usage printed with exit code 2. */
+static int kiln_cli_usage_error;
+
+static kiln_status_t kiln_cli_usage(const char *message, const char *argument) {
+  kiln_cli_usage_error = 1;
+  return KILN_STATUS(INVALID_ARGUMENT, "%s%s%s%s", message, argument ? " '" : "",
+                     argument ? argument : "", argument ? "'" : "");
+}
+
+/* ---- tensor summaries ---- */
+
+static double kiln_cli_element(const kiln_tensor_t *tensor, int64_t index) {
+  const void *data = kiln_tensor_data(tensor);
+  switch (kiln_tensor_dtype(tensor)) {
+  case KILN_DTYPE_FLOAT32:
+    return ((const float *)data)[index];
+  case KILN_DTYPE_FLOAT16:
+    return kiln_float16_to_float32(((const uint16_t *)data)[index]);
+  case KILN_DTYPE_BFLOAT16:
+    return kiln_bfloat16_to_float32(((const uint16_t *)data)[index]);
+  case KILN_DTYPE_FLOAT64:
+    return ((const double *)data)[index];
+  case KILN_DTYPE_INT8:
+    return ((const int8_t *)data)[index];
+  case KILN_DTYPE_INT16:
+    return ((const int16_t *)data)[index];
+  case KILN_DTYPE_INT32:
+    return ((const int32_t *)data)[index];
+  case KILN_DTYPE_INT64:
+    return (double)((const int64_t *)data)[index];
+  case KILN_DTYPE_UINT8:
+  case KILN_DTYPE_BOOL:
+    return ((const uint8_t *)data)[index];
+  case KILN_DTYPE_UINT16:
+    return ((const uint16_t *)data)[index];
+  case KILN_DTYPE_UINT32:
+    return ((const uint32_t *)data)[index];
+  case KILN_DTYPE_UINT64:
+    return (double)((const uint64_t *)data)[index];
+  case KILN_DTYPE_COUNT_:
+    break;
+  }
+  return NAN;
+}
+
+static void kiln_cli_print_summary(const char *label, const kiln_tensor_t *tensor) {
+  char shape[256];
+  kiln_shape_format(kiln_tensor_ndim(tensor), kiln_tensor_shape(tensor), shape, sizeof(shape));
+  int64_t count = kiln_tensor_element_count(tensor);
+  printf("%s: %s %s, %zu bytes", label, kiln_dtype_name(kiln_tensor_dtype(tensor)), shape,
+         kiln_tensor_byte_size(tensor));
+  if (count > 0) {
+    double min = INFINITY, max = -INFINITY, sum = 0;
+    for (int64_t i = 0; i < count; ++i) {
+      double value = kiln_cli_element(tensor, i);
+      min = value < min ? value : min;
+      max = value > max ? value : max;
+      sum += value;
+    }
+    printf(", min %.6g, max %.6g, mean %.6g", min, max, sum / (double)count);
+  }
+  printf("\n");
+}
+
+/* ---- commands ---- */
+
+static kiln_status_t kiln_cli_version(int argc, char **argv) {
+  (void)argv;
+  if (argc > 1) {
+    return kiln_cli_usage("unexpected argument", argv[1]);
+  }
+  printf("kiln %s\n", kiln_version_string());
+  printf("built with %s, DLPack %d, jansson %s\n",
+#ifdef __VERSION__
+         "cc " __VERSION__,
+#else
+         "an unknown compiler",
+#endif
+         DLPACK_VERSION, JANSSON_VERSION);
+  return KILN_OK;
+}
+
+static kiln_status_t kiln_cli_npy_info(int argc, char **argv) {
+  if (argc < 2) {
+    return kiln_cli_usage("expected at least one .npy file", NULL);
+  }
+  kiln_allocator_t allocator = kiln_allocator_system();
+  for (int i = 1; i < argc; ++i) {
+    kiln_tensor_t *tensor = NULL;
+    KILN_RETURN_IF_ERROR(kiln_npy_read_file(allocator, argv[i], &tensor));
+    kiln_cli_print_summary(argv[i], tensor);
+    kiln_tensor_release(tensor);
+  }
+  return KILN_OK;
+}
+
+/* Writes a tensor of every dtype to .npy, reads it back and compares bytes. */
+static kiln_status_t kiln_cli_demo_round_trip(kiln_allocator_t allocator, const char *dir,
+                                              kiln_dtype_t dtype) {
+  const int64_t shape[] = {2, 3, 4};
+  kiln_tensor_t *tensor = NULL;
+  KILN_RETURN_IF_ERROR(kiln_tensor_create(allocator, dtype, 3, shape, &tensor));
+  unsigned char *bytes = kiln_tensor_data(tensor);
+  for (size_t i = 0; i < kiln_tensor_byte_size(tensor); ++i) {
+    bytes[i] = (unsigned char)(dtype == KILN_DTYPE_BOOL ? i % 2 : i * 7 % 61);
+  }
+  char *path = NULL;
+  char name[64];
+  snprintf(name, sizeof(name), "demo_%s.npy", kiln_dtype_name(dtype));
+  kiln_status_t status = kiln_path_join(allocator, dir, name, &path);
+  if (!status) {
+    status = kiln_npy_write_file(allocator, tensor, path);
+  }
+  kiln_tensor_t *again = NULL;
+  if (!status) {
+    status = kiln_npy_read_file(allocator, path, &again);
+  }
+  if (!status && (kiln_tensor_byte_size(again) != kiln_tensor_byte_size(tensor) ||
+                  memcmp(kiln_tensor_data(again), bytes, kiln_tensor_byte_size(tensor)) != 0)) {
+    status = KILN_STATUS(INTERNAL, "%s: read back different bytes", path);
+  }
+  if (!status) {
+    printf("  %-9s %s: wrote and read back %zu bytes\n", kiln_dtype_name(dtype), name,
+           kiln_tensor_byte_size(tensor));
+    remove(path);
+  }
+  kiln_tensor_release(again);
+  kiln_tensor_release(tensor);
+  kiln_allocator_free(allocator, path);
+  return status;
+}
+
+static kiln_status_t kiln_cli_demo_models(kiln_allocator_t allocator, const char *dir) {
+  static const char *const names[] = {"resnet18", "mobilenet_v2", "squeezenet1_1", "mlp"};
+  if (!kiln_file_is_directory(dir)) {
+    printf("shared models: %s not found; skipping\n", dir);
+    return KILN_OK;
+  }
+  printf("shared models in %s:\n", dir);
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); ++i) {
+    for (int output = 0; output < 2; ++output) {
+      char file[128];
+      snprintf(file, sizeof(file), "%s.%s.npy", names[i], output ? "output" : "input");
+      char *path = NULL;
+      KILN_RETURN_IF_ERROR(kiln_path_join(allocator, dir, file, &path));
+      kiln_tensor_t *tensor = NULL;
+      kiln_status_t status = kiln_npy_read_file(allocator, path, &tensor);
+      kiln_allocator_free(allocator, path);
+      KILN_RETURN_IF_ERROR(status);
+      char label[160];
+      snprintf(label, sizeof(label), "  %s", file);
+      kiln_cli_print_summary(label, tensor);
+      kiln_tensor_release(tensor);
+    }
+  }
+  return KILN_OK;
+}
+
+static kiln_status_t kiln_cli_demo(int argc, char **argv) {
+  const char *models_dir = argc > 1 ? argv[1] : "../shared/models";
+  if (argc > 2) {
+    return kiln_cli_usage("unexpected argument", argv[2]);
+  }
+  printf("kiln %s: what is built so far is the foundation (status, allocators,\n"
+         "containers, JSON, DLPack tensors and .npy I/O). The compiler comes next.\n\n",
+         kiln_version_string());
+  kiln_allocator_t allocator = kiln_allocator_system();
+  char temp[] = "/tmp/kiln-demo-XXXXXX";
+  if (!mkdtemp(temp)) {
+    return KILN_STATUS(IO_ERROR, "cannot make a temporary folder in /tmp");
+  }
+  printf(".npy round trip of a (2, 3, 4) tensor of every dtype NumPy has:\n");
+  kiln_status_t status = KILN_OK;
+  for (int dtype = 0; dtype < KILN_DTYPE_COUNT_ && !status; ++dtype) {
+    if (kiln_dtype_numpy_descr((kiln_dtype_t)dtype)) {
+      status = kiln_cli_demo_round_trip(allocator, temp, (kiln_dtype_t)dtype);
+    }
+  }
+  rmdir(temp);
+  KILN_RETURN_IF_ERROR(status);
+  printf("\n");
+  return kiln_cli_demo_models(allocator, models_dir);
+}
+
+static kiln_status_t kiln_cli_help(int argc, char **argv);
+
+static const kiln_cli_command_t kiln_cli_commands[] = {
+    {"help", "kiln help", "show this help", kiln_cli_help},
+    {"version", "kiln version", "print the version and what kiln was built with", kiln_cli_version},
+    {"demo", "kiln demo [MODELS_DIR]",
+     "show what is built: .npy round trips, and the shared models' inputs and outputs",
+     kiln_cli_demo},
+    {"npy-info", "kiln npy-info FILE.npy...", "print dtype, shape and value range of .npy files",
+     kiln_cli_npy_info},
+};
+
+static const size_t kiln_cli_command_count =
+    sizeof(kiln_cli_commands) / sizeof(kiln_cli_commands[0]);
+
+static void kiln_cli_print_help(FILE *stream) {
+  fprintf(stream, "kiln %s: a deep-learning compiler and runtime\n\n", kiln_version_string());
+  fprintf(stream, "usage: kiln COMMAND [ARGS]\n\ncommands:\n");
+  for (size_t i = 0; i < kiln_cli_command_count; ++i) {
+    fprintf(stream, "  %-28s %s\n", kiln_cli_commands[i].usage, kiln_cli_commands[i].summary);
+  }
+  fprintf(stream, "\nenvironment: KILN_LOG_LEVEL=error|warn|info|debug|trace (default warn)\n");
+}
+
+static kiln_status_t kiln_cli_help(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  kiln_cli_print_help(stdout);
+  return KILN_OK;
+}
+
+static const kiln_cli_command_t *kiln_cli_find(const char *name) {
+  for (size_t i = 0; i < kiln_cli_command_count; ++i) {
+    if (strcmp(kiln_cli_commands[i].name, name) == 0) {
+      return &kiln_cli_commands[i];
+    }
+  }
+  return NULL;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    kiln_cli_print_help(stderr);
+    return KILN_EXIT_USAGE;
+  }
+  const char *name = argv[1];
+  if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+    name = "help";
+  } else if (strcmp(name, "--version") == 0) {
+    name = "version";
+  }
+  const kiln_cli_command_t *command = kiln_cli_find(name);
+  if (!command) {
+    fprintf(stderr, "kiln: unknown command '%s'; run 'kiln --help' for the list\n", name);
+    return KILN_EXIT_USAGE;
+  }
+  kiln_status_t status = command->run(argc - 1, argv + 1);
+  if (!status) {
+    return 0;
+  }
+  fprintf(stderr, "kiln %s: %s\n", command->name, kiln_status_message(status));
+  KILN_LOG_DEBUG("%s:%d: error made here", kiln_status_file(status), kiln_status_line(status));
+  kiln_status_free(status);
+  if (kiln_cli_usage_error) {
+    fprintf(stderr, "usage: %s\n", command->usage);
+    return KILN_EXIT_USAGE;
+  }
+  return 1;
 }

@@ -72,14 +72,14 @@ int kiln_size_add(size_t a, size_t b, size_t *out);
 
 typedef struct kiln_counting_allocator_t {
   kiln_allocator_t inner;
-  atomic_llong allocations;      /* successful alloc and realloc-from-NULL calls */
-  atomic_llong frees;            /* blocks given back */
-  atomic_llong live_blocks;      /* allocated and not yet freed */
-  atomic_llong live_bytes;       /* bytes in live blocks */
-  atomic_llong peak_bytes;       /* largest live_bytes seen */
-  atomic_llong attempts;         /* every alloc and realloc call, failed or not */
+  atomic_llong allocations; /* successful alloc and realloc-from-NULL calls */
+  atomic_llong frees;       /* blocks given back */
+  atomic_llong live_blocks; /* allocated and not yet freed */
+  atomic_llong live_bytes;  /* bytes in live blocks */
+  atomic_llong peak_bytes;  /* largest live_bytes seen */
+  atomic_llong attempts;    /* every alloc and realloc call, failed or not */
   atomic_llong injected_failures;
-  atomic_llong fail_attempt;     /* attempt number (0-based) that fails; -1 none */
+  atomic_llong fail_attempt; /* attempt number (0-based) that fails; -1 none */
 } kiln_counting_allocator_t;
 
 void kiln_counting_allocator_initialize(kiln_counting_allocator_t *counting,

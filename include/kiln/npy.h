@@ -8,7 +8,10 @@
  * status naming the source and what was wrong: bad magic, unsupported version,
  * truncated header or data, a header that is not the dict NumPy writes, an
  * unknown or big-endian descr, Fortran order, a shape that overflows, or data
- * whose length does not match the shape.
+ * whose length does not match the shape. Codes: DATA_LOSS for a file cut
+ * short; UNIMPLEMENTED for a valid file kiln does not read (another version,
+ * big-endian, Fortran order, a structured dtype); OUT_OF_RANGE for a shape
+ * whose dims or size overflow; INVALID_ARGUMENT for anything else malformed.
  */
 #ifndef KILN_NPY_H_
 #define KILN_NPY_H_
@@ -32,8 +35,8 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_npy_read_file(kiln_allocator_t allocator
 
 /* Serializes a tensor; the caller frees *out_bytes with `allocator`. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_npy_serialize(kiln_allocator_t allocator,
-                                                      const kiln_tensor_t *tensor,
-                                                      void **out_bytes, size_t *out_size);
+                                                      const kiln_tensor_t *tensor, void **out_bytes,
+                                                      size_t *out_size);
 KILN_MUST_USE_RESULT kiln_status_t kiln_npy_write_file(kiln_allocator_t allocator,
                                                        const kiln_tensor_t *tensor,
                                                        const char *path);

@@ -25,10 +25,10 @@ extern "C" {
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)
-#define KILN_MUST_USE_RESULT      __attribute__((warn_unused_result))
-#define KILN_PRINTF_FORMAT(f, a)  __attribute__((format(printf, f, a)))
-#define KILN_LIKELY(x)            __builtin_expect(!!(x), 1)
-#define KILN_UNLIKELY(x)          __builtin_expect(!!(x), 0)
+#define KILN_MUST_USE_RESULT     __attribute__((warn_unused_result))
+#define KILN_PRINTF_FORMAT(f, a) __attribute__((format(printf, f, a)))
+#define KILN_LIKELY(x)           __builtin_expect(!!(x), 1)
+#define KILN_UNLIKELY(x)         __builtin_expect(!!(x), 0)
 #else
 #define KILN_MUST_USE_RESULT
 #define KILN_PRINTF_FORMAT(f, a)
@@ -37,19 +37,19 @@ extern "C" {
 #endif
 
 /* The status codes, as an X-macro so names and values are written once. */
-#define KILN_STATUS_CODE_LIST(X)                                                                   \
-  X(OK, "ok")                                                                                      \
-  X(INVALID_ARGUMENT, "invalid argument")                                                          \
-  X(NOT_FOUND, "not found")                                                                        \
-  X(ALREADY_EXISTS, "already exists")                                                              \
-  X(OUT_OF_RANGE, "out of range")                                                                  \
-  X(RESOURCE_EXHAUSTED, "resource exhausted")                                                      \
-  X(FAILED_PRECONDITION, "failed precondition")                                                    \
-  X(DATA_LOSS, "data loss")                                                                        \
-  X(UNIMPLEMENTED, "unimplemented")                                                                \
-  X(UNAVAILABLE, "unavailable")                                                                    \
-  X(IO_ERROR, "i/o error")                                                                         \
-  X(CANCELLED, "cancelled")                                                                        \
+#define KILN_STATUS_CODE_LIST(X)                \
+  X(OK, "ok")                                   \
+  X(INVALID_ARGUMENT, "invalid argument")       \
+  X(NOT_FOUND, "not found")                     \
+  X(ALREADY_EXISTS, "already exists")           \
+  X(OUT_OF_RANGE, "out of range")               \
+  X(RESOURCE_EXHAUSTED, "resource exhausted")   \
+  X(FAILED_PRECONDITION, "failed precondition") \
+  X(DATA_LOSS, "data loss")                     \
+  X(UNIMPLEMENTED, "unimplemented")             \
+  X(UNAVAILABLE, "unavailable")                 \
+  X(IO_ERROR, "i/o error")                      \
+  X(CANCELLED, "cancelled")                     \
   X(INTERNAL, "internal error")
 
 typedef enum kiln_status_code_e {
@@ -68,9 +68,10 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_status_make(kiln_status_code_t code, con
                                                     int line, const char *format, ...)
     KILN_PRINTF_FORMAT(4, 5);
 KILN_MUST_USE_RESULT kiln_status_t kiln_status_make_v(kiln_status_code_t code, const char *file,
-                                                      int line, const char *format, va_list args);
+                                                      int line, const char *format, va_list args)
+    KILN_PRINTF_FORMAT(4, 0);
 
-#define KILN_STATUS(code, ...)                                                                     \
+#define KILN_STATUS(code, ...) \
   kiln_status_make(KILN_STATUS_CODE_##code, __FILE__, __LINE__, __VA_ARGS__)
 
 /* Prepends context to the message: "context: original message". Takes
@@ -79,19 +80,19 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_status_annotate(kiln_status_t status, co
                                                         ...) KILN_PRINTF_FORMAT(2, 3);
 
 /* Returns `expr`'s status from the enclosing function when it failed. */
-#define KILN_RETURN_IF_ERROR(expr)                                                                 \
-  do {                                                                                             \
-    kiln_status_t kiln_status_tmp_ = (expr);                                                       \
-    if (KILN_UNLIKELY(kiln_status_tmp_ != NULL))                                                   \
-      return kiln_status_tmp_;                                                                     \
+#define KILN_RETURN_IF_ERROR(expr)               \
+  do {                                           \
+    kiln_status_t kiln_status_tmp_ = (expr);     \
+    if (KILN_UNLIKELY(kiln_status_tmp_ != NULL)) \
+      return kiln_status_tmp_;                   \
   } while (0)
 
 /* As KILN_RETURN_IF_ERROR, adding context to the message on the way out. */
-#define KILN_RETURN_IF_ERROR_ANNOTATE(expr, ...)                                                   \
-  do {                                                                                             \
-    kiln_status_t kiln_status_tmp_ = (expr);                                                       \
-    if (KILN_UNLIKELY(kiln_status_tmp_ != NULL))                                                   \
-      return kiln_status_annotate(kiln_status_tmp_, __VA_ARGS__);                                  \
+#define KILN_RETURN_IF_ERROR_ANNOTATE(expr, ...)                  \
+  do {                                                            \
+    kiln_status_t kiln_status_tmp_ = (expr);                      \
+    if (KILN_UNLIKELY(kiln_status_tmp_ != NULL))                  \
+      return kiln_status_annotate(kiln_status_tmp_, __VA_ARGS__); \
   } while (0)
 
 kiln_status_code_t kiln_status_code(kiln_status_t status);

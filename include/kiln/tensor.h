@@ -31,19 +31,19 @@ extern "C" {
 #define KILN_MAX_RANK 32
 
 /* X(ENUM, name, DLPack code, bits, NumPy descr or NULL when NumPy has none) */
-#define KILN_DTYPE_LIST(X)                                                                         \
-  X(FLOAT32, "float32", kDLFloat, 32, "<f4")                                                       \
-  X(FLOAT16, "float16", kDLFloat, 16, "<f2")                                                       \
-  X(BFLOAT16, "bfloat16", kDLBfloat, 16, NULL)                                                     \
-  X(FLOAT64, "float64", kDLFloat, 64, "<f8")                                                       \
-  X(INT8, "int8", kDLInt, 8, "|i1")                                                                \
-  X(INT16, "int16", kDLInt, 16, "<i2")                                                             \
-  X(INT32, "int32", kDLInt, 32, "<i4")                                                             \
-  X(INT64, "int64", kDLInt, 64, "<i8")                                                             \
-  X(UINT8, "uint8", kDLUInt, 8, "|u1")                                                             \
-  X(UINT16, "uint16", kDLUInt, 16, "<u2")                                                          \
-  X(UINT32, "uint32", kDLUInt, 32, "<u4")                                                          \
-  X(UINT64, "uint64", kDLUInt, 64, "<u8")                                                          \
+#define KILN_DTYPE_LIST(X)                     \
+  X(FLOAT32, "float32", kDLFloat, 32, "<f4")   \
+  X(FLOAT16, "float16", kDLFloat, 16, "<f2")   \
+  X(BFLOAT16, "bfloat16", kDLBfloat, 16, NULL) \
+  X(FLOAT64, "float64", kDLFloat, 64, "<f8")   \
+  X(INT8, "int8", kDLInt, 8, "|i1")            \
+  X(INT16, "int16", kDLInt, 16, "<i2")         \
+  X(INT32, "int32", kDLInt, 32, "<i4")         \
+  X(INT64, "int64", kDLInt, 64, "<i8")         \
+  X(UINT8, "uint8", kDLUInt, 8, "|u1")         \
+  X(UINT16, "uint16", kDLUInt, 16, "<u2")      \
+  X(UINT32, "uint32", kDLUInt, 32, "<u4")      \
+  X(UINT64, "uint64", kDLUInt, 64, "<u8")      \
   X(BOOL, "bool", kDLUInt, 8, "|b1")
 
 typedef enum kiln_dtype_e {
@@ -57,6 +57,7 @@ typedef enum kiln_dtype_e {
 const char *kiln_dtype_name(kiln_dtype_t dtype);
 /* Bytes per element; 0 for a value outside the enum. */
 size_t kiln_dtype_size(kiln_dtype_t dtype);
+/* {code, bits, 1}; bits and lanes 0 for a value outside the enum. */
 DLDataType kiln_dtype_to_dl(kiln_dtype_t dtype);
 /* The NumPy descr ("<f4"), or NULL when NumPy has no such dtype (bfloat16). */
 const char *kiln_dtype_numpy_descr(kiln_dtype_t dtype);
@@ -80,9 +81,13 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_shape_element_count(int ndim, const int6
 /* element count * dtype size, failing on overflow of size_t. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_shape_byte_size(kiln_dtype_t dtype, int ndim,
                                                         const int64_t *shape, size_t *out_size);
-/* Row-major strides in elements, as DLPack counts them. */
+/* Row-major strides in elements, as DLPack counts them. A zero dim counts as
+ * one (as in PyTorch), so strides stay distinct; an overflowing stride, which
+ * only a zero-sized shape can have, saturates at INT64_MAX. */
 void kiln_shape_compact_strides(int ndim, const int64_t *shape, int64_t *out_strides);
 int kiln_shape_equal(int ndim_a, const int64_t *shape_a, int ndim_b, const int64_t *shape_b);
+/* Enough room for kiln_shape_format of any shape (22 characters a dim). */
+#define KILN_SHAPE_TEXT_CAPACITY (KILN_MAX_RANK * 22 + 32)
 /* "(1, 3, 224, 224)", "()" for rank 0, "(5,)" for rank 1; snprintf's return. */
 size_t kiln_shape_format(int ndim, const int64_t *shape, char *buffer, size_t capacity);
 

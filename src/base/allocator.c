@@ -122,8 +122,7 @@ kiln_status_t kiln_allocator_realloc(kiln_allocator_t allocator, size_t new_size
   return KILN_OK;
 }
 
-kiln_status_t kiln_allocator_strdup(kiln_allocator_t allocator, const char *text,
-                                    char **out_text) {
+kiln_status_t kiln_allocator_strdup(kiln_allocator_t allocator, const char *text, char **out_text) {
   size_t length = strlen(text);
   void *copy;
   KILN_RETURN_IF_ERROR(kiln_allocator_malloc(allocator, length + 1, &copy));
@@ -177,8 +176,8 @@ static void *kiln_counting_alloc(void *self, size_t size, size_t alignment) {
   if (kiln_counting_should_fail(c)) {
     return NULL;
   }
-  size_t prefix = alignment > sizeof(kiln_counting_header_t) ? alignment
-                                                             : sizeof(kiln_counting_header_t);
+  size_t prefix =
+      alignment > sizeof(kiln_counting_header_t) ? alignment : sizeof(kiln_counting_header_t);
   size_t total;
   if (!kiln_size_add(size, prefix, &total) || prefix > UINT32_MAX) {
     return NULL;

@@ -1,1 +1,53 @@
-exit 0
+#!/bin/sh
+# End-to-end tests of the kiln command-line tool: exit codes, where messages
+# go (stdout or stderr) and what they say, for good and bad input.
+# usage: test_cli.sh PATH/TO/kiln PATH/TO/tests/data
+set -u
+kiln=$1
+data=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+
+# expect EXIT_CODE STREAM PATTERN -- COMMAND...: runs COMMAND, checks its exit
+# code and that STREAM (out or err) contains PATTERN (a grep -E pattern).
+expect() {
+  code=$1 stream=$2 pattern=$3
+  shift 4
+  "$@" >"$work/out" 2>"$work/err"
+  got=$?
+  if [ "$got" -ne "$code" ]; then
+    echo "FAIL: $*: exit $got, expected $code"; cat "$work/out" "$work/err"
+    failures=$((failures + 1)); return
+  fi
+  if ! grep -Eq "$pattern" "$work/$stream"; then
+    echo "FAIL: $*: std$stream lacks /$pattern/:"; cat "$work/$stream"
+    failures=$((failures + 1)); return
+  fi
+  echo "ok: $* -> $code, std$stream has /$pattern/"
+}
+
+expect 0 out "usage: kiln COMMAND" -- "$kiln" --help
+expect 0 out "npy-info" -- "$kiln" help
+expect 2 err "usage: kiln COMMAND" -- "$kiln"
+expect 0 out "^kiln [0-9]+\.[0-9]+\.[0-9]+" -- "$kiln" version
+expect 0 out "^kiln [0-9]+\.[0-9]+\.[0-9]+" -- "$kiln" --version
+expect 2 err "unexpected argument 'x'" -- "$kiln" version x
+expect 2 err "unknown command 'frobnicate'" -- "$kiln" frobnicate
+expect 2 err "usage: kiln npy-info" -- "$kiln" npy-info
+expect 1 err "kiln npy-info: $work/missing.npy: cannot open" -- "$kiln" npy-info "$work/missing.npy"
+printf 'not a numpy file at all' >"$work/bad.npy"
+expect 1 err "kiln npy-info: .*bad.npy" -- "$kiln" npy-info "$work/bad.npy"
+expect 1 err "not a regular file" -- "$kiln" npy-info "$work"
+
+fixture=$(ls "$data"/npy/*.npy 2>/dev/null | head -n 1)
+if [ -n "$fixture" ]; then
+  expect 0 out "\(.*\).*bytes" -- "$kiln" npy-info "$fixture"
+else
+  echo "FAIL: no .npy fixture in $data/npy"; failures=$((failures + 1))
+fi
+expect 0 out "float32 +demo_float32.npy: wrote and read back 96 bytes" -- "$kiln" demo "$work/none"
+expect 0 out "not found; skipping" -- "$kiln" demo "$work/none"
+
+[ "$failures" -eq 0 ] && echo "all CLI checks passed"
+exit "$failures"

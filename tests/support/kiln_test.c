@@ -11,8 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-void kiln_test_assert_ok(kiln_status_t status, const char *expression, const char *file,
-                         int line) {
+void kiln_test_assert_ok(kiln_status_t status, const char *expression, const char *file, int line) {
   if (status == NULL) {
     return;
   }

@@ -27,11 +27,10 @@
 
 /* Asserts that `expr` fails with status code `code` and a message containing
  * `substring` (may be ""), then frees the status. */
-#define KILN_ASSERT_STATUS(expr, code, substring)                                                  \
+#define KILN_ASSERT_STATUS(expr, code, substring) \
   kiln_test_assert_status((expr), KILN_STATUS_CODE_##code, (substring), #expr, __FILE__, __LINE__)
 
-void kiln_test_assert_ok(kiln_status_t status, const char *expression, const char *file,
-                         int line);
+void kiln_test_assert_ok(kiln_status_t status, const char *expression, const char *file, int line);
 void kiln_test_assert_status(kiln_status_t status, kiln_status_code_t code, const char *substring,
                              const char *expression, const char *file, int line);
 

@@ -1,0 +1,43 @@
+# kiln's two commands: `make run` and `make test`. Everything else is a helper.
+# Each target first makes sure the Debian packages are installed
+# (scripts/install-deps.sh), then configures and builds with CMake.
+
+BUILD_DIR      ?= build
+ASAN_BUILD_DIR ?= build-asan
+BUILD_TYPE     ?= Release
+JOBS           ?= $(shell nproc 2>/dev/null || echo 2)
+
+.PHONY: all deps build run test test-sanitize format check-format clean
+
+all: build
+
+deps:
+	@sh scripts/install-deps.sh
+
+$(BUILD_DIR)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+
+build: deps $(BUILD_DIR)/CMakeCache.txt
+	cmake --build $(BUILD_DIR) -j$(JOBS)
+
+run: build
+	$(BUILD_DIR)/tools/kiln demo
+
+test: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS)
+
+# The unit tests again, built with AddressSanitizer and UndefinedBehaviorSanitizer.
+test-sanitize: deps
+	cmake -S . -B $(ASAN_BUILD_DIR) -DCMAKE_BUILD_TYPE=Debug -DKILN_SANITIZE=ON
+	cmake --build $(ASAN_BUILD_DIR) -j$(JOBS)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --test-dir $(ASAN_BUILD_DIR) -L unit --output-on-failure -j$(JOBS)
+
+format:
+	git ls-files '*.c' '*.h' | xargs clang-format -i
+
+check-format:
+	@sh scripts/check-format.sh
+
+clean:
+	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR)

@@ -1,0 +1,156 @@
+/*
+ * Reference-counted tensors in one allocation.
+ *
+ * A tensor is a single block from its allocator, aligned to
+ * KILN_TENSOR_ALIGNMENT:
+ *
+ *   [kiln_tensor_t | shape[ndim] | strides[ndim] | padding][storage ...]
+ *
+ * The header part is rounded up to a multiple of the alignment, so the storage
+ * is aligned too, and one free releases everything. The DLTensor inside the
+ * header points at the shape, strides and storage of the same block; its
+ * strides are explicit and compact (never NULL), its device is {kDLCPU, 0} and
+ * its byte_offset 0. The allocator is kept in the header so the last release
+ * frees with the allocator that made the block. The reference count is atomic:
+ * retains are relaxed, and the release that reaches zero acquires every other
+ * thread's writes before freeing.
+ */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "kiln/tensor.h"
+
+struct kiln_tensor_t {
+  atomic_long reference_count;
+  kiln_allocator_t allocator;
+  kiln_dtype_t dtype;
+  int64_t element_count;
+  size_t byte_size;
+  DLTensor dl;
+  int64_t dims[]; /* shape[ndim] then strides[ndim] */
+};
+
+static size_t kiln_tensor_header_size(int ndim) {
+  size_t size = sizeof(kiln_tensor_t) + 2 * (size_t)ndim * sizeof(int64_t);
+  return (size + KILN_TENSOR_ALIGNMENT - 1) & ~(size_t)(KILN_TENSOR_ALIGNMENT - 1);
+}
+
+/* Validates the arguments and allocates the block; the storage is zeroed when
+ * `zero_storage` is set and left for the caller to fill otherwise. */
+static kiln_status_t kiln_tensor_allocate(kiln_allocator_t allocator, kiln_dtype_t dtype, int ndim,
+                                          const int64_t *shape, int zero_storage,
+                                          kiln_tensor_t **out_tensor) {
+  *out_tensor = NULL;
+  size_t byte_size = 0;
+  KILN_RETURN_IF_ERROR(kiln_shape_byte_size(dtype, ndim, shape, &byte_size));
+  int64_t element_count = 0;
+  KILN_RETURN_IF_ERROR(kiln_shape_element_count(ndim, shape, &element_count));
+  size_t header_size = kiln_tensor_header_size(ndim);
+  size_t total;
+  if (!kiln_size_add(header_size, byte_size, &total)) {
+    return KILN_STATUS(RESOURCE_EXHAUSTED, "a tensor of %zu bytes is too large to allocate",
+                       byte_size);
+  }
+  void *block = NULL;
+  KILN_RETURN_IF_ERROR(
+      kiln_allocator_malloc_aligned(allocator, total, KILN_TENSOR_ALIGNMENT, &block));
+  memset(block, 0, zero_storage ? total : header_size);
+
+  kiln_tensor_t *tensor = block;
+  atomic_init(&tensor->reference_count, 1);
+  tensor->allocator = allocator;
+  tensor->dtype = dtype;
+  tensor->element_count = element_count;
+  tensor->byte_size = byte_size;
+  int64_t *dl_shape = tensor->dims;
+  int64_t *dl_strides = tensor->dims + ndim;
+  if (ndim > 0) {
+    memcpy(dl_shape, shape, (size_t)ndim * sizeof(int64_t));
+  }
+  kiln_shape_compact_strides(ndim, dl_shape, dl_strides);
+  tensor->dl = (DLTensor){
+      .data = (char *)block + header_size,
+      .device = {kDLCPU, 0},
+      .ndim = ndim,
+      .dtype = kiln_dtype_to_dl(dtype),
+      .shape = dl_shape,
+      .strides = dl_strides,
+      .byte_offset = 0,
+  };
+  *out_tensor = tensor;
+  return KILN_OK;
+}
+
+kiln_status_t kiln_tensor_create(kiln_allocator_t allocator, kiln_dtype_t dtype, int ndim,
+                                 const int64_t *shape, kiln_tensor_t **out_tensor) {
+  return kiln_tensor_allocate(allocator, dtype, ndim, shape, 1, out_tensor);
+}
+
+kiln_status_t kiln_tensor_create_copy(kiln_allocator_t allocator, kiln_dtype_t dtype, int ndim,
+                                      const int64_t *shape, const void *data, size_t data_size,
+                                      kiln_tensor_t **out_tensor) {
+  *out_tensor = NULL;
+  size_t byte_size = 0;
+  KILN_RETURN_IF_ERROR(kiln_shape_byte_size(dtype, ndim, shape, &byte_size));
+  if (data_size != byte_size) {
+    char text[KILN_SHAPE_TEXT_CAPACITY];
+    kiln_shape_format(ndim, shape, text, sizeof(text));
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "data is %zu bytes but a %s tensor of shape %s needs %zu bytes", data_size,
+                       kiln_dtype_name(dtype), text, byte_size);
+  }
+  if (data == NULL && data_size > 0) {
+    return KILN_STATUS(INVALID_ARGUMENT, "data of %zu bytes is NULL", data_size);
+  }
+  kiln_tensor_t *tensor = NULL;
+  KILN_RETURN_IF_ERROR(kiln_tensor_allocate(allocator, dtype, ndim, shape, 0, &tensor));
+  if (byte_size > 0) {
+    memcpy(tensor->dl.data, data, byte_size);
+  }
+  *out_tensor = tensor;
+  return KILN_OK;
+}
+
+void kiln_tensor_retain(kiln_tensor_t *tensor) {
+  atomic_fetch_add_explicit(&tensor->reference_count, 1, memory_order_relaxed);
+}
+
+void kiln_tensor_release(kiln_tensor_t *tensor) {
+  if (tensor == NULL) {
+    return;
+  }
+  if (atomic_fetch_sub_explicit(&tensor->reference_count, 1, memory_order_release) != 1) {
+    return;
+  }
+  atomic_thread_fence(memory_order_acquire);
+  kiln_allocator_t allocator = tensor->allocator;
+  kiln_allocator_free(allocator, tensor);
+}
+
+const DLTensor *kiln_tensor_dl(const kiln_tensor_t *tensor) {
+  return &tensor->dl;
+}
+
+void *kiln_tensor_data(const kiln_tensor_t *tensor) {
+  return tensor->dl.data;
+}
+
+kiln_dtype_t kiln_tensor_dtype(const kiln_tensor_t *tensor) {
+  return tensor->dtype;
+}
+
+int kiln_tensor_ndim(const kiln_tensor_t *tensor) {
+  return tensor->dl.ndim;
+}
+
+const int64_t *kiln_tensor_shape(const kiln_tensor_t *tensor) {
+  return tensor->dl.shape;
+}
+
+int64_t kiln_tensor_element_count(const kiln_tensor_t *tensor) {
+  return tensor->element_count;
+}
+
+size_t kiln_tensor_byte_size(const kiln_tensor_t *tensor) {
+  return tensor->byte_size;
+}
