@@ -1,0 +1,208 @@
+/*
+ * The operator registry: one table of operators, and the rules each carries.
+ *
+ * Every operator is one constant kiln_op_t, defined in its family's file
+ * (op_nn.c, op_elemwise.c, ...) and listed once in op_list.h. From that list
+ * come the kiln_op_id_t enum, the registry table (registry.c, with a static
+ * assert that the two agree) and every per-operator table later layers derive.
+ * The rules are those of NNVM/Relay (seed 004):
+ *
+ * - attributes: a typed C struct per operator, described field by field
+ *   (name, kind, offset, default written as text) so that defaults, the text
+ *   format, printing and importers share one description; plus an optional
+ *   validate function for constraints between fields (FInferShape's attrs);
+ * - a type relation (FInferType + FInferShape): input types -> output type,
+ *   with NumPy broadcasting where it applies; errors name the operator and
+ *   the shapes involved (the caller adds the node);
+ * - a layout rule (FCorrectLayout): given the layouts its inputs arrive in,
+ *   the layouts the operator requires of them and the layout it produces;
+ * - a fusion pattern kind (TVM's OpPatternKind);
+ * - a reference kernel: the slow, obviously correct implementation the
+ *   interpreter runs and every fast path is checked against.
+ */
+#ifndef KILN_OP_OP_H_
+#define KILN_OP_OP_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/arena.h"
+#include "base/strbuf.h"
+#include "ir/type.h"
+#include "kiln/status.h"
+#include "kiln/tensor.h"
+
+/* TVM's OpPatternKind, with its numbering: fusion compares kinds by order. */
+typedef enum kiln_op_pattern_e {
+  KILN_OP_PATTERN_ELEMWISE = 0,
+  KILN_OP_PATTERN_BROADCAST = 1,
+  KILN_OP_PATTERN_INJECTIVE = 2,
+  KILN_OP_PATTERN_COMM_REDUCE = 3,
+  KILN_OP_PATTERN_OUT_ELEMWISE_FUSABLE = 4,
+  KILN_OP_PATTERN_TUPLE = 7,
+  KILN_OP_PATTERN_OPAQUE = 8,
+} kiln_op_pattern_t;
+
+const char *kiln_op_pattern_name(kiln_op_pattern_t pattern);
+
+/* ---- attributes ---- */
+
+/* A list of integers in an attribute (strides, axes, shapes). */
+typedef struct kiln_ints_t {
+  int32_t count;
+  const int64_t *values; /* count values, in the module's arena */
+} kiln_ints_t;
+
+/* A list of floats in an attribute (resize scales). */
+typedef struct kiln_floats_t {
+  int32_t count;
+  const double *values;
+} kiln_floats_t;
+
+typedef enum kiln_attr_kind_e {
+  KILN_ATTR_KIND_INT,    /* int64_t; text: 3, -1 */
+  KILN_ATTR_KIND_FLOAT,  /* double; text: 1e-05, 0.5 */
+  KILN_ATTR_KIND_BOOL,   /* bool; text: True, False */
+  KILN_ATTR_KIND_STRING, /* const char * in the arena; text: "NCHW" */
+  KILN_ATTR_KIND_DTYPE,  /* kiln_dtype_t; text: "float32" */
+  KILN_ATTR_KIND_INTS,   /* kiln_ints_t; text: [1, 1], [] */
+  KILN_ATTR_KIND_FLOATS, /* kiln_floats_t; text: [2.0, 2.0] */
+} kiln_attr_kind_t;
+
+typedef struct kiln_attr_field_t {
+  const char *name;
+  kiln_attr_kind_t kind;
+  size_t offset;            /* offsetof(attrs struct, field) */
+  const char *default_text; /* the default, in the text format's spelling */
+} kiln_attr_field_t;
+
+/* Describes one field of attrs struct `type`. */
+#define KILN_ATTR_FIELD(type, field, kind, default_text) \
+  { #field, KILN_ATTR_KIND_##kind, offsetof(type, field), default_text }
+
+/* ---- rule signatures ---- */
+
+typedef struct kiln_op_t kiln_op_t;
+
+/* What a type relation sees. */
+typedef struct kiln_type_relation_t {
+  const kiln_op_t *op;
+  const void *attrs; /* the operator's attrs struct */
+  int num_inputs;
+  const kiln_type_t *const *inputs;
+  kiln_arena_t *arena; /* for the output type */
+} kiln_type_relation_t;
+
+typedef kiln_status_t (*kiln_op_infer_type_fn)(const kiln_type_relation_t *relation,
+                                               const kiln_type_t **out_type);
+
+/* What a layout rule sees and fills. Layouts are strings in TVM's notation:
+ * upper-case primal axes, a factor and a lower-case letter for a split axis
+ * ("NCHW", "NHWC", "NCHW16c", "OIHW16i16o"); "" means unknown or any. */
+typedef struct kiln_layout_relation_t {
+  const kiln_op_t *op;
+  const void *attrs;
+  int num_inputs;
+  const kiln_type_t *const *input_types;
+  const char *const *input_layouts; /* as they arrive */
+  const char **required_layouts;    /* out: num_inputs entries, static or in arena */
+  const char *output_layout;        /* out */
+  kiln_arena_t *arena;
+} kiln_layout_relation_t;
+
+typedef kiln_status_t (*kiln_op_correct_layout_fn)(kiln_layout_relation_t *relation);
+
+/* What a reference kernel sees: output tensors are allocated by the caller
+ * with the inferred types. A tuple-typed output (split) is flattened into
+ * outputs[0..num_outputs). */
+typedef struct kiln_kernel_args_t {
+  const kiln_op_t *op;
+  const void *attrs;
+  int num_inputs;
+  kiln_tensor_t *const *inputs;
+  int num_outputs;
+  kiln_tensor_t *const *outputs;
+} kiln_kernel_args_t;
+
+typedef kiln_status_t (*kiln_op_reference_fn)(const kiln_kernel_args_t *args);
+
+typedef kiln_status_t (*kiln_op_validate_attrs_fn)(const kiln_op_t *op, const void *attrs);
+
+/* ---- the operator ---- */
+
+#include "op/op_list.h"
+
+typedef enum kiln_op_id_e {
+#define KILN_OP_ENUM_(id, name, symbol) KILN_OP_##id,
+  KILN_OP_LIST(KILN_OP_ENUM_)
+#undef KILN_OP_ENUM_
+      KILN_OP_COUNT_
+} kiln_op_id_t;
+
+struct kiln_op_t {
+  const char *name; /* Relay's namespaced name: "nn.conv2d", "add" */
+  kiln_op_id_t id;
+  int min_inputs;
+  int max_inputs; /* -1: any number (concatenate) */
+  kiln_op_pattern_t pattern;
+  size_t attrs_size; /* 0 when the operator has no attributes */
+  int num_attr_fields;
+  const kiln_attr_field_t *attr_fields;
+  kiln_op_validate_attrs_fn validate_attrs; /* optional */
+  kiln_op_infer_type_fn infer_type;
+  kiln_op_correct_layout_fn correct_layout; /* NULL: layout-agnostic elementwise rule */
+  kiln_op_reference_fn reference;
+};
+
+/* Every operator's definition, defined in the family files. */
+#define KILN_OP_DECLARE_(id, name, symbol) extern const kiln_op_t symbol;
+KILN_OP_LIST(KILN_OP_DECLARE_)
+#undef KILN_OP_DECLARE_
+
+/* ---- registry ---- */
+
+const kiln_op_t *kiln_op_get(kiln_op_id_t id);
+/* NOT_FOUND naming the operator when there is none. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_op_find(const char *name, const kiln_op_t **out_op);
+int kiln_op_count(void);
+
+/* A new attrs struct in the arena with every field at its default (and
+ * validated); NULL for an operator with no attributes. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_op_attrs_create_default(const kiln_op_t *op,
+                                                                kiln_arena_t *arena,
+                                                                void **out_attrs);
+/* Sets field `name` from its text spelling ("[2, 2]", "\"NCHW\"", "True"). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_op_attrs_set_text(const kiln_op_t *op, void *attrs,
+                                                          const char *name, const char *text,
+                                                          kiln_arena_t *arena);
+KILN_MUST_USE_RESULT kiln_status_t kiln_op_attrs_validate(const kiln_op_t *op, const void *attrs);
+/* Appends "name=value" for every field, in order, comma-separated. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_op_attrs_format(const kiln_op_t *op, const void *attrs,
+                                                        kiln_strbuf_t *sb);
+const kiln_attr_field_t *kiln_op_attr_field(const kiln_op_t *op, const char *name);
+
+/* Runs the type relation after checking the input count and that no input
+ * type is missing; errors name the operator. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_op_infer_type(const kiln_op_t *op, const void *attrs,
+                                                      int num_inputs,
+                                                      const kiln_type_t *const *inputs,
+                                                      kiln_arena_t *arena,
+                                                      const kiln_type_t **out_type);
+
+/* ---- helpers shared by rules ---- */
+
+/* The tensor type of input `index`, or INVALID_ARGUMENT naming the operator
+ * when it is a tuple. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_op_input_tensor(const kiln_type_relation_t *relation,
+                                                        int index,
+                                                        const kiln_tensor_type_t **out_type);
+/* "(1, 3, 224, 224)" of a tensor type into a caller buffer of
+ * KILN_SHAPE_TEXT_CAPACITY bytes; returns the buffer. */
+const char *kiln_op_shape_text(const kiln_tensor_type_t *type, char *buffer);
+/* Normalizes a possibly negative axis against `ndim` (axis in [-ndim, ndim)),
+ * or INVALID_ARGUMENT naming the operator. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_op_normalize_axis(const kiln_op_t *op, int64_t axis,
+                                                          int ndim, int *out_axis);
+
+#endif /* KILN_OP_OP_H_ */
