@@ -11,7 +11,6 @@
 #include <stdint.h>
 #include <string.h>
 
-
 void kiln_expr_functor_initialize(kiln_expr_functor_t *functor) {
   memset(functor, 0, sizeof(*functor));
 }

@@ -1,0 +1,556 @@
+/*
+ * Tests of the binary elementwise operators and where (op/elemwise_binary.c):
+ * type relations with broadcasting (rank 0, rank 1, stretched dims on both
+ * sides, zero-sized dims) and every error (counts, tuples, dtypes, shapes);
+ * the layout rule through the operators; and the reference kernels on
+ * hand-checked values, on odd shapes against formulas evaluated here from
+ * loop indices, on int64 (truncating division, wrapping overflow, division by
+ * zero), bool comparisons, NaN, and their errors for unsupported dtypes and
+ * mismatched tensors.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "base/arena.h"
+#include "kiln_test.h"
+#include "op/op.h"
+
+/* ---- helpers ---- */
+
+static kiln_arena_t arena;
+
+static int setup(void **state) {
+  (void)state;
+  kiln_arena_initialize(&arena, kiln_allocator_system(), 0);
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  kiln_arena_deinitialize(&arena);
+  return 0;
+}
+
+static void assert_close(double actual, double expected) {
+  if (isnan(expected) || isinf(expected)) {
+    assert_true(isnan(expected) ? isnan(actual) : actual == expected);
+    return;
+  }
+  if (fabs(actual - expected) > 1e-5 * fabs(expected) + 1e-30) {
+    print_error("got %.9g, expected %.9g\n", actual, expected);
+    fail();
+  }
+}
+
+/* A tensor argument: dtype, shape and values (NULL: zeros). */
+typedef struct arg_t {
+  kiln_dtype_t dtype;
+  int ndim;
+  int64_t shape[4];
+  const void *data;
+} arg_t;
+
+static kiln_tensor_t *make_tensor(const arg_t *arg) {
+  kiln_tensor_t *tensor = NULL;
+  KILN_ASSERT_OK(
+      kiln_tensor_create(kiln_allocator_system(), arg->dtype, arg->ndim, arg->shape, &tensor));
+  if (arg->data) {
+    memcpy(kiln_tensor_data(tensor), arg->data, kiln_tensor_byte_size(tensor));
+  }
+  return tensor;
+}
+
+static const kiln_type_t *type_of(const arg_t *arg) {
+  const kiln_type_t *type = NULL;
+  KILN_ASSERT_OK(kiln_tensor_type_create(&arena, arg->dtype, arg->ndim, arg->shape, &type));
+  return type;
+}
+
+static kiln_status_t infer(const kiln_op_t *op, int count, const arg_t *args,
+                           const kiln_type_t **out_type) {
+  const kiln_type_t *inputs[4];
+  for (int i = 0; i < count; ++i) {
+    inputs[i] = type_of(&args[i]);
+  }
+  return kiln_op_infer_type(op, NULL, count, inputs, &arena, out_type);
+}
+
+/* Infers the output type, allocates the output, runs the kernel and returns
+ * its status; the output is left in *out_output (NULL when inference failed). */
+static kiln_status_t run(const kiln_op_t *op, int count, const arg_t *args,
+                         kiln_tensor_t **out_output) {
+  *out_output = NULL;
+  const kiln_type_t *type = NULL;
+  KILN_RETURN_IF_ERROR(infer(op, count, args, &type));
+  const kiln_tensor_type_t *tensor = kiln_type_as_tensor(type);
+  KILN_RETURN_IF_ERROR(kiln_tensor_create(kiln_allocator_system(), tensor->dtype, tensor->ndim,
+                                          tensor->shape, out_output));
+  kiln_tensor_t *inputs[4];
+  for (int i = 0; i < count; ++i) {
+    inputs[i] = make_tensor(&args[i]);
+  }
+  kiln_kernel_args_t kernel = {
+      .op = op, .num_inputs = count, .inputs = inputs, .num_outputs = 1, .outputs = out_output};
+  kiln_status_t status = op->reference(&kernel);
+  for (int i = 0; i < count; ++i) {
+    kiln_tensor_release(inputs[i]);
+  }
+  return status;
+}
+
+static void check_float(const kiln_op_t *op, const arg_t *a, const arg_t *b,
+                        const double *expected) {
+  const arg_t args[] = {*a, *b};
+  kiln_tensor_t *output = NULL;
+  KILN_ASSERT_OK(run(op, 2, args, &output));
+  assert_int_equal(kiln_tensor_dtype(output), KILN_DTYPE_FLOAT32);
+  const float *out = kiln_tensor_data(output);
+  for (int64_t i = 0; i < kiln_tensor_element_count(output); ++i) {
+    assert_close(out[i], expected[i]);
+  }
+  kiln_tensor_release(output);
+}
+
+/* Checks an int64 or bool output against int64 expectations. */
+static void check_exact(const kiln_op_t *op, int count, const arg_t *args,
+                        const int64_t *expected) {
+  kiln_tensor_t *output = NULL;
+  KILN_ASSERT_OK(run(op, count, args, &output));
+  int64_t n = kiln_tensor_element_count(output);
+  for (int64_t i = 0; i < n; ++i) {
+    if (kiln_tensor_dtype(output) == KILN_DTYPE_BOOL) {
+      assert_int_equal(((const uint8_t *)kiln_tensor_data(output))[i], expected[i]);
+    } else {
+      assert_int_equal(((const int64_t *)kiln_tensor_data(output))[i], expected[i]);
+    }
+  }
+  kiln_tensor_release(output);
+}
+
+#define F32 KILN_DTYPE_FLOAT32
+#define I64 KILN_DTYPE_INT64
+
+/* ---- type relations ---- */
+
+static void assert_type(const kiln_type_t *type, kiln_dtype_t dtype, int ndim,
+                        const int64_t *shape) {
+  const kiln_tensor_type_t *tensor = kiln_type_as_tensor(type);
+  assert_non_null(tensor);
+  assert_int_equal(tensor->dtype, dtype);
+  assert_int_equal(tensor->ndim, ndim);
+  for (int d = 0; d < ndim; ++d) {
+    assert_int_equal(tensor->shape[d], shape[d]);
+  }
+}
+
+static void test_binary_type_relation(void **state) {
+  (void)state;
+  const kiln_type_t *out = NULL;
+  const arg_t m23[] = {{F32, 2, {2, 3}}, {F32, 1, {3}}};
+  KILN_ASSERT_OK(infer(&kiln_op_add, 2, m23, &out));
+  assert_type(out, F32, 2, (const int64_t[]){2, 3});
+  const arg_t scalar[] = {{I64, 0, {0}}, {I64, 1, {5}}};
+  KILN_ASSERT_OK(infer(&kiln_op_multiply, 2, scalar, &out));
+  assert_type(out, I64, 1, (const int64_t[]){5});
+  const arg_t both[] = {{F32, 3, {5, 1, 3}}, {F32, 2, {7, 1}}};
+  KILN_ASSERT_OK(infer(&kiln_op_power, 2, both, &out));
+  assert_type(out, F32, 3, (const int64_t[]){5, 7, 3});
+  const arg_t bias[] = {{F32, 4, {1, 3, 5, 7}}, {F32, 3, {3, 1, 1}}};
+  KILN_ASSERT_OK(infer(&kiln_op_subtract, 2, bias, &out));
+  assert_type(out, F32, 4, (const int64_t[]){1, 3, 5, 7});
+  const arg_t empty[] = {{F32, 2, {0, 3}}, {F32, 2, {1, 3}}};
+  KILN_ASSERT_OK(infer(&kiln_op_divide, 2, empty, &out));
+  assert_type(out, F32, 2, (const int64_t[]){0, 3});
+  /* comparisons are bool, whatever they compare */
+  const kiln_op_t *compare[] = {&kiln_op_equal,      &kiln_op_not_equal, &kiln_op_less,
+                                &kiln_op_less_equal, &kiln_op_greater,   &kiln_op_greater_equal};
+  const arg_t bools[] = {{KILN_DTYPE_BOOL, 1, {4}}, {KILN_DTYPE_BOOL, 0, {0}}};
+  for (size_t i = 0; i < sizeof(compare) / sizeof(compare[0]); ++i) {
+    KILN_ASSERT_OK(infer(compare[i], 2, m23, &out));
+    assert_type(out, KILN_DTYPE_BOOL, 2, (const int64_t[]){2, 3});
+    KILN_ASSERT_OK(infer(compare[i], 2, bools, &out));
+    assert_type(out, KILN_DTYPE_BOOL, 1, (const int64_t[]){4});
+  }
+  const kiln_op_t *same[] = {&kiln_op_maximum, &kiln_op_minimum};
+  for (size_t i = 0; i < 2; ++i) {
+    KILN_ASSERT_OK(infer(same[i], 2, scalar, &out));
+    assert_type(out, I64, 1, (const int64_t[]){5});
+  }
+}
+
+static void test_binary_type_relation_errors(void **state) {
+  (void)state;
+  const kiln_type_t *out = NULL;
+  const arg_t clash[] = {{F32, 3, {1, 3, 4}}, {F32, 2, {5, 4}}};
+  KILN_ASSERT_STATUS(infer(&kiln_op_add, 2, clash, &out), INVALID_ARGUMENT,
+                     "add: cannot broadcast (1, 3, 4) and (5, 4): dim 1 of the result would be "
+                     "3 vs 5");
+  const arg_t rows[] = {{F32, 2, {2, 3}}, {F32, 2, {4, 3}}};
+  KILN_ASSERT_STATUS(infer(&kiln_op_less, 2, rows, &out), INVALID_ARGUMENT,
+                     "less: cannot broadcast (2, 3) and (4, 3)");
+  const arg_t dtypes[] = {{F32, 2, {2, 3}}, {I64, 1, {3}}};
+  KILN_ASSERT_STATUS(infer(&kiln_op_add, 2, dtypes, &out), INVALID_ARGUMENT,
+                     "add: inputs have different dtypes: float32 (2, 3) and int64 (3,)");
+  KILN_ASSERT_STATUS(infer(&kiln_op_equal, 2, dtypes, &out), INVALID_ARGUMENT,
+                     "equal: inputs have different dtypes");
+  KILN_ASSERT_STATUS(infer(&kiln_op_divide, 1, dtypes, &out), INVALID_ARGUMENT,
+                     "divide: expected 2 inputs, got 1");
+  const arg_t three[] = {{F32, 1, {3}}, {F32, 1, {3}}, {F32, 1, {3}}};
+  KILN_ASSERT_STATUS(infer(&kiln_op_minimum, 3, three, &out), INVALID_ARGUMENT,
+                     "minimum: expected 2 inputs, got 3");
+  const kiln_type_t *field = type_of(&three[0]);
+  const kiln_type_t *tuple = NULL;
+  KILN_ASSERT_OK(kiln_tuple_type_create(&arena, 1, &field, &tuple));
+  const kiln_type_t *inputs[] = {field, tuple};
+  KILN_ASSERT_STATUS(kiln_op_infer_type(&kiln_op_maximum, NULL, 2, inputs, &arena, &out),
+                     INVALID_ARGUMENT, "maximum: input 1 must be a tensor, not a tuple");
+}
+
+static void test_where_type_relation(void **state) {
+  (void)state;
+  const kiln_type_t *out = NULL;
+  const arg_t ok[] = {{KILN_DTYPE_BOOL, 2, {2, 1}}, {I64, 1, {3}}, {I64, 0, {0}}};
+  KILN_ASSERT_OK(infer(&kiln_op_where, 3, ok, &out));
+  assert_type(out, I64, 2, (const int64_t[]){2, 3});
+  const arg_t wide[] = {{KILN_DTYPE_BOOL, 0, {0}}, {F32, 1, {1}}, {F32, 3, {7, 5, 1}}};
+  KILN_ASSERT_OK(infer(&kiln_op_where, 3, wide, &out));
+  assert_type(out, F32, 3, (const int64_t[]){7, 5, 1});
+
+  const arg_t cond[] = {{F32, 1, {3}}, {F32, 1, {3}}, {F32, 1, {3}}};
+  KILN_ASSERT_STATUS(infer(&kiln_op_where, 3, cond, &out), INVALID_ARGUMENT,
+                     "where: condition must be bool, got float32 (3,)");
+  const arg_t dtypes[] = {{KILN_DTYPE_BOOL, 1, {3}}, {F32, 1, {3}}, {I64, 2, {2, 3}}};
+  KILN_ASSERT_STATUS(infer(&kiln_op_where, 3, dtypes, &out), INVALID_ARGUMENT,
+                     "where: x and y have different dtypes: float32 (3,) and int64 (2, 3)");
+  const arg_t shapes[] = {{KILN_DTYPE_BOOL, 1, {2}}, {F32, 2, {3, 1}}, {F32, 1, {3}}};
+  KILN_ASSERT_STATUS(infer(&kiln_op_where, 3, shapes, &out), INVALID_ARGUMENT,
+                     "where: cannot broadcast (2,), (3, 1) and (3,): dim 1 of the result would be "
+                     "2 vs 3");
+  KILN_ASSERT_STATUS(infer(&kiln_op_where, 2, shapes, &out), INVALID_ARGUMENT,
+                     "where: expected 3 inputs, got 2");
+}
+
+/* ---- layout rule ---- */
+
+static void test_layout_rule(void **state) {
+  (void)state;
+  const arg_t data = {F32, 4, {1, 16, 5, 5}};
+  const arg_t bias = {F32, 3, {16, 1, 1}};
+  const kiln_type_t *types[] = {type_of(&data), type_of(&bias)};
+  const char *arriving[] = {"NCHW", ""};
+  const char *required[2] = {NULL, NULL};
+  kiln_layout_relation_t relation = {.op = &kiln_op_add,
+                                     .num_inputs = 2,
+                                     .input_types = types,
+                                     .input_layouts = arriving,
+                                     .required_layouts = required,
+                                     .arena = &arena};
+  KILN_ASSERT_OK(kiln_op_add.correct_layout(&relation));
+  assert_string_equal(required[0], "NCHW");
+  assert_string_equal(required[1], "");
+  assert_string_equal(relation.output_layout, "NCHW");
+
+  const kiln_type_t *same[] = {types[0], types[0], types[0]};
+  const char *three[] = {"", "NHWC", "NCHW"};
+  const char *required3[3] = {NULL, NULL, NULL};
+  relation = (kiln_layout_relation_t){.op = &kiln_op_where,
+                                      .num_inputs = 3,
+                                      .input_types = same,
+                                      .input_layouts = three,
+                                      .required_layouts = required3,
+                                      .arena = &arena};
+  KILN_ASSERT_OK(kiln_op_where.correct_layout(&relation));
+  for (int i = 0; i < 3; ++i) {
+    assert_string_equal(required3[i], "NHWC");
+  }
+  assert_string_equal(relation.output_layout, "NHWC");
+}
+
+/* ---- kernels: float32 ---- */
+
+static void test_float_arithmetic_by_hand(void **state) {
+  (void)state;
+  const arg_t a = {F32, 2, {2, 3}, (const float[]){1, 2, 3, 4, 5, 6}};
+  const arg_t row = {F32, 1, {3}, (const float[]){10, -2, 0.5f}};
+  check_float(&kiln_op_add, &a, &row, (const double[]){11, 0, 3.5, 14, 3, 6.5});
+  check_float(&kiln_op_subtract, &a, &row, (const double[]){-9, 4, 2.5, -6, 7, 5.5});
+  check_float(&kiln_op_subtract, &row, &a, (const double[]){9, -4, -2.5, 6, -7, -5.5});
+  check_float(&kiln_op_multiply, &a, &row, (const double[]){10, -4, 1.5, 40, -10, 3});
+  check_float(&kiln_op_divide, &a, &row, (const double[]){0.1, -1, 6, 0.4, -2.5, 12});
+  check_float(&kiln_op_maximum, &a, &row, (const double[]){10, 2, 3, 10, 5, 6});
+  check_float(&kiln_op_minimum, &a, &row, (const double[]){1, -2, 0.5, 4, -2, 0.5});
+  const arg_t base = {F32, 1, {5}, (const float[]){2, 4, 2, -8, 0}};
+  const arg_t exponent = {F32, 1, {5}, (const float[]){3, 0.5f, -1, 1.0f / 3.0f, 0}};
+  check_float(&kiln_op_power, &base, &exponent, (const double[]){8, 2, 0.5, NAN, 1});
+  /* rank 0 against rank 1, both ways */
+  const arg_t scalar = {F32, 0, {0}, (const float[]){3}};
+  const arg_t five = {F32, 1, {5}, (const float[]){-1, 0, 1, 2, 3}};
+  check_float(&kiln_op_subtract, &scalar, &five, (const double[]){4, 3, 2, 1, 0});
+  check_float(&kiln_op_power, &five, &scalar, (const double[]){-1, 0, 1, 8, 27});
+  check_float(&kiln_op_divide, &five, &scalar, (const double[]){-1.0 / 3, 0, 1.0 / 3, 2.0 / 3, 1});
+  /* IEEE division by zero and NaN through maximum/minimum */
+  const arg_t zero = {F32, 0, {0}, (const float[]){0}};
+  check_float(&kiln_op_divide, &five, &zero,
+              (const double[]){-INFINITY, NAN, INFINITY, INFINITY, INFINITY});
+  const arg_t nan = {F32, 1, {2}, (const float[]){NAN, 1}};
+  const arg_t ones = {F32, 1, {2}, (const float[]){1, NAN}};
+  check_float(&kiln_op_maximum, &nan, &ones, (const double[]){NAN, NAN});
+  check_float(&kiln_op_minimum, &ones, &nan, (const double[]){NAN, NAN});
+}
+
+static void test_float_odd_shapes(void **state) {
+  (void)state;
+  /* (1, 3, 5, 7) + (3, 1, 1): a per-channel bias */
+  float x[105];
+  for (int i = 0; i < 105; ++i) {
+    x[i] = (float)(i * 3 % 17) - 8.5f;
+  }
+  const float channel[] = {0.25f, -1.5f, 4.0f};
+  const arg_t data = {F32, 4, {1, 3, 5, 7}, x};
+  const arg_t bias = {F32, 3, {3, 1, 1}, channel};
+  double expected[105];
+  for (int c = 0; c < 3; ++c) {
+    for (int hw = 0; hw < 35; ++hw) {
+      expected[c * 35 + hw] = (double)x[c * 35 + hw] + channel[c];
+    }
+  }
+  check_float(&kiln_op_add, &data, &bias, expected);
+  for (int c = 0; c < 3; ++c) {
+    for (int hw = 0; hw < 35; ++hw) {
+      expected[c * 35 + hw] = (double)channel[c] * x[c * 35 + hw];
+    }
+  }
+  check_float(&kiln_op_multiply, &bias, &data, expected);
+  /* (13, 1) against (1, 7): an outer operation */
+  float col[13];
+  float row[7];
+  for (int i = 0; i < 13; ++i) {
+    col[i] = (float)i * 0.5f + 1.0f;
+  }
+  for (int j = 0; j < 7; ++j) {
+    row[j] = (float)j - 3.0f;
+  }
+  const arg_t a = {F32, 2, {13, 1}, col};
+  const arg_t b = {F32, 2, {1, 7}, row};
+  double outer[91];
+  for (int i = 0; i < 13; ++i) {
+    for (int j = 0; j < 7; ++j) {
+      outer[i * 7 + j] = pow(col[i], row[j]);
+    }
+  }
+  check_float(&kiln_op_power, &a, &b, outer);
+  for (int i = 0; i < 13; ++i) {
+    for (int j = 0; j < 7; ++j) {
+      outer[i * 7 + j] = (double)col[i] / row[j];
+    }
+  }
+  check_float(&kiln_op_divide, &a, &b, outer);
+  /* zero-sized output */
+  const arg_t empty = {F32, 2, {0, 7}};
+  check_float(&kiln_op_add, &empty, &b, NULL);
+}
+
+static void test_comparisons(void **state) {
+  (void)state;
+  const arg_t a = {F32, 1, {5}, (const float[]){1, 2, 3, NAN, -0.0f}};
+  const arg_t b = {F32, 1, {5}, (const float[]){2, 2, 2, NAN, 0.0f}};
+  const arg_t ab[] = {a, b};
+  check_exact(&kiln_op_equal, 2, ab, (const int64_t[]){0, 1, 0, 0, 1});
+  check_exact(&kiln_op_not_equal, 2, ab, (const int64_t[]){1, 0, 1, 1, 0});
+  check_exact(&kiln_op_less, 2, ab, (const int64_t[]){1, 0, 0, 0, 0});
+  check_exact(&kiln_op_less_equal, 2, ab, (const int64_t[]){1, 1, 0, 0, 1});
+  check_exact(&kiln_op_greater, 2, ab, (const int64_t[]){0, 0, 1, 0, 0});
+  check_exact(&kiln_op_greater_equal, 2, ab, (const int64_t[]){0, 1, 1, 0, 1});
+  /* int64, broadcast (3, 1) against (4,) */
+  const arg_t col = {I64, 2, {3, 1}, (const int64_t[]){-5, 0, INT64_MAX}};
+  const arg_t row = {I64, 1, {4}, (const int64_t[]){INT64_MIN, -5, 0, 7}};
+  const arg_t cr[] = {col, row};
+  int64_t less[12];
+  int64_t equal[12];
+  const int64_t *cv = col.data;
+  const int64_t *rv = row.data;
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 4; ++j) {
+      less[i * 4 + j] = cv[i] < rv[j];
+      equal[i * 4 + j] = cv[i] == rv[j];
+    }
+  }
+  check_exact(&kiln_op_less, 2, cr, less);
+  check_exact(&kiln_op_equal, 2, cr, equal);
+  /* bool: equal and not_equal */
+  const arg_t p = {KILN_DTYPE_BOOL, 1, {4}, (const uint8_t[]){0, 0, 1, 1}};
+  const arg_t q = {KILN_DTYPE_BOOL, 1, {4}, (const uint8_t[]){0, 1, 0, 1}};
+  const arg_t pq[] = {p, q};
+  check_exact(&kiln_op_equal, 2, pq, (const int64_t[]){1, 0, 0, 1});
+  check_exact(&kiln_op_not_equal, 2, pq, (const int64_t[]){0, 1, 1, 0});
+}
+
+/* ---- kernels: int64 ---- */
+
+static void test_int64_arithmetic(void **state) {
+  (void)state;
+  const arg_t a = {I64, 1, {6}, (const int64_t[]){7, -7, 7, -7, INT64_MIN, INT64_MAX}};
+  const arg_t b = {I64, 1, {6}, (const int64_t[]){2, 2, -2, -2, -1, 1}};
+  const arg_t ab[] = {a, b};
+  /* division truncates toward zero; INT64_MIN / -1 wraps */
+  check_exact(&kiln_op_divide, 2, ab, (const int64_t[]){3, -3, -3, 3, INT64_MIN, INT64_MAX});
+  /* overflow wraps */
+  check_exact(&kiln_op_add, 2, ab, (const int64_t[]){9, -5, 5, -9, INT64_MAX, INT64_MIN});
+  check_exact(&kiln_op_subtract, 2, ab,
+              (const int64_t[]){5, -9, 9, -5, INT64_MIN + 1, INT64_MAX - 1});
+  check_exact(&kiln_op_multiply, 2, ab, (const int64_t[]){14, -14, -14, 14, INT64_MIN, INT64_MAX});
+  check_exact(&kiln_op_maximum, 2, ab, (const int64_t[]){7, 2, 7, -2, -1, INT64_MAX});
+  check_exact(&kiln_op_minimum, 2, ab, (const int64_t[]){2, -7, -2, -7, INT64_MIN, 1});
+  /* rank 0 broadcast */
+  const arg_t three = {I64, 0, {0}, (const int64_t[]){3}};
+  const arg_t ten = {I64, 2, {1, 5}, (const int64_t[]){10, 11, -10, -11, 0}};
+  const arg_t t3[] = {ten, three};
+  check_exact(&kiln_op_divide, 2, t3, (const int64_t[]){3, 3, -3, -3, 0});
+}
+
+static void test_int64_division_by_zero(void **state) {
+  (void)state;
+  const arg_t a = {I64, 1, {3}, (const int64_t[]){4, 5, 6}};
+  const arg_t b = {I64, 1, {3}, (const int64_t[]){1, 0, 2}};
+  const arg_t ab[] = {a, b};
+  kiln_tensor_t *output = NULL;
+  KILN_ASSERT_STATUS(run(&kiln_op_divide, 2, ab, &output), INVALID_ARGUMENT,
+                     "divide: division by zero (5 / 0 at element 1)");
+  kiln_tensor_release(output);
+}
+
+/* ---- kernels: where ---- */
+
+static void test_where(void **state) {
+  (void)state;
+  /* cond (2, 1), x (3,), y rank 0 */
+  const arg_t f[] = {{KILN_DTYPE_BOOL, 2, {2, 1}, (const uint8_t[]){1, 0}},
+                     {F32, 1, {3}, (const float[]){1.5f, 2.5f, 3.5f}},
+                     {F32, 0, {0}, (const float[]){-1}}};
+  kiln_tensor_t *output = NULL;
+  KILN_ASSERT_OK(run(&kiln_op_where, 3, f, &output));
+  const double expected[] = {1.5, 2.5, 3.5, -1, -1, -1};
+  for (int i = 0; i < 6; ++i) {
+    assert_close(((const float *)kiln_tensor_data(output))[i], expected[i]);
+  }
+  kiln_tensor_release(output);
+  /* int64 with cond (5,) against x (3, 5) and y (3, 1) */
+  const uint8_t cond[] = {1, 0, 0, 1, 1};
+  int64_t x[15];
+  const int64_t y[] = {-1, -2, -3};
+  int64_t picked[15];
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 5; ++j) {
+      x[i * 5 + j] = INT64_MAX - i * 5 - j;
+      picked[i * 5 + j] = cond[j] ? x[i * 5 + j] : y[i];
+    }
+  }
+  const arg_t n[] = {{KILN_DTYPE_BOOL, 1, {5}, cond}, {I64, 2, {3, 5}, x}, {I64, 2, {3, 1}, y}};
+  check_exact(&kiln_op_where, 3, n, picked);
+}
+
+/* ---- kernels: errors ---- */
+
+static void test_kernel_dtype_errors(void **state) {
+  (void)state;
+  kiln_tensor_t *output = NULL;
+  const arg_t ints[] = {{I64, 1, {2}}, {I64, 1, {2}}};
+  KILN_ASSERT_STATUS(run(&kiln_op_power, 2, ints, &output), UNIMPLEMENTED,
+                     "power: the reference kernel does not take dtype int64");
+  kiln_tensor_release(output);
+  const arg_t bools[] = {{KILN_DTYPE_BOOL, 1, {2}}, {KILN_DTYPE_BOOL, 1, {2}}};
+  KILN_ASSERT_STATUS(run(&kiln_op_add, 2, bools, &output), UNIMPLEMENTED,
+                     "add: the reference kernel does not take dtype bool");
+  kiln_tensor_release(output);
+  KILN_ASSERT_STATUS(run(&kiln_op_less, 2, bools, &output), UNIMPLEMENTED,
+                     "less: the reference kernel does not take dtype bool");
+  kiln_tensor_release(output);
+  const arg_t halves[] = {{KILN_DTYPE_FLOAT16, 1, {2}}, {KILN_DTYPE_FLOAT16, 1, {2}}};
+  KILN_ASSERT_STATUS(run(&kiln_op_multiply, 2, halves, &output), UNIMPLEMENTED,
+                     "multiply: the reference kernel does not take dtype float16");
+  kiln_tensor_release(output);
+}
+
+static void test_kernel_argument_errors(void **state) {
+  (void)state;
+  const arg_t f23 = {F32, 2, {2, 3}};
+  const arg_t f3 = {F32, 1, {3}};
+  const arg_t f4 = {F32, 1, {4}};
+  const arg_t i3 = {I64, 1, {3}};
+  const arg_t b23 = {KILN_DTYPE_BOOL, 2, {2, 3}};
+  kiln_tensor_t *t23 = make_tensor(&f23);
+  kiln_tensor_t *t3 = make_tensor(&f3);
+  kiln_tensor_t *t4 = make_tensor(&f4);
+  kiln_tensor_t *ti3 = make_tensor(&i3);
+  kiln_tensor_t *tb23 = make_tensor(&b23);
+  kiln_tensor_t *inputs[] = {t23, t3, t3};
+  kiln_tensor_t *outputs[] = {t23};
+  kiln_kernel_args_t args = {
+      .op = &kiln_op_add, .num_inputs = 2, .inputs = inputs, .num_outputs = 1, .outputs = outputs};
+  KILN_ASSERT_OK(kiln_op_add.reference(&args));
+  args.num_inputs = 3;
+  KILN_ASSERT_STATUS(kiln_op_add.reference(&args), INVALID_ARGUMENT,
+                     "add: expected 2 inputs and 1 output, got 3 and 1");
+  args.num_inputs = 2;
+  inputs[1] = ti3;
+  KILN_ASSERT_STATUS(kiln_op_add.reference(&args), INVALID_ARGUMENT,
+                     "add: input 1 is int64, expected float32");
+  inputs[1] = t4;
+  KILN_ASSERT_STATUS(kiln_op_add.reference(&args), INVALID_ARGUMENT,
+                     "add: operand 1 of shape (4,) does not broadcast to (2, 3)");
+  inputs[1] = t3;
+  outputs[0] = t3; /* smaller than the broadcast result */
+  KILN_ASSERT_STATUS(kiln_op_add.reference(&args), INVALID_ARGUMENT,
+                     "add: operand 0 of shape (2, 3) does not broadcast to (3,)");
+  outputs[0] = t23;
+  args.op = &kiln_op_greater;
+  KILN_ASSERT_STATUS(kiln_op_greater.reference(&args), INVALID_ARGUMENT,
+                     "greater: output is float32, expected bool");
+  inputs[1] = NULL;
+  KILN_ASSERT_STATUS(kiln_op_greater.reference(&args), INVALID_ARGUMENT,
+                     "greater: input 1 is missing");
+  /* where */
+  inputs[0] = t23;
+  inputs[1] = t3;
+  inputs[2] = t3;
+  args = (kiln_kernel_args_t){.op = &kiln_op_where,
+                              .num_inputs = 3,
+                              .inputs = inputs,
+                              .num_outputs = 1,
+                              .outputs = outputs};
+  KILN_ASSERT_STATUS(kiln_op_where.reference(&args), INVALID_ARGUMENT,
+                     "where: condition is float32, expected bool");
+  inputs[0] = tb23;
+  inputs[2] = ti3;
+  KILN_ASSERT_STATUS(kiln_op_where.reference(&args), INVALID_ARGUMENT,
+                     "where: input 2 is int64, expected float32");
+  inputs[2] = t4;
+  KILN_ASSERT_STATUS(kiln_op_where.reference(&args), INVALID_ARGUMENT,
+                     "where: operand 2 of shape (4,) does not broadcast to (2, 3)");
+  args.num_inputs = 1;
+  KILN_ASSERT_STATUS(kiln_op_where.reference(&args), INVALID_ARGUMENT,
+                     "where: expected 3 inputs, got 1");
+  kiln_tensor_release(t23);
+  kiln_tensor_release(t3);
+  kiln_tensor_release(t4);
+  kiln_tensor_release(ti3);
+  kiln_tensor_release(tb23);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_binary_type_relation, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_binary_type_relation_errors, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_where_type_relation, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_layout_rule, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_float_arithmetic_by_hand, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_float_odd_shapes, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_comparisons, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_int64_arithmetic, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_int64_division_by_zero, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_where, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_kernel_dtype_errors, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_kernel_argument_errors, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,477 @@
+/*
+ * Tests of the unary elementwise operators (op/elemwise_unary.c) and of the
+ * family's definitions: every entry of KILN_OP_LIST_ELEMWISE has its name, id,
+ * input counts and pattern; attribute defaults, printing and validation; the
+ * type relation and its errors; and the reference kernel on hand-checked
+ * values, on odd shapes against formulas evaluated here, on int64 (including
+ * INT64_MIN) and NaN, and its errors for dtypes it does not take and for
+ * tensors that do not match.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "base/arena.h"
+#include "base/strbuf.h"
+#include "kiln_test.h"
+#include "op/op.h"
+
+/* ---- helpers ---- */
+
+static kiln_arena_t arena;
+
+static int setup(void **state) {
+  (void)state;
+  kiln_arena_initialize(&arena, kiln_allocator_system(), 0);
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  kiln_arena_deinitialize(&arena);
+  return 0;
+}
+
+static void assert_close(double actual, double expected) {
+  if (isnan(expected) || isinf(expected)) {
+    assert_true(isnan(expected) ? isnan(actual) : actual == expected);
+    return;
+  }
+  if (fabs(actual - expected) > 1e-5 * fabs(expected) + 1e-30) {
+    print_error("got %.9g, expected %.9g\n", actual, expected);
+    fail();
+  }
+}
+
+static kiln_tensor_t *make_tensor(kiln_dtype_t dtype, int ndim, const int64_t *shape,
+                                  const void *data) {
+  kiln_tensor_t *tensor = NULL;
+  KILN_ASSERT_OK(kiln_tensor_create(kiln_allocator_system(), dtype, ndim, shape, &tensor));
+  if (data) {
+    memcpy(kiln_tensor_data(tensor), data, kiln_tensor_byte_size(tensor));
+  }
+  return tensor;
+}
+
+static void *default_attrs(const kiln_op_t *op) {
+  void *attrs = NULL;
+  KILN_ASSERT_OK(kiln_op_attrs_create_default(op, &arena, &attrs));
+  return attrs;
+}
+
+static double float_attr(const kiln_op_t *op, const void *attrs, const char *name) {
+  const kiln_attr_field_t *field = kiln_op_attr_field(op, name);
+  assert_non_null(field);
+  assert_int_equal(field->kind, KILN_ATTR_KIND_FLOAT);
+  return *(const double *)((const char *)attrs + field->offset);
+}
+
+/* Runs `op` on a fresh output of the input's type; returns the status. */
+static kiln_status_t run(const kiln_op_t *op, const void *attrs, kiln_tensor_t *input,
+                         kiln_tensor_t **out_output) {
+  *out_output = make_tensor(kiln_tensor_dtype(input), kiln_tensor_ndim(input),
+                            kiln_tensor_shape(input), NULL);
+  kiln_kernel_args_t args = {.op = op,
+                             .attrs = attrs,
+                             .num_inputs = 1,
+                             .inputs = &input,
+                             .num_outputs = 1,
+                             .outputs = out_output};
+  return op->reference(&args);
+}
+
+/* Runs `op` (default attrs unless given) on float32 values of `shape` and
+ * checks each output against `expected`. */
+static void check_float(const kiln_op_t *op, const void *attrs, int ndim, const int64_t *shape,
+                        const float *in, const double *expected) {
+  kiln_tensor_t *input = make_tensor(KILN_DTYPE_FLOAT32, ndim, shape, in);
+  kiln_tensor_t *output = NULL;
+  KILN_ASSERT_OK(run(op, attrs ? attrs : default_attrs(op), input, &output));
+  const float *out = kiln_tensor_data(output);
+  for (int64_t i = 0; i < kiln_tensor_element_count(output); ++i) {
+    assert_close(out[i], expected[i]);
+  }
+  kiln_tensor_release(input);
+  kiln_tensor_release(output);
+}
+
+static void check_int(const kiln_op_t *op, const void *attrs, int64_t count, const int64_t *in,
+                      const int64_t *expected) {
+  kiln_tensor_t *input = make_tensor(KILN_DTYPE_INT64, 1, &count, in);
+  kiln_tensor_t *output = NULL;
+  KILN_ASSERT_OK(run(op, attrs ? attrs : default_attrs(op), input, &output));
+  const int64_t *out = kiln_tensor_data(output);
+  for (int64_t i = 0; i < count; ++i) {
+    assert_int_equal(out[i], expected[i]);
+  }
+  kiln_tensor_release(input);
+  kiln_tensor_release(output);
+}
+
+/* ---- the family's definitions ---- */
+
+typedef struct family_entry_t {
+  const kiln_op_t *op;
+  const char *name;
+  kiln_op_id_t id;
+} family_entry_t;
+
+static const family_entry_t family[] = {
+#define FAMILY_ENTRY_(id, name, symbol) {&symbol, name, KILN_OP_##id},
+    KILN_OP_LIST_ELEMWISE(FAMILY_ENTRY_)
+#undef FAMILY_ENTRY_
+};
+
+static void test_family_definitions(void **state) {
+  (void)state;
+  assert_int_equal(sizeof(family) / sizeof(family[0]), 31);
+  for (size_t i = 0; i < sizeof(family) / sizeof(family[0]); ++i) {
+    const kiln_op_t *op = family[i].op;
+    assert_string_equal(op->name, family[i].name);
+    assert_int_equal(op->id, family[i].id);
+    assert_non_null(op->infer_type);
+    assert_non_null(op->reference);
+    int unary = op->id <= KILN_OP_CEIL;
+    int where = op->id == KILN_OP_WHERE;
+    assert_int_equal(op->min_inputs, unary ? 1 : (where ? 3 : 2));
+    assert_int_equal(op->max_inputs, op->min_inputs);
+    assert_int_equal(op->pattern, unary ? KILN_OP_PATTERN_ELEMWISE : KILN_OP_PATTERN_BROADCAST);
+    assert_true(unary ? op->correct_layout == NULL : op->correct_layout != NULL);
+  }
+}
+
+/* ---- attributes ---- */
+
+static void test_attribute_defaults(void **state) {
+  (void)state;
+  const void *leaky = default_attrs(&kiln_op_leaky_relu);
+  assert_true(float_attr(&kiln_op_leaky_relu, leaky, "alpha") == 0.01);
+  const void *clip = default_attrs(&kiln_op_clip);
+  assert_true(float_attr(&kiln_op_clip, clip, "a_min") == -3.4028234663852886e+38);
+  assert_true(float_attr(&kiln_op_clip, clip, "a_max") == 3.4028234663852886e+38);
+  assert_true(float_attr(&kiln_op_clip, clip, "a_max") == (double)3.40282346638528859812e+38f);
+  const void *hard = default_attrs(&kiln_op_hard_sigmoid);
+  assert_true(float_attr(&kiln_op_hard_sigmoid, hard, "alpha") == 0.2);
+  assert_true(float_attr(&kiln_op_hard_sigmoid, hard, "beta") == 0.5);
+  const void *gelu = default_attrs(&kiln_op_gelu);
+  const kiln_attr_field_t *approximate = kiln_op_attr_field(&kiln_op_gelu, "approximate");
+  assert_int_equal(approximate->kind, KILN_ATTR_KIND_STRING);
+  assert_string_equal(*(const char *const *)((const char *)gelu + approximate->offset), "none");
+  /* operators without attributes */
+  const kiln_op_t *plain[] = {
+      &kiln_op_relu,     &kiln_op_sigmoid, &kiln_op_tanh,      &kiln_op_erf, &kiln_op_exp,
+      &kiln_op_log,      &kiln_op_sqrt,    &kiln_op_rsqrt,     &kiln_op_abs, &kiln_op_floor,
+      &kiln_op_negative, &kiln_op_ceil,    &kiln_op_hard_swish};
+  for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); ++i) {
+    assert_int_equal(plain[i]->attrs_size, 0);
+    assert_int_equal(plain[i]->num_attr_fields, 0);
+    assert_null(default_attrs(plain[i]));
+  }
+}
+
+static void test_attribute_printing(void **state) {
+  (void)state;
+  kiln_strbuf_t sb;
+  kiln_strbuf_initialize(&sb, kiln_allocator_system());
+  const struct {
+    const kiln_op_t *op;
+    const char *text;
+  } cases[] = {
+      {&kiln_op_leaky_relu, "alpha=0.01"},
+      {&kiln_op_clip, "a_min=-3.4028234663852886e+38, a_max=3.4028234663852886e+38"},
+      {&kiln_op_gelu, "approximate=\"none\""},
+      {&kiln_op_hard_sigmoid, "alpha=0.2, beta=0.5"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
+    kiln_strbuf_reset(&sb);
+    KILN_ASSERT_OK(kiln_op_attrs_format(cases[i].op, default_attrs(cases[i].op), &sb));
+    assert_string_equal(kiln_strbuf_c_str(&sb), cases[i].text);
+  }
+  kiln_strbuf_deinitialize(&sb);
+}
+
+static void test_attribute_validation(void **state) {
+  (void)state;
+  void *clip = default_attrs(&kiln_op_clip);
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_clip, clip, "a_min", "2", &arena));
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_clip, clip, "a_max", "1", &arena));
+  KILN_ASSERT_STATUS(kiln_op_attrs_validate(&kiln_op_clip, clip), INVALID_ARGUMENT,
+                     "clip: attribute a_min (2) must be <= a_max (1)");
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_clip, clip, "a_max", "2", &arena));
+  KILN_ASSERT_OK(kiln_op_attrs_validate(&kiln_op_clip, clip));
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_clip, clip, "a_min", "nan", &arena));
+  KILN_ASSERT_STATUS(kiln_op_attrs_validate(&kiln_op_clip, clip), INVALID_ARGUMENT,
+                     "clip: attribute a_min (nan) must be <= a_max (2)");
+
+  void *gelu = default_attrs(&kiln_op_gelu);
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_gelu, gelu, "approximate", "\"tanh\"", &arena));
+  KILN_ASSERT_OK(kiln_op_attrs_validate(&kiln_op_gelu, gelu));
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_gelu, gelu, "approximate", "\"fast\"", &arena));
+  KILN_ASSERT_STATUS(kiln_op_attrs_validate(&kiln_op_gelu, gelu), INVALID_ARGUMENT,
+                     "nn.gelu: attribute approximate must be \"none\" or \"tanh\", got \"fast\"");
+
+  void *leaky = default_attrs(&kiln_op_leaky_relu);
+  KILN_ASSERT_STATUS(kiln_op_attrs_set_text(&kiln_op_leaky_relu, leaky, "beta", "1", &arena),
+                     INVALID_ARGUMENT, "nn.leaky_relu has no attribute 'beta'");
+  KILN_ASSERT_STATUS(kiln_op_attrs_set_text(&kiln_op_leaky_relu, leaky, "alpha", "x", &arena),
+                     INVALID_ARGUMENT, "nn.leaky_relu attribute alpha=x");
+}
+
+/* ---- type relation ---- */
+
+static const kiln_type_t *tensor_type(kiln_dtype_t dtype, int ndim, const int64_t *shape) {
+  const kiln_type_t *type = NULL;
+  KILN_ASSERT_OK(kiln_tensor_type_create(&arena, dtype, ndim, shape, &type));
+  return type;
+}
+
+static void test_type_relation(void **state) {
+  (void)state;
+  const int64_t shape[] = {1, 3, 5, 7};
+  const kiln_dtype_t dtypes[] = {KILN_DTYPE_FLOAT32, KILN_DTYPE_INT64, KILN_DTYPE_FLOAT16};
+  for (size_t i = 0; i < sizeof(family) / sizeof(family[0]); ++i) {
+    const kiln_op_t *op = family[i].op;
+    if (op->pattern != KILN_OP_PATTERN_ELEMWISE) {
+      continue;
+    }
+    for (size_t d = 0; d < 3; ++d) {
+      for (int ndim = 0; ndim <= 4; ndim += 2) {
+        const kiln_type_t *input = tensor_type(dtypes[d], ndim, shape);
+        const kiln_type_t *out = NULL;
+        KILN_ASSERT_OK(kiln_op_infer_type(op, NULL, 1, &input, &arena, &out));
+        assert_true(kiln_type_equal(out, input));
+      }
+    }
+  }
+}
+
+static void test_type_relation_errors(void **state) {
+  (void)state;
+  const int64_t shape[] = {2, 3};
+  const kiln_type_t *t = tensor_type(KILN_DTYPE_FLOAT32, 2, shape);
+  const kiln_type_t *two[] = {t, t};
+  const kiln_type_t *out = NULL;
+  KILN_ASSERT_STATUS(kiln_op_infer_type(&kiln_op_relu, NULL, 2, two, &arena, &out),
+                     INVALID_ARGUMENT, "nn.relu: expected 1 inputs, got 2");
+  KILN_ASSERT_STATUS(kiln_op_infer_type(&kiln_op_exp, NULL, 0, two, &arena, &out), INVALID_ARGUMENT,
+                     "exp: expected 1 inputs, got 0");
+  const kiln_type_t *tuple = NULL;
+  KILN_ASSERT_OK(kiln_tuple_type_create(&arena, 2, two, &tuple));
+  KILN_ASSERT_STATUS(kiln_op_infer_type(&kiln_op_sigmoid, NULL, 1, &tuple, &arena, &out),
+                     INVALID_ARGUMENT, "sigmoid: input 0 must be a tensor, not a tuple");
+  const kiln_type_t *missing = NULL;
+  KILN_ASSERT_STATUS(kiln_op_infer_type(&kiln_op_abs, NULL, 1, &missing, &arena, &out),
+                     FAILED_PRECONDITION, "abs: input 0 has no type yet");
+}
+
+/* ---- kernels: hand-checked values ---- */
+
+static void test_activations_by_hand(void **state) {
+  (void)state;
+  const int64_t five[] = {5};
+  const float x[] = {-3.0f, -0.5f, 0.0f, 1.0f, 3.0f};
+  check_float(&kiln_op_relu, NULL, 1, five, x, (const double[]){0, 0, 0, 1, 3});
+  check_float(&kiln_op_leaky_relu, NULL, 1, five, x, (const double[]){-0.03, -0.005, 0, 1, 3});
+  check_float(&kiln_op_clip, NULL, 1, five, x, (const double[]){-3, -0.5, 0, 1, 3});
+  check_float(&kiln_op_sigmoid, NULL, 1, five, x,
+              (const double[]){0.04742587317756678, 0.3775406687981454, 0.5, 0.7310585786300049,
+                               0.9525741268224334});
+  check_float(&kiln_op_tanh, NULL, 1, five, x,
+              (const double[]){-0.9950547536867305, -0.46211715726000974, 0, 0.7615941559557649,
+                               0.9950547536867305});
+  check_float(&kiln_op_erf, NULL, 1, five, x,
+              (const double[]){-0.9999779095030014, -0.5204998778130465, 0, 0.8427007929497149,
+                               0.9999779095030014});
+  check_float(&kiln_op_gelu, NULL, 1, five, x,
+              (const double[]){-0.00404969409489031, -0.15426876936299344, 0, 0.8413447460685429,
+                               2.99595030590511});
+  /* hard_sigmoid: max(0, min(1, 0.2x + 0.5)) */
+  check_float(&kiln_op_hard_sigmoid, NULL, 1, five, x, (const double[]){0, 0.4, 0.5, 0.7, 1});
+  /* hard_swish: x * max(0, min(1, x / 6 + 0.5)) */
+  check_float(&kiln_op_hard_swish, NULL, 1, five, x,
+              (const double[]){0, -0.5 * (0.5 - 0.5 / 6), 0, 1.0 * (0.5 + 1.0 / 6), 3});
+}
+
+static void test_math_by_hand(void **state) {
+  (void)state;
+  const int64_t six[] = {2, 3};
+  const float x[] = {-2.5f, -1.5f, -0.0f, 0.25f, 1.5f, 4.0f};
+  check_float(&kiln_op_abs, NULL, 2, six, x, (const double[]){2.5, 1.5, 0, 0.25, 1.5, 4});
+  check_float(&kiln_op_negative, NULL, 2, six, x, (const double[]){2.5, 1.5, 0, -0.25, -1.5, -4});
+  check_float(&kiln_op_floor, NULL, 2, six, x, (const double[]){-3, -2, 0, 0, 1, 4});
+  check_float(&kiln_op_ceil, NULL, 2, six, x, (const double[]){-2, -1, 0, 1, 2, 4});
+  const float positive[] = {0.25f, 1.0f, 4.0f, 16.0f, 2.0f, 0.0f};
+  check_float(&kiln_op_sqrt, NULL, 2, six, positive,
+              (const double[]){0.5, 1, 2, 4, 1.4142135623730951, 0});
+  check_float(&kiln_op_rsqrt, NULL, 2, six, positive,
+              (const double[]){2, 1, 0.5, 0.25, 0.7071067811865476, INFINITY});
+  check_float(&kiln_op_log, NULL, 2, six, positive,
+              (const double[]){-1.3862943611198906, 0, 1.3862943611198906, 2.772588722239781,
+                               0.6931471805599453, -INFINITY});
+  check_float(&kiln_op_exp, NULL, 2, six, positive,
+              (const double[]){1.2840254166877414, 2.718281828459045, 54.598150033144236,
+                               8886110.520507872, 7.38905609893065, 1});
+  /* out of range: log and sqrt of negatives are NaN, exp overflows to inf */
+  const int64_t three[] = {3};
+  const float bad[] = {-1.0f, -4.0f, 100.0f};
+  check_float(&kiln_op_log, NULL, 1, three, bad, (const double[]){NAN, NAN, 4.605170185988092});
+  check_float(&kiln_op_sqrt, NULL, 1, three, bad, (const double[]){NAN, NAN, 10});
+  check_float(&kiln_op_exp, NULL, 1, three, bad,
+              (const double[]){0.36787944117144233, 0.01831563888873418, INFINITY});
+}
+
+static void test_attributes_reach_the_kernel(void **state) {
+  (void)state;
+  const int64_t five[] = {5};
+  const float x[] = {-3.0f, -0.5f, 0.0f, 1.0f, 3.0f};
+  void *leaky = default_attrs(&kiln_op_leaky_relu);
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_leaky_relu, leaky, "alpha", "0.5", &arena));
+  check_float(&kiln_op_leaky_relu, leaky, 1, five, x, (const double[]){-1.5, -0.25, 0, 1, 3});
+  void *clip = default_attrs(&kiln_op_clip);
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_clip, clip, "a_min", "-1", &arena));
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_clip, clip, "a_max", "0.75", &arena));
+  check_float(&kiln_op_clip, clip, 1, five, x, (const double[]){-1, -0.5, 0, 0.75, 0.75});
+  void *gelu = default_attrs(&kiln_op_gelu);
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_gelu, gelu, "approximate", "\"tanh\"", &arena));
+  check_float(&kiln_op_gelu, gelu, 1, five, x,
+              (const double[]){-0.0036373920817729943, -0.15428599017485606, 0, 0.8411919906082768,
+                               2.996362607918227});
+  void *hard = default_attrs(&kiln_op_hard_sigmoid);
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_hard_sigmoid, hard, "alpha", "0.5", &arena));
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_hard_sigmoid, hard, "beta", "0.25", &arena));
+  check_float(&kiln_op_hard_sigmoid, hard, 1, five, x, (const double[]){0, 0, 0.25, 0.75, 1});
+}
+
+static void test_nan_propagates(void **state) {
+  (void)state;
+  const int64_t one[] = {1};
+  const float x[] = {NAN};
+  const kiln_op_t *ops[] = {&kiln_op_relu, &kiln_op_leaky_relu, &kiln_op_clip, &kiln_op_sigmoid,
+                            &kiln_op_abs,  &kiln_op_floor,      &kiln_op_exp};
+  for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); ++i) {
+    check_float(ops[i], NULL, 1, one, x, (const double[]){NAN});
+  }
+}
+
+/* ---- kernels: odd shapes against formulas ---- */
+
+static double sigmoid_formula(double x) {
+  return 1.0 / (1.0 + exp(-x));
+}
+
+static void test_odd_shapes(void **state) {
+  (void)state;
+  const int64_t shapes[][4] = {{1, 3, 5, 7}, {13, 1, 1, 1}, {7, 5, 1, 1}};
+  const int ranks[] = {4, 1, 2};
+  float x[105];
+  double expected[105];
+  for (int s = 0; s < 3; ++s) {
+    int64_t count = 1;
+    for (int d = 0; d < ranks[s]; ++d) {
+      count *= shapes[s][d];
+    }
+    for (int64_t i = 0; i < count; ++i) {
+      x[i] = (float)(i % 11) * 0.7f - 3.3f;
+    }
+    for (int64_t i = 0; i < count; ++i) {
+      expected[i] = sigmoid_formula(x[i]);
+    }
+    check_float(&kiln_op_sigmoid, NULL, ranks[s], shapes[s], x, expected);
+    for (int64_t i = 0; i < count; ++i) {
+      expected[i] = x[i] * 0.5 * (1.0 + erf(x[i] / sqrt(2.0)));
+    }
+    check_float(&kiln_op_gelu, NULL, ranks[s], shapes[s], x, expected);
+    for (int64_t i = 0; i < count; ++i) {
+      expected[i] = x[i] > 0 ? x[i] : 0.01 * x[i];
+    }
+    check_float(&kiln_op_leaky_relu, NULL, ranks[s], shapes[s], x, expected);
+  }
+  /* rank 0 */
+  const float scalar[] = {-2.0f};
+  check_float(&kiln_op_abs, NULL, 0, NULL, scalar, (const double[]){2});
+  check_float(&kiln_op_tanh, NULL, 0, NULL, scalar, (const double[]){-0.9640275800758169});
+  /* zero elements */
+  const int64_t empty[] = {0, 3};
+  check_float(&kiln_op_exp, NULL, 2, empty, NULL, NULL);
+}
+
+/* ---- kernels: int64 ---- */
+
+static void test_int64(void **state) {
+  (void)state;
+  const int64_t x[] = {INT64_MIN, -7, -1, 0, 2, INT64_MAX};
+  check_int(&kiln_op_abs, NULL, 6, x, (const int64_t[]){INT64_MIN, 7, 1, 0, 2, INT64_MAX});
+  check_int(&kiln_op_negative, NULL, 6, x, (const int64_t[]){INT64_MIN, 7, 1, 0, -2, -INT64_MAX});
+  check_int(&kiln_op_relu, NULL, 6, x, (const int64_t[]){0, 0, 0, 0, 2, INT64_MAX});
+  /* default bounds are beyond int64: nothing is clipped */
+  check_int(&kiln_op_clip, NULL, 6, x, x);
+  void *clip = default_attrs(&kiln_op_clip);
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_clip, clip, "a_min", "-2.5", &arena));
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_clip, clip, "a_max", "1.5", &arena));
+  check_int(&kiln_op_clip, clip, 6, x, (const int64_t[]){-2, -2, -1, 0, 1, 1});
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_clip, clip, "a_min", "-1e300", &arena));
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_clip, clip, "a_max", "1e300", &arena));
+  check_int(&kiln_op_clip, clip, 6, x, x);
+}
+
+/* ---- kernels: errors ---- */
+
+static void test_kernel_errors(void **state) {
+  (void)state;
+  const int64_t shape[] = {2, 3};
+  kiln_tensor_t *ints = make_tensor(KILN_DTYPE_INT64, 2, shape, NULL);
+  kiln_tensor_t *output = NULL;
+  KILN_ASSERT_STATUS(run(&kiln_op_exp, NULL, ints, &output), UNIMPLEMENTED,
+                     "exp: the reference kernel does not take dtype int64");
+  kiln_tensor_release(output);
+  KILN_ASSERT_STATUS(run(&kiln_op_leaky_relu, default_attrs(&kiln_op_leaky_relu), ints, &output),
+                     UNIMPLEMENTED,
+                     "nn.leaky_relu: the reference kernel does not take dtype int64");
+  kiln_tensor_release(output);
+  kiln_tensor_t *bools = make_tensor(KILN_DTYPE_BOOL, 2, shape, NULL);
+  KILN_ASSERT_STATUS(run(&kiln_op_relu, NULL, bools, &output), UNIMPLEMENTED,
+                     "nn.relu: the reference kernel does not take dtype bool");
+  kiln_tensor_release(output);
+  kiln_tensor_release(bools);
+  KILN_ASSERT_STATUS(run(&kiln_op_clip, NULL, ints, &output), INVALID_ARGUMENT,
+                     "clip: the kernel needs the operator's attributes");
+  kiln_tensor_release(output);
+
+  /* an output that does not match the input */
+  kiln_tensor_t *floats = make_tensor(KILN_DTYPE_FLOAT32, 2, shape, NULL);
+  const int64_t other[] = {3, 2};
+  kiln_tensor_t *wrong_shape = make_tensor(KILN_DTYPE_FLOAT32, 2, other, NULL);
+  kiln_tensor_t *inputs[] = {floats, floats};
+  kiln_tensor_t *outputs[] = {wrong_shape, ints};
+  kiln_kernel_args_t args = {
+      .op = &kiln_op_tanh, .num_inputs = 1, .inputs = inputs, .num_outputs = 1, .outputs = outputs};
+  KILN_ASSERT_STATUS(kiln_op_tanh.reference(&args), INVALID_ARGUMENT,
+                     "tanh: output float32 (3, 2) does not match input float32 (2, 3)");
+  args.outputs = outputs + 1;
+  KILN_ASSERT_STATUS(kiln_op_tanh.reference(&args), INVALID_ARGUMENT,
+                     "tanh: output int64 (2, 3) does not match input float32 (2, 3)");
+  args.num_inputs = 2;
+  KILN_ASSERT_STATUS(kiln_op_tanh.reference(&args), INVALID_ARGUMENT,
+                     "tanh: expected 1 input and 1 output, got 2 and 1");
+  kiln_tensor_release(floats);
+  kiln_tensor_release(wrong_shape);
+  kiln_tensor_release(ints);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_family_definitions, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_attribute_defaults, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_attribute_printing, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_attribute_validation, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_type_relation, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_type_relation_errors, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_activations_by_hand, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_math_by_hand, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_attributes_reach_the_kernel, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_nan_propagates, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_odd_shapes, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_int64, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_kernel_errors, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
