@@ -1,0 +1,430 @@
+/*
+ * Shared pieces of the nn operator family (nn_*.c): the attrs structs, the
+ * layout-string machinery and small helpers used by several rules.
+ *
+ * The attrs structs live here, not in their .c files, so that passes which
+ * read them (alter_op_layout reads conv2d's strides and layouts) can include
+ * one header. Layouts are parsed once into a kiln_nn_layout_t (nn_layout.c);
+ * a kiln_nn_axis_view_t then says where logical coordinate x of one primal
+ * axis lives in a tensor stored in that layout, so conv2d, its NCHWc form,
+ * pooling and layout_transform all address their tensors through views and
+ * one loop serves every layout. Small helpers are static inline so that each
+ * file takes what it uses; those with a body worth sharing (the layout
+ * parser) are defined once in nn_layout.c.
+ */
+#ifndef KILN_OP_NN_COMMON_H_
+#define KILN_OP_NN_COMMON_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "op/op.h"
+
+/* ---- attrs structs ---- */
+
+/* nn.conv2d and nn.contrib_conv2d_NCHWc (which differ only in their layout
+ * defaults). padding is (top, left, bottom, right). */
+typedef struct kiln_nn_conv2d_attrs_t {
+  kiln_ints_t strides;
+  kiln_ints_t padding;
+  kiln_ints_t dilation;
+  int64_t groups;
+  int64_t channels;        /* 0: unchecked */
+  kiln_ints_t kernel_size; /* []: unchecked */
+  const char *data_layout;
+  const char *kernel_layout;
+  const char *out_layout; /* "": data_layout (conv2d only) */
+} kiln_nn_conv2d_attrs_t;
+
+/* nn.max_pool2d and nn.avg_pool2d (max's field table has no
+ * count_include_pad; it stays False). */
+typedef struct kiln_nn_pool2d_attrs_t {
+  kiln_ints_t pool_size;
+  kiln_ints_t strides;
+  kiln_ints_t dilation;
+  kiln_ints_t padding;
+  const char *layout;
+  bool ceil_mode;
+  bool count_include_pad;
+} kiln_nn_pool2d_attrs_t;
+
+/* nn.global_avg_pool2d and nn.global_max_pool2d. */
+typedef struct kiln_nn_global_pool2d_attrs_t {
+  const char *layout;
+} kiln_nn_global_pool2d_attrs_t;
+
+/* nn.dense. */
+typedef struct kiln_nn_dense_attrs_t {
+  int64_t units; /* 0: unchecked */
+} kiln_nn_dense_attrs_t;
+
+/* nn.batch_matmul. */
+typedef struct kiln_nn_batch_matmul_attrs_t {
+  bool transpose_a;
+  bool transpose_b;
+} kiln_nn_batch_matmul_attrs_t;
+
+/* nn.batch_norm and nn.layer_norm. */
+typedef struct kiln_nn_norm_attrs_t {
+  int64_t axis;
+  double epsilon;
+  bool center;
+  bool scale;
+} kiln_nn_norm_attrs_t;
+
+/* nn.bias_add, nn.prelu, nn.softmax, nn.log_softmax. */
+typedef struct kiln_nn_axis_attrs_t {
+  int64_t axis;
+} kiln_nn_axis_attrs_t;
+
+/* layout_transform. */
+typedef struct kiln_nn_layout_transform_attrs_t {
+  const char *src_layout;
+  const char *dst_layout;
+} kiln_nn_layout_transform_attrs_t;
+
+/* ---- layouts (nn_layout.c) ---- */
+
+#define KILN_NN_LAYOUT_MAX_AXES 16
+#define KILN_NN_LAYOUT_MAX_TEXT 96
+
+/* A parsed layout: axes in storage order, 'N'..'Z' primal, 'a'..'z' a split
+ * of the primal axis of the same letter with its factor. */
+typedef struct kiln_nn_layout_t {
+  int ndim;
+  char axes[KILN_NN_LAYOUT_MAX_AXES];
+  int64_t factors[KILN_NN_LAYOUT_MAX_AXES]; /* 0 for a primal axis */
+  char text[KILN_NN_LAYOUT_MAX_TEXT];
+} kiln_nn_layout_t;
+
+/* Where logical coordinate x (0 <= x < extent) of one primal axis lives:
+ * x * outer_stride when the axis is whole (block 0), else
+ * (x / block) * outer_stride + (x % block) * inner_stride. */
+typedef struct kiln_nn_axis_view_t {
+  int64_t extent;
+  int64_t outer_stride;
+  int64_t block;
+  int64_t inner_stride;
+} kiln_nn_axis_view_t;
+
+/* Parses "NCHW16c"; errors (INVALID_ARGUMENT) name the text, not an operator. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_nn_layout_parse(const char *text,
+                                                        kiln_nn_layout_t *out_layout);
+/* The split factor of primal axis `primal` ('C'), or 0 when it is whole. */
+int64_t kiln_nn_layout_factor(const kiln_nn_layout_t *layout, char primal);
+/* Writes the primal axes in storage order ("NCHW" of "NCHW16c"); `out_primal`
+ * holds KILN_NN_LAYOUT_MAX_AXES + 1 bytes. */
+void kiln_nn_layout_primal(const kiln_nn_layout_t *layout, char *out_primal);
+/* Whether two layouts have the same set of primal axes. */
+bool kiln_nn_layout_same_axes(const kiln_nn_layout_t *a, const kiln_nn_layout_t *b);
+/* Parses attribute `attr` of `op` and checks that its primal axes are exactly
+ * those of `primal_axes` (any order; INVALID_ARGUMENT otherwise) and that its
+ * split axes are among `allowed_splits` and include `required_splits`
+ * (UNIMPLEMENTED otherwise). Errors name the operator and the attribute. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_nn_layout_require(const kiln_op_t *op, const char *attr,
+                                                          const char *text, const char *primal_axes,
+                                                          const char *allowed_splits,
+                                                          const char *required_splits,
+                                                          kiln_nn_layout_t *out_layout);
+/* The view of every primal axis named in `order` of a tensor of `shape`
+ * stored in `layout`; checks the rank and that split dims equal their factor.
+ * Errors name the shape and layout (the caller adds the operator). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_nn_layout_view(const kiln_nn_layout_t *layout,
+                                                       const char *order, int ndim,
+                                                       const int64_t *shape,
+                                                       kiln_nn_axis_view_t *out_axes);
+/* The storage shape (layout->ndim dims) of a tensor whose logical extents,
+ * per primal axis named in `order`, are `logical`; a split axis must be
+ * divisible by its factor. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_nn_layout_shape(const kiln_nn_layout_t *layout,
+                                                        const char *order, const int64_t *logical,
+                                                        int64_t *out_shape);
+/* Layout rule of operators that index axes by number (softmax, bias_add, the
+ * norms, dense, matmul): each input is required in the primal form of the
+ * layout it arrives in ("NCHW" for "NCHW16c", "" stays ""), since a split
+ * would move the axis the attributes name; the output takes input 0's
+ * required layout when `output_follows`, else "". */
+KILN_MUST_USE_RESULT kiln_status_t kiln_nn_layout_rule_primal(kiln_layout_relation_t *relation,
+                                                              bool output_follows);
+
+static inline int64_t kiln_nn_axis_offset(const kiln_nn_axis_view_t *axis, int64_t x) {
+  if (axis->block == 0) {
+    return x * axis->outer_stride;
+  }
+  return (x / axis->block) * axis->outer_stride + (x % axis->block) * axis->inner_stride;
+}
+
+/* ---- sliding windows (conv and pooling) ---- */
+
+/* One spatial window along H and W; pad is (top, left, bottom, right). */
+typedef struct kiln_nn_window_t {
+  int64_t kernel[2];
+  int64_t stride[2];
+  int64_t dilation[2];
+  int64_t pad[4];
+  bool ceil_mode;
+} kiln_nn_window_t;
+
+/* Output extent along dim (0 = H, 1 = W) of an input of extent `in`:
+ * floor (or ceil) ((in + pad_lo + pad_hi - dilation * (kernel - 1) - 1) /
+ * stride) + 1; with ceil_mode the last window must start inside the input or
+ * the leading padding (PyTorch, ONNX). 0 when no window fits, which includes
+ * an empty window and a window or padded input too large for int64. */
+static inline int64_t kiln_nn_window_extent(const kiln_nn_window_t *window, int dim, int64_t in) {
+  int64_t reach = 0, padded = 0, span = 0;
+  if (window->kernel[dim] < 1 ||
+      __builtin_mul_overflow(window->dilation[dim], window->kernel[dim] - 1, &reach) ||
+      __builtin_add_overflow(in, window->pad[dim] + window->pad[dim + 2], &padded) ||
+      __builtin_sub_overflow(padded - 1, reach, &span) || span < 0) {
+    return 0;
+  }
+  int64_t stride = window->stride[dim];
+  if (!window->ceil_mode) {
+    return span / stride + 1;
+  }
+  int64_t out = span / stride + (span % stride != 0) + 1;
+  if ((out - 1) * stride >= in + window->pad[dim]) {
+    --out;
+  }
+  return out;
+}
+
+/* Largest value an attribute that sizes a window (stride, padding, pool
+ * size, dilation) may take. */
+#define KILN_NN_WINDOW_ATTR_MAX ((int64_t)1 << 30)
+
+/* The window of attributes already validated by kiln_nn_check_ints:
+ * strides and dilation of 2 values, padding of 4. */
+static inline kiln_nn_window_t kiln_nn_window_make(int64_t kernel_h, int64_t kernel_w,
+                                                   kiln_ints_t strides, kiln_ints_t dilation,
+                                                   kiln_ints_t padding, bool ceil_mode) {
+  kiln_nn_window_t window = {
+      .kernel = {kernel_h, kernel_w},
+      .stride = {strides.values[0], strides.values[1]},
+      .dilation = {dilation.values[0], dilation.values[1]},
+      .pad = {padding.values[0], padding.values[1], padding.values[2], padding.values[3]},
+      .ceil_mode = ceil_mode};
+  return window;
+}
+
+/* Output height and width of `window` over `data` (whose logical H and W are
+ * `in`); INVALID_ARGUMENT naming the operator and the shape when no window
+ * fits. */
+static inline kiln_status_t kiln_nn_window_outputs(const kiln_op_t *op,
+                                                   const kiln_nn_window_t *window,
+                                                   const kiln_tensor_type_t *data,
+                                                   const int64_t *in, int64_t *out_extents) {
+  static const char *const names[2] = {"height", "width"};
+  for (int dim = 0; dim < 2; ++dim) {
+    out_extents[dim] = kiln_nn_window_extent(window, dim, in[dim]);
+    if (out_extents[dim] < 1) {
+      char text[KILN_SHAPE_TEXT_CAPACITY];
+      return KILN_STATUS(INVALID_ARGUMENT,
+                         "%s: data %s is too small: %s %lld with padding %lld+%lld has no room for "
+                         "a window of %lld (dilation %lld)",
+                         op->name, kiln_op_shape_text(data, text), names[dim], (long long)in[dim],
+                         (long long)window->pad[dim], (long long)window->pad[dim + 2],
+                         (long long)window->kernel[dim], (long long)window->dilation[dim]);
+    }
+  }
+  return KILN_OK;
+}
+
+/* ---- attribute validation ---- */
+
+/* INVALID_ARGUMENT unless `ints` has `count` values (or, when `or_count` is
+ * not -1, that many) each in [min_value, KILN_NN_WINDOW_ATTR_MAX]. */
+static inline kiln_status_t kiln_nn_check_ints(const kiln_op_t *op, const char *attr,
+                                               kiln_ints_t ints, int count, int or_count,
+                                               int64_t min_value) {
+  if (ints.count != count && ints.count != or_count) {
+    if (or_count >= 0) {
+      return KILN_STATUS(INVALID_ARGUMENT, "%s: %s must have %d or %d values, got %d", op->name,
+                         attr, or_count, count, (int)ints.count);
+    }
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: %s must have %d values, got %d", op->name, attr,
+                       count, (int)ints.count);
+  }
+  for (int32_t i = 0; i < ints.count; ++i) {
+    if (ints.values[i] < min_value || ints.values[i] > KILN_NN_WINDOW_ATTR_MAX) {
+      return KILN_STATUS(INVALID_ARGUMENT, "%s: %s[%d] is %lld; it must be in [%lld, %lld]",
+                         op->name, attr, (int)i, (long long)ints.values[i], (long long)min_value,
+                         (long long)KILN_NN_WINDOW_ATTR_MAX);
+    }
+  }
+  return KILN_OK;
+}
+
+/* ---- type relations ---- */
+
+/* Checks that an operator with attributes got them, and validates them (a
+ * relation must not read a list shorter than it expects). */
+static inline kiln_status_t kiln_nn_relation_attrs(const kiln_op_t *op, const void *attrs) {
+  if (op->attrs_size > 0 && !attrs) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: attributes are missing", op->name);
+  }
+  return kiln_op_attrs_validate(op, attrs);
+}
+
+/* Input tensor types 0..count-1 of a relation. */
+static inline kiln_status_t kiln_nn_input_tensors(const kiln_type_relation_t *relation, int count,
+                                                  const kiln_tensor_type_t **out_types) {
+  for (int i = 0; i < count; ++i) {
+    KILN_RETURN_IF_ERROR(kiln_op_input_tensor(relation, i, &out_types[i]));
+  }
+  return KILN_OK;
+}
+
+/* INVALID_ARGUMENT unless `b` has the dtype of `a`, naming both. */
+static inline kiln_status_t kiln_nn_same_dtype(const kiln_op_t *op, const char *name_a,
+                                               const kiln_tensor_type_t *a, const char *name_b,
+                                               const kiln_tensor_type_t *b) {
+  if (a->dtype == b->dtype) {
+    return KILN_OK;
+  }
+  char text_a[KILN_SHAPE_TEXT_CAPACITY], text_b[KILN_SHAPE_TEXT_CAPACITY];
+  return KILN_STATUS(INVALID_ARGUMENT, "%s: %s %s has dtype %s but %s %s has dtype %s", op->name,
+                     name_b, kiln_op_shape_text(b, text_b), kiln_dtype_name(b->dtype), name_a,
+                     kiln_op_shape_text(a, text_a), kiln_dtype_name(a->dtype));
+}
+
+static inline bool kiln_nn_dtype_is_float(kiln_dtype_t dtype) {
+  return dtype == KILN_DTYPE_FLOAT32 || dtype == KILN_DTYPE_FLOAT16 ||
+         dtype == KILN_DTYPE_BFLOAT16 || dtype == KILN_DTYPE_FLOAT64;
+}
+
+/* INVALID_ARGUMENT unless `type` has a floating-point dtype. */
+static inline kiln_status_t kiln_nn_require_float(const kiln_op_t *op, const char *name,
+                                                  const kiln_tensor_type_t *type) {
+  if (kiln_nn_dtype_is_float(type->dtype)) {
+    return KILN_OK;
+  }
+  char text[KILN_SHAPE_TEXT_CAPACITY];
+  return KILN_STATUS(INVALID_ARGUMENT, "%s: %s %s has dtype %s; expected a floating-point dtype",
+                     op->name, name, kiln_op_shape_text(type, text), kiln_dtype_name(type->dtype));
+}
+
+/* (outer, extent, inner) of a shape split around `axis`: element
+ * (o, x, i) is at (o * extent + x) * inner + i. */
+static inline void kiln_nn_axis_split(int ndim, const int64_t *shape, int axis, int64_t *out_outer,
+                                      int64_t *out_extent, int64_t *out_inner) {
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < axis; ++i) {
+    outer *= shape[i];
+  }
+  for (int i = axis + 1; i < ndim; ++i) {
+    inner *= shape[i];
+  }
+  *out_outer = outer;
+  *out_extent = shape[axis];
+  *out_inner = inner;
+}
+
+/* ---- reference kernels ---- */
+
+/* The type of a tensor, as a relation sees it (shape borrowed). */
+static inline kiln_tensor_type_t kiln_nn_tensor_type(const kiln_tensor_t *tensor) {
+  kiln_tensor_type_t type = {.base = {.kind = KILN_TYPE_KIND_TENSOR},
+                             .dtype = kiln_tensor_dtype(tensor),
+                             .ndim = kiln_tensor_ndim(tensor),
+                             .shape = kiln_tensor_shape(tensor)};
+  return type;
+}
+
+#define KILN_NN_MAX_INPUTS 8
+
+/* The checks every nn reference kernel starts with: one output, every input
+ * present, attributes valid, and the output tensor of exactly the type the
+ * relation infers from the input tensors. After it, a kernel may index its
+ * tensors by the shapes the relation derived without re-checking them. */
+static inline kiln_status_t kiln_nn_kernel_check(const kiln_kernel_args_t *args) {
+  const kiln_op_t *op = args->op;
+  if (args->num_outputs != 1 || !args->outputs || !args->outputs[0]) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: expected 1 output tensor, got %d", op->name,
+                       args->num_outputs);
+  }
+  if (args->num_inputs < 0 || args->num_inputs > KILN_NN_MAX_INPUTS || !args->inputs) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: expected %d to %d inputs, got %d", op->name,
+                       op->min_inputs, op->max_inputs, args->num_inputs);
+  }
+  kiln_tensor_type_t types[KILN_NN_MAX_INPUTS];
+  const kiln_type_t *pointers[KILN_NN_MAX_INPUTS];
+  for (int i = 0; i < args->num_inputs; ++i) {
+    if (!args->inputs[i]) {
+      return KILN_STATUS(INVALID_ARGUMENT, "%s: input tensor %d is missing", op->name, i);
+    }
+    types[i] = kiln_nn_tensor_type(args->inputs[i]);
+    pointers[i] = &types[i].base;
+  }
+  kiln_arena_t arena;
+  kiln_arena_initialize(&arena, kiln_allocator_system(), 4096);
+  const kiln_type_t *inferred = NULL;
+  kiln_status_t status =
+      kiln_op_infer_type(op, args->attrs, args->num_inputs, pointers, &arena, &inferred);
+  kiln_tensor_type_t output = kiln_nn_tensor_type(args->outputs[0]);
+  const kiln_tensor_type_t *expected = kiln_type_as_tensor(inferred);
+  if (!status && !expected) {
+    status = KILN_STATUS(INTERNAL, "%s: the relation gave a tuple", op->name);
+  } else if (!status && !kiln_type_equal(inferred, &output.base)) {
+    char have[KILN_SHAPE_TEXT_CAPACITY], want[KILN_SHAPE_TEXT_CAPACITY];
+    status = KILN_STATUS(INVALID_ARGUMENT, "%s: output tensor %s %s does not match the type %s %s",
+                         op->name, kiln_op_shape_text(&output, have), kiln_dtype_name(output.dtype),
+                         kiln_op_shape_text(expected, want), kiln_dtype_name(expected->dtype));
+  }
+  kiln_arena_deinitialize(&arena);
+  return status;
+}
+
+/* The start of every float32 kernel: kiln_nn_kernel_check, then
+ * UNIMPLEMENTED unless input 0 (and so, by the relation, every input) is
+ * float32. */
+static inline kiln_status_t kiln_nn_kernel_begin_float32(const kiln_kernel_args_t *args) {
+  KILN_RETURN_IF_ERROR(kiln_nn_kernel_check(args));
+  kiln_dtype_t dtype = kiln_tensor_dtype(args->inputs[0]);
+  if (dtype != KILN_DTYPE_FLOAT32) {
+    return KILN_STATUS(UNIMPLEMENTED, "%s: the reference kernel does not handle dtype %s",
+                       args->op->name, kiln_dtype_name(dtype));
+  }
+  return KILN_OK;
+}
+
+/* Advances `coords` through the box `extents` in row-major order; false
+ * after the last index. */
+static inline bool kiln_nn_next_index(int ndim, const int64_t *extents, int64_t *coords) {
+  for (int i = ndim - 1; i >= 0; --i) {
+    if (++coords[i] < extents[i]) {
+      return true;
+    }
+    coords[i] = 0;
+  }
+  return false;
+}
+
+/* The value of the output element at logical coordinates (n, c, h, w). */
+typedef float (*kiln_nn_point_fn)(const void *context, const int64_t *coords);
+
+/* Writes point(context, coords) for every logical (N, C, H, W) coordinate
+ * below `extents` into `output`, a float32 tensor stored in `layout`: the
+ * output loop of conv and pooling, whatever the layout. */
+static inline kiln_status_t kiln_nn_fill_nchw(kiln_tensor_t *output, const kiln_nn_layout_t *layout,
+                                              const int64_t *extents, kiln_nn_point_fn point,
+                                              const void *context) {
+  kiln_nn_axis_view_t axes[4];
+  KILN_RETURN_IF_ERROR(kiln_nn_layout_view(layout, "NCHW", kiln_tensor_ndim(output),
+                                           kiln_tensor_shape(output), axes));
+  if (kiln_tensor_element_count(output) == 0) {
+    return KILN_OK;
+  }
+  float *out = kiln_tensor_data(output);
+  int64_t coords[4] = {0};
+  do {
+    int64_t at = 0;
+    for (int i = 0; i < 4; ++i) {
+      at += kiln_nn_axis_offset(&axes[i], coords[i]);
+    }
+    out[at] = point(context, coords);
+  } while (kiln_nn_next_index(4, extents, coords));
+  return KILN_OK;
+}
+
+#endif /* KILN_OP_NN_COMMON_H_ */

@@ -1,0 +1,304 @@
+/*
+ * nn.conv2d and nn.contrib_conv2d_NCHWc.
+ *
+ * Both operators are one computation on logical (N, C, H, W) data and
+ * (O, I, KH, KW) weights; they differ only in how the tensors are stored.
+ * conv2d takes any order of the primal axes (NCHW, NHWC; OIHW, HWIO, ...)
+ * and no split; the NCHWc form takes data NCHW{ic}c, weight OIHW{ic}i{oc}o
+ * and output NCHW{oc}c. So one plan (conv_plan_make: layouts, axis views,
+ * channel and group checks, output extents and storage shape) serves both
+ * type relations and both kernels, and one loop computes both: for every
+ * output element, a double accumulator sums data * weight over the input
+ * channels of its group, then KH, then KW, reading every tensor through its
+ * layout view. The NCHWc kernel therefore gives bit for bit the numbers of
+ * conv2d on the same data transformed back, which its tests check.
+ */
+#include "op/nn_common.h"
+
+/* ---- attributes ---- */
+
+#define CONV2D_FIELD(field, kind, text) KILN_ATTR_FIELD(kiln_nn_conv2d_attrs_t, field, kind, text)
+
+#define CONV2D_WINDOW_FIELDS                                                          \
+  CONV2D_FIELD(strides, INTS, "[1, 1]"), CONV2D_FIELD(padding, INTS, "[0, 0, 0, 0]"), \
+      CONV2D_FIELD(dilation, INTS, "[1, 1]"), CONV2D_FIELD(groups, INT, "1"),         \
+      CONV2D_FIELD(channels, INT, "0"), CONV2D_FIELD(kernel_size, INTS, "[]")
+
+static const kiln_attr_field_t conv2d_fields[] = {
+    CONV2D_WINDOW_FIELDS,
+    CONV2D_FIELD(data_layout, STRING, "\"NCHW\""),
+    CONV2D_FIELD(kernel_layout, STRING, "\"OIHW\""),
+    CONV2D_FIELD(out_layout, STRING, "\"\""),
+};
+
+static const kiln_attr_field_t conv2d_nchwc_fields[] = {
+    CONV2D_WINDOW_FIELDS,
+    CONV2D_FIELD(data_layout, STRING, "\"NCHW16c\""),
+    CONV2D_FIELD(kernel_layout, STRING, "\"OIHW16i16o\""),
+    CONV2D_FIELD(out_layout, STRING, "\"NCHW16c\""),
+};
+
+/* Which splits each operator's layouts must have (kiln_nn_layout_require). */
+typedef struct conv_form_t {
+  const char *data_splits;
+  const char *kernel_splits;
+  const char *out_splits;
+  bool out_may_be_empty; /* "" means data_layout */
+  bool grouped;          /* groups > 1 supported */
+} conv_form_t;
+
+static const conv_form_t conv2d_form = {"", "", "", true, true};
+static const conv_form_t conv2d_nchwc_form = {"c", "io", "c", false, false};
+
+static const conv_form_t *conv_form(const kiln_op_t *op) {
+  return op->id == KILN_OP_CONV2D_NCHWC ? &conv2d_nchwc_form : &conv2d_form;
+}
+
+/* The three layouts, parsed and checked against the operator's form. */
+static kiln_status_t conv_layouts(const kiln_op_t *op, const kiln_nn_conv2d_attrs_t *a,
+                                  kiln_nn_layout_t *out_data, kiln_nn_layout_t *out_kernel,
+                                  kiln_nn_layout_t *out_out) {
+  const conv_form_t *form = conv_form(op);
+  KILN_RETURN_IF_ERROR(kiln_nn_layout_require(op, "data_layout", a->data_layout, "NCHW",
+                                              form->data_splits, form->data_splits, out_data));
+  KILN_RETURN_IF_ERROR(kiln_nn_layout_require(op, "kernel_layout", a->kernel_layout, "OIHW",
+                                              form->kernel_splits, form->kernel_splits,
+                                              out_kernel));
+  if (form->out_may_be_empty && (!a->out_layout || !*a->out_layout)) {
+    *out_out = *out_data;
+    return KILN_OK;
+  }
+  return kiln_nn_layout_require(op, "out_layout", a->out_layout, "NCHW", form->out_splits,
+                                form->out_splits, out_out);
+}
+
+static kiln_status_t conv_validate(const kiln_op_t *op, const void *attrs) {
+  const kiln_nn_conv2d_attrs_t *a = attrs;
+  KILN_RETURN_IF_ERROR(kiln_nn_check_ints(op, "strides", a->strides, 2, -1, 1));
+  KILN_RETURN_IF_ERROR(kiln_nn_check_ints(op, "padding", a->padding, 4, -1, 0));
+  KILN_RETURN_IF_ERROR(kiln_nn_check_ints(op, "dilation", a->dilation, 2, -1, 1));
+  KILN_RETURN_IF_ERROR(kiln_nn_check_ints(op, "kernel_size", a->kernel_size, 2, 0, 1));
+  if (a->groups < 1 || a->groups > KILN_NN_WINDOW_ATTR_MAX) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: groups is %lld; it must be positive", op->name,
+                       (long long)a->groups);
+  }
+  if (a->groups > 1 && !conv_form(op)->grouped) {
+    return KILN_STATUS(UNIMPLEMENTED, "%s: groups %lld is not supported (only 1)", op->name,
+                       (long long)a->groups);
+  }
+  if (a->channels < 0) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: channels is %lld; it must be 0 or positive", op->name,
+                       (long long)a->channels);
+  }
+  kiln_nn_layout_t data, kernel, out;
+  return conv_layouts(op, a, &data, &kernel, &out);
+}
+
+/* ---- the plan shared by relation and kernel ---- */
+
+typedef struct conv_plan_t {
+  kiln_nn_layout_t out_layout;
+  kiln_nn_axis_view_t data[4];   /* N, C, H, W */
+  kiln_nn_axis_view_t weight[4]; /* O, I, KH, KW */
+  kiln_nn_window_t window;
+  int64_t groups;
+  int64_t out_logical[4]; /* N, O, OH, OW */
+  int64_t out_shape[KILN_NN_LAYOUT_MAX_AXES];
+} conv_plan_t;
+
+/* The blocks of data C and kernel I, and of output C and kernel O, agree. */
+static kiln_status_t conv_check_blocks(const kiln_op_t *op, const kiln_nn_layout_t *data,
+                                       const kiln_nn_layout_t *kernel,
+                                       const kiln_nn_layout_t *out) {
+  if (kiln_nn_layout_factor(data, 'C') != kiln_nn_layout_factor(kernel, 'I')) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "%s: data_layout %s and kernel_layout %s split the input channels "
+                       "differently",
+                       op->name, data->text, kernel->text);
+  }
+  if (kiln_nn_layout_factor(out, 'C') != kiln_nn_layout_factor(kernel, 'O')) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "%s: out_layout %s and kernel_layout %s split the output channels "
+                       "differently",
+                       op->name, out->text, kernel->text);
+  }
+  return KILN_OK;
+}
+
+/* Channels against groups, and the optional channels and kernel_size attrs. */
+static kiln_status_t conv_check_channels(const kiln_op_t *op, const kiln_nn_conv2d_attrs_t *a,
+                                         const conv_plan_t *plan, const kiln_tensor_type_t *data,
+                                         const kiln_tensor_type_t *weight) {
+  char data_text[KILN_SHAPE_TEXT_CAPACITY], weight_text[KILN_SHAPE_TEXT_CAPACITY];
+  kiln_op_shape_text(data, data_text);
+  kiln_op_shape_text(weight, weight_text);
+  long long channels = plan->data[1].extent, outputs = plan->weight[0].extent;
+  int64_t expected = 0;
+  if (__builtin_mul_overflow(plan->weight[1].extent, a->groups, &expected) ||
+      expected != channels) {
+    return KILN_STATUS(
+        INVALID_ARGUMENT, "%s: data %s has %lld channels but weight %s expects %lld (groups %lld)",
+        op->name, data_text, channels, weight_text, (long long)expected, (long long)a->groups);
+  }
+  if (outputs % a->groups != 0) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "%s: groups %lld does not divide the %lld output channels of weight %s",
+                       op->name, (long long)a->groups, outputs, weight_text);
+  }
+  if (a->channels != 0 && a->channels != outputs) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "%s: channels %lld does not match the %lld output channels of weight %s",
+                       op->name, (long long)a->channels, outputs, weight_text);
+  }
+  if (a->kernel_size.count == 2 && (a->kernel_size.values[0] != plan->weight[2].extent ||
+                                    a->kernel_size.values[1] != plan->weight[3].extent)) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: kernel_size [%lld, %lld] does not match weight %s",
+                       op->name, (long long)a->kernel_size.values[0],
+                       (long long)a->kernel_size.values[1], weight_text);
+  }
+  return KILN_OK;
+}
+
+static kiln_status_t conv_plan_make(const kiln_op_t *op, const kiln_nn_conv2d_attrs_t *a,
+                                    const kiln_tensor_type_t *data,
+                                    const kiln_tensor_type_t *weight, conv_plan_t *out_plan) {
+  kiln_nn_layout_t data_layout, kernel_layout;
+  KILN_RETURN_IF_ERROR(conv_layouts(op, a, &data_layout, &kernel_layout, &out_plan->out_layout));
+  KILN_RETURN_IF_ERROR(conv_check_blocks(op, &data_layout, &kernel_layout, &out_plan->out_layout));
+  KILN_RETURN_IF_ERROR_ANNOTATE(
+      kiln_nn_layout_view(&data_layout, "NCHW", data->ndim, data->shape, out_plan->data),
+      "%s: data", op->name);
+  KILN_RETURN_IF_ERROR_ANNOTATE(
+      kiln_nn_layout_view(&kernel_layout, "OIHW", weight->ndim, weight->shape, out_plan->weight),
+      "%s: weight", op->name);
+  KILN_RETURN_IF_ERROR(conv_check_channels(op, a, out_plan, data, weight));
+  out_plan->groups = a->groups;
+  out_plan->window = kiln_nn_window_make(out_plan->weight[2].extent, out_plan->weight[3].extent,
+                                         a->strides, a->dilation, a->padding, false);
+  int64_t in[2] = {out_plan->data[2].extent, out_plan->data[3].extent};
+  out_plan->out_logical[0] = out_plan->data[0].extent;
+  out_plan->out_logical[1] = out_plan->weight[0].extent;
+  KILN_RETURN_IF_ERROR(
+      kiln_nn_window_outputs(op, &out_plan->window, data, in, &out_plan->out_logical[2]));
+  KILN_RETURN_IF_ERROR_ANNOTATE(kiln_nn_layout_shape(&out_plan->out_layout, "NCHW",
+                                                     out_plan->out_logical, out_plan->out_shape),
+                                "%s: output", op->name);
+  return KILN_OK;
+}
+
+/* ---- rules ---- */
+
+static kiln_status_t conv_infer(const kiln_type_relation_t *relation,
+                                const kiln_type_t **out_type) {
+  const kiln_op_t *op = relation->op;
+  KILN_RETURN_IF_ERROR(kiln_nn_relation_attrs(op, relation->attrs));
+  const kiln_tensor_type_t *inputs[2];
+  KILN_RETURN_IF_ERROR(kiln_nn_input_tensors(relation, 2, inputs));
+  KILN_RETURN_IF_ERROR(kiln_nn_same_dtype(op, "data", inputs[0], "weight", inputs[1]));
+  conv_plan_t plan;
+  KILN_RETURN_IF_ERROR(conv_plan_make(op, relation->attrs, inputs[0], inputs[1], &plan));
+  return kiln_tensor_type_create(relation->arena, inputs[0]->dtype, plan.out_layout.ndim,
+                                 plan.out_shape, out_type);
+}
+
+/* Data in data_layout, weight in kernel_layout; the output in out_layout. */
+static kiln_status_t conv_correct_layout(kiln_layout_relation_t *relation) {
+  const kiln_op_t *op = relation->op;
+  KILN_RETURN_IF_ERROR(kiln_nn_relation_attrs(op, relation->attrs));
+  if (relation->num_inputs != 2) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: expected 2 inputs, got %d", op->name,
+                       relation->num_inputs);
+  }
+  const kiln_nn_conv2d_attrs_t *a = relation->attrs;
+  relation->required_layouts[0] = a->data_layout;
+  relation->required_layouts[1] = a->kernel_layout;
+  relation->output_layout = a->out_layout && *a->out_layout ? a->out_layout : a->data_layout;
+  return KILN_OK;
+}
+
+/* ---- reference kernel ---- */
+
+typedef struct conv_run_t {
+  const conv_plan_t *plan;
+  const float *data;
+  const float *weight;
+} conv_run_t;
+
+/* Output element c = (n, o, oh, ow): the sum over the input channels of o's
+ * group, KH and KW of data * weight, in double. */
+static float conv_point(const void *context, const int64_t *c) {
+  const conv_run_t *run = context;
+  const conv_plan_t *plan = run->plan;
+  const kiln_nn_axis_view_t *d = plan->data, *w = plan->weight;
+  const kiln_nn_window_t *win = &plan->window;
+  int64_t n = c[0], o = c[1], oh = c[2], ow = c[3];
+  int64_t group_inputs = w[1].extent;
+  int64_t first = (o / (w[0].extent / plan->groups)) * group_inputs;
+  double sum = 0.0;
+  for (int64_t i = 0; i < group_inputs; ++i) {
+    int64_t data_nc = kiln_nn_axis_offset(&d[0], n) + kiln_nn_axis_offset(&d[1], first + i);
+    int64_t weight_oi = kiln_nn_axis_offset(&w[0], o) + kiln_nn_axis_offset(&w[1], i);
+    for (int64_t kh = 0; kh < win->kernel[0]; ++kh) {
+      int64_t ih = oh * win->stride[0] - win->pad[0] + kh * win->dilation[0];
+      if (ih < 0 || ih >= d[2].extent) {
+        continue;
+      }
+      for (int64_t kw = 0; kw < win->kernel[1]; ++kw) {
+        int64_t iw = ow * win->stride[1] - win->pad[1] + kw * win->dilation[1];
+        if (iw < 0 || iw >= d[3].extent) {
+          continue;
+        }
+        double x =
+            run->data[data_nc + kiln_nn_axis_offset(&d[2], ih) + kiln_nn_axis_offset(&d[3], iw)];
+        double y = run->weight[weight_oi + kiln_nn_axis_offset(&w[2], kh) +
+                               kiln_nn_axis_offset(&w[3], kw)];
+        sum += x * y;
+      }
+    }
+  }
+  return (float)sum;
+}
+
+static kiln_status_t conv_reference(const kiln_kernel_args_t *args) {
+  KILN_RETURN_IF_ERROR(kiln_nn_kernel_begin_float32(args));
+  kiln_tensor_type_t data = kiln_nn_tensor_type(args->inputs[0]);
+  kiln_tensor_type_t weight = kiln_nn_tensor_type(args->inputs[1]);
+  conv_plan_t plan;
+  KILN_RETURN_IF_ERROR(conv_plan_make(args->op, args->attrs, &data, &weight, &plan));
+  conv_run_t run = {.plan = &plan,
+                    .data = kiln_tensor_data(args->inputs[0]),
+                    .weight = kiln_tensor_data(args->inputs[1])};
+  return kiln_nn_fill_nchw(args->outputs[0], &plan.out_layout, plan.out_logical, conv_point, &run);
+}
+
+/* ---- the operators ---- */
+
+const kiln_op_t kiln_op_conv2d = {
+    .name = "nn.conv2d",
+    .id = KILN_OP_CONV2D,
+    .min_inputs = 2,
+    .max_inputs = 2,
+    .pattern = KILN_OP_PATTERN_OUT_ELEMWISE_FUSABLE,
+    .attrs_size = sizeof(kiln_nn_conv2d_attrs_t),
+    .num_attr_fields = sizeof(conv2d_fields) / sizeof(conv2d_fields[0]),
+    .attr_fields = conv2d_fields,
+    .validate_attrs = conv_validate,
+    .infer_type = conv_infer,
+    .correct_layout = conv_correct_layout,
+    .reference = conv_reference,
+};
+
+const kiln_op_t kiln_op_conv2d_nchwc = {
+    .name = "nn.contrib_conv2d_NCHWc",
+    .id = KILN_OP_CONV2D_NCHWC,
+    .min_inputs = 2,
+    .max_inputs = 2,
+    .pattern = KILN_OP_PATTERN_OUT_ELEMWISE_FUSABLE,
+    .attrs_size = sizeof(kiln_nn_conv2d_attrs_t),
+    .num_attr_fields = sizeof(conv2d_nchwc_fields) / sizeof(conv2d_nchwc_fields[0]),
+    .attr_fields = conv2d_nchwc_fields,
+    .validate_attrs = conv_validate,
+    .infer_type = conv_infer,
+    .correct_layout = conv_correct_layout,
+    .reference = conv_reference,
+};

@@ -1,0 +1,232 @@
+/*
+ * Pooling: nn.max_pool2d, nn.avg_pool2d, nn.global_avg_pool2d and
+ * nn.global_max_pool2d.
+ *
+ * The four operators are one computation: a window slides over the logical H
+ * and W of (N, C, H, W) data and each output element is the max or the mean
+ * of the cells it covers. A global pool is the window of the whole input
+ * (pool (H, W), stride 1, no padding), so one plan (pool_plan_make) serves
+ * the four type relations and one loop the four kernels. The data is read
+ * through the layout view of the `layout` attribute, so NCHW, NHWC and the
+ * blocked NCHW{c}c all run the same loop.
+ *
+ * Padding follows ONNX. Max ignores padded cells. Avg sums the cells inside
+ * the input and divides by their number (count_include_pad False) or by the
+ * number of window cells inside the padded input (True), so a ceil_mode
+ * window that runs past the bottom or right padding is clipped to it. Output
+ * extents with ceil_mode are PyTorch's and ONNX's: the last window must start
+ * inside the input or the top/left padding. A window with no cell inside the
+ * input (possible with dilation or padding at least the pool size) gives
+ * -inf for max (as PyTorch) and 0 for avg without padding counted.
+ */
+#include <math.h>
+
+#include "op/nn_common.h"
+
+/* ---- attributes ---- */
+
+#define POOL2D_FIELD(field, kind, text) KILN_ATTR_FIELD(kiln_nn_pool2d_attrs_t, field, kind, text)
+
+#define POOL2D_FIELDS                                                                      \
+  POOL2D_FIELD(pool_size, INTS, "[1, 1]"), POOL2D_FIELD(strides, INTS, "[1, 1]"),          \
+      POOL2D_FIELD(dilation, INTS, "[1, 1]"), POOL2D_FIELD(padding, INTS, "[0, 0, 0, 0]"), \
+      POOL2D_FIELD(layout, STRING, "\"NCHW\""), POOL2D_FIELD(ceil_mode, BOOL, "False")
+
+static const kiln_attr_field_t max_pool2d_fields[] = {POOL2D_FIELDS};
+
+static const kiln_attr_field_t avg_pool2d_fields[] = {
+    POOL2D_FIELDS,
+    POOL2D_FIELD(count_include_pad, BOOL, "False"),
+};
+
+static const kiln_attr_field_t global_pool2d_fields[] = {
+    KILN_ATTR_FIELD(kiln_nn_global_pool2d_attrs_t, layout, STRING, "\"NCHW\""),
+};
+
+static bool pool_is_global(const kiln_op_t *op) {
+  return op->id == KILN_OP_GLOBAL_AVG_POOL2D || op->id == KILN_OP_GLOBAL_MAX_POOL2D;
+}
+
+static bool pool_is_max(const kiln_op_t *op) {
+  return op->id == KILN_OP_MAX_POOL2D || op->id == KILN_OP_GLOBAL_MAX_POOL2D;
+}
+
+/* The layout attribute of either attrs struct. */
+static const char *pool_layout_text(const kiln_op_t *op, const void *attrs) {
+  if (pool_is_global(op)) {
+    return ((const kiln_nn_global_pool2d_attrs_t *)attrs)->layout;
+  }
+  return ((const kiln_nn_pool2d_attrs_t *)attrs)->layout;
+}
+
+/* NCHW in any order, C optionally split. */
+static kiln_status_t pool_layout(const kiln_op_t *op, const void *attrs,
+                                 kiln_nn_layout_t *out_layout) {
+  return kiln_nn_layout_require(op, "layout", pool_layout_text(op, attrs), "NCHW", "c", "",
+                                out_layout);
+}
+
+static kiln_status_t pool_validate(const kiln_op_t *op, const void *attrs) {
+  if (!pool_is_global(op)) {
+    const kiln_nn_pool2d_attrs_t *a = attrs;
+    KILN_RETURN_IF_ERROR(kiln_nn_check_ints(op, "pool_size", a->pool_size, 2, -1, 1));
+    KILN_RETURN_IF_ERROR(kiln_nn_check_ints(op, "strides", a->strides, 2, -1, 1));
+    KILN_RETURN_IF_ERROR(kiln_nn_check_ints(op, "dilation", a->dilation, 2, -1, 1));
+    KILN_RETURN_IF_ERROR(kiln_nn_check_ints(op, "padding", a->padding, 4, -1, 0));
+  }
+  kiln_nn_layout_t layout;
+  return pool_layout(op, attrs, &layout);
+}
+
+/* ---- the plan shared by relation and kernel ---- */
+
+typedef struct pool_plan_t {
+  kiln_nn_layout_t layout;
+  kiln_nn_axis_view_t data[4]; /* N, C, H, W */
+  kiln_nn_window_t window;
+  bool is_max;
+  bool count_include_pad;
+  int64_t out_logical[4]; /* N, C, OH, OW */
+  int64_t out_shape[KILN_NN_LAYOUT_MAX_AXES];
+} pool_plan_t;
+
+static kiln_status_t pool_plan_make(const kiln_op_t *op, const void *attrs,
+                                    const kiln_tensor_type_t *data, pool_plan_t *out_plan) {
+  KILN_RETURN_IF_ERROR(pool_layout(op, attrs, &out_plan->layout));
+  KILN_RETURN_IF_ERROR_ANNOTATE(
+      kiln_nn_layout_view(&out_plan->layout, "NCHW", data->ndim, data->shape, out_plan->data),
+      "%s: data", op->name);
+  int64_t in[2] = {out_plan->data[2].extent, out_plan->data[3].extent};
+  out_plan->is_max = pool_is_max(op);
+  out_plan->count_include_pad = false;
+  if (pool_is_global(op)) {
+    out_plan->window =
+        (kiln_nn_window_t){.kernel = {in[0], in[1]}, .stride = {1, 1}, .dilation = {1, 1}};
+  } else {
+    const kiln_nn_pool2d_attrs_t *a = attrs;
+    out_plan->window = kiln_nn_window_make(a->pool_size.values[0], a->pool_size.values[1],
+                                           a->strides, a->dilation, a->padding, a->ceil_mode);
+    out_plan->count_include_pad = a->count_include_pad;
+  }
+  out_plan->out_logical[0] = out_plan->data[0].extent;
+  out_plan->out_logical[1] = out_plan->data[1].extent;
+  KILN_RETURN_IF_ERROR(
+      kiln_nn_window_outputs(op, &out_plan->window, data, in, &out_plan->out_logical[2]));
+  return kiln_nn_layout_shape(&out_plan->layout, "NCHW", out_plan->out_logical,
+                              out_plan->out_shape);
+}
+
+/* ---- rules ---- */
+
+static kiln_status_t pool_infer(const kiln_type_relation_t *relation,
+                                const kiln_type_t **out_type) {
+  KILN_RETURN_IF_ERROR(kiln_nn_relation_attrs(relation->op, relation->attrs));
+  const kiln_tensor_type_t *data = NULL;
+  KILN_RETURN_IF_ERROR(kiln_op_input_tensor(relation, 0, &data));
+  pool_plan_t plan;
+  KILN_RETURN_IF_ERROR(pool_plan_make(relation->op, relation->attrs, data, &plan));
+  return kiln_tensor_type_create(relation->arena, data->dtype, plan.layout.ndim, plan.out_shape,
+                                 out_type);
+}
+
+/* The data in the layout attribute; the output in the same. */
+static kiln_status_t pool_correct_layout(kiln_layout_relation_t *relation) {
+  KILN_RETURN_IF_ERROR(kiln_nn_relation_attrs(relation->op, relation->attrs));
+  const char *layout = pool_layout_text(relation->op, relation->attrs);
+  relation->required_layouts[0] = layout;
+  relation->output_layout = layout;
+  return KILN_OK;
+}
+
+/* ---- reference kernel ---- */
+
+typedef struct pool_run_t {
+  const pool_plan_t *plan;
+  const float *data;
+} pool_run_t;
+
+/* How many of the window's cells along `dim`, starting at `start`, fall
+ * inside the padded input (whose end is the input extent plus the trailing
+ * padding). */
+static int64_t pool_padded_cells(const kiln_nn_window_t *window, int dim, int64_t start,
+                                 int64_t extent) {
+  int64_t end = extent + window->pad[dim + 2], count = 0;
+  for (int64_t k = 0; k < window->kernel[dim]; ++k) {
+    count += start + k * window->dilation[dim] < end;
+  }
+  return count;
+}
+
+/* Output element c = (n, c, oh, ow). */
+static float pool_point(const void *context, const int64_t *c) {
+  const pool_run_t *run = context;
+  const pool_plan_t *plan = run->plan;
+  int64_t oh = c[2], ow = c[3];
+  const kiln_nn_axis_view_t *d = plan->data;
+  const kiln_nn_window_t *win = &plan->window;
+  int64_t top = oh * win->stride[0] - win->pad[0];
+  int64_t left = ow * win->stride[1] - win->pad[1];
+  int64_t base = kiln_nn_axis_offset(&d[0], c[0]) + kiln_nn_axis_offset(&d[1], c[1]);
+  float best = -INFINITY;
+  double sum = 0.0;
+  int64_t inside = 0;
+  for (int64_t kh = 0; kh < win->kernel[0]; ++kh) {
+    int64_t ih = top + kh * win->dilation[0];
+    if (ih < 0 || ih >= d[2].extent) {
+      continue;
+    }
+    for (int64_t kw = 0; kw < win->kernel[1]; ++kw) {
+      int64_t iw = left + kw * win->dilation[1];
+      if (iw < 0 || iw >= d[3].extent) {
+        continue;
+      }
+      float x = run->data[base + kiln_nn_axis_offset(&d[2], ih) + kiln_nn_axis_offset(&d[3], iw)];
+      best = isnan(x) || x > best ? x : best;
+      sum += x;
+      ++inside;
+    }
+  }
+  if (plan->is_max) {
+    return best;
+  }
+  int64_t divisor = plan->count_include_pad ? pool_padded_cells(win, 0, top, d[2].extent) *
+                                                  pool_padded_cells(win, 1, left, d[3].extent)
+                                            : inside;
+  return divisor > 0 ? (float)(sum / (double)divisor) : 0.0f;
+}
+
+static kiln_status_t pool_reference(const kiln_kernel_args_t *args) {
+  KILN_RETURN_IF_ERROR(kiln_nn_kernel_begin_float32(args));
+  kiln_tensor_type_t data = kiln_nn_tensor_type(args->inputs[0]);
+  pool_plan_t plan;
+  KILN_RETURN_IF_ERROR(pool_plan_make(args->op, args->attrs, &data, &plan));
+  pool_run_t run = {.plan = &plan, .data = kiln_tensor_data(args->inputs[0])};
+  return kiln_nn_fill_nchw(args->outputs[0], &plan.layout, plan.out_logical, pool_point, &run);
+}
+
+/* ---- the operators ---- */
+
+#define POOL2D_OP(symbol, op_name, op_id, fields, attrs_type)        \
+  const kiln_op_t symbol = {                                         \
+      .name = op_name,                                               \
+      .id = op_id,                                                   \
+      .min_inputs = 1,                                               \
+      .max_inputs = 1,                                               \
+      .pattern = KILN_OP_PATTERN_OUT_ELEMWISE_FUSABLE,               \
+      .attrs_size = sizeof(attrs_type),                              \
+      .num_attr_fields = sizeof(fields) / sizeof(kiln_attr_field_t), \
+      .attr_fields = fields,                                         \
+      .validate_attrs = pool_validate,                               \
+      .infer_type = pool_infer,                                      \
+      .correct_layout = pool_correct_layout,                         \
+      .reference = pool_reference,                                   \
+  }
+
+POOL2D_OP(kiln_op_max_pool2d, "nn.max_pool2d", KILN_OP_MAX_POOL2D, max_pool2d_fields,
+          kiln_nn_pool2d_attrs_t);
+POOL2D_OP(kiln_op_avg_pool2d, "nn.avg_pool2d", KILN_OP_AVG_POOL2D, avg_pool2d_fields,
+          kiln_nn_pool2d_attrs_t);
+POOL2D_OP(kiln_op_global_avg_pool2d, "nn.global_avg_pool2d", KILN_OP_GLOBAL_AVG_POOL2D,
+          global_pool2d_fields, kiln_nn_global_pool2d_attrs_t);
+POOL2D_OP(kiln_op_global_max_pool2d, "nn.global_max_pool2d", KILN_OP_GLOBAL_MAX_POOL2D,
+          global_pool2d_fields, kiln_nn_global_pool2d_attrs_t);

@@ -1,0 +1,259 @@
+/*
+ * Tests of nn.softmax and nn.log_softmax: the axis attribute, the type
+ * relation with its errors, the layout rule, and the kernel against
+ * exp(x) / sum(exp(x)) evaluated here, on every axis of an odd 3-D shape,
+ * rank-1 data, large inputs (stability), -inf entries and NaN.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kiln_test.h"
+#include "op/nn_common.h"
+
+#define DIMS(...)                                                                \
+  (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (const int64_t[]) { \
+    __VA_ARGS__                                                                  \
+  }
+
+static kiln_arena_t arena;
+
+static int group_setup(void **state) {
+  (void)state;
+  kiln_arena_initialize(&arena, kiln_allocator_system(), 0);
+  return 0;
+}
+
+static int group_teardown(void **state) {
+  (void)state;
+  kiln_arena_deinitialize(&arena);
+  return 0;
+}
+
+static const kiln_type_t *ty(kiln_dtype_t dtype, int ndim, const int64_t *shape) {
+  const kiln_type_t *type = NULL;
+  KILN_ASSERT_OK(kiln_tensor_type_create(&arena, dtype, ndim, shape, &type));
+  return type;
+}
+#define F32(...) ty(KILN_DTYPE_FLOAT32, DIMS(__VA_ARGS__))
+
+static void *axis_attrs(const kiln_op_t *op, const char *axis) {
+  void *a = NULL;
+  KILN_ASSERT_OK(kiln_op_attrs_create_default(op, &arena, &a));
+  if (axis) {
+    KILN_ASSERT_OK(kiln_op_attrs_set_text(op, a, "axis", axis, &arena));
+  }
+  return a;
+}
+
+static kiln_status_t infer(const kiln_op_t *op, const void *a, const kiln_type_t *input,
+                           const kiln_type_t **out) {
+  return kiln_op_infer_type(op, a, 1, &input, &arena, out);
+}
+
+static kiln_tensor_t *f32_tensor(int ndim, const int64_t *shape, const float *values) {
+  kiln_tensor_t *t = NULL;
+  KILN_ASSERT_OK(kiln_tensor_create(kiln_allocator_system(), KILN_DTYPE_FLOAT32, ndim, shape, &t));
+  if (values) {
+    memcpy(kiln_tensor_data(t), values, kiln_tensor_byte_size(t));
+  }
+  return t;
+}
+
+/* Runs the kernel into a new output of the inferred type. */
+static kiln_status_t run(const kiln_op_t *op, const void *a, kiln_tensor_t *input,
+                         kiln_tensor_t **out) {
+  const kiln_type_t *type = NULL;
+  KILN_RETURN_IF_ERROR(
+      infer(op, a, ty(kiln_tensor_dtype(input), kiln_tensor_ndim(input), kiln_tensor_shape(input)),
+            &type));
+  const kiln_tensor_type_t *t = kiln_type_as_tensor(type);
+  KILN_ASSERT_OK(kiln_tensor_create(kiln_allocator_system(), t->dtype, t->ndim, t->shape, out));
+  kiln_kernel_args_t args = {
+      .op = op, .attrs = a, .num_inputs = 1, .inputs = &input, .num_outputs = 1, .outputs = out};
+  kiln_status_t status = op->reference(&args);
+  if (status) {
+    kiln_tensor_release(*out);
+    *out = NULL;
+  }
+  return status;
+}
+
+static void assert_close(const kiln_tensor_t *got, const double *want) {
+  const float *data = kiln_tensor_data(got);
+  for (int64_t i = 0; i < kiln_tensor_element_count(got); ++i) {
+    double tolerance = 1e-5 * fmax(1.0, fabs(want[i]));
+    if (!(fabs((double)data[i] - want[i]) <= tolerance)) {
+      fail_msg("element %lld: got %.9g, want %.9g", (long long)i, data[i], want[i]);
+    }
+  }
+}
+
+/* ---- attributes, relation, rule ---- */
+
+static void test_metadata_and_attrs(void **state) {
+  (void)state;
+  const kiln_op_t *ops[] = {&kiln_op_softmax, &kiln_op_log_softmax};
+  const char *names[] = {"nn.softmax", "nn.log_softmax"};
+  const kiln_op_id_t ids[] = {KILN_OP_SOFTMAX, KILN_OP_LOG_SOFTMAX};
+  for (int i = 0; i < 2; ++i) {
+    assert_string_equal(ops[i]->name, names[i]);
+    assert_int_equal(ops[i]->id, ids[i]);
+    assert_int_equal(ops[i]->pattern, KILN_OP_PATTERN_OPAQUE);
+    assert_int_equal(ops[i]->min_inputs, 1);
+    assert_int_equal(ops[i]->max_inputs, 1);
+    const kiln_nn_axis_attrs_t *a = axis_attrs(ops[i], NULL);
+    assert_int_equal(a->axis, -1);
+    kiln_strbuf_t sb;
+    kiln_strbuf_initialize(&sb, kiln_allocator_system());
+    KILN_ASSERT_OK(kiln_op_attrs_format(ops[i], a, &sb));
+    assert_string_equal(kiln_strbuf_c_str(&sb), "axis=-1");
+    kiln_strbuf_deinitialize(&sb);
+  }
+}
+
+static void test_relation(void **state) {
+  (void)state;
+  const kiln_op_t *op = &kiln_op_softmax;
+  const kiln_type_t *out = NULL;
+  KILN_ASSERT_OK(infer(op, axis_attrs(op, NULL), F32(2, 3, 5), &out));
+  assert_true(kiln_type_equal(out, F32(2, 3, 5)));
+  KILN_ASSERT_OK(infer(op, axis_attrs(op, "-3"), F32(2, 3, 5), &out));
+  assert_true(kiln_type_equal(out, F32(2, 3, 5)));
+  KILN_ASSERT_OK(infer(&kiln_op_log_softmax, axis_attrs(&kiln_op_log_softmax, "0"),
+                       ty(KILN_DTYPE_FLOAT16, DIMS(7)), &out));
+  assert_true(kiln_type_equal(out, ty(KILN_DTYPE_FLOAT16, DIMS(7))));
+  KILN_ASSERT_STATUS(infer(op, axis_attrs(op, "3"), F32(2, 3, 5), &out), INVALID_ARGUMENT,
+                     "nn.softmax: axis 3 is out of range for rank 3");
+  KILN_ASSERT_STATUS(infer(op, axis_attrs(op, "-4"), F32(2, 3, 5), &out), INVALID_ARGUMENT,
+                     "nn.softmax: axis -4 is out of range for rank 3");
+  KILN_ASSERT_STATUS(infer(op, axis_attrs(op, NULL), ty(KILN_DTYPE_FLOAT32, 0, NULL), &out),
+                     INVALID_ARGUMENT, "nn.softmax: axis -1 is out of range for rank 0");
+  KILN_ASSERT_STATUS(
+      infer(&kiln_op_log_softmax, axis_attrs(&kiln_op_log_softmax, NULL),
+            ty(KILN_DTYPE_INT64, DIMS(2, 3)), &out),
+      INVALID_ARGUMENT,
+      "nn.log_softmax: data (2, 3) has dtype int64; expected a floating-point dtype");
+  KILN_ASSERT_STATUS(infer(op, NULL, F32(2, 3), &out), INVALID_ARGUMENT,
+                     "nn.softmax: attributes are missing");
+  const kiln_type_t *inputs[2] = {F32(2), F32(2)};
+  KILN_ASSERT_STATUS(kiln_op_infer_type(op, axis_attrs(op, NULL), 2, inputs, &arena, &out),
+                     INVALID_ARGUMENT, "nn.softmax: expected 1 inputs, got 2");
+}
+
+static void test_layout_rule(void **state) {
+  (void)state;
+  const char *arriving[1] = {"NCHW8c"};
+  const char *required[1] = {NULL};
+  kiln_layout_relation_t relation = {.op = &kiln_op_softmax,
+                                     .attrs = axis_attrs(&kiln_op_softmax, "1"),
+                                     .num_inputs = 1,
+                                     .input_layouts = arriving,
+                                     .required_layouts = required,
+                                     .arena = &arena};
+  KILN_ASSERT_OK(kiln_op_softmax.correct_layout(&relation));
+  assert_string_equal(required[0], "NCHW");
+  assert_string_equal(relation.output_layout, "NCHW");
+  arriving[0] = "";
+  KILN_ASSERT_OK(kiln_op_log_softmax.correct_layout(&relation));
+  assert_string_equal(required[0], "");
+  assert_string_equal(relation.output_layout, "");
+}
+
+/* ---- kernel ---- */
+
+static void test_by_hand(void **state) {
+  (void)state;
+  kiln_tensor_t *x = f32_tensor(DIMS(3), (const float[]){1, 2, 3});
+  kiln_tensor_t *out = NULL;
+  double sum = exp(1) + exp(2) + exp(3);
+  KILN_ASSERT_OK(run(&kiln_op_softmax, axis_attrs(&kiln_op_softmax, NULL), x, &out));
+  assert_close(out, (const double[]){exp(1) / sum, exp(2) / sum, exp(3) / sum});
+  kiln_tensor_release(out);
+  KILN_ASSERT_OK(run(&kiln_op_log_softmax, axis_attrs(&kiln_op_log_softmax, NULL), x, &out));
+  assert_close(out, (const double[]){1 - log(sum), 2 - log(sum), 3 - log(sum)});
+  kiln_tensor_release(out);
+  kiln_tensor_release(x);
+}
+
+/* (3, 5, 7) along each axis, both operators, against the formula. */
+static void test_every_axis(void **state) {
+  (void)state;
+  enum { A = 3, B = 5, C = 7 };
+  const int64_t shape[3] = {A, B, C};
+  kiln_tensor_t *x = f32_tensor(3, shape, NULL);
+  float *v = kiln_tensor_data(x);
+  for (int i = 0; i < A * B * C; ++i) {
+    v[i] = (float)((i * 37) % 31 - 15) / 3.0f;
+  }
+  double want[A * B * C];
+  for (int axis = 0; axis < 3; ++axis) {
+    int64_t stride = axis == 0 ? B * C : axis == 1 ? C : 1;
+    for (int take_log = 0; take_log < 2; ++take_log) {
+      for (int i = 0; i < A * B * C; ++i) {
+        int64_t first = i - ((i / stride) % shape[axis]) * stride;
+        double sum = 0;
+        for (int64_t k = 0; k < shape[axis]; ++k) {
+          sum += exp(v[first + k * stride]);
+        }
+        want[i] = take_log ? v[i] - log(sum) : exp(v[i]) / sum;
+      }
+      const kiln_op_t *op = take_log ? &kiln_op_log_softmax : &kiln_op_softmax;
+      char text[8];
+      snprintf(text, sizeof(text), "%d", axis - 3 * (axis == 2)); /* axis 2 as -1 */
+      kiln_tensor_t *out = NULL;
+      KILN_ASSERT_OK(run(op, axis_attrs(op, text), x, &out));
+      assert_close(out, want);
+      kiln_tensor_release(out);
+    }
+  }
+  kiln_tensor_release(x);
+}
+
+static void test_stability_and_special_values(void **state) {
+  (void)state;
+  kiln_tensor_t *x = f32_tensor(DIMS(2, 2), (const float[]){1000, 1001, -INFINITY, 5});
+  kiln_tensor_t *out = NULL;
+  double e = exp(1);
+  KILN_ASSERT_OK(run(&kiln_op_softmax, axis_attrs(&kiln_op_softmax, NULL), x, &out));
+  assert_close(out, (const double[]){1 / (1 + e), e / (1 + e), 0, 1});
+  kiln_tensor_release(out);
+  KILN_ASSERT_OK(run(&kiln_op_log_softmax, axis_attrs(&kiln_op_log_softmax, NULL), x, &out));
+  const float *y = kiln_tensor_data(out);
+  assert_true(fabs(y[0] - (-log(1 + e))) < 1e-5);
+  assert_true(fabs(y[1] - (1 - log(1 + e))) < 1e-5);
+  assert_true(isinf(y[2]) && y[2] < 0);
+  assert_true(y[3] == 0.0f);
+  kiln_tensor_release(out);
+  kiln_tensor_release(x);
+  x = f32_tensor(DIMS(1, 3), (const float[]){1, NAN, 2});
+  KILN_ASSERT_OK(run(&kiln_op_softmax, axis_attrs(&kiln_op_softmax, NULL), x, &out));
+  y = kiln_tensor_data(out);
+  assert_true(isnan(y[0]) && isnan(y[1]) && isnan(y[2]));
+  kiln_tensor_release(out);
+  kiln_tensor_release(x);
+}
+
+static void test_kernel_errors(void **state) {
+  (void)state;
+  kiln_tensor_t *x = NULL;
+  KILN_ASSERT_OK(kiln_tensor_create(kiln_allocator_system(), KILN_DTYPE_FLOAT64, DIMS(2, 3), &x));
+  kiln_tensor_t *out = NULL;
+  KILN_ASSERT_STATUS(run(&kiln_op_softmax, axis_attrs(&kiln_op_softmax, NULL), x, &out),
+                     UNIMPLEMENTED,
+                     "nn.softmax: the reference kernel does not handle dtype float64");
+  kiln_tensor_release(x);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_metadata_and_attrs),
+      cmocka_unit_test(test_relation),
+      cmocka_unit_test(test_layout_rule),
+      cmocka_unit_test(test_by_hand),
+      cmocka_unit_test(test_every_axis),
+      cmocka_unit_test(test_stability_and_special_values),
+      cmocka_unit_test(test_kernel_errors),
+  };
+  return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
