@@ -1,0 +1,436 @@
+/*
+ * Spatial operators: nn.pad and image.resize2d.
+ *
+ * pad maps every output index back to a source index dim by dim: inside the
+ * data it is the data; outside, "constant" writes pad_value (converted to
+ * the dtype through kiln_scalar_t, so ints truncate and saturate), "edge"
+ * clamps to the nearest edge, "reflect" mirrors about the edge without
+ * repeating it (numpy's 'reflect'; a pad of dim or more is an error, so one
+ * mirror always suffices). A negative pad crops that side (as ONNX Pad); the
+ * mirror and the edge stay those of the original data. pad_width lists
+ * before and after for dim 0, then dim 1, and so on.
+ *
+ * resize2d follows the ONNX Resize specification: scale = out / in per axis,
+ * the coordinate transformation maps an output index to a source
+ * coordinate, nearest rounds it by rounding_method and clamps it to the
+ * input, linear interpolates between the two neighbours with the coordinate
+ * clamped to [0, in - 1] (the edge-padding of the ONNX reference). The
+ * arithmetic is in double, as the ONNX reference implementation computes it.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "op/transform_common.h"
+
+/* Index of `value` in `names` (count entries), or -1. */
+static int name_index(const char *value, const char *const *names, int count) {
+  for (int i = 0; i < count && value; ++i) {
+    if (strcmp(value, names[i]) == 0) {
+      return i;
+    }
+  }
+  return -1;
+}
+
+/* INVALID_ARGUMENT unless string attribute `name` is one of `names`. */
+static kiln_status_t check_name(const kiln_op_t *op, const char *name, const char *value,
+                                const char *const *names, int count, const char *list) {
+  if (name_index(value, names, count) < 0) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: %s \"%s\" is not one of %s", op->name, name,
+                       value ? value : "", list);
+  }
+  return KILN_OK;
+}
+
+/* ---- nn.pad ---- */
+
+typedef struct kiln_pad_attrs_t {
+  kiln_ints_t pad_width; /* before_0, after_0, before_1, after_1, ... */
+  const char *pad_mode;  /* "constant" | "edge" | "reflect" */
+  double pad_value;
+} kiln_pad_attrs_t;
+
+static const kiln_attr_field_t kiln_pad_fields[] = {
+    KILN_ATTR_FIELD(kiln_pad_attrs_t, pad_width, INTS, "[]"),
+    KILN_ATTR_FIELD(kiln_pad_attrs_t, pad_mode, STRING, "\"constant\""),
+    KILN_ATTR_FIELD(kiln_pad_attrs_t, pad_value, FLOAT, "0.0"),
+};
+
+typedef enum pad_mode_e {
+  PAD_CONSTANT,
+  PAD_EDGE,
+  PAD_REFLECT,
+} pad_mode_t;
+
+static const char *const kiln_pad_modes[] = {"constant", "edge", "reflect"};
+
+static kiln_status_t pad_validate(const kiln_op_t *op, const void *attrs) {
+  const kiln_pad_attrs_t *pad = attrs;
+  KILN_RETURN_IF_ERROR(
+      check_name(op, "pad_mode", pad->pad_mode, kiln_pad_modes, 3, "constant, edge, reflect"));
+  if (pad->pad_width.count % 2 != 0 || pad->pad_width.count > 2 * KILN_MAX_RANK) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "%s: pad_width has %d values; it needs a before and an after per dim",
+                       op->name, (int)pad->pad_width.count);
+  }
+  return KILN_OK;
+}
+
+/* One dim's padding must leave a size >= 0 and have a source for its mode. */
+static kiln_status_t pad_check_dim(const kiln_op_t *op, pad_mode_t mode,
+                                   const kiln_tensor_type_t *data, int d, int64_t before,
+                                   int64_t after, int64_t *out_dim) {
+  char shape[KILN_SHAPE_TEXT_CAPACITY];
+  int64_t dim = data->shape[d];
+  int64_t size = 0;
+  if (!kiln_transform_add(dim, before, &size) || !kiln_transform_add(size, after, &size)) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: pad_width (%lld, %lld) overflows dim %d of data %s",
+                       op->name, (long long)before, (long long)after, d,
+                       kiln_op_shape_text(data, shape));
+  }
+  if (size < 0) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "%s: pad_width (%lld, %lld) crops dim %d of data %s below 0", op->name,
+                       (long long)before, (long long)after, d, kiln_op_shape_text(data, shape));
+  }
+  int64_t largest = before > after ? before : after;
+  if (mode == PAD_EDGE && dim == 0 && largest > 0) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: cannot edge-pad dim %d of size 0 in data %s",
+                       op->name, d, kiln_op_shape_text(data, shape));
+  }
+  if (mode == PAD_REFLECT && largest > 0 && largest >= dim) {
+    return KILN_STATUS(
+        INVALID_ARGUMENT,
+        "%s: reflect pad %lld of dim %d must be smaller than its size %lld (data %s)", op->name,
+        (long long)largest, d, (long long)dim, kiln_op_shape_text(data, shape));
+  }
+  *out_dim = size;
+  return KILN_OK;
+}
+
+static kiln_status_t pad_rule(const kiln_op_t *op, const void *attrs, const kiln_tinputs_t *inputs,
+                              kiln_tshape_t *out_shape) {
+  const kiln_pad_attrs_t *pad = attrs;
+  kiln_tensor_type_t data = kiln_tinputs_get(inputs, 0);
+  if (pad->pad_width.count != 2 * data.ndim) {
+    char shape[KILN_SHAPE_TEXT_CAPACITY];
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: pad_width has %d values but data %s needs %d",
+                       op->name, (int)pad->pad_width.count, kiln_op_shape_text(&data, shape),
+                       2 * data.ndim);
+  }
+  pad_mode_t mode = (pad_mode_t)name_index(pad->pad_mode, kiln_pad_modes, 3);
+  out_shape->dtype = data.dtype;
+  out_shape->ndim = data.ndim;
+  for (int d = 0; d < data.ndim; ++d) {
+    KILN_RETURN_IF_ERROR(pad_check_dim(op, mode, &data, d, pad->pad_width.values[2 * d],
+                                       pad->pad_width.values[2 * d + 1], &out_shape->dims[d]));
+  }
+  return KILN_OK;
+}
+
+static kiln_status_t pad_infer_type(const kiln_type_relation_t *relation,
+                                    const kiln_type_t **out_type) {
+  return kiln_tshape_infer_type(relation, pad_rule, out_type);
+}
+
+/* The source of output index `index` on one dim; false for the constant. */
+static bool pad_source(pad_mode_t mode, int64_t index, int64_t before, int64_t dim,
+                       int64_t *out_source) {
+  int64_t source = index - before;
+  if (source >= 0 && source < dim) {
+    *out_source = source;
+    return true;
+  }
+  if (mode == PAD_EDGE) {
+    *out_source = source < 0 ? 0 : dim - 1;
+    return true;
+  }
+  if (mode == PAD_REFLECT) {
+    *out_source = source < 0 ? -source : 2 * (dim - 1) - source;
+    return true;
+  }
+  return false;
+}
+
+static kiln_status_t pad_reference(const kiln_kernel_args_t *args) {
+  kiln_tinputs_t inputs = {0, NULL, NULL};
+  KILN_RETURN_IF_ERROR(kiln_tshape_check_kernel(args, pad_rule, &inputs));
+  const kiln_pad_attrs_t *pad = args->attrs;
+  kiln_tensor_type_t data = kiln_tinputs_get(&inputs, 0);
+  kiln_scalar_kind_t kind = kiln_scalar_kind(data.dtype);
+  if (kind == KILN_SCALAR_KIND_NONE) {
+    return kiln_transform_unsupported_dtype(args->op, data.dtype, KILN_SCALAR_DTYPES);
+  }
+  pad_mode_t mode = (pad_mode_t)name_index(pad->pad_mode, kiln_pad_modes, 3);
+  size_t size = kiln_dtype_size(data.dtype);
+  char fill[8];
+  kiln_scalar_store(kind, fill, 0, kiln_scalar_float(pad->pad_value));
+  int64_t strides[KILN_MAX_RANK];
+  kiln_shape_compact_strides(data.ndim, data.shape, strides);
+  const char *src = kiln_tensor_data(args->inputs[0]);
+  char *dst = kiln_tensor_data(args->outputs[0]);
+  kiln_walk_t walk;
+  int64_t count = kiln_walk_begin(&walk, data.ndim, kiln_tensor_shape(args->outputs[0]));
+  for (int64_t i = 0; i < count; ++i) {
+    bool inside = true;
+    int64_t offset = 0;
+    for (int d = 0; d < data.ndim && inside; ++d) {
+      int64_t source = 0;
+      inside =
+          pad_source(mode, walk.index[d], pad->pad_width.values[2 * d], data.shape[d], &source);
+      offset += source * strides[d];
+    }
+    memcpy(dst + (size_t)i * size, inside ? src + (size_t)offset * size : fill, size);
+    kiln_walk_next(&walk);
+  }
+  return KILN_OK;
+}
+
+const kiln_op_t kiln_op_pad = {
+    .name = "nn.pad",
+    .id = KILN_OP_PAD,
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .pattern = KILN_OP_PATTERN_INJECTIVE,
+    .attrs_size = sizeof(kiln_pad_attrs_t),
+    .num_attr_fields = (int)(sizeof(kiln_pad_fields) / sizeof(kiln_pad_fields[0])),
+    .attr_fields = kiln_pad_fields,
+    .validate_attrs = pad_validate,
+    .infer_type = pad_infer_type,
+    .correct_layout = kiln_layout_keep_axes,
+    .reference = pad_reference,
+};
+
+/* ---- image.resize2d ---- */
+
+typedef struct kiln_resize2d_attrs_t {
+  kiln_ints_t size; /* [H, W] of the output; required */
+  const char *layout;
+  const char *method;
+  const char *coordinate_transformation_mode;
+  const char *rounding_method;
+} kiln_resize2d_attrs_t;
+
+static const kiln_attr_field_t kiln_resize2d_fields[] = {
+    KILN_ATTR_FIELD(kiln_resize2d_attrs_t, size, INTS, "[]"),
+    KILN_ATTR_FIELD(kiln_resize2d_attrs_t, layout, STRING, "\"NCHW\""),
+    KILN_ATTR_FIELD(kiln_resize2d_attrs_t, method, STRING, "\"linear\""),
+    KILN_ATTR_FIELD(kiln_resize2d_attrs_t, coordinate_transformation_mode, STRING,
+                    "\"half_pixel\""),
+    KILN_ATTR_FIELD(kiln_resize2d_attrs_t, rounding_method, STRING, "\"round_prefer_floor\""),
+};
+
+typedef enum resize_method_e {
+  RESIZE_NEAREST,
+  RESIZE_LINEAR,
+} resize_method_t;
+
+typedef enum resize_coordinates_e {
+  RESIZE_HALF_PIXEL,
+  RESIZE_ALIGN_CORNERS,
+  RESIZE_ASYMMETRIC,
+  RESIZE_PYTORCH_HALF_PIXEL,
+} resize_coordinates_t;
+
+typedef enum resize_rounding_e {
+  RESIZE_ROUND_PREFER_FLOOR,
+  RESIZE_ROUND_PREFER_CEIL,
+  RESIZE_FLOOR,
+  RESIZE_CEIL,
+} resize_rounding_t;
+
+static const char *const kiln_resize_layouts[] = {"NCHW"};
+static const char *const kiln_resize_methods[] = {"nearest_neighbor", "linear"};
+static const char *const kiln_resize_coordinates[] = {"half_pixel", "align_corners", "asymmetric",
+                                                      "pytorch_half_pixel"};
+static const char *const kiln_resize_roundings[] = {"round_prefer_floor", "round_prefer_ceil",
+                                                    "floor", "ceil"};
+
+/* size may still be [] (the default): the relation asks for it. */
+static kiln_status_t resize2d_validate(const kiln_op_t *op, const void *attrs) {
+  const kiln_resize2d_attrs_t *resize = attrs;
+  KILN_RETURN_IF_ERROR(check_name(op, "layout", resize->layout, kiln_resize_layouts, 1, "NCHW"));
+  KILN_RETURN_IF_ERROR(
+      check_name(op, "method", resize->method, kiln_resize_methods, 2, "nearest_neighbor, linear"));
+  KILN_RETURN_IF_ERROR(check_name(op, "coordinate_transformation_mode",
+                                  resize->coordinate_transformation_mode, kiln_resize_coordinates,
+                                  4, "half_pixel, align_corners, asymmetric, pytorch_half_pixel"));
+  KILN_RETURN_IF_ERROR(check_name(op, "rounding_method", resize->rounding_method,
+                                  kiln_resize_roundings, 4,
+                                  "round_prefer_floor, round_prefer_ceil, floor, ceil"));
+  bool sized = resize->size.count == 2 && resize->size.values[0] > 0 && resize->size.values[1] > 0;
+  if (resize->size.count != 0 && !sized) {
+    char list[KILN_INTS_TEXT_CAPACITY];
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: size %s must be [H, W] with H, W > 0", op->name,
+                       kiln_ints_text(&resize->size, list));
+  }
+  return KILN_OK;
+}
+
+static kiln_status_t resize2d_rule(const kiln_op_t *op, const void *attrs,
+                                   const kiln_tinputs_t *inputs, kiln_tshape_t *out_shape) {
+  const kiln_resize2d_attrs_t *resize = attrs;
+  kiln_tensor_type_t data = kiln_tinputs_get(inputs, 0);
+  char shape[KILN_SHAPE_TEXT_CAPACITY];
+  if (data.ndim != 4) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: data %s must have rank 4 (NCHW)", op->name,
+                       kiln_op_shape_text(&data, shape));
+  }
+  if (resize->size.count != 2) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: size must give the output [H, W] for data %s",
+                       op->name, kiln_op_shape_text(&data, shape));
+  }
+  if (data.shape[2] == 0 || data.shape[3] == 0) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: data %s has empty planes to sample from", op->name,
+                       kiln_op_shape_text(&data, shape));
+  }
+  out_shape->dtype = data.dtype;
+  out_shape->ndim = 4;
+  out_shape->dims[0] = data.shape[0];
+  out_shape->dims[1] = data.shape[1];
+  out_shape->dims[2] = resize->size.values[0];
+  out_shape->dims[3] = resize->size.values[1];
+  return KILN_OK;
+}
+
+static kiln_status_t resize2d_infer_type(const kiln_type_relation_t *relation,
+                                         const kiln_type_t **out_type) {
+  return kiln_tshape_infer_type(relation, resize2d_rule, out_type);
+}
+
+static kiln_status_t resize2d_layout(kiln_layout_relation_t *relation) {
+  const kiln_resize2d_attrs_t *resize = relation->attrs;
+  relation->required_layouts[0] = resize->layout;
+  relation->output_layout = resize->layout;
+  return KILN_OK;
+}
+
+/* The source coordinate of output index x on an axis of in -> out (ONNX Resize). */
+static double resize_coordinate(resize_coordinates_t mode, int64_t x, int64_t in, int64_t out) {
+  double scale = (double)out / (double)in;
+  switch (mode) {
+  case RESIZE_HALF_PIXEL:
+    return ((double)x + 0.5) / scale - 0.5;
+  case RESIZE_PYTORCH_HALF_PIXEL:
+    return out > 1 ? ((double)x + 0.5) / scale - 0.5 : 0.0;
+  case RESIZE_ALIGN_CORNERS:
+    return out == 1 ? 0.0 : (double)x * (double)(in - 1) / (double)(out - 1);
+  case RESIZE_ASYMMETRIC:
+    return (double)x / scale;
+  }
+  return 0.0;
+}
+
+static int64_t clamp_index(double value, int64_t in) {
+  return value < 0.0 ? 0 : value > (double)(in - 1) ? in - 1 : (int64_t)value;
+}
+
+/* The nearest source index (ONNX Resize: ties by rounding, then clamped). */
+static int64_t resize_nearest(resize_rounding_t rounding, double x, int64_t in) {
+  double low = floor(x);
+  double ratio = x - low;
+  bool up = false;
+  switch (rounding) {
+  case RESIZE_ROUND_PREFER_FLOOR:
+    up = ratio > 0.5;
+    break;
+  case RESIZE_ROUND_PREFER_CEIL:
+    up = ratio >= 0.5;
+    break;
+  case RESIZE_FLOOR:
+    up = false;
+    break;
+  case RESIZE_CEIL:
+    up = ratio > 0.0;
+    break;
+  }
+  return clamp_index(up ? low + 1.0 : low, in);
+}
+
+/* One axis's sampling of an output index: two source indices and the weight of the second. */
+typedef struct resize_tap_t {
+  int64_t i0;
+  int64_t i1;
+  double t;
+} resize_tap_t;
+
+typedef struct resize_plan_t {
+  resize_method_t method;
+  resize_coordinates_t coordinates;
+  resize_rounding_t rounding;
+} resize_plan_t;
+
+static resize_tap_t resize_tap(const resize_plan_t *plan, int64_t x, int64_t in, int64_t out) {
+  double source = resize_coordinate(plan->coordinates, x, in, out);
+  if (plan->method == RESIZE_NEAREST) {
+    int64_t index = resize_nearest(plan->rounding, source, in);
+    return (resize_tap_t){index, index, 0.0};
+  }
+  double clamped = source < 0.0 ? 0.0 : source > (double)(in - 1) ? (double)(in - 1) : source;
+  int64_t i0 = (int64_t)floor(clamped);
+  int64_t i1 = i0 + 1 < in ? i0 + 1 : in - 1;
+  return (resize_tap_t){i0, i1, clamped - (double)i0};
+}
+
+/* One output plane from one input plane (in_h x in_w -> out_h x out_w). */
+static void resize_plane(const resize_plan_t *plan, const float *in, int64_t in_h, int64_t in_w,
+                         float *out, int64_t out_h, int64_t out_w) {
+  for (int64_t y = 0; y < out_h; ++y) {
+    resize_tap_t ty = resize_tap(plan, y, in_h, out_h);
+    const float *row0 = in + ty.i0 * in_w;
+    const float *row1 = in + ty.i1 * in_w;
+    for (int64_t x = 0; x < out_w; ++x) {
+      resize_tap_t tx = resize_tap(plan, x, in_w, out_w);
+      if (plan->method == RESIZE_NEAREST) {
+        out[y * out_w + x] = row0[tx.i0];
+        continue;
+      }
+      double top = (1.0 - tx.t) * row0[tx.i0] + tx.t * row0[tx.i1];
+      double bottom = (1.0 - tx.t) * row1[tx.i0] + tx.t * row1[tx.i1];
+      out[y * out_w + x] = (float)((1.0 - ty.t) * top + ty.t * bottom);
+    }
+  }
+}
+
+static kiln_status_t resize2d_reference(const kiln_kernel_args_t *args) {
+  kiln_tinputs_t inputs = {0, NULL, NULL};
+  KILN_RETURN_IF_ERROR(kiln_tshape_check_kernel(args, resize2d_rule, &inputs));
+  kiln_tensor_type_t data = kiln_tinputs_get(&inputs, 0);
+  if (data.dtype != KILN_DTYPE_FLOAT32) {
+    return kiln_transform_unsupported_dtype(args->op, data.dtype, "float32");
+  }
+  const kiln_resize2d_attrs_t *resize = args->attrs;
+  resize_plan_t plan = {
+      .method = (resize_method_t)name_index(resize->method, kiln_resize_methods, 2),
+      .coordinates = (resize_coordinates_t)name_index(resize->coordinate_transformation_mode,
+                                                      kiln_resize_coordinates, 4),
+      .rounding = (resize_rounding_t)name_index(resize->rounding_method, kiln_resize_roundings, 4),
+  };
+  const int64_t *out_shape = kiln_tensor_shape(args->outputs[0]);
+  int64_t planes = data.shape[0] * data.shape[1];
+  int64_t in_h = data.shape[2];
+  int64_t in_w = data.shape[3];
+  int64_t out_h = out_shape[2];
+  int64_t out_w = out_shape[3];
+  const float *in = kiln_tensor_data(args->inputs[0]);
+  float *out = kiln_tensor_data(args->outputs[0]);
+  for (int64_t p = 0; p < planes; ++p) {
+    resize_plane(&plan, in + p * in_h * in_w, in_h, in_w, out + p * out_h * out_w, out_h, out_w);
+  }
+  return KILN_OK;
+}
+
+const kiln_op_t kiln_op_resize2d = {
+    .name = "image.resize2d",
+    .id = KILN_OP_RESIZE2D,
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .pattern = KILN_OP_PATTERN_INJECTIVE,
+    .attrs_size = sizeof(kiln_resize2d_attrs_t),
+    .num_attr_fields = (int)(sizeof(kiln_resize2d_fields) / sizeof(kiln_resize2d_fields[0])),
+    .attr_fields = kiln_resize2d_fields,
+    .validate_attrs = resize2d_validate,
+    .infer_type = resize2d_infer_type,
+    .correct_layout = resize2d_layout,
+    .reference = resize2d_reference,
+};

@@ -1,0 +1,102 @@
+/*
+ * Tests of the operator registry as a whole: every operator of op_list.h is
+ * in the table under its own id and name, has the rules every operator must
+ * have, and its default attributes are created, validated and printed, and
+ * read back from the printed text to the same text.
+ */
+#include <string.h>
+
+#include "base/arena.h"
+#include "base/strbuf.h"
+#include "kiln_test.h"
+#include "op/op.h"
+
+static const char *const expected_names[] = {
+#define NAME_(id, name, symbol) name,
+    KILN_OP_LIST(NAME_)
+#undef NAME_
+};
+
+static void test_every_operator_is_registered(void **state) {
+  (void)state;
+  assert_int_equal(kiln_op_count(), KILN_OP_COUNT_);
+  assert_int_equal(kiln_op_count(), 64);
+  for (int id = 0; id < KILN_OP_COUNT_; ++id) {
+    const kiln_op_t *op = kiln_op_get((kiln_op_id_t)id);
+    assert_non_null(op);
+    assert_int_equal(op->id, id);
+    assert_string_equal(op->name, expected_names[id]);
+    const kiln_op_t *found = NULL;
+    KILN_ASSERT_OK(kiln_op_find(op->name, &found));
+    assert_ptr_equal(found, op);
+    assert_non_null(op->infer_type);
+    assert_non_null(op->reference);
+    assert_true(op->min_inputs >= 1);
+    assert_true(op->max_inputs < 0 || op->max_inputs >= op->min_inputs);
+    assert_string_not_equal(kiln_op_pattern_name(op->pattern), "invalid");
+    assert_true((op->attrs_size == 0) == (op->num_attr_fields == 0));
+  }
+  assert_null(kiln_op_get(KILN_OP_COUNT_));
+  const kiln_op_t *missing = NULL;
+  KILN_ASSERT_STATUS(kiln_op_find("nn.conv3d", &missing), NOT_FOUND, "'nn.conv3d'");
+  assert_null(missing);
+}
+
+static void test_default_attrs_print_and_parse_back(void **state) {
+  (void)state;
+  kiln_arena_t arena;
+  kiln_arena_initialize(&arena, kiln_allocator_system(), 0);
+  kiln_strbuf_t first, second;
+  kiln_strbuf_initialize(&first, kiln_allocator_system());
+  kiln_strbuf_initialize(&second, kiln_allocator_system());
+  for (int id = 0; id < KILN_OP_COUNT_; ++id) {
+    const kiln_op_t *op = kiln_op_get((kiln_op_id_t)id);
+    void *attrs = NULL;
+    KILN_ASSERT_OK(kiln_op_attrs_create_default(op, &arena, &attrs));
+    if (op->attrs_size == 0) {
+      assert_null(attrs);
+      continue;
+    }
+    kiln_strbuf_reset(&first);
+    KILN_ASSERT_OK(kiln_op_attrs_format(op, attrs, &first));
+    /* Set every field again from its printed value, then print again. */
+    void *again = NULL;
+    KILN_ASSERT_OK(kiln_op_attrs_create_default(op, &arena, &again));
+    for (int f = 0; f < op->num_attr_fields; ++f) {
+      const kiln_attr_field_t *field = &op->attr_fields[f];
+      kiln_strbuf_reset(&second);
+      KILN_ASSERT_OK(kiln_op_attrs_format(op, attrs, &second));
+      const char *text = strstr(kiln_strbuf_c_str(&second), field->name);
+      assert_non_null(text);
+      KILN_ASSERT_OK(kiln_op_attrs_set_text(op, again, field->name, field->default_text, &arena));
+    }
+    kiln_strbuf_reset(&second);
+    KILN_ASSERT_OK(kiln_op_attrs_format(op, again, &second));
+    assert_string_equal(kiln_strbuf_c_str(&first), kiln_strbuf_c_str(&second));
+  }
+  const kiln_op_t *conv = kiln_op_get(KILN_OP_CONV2D);
+  void *attrs = NULL;
+  KILN_ASSERT_OK(kiln_op_attrs_create_default(conv, &arena, &attrs));
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(conv, attrs, "strides", "[2, 2]", &arena));
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(conv, attrs, "padding", "[3, 3, 3, 3]", &arena));
+  kiln_strbuf_reset(&first);
+  KILN_ASSERT_OK(kiln_op_attrs_format(conv, attrs, &first));
+  assert_non_null(strstr(kiln_strbuf_c_str(&first), "strides=[2, 2], padding=[3, 3, 3, 3]"));
+  KILN_ASSERT_STATUS(kiln_op_attrs_set_text(conv, attrs, "stride", "[2, 2]", &arena),
+                     INVALID_ARGUMENT, "nn.conv2d has no attribute 'stride'");
+  KILN_ASSERT_STATUS(kiln_op_attrs_set_text(conv, attrs, "strides", "[2, x]", &arena),
+                     INVALID_ARGUMENT, "nn.conv2d attribute strides=[2, x]");
+  KILN_ASSERT_STATUS(kiln_op_attrs_set_text(conv, attrs, "groups", "1 2", &arena), INVALID_ARGUMENT,
+                     "unexpected '2'");
+  kiln_strbuf_deinitialize(&second);
+  kiln_strbuf_deinitialize(&first);
+  kiln_arena_deinitialize(&arena);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_every_operator_is_registered),
+      cmocka_unit_test(test_default_attrs_print_and_parse_back),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
