@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "op/nn_common.h"
 #include "op/op.h"
 
 /* ---- shape rules ---- */
@@ -449,35 +450,25 @@ static inline const char *kiln_layout_arriving(const kiln_layout_relation_t *rel
 }
 
 /* The primal layout of `layout`, its upper-case axes in order ("NCHW16c" ->
- * "NCHW"); "" stays "". */
+ * "NCHW"); "" stays "". Parsed by the one layout parser (nn_layout.c). */
 static inline kiln_status_t kiln_layout_primal(const kiln_layout_relation_t *relation,
                                                const char *layout, const char **out_layout) {
-  size_t length = strlen(layout);
-  bool blocked = false;
-  for (size_t i = 0; i < length; ++i) {
-    char c = layout[i];
-    bool upper = c >= 'A' && c <= 'Z';
-    bool other = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-    if (!upper && !other) {
-      return KILN_STATUS(INVALID_ARGUMENT, "%s: \"%s\" is not a layout", relation->op->name,
-                         layout);
-    }
-    blocked |= other;
-  }
-  if (!blocked) {
+  if (layout[0] == '\0') {
     *out_layout = layout;
     return KILN_OK;
   }
-  char *primal = NULL;
-  KILN_RETURN_IF_ERROR(kiln_arena_allocate(relation->arena, length + 1, 1, (void **)&primal));
-  size_t count = 0;
-  for (size_t i = 0; i < length; ++i) {
-    if (layout[i] >= 'A' && layout[i] <= 'Z') {
-      primal[count++] = layout[i];
-    }
+  kiln_nn_layout_t parsed;
+  KILN_RETURN_IF_ERROR_ANNOTATE(kiln_nn_layout_parse(layout, &parsed), "%s: \"%s\" is not a layout",
+                                relation->op->name, layout);
+  char primal[KILN_NN_LAYOUT_MAX_AXES + 1];
+  kiln_nn_layout_primal(&parsed, primal);
+  if (strcmp(primal, layout) == 0) {
+    *out_layout = layout;
+    return KILN_OK;
   }
-  primal[count] = '\0';
-  *out_layout = primal;
+  char *copy = NULL;
+  KILN_RETURN_IF_ERROR(kiln_arena_strdup(relation->arena, primal, &copy));
+  *out_layout = copy;
   return KILN_OK;
 }
 

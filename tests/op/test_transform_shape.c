@@ -11,159 +11,11 @@
 #include <string.h>
 
 #include "base/arena.h"
+#include "kiln_op_test.h"
 #include "kiln_test.h"
 #include "op/op.h"
 
 /* ---- fixture ---- */
-
-static kiln_arena_t arena;
-static int64_t statuses_before;
-
-static int setup(void **state) {
-  (void)state;
-  kiln_arena_initialize(&arena, kiln_allocator_system(), 0);
-  statuses_before = kiln_status_live_count();
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  kiln_arena_deinitialize(&arena);
-  assert_int_equal(kiln_status_live_count(), statuses_before);
-  return 0;
-}
-
-#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
-
-/* Default attrs with (name, text) pairs applied; not validated. */
-static void *attrs_with(const kiln_op_t *op, const char *const *settings) {
-  void *attrs = NULL;
-  KILN_ASSERT_OK(kiln_op_attrs_create_default(op, &arena, &attrs));
-  for (int i = 0; settings && settings[i]; i += 2) {
-    KILN_ASSERT_OK(kiln_op_attrs_set_text(op, attrs, settings[i], settings[i + 1], &arena));
-  }
-  return attrs;
-}
-#define ATTRS(op, ...) attrs_with((op), (const char *const[]){__VA_ARGS__, NULL})
-
-/* "name=value, ..." of the op's default attrs. */
-static void assert_defaults(const kiln_op_t *op, const char *expected) {
-  kiln_strbuf_t sb;
-  kiln_strbuf_initialize(&sb, kiln_allocator_system());
-  KILN_ASSERT_OK(kiln_op_attrs_format(op, attrs_with(op, NULL), &sb));
-  assert_string_equal(kiln_strbuf_c_str(&sb), expected);
-  kiln_strbuf_deinitialize(&sb);
-}
-
-static const kiln_type_t *ttype(kiln_dtype_t dtype, int ndim, const int64_t *shape) {
-  const kiln_type_t *type = NULL;
-  KILN_ASSERT_OK(kiln_tensor_type_create(&arena, dtype, ndim, shape, &type));
-  return type;
-}
-
-static kiln_status_t infer(const kiln_op_t *op, const void *attrs, int count,
-                           const kiln_type_t *const *inputs, const kiln_type_t **out_type) {
-  return kiln_op_infer_type(op, attrs, count, inputs, &arena, out_type);
-}
-
-static kiln_status_t infer1(const kiln_op_t *op, const void *attrs, const kiln_type_t *input,
-                            const kiln_type_t **out_type) {
-  return infer(op, attrs, 1, &input, out_type);
-}
-
-static void assert_type(const kiln_type_t *type, kiln_dtype_t dtype, int ndim,
-                        const int64_t *dims) {
-  const kiln_type_t *expected = ttype(dtype, ndim, dims);
-  if (!kiln_type_equal(type, expected)) {
-    kiln_strbuf_t got;
-    kiln_strbuf_t want;
-    kiln_strbuf_initialize(&got, kiln_allocator_system());
-    kiln_strbuf_initialize(&want, kiln_allocator_system());
-    KILN_ASSERT_OK(kiln_type_format(type, &got));
-    KILN_ASSERT_OK(kiln_type_format(expected, &want));
-    fail_msg("type %s, expected %s", kiln_strbuf_c_str(&got), kiln_strbuf_c_str(&want));
-  }
-}
-
-static kiln_tensor_t *tensor_of(kiln_dtype_t dtype, int ndim, const int64_t *shape,
-                                const void *data) {
-  size_t bytes = 0;
-  KILN_ASSERT_OK(kiln_shape_byte_size(dtype, ndim, shape, &bytes));
-  kiln_tensor_t *tensor = NULL;
-  KILN_ASSERT_OK(
-      kiln_tensor_create_copy(kiln_allocator_system(), dtype, ndim, shape, data, bytes, &tensor));
-  return tensor;
-}
-
-/* Runs the reference kernel into a new output of the inferred (tensor) type. */
-static kiln_status_t run(const kiln_op_t *op, const void *attrs, int count,
-                         kiln_tensor_t *const *inputs, kiln_tensor_t **out) {
-  *out = NULL;
-  const kiln_type_t *types[8];
-  for (int i = 0; i < count; ++i) {
-    types[i] = ttype(kiln_tensor_dtype(inputs[i]), kiln_tensor_ndim(inputs[i]),
-                     kiln_tensor_shape(inputs[i]));
-  }
-  const kiln_type_t *type = NULL;
-  KILN_RETURN_IF_ERROR(infer(op, attrs, count, types, &type));
-  const kiln_tensor_type_t *tensor = kiln_type_as_tensor(type);
-  KILN_RETURN_IF_ERROR(
-      kiln_tensor_create(kiln_allocator_system(), tensor->dtype, tensor->ndim, tensor->shape, out));
-  kiln_kernel_args_t args = {op, attrs, count, inputs, 1, out};
-  kiln_status_t status = op->reference(&args);
-  if (status) {
-    kiln_tensor_release(*out);
-    *out = NULL;
-  }
-  return status;
-}
-
-static kiln_status_t run1(const kiln_op_t *op, const void *attrs, kiln_tensor_t *input,
-                          kiln_tensor_t **out) {
-  return run(op, attrs, 1, &input, out);
-}
-
-static void assert_f32(const kiln_tensor_t *tensor, const double *expected, int64_t count) {
-  assert_int_equal(kiln_tensor_element_count(tensor), count);
-  const float *got = kiln_tensor_data(tensor);
-  for (int64_t i = 0; i < count; ++i) {
-    bool ok = isnan(expected[i])
-                  ? isnan(got[i])
-                  : fabs(got[i] - expected[i]) <= 1e-5 * fmax(1.0, fabs(expected[i]));
-    if (!ok) {
-      fail_msg("element %lld is %.9g, expected %.9g", (long long)i, got[i], expected[i]);
-    }
-  }
-}
-
-static void assert_i64(const kiln_tensor_t *tensor, const int64_t *expected, int64_t count) {
-  assert_int_equal(kiln_tensor_element_count(tensor), count);
-  const int64_t *got = kiln_tensor_data(tensor);
-  for (int64_t i = 0; i < count; ++i) {
-    if (got[i] != expected[i]) {
-      fail_msg("element %lld is %lld, expected %lld", (long long)i, (long long)got[i],
-               (long long)expected[i]);
-    }
-  }
-}
-
-/* The layout rule of a one-input operator. */
-static kiln_status_t layout1(const kiln_op_t *op, const void *attrs, const kiln_type_t *type,
-                             const char *arriving, const char **out_required,
-                             const char **out_output) {
-  const char *required[1] = {NULL};
-  kiln_layout_relation_t relation = {.op = op,
-                                     .attrs = attrs,
-                                     .num_inputs = 1,
-                                     .input_types = &type,
-                                     .input_layouts = &arriving,
-                                     .required_layouts = required,
-                                     .arena = &arena};
-  KILN_RETURN_IF_ERROR(op->correct_layout(&relation));
-  *out_required = required[0];
-  *out_output = relation.output_layout;
-  return KILN_OK;
-}
 
 /* ---- attributes ---- */
 
@@ -204,7 +56,7 @@ static void test_attr_validation(void **state) {
       INVALID_ARGUMENT,
       "cast: dtype \"float64\" is not one of float32, float16, int32, int64, uint8, int8, bool");
   KILN_ASSERT_STATUS(kiln_op_attrs_set_text(&kiln_op_cast, attrs_with(&kiln_op_cast, NULL), "dtype",
-                                            "\"float128\"", &arena),
+                                            "\"float128\"", &kiln_op_test_arena),
                      NOT_FOUND, "cast attribute dtype=\"float128\": unknown dtype");
   const char *long_list = "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, "
                           "19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32]";
