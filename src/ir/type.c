@@ -4,6 +4,7 @@
  */
 #include "ir/type.h"
 
+#include <stdio.h>
 #include <string.h>
 
 kiln_status_t kiln_tensor_type_create(kiln_arena_t *arena, kiln_dtype_t dtype, int ndim,
@@ -114,4 +115,21 @@ kiln_status_t kiln_type_format(const kiln_type_t *type, kiln_strbuf_t *sb) {
     KILN_RETURN_IF_ERROR(kiln_type_format(tuple->fields[i], sb));
   }
   return kiln_strbuf_append_char(sb, ')');
+}
+
+const char *kiln_type_text(const kiln_type_t *type, char *buffer) {
+  kiln_strbuf_t sb;
+  kiln_strbuf_initialize(&sb, kiln_allocator_system());
+  kiln_status_t status = kiln_type_format(type, &sb);
+  if (status != NULL) {
+    kiln_status_free(status);
+    snprintf(buffer, KILN_IR_TYPE_TEXT_CAPACITY, "<type>");
+  } else if (kiln_strbuf_length(&sb) >= KILN_IR_TYPE_TEXT_CAPACITY) {
+    snprintf(buffer, KILN_IR_TYPE_TEXT_CAPACITY, "%.*s...", KILN_IR_TYPE_TEXT_CAPACITY - 4,
+             kiln_strbuf_c_str(&sb));
+  } else {
+    snprintf(buffer, KILN_IR_TYPE_TEXT_CAPACITY, "%s", kiln_strbuf_c_str(&sb));
+  }
+  kiln_strbuf_deinitialize(&sb);
+  return buffer;
 }

@@ -62,4 +62,9 @@ bool kiln_type_equal(const kiln_type_t *a, const kiln_type_t *b);
  * "(Tensor[(2), float32], Tensor[(3), float32])"; NULL as "?". */
 KILN_MUST_USE_RESULT kiln_status_t kiln_type_format(const kiln_type_t *type, kiln_strbuf_t *sb);
 
+/* kiln_type_format into a caller buffer of KILN_IR_TYPE_TEXT_CAPACITY bytes,
+ * cut with "..." when longer (for error messages); returns the buffer. */
+#define KILN_IR_TYPE_TEXT_CAPACITY 256
+const char *kiln_type_text(const kiln_type_t *type, char *buffer);
+
 #endif /* KILN_IR_TYPE_H_ */

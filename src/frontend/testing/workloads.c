@@ -1,0 +1,1 @@
+#include "frontend/testing/workloads.h"

@@ -1,0 +1,1 @@
+#include "interp/interp.h"
