@@ -76,6 +76,10 @@ void kiln_module_destroy(kiln_module_t *module) {
   kiln_allocator_free(module->allocator, module);
 }
 
+kiln_allocator_t kiln_module_allocator(const kiln_module_t *module) {
+  return module->allocator;
+}
+
 kiln_arena_t *kiln_module_arena(kiln_module_t *module) {
   return &module->arena;
 }

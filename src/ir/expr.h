@@ -115,6 +115,8 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_module_create(kiln_allocator_t allocator
 /* Frees every node and type, and releases every constant's tensor. */
 void kiln_module_destroy(kiln_module_t *module);
 kiln_arena_t *kiln_module_arena(kiln_module_t *module);
+/* The allocator the module was made with; passes use it for scratch memory. */
+kiln_allocator_t kiln_module_allocator(const kiln_module_t *module);
 
 /* Adds a named function; ALREADY_EXISTS when the name is taken. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_module_add_function(kiln_module_t *module, const char *name,

@@ -19,8 +19,7 @@ static kiln_status_t kiln_ir_infer_constant(kiln_arena_t *arena, const kiln_cons
 }
 
 /* Collects the checked types of `count` nodes into an arena array. */
-static kiln_status_t kiln_ir_infer_gather(kiln_arena_t *arena, int count,
-                                          kiln_expr_t *const *nodes,
+static kiln_status_t kiln_ir_infer_gather(kiln_arena_t *arena, int count, kiln_expr_t *const *nodes,
                                           const kiln_type_t ***out_types) {
   const kiln_type_t **types = NULL;
   KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(arena, (size_t)(count > 0 ? count : 1),
@@ -69,37 +68,38 @@ static kiln_status_t kiln_ir_infer_tuple_get_item(const kiln_tuple_get_item_t *i
 }
 
 kiln_status_t kiln_ir_infer_node(kiln_arena_t *arena, kiln_expr_t *expr,
-                                        const kiln_type_t **out_type) {
+                                 const kiln_type_t **out_type) {
   const kiln_type_t **types = NULL;
   switch (expr->kind) {
-    case KILN_EXPR_KIND_VAR: {
-      const kiln_var_t *var = kiln_expr_as_var(expr);
-      if (var->type_annotation == NULL) {
-        return KILN_STATUS(INVALID_ARGUMENT, "the parameter has no type annotation");
-      }
-      *out_type = var->type_annotation;
-      return NULL;
+  case KILN_EXPR_KIND_VAR: {
+    const kiln_var_t *var = kiln_expr_as_var(expr);
+    if (var->type_annotation == NULL) {
+      return KILN_STATUS(INVALID_ARGUMENT, "the parameter has no type annotation");
     }
-    case KILN_EXPR_KIND_CONSTANT:
-      return kiln_ir_infer_constant(arena, kiln_expr_as_constant(expr), out_type);
-    case KILN_EXPR_KIND_CALL: {
-      const kiln_call_t *call = kiln_expr_as_call(expr);
-      if (call->callee != NULL) return kiln_ir_infer_function_call(call, out_type);
-      KILN_RETURN_IF_ERROR(kiln_ir_infer_gather(arena, call->num_args, call->args, &types));
-      return kiln_op_infer_type(call->op, call->attrs, call->num_args, types, arena, out_type);
-    }
-    case KILN_EXPR_KIND_TUPLE: {
-      const kiln_tuple_t *tuple = kiln_expr_as_tuple(expr);
-      KILN_RETURN_IF_ERROR(kiln_ir_infer_gather(arena, tuple->num_fields, tuple->fields, &types));
-      return kiln_tuple_type_create(arena, tuple->num_fields, types, out_type);
-    }
-    case KILN_EXPR_KIND_TUPLE_GET_ITEM:
-      return kiln_ir_infer_tuple_get_item(kiln_expr_as_tuple_get_item(expr), out_type);
-    case KILN_EXPR_KIND_FUNCTION:
-      *out_type = NULL; /* the result is the ret_type; see infer.h */
-      return NULL;
-    case KILN_EXPR_KIND_COUNT_:
-      break;
+    *out_type = var->type_annotation;
+    return NULL;
+  }
+  case KILN_EXPR_KIND_CONSTANT:
+    return kiln_ir_infer_constant(arena, kiln_expr_as_constant(expr), out_type);
+  case KILN_EXPR_KIND_CALL: {
+    const kiln_call_t *call = kiln_expr_as_call(expr);
+    if (call->callee != NULL)
+      return kiln_ir_infer_function_call(call, out_type);
+    KILN_RETURN_IF_ERROR(kiln_ir_infer_gather(arena, call->num_args, call->args, &types));
+    return kiln_op_infer_type(call->op, call->attrs, call->num_args, types, arena, out_type);
+  }
+  case KILN_EXPR_KIND_TUPLE: {
+    const kiln_tuple_t *tuple = kiln_expr_as_tuple(expr);
+    KILN_RETURN_IF_ERROR(kiln_ir_infer_gather(arena, tuple->num_fields, tuple->fields, &types));
+    return kiln_tuple_type_create(arena, tuple->num_fields, types, out_type);
+  }
+  case KILN_EXPR_KIND_TUPLE_GET_ITEM:
+    return kiln_ir_infer_tuple_get_item(kiln_expr_as_tuple_get_item(expr), out_type);
+  case KILN_EXPR_KIND_FUNCTION:
+    *out_type = NULL; /* the result is the ret_type; see infer.h */
+    return NULL;
+  case KILN_EXPR_KIND_COUNT_:
+    break;
   }
   return KILN_STATUS(INTERNAL, "no type rule for node kind %d", (int)expr->kind);
 }
@@ -118,7 +118,8 @@ static kiln_status_t kiln_ir_infer_order(kiln_module_t *module, const char *name
     }
     expr->checked_type = type;
     kiln_function_t *function = kiln_expr_as_function(expr);
-    if (function != NULL) function->ret_type = function->body->checked_type;
+    if (function != NULL)
+      function->ret_type = function->body->checked_type;
   }
   return NULL;
 }
@@ -126,7 +127,7 @@ static kiln_status_t kiln_ir_infer_order(kiln_module_t *module, const char *name
 kiln_status_t kiln_ir_infer_function(kiln_module_t *module, const char *name,
                                      kiln_function_t *function) {
   kiln_ir_order_t order;
-  KILN_RETURN_IF_ERROR(kiln_ir_order_compute(function, kiln_allocator_system(), &order));
+  KILN_RETURN_IF_ERROR(kiln_ir_order_compute(function, kiln_module_allocator(module), &order));
   kiln_status_t status = kiln_ir_infer_order(module, name, &order);
   kiln_ir_order_deinitialize(&order);
   KILN_RETURN_IF_ERROR(status);

@@ -27,31 +27,33 @@ bool kiln_ir_expr_is_numbered(const kiln_expr_t *expr) {
 /* Child `index` of `expr` in walk order, or NULL past the last one. */
 static kiln_expr_t *kiln_ir_order_child(const kiln_expr_t *expr, int index) {
   switch (expr->kind) {
-    case KILN_EXPR_KIND_CALL: {
-      const kiln_call_t *call = kiln_expr_as_call(expr);
-      if (call->callee != NULL) {
-        if (index == 0) return &call->callee->base;
-        index--;
-      }
-      return index < call->num_args ? call->args[index] : NULL;
+  case KILN_EXPR_KIND_CALL: {
+    const kiln_call_t *call = kiln_expr_as_call(expr);
+    if (call->callee != NULL) {
+      if (index == 0)
+        return &call->callee->base;
+      index--;
     }
-    case KILN_EXPR_KIND_TUPLE: {
-      const kiln_tuple_t *tuple = kiln_expr_as_tuple(expr);
-      return index < tuple->num_fields ? tuple->fields[index] : NULL;
-    }
-    case KILN_EXPR_KIND_TUPLE_GET_ITEM:
-      return index == 0 ? kiln_expr_as_tuple_get_item(expr)->tuple : NULL;
-    case KILN_EXPR_KIND_FUNCTION:
-      return index == 0 ? kiln_expr_as_function(expr)->body : NULL;
-    case KILN_EXPR_KIND_VAR:
-    case KILN_EXPR_KIND_CONSTANT:
-    case KILN_EXPR_KIND_COUNT_:
-      break;
+    return index < call->num_args ? call->args[index] : NULL;
+  }
+  case KILN_EXPR_KIND_TUPLE: {
+    const kiln_tuple_t *tuple = kiln_expr_as_tuple(expr);
+    return index < tuple->num_fields ? tuple->fields[index] : NULL;
+  }
+  case KILN_EXPR_KIND_TUPLE_GET_ITEM:
+    return index == 0 ? kiln_expr_as_tuple_get_item(expr)->tuple : NULL;
+  case KILN_EXPR_KIND_FUNCTION:
+    return index == 0 ? kiln_expr_as_function(expr)->body : NULL;
+  case KILN_EXPR_KIND_VAR:
+  case KILN_EXPR_KIND_CONSTANT:
+  case KILN_EXPR_KIND_COUNT_:
+    break;
   }
   return NULL;
 }
 
-static kiln_status_t kiln_ir_order_emit(kiln_ir_order_t *order, kiln_expr_t *expr, int *next_number) {
+static kiln_status_t kiln_ir_order_emit(kiln_ir_order_t *order, kiln_expr_t *expr,
+                                        int *next_number) {
   int number = kiln_ir_expr_is_numbered(expr) ? (*next_number)++ : -1;
   KILN_RETURN_IF_ERROR(kiln_array_push(&order->nodes, &expr));
   return kiln_array_push(&order->numbers, &number);
@@ -107,7 +109,8 @@ kiln_status_t kiln_ir_order_compute(const kiln_function_t *function, kiln_alloca
   kiln_status_t status = kiln_ir_order_walk(out_order, &state, &stack, function->body);
   kiln_array_deinitialize(&stack);
   kiln_hashmap_deinitialize(&state);
-  if (status != NULL) kiln_ir_order_deinitialize(out_order);
+  if (status != NULL)
+    kiln_ir_order_deinitialize(out_order);
   return status;
 }
 
@@ -132,7 +135,8 @@ int kiln_ir_order_number(const kiln_ir_order_t *order, size_t index) {
  * error messages). */
 static int kiln_ir_order_number_of(const kiln_ir_order_t *order, const kiln_expr_t *expr) {
   for (size_t i = 0; i < kiln_ir_order_count(order); i++) {
-    if (kiln_ir_order_node(order, i) == expr) return kiln_ir_order_number(order, i);
+    if (kiln_ir_order_node(order, i) == expr)
+      return kiln_ir_order_number(order, i);
   }
   return -1;
 }
@@ -142,29 +146,29 @@ const char *kiln_ir_order_describe(const kiln_ir_order_t *order, size_t index, c
   int number = kiln_ir_order_number(order, index);
   const kiln_call_t *call = kiln_expr_as_call(expr);
   switch (expr->kind) {
-    case KILN_EXPR_KIND_VAR:
-      snprintf(buffer, KILN_IR_ORDER_NAME_CAPACITY, "%%%s", kiln_expr_as_var(expr)->name);
-      break;
-    case KILN_EXPR_KIND_CONSTANT:
-      snprintf(buffer, KILN_IR_ORDER_NAME_CAPACITY, "a Constant");
-      break;
-    case KILN_EXPR_KIND_CALL:
-      if (call->op != NULL) {
-        snprintf(buffer, KILN_IR_ORDER_NAME_CAPACITY, "%%%d = %s", number, call->op->name);
-      } else {
-        snprintf(buffer, KILN_IR_ORDER_NAME_CAPACITY, "%%%d = call of %%%d", number,
-                 kiln_ir_order_number_of(order, &call->callee->base));
-      }
-      break;
-    case KILN_EXPR_KIND_FUNCTION:
-      snprintf(buffer, KILN_IR_ORDER_NAME_CAPACITY, "%%%d = fn", number);
-      break;
-    case KILN_EXPR_KIND_TUPLE:
-    case KILN_EXPR_KIND_TUPLE_GET_ITEM:
-    case KILN_EXPR_KIND_COUNT_:
-      snprintf(buffer, KILN_IR_ORDER_NAME_CAPACITY, "%%%d = %s", number,
-               kiln_expr_kind_name(expr->kind));
-      break;
+  case KILN_EXPR_KIND_VAR:
+    snprintf(buffer, KILN_IR_ORDER_NAME_CAPACITY, "%%%s", kiln_expr_as_var(expr)->name);
+    break;
+  case KILN_EXPR_KIND_CONSTANT:
+    snprintf(buffer, KILN_IR_ORDER_NAME_CAPACITY, "a Constant");
+    break;
+  case KILN_EXPR_KIND_CALL:
+    if (call->op != NULL) {
+      snprintf(buffer, KILN_IR_ORDER_NAME_CAPACITY, "%%%d = %s", number, call->op->name);
+    } else {
+      snprintf(buffer, KILN_IR_ORDER_NAME_CAPACITY, "%%%d = call of %%%d", number,
+               kiln_ir_order_number_of(order, &call->callee->base));
+    }
+    break;
+  case KILN_EXPR_KIND_FUNCTION:
+    snprintf(buffer, KILN_IR_ORDER_NAME_CAPACITY, "%%%d = fn", number);
+    break;
+  case KILN_EXPR_KIND_TUPLE:
+  case KILN_EXPR_KIND_TUPLE_GET_ITEM:
+  case KILN_EXPR_KIND_COUNT_:
+    snprintf(buffer, KILN_IR_ORDER_NAME_CAPACITY, "%%%d = %s", number,
+             kiln_expr_kind_name(expr->kind));
+    break;
   }
   return buffer;
 }

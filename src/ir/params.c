@@ -46,7 +46,8 @@ kiln_status_t kiln_params_add(kiln_params_t *params, const char *name, kiln_tens
 kiln_tensor_t *kiln_params_get(const kiln_params_t *params, const char *name) {
   for (size_t i = 0; i < kiln_array_count(&params->entries); i++) {
     const kiln_param_entry_t *entry = kiln_array_at(&params->entries, i);
-    if (strcmp(entry->name, name) == 0) return entry->tensor;
+    if (strcmp(entry->name, name) == 0)
+      return entry->tensor;
   }
   return NULL;
 }
@@ -140,7 +141,7 @@ kiln_status_t kiln_ir_bind_params(kiln_module_t *module, const char *function_na
     return KILN_STATUS(NOT_FOUND, "the module has no function @%s to bind parameters of",
                        function_name);
   }
-  kiln_allocator_t allocator = kiln_allocator_system();
+  kiln_allocator_t allocator = kiln_module_allocator(module);
   kiln_ir_binder_t binder;
   kiln_expr_mutator_initialize(&binder.mutator, module, allocator);
   kiln_expr_functor_override(&binder.mutator.functor, KILN_EXPR_KIND_VAR, kiln_ir_binder_var_rule);

@@ -17,8 +17,8 @@
 
 typedef struct kiln_ir_verifier_t {
   kiln_module_t *module;
-  const char *name;         /* the top-level function being checked */
-  kiln_hashmap_t param_of;  /* kiln_var_t * -> its kiln_function_t * */
+  const char *name;        /* the top-level function being checked */
+  kiln_hashmap_t param_of; /* kiln_var_t * -> its kiln_function_t * */
 } kiln_ir_verifier_t;
 
 static kiln_status_t kiln_ir_verify_function(kiln_ir_verifier_t *verifier,
@@ -40,10 +40,12 @@ static kiln_status_t kiln_ir_verify_params(kiln_ir_verifier_t *verifier,
 }
 
 /* Marks every node of a nested function's order as inside it. */
-static kiln_status_t kiln_ir_verify_mark_inside(kiln_hashmap_t *inside,
+static kiln_status_t kiln_ir_verify_mark_inside(kiln_ir_verifier_t *verifier,
+                                                kiln_hashmap_t *inside,
                                                 const kiln_function_t *nested) {
   kiln_ir_order_t order;
-  KILN_RETURN_IF_ERROR(kiln_ir_order_compute(nested, kiln_allocator_system(), &order));
+  KILN_RETURN_IF_ERROR(
+      kiln_ir_order_compute(nested, kiln_module_allocator(verifier->module), &order));
   kiln_status_t status = NULL;
   for (size_t i = 0; i < kiln_ir_order_count(&order) && status == NULL; i++) {
     status = kiln_hashmap_put(inside, kiln_ir_order_node(&order, i), (void *)(uintptr_t)nested);
@@ -86,11 +88,13 @@ static kiln_status_t kiln_ir_verify_order(kiln_ir_verifier_t *verifier,
   /* A nested function's nodes come before it in the order: mark them first. */
   for (size_t i = 0; i < kiln_ir_order_count(order); i++) {
     kiln_function_t *nested = kiln_expr_as_function(kiln_ir_order_node(order, i));
-    if (nested != NULL) KILN_RETURN_IF_ERROR(kiln_ir_verify_mark_inside(inside, nested));
+    if (nested != NULL)
+      KILN_RETURN_IF_ERROR(kiln_ir_verify_mark_inside(verifier, inside, nested));
   }
   for (size_t i = 0; i < kiln_ir_order_count(order); i++) {
     kiln_expr_t *expr = kiln_ir_order_node(order, i);
-    if (kiln_hashmap_contains(inside, expr)) continue;
+    if (kiln_hashmap_contains(inside, expr))
+      continue;
     kiln_status_t status = kiln_ir_verify_node(verifier, function, expr);
     if (status != NULL) {
       char node[KILN_IR_ORDER_NAME_CAPACITY];
@@ -112,10 +116,12 @@ static kiln_status_t kiln_ir_verify_function(kiln_ir_verifier_t *verifier,
                                              kiln_function_t *function) {
   KILN_RETURN_IF_ERROR(kiln_ir_verify_params(verifier, function));
   kiln_ir_order_t order;
-  KILN_RETURN_IF_ERROR_ANNOTATE(kiln_ir_order_compute(function, kiln_allocator_system(), &order),
-                                "in @%s", verifier->name);
+  KILN_RETURN_IF_ERROR_ANNOTATE(
+      kiln_ir_order_compute(function, kiln_module_allocator(verifier->module), &order), "in @%s",
+      verifier->name);
   kiln_hashmap_t inside; /* nodes of nested functions: checked there */
-  kiln_hashmap_initialize(&inside, kiln_allocator_system(), KILN_HASHMAP_KEY_POINTER);
+  kiln_hashmap_initialize(&inside, kiln_module_allocator(verifier->module),
+                          KILN_HASHMAP_KEY_POINTER);
   kiln_status_t status = kiln_ir_verify_order(verifier, function, &order, &inside);
   kiln_hashmap_deinitialize(&inside);
   kiln_ir_order_deinitialize(&order);
@@ -127,7 +133,8 @@ kiln_status_t kiln_ir_verify(kiln_module_t *module) {
     return KILN_STATUS(INVALID_ARGUMENT, "the module has no @main function");
   }
   kiln_ir_verifier_t verifier = {.module = module};
-  kiln_hashmap_initialize(&verifier.param_of, kiln_allocator_system(), KILN_HASHMAP_KEY_POINTER);
+  kiln_hashmap_initialize(&verifier.param_of, kiln_module_allocator(module),
+                          KILN_HASHMAP_KEY_POINTER);
   kiln_status_t status = NULL;
   for (int i = 0; i < kiln_module_function_count(module) && status == NULL; i++) {
     verifier.name = kiln_module_function_name(module, i);

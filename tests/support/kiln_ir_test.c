@@ -1,0 +1,70 @@
+/*
+ * Graph-building helpers for IR tests; see kiln_ir_test.h. Every helper
+ * asserts success, so a failure points at the line that built the node.
+ */
+#include "kiln_ir_test.h"
+
+#include <string.h>
+
+#include "op/op.h"
+
+kiln_module_t *irt_module(void) {
+  kiln_module_t *module = NULL;
+  KILN_ASSERT_OK(kiln_module_create(kiln_allocator_system(), &module));
+  return module;
+}
+
+const kiln_type_t *irt_type(kiln_module_t *module, kiln_dtype_t dtype, int ndim,
+                            const int64_t *shape) {
+  const kiln_type_t *type = NULL;
+  KILN_ASSERT_OK(kiln_tensor_type_create(kiln_module_arena(module), dtype, ndim, shape, &type));
+  return type;
+}
+
+kiln_var_t *irt_var(kiln_module_t *module, const char *name, kiln_dtype_t dtype, int ndim,
+                    const int64_t *shape) {
+  kiln_var_t *var = NULL;
+  KILN_ASSERT_OK(kiln_ir_var_create(module, name, irt_type(module, dtype, ndim, shape), &var));
+  return var;
+}
+
+kiln_expr_t *irt_constant_f32(kiln_module_t *module, int ndim, const int64_t *shape,
+                              const float *data) {
+  kiln_tensor_t *tensor = NULL;
+  KILN_ASSERT_OK(
+      kiln_tensor_create(kiln_allocator_system(), KILN_DTYPE_FLOAT32, ndim, shape, &tensor));
+  memcpy(kiln_tensor_data(tensor), data, kiln_tensor_byte_size(tensor));
+  kiln_constant_t *constant = NULL;
+  KILN_ASSERT_OK(kiln_ir_constant_create(module, tensor, &constant));
+  kiln_tensor_release(tensor);
+  return &constant->base;
+}
+
+kiln_expr_t *irt_call(kiln_module_t *module, const char *op_name, const char *const *settings,
+                      int num_args, kiln_expr_t *const *args) {
+  const kiln_op_t *op = NULL;
+  KILN_ASSERT_OK(kiln_op_find(op_name, &op));
+  void *attrs = NULL;
+  kiln_arena_t *arena = kiln_module_arena(module);
+  KILN_ASSERT_OK(kiln_op_attrs_create_default(op, arena, &attrs));
+  for (int i = 0; settings != NULL && settings[i] != NULL; i += 2) {
+    KILN_ASSERT_OK(kiln_op_attrs_set_text(op, attrs, settings[i], settings[i + 1], arena));
+  }
+  kiln_call_t *call = NULL;
+  KILN_ASSERT_OK(kiln_ir_call_create(module, op, num_args, args, attrs, &call));
+  return &call->base;
+}
+
+kiln_function_t *irt_function(kiln_module_t *module, int num_params, kiln_var_t *const *params,
+                              kiln_expr_t *body) {
+  kiln_function_t *function = NULL;
+  KILN_ASSERT_OK(kiln_ir_function_create(module, num_params, params, body, &function));
+  return function;
+}
+
+kiln_function_t *irt_add_function(kiln_module_t *module, const char *name, int num_params,
+                                  kiln_var_t *const *params, kiln_expr_t *body) {
+  kiln_function_t *function = irt_function(module, num_params, params, body);
+  KILN_ASSERT_OK(kiln_module_add_function(module, name, function));
+  return function;
+}

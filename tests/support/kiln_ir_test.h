@@ -1,0 +1,43 @@
+/*
+ * Graph-building helpers for IR tests: each builds one node in a module and
+ * fails the cmocka test on error, so a test reads like the graph it builds.
+ *
+ *   kiln_module_t *m = irt_module();
+ *   kiln_var_t *x = irt_var(m, "x", KILN_DTYPE_FLOAT32, 2, SHAPE(1, 4));
+ *   kiln_expr_t *y = IRT_CALL(m, "nn.relu", NULL, &x->base);
+ *   irt_add_function(m, "main", 1, &x, y);
+ */
+#ifndef KILN_TESTS_SUPPORT_KILN_IR_TEST_H_
+#define KILN_TESTS_SUPPORT_KILN_IR_TEST_H_
+
+#include "ir/expr.h"
+#include "kiln_test.h"
+
+#ifndef SHAPE
+#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
+#endif
+
+kiln_module_t *irt_module(void);
+const kiln_type_t *irt_type(kiln_module_t *module, kiln_dtype_t dtype, int ndim,
+                            const int64_t *shape);
+kiln_var_t *irt_var(kiln_module_t *module, const char *name, kiln_dtype_t dtype, int ndim,
+                    const int64_t *shape);
+/* A float32 constant holding `data` (element_count floats). */
+kiln_expr_t *irt_constant_f32(kiln_module_t *module, int ndim, const int64_t *shape,
+                              const float *data);
+/* A call of operator `op_name` with its default attrs, after applying the
+ * NULL-terminated (name, text) pairs of `settings` (may be NULL). */
+kiln_expr_t *irt_call(kiln_module_t *module, const char *op_name, const char *const *settings,
+                      int num_args, kiln_expr_t *const *args);
+#define IRT_CALL(module, op_name, settings, ...)                                  \
+  irt_call((module), (op_name), (settings),                                       \
+           (int)(sizeof((kiln_expr_t *[]){__VA_ARGS__}) / sizeof(kiln_expr_t *)), \
+           (kiln_expr_t *[]){__VA_ARGS__})
+#define IRT_ATTRS(...) ((const char *const[]){__VA_ARGS__, NULL})
+kiln_function_t *irt_function(kiln_module_t *module, int num_params, kiln_var_t *const *params,
+                              kiln_expr_t *body);
+/* irt_function, then adds it to the module under `name`. */
+kiln_function_t *irt_add_function(kiln_module_t *module, const char *name, int num_params,
+                                  kiln_var_t *const *params, kiln_expr_t *body);
+
+#endif /* KILN_TESTS_SUPPORT_KILN_IR_TEST_H_ */
