@@ -15,7 +15,8 @@ function(kiln_target_warnings target)
 endfunction()
 
 if(KILN_SANITIZE)
+  # -O1: the reference kernels run whole networks in the sanitizer build too.
   add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=all
-                      -fno-omit-frame-pointer)
+                      -fno-omit-frame-pointer -O1)
   add_link_options(-fsanitize=address,undefined)
 endif()

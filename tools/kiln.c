@@ -16,25 +16,15 @@
 
 #include "base/file.h"
 #include "base/log.h"
+#include "cli.h"
 #include "kiln/npy.h"
 #include "kiln/tensor.h"
 #include "kiln/version.h"
 
-#define KILN_EXIT_USAGE 2
-
-typedef kiln_status_t (*kiln_cli_command_fn)(int argc, char **argv);
-
-typedef struct kiln_cli_command_t {
-  const char *name;
-  const char *usage;
-  const char *summary;
-  kiln_cli_command_fn run;
-} kiln_cli_command_t;
-
 /* Set by a command that wants its usage printed with exit code 2. */
 static int kiln_cli_usage_error;
 
-static kiln_status_t kiln_cli_usage(const char *message, const char *argument) {
+kiln_status_t kiln_cli_usage(const char *message, const char *argument) {
   kiln_cli_usage_error = 1;
   return KILN_STATUS(INVALID_ARGUMENT, "%s%s%s%s", message, argument ? " '" : "",
                      argument ? argument : "", argument ? "'" : "");
@@ -76,7 +66,7 @@ static double kiln_cli_element(const kiln_tensor_t *tensor, int64_t index) {
   return NAN;
 }
 
-static void kiln_cli_print_summary(const char *label, const kiln_tensor_t *tensor) {
+void kiln_cli_print_summary(const char *label, const kiln_tensor_t *tensor) {
   char shape[256];
   kiln_shape_format(kiln_tensor_ndim(tensor), kiln_tensor_shape(tensor), shape, sizeof(shape));
   int64_t count = kiln_tensor_element_count(tensor);
@@ -225,6 +215,12 @@ static const kiln_cli_command_t kiln_cli_commands[] = {
      kiln_cli_demo},
     {"npy-info", "kiln npy-info FILE.npy...", "print dtype, shape and value range of .npy files",
      kiln_cli_npy_info},
+    {"show", "kiln show MODEL [--batch N] [--image-size N] [--seed N] [--metadata]",
+     "print a model's typed IR (MODEL: a built-in workload)", kiln_cli_show},
+    {"interp",
+     "kiln interp MODEL (--input X.npy... | --random-input) [--output Y.npy...] [--batch N] "
+     "[--image-size N] [--seed N]",
+     "run a model on the reference interpreter", kiln_cli_interp},
 };
 
 static const size_t kiln_cli_command_count =

@@ -49,5 +49,20 @@ fi
 expect 0 out "float32 +demo_float32.npy: wrote and read back 96 bytes" -- "$kiln" demo "$work/none"
 expect 0 out "not found; skipping" -- "$kiln" demo "$work/none"
 
+# Models: a built-in workload shown as typed IR and run on the interpreter.
+expect 0 out "def @main\(%data: Tensor\[\(1, 784\), float32\]" -- "$kiln" show mlp
+expect 0 out "nn.dense\(%data, %fc1_weight" -- "$kiln" show mlp
+expect 0 out "Tensor\[\(3, 784\), float32\]" -- "$kiln" show mlp --batch 3
+expect 2 err "usage: kiln show" -- "$kiln" show
+expect 2 err "unknown option '--frob'" -- "$kiln" show mlp --frob
+expect 2 err "expected an integer" -- "$kiln" show mlp --batch 0
+expect 1 err "kiln show: .*nosuch.*resnet18" -- "$kiln" show nosuch
+expect 0 out "output 0: float32 \(1, 10\)" -- "$kiln" interp mlp --random-input --output "$work/y.npy"
+expect 0 out "float32 \(1, 10\)" -- "$kiln" npy-info "$work/y.npy"
+expect 1 err "takes 1 input\(s\) \(%data: Tensor\[\(1, 784\), float32\]\) but 0" -- "$kiln" interp mlp
+if [ -n "$fixture" ]; then
+  expect 1 err "%data" -- "$kiln" interp mlp --input "$fixture"
+fi
+
 [ "$failures" -eq 0 ] && echo "all CLI checks passed"
 exit "$failures"
