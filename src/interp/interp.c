@@ -1,1 +1,210 @@
+/*
+ * The interpreter's entry points; see interp.h.
+ *
+ * A run checks everything it can before computing anything: the function
+ * exists, every node it reaches has a type (else the caller forgot type
+ * inference), and each input matches its parameter. Then it plans the
+ * function, evaluates it (interp/eval.h) and hands the body's tensors to the
+ * caller as new references in a new array. Plans, values and the callee
+ * plans made on the way are released whatever happens.
+ */
 #include "interp/interp.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "interp/eval.h"
+
+/* NOT_FOUND naming the function and listing the module's functions. */
+static kiln_status_t kiln_interp_not_found(const kiln_module_t *module, const char *name) {
+  char known[256] = "";
+  size_t used = 0;
+  for (int i = 0; i < kiln_module_function_count(module) && used < sizeof(known); i++) {
+    int written = snprintf(known + used, sizeof(known) - used, "%s@%s", i > 0 ? ", " : "",
+                           kiln_module_function_name(module, i));
+    if (written < 0)
+      break;
+    used += (size_t)written;
+  }
+  return KILN_STATUS(NOT_FOUND, "the module has no function @%s (it has %s)", name,
+                     known[0] != '\0' ? known : "none");
+}
+
+/* FAILED_PRECONDITION for the first node without a type. */
+static kiln_status_t kiln_interp_check_typed(const kiln_ir_order_t *order, const char *name) {
+  for (size_t i = 0; i < kiln_ir_order_count(order); i++) {
+    const kiln_expr_t *expr = kiln_ir_order_node(order, i);
+    if (expr->kind == KILN_EXPR_KIND_FUNCTION || expr->checked_type != NULL)
+      continue;
+    char node[KILN_IR_ORDER_NAME_CAPACITY];
+    return KILN_STATUS(FAILED_PRECONDITION,
+                       "in @%s, %s has no type: run type inference (kiln_ir_infer_types) on the "
+                       "module before interpreting it",
+                       name, kiln_ir_order_describe(order, i, node));
+  }
+  return KILN_OK;
+}
+
+/* The tensor type describing `tensor`, pointing at its shape. */
+static kiln_tensor_type_t kiln_interp_tensor_type_of(const kiln_tensor_t *tensor) {
+  kiln_tensor_type_t type = {
+      .base = {KILN_TYPE_KIND_TENSOR},
+      .dtype = kiln_tensor_dtype(tensor),
+      .ndim = kiln_tensor_ndim(tensor),
+      .shape = kiln_tensor_shape(tensor),
+  };
+  return type;
+}
+
+static kiln_status_t kiln_interp_check_input(const char *name, int index, const kiln_var_t *param,
+                                             const kiln_tensor_t *input) {
+  const kiln_type_t *expected =
+      param->type_annotation != NULL ? param->type_annotation : param->base.checked_type;
+  if (expected == NULL) {
+    return KILN_STATUS(FAILED_PRECONDITION, "in @%s, parameter %d (%%%s) has no type", name, index,
+                       param->name);
+  }
+  char expected_text[KILN_IR_TYPE_TEXT_CAPACITY];
+  const kiln_tensor_type_t *tensor_type = kiln_type_as_tensor(expected);
+  if (tensor_type == NULL) {
+    return KILN_STATUS(UNIMPLEMENTED,
+                       "in @%s, parameter %d (%%%s) is %s; the interpreter takes tensor inputs",
+                       name, index, param->name, kiln_type_text(expected, expected_text));
+  }
+  if (input == NULL) {
+    return KILN_STATUS(INVALID_ARGUMENT, "in @%s, input %d (%%%s) is NULL", name, index,
+                       param->name);
+  }
+  if (tensor_type->dtype == kiln_tensor_dtype(input) &&
+      kiln_shape_equal(tensor_type->ndim, tensor_type->shape, kiln_tensor_ndim(input),
+                       kiln_tensor_shape(input))) {
+    return KILN_OK;
+  }
+  kiln_tensor_type_t actual = kiln_interp_tensor_type_of(input);
+  char actual_text[KILN_IR_TYPE_TEXT_CAPACITY];
+  return KILN_STATUS(INVALID_ARGUMENT, "in @%s, input %d (%%%s) is %s but the parameter is %s",
+                     name, index, param->name, kiln_type_text(&actual.base, actual_text),
+                     kiln_type_text(expected, expected_text));
+}
+
+static kiln_status_t kiln_interp_check_inputs(const char *name, const kiln_function_t *function,
+                                              int num_inputs, kiln_tensor_t *const *inputs) {
+  if (num_inputs != function->num_params) {
+    if (num_inputs >= 0 && num_inputs < function->num_params) {
+      return KILN_STATUS(
+          INVALID_ARGUMENT, "@%s takes %d inputs, got %d: input %d (%%%s) is missing", name,
+          function->num_params, num_inputs, num_inputs, function->params[num_inputs]->name);
+    }
+    return KILN_STATUS(INVALID_ARGUMENT, "@%s takes %d inputs, got %d", name, function->num_params,
+                       num_inputs);
+  }
+  if (num_inputs > 0 && inputs == NULL) {
+    return KILN_STATUS(INVALID_ARGUMENT, "@%s: the input array is NULL", name);
+  }
+  for (int i = 0; i < num_inputs; i++) {
+    KILN_RETURN_IF_ERROR(kiln_interp_check_input(name, i, function->params[i], inputs[i]));
+  }
+  return KILN_OK;
+}
+
+/* The body's tensors as new references in a new array. */
+static kiln_status_t kiln_interp_outputs(kiln_allocator_t allocator,
+                                         const kiln_interp_value_t *body, int *out_num_outputs,
+                                         kiln_tensor_t ***out_outputs) {
+  size_t count = kiln_interp_value_leaf_count(body);
+  if (count > INT_MAX) {
+    return KILN_STATUS(OUT_OF_RANGE, "the result has %zu tensors", count);
+  }
+  kiln_tensor_t **outputs = NULL;
+  if (count > 0) {
+    KILN_RETURN_IF_ERROR(
+        kiln_allocator_malloc_array(allocator, count, sizeof(*outputs), (void **)&outputs));
+  }
+  size_t position = 0;
+  kiln_interp_value_flatten(body, outputs, &position);
+  *out_num_outputs = (int)count;
+  *out_outputs = outputs;
+  return KILN_OK;
+}
+
+/* The inputs as borrowed values, and pointers to them. */
+static kiln_status_t kiln_interp_bind_inputs(kiln_allocator_t allocator, int num_inputs,
+                                             kiln_tensor_t *const *inputs,
+                                             kiln_interp_value_t **out_values,
+                                             const kiln_interp_value_t ***out_args) {
+  size_t count = num_inputs > 0 ? (size_t)num_inputs : 1;
+  KILN_RETURN_IF_ERROR(
+      kiln_allocator_malloc_array(allocator, count, sizeof(**out_values), (void **)out_values));
+  kiln_status_t status =
+      kiln_allocator_malloc_array(allocator, count, sizeof(**out_args), (void **)out_args);
+  if (status != NULL) {
+    kiln_allocator_free(allocator, *out_values);
+    *out_values = NULL;
+    return status;
+  }
+  for (int i = 0; i < num_inputs; i++) {
+    (*out_values)[i] = kiln_interp_value_of_tensor(inputs[i]);
+    (*out_args)[i] = &(*out_values)[i];
+  }
+  return KILN_OK;
+}
+
+/* Evaluates the planned top-level function and collects its outputs. */
+static kiln_status_t kiln_interp_evaluate(kiln_interp_context_t *context, int num_inputs,
+                                          kiln_tensor_t *const *inputs, int *out_num_outputs,
+                                          kiln_tensor_t ***out_outputs) {
+  kiln_allocator_t allocator = context->allocator;
+  kiln_interp_value_t *values = NULL;
+  const kiln_interp_value_t **args = NULL;
+  KILN_RETURN_IF_ERROR(kiln_interp_bind_inputs(allocator, num_inputs, inputs, &values, &args));
+  kiln_interp_value_t body;
+  kiln_status_t status = kiln_interp_eval_function(context, context->top, args, &body);
+  kiln_allocator_free(allocator, (void *)args);
+  kiln_allocator_free(allocator, values); /* borrowed: nothing to release */
+  KILN_RETURN_IF_ERROR(status);
+  status = kiln_interp_outputs(allocator, &body, out_num_outputs, out_outputs);
+  kiln_interp_value_release(allocator, &body);
+  return status;
+}
+
+kiln_status_t kiln_interp_run_with_options(kiln_module_t *module, const char *function_name,
+                                           int num_inputs, kiln_tensor_t *const *inputs,
+                                           const kiln_interp_options_t *options,
+                                           int *out_num_outputs, kiln_tensor_t ***out_outputs) {
+  *out_num_outputs = 0;
+  *out_outputs = NULL;
+  if (module == NULL || function_name == NULL || options == NULL) {
+    return KILN_STATUS(INVALID_ARGUMENT, "kiln_interp_run needs a module, a function name and "
+                                         "options");
+  }
+  const kiln_function_t *function = kiln_module_get_function(module, function_name);
+  if (function == NULL)
+    return kiln_interp_not_found(module, function_name);
+  kiln_interp_context_t context;
+  kiln_interp_context_initialize(&context, options, function_name);
+  kiln_interp_plan_t *top = NULL;
+  kiln_status_t status = kiln_interp_plan_create(options->allocator, function, NULL, &top);
+  if (status != NULL) {
+    status = kiln_status_annotate(status, "in @%s", function_name);
+  }
+  if (status == NULL)
+    status = kiln_interp_check_typed(&top->order, function_name);
+  if (status == NULL)
+    status = kiln_interp_check_inputs(function_name, function, num_inputs, inputs);
+  if (status == NULL) {
+    context.top = top;
+    status = kiln_interp_evaluate(&context, num_inputs, inputs, out_num_outputs, out_outputs);
+  }
+  kiln_interp_context_deinitialize(&context);
+  kiln_interp_plan_destroy(options->allocator, top);
+  return status;
+}
+
+kiln_status_t kiln_interp_run(kiln_module_t *module, const char *function_name, int num_inputs,
+                              kiln_tensor_t *const *inputs, kiln_allocator_t allocator,
+                              int *out_num_outputs, kiln_tensor_t ***out_outputs) {
+  kiln_interp_options_t options = {.allocator = allocator};
+  return kiln_interp_run_with_options(module, function_name, num_inputs, inputs, &options,
+                                      out_num_outputs, out_outputs);
+}
