@@ -14,9 +14,9 @@
 #include "ir/params.h"
 
 typedef struct kiln_workload_options_t {
-  int64_t batch_size;  /* default 1 */
-  int64_t image_size;  /* CNNs: height = width; default 224 */
-  uint64_t seed;       /* weights are a pure function of the seed; default 0 */
+  int64_t batch_size; /* default 1 */
+  int64_t image_size; /* CNNs: height = width; default 224 */
+  uint64_t seed;      /* weights are a pure function of the seed; default 0 */
 } kiln_workload_options_t;
 
 /* The defaults above. */
