@@ -266,3 +266,51 @@ kiln_status_t kiln_op_attrs_format(const kiln_op_t *op, const void *attrs, kiln_
   }
   return KILN_OK;
 }
+
+kiln_status_t kiln_op_attrs_format_field(const kiln_op_t *op, const void *attrs,
+                                         const kiln_attr_field_t *field, kiln_strbuf_t *sb) {
+  (void)op;
+  return kiln_attr_format_value(field, (const char *)attrs + field->offset, sb);
+}
+
+/* Room for a value of any kind, to read a default into. */
+typedef union kiln_attr_slot_t {
+  int64_t i;
+  double f;
+  bool b;
+  const char *s;
+  kiln_dtype_t t;
+  kiln_ints_t ints;
+  kiln_floats_t floats;
+} kiln_attr_slot_t;
+
+/* Formats the field's value and its default into `value` and `fallback`. */
+static kiln_status_t kiln_attr_format_both(const kiln_attr_field_t *field, const void *attrs,
+                                           kiln_arena_t *arena, kiln_strbuf_t *value,
+                                           kiln_strbuf_t *fallback) {
+  kiln_attr_slot_t slot;
+  memset(&slot, 0, sizeof(slot));
+  KILN_RETURN_IF_ERROR(kiln_attr_parse_value(field, field->default_text, arena, &slot));
+  KILN_RETURN_IF_ERROR(kiln_attr_format_value(field, &slot, fallback));
+  return kiln_attr_format_value(field, (const char *)attrs + field->offset, value);
+}
+
+kiln_status_t kiln_op_attrs_field_is_default(const kiln_op_t *op, const void *attrs,
+                                             const kiln_attr_field_t *field,
+                                             kiln_allocator_t allocator, bool *out_is_default) {
+  kiln_arena_t arena;
+  kiln_arena_initialize(&arena, allocator, KILN_ARENA_MIN_BLOCK_SIZE);
+  kiln_strbuf_t value, fallback;
+  kiln_strbuf_initialize(&value, allocator);
+  kiln_strbuf_initialize(&fallback, allocator);
+  kiln_status_t status = kiln_attr_format_both(field, attrs, &arena, &value, &fallback);
+  if (status == KILN_OK) {
+    *out_is_default = strcmp(kiln_strbuf_c_str(&value), kiln_strbuf_c_str(&fallback)) == 0;
+  } else {
+    status = kiln_status_annotate(status, "%s attribute %s", op->name, field->name);
+  }
+  kiln_strbuf_deinitialize(&fallback);
+  kiln_strbuf_deinitialize(&value);
+  kiln_arena_deinitialize(&arena);
+  return status;
+}

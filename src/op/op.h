@@ -181,6 +181,20 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_op_attrs_validate(const kiln_op_t *op, c
 KILN_MUST_USE_RESULT kiln_status_t kiln_op_attrs_format(const kiln_op_t *op, const void *attrs,
                                                         kiln_strbuf_t *sb);
 const kiln_attr_field_t *kiln_op_attr_field(const kiln_op_t *op, const char *name);
+/* Appends the value of `field` (one of op's fields) in its text spelling,
+ * without the name: 3, 1e-05, True, "NCHW", "float32", [1, 1]. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_op_attrs_format_field(const kiln_op_t *op,
+                                                              const void *attrs,
+                                                              const kiln_attr_field_t *field,
+                                                              kiln_strbuf_t *sb);
+/* Whether `field` of `attrs` prints as the field's default_text does when
+ * read and printed the same way (so "1e-5" and 1e-05 agree); scratch memory
+ * comes from `allocator`. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_op_attrs_field_is_default(const kiln_op_t *op,
+                                                                  const void *attrs,
+                                                                  const kiln_attr_field_t *field,
+                                                                  kiln_allocator_t allocator,
+                                                                  bool *out_is_default);
 
 /* Runs the type relation after checking the input count and that no input
  * type is missing; errors name the operator. */
