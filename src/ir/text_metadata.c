@@ -136,7 +136,10 @@ static double float_read(kiln_dtype_t dtype, const char *text, char **out_end) {
 
 static bool float_round_trips(kiln_dtype_t dtype, double value, int precision, char *buffer,
                               size_t capacity) {
-  snprintf(buffer, capacity, "%.*g", precision, value);
+  int length = snprintf(buffer, capacity, "%.*g", precision, value);
+  if (length < 0 || (size_t)length >= capacity) {
+    return false; /* cannot happen for precision <= 17; keeps the check honest */
+  }
   char *end = NULL;
   return float_read(dtype, buffer, &end) == value;
 }
