@@ -1,18 +1,28 @@
 /*
  * Binary elementwise operators with NumPy broadcasting (add, subtract,
- * multiply, divide, power, maximum, minimum and the six comparisons), and
- * where(cond, x, y).
+ * multiply, divide, power, maximum, minimum, mod, floor_mod, the six
+ * comparisons, logical_and, logical_or, logical_xor, left_shift and
+ * right_shift), and where(cond, x, y).
  *
  * The binary operators share everything but a scalar function, so they are
- * one table indexed by operator id: a float function (float32 inputs computed
- * in double and rounded once), an int64 function where the operator takes
- * int64, whether the result is bool (comparisons) and whether bool inputs are
- * allowed (equal, not_equal, which compare them as 0/1). One type relation,
- * one layout rule (broadcast.h's) and one kernel serve them all; the kernel
- * walks the output with the shared broadcast walker. Integer arithmetic wraps
- * on overflow as NumPy's does (done in uint64, so it is defined C); integer
+ * one table indexed by operator id: a float function (every float dtype,
+ * computed in double and rounded once to float32 or float64), a signed
+ * integer function (int8 to int64, computed in int64 and stored wrapping to
+ * the input's width), an unsigned one (uint8 to uint64, in uint64), whether
+ * the result is bool (comparisons, logical operators), whether bool inputs
+ * are allowed (equal, not_equal, which compare them as 0/1) and whether they
+ * are required (the logical operators, checked by the type relation). A NULL
+ * function means the kernel does not take that class of dtype. One type
+ * relation, one layout rule (broadcast.h's) and one kernel serve them all;
+ * the kernel walks the output with the shared broadcast walker and moves
+ * elements through kiln_scalar_t (scalar.h). Integer arithmetic wraps on
+ * overflow as NumPy's does (done in uint64, so it is defined C); integer
  * division truncates toward zero as C and ONNX do, and a zero divisor is an
- * error rather than a trap. maximum and minimum propagate NaN as NumPy's do.
+ * error rather than a trap. mod is C's fmod and % (the sign of the
+ * dividend), floor_mod Python's % (the sign of the divisor). Integer power
+ * wraps; to a negative exponent it is the truncated reciprocal (0 unless the
+ * base is 1 or -1; 0 to it is a division by zero). Shifts by 64 or more give
+ * 0. maximum and minimum propagate NaN as NumPy's do.
  *
  * where copies elements of x or y by their byte size, so its kernel takes
  * every dtype.
@@ -22,6 +32,7 @@
 
 #include "op/broadcast.h"
 #include "op/op.h"
+#include "op/scalar.h"
 
 /* ---- scalar functions ---- */
 
@@ -36,6 +47,13 @@
     *out = (expr);                                           \
     return true;                                             \
   }
+#define UINT_FN_(name, expr)                                    \
+  static bool u_##name(uint64_t a, uint64_t b, uint64_t *out) { \
+    *out = (expr);                                              \
+    return true;                                                \
+  }
+/* The same expression on both integer classes. */
+#define INTS_FN_(name, expr) INT_FN_(name, expr) UINT_FN_(name, expr)
 
 FLOAT_FN_(add, a + b)
 FLOAT_FN_(subtract, a - b)
@@ -44,6 +62,7 @@ FLOAT_FN_(divide, a / b)
 FLOAT_FN_(power, pow(a, b))
 FLOAT_FN_(maximum, isnan(a) || isnan(b) ? NAN : (a > b ? a : b))
 FLOAT_FN_(minimum, isnan(a) || isnan(b) ? NAN : (a < b ? a : b))
+FLOAT_FN_(mod, fmod(a, b))
 FLOAT_FN_(equal, a == b)
 FLOAT_FN_(not_equal, a != b)
 FLOAT_FN_(less, a < b)
@@ -51,18 +70,36 @@ FLOAT_FN_(less_equal, a <= b)
 FLOAT_FN_(greater, a > b)
 FLOAT_FN_(greater_equal, a >= b)
 
+/* Python's float %: fmod moved into the divisor's sign; a zero result takes
+ * the divisor's sign too (NumPy). */
+static double f_floor_mod(double a, double b) {
+  double r = fmod(a, b);
+  if (r != 0.0 && (r < 0.0) != (b < 0.0)) {
+    return r + b;
+  }
+  return r == 0.0 ? copysign(0.0, b) : r;
+}
+
 /* Arithmetic in uint64 wraps instead of overflowing. */
 INT_FN_(add, (int64_t)((uint64_t)a + (uint64_t)b))
 INT_FN_(subtract, (int64_t)((uint64_t)a - (uint64_t)b))
 INT_FN_(multiply, (int64_t)(((uint64_t)a) * (uint64_t)b))
-INT_FN_(maximum, a > b ? a : b)
-INT_FN_(minimum, a < b ? a : b)
-INT_FN_(equal, a == b)
-INT_FN_(not_equal, a != b)
-INT_FN_(less, a < b)
-INT_FN_(less_equal, a <= b)
-INT_FN_(greater, a > b)
-INT_FN_(greater_equal, a >= b)
+UINT_FN_(add, a + b)
+UINT_FN_(subtract, a - b)
+UINT_FN_(multiply, a *b)
+INTS_FN_(maximum, a > b ? a : b)
+INTS_FN_(minimum, a < b ? a : b)
+INTS_FN_(equal, a == b)
+INTS_FN_(not_equal, a != b)
+INTS_FN_(less, a < b)
+INTS_FN_(less_equal, a <= b)
+INTS_FN_(greater, a > b)
+INTS_FN_(greater_equal, a >= b)
+INT_FN_(logical_and, a &&b)
+INT_FN_(logical_or, a || b)
+INT_FN_(logical_xor, (a != 0) != (b != 0))
+UINT_FN_(left_shift, b >= 64 ? 0 : a << b)
+UINT_FN_(right_shift, b >= 64 ? 0 : a >> b)
 
 static bool i_divide(int64_t a, int64_t b, int64_t *out) {
   if (b == 0) {
@@ -73,35 +110,114 @@ static bool i_divide(int64_t a, int64_t b, int64_t *out) {
   return true;
 }
 
+static bool u_divide(uint64_t a, uint64_t b, uint64_t *out) {
+  if (b == 0) {
+    return false;
+  }
+  *out = a / b;
+  return true;
+}
+
+/* C's %: the sign of the dividend (INT64_MIN % -1 is 0, not a trap). */
+static bool i_mod(int64_t a, int64_t b, int64_t *out) {
+  if (b == 0) {
+    return false;
+  }
+  *out = b == -1 ? 0 : a % b;
+  return true;
+}
+
+/* Python's %: the sign of the divisor. */
+static bool i_floor_mod(int64_t a, int64_t b, int64_t *out) {
+  if (!i_mod(a, b, out)) {
+    return false;
+  }
+  if (*out != 0 && (*out < 0) != (b < 0)) {
+    *out += b;
+  }
+  return true;
+}
+
+/* x^y by squaring, wrapping (in uint64). */
+static uint64_t power_bits(uint64_t base, uint64_t exponent) {
+  uint64_t result = 1;
+  while (exponent > 0) {
+    result = exponent & 1 ? result * base : result;
+    base *= base;
+    exponent >>= 1;
+  }
+  return result;
+}
+
+/* Integer power wraps; a negative exponent gives the truncated 1 / x^-y (0
+ * unless x is 1 or -1), and 0 to a negative power is a division by zero. */
+static bool i_power(int64_t a, int64_t b, int64_t *out) {
+  if (b >= 0) {
+    *out = (int64_t)power_bits((uint64_t)a, (uint64_t)b);
+    return true;
+  }
+  if (a == 0) {
+    return false;
+  }
+  *out = a == 1 ? 1 : (a == -1 ? ((b & 1) ? -1 : 1) : 0);
+  return true;
+}
+
+static bool u_power(uint64_t a, uint64_t b, uint64_t *out) {
+  *out = power_bits(a, b);
+  return true;
+}
+
+/* Unsigned % has one meaning. */
+static bool u_mod(uint64_t a, uint64_t b, uint64_t *out) {
+  if (b == 0) {
+    return false;
+  }
+  *out = a % b;
+  return true;
+}
+
 typedef double (*binary_float_fn)(double a, double b);
 typedef bool (*binary_int_fn)(int64_t a, int64_t b, int64_t *out);
+typedef bool (*binary_uint_fn)(uint64_t a, uint64_t b, uint64_t *out);
 
 typedef struct binary_rule_t {
-  binary_float_fn f;
-  binary_int_fn i;   /* NULL: the kernel takes no int64 */
-  bool compare;      /* the output is bool */
-  bool accepts_bool; /* bool inputs, compared as 0/1 */
+  binary_float_fn f;  /* float dtypes; NULL: none */
+  binary_int_fn i;    /* signed integer dtypes (and bool inputs); NULL: none */
+  binary_uint_fn u;   /* unsigned integer dtypes; NULL: none */
+  bool compare;       /* the output is bool */
+  bool accepts_bool;  /* bool inputs, compared as 0/1 */
+  bool bool_only;     /* the inputs must be bool (logical operators) */
+  const char *symbol; /* of a division, for its error */
 } binary_rule_t;
 
 static const binary_rule_t binary_rules[KILN_OP_COUNT_] = {
-    [KILN_OP_ADD] = {f_add, i_add, false, false},
-    [KILN_OP_SUBTRACT] = {f_subtract, i_subtract, false, false},
-    [KILN_OP_MULTIPLY] = {f_multiply, i_multiply, false, false},
-    [KILN_OP_DIVIDE] = {f_divide, i_divide, false, false},
-    [KILN_OP_POWER] = {f_power, NULL, false, false},
-    [KILN_OP_MAXIMUM] = {f_maximum, i_maximum, false, false},
-    [KILN_OP_MINIMUM] = {f_minimum, i_minimum, false, false},
-    [KILN_OP_EQUAL] = {f_equal, i_equal, true, true},
-    [KILN_OP_NOT_EQUAL] = {f_not_equal, i_not_equal, true, true},
-    [KILN_OP_LESS] = {f_less, i_less, true, false},
-    [KILN_OP_LESS_EQUAL] = {f_less_equal, i_less_equal, true, false},
-    [KILN_OP_GREATER] = {f_greater, i_greater, true, false},
-    [KILN_OP_GREATER_EQUAL] = {f_greater_equal, i_greater_equal, true, false},
+    [KILN_OP_ADD] = {f_add, i_add, u_add, false, false, false, ""},
+    [KILN_OP_SUBTRACT] = {f_subtract, i_subtract, u_subtract, false, false, false, ""},
+    [KILN_OP_MULTIPLY] = {f_multiply, i_multiply, u_multiply, false, false, false, ""},
+    [KILN_OP_DIVIDE] = {f_divide, i_divide, u_divide, false, false, false, "/"},
+    [KILN_OP_POWER] = {f_power, i_power, u_power, false, false, false, "**"},
+    [KILN_OP_MAXIMUM] = {f_maximum, i_maximum, u_maximum, false, false, false, ""},
+    [KILN_OP_MINIMUM] = {f_minimum, i_minimum, u_minimum, false, false, false, ""},
+    [KILN_OP_MOD] = {f_mod, i_mod, u_mod, false, false, false, "%"},
+    [KILN_OP_FLOOR_MOD] = {f_floor_mod, i_floor_mod, u_mod, false, false, false, "%"},
+    [KILN_OP_EQUAL] = {f_equal, i_equal, u_equal, true, true, false, ""},
+    [KILN_OP_NOT_EQUAL] = {f_not_equal, i_not_equal, u_not_equal, true, true, false, ""},
+    [KILN_OP_LESS] = {f_less, i_less, u_less, true, false, false, ""},
+    [KILN_OP_LESS_EQUAL] = {f_less_equal, i_less_equal, u_less_equal, true, false, false, ""},
+    [KILN_OP_GREATER] = {f_greater, i_greater, u_greater, true, false, false, ""},
+    [KILN_OP_GREATER_EQUAL] = {f_greater_equal, i_greater_equal, u_greater_equal, true, false,
+                               false, ""},
+    [KILN_OP_LOGICAL_AND] = {NULL, i_logical_and, NULL, true, true, true, ""},
+    [KILN_OP_LOGICAL_OR] = {NULL, i_logical_or, NULL, true, true, true, ""},
+    [KILN_OP_LOGICAL_XOR] = {NULL, i_logical_xor, NULL, true, true, true, ""},
+    [KILN_OP_LEFT_SHIFT] = {NULL, NULL, u_left_shift, false, false, false, ""},
+    [KILN_OP_RIGHT_SHIFT] = {NULL, NULL, u_right_shift, false, false, false, ""},
 };
 
 static const binary_rule_t *binary_rule(const kiln_op_t *op) {
   const binary_rule_t *rule = (unsigned)op->id < KILN_OP_COUNT_ ? &binary_rules[op->id] : NULL;
-  return rule && rule->f ? rule : NULL;
+  return rule && (rule->f || rule->i || rule->u) ? rule : NULL;
 }
 
 /* ---- type relations ---- */
@@ -127,6 +243,13 @@ static kiln_status_t binary_infer_type(const kiln_type_relation_t *relation,
   KILN_RETURN_IF_ERROR(kiln_op_input_tensor(relation, 1, &b));
   if (a->dtype != b->dtype) {
     return dtype_mismatch(relation->op->name, "inputs", a, b);
+  }
+  if (rule->bool_only && a->dtype != KILN_DTYPE_BOOL) {
+    char a_text[KILN_SHAPE_TEXT_CAPACITY];
+    char b_text[KILN_SHAPE_TEXT_CAPACITY];
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: inputs must be bool, got %s %s and %s %s",
+                       relation->op->name, kiln_dtype_name(a->dtype), kiln_op_shape_text(a, a_text),
+                       kiln_dtype_name(b->dtype), kiln_op_shape_text(b, b_text));
   }
   int ndim = 0;
   int64_t shape[KILN_MAX_RANK];
@@ -187,56 +310,47 @@ static kiln_status_t check_args(const kiln_kernel_args_t *args, int num_inputs, 
   return KILN_OK;
 }
 
-static void store_float(void *out, kiln_dtype_t dtype, int64_t i, double value) {
-  if (dtype == KILN_DTYPE_BOOL) {
-    ((uint8_t *)out)[i] = value != 0.0;
-  } else {
-    ((float *)out)[i] = (float)value;
+/* The rule's function for one class of inputs, or false when it has none. */
+static bool binary_takes(const binary_rule_t *rule, kiln_scalar_class_t class) {
+  switch (class) {
+  case KILN_SCALAR_CLASS_FLOAT:
+    return rule->f != NULL;
+  case KILN_SCALAR_CLASS_SIGNED:
+    return rule->i != NULL && !rule->bool_only;
+  case KILN_SCALAR_CLASS_UNSIGNED:
+    return rule->u != NULL;
+  case KILN_SCALAR_CLASS_BOOL:
+    return rule->accepts_bool;
+  case KILN_SCALAR_CLASS_NONE:
+    break;
   }
+  return false;
 }
 
-static void store_int(void *out, kiln_dtype_t dtype, int64_t i, int64_t value) {
-  if (dtype == KILN_DTYPE_BOOL) {
-    ((uint8_t *)out)[i] = value != 0;
-  } else {
-    ((int64_t *)out)[i] = value;
+/* a op b in the class of the inputs; false on a zero divisor. */
+static bool binary_apply(const binary_rule_t *rule, kiln_scalar_t a, kiln_scalar_t b,
+                         kiln_scalar_t *out) {
+  if (a.is_float) {
+    *out = kiln_scalar_float(rule->f(a.f, b.f));
+    return true;
   }
+  if (a.is_unsigned) {
+    *out = kiln_scalar_uint(0);
+    return rule->u(a.u, b.u, &out->u);
+  }
+  *out = kiln_scalar_int(0);
+  return rule->i(a.i, b.i, &out->i);
 }
 
-static int64_t load_int(const void *data, kiln_dtype_t dtype, int64_t i) {
-  return dtype == KILN_DTYPE_BOOL ? (((const uint8_t *)data)[i] != 0) : ((const int64_t *)data)[i];
-}
-
-static kiln_status_t binary_walk_float(const kiln_kernel_args_t *args, const binary_rule_t *rule,
-                                       kiln_broadcast_walker_t *walker) {
-  const float *a = kiln_tensor_data(args->inputs[0]);
-  const float *b = kiln_tensor_data(args->inputs[1]);
-  void *out = kiln_tensor_data(args->outputs[0]);
-  kiln_dtype_t out_dtype = kiln_tensor_dtype(args->outputs[0]);
-  for (int64_t i = 0; i < walker->count; ++i, kiln_broadcast_walker_next(walker)) {
-    store_float(out, out_dtype, i, rule->f(a[walker->offsets[0]], b[walker->offsets[1]]));
+static kiln_status_t binary_zero_divisor(const kiln_op_t *op, const binary_rule_t *rule,
+                                         kiln_scalar_t a, kiln_scalar_t b, int64_t i) {
+  if (a.is_unsigned) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: division by zero (%llu %s %llu at element %lld)",
+                       op->name, (unsigned long long)a.u, rule->symbol, (unsigned long long)b.u,
+                       (long long)i);
   }
-  return KILN_OK;
-}
-
-static kiln_status_t binary_walk_int(const kiln_kernel_args_t *args, const binary_rule_t *rule,
-                                     kiln_broadcast_walker_t *walker) {
-  const void *a = kiln_tensor_data(args->inputs[0]);
-  const void *b = kiln_tensor_data(args->inputs[1]);
-  void *out = kiln_tensor_data(args->outputs[0]);
-  kiln_dtype_t dtype = kiln_tensor_dtype(args->inputs[0]);
-  kiln_dtype_t out_dtype = kiln_tensor_dtype(args->outputs[0]);
-  for (int64_t i = 0; i < walker->count; ++i, kiln_broadcast_walker_next(walker)) {
-    int64_t x = load_int(a, dtype, walker->offsets[0]);
-    int64_t y = load_int(b, dtype, walker->offsets[1]);
-    int64_t value = 0;
-    if (!rule->i(x, y, &value)) {
-      return KILN_STATUS(INVALID_ARGUMENT, "%s: division by zero (%lld / %lld at element %lld)",
-                         args->op->name, (long long)x, (long long)y, (long long)i);
-    }
-    store_int(out, out_dtype, i, value);
-  }
-  return KILN_OK;
+  return KILN_STATUS(INVALID_ARGUMENT, "%s: division by zero (%lld %s %lld at element %lld)",
+                     op->name, (long long)a.i, rule->symbol, (long long)b.i, (long long)i);
 }
 
 static kiln_status_t binary_reference(const kiln_kernel_args_t *args) {
@@ -250,18 +364,29 @@ static kiln_status_t binary_reference(const kiln_kernel_args_t *args) {
   }
   kiln_dtype_t dtype = kiln_tensor_dtype(args->inputs[0]);
   KILN_RETURN_IF_ERROR(check_args(args, 2, 0, dtype, rule->compare ? KILN_DTYPE_BOOL : dtype));
+  if (!binary_takes(rule, kiln_scalar_class(dtype))) {
+    return KILN_STATUS(UNIMPLEMENTED, "%s: the reference kernel does not take dtype %s", op->name,
+                       kiln_dtype_name(dtype));
+  }
   kiln_broadcast_walker_t walker;
   KILN_RETURN_IF_ERROR_ANNOTATE(
       kiln_broadcast_walker_initialize_tensors(&walker, args->outputs[0], 2, args->inputs), "%s",
       op->name);
-  if (dtype == KILN_DTYPE_FLOAT32) {
-    return binary_walk_float(args, rule, &walker);
+  kiln_scalar_kind_t kind = kiln_scalar_kind(dtype);
+  kiln_scalar_kind_t out_kind = kiln_scalar_kind(kiln_tensor_dtype(args->outputs[0]));
+  const void *a = kiln_tensor_data(args->inputs[0]);
+  const void *b = kiln_tensor_data(args->inputs[1]);
+  void *out = kiln_tensor_data(args->outputs[0]);
+  for (int64_t i = 0; i < walker.count; ++i, kiln_broadcast_walker_next(&walker)) {
+    kiln_scalar_t x = kiln_scalar_load(kind, a, walker.offsets[0]);
+    kiln_scalar_t y = kiln_scalar_load(kind, b, walker.offsets[1]);
+    kiln_scalar_t value;
+    if (!binary_apply(rule, x, y, &value)) {
+      return binary_zero_divisor(op, rule, x, y, i);
+    }
+    kiln_scalar_store(out_kind, out, i, value);
   }
-  if ((dtype == KILN_DTYPE_INT64 && rule->i) || (dtype == KILN_DTYPE_BOOL && rule->accepts_bool)) {
-    return binary_walk_int(args, rule, &walker);
-  }
-  return KILN_STATUS(UNIMPLEMENTED, "%s: the reference kernel does not take dtype %s", op->name,
-                     kiln_dtype_name(dtype));
+  return KILN_OK;
 }
 
 static kiln_status_t where_reference(const kiln_kernel_args_t *args) {
@@ -317,6 +442,13 @@ KILN_BINARY_OP_(kiln_op_less, "less", LESS);
 KILN_BINARY_OP_(kiln_op_less_equal, "less_equal", LESS_EQUAL);
 KILN_BINARY_OP_(kiln_op_greater, "greater", GREATER);
 KILN_BINARY_OP_(kiln_op_greater_equal, "greater_equal", GREATER_EQUAL);
+KILN_BINARY_OP_(kiln_op_mod, "mod", MOD);
+KILN_BINARY_OP_(kiln_op_floor_mod, "floor_mod", FLOOR_MOD);
+KILN_BINARY_OP_(kiln_op_logical_and, "logical_and", LOGICAL_AND);
+KILN_BINARY_OP_(kiln_op_logical_or, "logical_or", LOGICAL_OR);
+KILN_BINARY_OP_(kiln_op_logical_xor, "logical_xor", LOGICAL_XOR);
+KILN_BINARY_OP_(kiln_op_left_shift, "left_shift", LEFT_SHIFT);
+KILN_BINARY_OP_(kiln_op_right_shift, "right_shift", RIGHT_SHIFT);
 
 const kiln_op_t kiln_op_where = {.name = "where",
                                  .id = KILN_OP_WHERE,

@@ -36,6 +36,30 @@ typedef struct kiln_nn_conv2d_attrs_t {
   const char *out_layout; /* "": data_layout (conv2d only) */
 } kiln_nn_conv2d_attrs_t;
 
+/* nn.conv2d_transpose: padding (top, left, bottom, right) is taken off the
+ * full output; output_padding (h, w) adds rows and columns at its end. */
+typedef struct kiln_nn_conv2d_transpose_attrs_t {
+  kiln_ints_t strides;
+  kiln_ints_t padding;
+  kiln_ints_t output_padding;
+  kiln_ints_t dilation;
+  int64_t groups;
+  int64_t channels;        /* 0: unchecked */
+  kiln_ints_t kernel_size; /* []: unchecked */
+  const char *data_layout;
+  const char *kernel_layout; /* IOHW: (C_in, C_out / groups, KH, KW) */
+  const char *out_layout;    /* "": data_layout */
+} kiln_nn_conv2d_transpose_attrs_t;
+
+/* nn.lrn: y = x / (bias + alpha / size * sum of x^2 over the window)^beta. */
+typedef struct kiln_nn_lrn_attrs_t {
+  int64_t size;
+  int64_t axis;
+  double bias;
+  double alpha;
+  double beta;
+} kiln_nn_lrn_attrs_t;
+
 /* nn.max_pool2d and nn.avg_pool2d (max's field table has no
  * count_include_pad; it stays False). */
 typedef struct kiln_nn_pool2d_attrs_t {
@@ -64,7 +88,7 @@ typedef struct kiln_nn_batch_matmul_attrs_t {
   bool transpose_b;
 } kiln_nn_batch_matmul_attrs_t;
 
-/* nn.batch_norm and nn.layer_norm. */
+/* nn.batch_norm, nn.layer_norm and nn.instance_norm. */
 typedef struct kiln_nn_norm_attrs_t {
   int64_t axis;
   double epsilon;
@@ -146,6 +170,14 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_nn_layout_shape(const kiln_nn_layout_t *
  * required layout when `output_follows`, else "". */
 KILN_MUST_USE_RESULT kiln_status_t kiln_nn_layout_rule_primal(kiln_layout_relation_t *relation,
                                                               bool output_follows);
+/* Layout rule of the convolutions (conv2d, its NCHWc form, conv2d_transpose),
+ * from their validated attributes: data in data_layout, weight in
+ * kernel_layout, the output in out_layout ("" or NULL: data_layout); two
+ * inputs or INVALID_ARGUMENT naming the operator. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_nn_layout_rule_conv(kiln_layout_relation_t *relation,
+                                                            const char *data_layout,
+                                                            const char *kernel_layout,
+                                                            const char *out_layout);
 
 static inline int64_t kiln_nn_axis_offset(const kiln_nn_axis_view_t *axis, int64_t x) {
   if (axis->block == 0) {

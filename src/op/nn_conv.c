@@ -203,17 +203,9 @@ static kiln_status_t conv_infer(const kiln_type_relation_t *relation,
 
 /* Data in data_layout, weight in kernel_layout; the output in out_layout. */
 static kiln_status_t conv_correct_layout(kiln_layout_relation_t *relation) {
-  const kiln_op_t *op = relation->op;
-  KILN_RETURN_IF_ERROR(kiln_nn_relation_attrs(op, relation->attrs));
-  if (relation->num_inputs != 2) {
-    return KILN_STATUS(INVALID_ARGUMENT, "%s: expected 2 inputs, got %d", op->name,
-                       relation->num_inputs);
-  }
+  KILN_RETURN_IF_ERROR(kiln_nn_relation_attrs(relation->op, relation->attrs));
   const kiln_nn_conv2d_attrs_t *a = relation->attrs;
-  relation->required_layouts[0] = a->data_layout;
-  relation->required_layouts[1] = a->kernel_layout;
-  relation->output_layout = a->out_layout && *a->out_layout ? a->out_layout : a->data_layout;
-  return KILN_OK;
+  return kiln_nn_layout_rule_conv(relation, a->data_layout, a->kernel_layout, a->out_layout);
 }
 
 /* ---- reference kernel ---- */

@@ -262,6 +262,18 @@ kiln_status_t kiln_nn_layout_rule_primal(kiln_layout_relation_t *relation, bool 
   return KILN_OK;
 }
 
+kiln_status_t kiln_nn_layout_rule_conv(kiln_layout_relation_t *relation, const char *data_layout,
+                                       const char *kernel_layout, const char *out_layout) {
+  if (relation->num_inputs != 2) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: expected 2 inputs, got %d", relation->op->name,
+                       relation->num_inputs);
+  }
+  relation->required_layouts[0] = data_layout;
+  relation->required_layouts[1] = kernel_layout;
+  relation->output_layout = out_layout && *out_layout ? out_layout : data_layout;
+  return KILN_OK;
+}
+
 /* ---- layout_transform ---- */
 
 static const kiln_attr_field_t layout_transform_fields[] = {

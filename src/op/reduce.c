@@ -1,17 +1,19 @@
 /*
- * Reductions: sum, mean, max and min over a list of axes (empty: all of
- * them), and argmax over one axis.
+ * Reductions: sum, mean, max, min and prod over a list of axes (empty: all
+ * of them), and argmax and argmin over one axis.
  *
  * One plan (reduce_plan) says which dims a node reduces and whether it keeps
  * them; the shape rule, the layout rule and the kernels all read it, so they
  * cannot disagree. The kernels split the input's dims into kept ones (an
  * outer walk, one position per output element, in output order) and reduced
  * ones (an inner walk), both over the input's strides, so no scratch memory
- * is needed: each output element is one finished inner walk. float32 sums and
- * means accumulate in double; int64 sums wrap as two's complement (through
- * uint64, never signed overflow). max, min and argmax have no identity, so
- * reducing an empty axis is a type error; sum of nothing is 0 and mean of
- * nothing is NaN (as NumPy). NaN wins max, min and argmax (as NumPy).
+ * is needed: each output element is one finished inner walk. float32 sums,
+ * means and products accumulate in double; int64 sums and products wrap as
+ * two's complement (through uint64, never signed overflow). max, min, argmax
+ * and argmin have no identity, so reducing an empty axis is a type error;
+ * sum of nothing is 0, prod of nothing 1 and mean of nothing NaN (as NumPy).
+ * NaN wins max, min, argmax and argmin (as NumPy); select_last_index picks
+ * the last of equal candidates instead of the first (ONNX).
  */
 #include <math.h>
 #include <string.h>
@@ -45,20 +47,28 @@ typedef enum reduce_kind_e {
   REDUCE_MEAN,
   REDUCE_MAX,
   REDUCE_MIN,
+  REDUCE_PROD,
   REDUCE_ARGMAX,
+  REDUCE_ARGMIN,
 } reduce_kind_t;
 
 static reduce_kind_t reduce_kind(const kiln_op_t *op) {
-  if (op->id == KILN_OP_SUM) {
-    return REDUCE_SUM;
+  static const struct {
+    kiln_op_id_t id;
+    reduce_kind_t kind;
+  } kinds[] = {{KILN_OP_SUM, REDUCE_SUM},   {KILN_OP_MEAN, REDUCE_MEAN},
+               {KILN_OP_MAX, REDUCE_MAX},   {KILN_OP_MIN, REDUCE_MIN},
+               {KILN_OP_PROD, REDUCE_PROD}, {KILN_OP_ARGMIN, REDUCE_ARGMIN}};
+  for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); ++k) {
+    if (op->id == kinds[k].id) {
+      return kinds[k].kind;
+    }
   }
-  if (op->id == KILN_OP_MEAN) {
-    return REDUCE_MEAN;
-  }
-  if (op->id == KILN_OP_MAX) {
-    return REDUCE_MAX;
-  }
-  return op->id == KILN_OP_MIN ? REDUCE_MIN : REDUCE_ARGMAX;
+  return REDUCE_ARGMAX;
+}
+
+static bool reduce_is_arg(reduce_kind_t kind) {
+  return kind == REDUCE_ARGMAX || kind == REDUCE_ARGMIN;
 }
 
 /* ---- the plan and the shape rule ---- */
@@ -70,7 +80,7 @@ typedef struct reduce_plan_t {
 
 static kiln_status_t reduce_plan_axes(const kiln_op_t *op, const void *attrs,
                                       const kiln_tensor_type_t *data, reduce_plan_t *out_plan) {
-  if (reduce_kind(op) == REDUCE_ARGMAX) {
+  if (reduce_is_arg(reduce_kind(op))) {
     const kiln_argmax_attrs_t *argmax = attrs;
     int axis = 0;
     KILN_RETURN_IF_ERROR(kiln_transform_axis(op, "axis", argmax->axis, data, 0, &axis));
@@ -94,7 +104,7 @@ static kiln_status_t reduce_plan(const kiln_op_t *op, const void *attrs,
                                  const kiln_tensor_type_t *data, reduce_plan_t *out_plan) {
   KILN_RETURN_IF_ERROR(reduce_plan_axes(op, attrs, data, out_plan));
   reduce_kind_t kind = reduce_kind(op);
-  if (kind == REDUCE_SUM || kind == REDUCE_MEAN) {
+  if (kind == REDUCE_SUM || kind == REDUCE_MEAN || kind == REDUCE_PROD) {
     return KILN_OK;
   }
   for (int d = 0; d < data->ndim; ++d) {
@@ -112,7 +122,7 @@ static kiln_status_t reduce_rule(const kiln_op_t *op, const void *attrs,
   kiln_tensor_type_t data = kiln_tinputs_get(inputs, 0);
   reduce_plan_t plan;
   KILN_RETURN_IF_ERROR(reduce_plan(op, attrs, &data, &plan));
-  out_shape->dtype = reduce_kind(op) == REDUCE_ARGMAX ? KILN_DTYPE_INT64 : data.dtype;
+  out_shape->dtype = reduce_is_arg(reduce_kind(op)) ? KILN_DTYPE_INT64 : data.dtype;
   out_shape->ndim = 0;
   for (int d = 0; d < data.ndim; ++d) {
     if (!plan.reduced[d]) {
@@ -191,10 +201,12 @@ static void reduce_walks(const kiln_tensor_type_t *data, const reduce_plan_t *pl
 static float reduce_f32_one(reduce_kind_t kind, const float *base, kiln_walk_t *inner,
                             int64_t count) {
   double sum = 0.0;
+  double product = 1.0;
   float best = count > 0 ? base[0] : 0.0f;
   for (int64_t i = 0; i < count; ++i) {
     float value = base[inner->offset[0]];
     sum += value;
+    product *= value;
     if ((kind == REDUCE_MAX && (value > best || isnan(value))) ||
         (kind == REDUCE_MIN && (value < best || isnan(value)))) {
       best = value;
@@ -203,6 +215,9 @@ static float reduce_f32_one(reduce_kind_t kind, const float *base, kiln_walk_t *
   }
   if (kind == REDUCE_SUM) {
     return (float)sum;
+  }
+  if (kind == REDUCE_PROD) {
+    return (float)product;
   }
   if (kind == REDUCE_MEAN) {
     return count > 0 ? (float)(sum / (double)count) : NAN;
@@ -213,14 +228,19 @@ static float reduce_f32_one(reduce_kind_t kind, const float *base, kiln_walk_t *
 static int64_t reduce_i64_one(reduce_kind_t kind, const int64_t *base, kiln_walk_t *inner,
                               int64_t count) {
   uint64_t sum = 0;
+  uint64_t product = 1;
   int64_t best = count > 0 ? base[0] : 0;
   for (int64_t i = 0; i < count; ++i) {
     int64_t value = base[inner->offset[0]];
     sum += (uint64_t)value;
+    product *= (uint64_t)value;
     if ((kind == REDUCE_MAX && value > best) || (kind == REDUCE_MIN && value < best)) {
       best = value;
     }
     kiln_walk_next(inner);
+  }
+  if (kind == REDUCE_PROD) {
+    return (int64_t)product;
   }
   return kind == REDUCE_SUM ? (int64_t)sum : best;
 }
@@ -263,31 +283,38 @@ static kiln_status_t reduce_reference(const kiln_kernel_args_t *args) {
   return KILN_OK;
 }
 
-/* Whether element `candidate` replaces element `best` as the argmax. */
-typedef bool (*argmax_beats_fn)(const void *data, int64_t candidate, int64_t best, bool last);
+/* Whether element `candidate` replaces element `best` as the argmax (or,
+ * with `min`, the argmin): a larger (smaller) value, the first NaN, or with
+ * `last` an equal value. */
+typedef bool (*argmax_beats_fn)(const void *data, int64_t candidate, int64_t best, bool last,
+                                bool min);
 
-static bool argmax_beats_f32(const void *data, int64_t candidate, int64_t best, bool last) {
+static bool argmax_beats_f32(const void *data, int64_t candidate, int64_t best, bool last,
+                             bool min) {
   float value = ((const float *)data)[candidate];
   float current = ((const float *)data)[best];
   if (isnan(current)) {
     return last && isnan(value);
   }
-  return isnan(value) || value > current || (last && value == current);
+  bool better = min ? value < current : value > current;
+  return isnan(value) || better || (last && value == current);
 }
 
-static bool argmax_beats_i64(const void *data, int64_t candidate, int64_t best, bool last) {
+static bool argmax_beats_i64(const void *data, int64_t candidate, int64_t best, bool last,
+                             bool min) {
   int64_t value = ((const int64_t *)data)[candidate];
   int64_t current = ((const int64_t *)data)[best];
-  return value > current || (last && value == current);
+  bool better = min ? value < current : value > current;
+  return better || (last && value == current);
 }
 
 static int64_t argmax_one(argmax_beats_fn beats, const void *data, int64_t base, kiln_walk_t *inner,
-                          int64_t count, bool last) {
+                          int64_t count, bool last, bool min) {
   int64_t best = 0;
   int64_t best_offset = base;
   for (int64_t i = 0; i < count; ++i) {
     int64_t offset = base + inner->offset[0];
-    if (i > 0 && beats(data, offset, best_offset, last)) {
+    if (i > 0 && beats(data, offset, best_offset, last, min)) {
       best = i;
       best_offset = offset;
     }
@@ -303,11 +330,12 @@ static kiln_status_t argmax_reference(const kiln_kernel_args_t *args) {
   argmax_beats_fn beats = kiln_tensor_dtype(args->inputs[0]) == KILN_DTYPE_FLOAT32
                               ? argmax_beats_f32
                               : argmax_beats_i64;
+  bool min = reduce_kind(args->op) == REDUCE_ARGMIN;
   const void *in = kiln_tensor_data(args->inputs[0]);
   int64_t *out = kiln_tensor_data(args->outputs[0]);
   for (int64_t o = 0; o < walks.outer_count; ++o) {
     out[o] = argmax_one(beats, in, walks.outer.offset[0], &walks.inner, walks.inner_count,
-                        attrs->select_last_index);
+                        attrs->select_last_index, min);
     kiln_walk_next(&walks.outer);
   }
   return KILN_OK;
@@ -330,16 +358,16 @@ const kiln_op_t kiln_op_mean = KILN_REDUCE_OP_(MEAN, "mean");
 const kiln_op_t kiln_op_max = KILN_REDUCE_OP_(MAX, "max");
 const kiln_op_t kiln_op_min = KILN_REDUCE_OP_(MIN, "min");
 
-const kiln_op_t kiln_op_argmax = {
-    .name = "argmax",
-    .id = KILN_OP_ARGMAX,
-    .min_inputs = 1,
-    .max_inputs = 1,
-    .pattern = KILN_OP_PATTERN_OPAQUE,
-    .attrs_size = sizeof(kiln_argmax_attrs_t),
-    .num_attr_fields = (int)(sizeof(kiln_argmax_fields) / sizeof(kiln_argmax_fields[0])),
-    .attr_fields = kiln_argmax_fields,
-    .infer_type = reduce_infer_type,
-    .correct_layout = reduce_layout,
-    .reference = argmax_reference,
-};
+const kiln_op_t kiln_op_prod = KILN_REDUCE_OP_(PROD, "prod");
+
+#define KILN_ARG_REDUCE_OP_(ID, NAME)                                                     \
+  {                                                                                       \
+    .name = NAME, .id = KILN_OP_##ID, .min_inputs = 1, .max_inputs = 1,                   \
+    .pattern = KILN_OP_PATTERN_OPAQUE, .attrs_size = sizeof(kiln_argmax_attrs_t),         \
+    .num_attr_fields = (int)(sizeof(kiln_argmax_fields) / sizeof(kiln_argmax_fields[0])), \
+    .attr_fields = kiln_argmax_fields, .infer_type = reduce_infer_type,                   \
+    .correct_layout = reduce_layout, .reference = argmax_reference                        \
+  }
+
+const kiln_op_t kiln_op_argmax = KILN_ARG_REDUCE_OP_(ARGMAX, "argmax");
+const kiln_op_t kiln_op_argmin = KILN_ARG_REDUCE_OP_(ARGMIN, "argmin");

@@ -1,6 +1,6 @@
 /*
  * The registry table, derived from op_list.h. Lookup by id is an index; by
- * name a linear scan of ~64 entries, done once per imported node.
+ * name a linear scan of ~110 entries, done once per imported node.
  */
 #include <string.h>
 

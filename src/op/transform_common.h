@@ -11,11 +11,15 @@
  * N-d walker (kiln_walk_t): a row-major multi-index over a shape carrying the
  * element offsets of two operands, each with its own strides (zero for a
  * reduced dim, scaled for a strided one, permuted for a transpose). Values
- * cross dtypes through one scalar (kiln_scalar_t), read and written by a
- * switch over the dtype, which cast and pad share. Layout rules share the
- * primal layout ("NCHW16c" -> "NCHW"): an operator whose attributes count
- * axes asks for its input in the primal layout, the one the attributes were
- * written for. Everything here is static inline: small helpers, one family.
+ * cross dtypes through one scalar (kiln_scalar_t, op/scalar.h), which cast,
+ * pad and the arithmetic kernels share. Index tensors (take, gather, the
+ * scatters) are int32 or int64, read through one loader and resolved by one
+ * rule: a negative index counts from the end, and what is still out of range
+ * is OUT_OF_RANGE naming the operator, the index and the axis. Layout rules
+ * share the primal layout ("NCHW16c" -> "NCHW"): an operator whose
+ * attributes count axes asks for its input in the primal layout, the one the
+ * attributes were written for. Everything here is static inline: small
+ * helpers, one family.
  */
 #ifndef KILN_OP_TRANSFORM_COMMON_H_
 #define KILN_OP_TRANSFORM_COMMON_H_
@@ -29,6 +33,7 @@
 
 #include "op/nn_common.h"
 #include "op/op.h"
+#include "op/scalar.h"
 
 /* ---- shape rules ---- */
 
@@ -257,6 +262,40 @@ static inline void kiln_transform_copy_dims(int64_t *dst, const int64_t *src, in
   }
 }
 
+/* ---- index tensors ---- */
+
+/* OK when `indices` (named `what` in the error) is int32 or int64. */
+static inline kiln_status_t kiln_transform_check_indices(const kiln_op_t *op, const char *what,
+                                                         const kiln_tensor_type_t *indices) {
+  if (indices->dtype == KILN_DTYPE_INT64 || indices->dtype == KILN_DTYPE_INT32) {
+    return KILN_OK;
+  }
+  char shape[KILN_SHAPE_TEXT_CAPACITY];
+  return KILN_STATUS(INVALID_ARGUMENT, "%s: %s %s must be int32 or int64, not %s", op->name, what,
+                     kiln_op_shape_text(indices, shape), kiln_dtype_name(indices->dtype));
+}
+
+/* Element j of an int32 or int64 tensor. */
+static inline int64_t kiln_transform_load_index(const kiln_tensor_t *indices, int64_t j) {
+  const void *data = kiln_tensor_data(indices);
+  return kiln_tensor_dtype(indices) == KILN_DTYPE_INT32 ? ((const int32_t *)data)[j]
+                                                        : ((const int64_t *)data)[j];
+}
+
+/* Index `raw` on axis `axis` of size `dim`: a negative one counts from the
+ * end; what is still outside [0, dim) is OUT_OF_RANGE naming the operator,
+ * the index and the axis. */
+static inline kiln_status_t kiln_transform_resolve_index(const kiln_op_t *op, int64_t raw, int axis,
+                                                         int64_t dim, int64_t *out_index) {
+  int64_t index = raw < 0 ? raw + dim : raw;
+  if (index < 0 || index >= dim) {
+    return KILN_STATUS(OUT_OF_RANGE, "%s: index %lld is out of range for axis %d of size %lld",
+                       op->name, (long long)raw, axis, (long long)dim);
+  }
+  *out_index = index;
+  return KILN_OK;
+}
+
 /* ---- the strided walker ---- */
 
 /* A row-major walk over `shape` carrying the element offsets of two operands. */
@@ -302,142 +341,6 @@ static inline void kiln_walk_copy(kiln_walk_t *walk, int64_t count, char *dst, c
     memcpy(dst + walk->offset[0] * (ptrdiff_t)element_size,
            src + walk->offset[1] * (ptrdiff_t)element_size, element_size);
     kiln_walk_next(walk);
-  }
-}
-
-/* ---- scalars across dtypes ---- */
-
-/* A value read from any supported dtype: a double for float dtypes, an
- * int64 for integer and bool dtypes. */
-typedef struct kiln_scalar_t {
-  bool is_float;
-  double f;
-  int64_t i;
-} kiln_scalar_t;
-
-typedef enum kiln_scalar_kind_e {
-  KILN_SCALAR_KIND_NONE,
-  KILN_SCALAR_KIND_F32,
-  KILN_SCALAR_KIND_F16,
-  KILN_SCALAR_KIND_I8,
-  KILN_SCALAR_KIND_I32,
-  KILN_SCALAR_KIND_I64,
-  KILN_SCALAR_KIND_U8,
-  KILN_SCALAR_KIND_BOOL,
-} kiln_scalar_kind_t;
-
-#define KILN_SCALAR_DTYPES "float32, float16, int32, int64, uint8, int8, bool"
-
-static inline kiln_scalar_kind_t kiln_scalar_kind(kiln_dtype_t dtype) {
-  switch (dtype) {
-  case KILN_DTYPE_FLOAT32:
-    return KILN_SCALAR_KIND_F32;
-  case KILN_DTYPE_FLOAT16:
-    return KILN_SCALAR_KIND_F16;
-  case KILN_DTYPE_INT8:
-    return KILN_SCALAR_KIND_I8;
-  case KILN_DTYPE_INT32:
-    return KILN_SCALAR_KIND_I32;
-  case KILN_DTYPE_INT64:
-    return KILN_SCALAR_KIND_I64;
-  case KILN_DTYPE_UINT8:
-    return KILN_SCALAR_KIND_U8;
-  case KILN_DTYPE_BOOL:
-    return KILN_SCALAR_KIND_BOOL;
-  case KILN_DTYPE_BFLOAT16:
-  case KILN_DTYPE_FLOAT64:
-  case KILN_DTYPE_INT16:
-  case KILN_DTYPE_UINT16:
-  case KILN_DTYPE_UINT32:
-  case KILN_DTYPE_UINT64:
-  case KILN_DTYPE_COUNT_:
-    break;
-  }
-  return KILN_SCALAR_KIND_NONE;
-}
-
-static inline kiln_scalar_t kiln_scalar_float(double value) {
-  return (kiln_scalar_t){.is_float = true, .f = value};
-}
-
-static inline kiln_scalar_t kiln_scalar_int(int64_t value) {
-  return (kiln_scalar_t){.is_float = false, .i = value};
-}
-
-/* Element `index` of `data`, of a dtype whose kind is not NONE. */
-static inline kiln_scalar_t kiln_scalar_load(kiln_scalar_kind_t kind, const void *data,
-                                             int64_t index) {
-  switch (kind) {
-  case KILN_SCALAR_KIND_F32:
-    return kiln_scalar_float(((const float *)data)[index]);
-  case KILN_SCALAR_KIND_F16:
-    return kiln_scalar_float(kiln_float16_to_float32(((const uint16_t *)data)[index]));
-  case KILN_SCALAR_KIND_I8:
-    return kiln_scalar_int(((const int8_t *)data)[index]);
-  case KILN_SCALAR_KIND_I32:
-    return kiln_scalar_int(((const int32_t *)data)[index]);
-  case KILN_SCALAR_KIND_I64:
-    return kiln_scalar_int(((const int64_t *)data)[index]);
-  case KILN_SCALAR_KIND_U8:
-    return kiln_scalar_int(((const uint8_t *)data)[index]);
-  case KILN_SCALAR_KIND_BOOL:
-    return kiln_scalar_int(((const uint8_t *)data)[index] != 0);
-  case KILN_SCALAR_KIND_NONE:
-    break;
-  }
-  return kiln_scalar_int(0);
-}
-
-/* An integer in [lo, hi]: a float truncates toward zero and saturates (NaN
- * gives 0); an integer is returned as is (the store wraps it). */
-static inline int64_t kiln_scalar_to_int(kiln_scalar_t value, int64_t lo, int64_t hi) {
-  if (!value.is_float) {
-    return value.i;
-  }
-  if (isnan(value.f)) {
-    return 0;
-  }
-  double truncated = trunc(value.f);
-  if (truncated < (double)lo) {
-    return lo;
-  }
-  if (truncated >= (double)hi + 1.0) {
-    return hi;
-  }
-  return (int64_t)truncated;
-}
-
-static inline float kiln_scalar_to_float(kiln_scalar_t value) {
-  return value.is_float ? (float)value.f : (float)value.i;
-}
-
-/* Stores `value` as element `index` of `data`, of a dtype whose kind is not NONE. */
-static inline void kiln_scalar_store(kiln_scalar_kind_t kind, void *data, int64_t index,
-                                     kiln_scalar_t value) {
-  switch (kind) {
-  case KILN_SCALAR_KIND_F32:
-    ((float *)data)[index] = kiln_scalar_to_float(value);
-    break;
-  case KILN_SCALAR_KIND_F16:
-    ((uint16_t *)data)[index] = kiln_float32_to_float16(kiln_scalar_to_float(value));
-    break;
-  case KILN_SCALAR_KIND_I8:
-    ((int8_t *)data)[index] = (int8_t)kiln_scalar_to_int(value, INT8_MIN, INT8_MAX);
-    break;
-  case KILN_SCALAR_KIND_I32:
-    ((int32_t *)data)[index] = (int32_t)kiln_scalar_to_int(value, INT32_MIN, INT32_MAX);
-    break;
-  case KILN_SCALAR_KIND_I64:
-    ((int64_t *)data)[index] = kiln_scalar_to_int(value, INT64_MIN, INT64_MAX);
-    break;
-  case KILN_SCALAR_KIND_U8:
-    ((uint8_t *)data)[index] = (uint8_t)kiln_scalar_to_int(value, 0, UINT8_MAX);
-    break;
-  case KILN_SCALAR_KIND_BOOL:
-    ((uint8_t *)data)[index] = value.is_float ? value.f != 0.0 : value.i != 0;
-    break;
-  case KILN_SCALAR_KIND_NONE:
-    break;
   }
 }
 

@@ -496,10 +496,7 @@ static kiln_status_t take_rule(const kiln_op_t *op, const void *attrs, const kil
   kiln_tensor_type_t data = kiln_tinputs_get(inputs, 0);
   kiln_tensor_type_t indices = kiln_tinputs_get(inputs, 1);
   char shape[KILN_SHAPE_TEXT_CAPACITY];
-  if (indices.dtype != KILN_DTYPE_INT64 && indices.dtype != KILN_DTYPE_INT32) {
-    return KILN_STATUS(INVALID_ARGUMENT, "%s: indices %s must be int32 or int64, not %s", op->name,
-                       kiln_op_shape_text(&indices, shape), kiln_dtype_name(indices.dtype));
-  }
+  KILN_RETURN_IF_ERROR(kiln_transform_check_indices(op, "indices", &indices));
   int axis = 0;
   KILN_RETURN_IF_ERROR(
       kiln_transform_axis(op, "axis", ((const kiln_take_attrs_t *)attrs)->axis, &data, 0, &axis));
@@ -544,13 +541,8 @@ static kiln_status_t take_layout(kiln_layout_relation_t *relation) {
 static kiln_status_t take_resolve(const kiln_op_t *op, take_mode_t mode, int64_t raw, int axis,
                                   int64_t dim, int64_t *out_index) {
   int64_t index = raw < 0 ? raw + dim : raw;
-  if (index >= 0 && index < dim) {
-    *out_index = index;
-    return KILN_OK;
-  }
-  if (mode == TAKE_FAST || dim == 0) {
-    return KILN_STATUS(OUT_OF_RANGE, "%s: index %lld is out of range for axis %d of size %lld",
-                       op->name, (long long)raw, axis, (long long)dim);
+  if ((index >= 0 && index < dim) || mode == TAKE_FAST || dim == 0) {
+    return kiln_transform_resolve_index(op, raw, axis, dim, out_index);
   }
   if (mode == TAKE_CLIP) {
     *out_index = index < 0 ? 0 : dim - 1;
@@ -561,19 +553,14 @@ static kiln_status_t take_resolve(const kiln_op_t *op, take_mode_t mode, int64_t
   return KILN_OK;
 }
 
-static int64_t take_load_index(const kiln_tensor_t *indices, int64_t j) {
-  const void *data = kiln_tensor_data(indices);
-  return kiln_tensor_dtype(indices) == KILN_DTYPE_INT32 ? ((const int32_t *)data)[j]
-                                                        : ((const int64_t *)data)[j];
-}
-
 /* Every index resolves (so a bad one fails even when the output is empty). */
 static kiln_status_t take_check_indices(const kiln_op_t *op, take_mode_t mode,
                                         const kiln_tensor_t *indices, int axis, int64_t dim) {
   int64_t count = kiln_tensor_element_count(indices);
   for (int64_t j = 0; j < count; ++j) {
     int64_t index = 0;
-    KILN_RETURN_IF_ERROR(take_resolve(op, mode, take_load_index(indices, j), axis, dim, &index));
+    KILN_RETURN_IF_ERROR(
+        take_resolve(op, mode, kiln_transform_load_index(indices, j), axis, dim, &index));
   }
   return KILN_OK;
 }
@@ -603,7 +590,7 @@ static kiln_status_t take_reference(const kiln_kernel_args_t *args) {
     for (int64_t j = 0; j < count; ++j) {
       int64_t index = 0;
       KILN_RETURN_IF_ERROR(
-          take_resolve(args->op, mode, take_load_index(indices, j), axis, dim, &index));
+          take_resolve(args->op, mode, kiln_transform_load_index(indices, j), axis, dim, &index));
       memcpy(dst, src + (size_t)(o * dim + index) * bytes, bytes);
       dst += bytes;
     }

@@ -1,12 +1,15 @@
 /*
  * Shape operators: reshape, transpose, expand_dims, squeeze,
- * nn.batch_flatten, and cast.
+ * nn.batch_flatten, tile, broadcast_to, and cast.
  *
  * reshape, expand_dims, squeeze and batch_flatten keep the elements in
  * order, so their kernels are one byte copy after the shape rule has checked
  * the output; they handle every dtype. transpose walks the output with the
- * input's strides permuted, also byte-wise. cast goes through kiln_scalar_t
- * (transform_common.h): float -> int truncates toward zero and saturates at
+ * input's strides permuted, also byte-wise. tile and broadcast_to repeat the
+ * input: tile reads output index x of a dim at x mod the input's size there,
+ * broadcast_to walks the output with the shared broadcast walker (stride 0
+ * on stretched dims); both copy bytes. cast goes through kiln_scalar_t
+ * (scalar.h), between any two dtypes: float -> int truncates toward zero and saturates at
  * the target's range (NaN gives 0), int -> narrower int wraps (two's
  * complement, as NumPy), anything -> bool is value != 0, int -> float rounds
  * to nearest. Layout rules: an operator whose attributes count axes wants its
@@ -15,6 +18,7 @@
  */
 #include <string.h>
 
+#include "op/broadcast.h"
 #include "op/transform_common.h"
 
 /* ---- shared ---- */
@@ -457,8 +461,7 @@ static const kiln_attr_field_t kiln_cast_fields[] = {
 static kiln_status_t cast_validate(const kiln_op_t *op, const void *attrs) {
   kiln_dtype_t dtype = ((const kiln_cast_attrs_t *)attrs)->dtype;
   if (kiln_scalar_kind(dtype) == KILN_SCALAR_KIND_NONE) {
-    return KILN_STATUS(INVALID_ARGUMENT, "%s: dtype \"%s\" is not one of " KILN_SCALAR_DTYPES,
-                       op->name, kiln_dtype_name(dtype));
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: dtype %d is not a dtype", op->name, (int)dtype);
   }
   return KILN_OK;
 }
@@ -485,9 +488,6 @@ static kiln_status_t cast_reference(const kiln_kernel_args_t *args) {
   const kiln_tensor_t *out = args->outputs[0];
   kiln_scalar_kind_t from = kiln_scalar_kind(kiln_tensor_dtype(in));
   kiln_scalar_kind_t to = kiln_scalar_kind(kiln_tensor_dtype(out));
-  if (from == KILN_SCALAR_KIND_NONE) {
-    return kiln_transform_unsupported_dtype(args->op, kiln_tensor_dtype(in), KILN_SCALAR_DTYPES);
-  }
   const void *source = kiln_tensor_data(in);
   void *target = kiln_tensor_data(out);
   int64_t count = kiln_tensor_element_count(in);
@@ -509,4 +509,191 @@ const kiln_op_t kiln_op_cast = {
     .validate_attrs = cast_validate,
     .infer_type = cast_infer_type,
     .reference = cast_reference,
+};
+
+/* ---- tile ---- */
+
+typedef struct kiln_tile_attrs_t {
+  kiln_ints_t reps; /* per dim, aligned at the last; the shorter side is padded with 1s */
+} kiln_tile_attrs_t;
+
+static const kiln_attr_field_t kiln_tile_fields[] = {
+    KILN_ATTR_FIELD(kiln_tile_attrs_t, reps, INTS, "[]"),
+};
+
+static kiln_status_t tile_validate(const kiln_op_t *op, const void *attrs) {
+  const kiln_ints_t *reps = &((const kiln_tile_attrs_t *)attrs)->reps;
+  KILN_RETURN_IF_ERROR(check_list_length(op, "reps", reps, KILN_MAX_RANK));
+  for (int32_t i = 0; i < reps->count; ++i) {
+    if (reps->values[i] < 0) {
+      return KILN_STATUS(INVALID_ARGUMENT, "%s: reps[%d] is %lld; a repetition count is >= 0",
+                         op->name, (int)i, (long long)reps->values[i]);
+    }
+  }
+  return KILN_OK;
+}
+
+/* The data's dims and the reps, both padded with leading 1s to the output's rank. */
+typedef struct tile_plan_t {
+  int ndim;
+  int64_t in[KILN_MAX_RANK];
+  int64_t reps[KILN_MAX_RANK];
+} tile_plan_t;
+
+static void tile_plan(const kiln_ints_t *reps, const kiln_tensor_type_t *data,
+                      tile_plan_t *out_plan) {
+  out_plan->ndim = data->ndim > reps->count ? data->ndim : (int)reps->count;
+  for (int d = 0; d < out_plan->ndim; ++d) {
+    int j = d - (out_plan->ndim - data->ndim);
+    int k = d - (out_plan->ndim - (int)reps->count);
+    out_plan->in[d] = j >= 0 ? data->shape[j] : 1;
+    out_plan->reps[d] = k >= 0 ? reps->values[k] : 1;
+  }
+}
+
+static kiln_status_t tile_rule(const kiln_op_t *op, const void *attrs, const kiln_tinputs_t *inputs,
+                               kiln_tshape_t *out_shape) {
+  const kiln_ints_t *reps = &((const kiln_tile_attrs_t *)attrs)->reps;
+  kiln_tensor_type_t data = kiln_tinputs_get(inputs, 0);
+  tile_plan_t plan;
+  tile_plan(reps, &data, &plan);
+  out_shape->dtype = data.dtype;
+  out_shape->ndim = plan.ndim;
+  bool fits = true;
+  for (int d = 0; d < plan.ndim; ++d) {
+    fits = fits && kiln_transform_mul(plan.in[d], plan.reps[d], &out_shape->dims[d]);
+  }
+  int64_t count = 0;
+  if (!fits || !dims_product(out_shape->dims, out_shape->ndim, &count)) {
+    char shape[KILN_SHAPE_TEXT_CAPACITY];
+    char list[KILN_INTS_TEXT_CAPACITY];
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: data %s tiled by %s has more than %lld elements",
+                       op->name, kiln_op_shape_text(&data, shape), kiln_ints_text(reps, list),
+                       (long long)INT64_MAX);
+  }
+  return KILN_OK;
+}
+
+static kiln_status_t tile_infer_type(const kiln_type_relation_t *relation,
+                                     const kiln_type_t **out_type) {
+  return kiln_tshape_infer_type(relation, tile_rule, out_type);
+}
+
+/* The axes stay where they are unless reps adds leading ones. */
+static kiln_status_t tile_layout(kiln_layout_relation_t *relation) {
+  KILN_RETURN_IF_ERROR(kiln_layout_keep_axes(relation));
+  const kiln_tensor_type_t *data = NULL;
+  KILN_RETURN_IF_ERROR(kiln_layout_input_type(relation, 0, &data));
+  if (((const kiln_tile_attrs_t *)relation->attrs)->reps.count > data->ndim) {
+    relation->output_layout = "";
+  }
+  return KILN_OK;
+}
+
+static kiln_status_t tile_reference(const kiln_kernel_args_t *args) {
+  kiln_tinputs_t inputs = {0, NULL, NULL};
+  KILN_RETURN_IF_ERROR(kiln_tshape_check_kernel(args, tile_rule, &inputs));
+  kiln_tensor_type_t data = kiln_tinputs_get(&inputs, 0);
+  tile_plan_t plan;
+  tile_plan(&((const kiln_tile_attrs_t *)args->attrs)->reps, &data, &plan);
+  int64_t strides[KILN_MAX_RANK];
+  kiln_shape_compact_strides(plan.ndim, plan.in, strides);
+  size_t size = kiln_dtype_size(data.dtype);
+  const char *src = kiln_tensor_data(args->inputs[0]);
+  char *dst = kiln_tensor_data(args->outputs[0]);
+  kiln_walk_t walk;
+  int64_t count = kiln_walk_begin(&walk, plan.ndim, kiln_tensor_shape(args->outputs[0]));
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t offset = 0;
+    for (int d = 0; d < plan.ndim; ++d) {
+      offset += (walk.index[d] % plan.in[d]) * strides[d];
+    }
+    memcpy(dst + (size_t)i * size, src + (size_t)offset * size, size);
+    kiln_walk_next(&walk);
+  }
+  return KILN_OK;
+}
+
+const kiln_op_t kiln_op_tile = {
+    .name = "tile",
+    .id = KILN_OP_TILE,
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .pattern = KILN_OP_PATTERN_INJECTIVE,
+    .attrs_size = sizeof(kiln_tile_attrs_t),
+    .num_attr_fields = (int)(sizeof(kiln_tile_fields) / sizeof(kiln_tile_fields[0])),
+    .attr_fields = kiln_tile_fields,
+    .validate_attrs = tile_validate,
+    .infer_type = tile_infer_type,
+    .correct_layout = tile_layout,
+    .reference = tile_reference,
+};
+
+/* ---- broadcast_to ---- */
+
+typedef struct kiln_broadcast_to_attrs_t {
+  kiln_ints_t shape; /* broadcast with the data's shape (ONNX Expand) */
+} kiln_broadcast_to_attrs_t;
+
+static const kiln_attr_field_t kiln_broadcast_to_fields[] = {
+    KILN_ATTR_FIELD(kiln_broadcast_to_attrs_t, shape, INTS, "[]"),
+};
+
+static kiln_status_t broadcast_to_validate(const kiln_op_t *op, const void *attrs) {
+  const kiln_ints_t *shape = &((const kiln_broadcast_to_attrs_t *)attrs)->shape;
+  KILN_RETURN_IF_ERROR(check_list_length(op, "shape", shape, KILN_MAX_RANK));
+  for (int32_t i = 0; i < shape->count; ++i) {
+    if (shape->values[i] < 0) {
+      return KILN_STATUS(INVALID_ARGUMENT, "%s: shape[%d] is %lld; a dim is >= 0", op->name, (int)i,
+                         (long long)shape->values[i]);
+    }
+  }
+  return KILN_OK;
+}
+
+static kiln_status_t broadcast_to_rule(const kiln_op_t *op, const void *attrs,
+                                       const kiln_tinputs_t *inputs, kiln_tshape_t *out_shape) {
+  const kiln_ints_t *shape = &((const kiln_broadcast_to_attrs_t *)attrs)->shape;
+  kiln_tensor_type_t data = kiln_tinputs_get(inputs, 0);
+  const int ndims[2] = {data.ndim, (int)shape->count};
+  const int64_t *const shapes[2] = {data.shape, shape->values};
+  out_shape->dtype = data.dtype;
+  return kiln_broadcast_shapes(op->name, 2, ndims, shapes, &out_shape->ndim, out_shape->dims);
+}
+
+static kiln_status_t broadcast_to_infer_type(const kiln_type_relation_t *relation,
+                                             const kiln_type_t **out_type) {
+  return kiln_tshape_infer_type(relation, broadcast_to_rule, out_type);
+}
+
+static kiln_status_t broadcast_to_reference(const kiln_kernel_args_t *args) {
+  kiln_tinputs_t inputs = {0, NULL, NULL};
+  KILN_RETURN_IF_ERROR(kiln_tshape_check_kernel(args, broadcast_to_rule, &inputs));
+  kiln_broadcast_walker_t walker;
+  KILN_RETURN_IF_ERROR_ANNOTATE(
+      kiln_broadcast_walker_initialize_tensors(&walker, args->outputs[0], 1, args->inputs), "%s",
+      args->op->name);
+  size_t size = kiln_dtype_size(kiln_tensor_dtype(args->inputs[0]));
+  const char *src = kiln_tensor_data(args->inputs[0]);
+  char *dst = kiln_tensor_data(args->outputs[0]);
+  for (int64_t i = 0; i < walker.count; ++i, kiln_broadcast_walker_next(&walker)) {
+    memcpy(dst + (size_t)i * size, src + (size_t)walker.offsets[0] * size, size);
+  }
+  return KILN_OK;
+}
+
+const kiln_op_t kiln_op_broadcast_to = {
+    .name = "broadcast_to",
+    .id = KILN_OP_BROADCAST_TO,
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .pattern = KILN_OP_PATTERN_BROADCAST,
+    .attrs_size = sizeof(kiln_broadcast_to_attrs_t),
+    .num_attr_fields =
+        (int)(sizeof(kiln_broadcast_to_fields) / sizeof(kiln_broadcast_to_fields[0])),
+    .attr_fields = kiln_broadcast_to_fields,
+    .validate_attrs = broadcast_to_validate,
+    .infer_type = broadcast_to_infer_type,
+    .correct_layout = kiln_layout_unknown_output,
+    .reference = broadcast_to_reference,
 };

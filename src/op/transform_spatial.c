@@ -1,5 +1,6 @@
 /*
- * Spatial operators: nn.pad and image.resize2d.
+ * Spatial operators: nn.pad, image.resize2d, nn.depth_to_space and
+ * nn.space_to_depth.
  *
  * pad maps every output index back to a source index dim by dim: inside the
  * data it is the data; outside, "constant" writes pad_value (converted to
@@ -16,6 +17,14 @@
  * input, linear interpolates between the two neighbours with the coordinate
  * clamped to [0, in - 1] (the edge-padding of the ONNX reference). The
  * arithmetic is in double, as the ONNX reference implementation computes it.
+ *
+ * depth_to_space moves blocks of block_size x block_size channels into
+ * space, (N, C, H, W) -> (N, C / b^2, H b, W b), space_to_depth the reverse
+ * (the DCR order: the block offset is the outer part of the channel). Output
+ * element (n, c, h b + i, w b + j) of depth_to_space is input channel
+ * (i b + j) C' + c in mode "DCR" and c b^2 + i b + j in mode "CRD"
+ * (C' = C / b^2), as ONNX DepthToSpace. Both walk the output and copy bytes,
+ * so they take every dtype; NCHW only.
  */
 #include <math.h>
 #include <string.h>
@@ -158,9 +167,6 @@ static kiln_status_t pad_reference(const kiln_kernel_args_t *args) {
   const kiln_pad_attrs_t *pad = args->attrs;
   kiln_tensor_type_t data = kiln_tinputs_get(&inputs, 0);
   kiln_scalar_kind_t kind = kiln_scalar_kind(data.dtype);
-  if (kind == KILN_SCALAR_KIND_NONE) {
-    return kiln_transform_unsupported_dtype(args->op, data.dtype, KILN_SCALAR_DTYPES);
-  }
   pad_mode_t mode = (pad_mode_t)name_index(pad->pad_mode, kiln_pad_modes, 3);
   size_t size = kiln_dtype_size(data.dtype);
   char fill[8];
@@ -298,11 +304,15 @@ static kiln_status_t resize2d_infer_type(const kiln_type_relation_t *relation,
   return kiln_tshape_infer_type(relation, resize2d_rule, out_type);
 }
 
-static kiln_status_t resize2d_layout(kiln_layout_relation_t *relation) {
-  const kiln_resize2d_attrs_t *resize = relation->attrs;
-  relation->required_layouts[0] = resize->layout;
-  relation->output_layout = resize->layout;
+/* The rule of an operator with a layout attribute: its input in it, and its output. */
+static kiln_status_t layout_attribute_rule(kiln_layout_relation_t *relation, const char *layout) {
+  relation->required_layouts[0] = layout;
+  relation->output_layout = layout;
   return KILN_OK;
+}
+
+static kiln_status_t resize2d_layout(kiln_layout_relation_t *relation) {
+  return layout_attribute_rule(relation, ((const kiln_resize2d_attrs_t *)relation->attrs)->layout);
 }
 
 /* The source coordinate of output index x on an axis of in -> out (ONNX Resize). */
@@ -434,3 +444,159 @@ const kiln_op_t kiln_op_resize2d = {
     .correct_layout = resize2d_layout,
     .reference = resize2d_reference,
 };
+
+/* ---- nn.depth_to_space and nn.space_to_depth ---- */
+
+typedef struct kiln_depth_space_attrs_t {
+  int64_t block_size;
+  const char *layout;
+  const char *mode; /* depth_to_space only */
+} kiln_depth_space_attrs_t;
+
+static const kiln_attr_field_t kiln_depth_to_space_fields[] = {
+    KILN_ATTR_FIELD(kiln_depth_space_attrs_t, block_size, INT, "1"),
+    KILN_ATTR_FIELD(kiln_depth_space_attrs_t, layout, STRING, "\"NCHW\""),
+    KILN_ATTR_FIELD(kiln_depth_space_attrs_t, mode, STRING, "\"DCR\""),
+};
+
+static const kiln_attr_field_t kiln_space_to_depth_fields[] = {
+    KILN_ATTR_FIELD(kiln_depth_space_attrs_t, block_size, INT, "1"),
+    KILN_ATTR_FIELD(kiln_depth_space_attrs_t, layout, STRING, "\"NCHW\""),
+};
+
+static const char *const kiln_depth_space_modes[] = {"DCR", "CRD"};
+
+static bool depth_space_is_d2s(const kiln_op_t *op) {
+  return op->id == KILN_OP_DEPTH_TO_SPACE;
+}
+
+static kiln_status_t depth_space_validate(const kiln_op_t *op, const void *attrs) {
+  const kiln_depth_space_attrs_t *a = attrs;
+  if (a->block_size < 1 || a->block_size > ((int64_t)1 << 30)) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: block_size is %lld, not in [1, %lld]", op->name,
+                       (long long)a->block_size, (long long)1 << 30);
+  }
+  KILN_RETURN_IF_ERROR(check_name(op, "layout", a->layout, kiln_resize_layouts, 1, "NCHW"));
+  if (depth_space_is_d2s(op)) {
+    KILN_RETURN_IF_ERROR(check_name(op, "mode", a->mode, kiln_depth_space_modes, 2, "DCR, CRD"));
+  }
+  return KILN_OK;
+}
+
+static kiln_status_t depth_space_rule(const kiln_op_t *op, const void *attrs,
+                                      const kiln_tinputs_t *inputs, kiln_tshape_t *out_shape) {
+  const kiln_depth_space_attrs_t *a = attrs;
+  kiln_tensor_type_t data = kiln_tinputs_get(inputs, 0);
+  char shape[KILN_SHAPE_TEXT_CAPACITY];
+  if (data.ndim != 4) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: data %s must have rank 4 (NCHW)", op->name,
+                       kiln_op_shape_text(&data, shape));
+  }
+  int64_t b = a->block_size;
+  int64_t square = b * b;
+  out_shape->dtype = data.dtype;
+  out_shape->ndim = 4;
+  out_shape->dims[0] = data.shape[0];
+  if (depth_space_is_d2s(op)) {
+    if (data.shape[1] % square != 0) {
+      return KILN_STATUS(INVALID_ARGUMENT,
+                         "%s: the %lld channels of data %s are not a multiple of block_size^2 %lld",
+                         op->name, (long long)data.shape[1], kiln_op_shape_text(&data, shape),
+                         (long long)square);
+    }
+    out_shape->dims[1] = data.shape[1] / square;
+    if (!kiln_transform_mul(data.shape[2], b, &out_shape->dims[2]) ||
+        !kiln_transform_mul(data.shape[3], b, &out_shape->dims[3])) {
+      return KILN_STATUS(INVALID_ARGUMENT, "%s: data %s times block_size %lld overflows int64",
+                         op->name, kiln_op_shape_text(&data, shape), (long long)b);
+    }
+    return KILN_OK;
+  }
+  if (data.shape[2] % b != 0 || data.shape[3] % b != 0) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "%s: height and width of data %s are not multiples of block_size %lld",
+                       op->name, kiln_op_shape_text(&data, shape), (long long)b);
+  }
+  if (!kiln_transform_mul(data.shape[1], square, &out_shape->dims[1])) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: the channels of data %s times %lld overflow int64",
+                       op->name, kiln_op_shape_text(&data, shape), (long long)square);
+  }
+  out_shape->dims[2] = data.shape[2] / b;
+  out_shape->dims[3] = data.shape[3] / b;
+  return KILN_OK;
+}
+
+static kiln_status_t depth_space_infer_type(const kiln_type_relation_t *relation,
+                                            const kiln_type_t **out_type) {
+  return kiln_tshape_infer_type(relation, depth_space_rule, out_type);
+}
+
+/* The input channel, row and column of depth_to_space output (c, y, x). */
+static void depth_to_space_source(const kiln_depth_space_attrs_t *a, int64_t out_channels,
+                                  const int64_t *index, int64_t *out_source) {
+  int64_t b = a->block_size;
+  int64_t i = index[2] % b;
+  int64_t j = index[3] % b;
+  bool dcr = strcmp(a->mode, "DCR") == 0;
+  out_source[1] = dcr ? (i * b + j) * out_channels + index[1] : index[1] * b * b + i * b + j;
+  out_source[2] = index[2] / b;
+  out_source[3] = index[3] / b;
+}
+
+/* The input channel, row and column of space_to_depth output (c, y, x). */
+static void space_to_depth_source(const kiln_depth_space_attrs_t *a, int64_t in_channels,
+                                  const int64_t *index, int64_t *out_source) {
+  int64_t b = a->block_size;
+  int64_t block = index[1] / in_channels;
+  out_source[1] = index[1] % in_channels;
+  out_source[2] = index[2] * b + block / b;
+  out_source[3] = index[3] * b + block % b;
+}
+
+static kiln_status_t depth_space_reference(const kiln_kernel_args_t *args) {
+  kiln_tinputs_t inputs = {0, NULL, NULL};
+  KILN_RETURN_IF_ERROR(kiln_tshape_check_kernel(args, depth_space_rule, &inputs));
+  const kiln_depth_space_attrs_t *a = args->attrs;
+  kiln_tensor_type_t data = kiln_tinputs_get(&inputs, 0);
+  const int64_t *out_dims = kiln_tensor_shape(args->outputs[0]);
+  int64_t strides[4];
+  kiln_shape_compact_strides(4, data.shape, strides);
+  size_t size = kiln_dtype_size(data.dtype);
+  const char *src = kiln_tensor_data(args->inputs[0]);
+  char *dst = kiln_tensor_data(args->outputs[0]);
+  kiln_walk_t walk;
+  int64_t count = kiln_walk_begin(&walk, 4, out_dims);
+  for (int64_t e = 0; e < count; ++e, kiln_walk_next(&walk)) {
+    int64_t source[4] = {walk.index[0], 0, 0, 0};
+    if (depth_space_is_d2s(args->op)) {
+      depth_to_space_source(a, out_dims[1], walk.index, source);
+    } else {
+      space_to_depth_source(a, data.shape[1], walk.index, source);
+    }
+    int64_t offset = 0;
+    for (int d = 0; d < 4; ++d) {
+      offset += source[d] * strides[d];
+    }
+    memcpy(dst + (size_t)e * size, src + (size_t)offset * size, size);
+  }
+  return KILN_OK;
+}
+
+static kiln_status_t depth_space_layout(kiln_layout_relation_t *relation) {
+  return layout_attribute_rule(relation,
+                               ((const kiln_depth_space_attrs_t *)relation->attrs)->layout);
+}
+
+#define KILN_DEPTH_SPACE_OP_(ID, NAME, fields)                                            \
+  {                                                                                       \
+    .name = NAME, .id = KILN_OP_##ID, .min_inputs = 1, .max_inputs = 1,                   \
+    .pattern = KILN_OP_PATTERN_INJECTIVE, .attrs_size = sizeof(kiln_depth_space_attrs_t), \
+    .num_attr_fields = (int)(sizeof(fields) / sizeof(fields[0])), .attr_fields = fields,  \
+    .validate_attrs = depth_space_validate, .infer_type = depth_space_infer_type,         \
+    .correct_layout = depth_space_layout, .reference = depth_space_reference              \
+  }
+
+const kiln_op_t kiln_op_depth_to_space =
+    KILN_DEPTH_SPACE_OP_(DEPTH_TO_SPACE, "nn.depth_to_space", kiln_depth_to_space_fields);
+const kiln_op_t kiln_op_space_to_depth =
+    KILN_DEPTH_SPACE_OP_(SPACE_TO_DEPTH, "nn.space_to_depth", kiln_space_to_depth_fields);

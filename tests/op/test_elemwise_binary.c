@@ -1,12 +1,14 @@
 /*
  * Tests of the binary elementwise operators and where (op/elemwise_binary.c):
  * type relations with broadcasting (rank 0, rank 1, stretched dims on both
- * sides, zero-sized dims) and every error (counts, tuples, dtypes, shapes);
- * the layout rule through the operators; and the reference kernels on
- * hand-checked values, on odd shapes against formulas evaluated here from
- * loop indices, on int64 (truncating division, wrapping overflow, division by
- * zero), bool comparisons, NaN, and their errors for unsupported dtypes and
- * mismatched tensors.
+ * sides, zero-sized dims) and every error (counts, tuples, dtypes, shapes,
+ * non-bool inputs of the logical operators); the layout rule through the
+ * operators; and the reference kernels on hand-checked values, on odd shapes
+ * against formulas evaluated here from loop indices, on int64 (truncating
+ * division, wrapping overflow, division by zero), mod and floor_mod on every
+ * integer and float dtype ONNX's Mod tests use, the logical operators and
+ * shifts, unsigned 64-bit values above INT64_MAX, bool comparisons, NaN, and
+ * their errors for unsupported dtypes and mismatched tensors.
  */
 #include <math.h>
 #include <string.h>
@@ -455,8 +457,8 @@ static void test_kernel_dtype_errors(void **state) {
   (void)state;
   kiln_tensor_t *output = NULL;
   const arg_t ints[] = {{I64, 1, {2}}, {I64, 1, {2}}};
-  KILN_ASSERT_STATUS(run(&kiln_op_power, 2, ints, &output), UNIMPLEMENTED,
-                     "power: the reference kernel does not take dtype int64");
+  KILN_ASSERT_STATUS(run(&kiln_op_logical_and, 2, ints, &output), INVALID_ARGUMENT,
+                     "logical_and: inputs must be bool, got int64 (2,) and int64 (2,)");
   kiln_tensor_release(output);
   const arg_t bools[] = {{KILN_DTYPE_BOOL, 1, {2}}, {KILN_DTYPE_BOOL, 1, {2}}};
   KILN_ASSERT_STATUS(run(&kiln_op_add, 2, bools, &output), UNIMPLEMENTED,
@@ -466,8 +468,18 @@ static void test_kernel_dtype_errors(void **state) {
                      "less: the reference kernel does not take dtype bool");
   kiln_tensor_release(output);
   const arg_t halves[] = {{KILN_DTYPE_FLOAT16, 1, {2}}, {KILN_DTYPE_FLOAT16, 1, {2}}};
-  KILN_ASSERT_STATUS(run(&kiln_op_multiply, 2, halves, &output), UNIMPLEMENTED,
-                     "multiply: the reference kernel does not take dtype float16");
+  KILN_ASSERT_STATUS(run(&kiln_op_left_shift, 2, halves, &output), UNIMPLEMENTED,
+                     "left_shift: the reference kernel does not take dtype float16");
+  kiln_tensor_release(output);
+  const arg_t words[] = {{KILN_DTYPE_INT32, 1, {2}}, {KILN_DTYPE_INT32, 1, {2}}};
+  KILN_ASSERT_STATUS(run(&kiln_op_right_shift, 2, words, &output), UNIMPLEMENTED,
+                     "right_shift: the reference kernel does not take dtype int32");
+  kiln_tensor_release(output);
+  KILN_ASSERT_STATUS(run(&kiln_op_power, 2, bools, &output), UNIMPLEMENTED,
+                     "power: the reference kernel does not take dtype bool");
+  kiln_tensor_release(output);
+  KILN_ASSERT_STATUS(run(&kiln_op_floor_mod, 2, bools, &output), UNIMPLEMENTED,
+                     "floor_mod: the reference kernel does not take dtype bool");
   kiln_tensor_release(output);
 }
 
@@ -537,6 +549,246 @@ static void test_kernel_argument_errors(void **state) {
   kiln_tensor_release(tb23);
 }
 
+/* ---- the operators added for ONNX ---- */
+
+/* Runs a binary operator and compares the output's bytes with `expected`. */
+static void check_bytes(const kiln_op_t *op, const arg_t *a, const arg_t *b, const void *expected) {
+  const arg_t args[] = {*a, *b};
+  kiln_tensor_t *output = NULL;
+  KILN_ASSERT_OK(run(op, 2, args, &output));
+  assert_memory_equal(kiln_tensor_data(output), expected, kiln_tensor_byte_size(output));
+  kiln_tensor_release(output);
+}
+
+static void test_new_type_relations(void **state) {
+  (void)state;
+  const kiln_type_t *out = NULL;
+  const arg_t bools[] = {{KILN_DTYPE_BOOL, 2, {2, 1}}, {KILN_DTYPE_BOOL, 1, {3}}};
+  const kiln_op_t *logical[] = {&kiln_op_logical_and, &kiln_op_logical_or, &kiln_op_logical_xor};
+  for (int i = 0; i < 3; ++i) {
+    KILN_ASSERT_OK(infer(logical[i], 2, bools, &out));
+    assert_type(out, KILN_DTYPE_BOOL, 2, (const int64_t[]){2, 3});
+  }
+  const arg_t floats[] = {{F32, 2, {2, 3}}, {F32, 1, {3}}};
+  KILN_ASSERT_STATUS(infer(&kiln_op_logical_and, 2, floats, &out), INVALID_ARGUMENT,
+                     "logical_and: inputs must be bool, got float32 (2, 3) and float32 (3,)");
+  const arg_t mixed[] = {{KILN_DTYPE_BOOL, 1, {3}}, {I64, 1, {3}}};
+  KILN_ASSERT_STATUS(infer(&kiln_op_logical_xor, 2, mixed, &out), INVALID_ARGUMENT,
+                     "logical_xor: inputs have different dtypes: bool (3,) and int64 (3,)");
+  const arg_t clash[] = {{KILN_DTYPE_BOOL, 1, {3}}, {KILN_DTYPE_BOOL, 1, {4}}};
+  KILN_ASSERT_STATUS(infer(&kiln_op_logical_or, 2, clash, &out), INVALID_ARGUMENT,
+                     "logical_or: cannot broadcast (3,) and (4,)");
+  const arg_t bytes[] = {{KILN_DTYPE_UINT8, 1, {3}}, {KILN_DTYPE_UINT8, 0, {0}}};
+  const kiln_op_t *same[] = {&kiln_op_mod, &kiln_op_floor_mod, &kiln_op_left_shift,
+                             &kiln_op_right_shift};
+  for (int i = 0; i < 4; ++i) {
+    KILN_ASSERT_OK(infer(same[i], 2, bytes, &out));
+    assert_type(out, KILN_DTYPE_UINT8, 1, (const int64_t[]){3});
+  }
+  const arg_t unequal[] = {{KILN_DTYPE_UINT8, 1, {3}}, {KILN_DTYPE_UINT16, 1, {3}}};
+  KILN_ASSERT_STATUS(infer(&kiln_op_left_shift, 2, unequal, &out), INVALID_ARGUMENT,
+                     "left_shift: inputs have different dtypes: uint8 (3,) and uint16 (3,)");
+}
+
+static void test_logical(void **state) {
+  (void)state;
+  /* (2, 1) against (2,): every pair of truth values */
+  const arg_t p = {KILN_DTYPE_BOOL, 2, {2, 1}, (const uint8_t[]){0, 1}};
+  const arg_t q = {KILN_DTYPE_BOOL, 1, {2}, (const uint8_t[]){0, 1}};
+  check_bytes(&kiln_op_logical_and, &p, &q, (const uint8_t[]){0, 0, 0, 1});
+  check_bytes(&kiln_op_logical_or, &p, &q, (const uint8_t[]){0, 1, 1, 1});
+  check_bytes(&kiln_op_logical_xor, &p, &q, (const uint8_t[]){0, 1, 1, 0});
+  /* a bool byte other than 1 is true */
+  const arg_t two = {KILN_DTYPE_BOOL, 1, {2}, (const uint8_t[]){2, 0}};
+  check_bytes(&kiln_op_logical_xor, &two, &q, (const uint8_t[]){1, 1});
+}
+
+/* ONNX test_mod_mixed_sign_*: x = [-4, 7, 5, 4, -7, 8], y = [2, -3, 8, -2, 3, 5]. */
+#define MOD_X     -4, 7, 5, 4, -7, 8
+#define MOD_Y     2, -3, 8, -2, 3, 5
+#define MOD_FLOOR 0, -2, 5, 0, 2, 3 /* the sign of the divisor (ONNX fmod=0) */
+#define MOD_TRUNC 0, 1, 5, 0, -1, 3 /* the sign of the dividend (fmod=1) */
+
+static void test_mod_integers(void **state) {
+  (void)state;
+  const arg_t a8 = {KILN_DTYPE_INT8, 1, {6}, (const int8_t[]){MOD_X}};
+  const arg_t b8 = {KILN_DTYPE_INT8, 1, {6}, (const int8_t[]){MOD_Y}};
+  check_bytes(&kiln_op_floor_mod, &a8, &b8, (const int8_t[]){MOD_FLOOR});
+  check_bytes(&kiln_op_mod, &a8, &b8, (const int8_t[]){MOD_TRUNC});
+  const arg_t a16 = {KILN_DTYPE_INT16, 1, {6}, (const int16_t[]){MOD_X}};
+  const arg_t b16 = {KILN_DTYPE_INT16, 1, {6}, (const int16_t[]){MOD_Y}};
+  check_bytes(&kiln_op_floor_mod, &a16, &b16, (const int16_t[]){MOD_FLOOR});
+  const arg_t a32 = {KILN_DTYPE_INT32, 1, {6}, (const int32_t[]){MOD_X}};
+  const arg_t b32 = {KILN_DTYPE_INT32, 1, {6}, (const int32_t[]){MOD_Y}};
+  check_bytes(&kiln_op_floor_mod, &a32, &b32, (const int32_t[]){MOD_FLOOR});
+  const arg_t a64 = {I64, 1, {6}, (const int64_t[]){MOD_X}};
+  const arg_t b64 = {I64, 1, {6}, (const int64_t[]){MOD_Y}};
+  check_bytes(&kiln_op_floor_mod, &a64, &b64, (const int64_t[]){MOD_FLOOR});
+  check_bytes(&kiln_op_mod, &a64, &b64, (const int64_t[]){MOD_TRUNC});
+  /* INT64_MIN by -1 is 0, not a trap; ONNX test_mod_broadcast: int32 (3, 2, 5) by (1,) */
+  const arg_t extreme = {I64, 1, {2}, (const int64_t[]){INT64_MIN, INT64_MIN}};
+  const arg_t divisors = {I64, 1, {2}, (const int64_t[]){-1, 3}};
+  check_bytes(&kiln_op_mod, &extreme, &divisors, (const int64_t[]){0, -2});
+  check_bytes(&kiln_op_floor_mod, &extreme, &divisors, (const int64_t[]){0, 1});
+  int32_t x[30];
+  int32_t expected[30];
+  for (int i = 0; i < 30; ++i) {
+    x[i] = i - 13;
+    expected[i] = ((i - 13) % 7 + 7) % 7;
+  }
+  const arg_t grid = {KILN_DTYPE_INT32, 3, {3, 2, 5}, x};
+  const arg_t seven = {KILN_DTYPE_INT32, 1, {1}, (const int32_t[]){7}};
+  check_bytes(&kiln_op_floor_mod, &grid, &seven, expected);
+  /* unsigned: both mods agree; values above INT64_MAX stay unsigned */
+  const arg_t u8a = {KILN_DTYPE_UINT8, 1, {3}, (const uint8_t[]){255, 7, 4}};
+  const arg_t u8b = {KILN_DTYPE_UINT8, 1, {3}, (const uint8_t[]){16, 3, 200}};
+  check_bytes(&kiln_op_floor_mod, &u8a, &u8b, (const uint8_t[]){15, 1, 4});
+  check_bytes(&kiln_op_mod, &u8a, &u8b, (const uint8_t[]){15, 1, 4});
+  const arg_t u64a = {KILN_DTYPE_UINT64, 1, {2}, (const uint64_t[]){UINT64_MAX, 10}};
+  const arg_t u64b = {KILN_DTYPE_UINT64, 1, {2}, (const uint64_t[]){10, 3}};
+  check_bytes(&kiln_op_floor_mod, &u64a, &u64b, (const uint64_t[]){5, 1});
+  check_bytes(&kiln_op_divide, &u64a, &u64b, (const uint64_t[]){1844674407370955161u, 3});
+}
+
+static void test_mod_floats(void **state) {
+  (void)state;
+  const float xf[] = {-4.3f, 7.2f, 5.0f, 4.3f, -7.2f, 8.0f};
+  const float yf[] = {2.1f, -3.4f, 8.0f, -2.1f, 3.4f, 5.0f};
+  const arg_t a = {F32, 1, {6}, xf};
+  const arg_t b = {F32, 1, {6}, yf};
+  double trunc_mod[6];
+  double floor_mod[6];
+  for (int i = 0; i < 6; ++i) {
+    trunc_mod[i] = fmod(xf[i], yf[i]);
+    floor_mod[i] = trunc_mod[i] != 0 && (trunc_mod[i] < 0) != (yf[i] < 0) ? trunc_mod[i] + yf[i]
+                                                                          : trunc_mod[i];
+  }
+  /* by hand: about -0.1, 0.4, 5, 0.1, -0.4, 3 and 2.0, -3.0, 5, -2.0, 3.0, 3 */
+  const double trunc_approx[] = {-0.1, 0.4, 5, 0.1, -0.4, 3};
+  const double floor_approx[] = {2.0, -3.0, 5, -2.0, 3.0, 3};
+  for (int i = 0; i < 6; ++i) {
+    assert_true(fabs(trunc_mod[i] - trunc_approx[i]) < 1e-5);
+    assert_true(fabs(floor_mod[i] - floor_approx[i]) < 1e-5);
+  }
+  check_float(&kiln_op_mod, &a, &b, trunc_mod);
+  check_float(&kiln_op_floor_mod, &a, &b, floor_mod);
+  /* a zero result takes the divisor's sign in floor_mod; x % 0 is NaN */
+  const arg_t c = {F32, 1, {3}, (const float[]){-4, 4, 1}};
+  const arg_t d = {F32, 1, {3}, (const float[]){2, -2, 0}};
+  const arg_t cd[] = {c, d};
+  kiln_tensor_t *output = NULL;
+  KILN_ASSERT_OK(run(&kiln_op_floor_mod, 2, cd, &output));
+  const float *got = kiln_tensor_data(output);
+  assert_true(got[0] == 0.0f && !signbit(got[0]));
+  assert_true(got[1] == 0.0f && signbit(got[1]));
+  assert_true(isnan(got[2]));
+  kiln_tensor_release(output);
+  /* float64 and float16 (fmod=1 in ONNX's float Mod tests) */
+  const arg_t a64 = {KILN_DTYPE_FLOAT64, 1, {2}, (const double[]){-4.3, 7.25}};
+  const arg_t b64 = {KILN_DTYPE_FLOAT64, 1, {2}, (const double[]){2.1, -3.5}};
+  check_bytes(&kiln_op_mod, &a64, &b64, (const double[]){fmod(-4.3, 2.1), 0.25});
+  /* float16: -4.5 (0xc480) mod 2 (0x4000) = -0.5 (0xb800); 7 (0x4700) mod -3 (0xc200) = 1 (0x3c00)
+   */
+  const arg_t a16 = {KILN_DTYPE_FLOAT16, 1, {2}, (const uint16_t[]){0xc480, 0x4700}};
+  const arg_t b16 = {KILN_DTYPE_FLOAT16, 1, {2}, (const uint16_t[]){0x4000, 0xc200}};
+  check_bytes(&kiln_op_mod, &a16, &b16, (const uint16_t[]){0xb800, 0x3c00});
+  /* floor_mod: 1.5 (0x3e00) and -2 (0xc000) */
+  check_bytes(&kiln_op_floor_mod, &a16, &b16, (const uint16_t[]){0x3e00, 0xc000});
+}
+
+static void test_zero_divisors(void **state) {
+  (void)state;
+  kiln_tensor_t *output = NULL;
+  const arg_t mods[] = {{KILN_DTYPE_INT32, 1, {2}, (const int32_t[]){4, 5}},
+                        {KILN_DTYPE_INT32, 1, {2}, (const int32_t[]){3, 0}}};
+  KILN_ASSERT_STATUS(run(&kiln_op_mod, 2, mods, &output), INVALID_ARGUMENT,
+                     "mod: division by zero (5 % 0 at element 1)");
+  kiln_tensor_release(output);
+  KILN_ASSERT_STATUS(run(&kiln_op_floor_mod, 2, mods, &output), INVALID_ARGUMENT,
+                     "floor_mod: division by zero (5 % 0 at element 1)");
+  kiln_tensor_release(output);
+  const arg_t wide[] = {{KILN_DTYPE_UINT64, 1, {1}, (const uint64_t[]){UINT64_MAX}},
+                        {KILN_DTYPE_UINT64, 0, {0}, (const uint64_t[]){0}}};
+  KILN_ASSERT_STATUS(run(&kiln_op_divide, 2, wide, &output), INVALID_ARGUMENT,
+                     "divide: division by zero (18446744073709551615 / 0 at element 0)");
+  kiln_tensor_release(output);
+  KILN_ASSERT_STATUS(run(&kiln_op_mod, 2, wide, &output), INVALID_ARGUMENT,
+                     "mod: division by zero (18446744073709551615 % 0 at element 0)");
+  kiln_tensor_release(output);
+}
+
+static void test_shifts(void **state) {
+  (void)state;
+  /* ONNX test_bitshift_*: x = [16, 4, 1], y = [1, 2, 3] */
+  const arg_t x8 = {KILN_DTYPE_UINT8, 1, {3}, (const uint8_t[]){16, 4, 1}};
+  const arg_t y8 = {KILN_DTYPE_UINT8, 1, {3}, (const uint8_t[]){1, 2, 3}};
+  check_bytes(&kiln_op_left_shift, &x8, &y8, (const uint8_t[]){32, 16, 8});
+  check_bytes(&kiln_op_right_shift, &x8, &y8, (const uint8_t[]){8, 1, 0});
+  /* bits shifted out of the width are lost; a shift of 64 or more gives 0 */
+  const arg_t a8 = {KILN_DTYPE_UINT8, 1, {3}, (const uint8_t[]){255, 255, 1}};
+  const arg_t s8 = {KILN_DTYPE_UINT8, 1, {3}, (const uint8_t[]){1, 8, 200}};
+  check_bytes(&kiln_op_left_shift, &a8, &s8, (const uint8_t[]){254, 0, 0});
+  check_bytes(&kiln_op_right_shift, &a8, &s8, (const uint8_t[]){127, 0, 0});
+  const arg_t x16 = {KILN_DTYPE_UINT16, 1, {2}, (const uint16_t[]){0x8001, 3}};
+  const arg_t y16 = {KILN_DTYPE_UINT16, 1, {2}, (const uint16_t[]){1, 14}};
+  check_bytes(&kiln_op_left_shift, &x16, &y16, (const uint16_t[]){0x0002, 0xc000});
+  const arg_t x32 = {KILN_DTYPE_UINT32, 1, {2}, (const uint32_t[]){0x80000000u, 1}};
+  const arg_t y32 = {KILN_DTYPE_UINT32, 1, {2}, (const uint32_t[]){31, 31}};
+  check_bytes(&kiln_op_right_shift, &x32, &y32, (const uint32_t[]){1, 0});
+  const arg_t x64 = {KILN_DTYPE_UINT64, 1, {3}, (const uint64_t[]){1, 1, UINT64_MAX}};
+  const arg_t y64 = {KILN_DTYPE_UINT64, 1, {3}, (const uint64_t[]){63, 64, 63}};
+  check_bytes(&kiln_op_left_shift, &x64, &y64, (const uint64_t[]){1ull << 63, 0, 1ull << 63});
+  check_bytes(&kiln_op_right_shift, &x64, &y64, (const uint64_t[]){0, 0, 1});
+}
+
+static void test_other_dtypes(void **state) {
+  (void)state;
+  /* wrapping at the dtype's width */
+  const arg_t u8a = {KILN_DTYPE_UINT8, 1, {2}, (const uint8_t[]){250, 3}};
+  const arg_t u8b = {KILN_DTYPE_UINT8, 1, {2}, (const uint8_t[]){10, 5}};
+  check_bytes(&kiln_op_add, &u8a, &u8b, (const uint8_t[]){4, 8});
+  check_bytes(&kiln_op_subtract, &u8a, &u8b, (const uint8_t[]){240, 254});
+  const arg_t i8a = {KILN_DTYPE_INT8, 1, {2}, (const int8_t[]){127, -128}};
+  const arg_t i8b = {KILN_DTYPE_INT8, 1, {2}, (const int8_t[]){1, -1}};
+  check_bytes(&kiln_op_add, &i8a, &i8b, (const int8_t[]){-128, 127});
+  check_bytes(&kiln_op_divide, &i8a, &i8b, (const int8_t[]){127, -128});
+  /* uint64 compares as unsigned: UINT64_MAX is the largest */
+  const arg_t big = {KILN_DTYPE_UINT64, 1, {2}, (const uint64_t[]){UINT64_MAX, 1}};
+  const arg_t one = {KILN_DTYPE_UINT64, 0, {0}, (const uint64_t[]){1}};
+  check_bytes(&kiln_op_greater, &big, &one, (const uint8_t[]){1, 0});
+  check_bytes(&kiln_op_maximum, &big, &one, (const uint64_t[]){UINT64_MAX, 1});
+  /* float64 keeps double precision; float16 rounds to half */
+  const arg_t d1 = {KILN_DTYPE_FLOAT64, 1, {1}, (const double[]){0.1}};
+  const arg_t d2 = {KILN_DTYPE_FLOAT64, 1, {1}, (const double[]){0.2}};
+  check_bytes(&kiln_op_add, &d1, &d2, (const double[]){0.30000000000000004});
+  /* 1.5 (0x3e00) * 2.25 (0x4080) = 3.375 (0x42c0) */
+  const arg_t h1 = {KILN_DTYPE_FLOAT16, 1, {1}, (const uint16_t[]){0x3e00}};
+  const arg_t h2 = {KILN_DTYPE_FLOAT16, 1, {1}, (const uint16_t[]){0x4080}};
+  check_bytes(&kiln_op_multiply, &h1, &h2, (const uint16_t[]){0x42c0});
+  check_bytes(&kiln_op_less, &h1, &h2, (const uint8_t[]){1});
+}
+
+static void test_integer_power(void **state) {
+  (void)state;
+  /* wraps (2^63 is INT64_MIN); a negative exponent truncates 1 / x^-y */
+  const arg_t a = {I64, 1, {8}, (const int64_t[]){2, -3, 7, 2, 1, -1, -1, 5}};
+  const arg_t b = {I64, 1, {8}, (const int64_t[]){10, 3, 0, 63, -5, -3, -2, -1}};
+  check_bytes(&kiln_op_power, &a, &b, (const int64_t[]){1024, -27, 1, INT64_MIN, 1, -1, 1, 0});
+  /* ONNX test_pow_types_int32_int32: [1, 2, 3] ** [4, 5, 6] */
+  const arg_t x = {KILN_DTYPE_INT32, 1, {3}, (const int32_t[]){1, 2, 3}};
+  const arg_t y = {KILN_DTYPE_INT32, 1, {3}, (const int32_t[]){4, 5, 6}};
+  check_bytes(&kiln_op_power, &x, &y, (const int32_t[]){1, 32, 729});
+  const arg_t u = {KILN_DTYPE_UINT8, 1, {2}, (const uint8_t[]){3, 2}};
+  const arg_t e = {KILN_DTYPE_UINT8, 1, {2}, (const uint8_t[]){5, 8}};
+  check_bytes(&kiln_op_power, &u, &e, (const uint8_t[]){243, 0});
+  const arg_t zero[] = {{I64, 1, {2}, (const int64_t[]){0, 0}},
+                        {I64, 1, {2}, (const int64_t[]){0, -1}}};
+  kiln_tensor_t *output = NULL;
+  KILN_ASSERT_STATUS(run(&kiln_op_power, 2, zero, &output), INVALID_ARGUMENT,
+                     "power: division by zero (0 ** -1 at element 1)");
+  kiln_tensor_release(output);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_binary_type_relation, setup, teardown),
@@ -551,6 +803,14 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_where, setup, teardown),
       cmocka_unit_test_setup_teardown(test_kernel_dtype_errors, setup, teardown),
       cmocka_unit_test_setup_teardown(test_kernel_argument_errors, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_new_type_relations, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_logical, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_mod_integers, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_mod_floats, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_zero_divisors, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_shifts, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_other_dtypes, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_integer_power, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

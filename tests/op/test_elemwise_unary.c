@@ -2,10 +2,13 @@
  * Tests of the unary elementwise operators (op/elemwise_unary.c) and of the
  * family's definitions: every entry of KILN_OP_LIST_ELEMWISE has its name, id,
  * input counts and pattern; attribute defaults, printing and validation; the
- * type relation and its errors; and the reference kernel on hand-checked
- * values, on odd shapes against formulas evaluated here, on int64 (including
- * INT64_MIN) and NaN, and its errors for dtypes it does not take and for
- * tensors that do not match.
+ * type relation and its errors (bool outputs of isnan and isinf, the bool
+ * input of logical_not); and the reference kernel on hand-checked values
+ * (the trigonometric and hyperbolic functions, sign, round half to even,
+ * the activations of ONNX), on odd shapes against formulas evaluated here, on
+ * int64 (including INT64_MIN), narrower integers, float64 and float16, and
+ * NaN, and its errors for dtypes it does not take and for tensors that do
+ * not match.
  */
 #include <math.h>
 #include <string.h>
@@ -16,6 +19,11 @@
 #include "op/op.h"
 
 /* ---- helpers ---- */
+
+/* C11 has no PI: the constants the expectations use. */
+#define PI  3.14159265358979323846
+#define LN2 0.69314718055994530942
+#define E   2.71828182845904523536
 
 static kiln_arena_t arena;
 
@@ -123,14 +131,14 @@ static const family_entry_t family[] = {
 
 static void test_family_definitions(void **state) {
   (void)state;
-  assert_int_equal(sizeof(family) / sizeof(family[0]), 31);
+  assert_int_equal(sizeof(family) / sizeof(family[0]), 62);
   for (size_t i = 0; i < sizeof(family) / sizeof(family[0]); ++i) {
     const kiln_op_t *op = family[i].op;
     assert_string_equal(op->name, family[i].name);
     assert_int_equal(op->id, family[i].id);
     assert_non_null(op->infer_type);
     assert_non_null(op->reference);
-    int unary = op->id <= KILN_OP_CEIL;
+    int unary = op->id < KILN_OP_ADD;
     int where = op->id == KILN_OP_WHERE;
     assert_int_equal(op->min_inputs, unary ? 1 : (where ? 3 : 2));
     assert_int_equal(op->max_inputs, op->min_inputs);
@@ -158,9 +166,14 @@ static void test_attribute_defaults(void **state) {
   assert_string_equal(*(const char *const *)((const char *)gelu + approximate->offset), "none");
   /* operators without attributes */
   const kiln_op_t *plain[] = {
-      &kiln_op_relu,     &kiln_op_sigmoid, &kiln_op_tanh,      &kiln_op_erf, &kiln_op_exp,
-      &kiln_op_log,      &kiln_op_sqrt,    &kiln_op_rsqrt,     &kiln_op_abs, &kiln_op_floor,
-      &kiln_op_negative, &kiln_op_ceil,    &kiln_op_hard_swish};
+      &kiln_op_relu,        &kiln_op_sigmoid,  &kiln_op_tanh,       &kiln_op_erf,
+      &kiln_op_exp,         &kiln_op_log,      &kiln_op_sqrt,       &kiln_op_rsqrt,
+      &kiln_op_abs,         &kiln_op_floor,    &kiln_op_negative,   &kiln_op_ceil,
+      &kiln_op_hard_swish,  &kiln_op_sin,      &kiln_op_cos,        &kiln_op_tan,
+      &kiln_op_asin,        &kiln_op_acos,     &kiln_op_atan,       &kiln_op_sinh,
+      &kiln_op_cosh,        &kiln_op_asinh,    &kiln_op_acosh,      &kiln_op_atanh,
+      &kiln_op_sign,        &kiln_op_round,    &kiln_op_reciprocal, &kiln_op_isnan,
+      &kiln_op_logical_not, &kiln_op_softplus, &kiln_op_softsign};
   for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); ++i) {
     assert_int_equal(plain[i]->attrs_size, 0);
     assert_int_equal(plain[i]->num_attr_fields, 0);
@@ -180,6 +193,12 @@ static void test_attribute_printing(void **state) {
       {&kiln_op_clip, "a_min=-3.4028234663852886e+38, a_max=3.4028234663852886e+38"},
       {&kiln_op_gelu, "approximate=\"none\""},
       {&kiln_op_hard_sigmoid, "alpha=0.2, beta=0.5"},
+      {&kiln_op_isinf, "detect_positive=True, detect_negative=True"},
+      {&kiln_op_elu, "alpha=1"},
+      {&kiln_op_selu, "alpha=1.6732631921768188, gamma=1.0507010221481323"},
+      {&kiln_op_celu, "alpha=1"},
+      {&kiln_op_thresholded_relu, "alpha=1"},
+      {&kiln_op_shrink, "bias=0, lambd=0.5"},
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
     kiln_strbuf_reset(&sb);
@@ -209,6 +228,22 @@ static void test_attribute_validation(void **state) {
   KILN_ASSERT_STATUS(kiln_op_attrs_validate(&kiln_op_gelu, gelu), INVALID_ARGUMENT,
                      "nn.gelu: attribute approximate must be \"none\" or \"tanh\", got \"fast\"");
 
+  void *celu = default_attrs(&kiln_op_celu);
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_celu, celu, "alpha", "0", &arena));
+  KILN_ASSERT_STATUS(kiln_op_attrs_validate(&kiln_op_celu, celu), INVALID_ARGUMENT,
+                     "nn.celu: attribute alpha (0) must be a nonzero number");
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_celu, celu, "alpha", "nan", &arena));
+  KILN_ASSERT_STATUS(kiln_op_attrs_validate(&kiln_op_celu, celu), INVALID_ARGUMENT,
+                     "nn.celu: attribute alpha (nan) must be a nonzero number");
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_celu, celu, "alpha", "-2", &arena));
+  KILN_ASSERT_OK(kiln_op_attrs_validate(&kiln_op_celu, celu));
+  void *shrink = default_attrs(&kiln_op_shrink);
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_shrink, shrink, "lambd", "-1", &arena));
+  KILN_ASSERT_STATUS(kiln_op_attrs_validate(&kiln_op_shrink, shrink), INVALID_ARGUMENT,
+                     "nn.shrink: attribute lambd (-1) must be >= 0");
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_shrink, shrink, "lambd", "0", &arena));
+  KILN_ASSERT_OK(kiln_op_attrs_validate(&kiln_op_shrink, shrink));
+
   void *leaky = default_attrs(&kiln_op_leaky_relu);
   KILN_ASSERT_STATUS(kiln_op_attrs_set_text(&kiln_op_leaky_relu, leaky, "beta", "1", &arena),
                      INVALID_ARGUMENT, "nn.leaky_relu has no attribute 'beta'");
@@ -224,6 +259,12 @@ static const kiln_type_t *tensor_type(kiln_dtype_t dtype, int ndim, const int64_
   return type;
 }
 
+/* The output dtype of unary `op` on `input`: bool for the tests. */
+static kiln_dtype_t unary_output_dtype(const kiln_op_t *op, kiln_dtype_t input) {
+  bool tests = op->id == KILN_OP_ISNAN || op->id == KILN_OP_ISINF || op->id == KILN_OP_LOGICAL_NOT;
+  return tests ? KILN_DTYPE_BOOL : input;
+}
+
 static void test_type_relation(void **state) {
   (void)state;
   const int64_t shape[] = {1, 3, 5, 7};
@@ -234,11 +275,13 @@ static void test_type_relation(void **state) {
       continue;
     }
     for (size_t d = 0; d < 3; ++d) {
+      kiln_dtype_t dtype = op->id == KILN_OP_LOGICAL_NOT ? KILN_DTYPE_BOOL : dtypes[d];
       for (int ndim = 0; ndim <= 4; ndim += 2) {
-        const kiln_type_t *input = tensor_type(dtypes[d], ndim, shape);
+        const kiln_type_t *input = tensor_type(dtype, ndim, shape);
         const kiln_type_t *out = NULL;
         KILN_ASSERT_OK(kiln_op_infer_type(op, NULL, 1, &input, &arena, &out));
-        assert_true(kiln_type_equal(out, input));
+        const kiln_type_t *expected = tensor_type(unary_output_dtype(op, dtype), ndim, shape);
+        assert_true(kiln_type_equal(out, expected));
       }
     }
   }
@@ -261,6 +304,11 @@ static void test_type_relation_errors(void **state) {
   const kiln_type_t *missing = NULL;
   KILN_ASSERT_STATUS(kiln_op_infer_type(&kiln_op_abs, NULL, 1, &missing, &arena, &out),
                      FAILED_PRECONDITION, "abs: input 0 has no type yet");
+  KILN_ASSERT_STATUS(kiln_op_infer_type(&kiln_op_logical_not, NULL, 1, &t, &arena, &out),
+                     INVALID_ARGUMENT, "logical_not: x must be bool, got float32 (2, 3)");
+  const kiln_type_t *ints = tensor_type(KILN_DTYPE_INT64, 1, (const int64_t[]){4});
+  KILN_ASSERT_STATUS(kiln_op_infer_type(&kiln_op_logical_not, NULL, 1, &ints, &arena, &out),
+                     INVALID_ARGUMENT, "logical_not: x must be bool, got int64 (4,)");
 }
 
 /* ---- kernels: hand-checked values ---- */
@@ -457,6 +505,228 @@ static void test_kernel_errors(void **state) {
   kiln_tensor_release(ints);
 }
 
+/* ---- the operators added for ONNX ---- */
+
+/* Runs `op` on `count` values of `dtype` into an output of `out_dtype` and
+ * compares its bytes with `expected`. */
+static void check_bytes(const kiln_op_t *op, const void *attrs, kiln_dtype_t dtype, int64_t count,
+                        const void *in, kiln_dtype_t out_dtype, const void *expected) {
+  kiln_tensor_t *input = make_tensor(dtype, 1, &count, in);
+  kiln_tensor_t *output = make_tensor(out_dtype, 1, &count, NULL);
+  kiln_kernel_args_t args = {.op = op,
+                             .attrs = attrs ? attrs : default_attrs(op),
+                             .num_inputs = 1,
+                             .inputs = &input,
+                             .num_outputs = 1,
+                             .outputs = &output};
+  KILN_ASSERT_OK(op->reference(&args));
+  assert_memory_equal(kiln_tensor_data(output), expected,
+                      (size_t)count * kiln_dtype_size(out_dtype));
+  kiln_tensor_release(input);
+  kiln_tensor_release(output);
+}
+
+static void test_trigonometry_by_hand(void **state) {
+  (void)state;
+  const int64_t five[] = {5};
+  const float x[] = {-1.0f, -0.5f, 0.0f, 0.5f, 1.0f};
+  check_float(&kiln_op_sin, NULL, 1, five, x,
+              (const double[]){-0.8414709848078965, -0.479425538604203, 0, 0.479425538604203,
+                               0.8414709848078965});
+  check_float(&kiln_op_cos, NULL, 1, five, x,
+              (const double[]){0.5403023058681398, 0.8775825618903728, 1, 0.8775825618903728,
+                               0.5403023058681398});
+  check_float(&kiln_op_tan, NULL, 1, five, x,
+              (const double[]){-1.5574077246549023, -0.5463024898437905, 0, 0.5463024898437905,
+                               1.5574077246549023});
+  check_float(&kiln_op_asin, NULL, 1, five, x,
+              (const double[]){-PI / 2, -PI / 6, 0, PI / 6, PI / 2});
+  check_float(&kiln_op_acos, NULL, 1, five, x, (const double[]){PI, 2 * PI / 3, PI / 2, PI / 3, 0});
+  check_float(&kiln_op_atan, NULL, 1, five, x,
+              (const double[]){-PI / 4, -0.4636476090008061, 0, 0.4636476090008061, PI / 4});
+  check_float(&kiln_op_sinh, NULL, 1, five, x,
+              (const double[]){-1.1752011936438014, -0.5210953054937474, 0, 0.5210953054937474,
+                               1.1752011936438014});
+  check_float(&kiln_op_cosh, NULL, 1, five, x,
+              (const double[]){1.5430806348152437, 1.1276259652063807, 1, 1.1276259652063807,
+                               1.5430806348152437});
+  check_float(&kiln_op_asinh, NULL, 1, five, x,
+              (const double[]){-0.881373587019543, -0.48121182505960347, 0, 0.48121182505960347,
+                               0.881373587019543});
+  /* domains: asin(2), acosh(0.5) and atanh(2) are NaN; atanh(1) is inf */
+  const float edges[] = {-0.5f, 0.0f, 0.5f, 1.0f, 2.0f};
+  check_float(&kiln_op_atanh, NULL, 1, five, edges,
+              (const double[]){-0.5493061443340548, 0, 0.5493061443340548, INFINITY, NAN});
+  check_float(&kiln_op_asin, NULL, 1, five, edges,
+              (const double[]){-PI / 6, 0, PI / 6, PI / 2, NAN});
+  const float cosh_args[] = {1.0f, 2.0f, 10.0f, 0.5f, -1.0f};
+  check_float(&kiln_op_acosh, NULL, 1, five, cosh_args,
+              (const double[]){0, 1.3169578969248166, 2.993222846126381, NAN, NAN});
+}
+
+static void test_sign_round_reciprocal(void **state) {
+  (void)state;
+  const int64_t five[] = {5};
+  check_float(&kiln_op_sign, NULL, 1, five, (const float[]){-2.5f, -0.0f, 0.0f, 3.0f, NAN},
+              (const double[]){-1, 0, 0, 1, NAN});
+  /* ONNX test_round: halves go to the even neighbour */
+  const int64_t fifteen[] = {15};
+  check_float(&kiln_op_round, NULL, 1, fifteen,
+              (const float[]){0.1f, 0.5f, 0.9f, 1.2f, 1.5f, 1.8f, 2.3f, 2.5f, 2.7f, -1.1f, -1.5f,
+                              -1.9f, -2.2f, -2.5f, -2.8f},
+              (const double[]){0, 0, 1, 1, 2, 2, 2, 2, 3, -1, -2, -2, -2, -2, -3});
+  check_float(&kiln_op_reciprocal, NULL, 1, five, (const float[]){2, -4, 0.5f, 0, -0.0f},
+              (const double[]){0.5, -0.25, 2, INFINITY, -INFINITY});
+  check_int(&kiln_op_sign, NULL, 5, (const int64_t[]){INT64_MIN, -3, 0, 9, INT64_MAX},
+            (const int64_t[]){-1, -1, 0, 1, 1});
+  check_bytes(&kiln_op_sign, NULL, KILN_DTYPE_INT32, 3, (const int32_t[]){-7, 0, INT32_MAX},
+              KILN_DTYPE_INT32, (const int32_t[]){-1, 0, 1});
+}
+
+static void test_tests_and_logic(void **state) {
+  (void)state;
+  const float x[] = {NAN, 1.0f, INFINITY, -INFINITY, -0.0f};
+  check_bytes(&kiln_op_isnan, NULL, KILN_DTYPE_FLOAT32, 5, x, KILN_DTYPE_BOOL,
+              (const uint8_t[]){1, 0, 0, 0, 0});
+  check_bytes(&kiln_op_isinf, NULL, KILN_DTYPE_FLOAT32, 5, x, KILN_DTYPE_BOOL,
+              (const uint8_t[]){0, 0, 1, 1, 0});
+  void *positive = default_attrs(&kiln_op_isinf);
+  KILN_ASSERT_OK(
+      kiln_op_attrs_set_text(&kiln_op_isinf, positive, "detect_negative", "False", &arena));
+  check_bytes(&kiln_op_isinf, positive, KILN_DTYPE_FLOAT32, 5, x, KILN_DTYPE_BOOL,
+              (const uint8_t[]){0, 0, 1, 0, 0});
+  void *negative = default_attrs(&kiln_op_isinf);
+  KILN_ASSERT_OK(
+      kiln_op_attrs_set_text(&kiln_op_isinf, negative, "detect_positive", "False", &arena));
+  check_bytes(&kiln_op_isinf, negative, KILN_DTYPE_FLOAT32, 5, x, KILN_DTYPE_BOOL,
+              (const uint8_t[]){0, 0, 0, 1, 0});
+  /* float64 keeps a NaN float32 could not; integers are never NaN or inf */
+  check_bytes(&kiln_op_isnan, NULL, KILN_DTYPE_FLOAT64, 2, (const double[]){NAN, 1e300},
+              KILN_DTYPE_BOOL, (const uint8_t[]){1, 0});
+  check_bytes(&kiln_op_isinf, NULL, KILN_DTYPE_FLOAT64, 2, (const double[]){1e300, -INFINITY},
+              KILN_DTYPE_BOOL, (const uint8_t[]){0, 1});
+  check_bytes(&kiln_op_isinf, NULL, KILN_DTYPE_INT64, 2, (const int64_t[]){INT64_MAX, 0},
+              KILN_DTYPE_BOOL, (const uint8_t[]){0, 0});
+  check_bytes(&kiln_op_logical_not, NULL, KILN_DTYPE_BOOL, 4, (const uint8_t[]){0, 1, 1, 0},
+              KILN_DTYPE_BOOL, (const uint8_t[]){1, 0, 0, 1});
+}
+
+static void test_onnx_activations_by_hand(void **state) {
+  (void)state;
+  const int64_t five[] = {5};
+  /* softplus = log(1 + e^x), stable: e^1000 overflows a double, softplus(1000) does not */
+  check_float(
+      &kiln_op_softplus, NULL, 1, five, (const float[]){-1, 0, 1, 1000, -20},
+      (const double[]){0.31326168751822286, LN2, 1.3132616875182228, 1000, 2.061153620314381e-09});
+  check_float(&kiln_op_softsign, NULL, 1, five, (const float[]){-3, 0, 1, 0.5f, -0.25f},
+              (const double[]){-0.75, 0, 0.5, 1.0 / 3, -0.2});
+  /* elu = alpha (e^x - 1) below 0 */
+  check_float(&kiln_op_elu, NULL, 1, five, (const float[]){-1, 0, 2, -20, 0.5f},
+              (const double[]){-0.6321205588285577, 0, 2, -0.9999999979388464, 0.5});
+  void *elu = default_attrs(&kiln_op_elu);
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_elu, elu, "alpha", "2", &arena));
+  check_float(&kiln_op_elu, elu, 1, five, (const float[]){-1, 0, 2, -20, 0.5f},
+              (const double[]){-1.2642411176571153, 0, 2, -1.9999999958776927, 0.5});
+  /* selu defaults; ONNX test_selu_example: alpha 2, gamma 3 */
+  const double gamma = 1.0507010221481323;
+  check_float(&kiln_op_selu, NULL, 1, five, (const float[]){-1, 0, 1, -3, 2},
+              (const double[]){-1.1113307412864784, 0, gamma, -1.670568733989153, 2 * gamma});
+  void *selu = default_attrs(&kiln_op_selu);
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_selu, selu, "alpha", "2", &arena));
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_selu, selu, "gamma", "3", &arena));
+  check_float(&kiln_op_selu, selu, 1, five, (const float[]){-1, 0, 1, -3, 2},
+              (const double[]){-3.7927233529713463, 0, 3, 6 * (exp(-3.0) - 1), 6});
+  /* celu = max(0, x) + min(0, alpha (e^(x / alpha) - 1)) */
+  check_float(&kiln_op_celu, NULL, 1, five, (const float[]){-1, 0, 2, -20, 0.5f},
+              (const double[]){-0.6321205588285577, 0, 2, -0.9999999979388464, 0.5});
+  void *celu = default_attrs(&kiln_op_celu);
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_celu, celu, "alpha", "2", &arena));
+  check_float(&kiln_op_celu, celu, 1, five, (const float[]){-1, 0, 3, -2, 0.5f},
+              (const double[]){-0.7869386805747332, 0, 3, 2 * (exp(-1.0) - 1), 0.5});
+  /* thresholded_relu: x > alpha ? x : 0; NaN gives 0 */
+  check_float(&kiln_op_thresholded_relu, NULL, 1, five, (const float[]){0.5f, 1, 1.5f, -2, NAN},
+              (const double[]){0, 0, 1.5, 0, 0});
+  void *thresholded = default_attrs(&kiln_op_thresholded_relu);
+  KILN_ASSERT_OK(
+      kiln_op_attrs_set_text(&kiln_op_thresholded_relu, thresholded, "alpha", "2", &arena));
+  check_float(&kiln_op_thresholded_relu, thresholded, 1, five,
+              (const float[]){-1.5f, 0, 1.2f, 2, 2.2f}, (const double[]){0, 0, 0, 0, 2.2f});
+  /* shrink: ONNX test_shrink_hard and test_shrink_soft (lambd 1.5) */
+  const int64_t six[] = {6};
+  check_float(&kiln_op_shrink, NULL, 1, six, (const float[]){-1, -0.5f, 0, 0.4f, 0.6f, NAN},
+              (const double[]){-1, 0, 0, 0, 0.6f, 0});
+  void *shrink = default_attrs(&kiln_op_shrink);
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_shrink, shrink, "lambd", "1.5", &arena));
+  check_float(&kiln_op_shrink, shrink, 1, five, (const float[]){-2, -1, 0, 1, 2},
+              (const double[]){-2, 0, 0, 0, 2});
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_shrink, shrink, "bias", "1.5", &arena));
+  check_float(&kiln_op_shrink, shrink, 1, five, (const float[]){-2, -1, 0, 1, 2},
+              (const double[]){-0.5, 0, 0, 0, 0.5});
+}
+
+static void test_other_dtypes(void **state) {
+  (void)state;
+  /* float64 is computed and stored in double, never rounded to float */
+  check_bytes(&kiln_op_sin, NULL, KILN_DTYPE_FLOAT64, 2, (const double[]){1.0, 0.1},
+              KILN_DTYPE_FLOAT64, (const double[]){sin(1.0), sin(0.1)});
+  check_bytes(&kiln_op_exp, NULL, KILN_DTYPE_FLOAT64, 1, (const double[]){1.0}, KILN_DTYPE_FLOAT64,
+              (const double[]){E});
+  /* float16: sqrt(4) = 2 (0x4400 -> 0x4000), -1.5 (0xbe00) rounds to -2 (0xc000) */
+  check_bytes(&kiln_op_sqrt, NULL, KILN_DTYPE_FLOAT16, 1, (const uint16_t[]){0x4400},
+              KILN_DTYPE_FLOAT16, (const uint16_t[]){0x4000});
+  check_bytes(&kiln_op_round, NULL, KILN_DTYPE_FLOAT16, 1, (const uint16_t[]){0xbe00},
+              KILN_DTYPE_FLOAT16, (const uint16_t[]){0xc000});
+  /* narrower signed integers wrap as int64 does */
+  check_bytes(&kiln_op_abs, NULL, KILN_DTYPE_INT8, 4, (const int8_t[]){-128, -5, 0, 7},
+              KILN_DTYPE_INT8, (const int8_t[]){-128, 5, 0, 7});
+  check_bytes(&kiln_op_negative, NULL, KILN_DTYPE_INT16, 3, (const int16_t[]){INT16_MIN, 5, 0},
+              KILN_DTYPE_INT16, (const int16_t[]){INT16_MIN, -5, 0});
+  check_bytes(&kiln_op_relu, NULL, KILN_DTYPE_INT32, 3, (const int32_t[]){-9, 0, 9},
+              KILN_DTYPE_INT32, (const int32_t[]){0, 0, 9});
+}
+
+static void test_new_kernel_errors(void **state) {
+  (void)state;
+  const int64_t two[] = {2};
+  kiln_tensor_t *ints = make_tensor(KILN_DTYPE_INT64, 1, two, NULL);
+  kiln_tensor_t *output = NULL;
+  KILN_ASSERT_STATUS(run(&kiln_op_sin, NULL, ints, &output), UNIMPLEMENTED,
+                     "sin: the reference kernel does not take dtype int64");
+  kiln_tensor_release(output);
+  kiln_tensor_t *bytes = make_tensor(KILN_DTYPE_UINT8, 1, two, NULL);
+  KILN_ASSERT_STATUS(run(&kiln_op_sign, NULL, bytes, &output), UNIMPLEMENTED,
+                     "sign: the reference kernel does not take dtype uint8");
+  kiln_tensor_release(output);
+  kiln_tensor_release(bytes);
+  /* logical_not's kernel refuses what its relation refuses */
+  kiln_tensor_t *bools = make_tensor(KILN_DTYPE_BOOL, 1, two, NULL);
+  kiln_tensor_t *inputs[] = {ints};
+  kiln_tensor_t *outputs[] = {bools};
+  kiln_kernel_args_t args = {.op = &kiln_op_logical_not,
+                             .num_inputs = 1,
+                             .inputs = inputs,
+                             .num_outputs = 1,
+                             .outputs = outputs};
+  KILN_ASSERT_STATUS(kiln_op_logical_not.reference(&args), UNIMPLEMENTED,
+                     "logical_not: the reference kernel does not take dtype int64");
+  /* a bool-valued operator wants a bool output */
+  kiln_tensor_t *floats = make_tensor(KILN_DTYPE_FLOAT32, 1, two, NULL);
+  inputs[0] = floats;
+  outputs[0] = floats;
+  args.op = &kiln_op_isnan;
+  KILN_ASSERT_STATUS(
+      kiln_op_isnan.reference(&args), INVALID_ARGUMENT,
+      "isnan: output float32 (2,) does not match input float32 (2,) (the output is bool)");
+  outputs[0] = bools;
+  KILN_ASSERT_OK(kiln_op_isnan.reference(&args));
+  args.op = &kiln_op_isinf;
+  KILN_ASSERT_STATUS(kiln_op_isinf.reference(&args), INVALID_ARGUMENT,
+                     "isinf: the kernel needs the operator's attributes");
+  kiln_tensor_release(floats);
+  kiln_tensor_release(bools);
+  kiln_tensor_release(ints);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_family_definitions, setup, teardown),
@@ -472,6 +742,12 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_odd_shapes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_int64, setup, teardown),
       cmocka_unit_test_setup_teardown(test_kernel_errors, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_trigonometry_by_hand, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_sign_round_reciprocal, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_tests_and_logic, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_onnx_activations_by_hand, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_other_dtypes, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_new_kernel_errors, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,9 +1,10 @@
 /*
- * Tests of nn.batch_norm, nn.layer_norm, nn.bias_add and nn.prelu:
- * attributes and their validation, the shared type relation with every
- * error (vector shapes, dtypes, axes), the primal-form layout rule, and the
- * kernels against the formulas evaluated here on odd shapes, a middle axis,
- * negative axes, rank-1 data, and center/scale switched off.
+ * Tests of nn.batch_norm, nn.layer_norm, nn.bias_add, nn.prelu and
+ * nn.instance_norm: attributes and their validation, the shared type
+ * relation with every error (vector shapes, dtypes, axes), the primal-form
+ * layout rule, and the kernels against the formulas evaluated here on odd
+ * shapes, a middle axis, negative axes, rank-1 data, center/scale switched
+ * off, and instance_norm on ONNX's example and on channels-last planes.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -182,6 +183,15 @@ static void test_metadata_and_attrs(void **state) {
   KILN_ASSERT_STATUS(kiln_op_attrs_validate(&kiln_op_layer_norm,
                                             attrs(&kiln_op_layer_norm, "epsilon", "inf", NULL)),
                      INVALID_ARGUMENT, "nn.layer_norm: epsilon is inf");
+  const kiln_op_t *in = &kiln_op_instance_norm;
+  assert_string_equal(in->name, "nn.instance_norm");
+  assert_int_equal(in->id, KILN_OP_INSTANCE_NORM);
+  assert_int_equal(in->pattern, KILN_OP_PATTERN_OPAQUE);
+  assert_int_equal(in->min_inputs, 3);
+  assert_int_equal(in->max_inputs, 3);
+  assert_attrs_text(in, attrs(in, NULL), "axis=1, epsilon=1e-05, center=True, scale=True");
+  KILN_ASSERT_STATUS(kiln_op_attrs_validate(in, attrs(in, "epsilon", "nan", NULL)),
+                     INVALID_ARGUMENT, "nn.instance_norm: epsilon is nan");
 }
 
 /* ---- relations ---- */
@@ -405,13 +415,120 @@ static void test_kernel_errors(void **state) {
   release_all(all, 2);
 }
 
+/* ---- nn.instance_norm ---- */
+
+static void test_instance_norm_relation(void **state) {
+  (void)state;
+  const kiln_op_t *op = &kiln_op_instance_norm;
+  const kiln_type_t *out = NULL;
+  KILN_ASSERT_OK(INFER(op, attrs(op, NULL), &out, F32(2, 3, 4, 5), F32(3), F32(3)));
+  ASSERT_F32(out, 2, 3, 4, 5);
+  KILN_ASSERT_OK(INFER(op, attrs(op, "axis", "-1", NULL), &out, F32(2, 4, 5, 3), F32(3), F32(3)));
+  ASSERT_F32(out, 2, 4, 5, 3);
+  KILN_ASSERT_STATUS(
+      INFER(op, attrs(op, NULL), &out, F32(2, 3, 4, 5), F32(4), F32(3)), INVALID_ARGUMENT,
+      "nn.instance_norm: gamma (4,) must have shape (3,) to match axis 1 of data (2, 3, 4, 5)");
+  KILN_ASSERT_STATUS(INFER(op, attrs(op, NULL), &out, F32(2, 3, 4, 5), F32(3), F32(3, 1)),
+                     INVALID_ARGUMENT, "nn.instance_norm: beta (3, 1) must have shape (3,)");
+  KILN_ASSERT_STATUS(
+      INFER(op, attrs(op, "axis", "0", NULL), &out, F32(2, 3), F32(2), F32(2)), INVALID_ARGUMENT,
+      "nn.instance_norm: the channel axis of data (2, 3) cannot be 0, the batch axis");
+  KILN_ASSERT_STATUS(INFER(op, attrs(op, NULL), &out, F32(3), F32(3), F32(3)), INVALID_ARGUMENT,
+                     "nn.instance_norm: axis 1 is out of range for rank 1");
+  const kiln_type_t *i3 = ty(KILN_DTYPE_INT32, DIMS(3));
+  KILN_ASSERT_STATUS(INFER(op, attrs(op, NULL), &out, ty(KILN_DTYPE_INT32, DIMS(2, 3)), i3, i3),
+                     INVALID_ARGUMENT,
+                     "nn.instance_norm: data (2, 3) has dtype int32; expected a floating-point "
+                     "dtype");
+  KILN_ASSERT_STATUS(INFER(op, attrs(op, NULL), &out, F32(2, 3), F32(3)), INVALID_ARGUMENT,
+                     "nn.instance_norm: expected 3 inputs, got 2");
+}
+
+/* ONNX test_instancenorm_example: planes [-1, 0, 1] and [2, 3, 4], both of
+ * variance 2/3; scale [1, 1.5], bias [0, 1]. */
+static void test_instance_norm_by_hand(void **state) {
+  (void)state;
+  kiln_tensor_t *x = f32_tensor(DIMS(1, 2, 1, 3), (const float[]){-1, 0, 1, 2, 3, 4});
+  kiln_tensor_t *gamma = f32_tensor(DIMS(2), (const float[]){1, 1.5f});
+  kiln_tensor_t *beta = f32_tensor(DIMS(2), (const float[]){0, 1});
+  kiln_tensor_t *out = NULL;
+  KILN_ASSERT_OK(
+      RUN(&kiln_op_instance_norm, attrs(&kiln_op_instance_norm, NULL), &out, x, gamma, beta));
+  double s = 1.0 / sqrt(2.0 / 3.0 + 1e-5); /* about 1.22473 */
+  assert_close(
+      out, (const float[]){(float)-s, 0, (float)s, (float)(1 - 1.5 * s), 1, (float)(1 + 1.5 * s)});
+  kiln_tensor_release(out);
+  kiln_tensor_t *all[] = {x, gamma, beta};
+  release_all(all, 3);
+}
+
+/* (2, 3, 4, 5) with channels on `axis`, each (n, c) plane normalized, against loops. */
+static void check_instance_norm_loop(int axis, const char *axis_text, bool affine) {
+  const int64_t shape[4] = {2, axis == 1 ? 3 : 4, axis == 1 ? 4 : 5, axis == 1 ? 5 : 3};
+  const int64_t strides[4] = {60, shape[2] * shape[3], shape[3], 1};
+  kiln_tensor_t *x = filled(9, false, 4, shape);
+  kiln_tensor_t *gamma = filled(10, false, DIMS(3));
+  kiln_tensor_t *beta = filled(11, false, DIMS(3));
+  float *want = scratch(120);
+  for (int n = 0; n < 2; ++n) {
+    for (int c = 0; c < 3; ++c) {
+      double sum = 0.0, squares = 0.0;
+      int count = 0;
+      for (int i = 0; i < 120; ++i) {
+        if (i / 60 == n && (i / strides[axis]) % 3 == c) {
+          sum += data_of(x)[i];
+          ++count;
+        }
+      }
+      double mean = sum / count;
+      for (int i = 0; i < 120; ++i) {
+        if (i / 60 == n && (i / strides[axis]) % 3 == c) {
+          squares += (data_of(x)[i] - mean) * (data_of(x)[i] - mean);
+        }
+      }
+      double inv = 1.0 / sqrt(squares / count + 0.001);
+      for (int i = 0; i < 120; ++i) {
+        if (i / 60 == n && (i / strides[axis]) % 3 == c) {
+          double g = affine ? data_of(gamma)[c] : 1.0, b = affine ? data_of(beta)[c] : 0.0;
+          want[i] = (float)((data_of(x)[i] - mean) * inv * g + b);
+        }
+      }
+    }
+  }
+  const char *flag = affine ? "True" : "False";
+  kiln_tensor_t *out = NULL;
+  KILN_ASSERT_OK(RUN(&kiln_op_instance_norm,
+                     attrs(&kiln_op_instance_norm, "axis", axis_text, "epsilon", "0.001", "center",
+                           flag, "scale", flag, NULL),
+                     &out, x, gamma, beta));
+  assert_close(out, want);
+  kiln_tensor_release(out);
+  kiln_tensor_t *all[] = {x, gamma, beta};
+  release_all(all, 3);
+}
+
+static void test_instance_norm_against_loops(void **state) {
+  (void)state;
+  check_instance_norm_loop(1, "1", true);
+  check_instance_norm_loop(1, "1", false);
+  check_instance_norm_loop(3, "-1", true);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_metadata_and_attrs),     cmocka_unit_test(test_batch_norm_relation),
-      cmocka_unit_test(test_other_relations),        cmocka_unit_test(test_layout_rule),
-      cmocka_unit_test(test_batch_norm_kernel),      cmocka_unit_test(test_layer_norm_by_hand),
-      cmocka_unit_test(test_layer_norm_middle_axis), cmocka_unit_test(test_bias_add_kernel),
-      cmocka_unit_test(test_prelu_kernel),           cmocka_unit_test(test_kernel_errors),
+      cmocka_unit_test(test_metadata_and_attrs),
+      cmocka_unit_test(test_batch_norm_relation),
+      cmocka_unit_test(test_other_relations),
+      cmocka_unit_test(test_layout_rule),
+      cmocka_unit_test(test_batch_norm_kernel),
+      cmocka_unit_test(test_layer_norm_by_hand),
+      cmocka_unit_test(test_layer_norm_middle_axis),
+      cmocka_unit_test(test_bias_add_kernel),
+      cmocka_unit_test(test_prelu_kernel),
+      cmocka_unit_test(test_kernel_errors),
+      cmocka_unit_test(test_instance_norm_relation),
+      cmocka_unit_test(test_instance_norm_by_hand),
+      cmocka_unit_test(test_instance_norm_against_loops),
   };
   return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -1,8 +1,10 @@
 /*
- * Tests of nn.softmax and nn.log_softmax: the axis attribute, the type
+ * Tests of nn.softmax, nn.log_softmax and nn.lrn: the attributes, the type
  * relation with its errors, the layout rule, and the kernel against
  * exp(x) / sum(exp(x)) evaluated here, on every axis of an odd 3-D shape,
- * rank-1 data, large inputs (stability), -inf entries and NaN.
+ * rank-1 data, large inputs (stability), -inf entries and NaN; lrn against
+ * numbers worked by hand (odd and even window sizes) and against ONNX's
+ * formula evaluated by a loop here on an odd shape.
  */
 #include <math.h>
 #include <stdio.h>
@@ -245,6 +247,113 @@ static void test_kernel_errors(void **state) {
   kiln_tensor_release(x);
 }
 
+/* ---- nn.lrn ---- */
+
+static void *lrn_attrs(const char *size, const char *alpha, const char *beta, const char *bias,
+                       const char *axis) {
+  void *a = axis_attrs(&kiln_op_lrn, axis);
+  const char *names[] = {"size", "alpha", "beta", "bias"};
+  const char *values[] = {size, alpha, beta, bias};
+  for (int i = 0; i < 4; ++i) {
+    if (values[i]) {
+      KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_lrn, a, names[i], values[i], &arena));
+    }
+  }
+  return a;
+}
+
+static void test_lrn_attrs_and_relation(void **state) {
+  (void)state;
+  const kiln_op_t *op = &kiln_op_lrn;
+  assert_string_equal(op->name, "nn.lrn");
+  assert_int_equal(op->id, KILN_OP_LRN);
+  assert_int_equal(op->pattern, KILN_OP_PATTERN_OPAQUE);
+  kiln_strbuf_t sb;
+  kiln_strbuf_initialize(&sb, kiln_allocator_system());
+  KILN_ASSERT_OK(kiln_op_attrs_format(op, axis_attrs(op, NULL), &sb));
+  assert_string_equal(kiln_strbuf_c_str(&sb), "size=5, axis=1, bias=2, alpha=1e-05, beta=0.75");
+  kiln_strbuf_deinitialize(&sb);
+  KILN_ASSERT_STATUS(kiln_op_attrs_validate(op, lrn_attrs("0", NULL, NULL, NULL, NULL)),
+                     INVALID_ARGUMENT, "nn.lrn: size is 0; it must be in [1, 1073741824]");
+  KILN_ASSERT_STATUS(kiln_op_attrs_validate(op, lrn_attrs(NULL, NULL, "inf", NULL, NULL)),
+                     INVALID_ARGUMENT, "nn.lrn: bias 2, alpha 1e-05 and beta inf must be finite");
+  const kiln_type_t *out = NULL;
+  KILN_ASSERT_OK(infer(op, axis_attrs(op, NULL), F32(5, 5, 5, 5), &out));
+  assert_true(kiln_type_equal(out, F32(5, 5, 5, 5)));
+  KILN_ASSERT_STATUS(infer(op, axis_attrs(op, "4"), F32(5, 5, 5, 5), &out), INVALID_ARGUMENT,
+                     "nn.lrn: axis 4 is out of range for rank 4");
+  KILN_ASSERT_STATUS(infer(op, axis_attrs(op, NULL), ty(KILN_DTYPE_INT64, DIMS(1, 3)), &out),
+                     INVALID_ARGUMENT,
+                     "nn.lrn: data (1, 3) has dtype int64; expected a floating-point dtype");
+  KILN_ASSERT_STATUS(infer(op, lrn_attrs("-1", NULL, NULL, NULL, NULL), F32(1, 3), &out),
+                     INVALID_ARGUMENT, "nn.lrn: size is -1");
+  const char *arriving[1] = {"NCHW16c"};
+  const char *required[1] = {NULL};
+  kiln_layout_relation_t relation = {.op = op,
+                                     .attrs = axis_attrs(op, NULL),
+                                     .num_inputs = 1,
+                                     .input_layouts = arriving,
+                                     .required_layouts = required,
+                                     .arena = &arena};
+  KILN_ASSERT_OK(op->correct_layout(&relation));
+  assert_string_equal(required[0], "NCHW");
+  assert_string_equal(relation.output_layout, "NCHW");
+}
+
+static void test_lrn_by_hand(void **state) {
+  (void)state;
+  kiln_tensor_t *x = f32_tensor(DIMS(1, 3, 1, 1), (const float[]){1, 2, 3});
+  kiln_tensor_t *out = NULL;
+  /* size 3, alpha / size = 1, beta 1, bias 1: squares 1, 4, 9 summed over c-1..c+1 */
+  KILN_ASSERT_OK(run(&kiln_op_lrn, lrn_attrs("3", "3", "1", "1", NULL), x, &out));
+  assert_close(out, (const double[]){1.0 / 6, 2.0 / 15, 3.0 / 14});
+  kiln_tensor_release(out);
+  /* size 2 looks one channel up (c - 0 .. c + 1), as ONNX's floor and ceil say */
+  KILN_ASSERT_OK(run(&kiln_op_lrn, lrn_attrs("2", "2", "1", "1", NULL), x, &out));
+  assert_close(out, (const double[]){1.0 / 6, 2.0 / 14, 3.0 / 10});
+  kiln_tensor_release(out);
+  /* beta 0.5 is a square root; bias 2 */
+  KILN_ASSERT_OK(run(&kiln_op_lrn, lrn_attrs("1", "1", "0.5", "2", NULL), x, &out));
+  assert_close(out, (const double[]){1 / sqrt(3.0), 2 / sqrt(6.0), 3 / sqrt(11.0)});
+  kiln_tensor_release(out);
+  kiln_tensor_release(x);
+}
+
+/* ONNX LRN's formula on (2, 5, 3, 4) along `axis`, by a loop here. */
+static void check_lrn_loop(int axis, const char *axis_text) {
+  const int64_t shape[4] = {2, 5, 3, 4};
+  float x[120];
+  double want[120];
+  for (int i = 0; i < 120; ++i) {
+    x[i] = (float)((i * 29) % 31 - 15) / 3.0f;
+  }
+  int64_t strides[4] = {60, 12, 4, 1};
+  for (int i = 0; i < 120; ++i) {
+    int64_t c = (i / strides[axis]) % shape[axis];
+    double sum = 0.0;
+    for (int64_t k = c - 1; k <= c + 1; ++k) {
+      if (k >= 0 && k < shape[axis]) {
+        double v = x[i + (k - c) * strides[axis]];
+        sum += v * v;
+      }
+    }
+    want[i] = x[i] / pow(1.0 + 0.0002 / 3 * sum, 0.5);
+  }
+  kiln_tensor_t *input = f32_tensor(4, shape, x);
+  kiln_tensor_t *out = NULL;
+  KILN_ASSERT_OK(run(&kiln_op_lrn, lrn_attrs("3", "0.0002", "0.5", "1", axis_text), input, &out));
+  assert_close(out, want);
+  kiln_tensor_release(out);
+  kiln_tensor_release(input);
+}
+
+static void test_lrn_against_loops(void **state) {
+  (void)state;
+  check_lrn_loop(1, "1");
+  check_lrn_loop(3, "-1");
+  check_lrn_loop(0, "0");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_metadata_and_attrs),
@@ -254,6 +363,9 @@ int main(void) {
       cmocka_unit_test(test_every_axis),
       cmocka_unit_test(test_stability_and_special_values),
       cmocka_unit_test(test_kernel_errors),
+      cmocka_unit_test(test_lrn_attrs_and_relation),
+      cmocka_unit_test(test_lrn_by_hand),
+      cmocka_unit_test(test_lrn_against_loops),
   };
   return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -1,5 +1,5 @@
 /*
- * Tests of the reductions (sum, mean, max, min) and argmax: attribute
+ * Tests of the reductions (sum, mean, max, min, prod) and argmax and argmin: attribute
  * defaults and validation, every type-relation error, layout rules, and the
  * reference kernels on small inputs whose expected values are computed here
  * by independent loops (or written by hand), on odd shapes, rank 0 and 1,
@@ -49,6 +49,12 @@ static void test_defaults_and_patterns(void **state) {
   assert_int_equal(kiln_op_argmax.id, KILN_OP_ARGMAX);
   assert_int_equal(kiln_op_argmax.pattern, KILN_OP_PATTERN_OPAQUE);
   assert_defaults(&kiln_op_argmax, "axis=0, keepdims=True, select_last_index=False");
+  assert_string_equal(kiln_op_prod.name, "prod");
+  assert_int_equal(kiln_op_prod.pattern, KILN_OP_PATTERN_COMM_REDUCE);
+  assert_defaults(&kiln_op_prod, "axis=[], keepdims=False");
+  assert_string_equal(kiln_op_argmin.name, "argmin");
+  assert_int_equal(kiln_op_argmin.pattern, KILN_OP_PATTERN_OPAQUE);
+  assert_defaults(&kiln_op_argmin, "axis=0, keepdims=True, select_last_index=False");
 }
 
 static void test_attr_validation(void **state) {
@@ -390,6 +396,135 @@ static void test_kernel_checks_outputs(void **state) {
   kiln_tensor_release(in);
 }
 
+/* ---- prod and argmin ---- */
+
+static void test_prod_and_argmin_types(void **state) {
+  (void)state;
+  const kiln_type_t *data = ttype(KILN_DTYPE_FLOAT32, 3, SHAPE(3, 2, 2));
+  const kiln_type_t *out = NULL;
+  /* ONNX test_reduce_prod_*: (3, 2, 2) */
+  KILN_ASSERT_OK(infer1(&kiln_op_prod, ATTRS(&kiln_op_prod, "keepdims", "True"), data, &out));
+  assert_type(out, KILN_DTYPE_FLOAT32, 3, SHAPE(1, 1, 1));
+  KILN_ASSERT_OK(infer1(&kiln_op_prod, ATTRS(&kiln_op_prod, "axis", "[-2]"), data, &out));
+  assert_type(out, KILN_DTYPE_FLOAT32, 2, SHAPE(3, 2));
+  KILN_ASSERT_STATUS(infer1(&kiln_op_prod, ATTRS(&kiln_op_prod, "axis", "[3]"), data, &out),
+                     INVALID_ARGUMENT, "prod: axis[0] 3 is outside [-3, 2] for data (3, 2, 2)");
+  /* prod of nothing is 1, so an empty axis is fine; argmin's is not */
+  const kiln_type_t *empty = ttype(KILN_DTYPE_FLOAT32, 2, SHAPE(2, 0));
+  KILN_ASSERT_OK(infer1(&kiln_op_prod, ATTRS(&kiln_op_prod, "axis", "[1]"), empty, &out));
+  assert_type(out, KILN_DTYPE_FLOAT32, 1, SHAPE(2));
+  KILN_ASSERT_STATUS(infer1(&kiln_op_argmin, ATTRS(&kiln_op_argmin, "axis", "1"), empty, &out),
+                     INVALID_ARGUMENT, "argmin: cannot reduce axis 1 of size 0 (data (2, 0))");
+  KILN_ASSERT_OK(infer1(&kiln_op_argmin, ATTRS(&kiln_op_argmin, "axis", "-1", "keepdims", "False"),
+                        data, &out));
+  assert_type(out, KILN_DTYPE_INT64, 2, SHAPE(3, 2));
+  KILN_ASSERT_STATUS(infer1(&kiln_op_argmin, ATTRS(&kiln_op_argmin, "axis", "-4"), data, &out),
+                     INVALID_ARGUMENT, "argmin: axis -4 is outside [-3, 2] for data (3, 2, 2)");
+  const char *required = NULL;
+  const char *output = NULL;
+  KILN_ASSERT_OK(layout1(&kiln_op_prod, ATTRS(&kiln_op_prod, "axis", "[1]"),
+                         ttype(KILN_DTYPE_FLOAT32, 4, SHAPE(1, 2, 3, 4)), "NCHW", &required,
+                         &output));
+  assert_string_equal(required, "NCHW");
+  assert_string_equal(output, "NHW");
+}
+
+static void test_prod_kernel(void **state) {
+  (void)state;
+  /* ONNX test_reduce_prod_do_not_keepdims_example: [[[1, 2], [3, 4]], [[5, 6], [7, 8]],
+   * [[9, 10], [11, 12]]] over axis 1 */
+  float data[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  kiln_tensor_t *in = tensor_of(KILN_DTYPE_FLOAT32, 3, SHAPE(3, 2, 2), data);
+  kiln_tensor_t *out = NULL;
+  KILN_ASSERT_OK(run1(&kiln_op_prod, ATTRS(&kiln_op_prod, "axis", "[1]"), in, &out));
+  assert_f32(out, (double[]){3, 8, 35, 48, 99, 120}, 6);
+  kiln_tensor_release(out);
+  /* all axes: 12! = 479001600 */
+  KILN_ASSERT_OK(run1(&kiln_op_prod, ATTRS(&kiln_op_prod, "keepdims", "True"), in, &out));
+  assert_f32(out, (double[]){479001600.0}, 1);
+  kiln_tensor_release(out);
+  kiln_tensor_release(in);
+  /* empty axis: 1; int64 wraps: 2^32 * 2^32 = 0 */
+  in = tensor_of(KILN_DTYPE_FLOAT32, 2, SHAPE(2, 0), NULL);
+  KILN_ASSERT_OK(run1(&kiln_op_prod, ATTRS(&kiln_op_prod, "axis", "[1]"), in, &out));
+  assert_f32(out, (double[]){1, 1}, 2);
+  kiln_tensor_release(out);
+  kiln_tensor_release(in);
+  const int64_t two32 = INT64_C(1) << 32;
+  in = tensor_of(KILN_DTYPE_INT64, 2, SHAPE(2, 2), (int64_t[]){two32, two32, -3, 5});
+  KILN_ASSERT_OK(run1(&kiln_op_prod, ATTRS(&kiln_op_prod, "axis", "[1]"), in, &out));
+  assert_i64(out, (int64_t[]){0, -15}, 2);
+  kiln_tensor_release(out);
+  kiln_tensor_release(in);
+  /* an odd cube, against loops (products of 5 values computed in double) */
+  in = cube(3, 5, 7);
+  KILN_ASSERT_OK(run1(&kiln_op_prod, ATTRS(&kiln_op_prod, "axis", "[1]"), in, &out));
+  double expected[21];
+  for (int64_t i = 0; i < 3; ++i) {
+    for (int64_t k = 0; k < 7; ++k) {
+      double product = 1.0;
+      for (int64_t j = 0; j < 5; ++j) {
+        product *= (float)value_at(i, j, k);
+      }
+      expected[i * 7 + k] = product;
+    }
+  }
+  assert_f32(out, expected, 21);
+  kiln_tensor_release(out);
+  kiln_tensor_release(in);
+}
+
+static void test_argmin_kernel(void **state) {
+  (void)state;
+  /* ONNX test_argmin_*_example: [[2, 1], [3, 10]] */
+  kiln_tensor_t *in = tensor_of(KILN_DTYPE_FLOAT32, 2, SHAPE(2, 2), (float[]){2, 1, 3, 10});
+  kiln_tensor_t *out = NULL;
+  KILN_ASSERT_OK(run1(&kiln_op_argmin, attrs_with(&kiln_op_argmin, NULL), in, &out));
+  assert_i64(out, (int64_t[]){0, 0}, 2);
+  kiln_tensor_release(out);
+  KILN_ASSERT_OK(run1(&kiln_op_argmin, ATTRS(&kiln_op_argmin, "axis", "1"), in, &out));
+  assert_i64(out, (int64_t[]){1, 0}, 2);
+  kiln_tensor_release(out);
+  kiln_tensor_release(in);
+  /* (3, 4): ties first or last, NaN wins (NumPy) */
+  float data[12] = {5, 1, 1, 2, -1, -3, -3, -2, 0, NAN, -7, NAN};
+  in = tensor_of(KILN_DTYPE_FLOAT32, 2, SHAPE(3, 4), data);
+  KILN_ASSERT_OK(run1(&kiln_op_argmin, ATTRS(&kiln_op_argmin, "axis", "1"), in, &out));
+  assert_i64(out, (int64_t[]){1, 1, 1}, 3);
+  kiln_tensor_release(out);
+  KILN_ASSERT_OK(run1(&kiln_op_argmin,
+                      ATTRS(&kiln_op_argmin, "axis", "1", "select_last_index", "True"), in, &out));
+  assert_i64(out, (int64_t[]){2, 2, 3}, 3);
+  kiln_tensor_release(out);
+  kiln_tensor_release(in);
+  /* int64 beyond 2^53 */
+  const int64_t big = INT64_C(1) << 60;
+  in = tensor_of(KILN_DTYPE_INT64, 1, SHAPE(3), (int64_t[]){big, big - 1, big + 1});
+  KILN_ASSERT_OK(run1(&kiln_op_argmin, attrs_with(&kiln_op_argmin, NULL), in, &out));
+  assert_i64(out, (int64_t[]){1}, 1);
+  kiln_tensor_release(out);
+  kiln_tensor_release(in);
+  /* an odd cube, against loops */
+  in = cube(3, 5, 7);
+  KILN_ASSERT_OK(
+      run1(&kiln_op_argmin, ATTRS(&kiln_op_argmin, "axis", "2", "keepdims", "False"), in, &out));
+  int64_t expected[15];
+  for (int64_t i = 0; i < 3; ++i) {
+    for (int64_t j = 0; j < 5; ++j) {
+      int64_t best = 0;
+      for (int64_t k = 1; k < 7; ++k) {
+        if ((float)value_at(i, j, k) < (float)value_at(i, j, best)) {
+          best = k;
+        }
+      }
+      expected[i * 5 + j] = best;
+    }
+  }
+  assert_i64(out, expected, 15);
+  kiln_tensor_release(out);
+  kiln_tensor_release(in);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_defaults_and_patterns, setup, teardown),
@@ -403,6 +538,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_reduce_empty_and_nan, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reduce_int64, setup, teardown),
       cmocka_unit_test_setup_teardown(test_argmax_kernel, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_prod_and_argmin_types, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_prod_kernel, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_argmin_kernel, setup, teardown),
       cmocka_unit_test_setup_teardown(test_kernel_checks_outputs, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,10 +1,10 @@
 /*
  * Tests of the shape operators (reshape, transpose, expand_dims, squeeze,
- * nn.batch_flatten) and cast: attribute defaults and validation, every
+ * nn.batch_flatten, tile, broadcast_to) and cast: attribute defaults and validation, every
  * type-relation error, layout rules, and the reference kernels on small
  * inputs with expected values written by hand or computed by loops here,
  * including rank 0 and 1, odd shapes, several dtypes, and cast's rounding,
- * saturation and wrapping.
+ * saturation and wrapping between every pair of dtype classes.
  */
 #include <math.h>
 #include <stdio.h>
@@ -51,10 +51,14 @@ static void test_attr_validation(void **state) {
   KILN_ASSERT_STATUS(kiln_op_attrs_validate(&kiln_op_expand_dims,
                                             ATTRS(&kiln_op_expand_dims, "num_newaxis", "-1")),
                      INVALID_ARGUMENT, "expand_dims: num_newaxis is -1, not in [0, 32]");
-  KILN_ASSERT_STATUS(
-      kiln_op_attrs_validate(&kiln_op_cast, ATTRS(&kiln_op_cast, "dtype", "\"float64\"")),
-      INVALID_ARGUMENT,
-      "cast: dtype \"float64\" is not one of float32, float16, int32, int64, uint8, int8, bool");
+  /* Every dtype is a cast target; only a value outside the enum is not. */
+  KILN_ASSERT_OK(
+      kiln_op_attrs_validate(&kiln_op_cast, ATTRS(&kiln_op_cast, "dtype", "\"bfloat16\"")));
+  void *cast_attrs = attrs_with(&kiln_op_cast, NULL);
+  *(kiln_dtype_t *)((char *)cast_attrs + kiln_op_attr_field(&kiln_op_cast, "dtype")->offset) =
+      KILN_DTYPE_COUNT_;
+  KILN_ASSERT_STATUS(kiln_op_attrs_validate(&kiln_op_cast, cast_attrs), INVALID_ARGUMENT,
+                     "cast: dtype 13 is not a dtype");
   KILN_ASSERT_STATUS(kiln_op_attrs_set_text(&kiln_op_cast, attrs_with(&kiln_op_cast, NULL), "dtype",
                                             "\"float128\"", &kiln_op_test_arena),
                      NOT_FOUND, "cast attribute dtype=\"float128\": unknown dtype");
@@ -354,9 +358,9 @@ static void test_cast_types(void **state) {
   assert_type(out, KILN_DTYPE_INT64, 2, SHAPE(2, 3));
   KILN_ASSERT_OK(infer1(op, attrs_with(op, NULL), ttype(KILN_DTYPE_BOOL, 0, NULL), &out));
   assert_type(out, KILN_DTYPE_FLOAT32, 0, NULL);
-  KILN_ASSERT_STATUS(
-      infer1(op, ATTRS(op, "dtype", "\"uint16\""), ttype(KILN_DTYPE_FLOAT32, 1, SHAPE(2)), &out),
-      INVALID_ARGUMENT, "cast: dtype \"uint16\" is not one of");
+  KILN_ASSERT_OK(
+      infer1(op, ATTRS(op, "dtype", "\"uint16\""), ttype(KILN_DTYPE_FLOAT64, 1, SHAPE(2)), &out));
+  assert_type(out, KILN_DTYPE_UINT16, 1, SHAPE(2));
 }
 
 /* Casts `count` values of `from` to `to` and compares the bytes. */
@@ -419,11 +423,38 @@ static void test_cast_kernel(void **state) {
     truncated[i] = (int32_t)((i - 17) * 3 / 4);
   }
   check_cast(KILN_DTYPE_FLOAT32, grid, KILN_DTYPE_INT32, truncated, 35);
-  kiln_tensor_t *in = tensor_of(KILN_DTYPE_FLOAT64, 1, SHAPE(1), (double[]){1.0});
-  kiln_tensor_t *out = NULL;
-  KILN_ASSERT_STATUS(run1(&kiln_op_cast, attrs_with(&kiln_op_cast, NULL), in, &out), UNIMPLEMENTED,
-                     "cast: the reference kernel does not handle float64");
-  kiln_tensor_release(in);
+}
+
+/* The dtypes scalar.h added: float64, bfloat16, int16 and the wide unsigned ones. */
+static void test_cast_kernel_wide_dtypes(void **state) {
+  (void)state;
+  /* float64 -> float32 rounds once to nearest; -> float64 is exact. */
+  check_cast(KILN_DTYPE_FLOAT64, (double[]){0.1, 16777217.0, -1e300}, KILN_DTYPE_FLOAT32,
+             (float[]){0.1f, 16777216.0f, -INFINITY}, 3);
+  check_cast(KILN_DTYPE_FLOAT32, (float[]){0.1f, -2.5f}, KILN_DTYPE_FLOAT64,
+             (double[]){(double)0.1f, -2.5}, 2);
+  /* int64 -> float64 rounds to nearest (2^53 + 1 is not a double). */
+  check_cast(KILN_DTYPE_INT64, (int64_t[]){9007199254740993LL, -7}, KILN_DTYPE_FLOAT64,
+             (double[]){9007199254740992.0, -7.0}, 2);
+  /* uint64 keeps values above INT64_MAX; floats saturate at its range. */
+  check_cast(KILN_DTYPE_UINT64, (uint64_t[]){UINT64_MAX, 5}, KILN_DTYPE_FLOAT64,
+             (double[]){18446744073709551616.0, 5.0}, 2);
+  check_cast(KILN_DTYPE_FLOAT64, (double[]){1e30, -3.0, 12.9, NAN}, KILN_DTYPE_UINT64,
+             (uint64_t[]){UINT64_MAX, 0, 12, 0}, 4);
+  check_cast(KILN_DTYPE_UINT64, (uint64_t[]){UINT64_MAX, 300}, KILN_DTYPE_INT64,
+             (int64_t[]){-1, 300}, 2);
+  check_cast(KILN_DTYPE_INT64, (int64_t[]){-1, 70000}, KILN_DTYPE_UINT16, (uint16_t[]){65535, 4464},
+             2);
+  check_cast(KILN_DTYPE_FLOAT32, (float[]){70000.0f, -1.0f, 4e9f}, KILN_DTYPE_UINT32,
+             (uint32_t[]){70000, 0, 4000000000u}, 3);
+  check_cast(KILN_DTYPE_FLOAT32, (float[]){40000.0f, -40000.0f, -3.9f}, KILN_DTYPE_INT16,
+             (int16_t[]){INT16_MAX, INT16_MIN, -3}, 3);
+  check_cast(KILN_DTYPE_INT16, (int16_t[]){-300}, KILN_DTYPE_UINT8, (uint8_t[]){212}, 1);
+  /* bfloat16 is float32's top half: 1.0 = 0x3f80, -2.5 = 0xc020; 1 + 2^-8 ties to even. */
+  check_cast(KILN_DTYPE_FLOAT32, (float[]){1.0f, -2.5f, 1.00390625f}, KILN_DTYPE_BFLOAT16,
+             (uint16_t[]){0x3f80, 0xc020, 0x3f80}, 3);
+  check_cast(KILN_DTYPE_BFLOAT16, (uint16_t[]){0x4040}, KILN_DTYPE_INT32, (int32_t[]){3}, 1);
+  check_cast(KILN_DTYPE_BOOL, (uint8_t[]){1, 0}, KILN_DTYPE_UINT64, (uint64_t[]){1, 0}, 2);
 }
 
 static void test_kernel_checks(void **state) {
@@ -448,6 +479,150 @@ static void test_kernel_checks(void **state) {
   kiln_tensor_release(in);
 }
 
+/* ---- tile ---- */
+
+static void test_tile_attrs_and_types(void **state) {
+  (void)state;
+  const kiln_op_t *op = &kiln_op_tile;
+  assert_defaults(op, "reps=[]");
+  assert_int_equal(op->pattern, KILN_OP_PATTERN_INJECTIVE);
+  KILN_ASSERT_STATUS(kiln_op_attrs_validate(op, ATTRS(op, "reps", "[2, -1]")), INVALID_ARGUMENT,
+                     "tile: reps[1] is -1; a repetition count is >= 0");
+  const kiln_type_t *out = NULL;
+  const kiln_type_t *data = ttype(KILN_DTYPE_FLOAT32, 2, SHAPE(2, 3));
+  KILN_ASSERT_OK(infer1(op, ATTRS(op, "reps", "[2, 2]"), data, &out));
+  assert_type(out, KILN_DTYPE_FLOAT32, 2, SHAPE(4, 6));
+  /* reps and shape align at the last dim; the shorter one gets leading 1s */
+  KILN_ASSERT_OK(infer1(op, ATTRS(op, "reps", "[2]"), data, &out));
+  assert_type(out, KILN_DTYPE_FLOAT32, 2, SHAPE(2, 6));
+  KILN_ASSERT_OK(infer1(op, ATTRS(op, "reps", "[2, 1, 1]"), data, &out));
+  assert_type(out, KILN_DTYPE_FLOAT32, 3, SHAPE(2, 2, 3));
+  KILN_ASSERT_OK(infer1(op, attrs_with(op, NULL), data, &out));
+  assert_type(out, KILN_DTYPE_FLOAT32, 2, SHAPE(2, 3));
+  KILN_ASSERT_OK(infer1(op, ATTRS(op, "reps", "[0, 1]"), data, &out));
+  assert_type(out, KILN_DTYPE_FLOAT32, 2, SHAPE(0, 3));
+  /* ONNX test_tile */
+  KILN_ASSERT_OK(infer1(op, ATTRS(op, "reps", "[7, 6, 4, 2]"),
+                        ttype(KILN_DTYPE_FLOAT32, 4, SHAPE(2, 3, 4, 5)), &out));
+  assert_type(out, KILN_DTYPE_FLOAT32, 4, SHAPE(14, 18, 16, 10));
+  const kiln_type_t *wide = ttype(KILN_DTYPE_FLOAT32, 2, SHAPE(3, INT64_C(1) << 40));
+  KILN_ASSERT_STATUS(infer1(op, ATTRS(op, "reps", "[1099511627776, 1099511627776]"), wide, &out),
+                     INVALID_ARGUMENT,
+                     "tile: data (3, 1099511627776) tiled by [1099511627776, 1099511627776] has "
+                     "more than 9223372036854775807 elements");
+  KILN_ASSERT_STATUS(infer1(op, ATTRS(op, "reps", "[3, 1099511627776]"), wide, &out),
+                     INVALID_ARGUMENT, "tile: data (3, 1099511627776) tiled by");
+  const char *required = NULL;
+  const char *output = NULL;
+  const kiln_type_t *nchw = ttype(KILN_DTYPE_FLOAT32, 4, SHAPE(1, 3, 2, 2));
+  KILN_ASSERT_OK(
+      layout1(op, ATTRS(op, "reps", "[1, 1, 2, 2]"), nchw, "NCHW4c", &required, &output));
+  assert_string_equal(required, "NCHW");
+  assert_string_equal(output, "NCHW");
+  KILN_ASSERT_OK(
+      layout1(op, ATTRS(op, "reps", "[2, 1, 1, 2, 2]"), nchw, "NCHW", &required, &output));
+  assert_string_equal(required, "NCHW");
+  assert_string_equal(output, "");
+}
+
+static void test_tile_kernel(void **state) {
+  (void)state;
+  const kiln_op_t *op = &kiln_op_tile;
+  /* ONNX test_tile_precomputed */
+  kiln_tensor_t *in = tensor_of(KILN_DTYPE_FLOAT32, 2, SHAPE(2, 2), (float[]){0, 1, 2, 3});
+  kiln_tensor_t *out = NULL;
+  KILN_ASSERT_OK(run1(op, ATTRS(op, "reps", "[2, 2]"), in, &out));
+  assert_f32(out, (double[]){0, 1, 0, 1, 2, 3, 2, 3, 0, 1, 0, 1, 2, 3, 2, 3}, 16);
+  kiln_tensor_release(out);
+  kiln_tensor_release(in);
+  /* int64 (1, 3) by [2, 1, 2]: (2, 1, 6) */
+  in = tensor_of(KILN_DTYPE_INT64, 2, SHAPE(1, 3), (int64_t[]){7, -8, 9});
+  KILN_ASSERT_OK(run1(op, ATTRS(op, "reps", "[2, 1, 2]"), in, &out));
+  assert_int_equal(kiln_tensor_ndim(out), 3);
+  assert_i64(out, (int64_t[]){7, -8, 9, 7, -8, 9, 7, -8, 9, 7, -8, 9}, 12);
+  kiln_tensor_release(out);
+  kiln_tensor_release(in);
+  /* an odd (3, 5) by [2, 3], against loops */
+  float x[15];
+  double expected[90];
+  for (int i = 0; i < 15; ++i) {
+    x[i] = (float)(i * 7 % 11) - 4.5f;
+  }
+  for (int r = 0; r < 6; ++r) {
+    for (int c = 0; c < 15; ++c) {
+      expected[r * 15 + c] = x[(r % 3) * 5 + c % 5];
+    }
+  }
+  in = tensor_of(KILN_DTYPE_FLOAT32, 2, SHAPE(3, 5), x);
+  KILN_ASSERT_OK(run1(op, ATTRS(op, "reps", "[2, 3]"), in, &out));
+  assert_f32(out, expected, 90);
+  kiln_tensor_release(out);
+  KILN_ASSERT_OK(run1(op, ATTRS(op, "reps", "[2, 0]"), in, &out));
+  assert_int_equal(kiln_tensor_element_count(out), 0);
+  kiln_tensor_release(out);
+  kiln_tensor_release(in);
+  /* bool, rank 0 by [3] */
+  in = tensor_of(KILN_DTYPE_BOOL, 0, NULL, (uint8_t[]){1});
+  KILN_ASSERT_OK(run1(op, ATTRS(op, "reps", "[3]"), in, &out));
+  assert_memory_equal(kiln_tensor_data(out), ((uint8_t[]){1, 1, 1}), 3);
+  kiln_tensor_release(out);
+  kiln_tensor_release(in);
+}
+
+/* ---- broadcast_to ---- */
+
+static void test_broadcast_to(void **state) {
+  (void)state;
+  const kiln_op_t *op = &kiln_op_broadcast_to;
+  assert_defaults(op, "shape=[]");
+  assert_int_equal(op->pattern, KILN_OP_PATTERN_BROADCAST);
+  KILN_ASSERT_STATUS(kiln_op_attrs_validate(op, ATTRS(op, "shape", "[2, -1]")), INVALID_ARGUMENT,
+                     "broadcast_to: shape[1] is -1; a dim is >= 0");
+  const kiln_type_t *data = ttype(KILN_DTYPE_FLOAT32, 2, SHAPE(3, 1));
+  const kiln_type_t *out = NULL;
+  /* ONNX test_expand_dim_changed and test_expand_dim_unchanged */
+  KILN_ASSERT_OK(infer1(op, ATTRS(op, "shape", "[2, 1, 6]"), data, &out));
+  assert_type(out, KILN_DTYPE_FLOAT32, 3, SHAPE(2, 3, 6));
+  KILN_ASSERT_OK(infer1(op, ATTRS(op, "shape", "[3, 4]"), data, &out));
+  assert_type(out, KILN_DTYPE_FLOAT32, 2, SHAPE(3, 4));
+  /* the output is broadcast(data, shape): a 1 in shape keeps the data's dim */
+  KILN_ASSERT_OK(infer1(op, ATTRS(op, "shape", "[1, 1]"), data, &out));
+  assert_type(out, KILN_DTYPE_FLOAT32, 2, SHAPE(3, 1));
+  KILN_ASSERT_STATUS(
+      infer1(op, ATTRS(op, "shape", "[4]"), ttype(KILN_DTYPE_FLOAT32, 2, SHAPE(3, 2)), &out),
+      INVALID_ARGUMENT,
+      "broadcast_to: cannot broadcast (3, 2) and (4,): dim 1 of the result would "
+      "be 2 vs 4");
+  const char *required = NULL;
+  const char *output = NULL;
+  KILN_ASSERT_OK(layout1(op, ATTRS(op, "shape", "[2, 3, 1]"), data, "NC", &required, &output));
+  assert_string_equal(required, "NC");
+  assert_string_equal(output, "");
+  /* kernel: (3, 1) = [1, 2, 3] to (2, 3, 6) */
+  kiln_tensor_t *in = tensor_of(KILN_DTYPE_FLOAT32, 2, SHAPE(3, 1), (float[]){1, 2, 3});
+  kiln_tensor_t *result = NULL;
+  KILN_ASSERT_OK(run1(op, ATTRS(op, "shape", "[2, 1, 6]"), in, &result));
+  double expected[36];
+  for (int i = 0; i < 36; ++i) {
+    expected[i] = (i / 6) % 3 + 1;
+  }
+  assert_f32(result, expected, 36);
+  kiln_tensor_release(result);
+  kiln_tensor_release(in);
+  /* uint16 row (1, 3) to (2, 3); rank 0 to (2,) */
+  in = tensor_of(KILN_DTYPE_UINT16, 2, SHAPE(1, 3), (uint16_t[]){1, 65535, 3});
+  KILN_ASSERT_OK(run1(op, ATTRS(op, "shape", "[2, 1]"), in, &result));
+  assert_memory_equal(kiln_tensor_data(result), ((uint16_t[]){1, 65535, 3, 1, 65535, 3}),
+                      6 * sizeof(uint16_t));
+  kiln_tensor_release(result);
+  kiln_tensor_release(in);
+  in = tensor_of(KILN_DTYPE_INT64, 0, NULL, (int64_t[]){-4});
+  KILN_ASSERT_OK(run1(op, ATTRS(op, "shape", "[2]"), in, &result));
+  assert_i64(result, (int64_t[]){-4, -4}, 2);
+  kiln_tensor_release(result);
+  kiln_tensor_release(in);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_defaults_and_patterns, setup, teardown),
@@ -463,7 +638,11 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_batch_flatten, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cast_types, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cast_kernel, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_cast_kernel_wide_dtypes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_kernel_checks, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_tile_attrs_and_types, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_tile_kernel, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_broadcast_to, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

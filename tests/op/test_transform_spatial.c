@@ -1,11 +1,13 @@
 /*
- * Tests of nn.pad and image.resize2d: attribute defaults and validation,
+ * Tests of nn.pad, image.resize2d, nn.depth_to_space and nn.space_to_depth:
+ * attribute defaults and validation,
  * every type-relation error, layout rules, and the reference kernels on
  * small inputs. Pad's expected values are written by hand (constant, edge,
  * numpy-style reflect, negative pads that crop) or computed by loops here;
  * resize's come from the ONNX Resize backend tests (worked by hand from the
  * specification's formulas) and from an independent bilinear loop on odd
- * shapes.
+ * shapes; depth_to_space's and space_to_depth's from the ONNX examples
+ * (DCR and CRD) and a round trip.
  */
 #include <math.h>
 #include <stdio.h>
@@ -169,9 +171,18 @@ static void test_pad_kernel_odd_and_int(void **state) {
   assert_i64(out, (int64_t[]){INT64_MAX, INT64_MAX, INT64_MAX, -4}, 4);
   kiln_tensor_release(out);
   kiln_tensor_release(in);
+  /* float64 pads with the pad_value exactly; uint16 saturates it. */
   in = tensor_of(KILN_DTYPE_FLOAT64, 1, SHAPE(1), (double[]){1.0});
-  KILN_ASSERT_STATUS(run1(&kiln_op_pad, ATTRS(&kiln_op_pad, "pad_width", "[1, 1]"), in, &out),
-                     UNIMPLEMENTED, "nn.pad: the reference kernel does not handle float64");
+  KILN_ASSERT_OK(
+      run1(&kiln_op_pad, ATTRS(&kiln_op_pad, "pad_width", "[1, 1]", "pad_value", "0.1"), in, &out));
+  assert_memory_equal(kiln_tensor_data(out), ((double[]){0.1, 1.0, 0.1}), 3 * sizeof(double));
+  kiln_tensor_release(out);
+  kiln_tensor_release(in);
+  in = tensor_of(KILN_DTYPE_UINT16, 1, SHAPE(1), (uint16_t[]){7});
+  KILN_ASSERT_OK(
+      run1(&kiln_op_pad, ATTRS(&kiln_op_pad, "pad_width", "[0, 1]", "pad_value", "1e9"), in, &out));
+  assert_memory_equal(kiln_tensor_data(out), ((uint16_t[]){7, 65535}), 2 * sizeof(uint16_t));
+  kiln_tensor_release(out);
   kiln_tensor_release(in);
 }
 
@@ -384,6 +395,132 @@ static void test_spatial_layouts(void **state) {
   assert_string_equal(required, "NCHW");
 }
 
+/* ---- nn.depth_to_space and nn.space_to_depth ---- */
+
+static void test_depth_space_attrs_and_types(void **state) {
+  (void)state;
+  const kiln_op_t *d2s = &kiln_op_depth_to_space;
+  const kiln_op_t *s2d = &kiln_op_space_to_depth;
+  assert_defaults(d2s, "block_size=1, layout=\"NCHW\", mode=\"DCR\"");
+  assert_defaults(s2d, "block_size=1, layout=\"NCHW\"");
+  assert_int_equal(d2s->pattern, KILN_OP_PATTERN_INJECTIVE);
+  assert_int_equal(s2d->pattern, KILN_OP_PATTERN_INJECTIVE);
+  KILN_ASSERT_STATUS(kiln_op_attrs_validate(d2s, ATTRS(d2s, "block_size", "0")), INVALID_ARGUMENT,
+                     "nn.depth_to_space: block_size is 0, not in [1, 1073741824]");
+  KILN_ASSERT_STATUS(kiln_op_attrs_validate(d2s, ATTRS(d2s, "mode", "\"XYZ\"")), INVALID_ARGUMENT,
+                     "nn.depth_to_space: mode \"XYZ\" is not one of DCR, CRD");
+  KILN_ASSERT_STATUS(kiln_op_attrs_validate(s2d, ATTRS(s2d, "layout", "\"NHWC\"")),
+                     INVALID_ARGUMENT, "nn.space_to_depth: layout \"NHWC\" is not one of NCHW");
+  const kiln_type_t *out = NULL;
+  const void *two = ATTRS(d2s, "block_size", "2");
+  KILN_ASSERT_OK(infer1(d2s, two, ttype(KILN_DTYPE_FLOAT32, 4, SHAPE(2, 8, 3, 3)), &out));
+  assert_type(out, KILN_DTYPE_FLOAT32, 4, SHAPE(2, 2, 6, 6));
+  KILN_ASSERT_OK(infer1(s2d, ATTRS(s2d, "block_size", "2"),
+                        ttype(KILN_DTYPE_FLOAT32, 4, SHAPE(2, 2, 6, 6)), &out));
+  assert_type(out, KILN_DTYPE_FLOAT32, 4, SHAPE(2, 8, 3, 3));
+  KILN_ASSERT_STATUS(infer1(d2s, two, ttype(KILN_DTYPE_FLOAT32, 3, SHAPE(8, 2, 3)), &out),
+                     INVALID_ARGUMENT, "nn.depth_to_space: data (8, 2, 3) must have rank 4 (NCHW)");
+  KILN_ASSERT_STATUS(infer1(d2s, two, ttype(KILN_DTYPE_FLOAT32, 4, SHAPE(1, 6, 2, 3)), &out),
+                     INVALID_ARGUMENT,
+                     "nn.depth_to_space: the 6 channels of data (1, 6, 2, 3) are not a multiple of "
+                     "block_size^2 4");
+  KILN_ASSERT_STATUS(infer1(s2d, ATTRS(s2d, "block_size", "2"),
+                            ttype(KILN_DTYPE_FLOAT32, 4, SHAPE(1, 1, 5, 6)), &out),
+                     INVALID_ARGUMENT,
+                     "nn.space_to_depth: height and width of data (1, 1, 5, 6) are not multiples "
+                     "of block_size 2");
+  /* empty tensors may have dims whose products overflow */
+  const int64_t huge = INT64_C(1) << 62;
+  KILN_ASSERT_STATUS(
+      infer1(d2s, ATTRS(d2s, "block_size", "4"), ttype(KILN_DTYPE_FLOAT32, 4, SHAPE(1, 0, huge, 1)),
+             &out),
+      INVALID_ARGUMENT,
+      "nn.depth_to_space: data (1, 0, 4611686018427387904, 1) times block_size 4 overflows int64");
+  KILN_ASSERT_STATUS(infer1(s2d, ATTRS(s2d, "block_size", "2"),
+                            ttype(KILN_DTYPE_FLOAT32, 4, SHAPE(1, huge, 0, 0)), &out),
+                     INVALID_ARGUMENT,
+                     "nn.space_to_depth: the channels of data (1, 4611686018427387904, 0, 0) "
+                     "times 4 overflow int64");
+  const char *required = NULL;
+  const char *output = NULL;
+  KILN_ASSERT_OK(layout1(s2d, attrs_with(s2d, NULL),
+                         ttype(KILN_DTYPE_FLOAT32, 4, SHAPE(1, 1, 2, 2)), "NHWC", &required,
+                         &output));
+  assert_string_equal(required, "NCHW");
+  assert_string_equal(output, "NCHW");
+}
+
+/* ONNX DepthToSpace example input: (1, 8, 2, 3), channel c holds 9c + 0..5. */
+static kiln_tensor_t *depth_example(void) {
+  float data[48];
+  for (int c = 0; c < 8; ++c) {
+    for (int i = 0; i < 6; ++i) {
+      data[c * 6 + i] = (float)(9 * c + i);
+    }
+  }
+  return tensor_of(KILN_DTYPE_FLOAT32, 4, SHAPE(1, 8, 2, 3), data);
+}
+
+static void test_depth_space_kernels(void **state) {
+  (void)state;
+  const kiln_op_t *d2s = &kiln_op_depth_to_space;
+  const kiln_op_t *s2d = &kiln_op_space_to_depth;
+  kiln_tensor_t *in = depth_example();
+  kiln_tensor_t *out = NULL;
+  /* test_depthtospace_example (DCR) */
+  KILN_ASSERT_OK(run1(d2s, ATTRS(d2s, "block_size", "2"), in, &out));
+  assert_f32(out, (double[]){0,  18, 1,  19, 2,  20, 36, 54, 37, 55, 38, 56, 3,  21, 4,  22,
+                             5,  23, 39, 57, 40, 58, 41, 59, 9,  27, 10, 28, 11, 29, 45, 63,
+                             46, 64, 47, 65, 12, 30, 13, 31, 14, 32, 48, 66, 49, 67, 50, 68},
+             48);
+  /* DCR then space_to_depth is the identity */
+  kiln_tensor_t *back = NULL;
+  KILN_ASSERT_OK(run1(s2d, ATTRS(s2d, "block_size", "2"), out, &back));
+  assert_memory_equal(kiln_tensor_data(back), kiln_tensor_data(in), 48 * sizeof(float));
+  kiln_tensor_release(back);
+  kiln_tensor_release(out);
+  /* test_depthtospace_crd_mode_example */
+  KILN_ASSERT_OK(run1(d2s, ATTRS(d2s, "block_size", "2", "mode", "\"CRD\""), in, &out));
+  assert_f32(out, (double[]){0,  9,  1,  10, 2,  11, 18, 27, 19, 28, 20, 29, 3,  12, 4,  13,
+                             5,  14, 21, 30, 22, 31, 23, 32, 36, 45, 37, 46, 38, 47, 54, 63,
+                             55, 64, 56, 65, 39, 48, 40, 49, 41, 50, 57, 66, 58, 67, 59, 68},
+             48);
+  kiln_tensor_release(out);
+  kiln_tensor_release(in);
+  /* test_spacetodepth_example: (1, 1, 4, 6) -> (1, 4, 2, 3) holding 0..23 in order */
+  in = tensor_of(KILN_DTYPE_INT64, 4, SHAPE(1, 1, 4, 6),
+                 (int64_t[]){0, 6, 1, 7,  2, 8,  12, 18, 13, 19, 14, 20,
+                             3, 9, 4, 10, 5, 11, 15, 21, 16, 22, 17, 23});
+  KILN_ASSERT_OK(run1(s2d, ATTRS(s2d, "block_size", "2"), in, &out));
+  int64_t ordered[24];
+  for (int i = 0; i < 24; ++i) {
+    ordered[i] = i;
+  }
+  assert_int_equal(kiln_tensor_shape(out)[1], 4);
+  assert_i64(out, ordered, 24);
+  kiln_tensor_release(out);
+  kiln_tensor_release(in);
+  /* block 3 on (2, 1, 3, 6) uint8, against the definition's loop */
+  uint8_t bytes[36];
+  uint8_t expected[36];
+  for (int i = 0; i < 36; ++i) {
+    bytes[i] = (uint8_t)(i * 5);
+  }
+  for (int n = 0; n < 2; ++n) {
+    for (int c = 0; c < 9; ++c) {
+      for (int x = 0; x < 2; ++x) {
+        int i = c / 3, j = c % 3;
+        expected[(n * 9 + c) * 2 + x] = bytes[(n * 3 + i) * 6 + x * 3 + j];
+      }
+    }
+  }
+  in = tensor_of(KILN_DTYPE_UINT8, 4, SHAPE(2, 1, 3, 6), bytes);
+  KILN_ASSERT_OK(run1(s2d, ATTRS(s2d, "block_size", "3"), in, &out));
+  assert_memory_equal(kiln_tensor_data(out), expected, 36);
+  kiln_tensor_release(out);
+  kiln_tensor_release(in);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_pad_attrs, setup, teardown),
@@ -397,6 +534,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_resize_linear, setup, teardown),
       cmocka_unit_test_setup_teardown(test_resize_odd_planes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_spatial_layouts, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_depth_space_attrs_and_types, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_depth_space_kernels, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
