@@ -690,15 +690,16 @@ static void test_kernel_error_names_node(void **state) {
   kiln_module_destroy(m);
 }
 
-/* float64 passes the type relation of add, but its kernel is float32/int64/bool. */
+/* float64 passes the type relation of nn.softmax, but its kernel is float32 only. */
 static void test_kernel_unimplemented_dtype(void **state) {
   (void)state;
   kiln_module_t *m = new_module();
-  kiln_var_t *x = var(m, "x", KILN_DTYPE_FLOAT64, 1, SHAPE(2));
-  finish_main(m, 1, &x, call2(m, "add", as_expr(x), as_expr(x)));
-  kiln_tensor_t *input = zeros(KILN_DTYPE_FLOAT64, 1, SHAPE(2));
+  kiln_var_t *x = var(m, "x", KILN_DTYPE_FLOAT64, 2, SHAPE(1, 2));
+  finish_main(m, 1, &x, call1(m, "nn.softmax", as_expr(x)));
+  kiln_tensor_t *input = zeros(KILN_DTYPE_FLOAT64, 2, SHAPE(1, 2));
   KILN_ASSERT_STATUS(run_status(m, "main", 1, &input), UNIMPLEMENTED,
-                     "in @main, %0 = add: add: the reference kernel does not take dtype float64");
+                     "in @main, %0 = nn.softmax: nn.softmax: the reference kernel does not handle "
+                     "dtype float64");
   kiln_tensor_release(input);
   kiln_module_destroy(m);
 }
