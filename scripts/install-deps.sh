@@ -6,7 +6,8 @@
 set -eu
 
 PACKAGES="cmake make gcc pkg-config libc6-dev clang-format
-libcmocka-dev libdlpack-dev libjansson-dev"
+libcmocka-dev libdlpack-dev libjansson-dev
+libprotobuf-c-dev protobuf-c-compiler libonnx-dev libonnx-testdata"
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
   echo "kiln: not a Debian system; make sure these are installed: $(echo $PACKAGES)" >&2

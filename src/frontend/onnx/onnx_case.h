@@ -1,0 +1,66 @@
+/*
+ * ONNX backend test cases (the node tests Debian's libonnx-testdata
+ * installs): loading one case and comparing results as ONNX compares them.
+ *
+ * A case is a folder with model.onnx and test_data_set_0/ holding
+ * input_0.pb, input_1.pb, ... and output_0.pb, ... (serialized
+ * TensorProtos, read in order until the next number is missing). Loading
+ * reads the tensors first and imports the model with them as the options'
+ * input values, so symbolic dims take the inputs' shapes and inputs that the
+ * importer needs as constants (a Reshape's shape fed as a graph input) are
+ * read from them. A conformance runner is then a loop: load, run @main on
+ * the inputs, compare each output with kiln_onnx_compare, deinitialize.
+ */
+#ifndef KILN_FRONTEND_ONNX_ONNX_CASE_H_
+#define KILN_FRONTEND_ONNX_ONNX_CASE_H_
+
+#include <stdbool.h>
+
+#include "ir/expr.h"
+#include "kiln/allocator.h"
+#include "kiln/status.h"
+#include "kiln/tensor.h"
+
+/* ONNX's tolerances for the backend tests (numpy.testing.assert_allclose). */
+#define KILN_ONNX_CASE_RTOL 1e-3
+#define KILN_ONNX_CASE_ATOL 1e-7
+
+typedef struct kiln_onnx_case_t {
+  kiln_allocator_t allocator;
+  kiln_module_t *module; /* the imported model; @main takes `inputs` */
+  int num_inputs;
+  kiln_tensor_t **inputs;
+  int num_outputs;
+  kiln_tensor_t **outputs; /* the expected outputs */
+} kiln_onnx_case_t;
+
+/* Loads case folder `dir`. With `bind_inputs` the inputs become Constants
+ * (bind_input_values), so the model folds at import through the reference
+ * kernels and @main has no parameters: a second way to compute the outputs,
+ * see kiln_onnx_case_check_folded. On failure *out_case is empty (safe to
+ * deinitialize) and the status names the file at fault. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_case_load(const char *dir, bool bind_inputs,
+                                                       kiln_allocator_t allocator,
+                                                       kiln_onnx_case_t *out_case);
+void kiln_onnx_case_deinitialize(kiln_onnx_case_t *onnx_case);
+
+/* OK when @main's result type has the expected outputs' count, dtypes and
+ * shapes; INVALID_ARGUMENT naming the first output that differs. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_case_check_types(const kiln_onnx_case_t *onnx_case);
+
+/* For a case loaded with bind_inputs: compares each output of @main, which
+ * must have folded to a Constant (UNIMPLEMENTED naming the output when it did
+ * not, as when a reference kernel lacks the dtype), with the expected
+ * output (kiln_onnx_compare with the case tolerances; the message names the
+ * output). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_case_check_folded(const kiln_onnx_case_t *onnx_case);
+
+/* OK when `actual` has the dtype and shape of `expected` (INVALID_ARGUMENT
+ * otherwise) and every element satisfies |actual - expected| <= atol + rtol *
+ * |expected| (NaN matches NaN; bool and integers compare as numbers);
+ * OUT_OF_RANGE naming the first element that does not and how many differ. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_compare(const kiln_tensor_t *expected,
+                                                     const kiln_tensor_t *actual, double rtol,
+                                                     double atol);
+
+#endif /* KILN_FRONTEND_ONNX_ONNX_CASE_H_ */

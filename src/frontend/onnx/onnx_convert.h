@@ -1,0 +1,85 @@
+/*
+ * The operator converters, one function per ONNX operator form; the table
+ * that maps op_type and opset to them is onnx_ops.c. Each family file says
+ * how its operators map onto the registry; docs/onnx.md lists them all.
+ * Several ONNX operators share one converter where the mapping is a lookup
+ * by op_type (the unary and binary elementwise operators, the reductions).
+ */
+#ifndef KILN_FRONTEND_ONNX_ONNX_CONVERT_H_
+#define KILN_FRONTEND_ONNX_ONNX_CONVERT_H_
+
+#include "frontend/onnx/onnx_importer.h"
+
+/* onnx_ops_elemwise.c */
+kiln_status_t kiln_onnx_convert_unary(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_binary(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_variadic(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_pow(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_where(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_logical(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_reciprocal(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_leaky_relu(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_hard_sigmoid(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_gelu(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_clip_attrs(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_clip_inputs(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_prelu(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_elu(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_selu(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_celu(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_thresholded_relu(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_softplus(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_softsign(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_sign(kiln_onnx_node_t *node);
+
+/* onnx_ops_nn.c */
+kiln_status_t kiln_onnx_convert_conv(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_gemm(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_matmul(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_batch_norm(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_layer_norm(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_pool(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_global_pool(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_softmax_flat(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_softmax(kiln_onnx_node_t *node);
+
+/* onnx_ops_shape.c */
+kiln_status_t kiln_onnx_convert_reshape(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_flatten(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_transpose(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_squeeze_attrs(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_squeeze_inputs(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_unsqueeze_attrs(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_unsqueeze_inputs(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_shape(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_size(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_expand(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_tile(kiln_onnx_node_t *node);
+
+/* onnx_ops_index.c */
+kiln_status_t kiln_onnx_convert_concat(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_split_attrs(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_split_inputs(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_slice_attrs(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_slice_inputs(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_gather(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_pad_attrs(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_pad_inputs(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_resize(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_upsample(kiln_onnx_node_t *node);
+
+/* onnx_ops_reduce.c */
+kiln_status_t kiln_onnx_convert_reduce_attrs(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_reduce_inputs(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_argmax(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_argmin(kiln_onnx_node_t *node);
+
+/* onnx_ops_misc.c */
+kiln_status_t kiln_onnx_convert_identity(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_dropout(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_cast(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_constant(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_constant_of_shape(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_range(kiln_onnx_node_t *node);
+
+#endif /* KILN_FRONTEND_ONNX_ONNX_CONVERT_H_ */

@@ -1,0 +1,92 @@
+/*
+ * Constant folding at import: a call whose arguments are all Constants is
+ * run once with its operator's reference kernel and replaced by its result.
+ *
+ * The call is already typed, so its outputs are allocated from the checked
+ * type (a tuple type, as split's, gives one tensor per field, in order, as
+ * the kernel interface flattens it) and the kernel fills them. A tensor
+ * result becomes a Constant; a tuple result becomes a Tuple of Constants,
+ * which kiln_onnx_tuple_item sees through. A kernel that does not handle
+ * the dtypes (UNIMPLEMENTED) leaves the call as it is, to be run later by
+ * whatever executes the module; any other kernel error (a division by zero
+ * in a shape computation) is the model's and is returned.
+ */
+#include "frontend/onnx/onnx_importer.h"
+
+#define KILN_ONNX_FOLD_MAX_TENSORS 64
+
+/* Allocates one output tensor per tensor field of `type` (flattened). */
+static kiln_status_t kiln_onnx_fold_outputs(kiln_allocator_t allocator, const kiln_type_t *type,
+                                            kiln_tensor_t **outputs, int *inout_count) {
+  const kiln_tensor_type_t *tensor = kiln_type_as_tensor(type);
+  if (tensor) {
+    if (*inout_count >= KILN_ONNX_FOLD_MAX_TENSORS) {
+      return KILN_STATUS(UNIMPLEMENTED, "more than %d outputs", KILN_ONNX_FOLD_MAX_TENSORS);
+    }
+    KILN_RETURN_IF_ERROR(kiln_tensor_create(allocator, tensor->dtype, tensor->ndim, tensor->shape,
+                                            &outputs[*inout_count]));
+    ++*inout_count;
+    return KILN_OK;
+  }
+  const kiln_tuple_type_t *tuple = kiln_type_as_tuple(type);
+  for (int i = 0; tuple && i < tuple->count; ++i) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_fold_outputs(allocator, tuple->fields[i], outputs, inout_count));
+  }
+  return KILN_OK;
+}
+
+/* The Constant (or Tuple of Constants) of the computed outputs. */
+static kiln_status_t kiln_onnx_fold_result(kiln_onnx_importer_t *importer, const kiln_type_t *type,
+                                           kiln_tensor_t *const *outputs, int count,
+                                           kiln_expr_t **out_expr) {
+  if (kiln_type_as_tensor(type)) {
+    return kiln_onnx_constant(importer, outputs[0], out_expr);
+  }
+  kiln_expr_t *fields[KILN_ONNX_FOLD_MAX_TENSORS];
+  for (int i = 0; i < count; ++i) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_constant(importer, outputs[i], &fields[i]));
+  }
+  kiln_tuple_t *tuple = NULL;
+  KILN_RETURN_IF_ERROR(kiln_ir_tuple_create(importer->module, count, fields, &tuple));
+  tuple->base.checked_type = type;
+  *out_expr = &tuple->base;
+  return KILN_OK;
+}
+
+kiln_status_t kiln_onnx_fold(kiln_onnx_importer_t *importer, kiln_call_t *call,
+                             kiln_expr_t **out_expr) {
+  *out_expr = &call->base;
+  const kiln_type_t *type = call->base.checked_type;
+  const kiln_tuple_type_t *tuple = kiln_type_as_tuple(type);
+  for (int i = 0; tuple && i < tuple->count; ++i) {
+    if (!kiln_type_as_tensor(tuple->fields[i])) {
+      return KILN_OK; /* nested tuples are left to the executor */
+    }
+  }
+  kiln_tensor_t *inputs[KILN_ONNX_FOLD_MAX_TENSORS];
+  if (call->num_args > KILN_ONNX_FOLD_MAX_TENSORS || !call->op->reference) {
+    return KILN_OK;
+  }
+  for (int i = 0; i < call->num_args; ++i) {
+    inputs[i] = kiln_expr_as_constant(call->args[i])->value;
+  }
+  kiln_tensor_t *outputs[KILN_ONNX_FOLD_MAX_TENSORS];
+  int count = 0;
+  kiln_status_t status = kiln_onnx_fold_outputs(importer->allocator, type, outputs, &count);
+  if (!status) {
+    kiln_kernel_args_t args = {call->op, call->attrs, call->num_args, inputs, count, outputs};
+    status = call->op->reference(&args);
+  }
+  if (!status) {
+    status = kiln_onnx_fold_result(importer, type, outputs, count, out_expr);
+  }
+  for (int i = 0; i < count; ++i) {
+    kiln_tensor_release(outputs[i]);
+  }
+  if (kiln_status_code(status) == KILN_STATUS_CODE_UNIMPLEMENTED) {
+    kiln_status_free(status);
+    *out_expr = &call->base;
+    return KILN_OK;
+  }
+  return status;
+}

@@ -1,0 +1,300 @@
+/*
+ * Graph inputs -> parameters of @main: their IR names, and their types from
+ * the model's ValueInfo and the --input-shape options.
+ *
+ * A spec is "name=D1xD2x...": the name is everything before the last '='
+ * (ONNX names may hold anything), the dims non-negative decimal integers
+ * joined by 'x' ("name=" is a scalar). A spec replaces the model's shape for
+ * its input; it must have the model's rank, and agree with every dim the
+ * model fixes. Without a spec, a value given in the options supplies the
+ * shape (its dtype must be the model's); without either, a dim that is a
+ * dim_param or is missing stops the import with the spelling of the option
+ * that would fix it. The options are checked against the graph before any
+ * parameter is made, so a misspelt name is reported as such.
+ *
+ * IR names follow the rule in onnx_import.h: invalid characters become '_',
+ * a leading digit or '.' gets a '_' in front, and a name already taken gets
+ * the first free suffix "_1", "_2", ...
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "frontend/onnx/onnx_importer.h"
+#include "frontend/onnx/onnx_tensor.h"
+
+/* ---- specs ---- */
+
+typedef struct kiln_onnx_spec_t {
+  int ndim;
+  int64_t dims[KILN_MAX_RANK];
+} kiln_onnx_spec_t;
+
+static kiln_status_t kiln_onnx_spec_error(const char *spec, const char *why) {
+  return KILN_STATUS(INVALID_ARGUMENT,
+                     "--input-shape \"%s\": %s; write NAME=D1xD2x... (e.g. x=1x3x224x224)", spec,
+                     why);
+}
+
+/* Parses the dims after the '=' of `spec`. */
+static kiln_status_t kiln_onnx_spec_dims(const char *spec, const char *text,
+                                         kiln_onnx_spec_t *out_spec) {
+  out_spec->ndim = 0;
+  if (*text == '\0') {
+    return KILN_OK;
+  }
+  for (const char *p = text;;) {
+    if (*p < '0' || *p > '9') {
+      return kiln_onnx_spec_error(spec, "a dim is not a non-negative integer");
+    }
+    int64_t dim = 0;
+    for (; *p >= '0' && *p <= '9'; ++p) {
+      if (dim > (INT64_MAX - 9) / 10) {
+        return kiln_onnx_spec_error(spec, "a dim is too large");
+      }
+      dim = dim * 10 + (*p - '0');
+    }
+    if (out_spec->ndim == KILN_MAX_RANK) {
+      return kiln_onnx_spec_error(spec, "more than 32 dims");
+    }
+    out_spec->dims[out_spec->ndim++] = dim;
+    if (*p == '\0') {
+      return KILN_OK;
+    }
+    if (*p != 'x') {
+      return kiln_onnx_spec_error(spec, "dims must be separated by 'x'");
+    }
+    ++p;
+  }
+}
+
+/* The name part of `spec` (before its last '='), checked. */
+static kiln_status_t kiln_onnx_spec_name(const char *spec, const char **out_equals) {
+  const char *equals = strrchr(spec, '=');
+  if (!equals || equals == spec) {
+    return kiln_onnx_spec_error(spec, "no NAME= before the dims");
+  }
+  *out_equals = equals;
+  return KILN_OK;
+}
+
+/* The spec for input `name`, if the options have one (*out_found). */
+static kiln_status_t kiln_onnx_spec_find(const kiln_onnx_import_options_t *options,
+                                         const char *name, kiln_onnx_spec_t *out_spec,
+                                         bool *out_found) {
+  *out_found = false;
+  for (int i = 0; options && i < options->num_input_shapes; ++i) {
+    const char *spec = options->input_shape_specs[i];
+    const char *equals = NULL;
+    KILN_RETURN_IF_ERROR(kiln_onnx_spec_name(spec, &equals));
+    if (strlen(name) == (size_t)(equals - spec) && strncmp(spec, name, strlen(name)) == 0) {
+      KILN_RETURN_IF_ERROR(kiln_onnx_spec_dims(spec, equals + 1, out_spec));
+      *out_found = true;
+    }
+  }
+  return KILN_OK;
+}
+
+/* Whether graph input `name` is a parameter (not an initializer). */
+static bool kiln_onnx_is_param_input(const kiln_onnx_importer_t *importer,
+                                     const Onnx__GraphProto *graph, const char *name,
+                                     size_t length) {
+  for (size_t i = 0; i < graph->n_input; ++i) {
+    const char *input = graph->input[i]->name ? graph->input[i]->name : "";
+    if (strlen(input) == length && strncmp(input, name, length) == 0) {
+      return !kiln_hashmap_contains(&importer->values, input);
+    }
+  }
+  return false;
+}
+
+kiln_status_t kiln_onnx_check_input_options(kiln_onnx_importer_t *importer,
+                                            const Onnx__GraphProto *graph) {
+  const kiln_onnx_import_options_t *options = importer->options;
+  size_t inputs = 0;
+  for (size_t i = 0; i < graph->n_input; ++i) {
+    inputs += !kiln_hashmap_contains(&importer->values,
+                                     graph->input[i]->name ? graph->input[i]->name : "");
+  }
+  if (options && options->num_input_values > 0 && (size_t)options->num_input_values > inputs) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%d input values are given but the graph has %zu inputs",
+                       options->num_input_values, inputs);
+  }
+  for (int i = 0; options && i < options->num_input_shapes; ++i) {
+    const char *spec = options->input_shape_specs[i];
+    const char *equals = NULL;
+    KILN_RETURN_IF_ERROR(kiln_onnx_spec_name(spec, &equals));
+    if (!kiln_onnx_is_param_input(importer, graph, spec, (size_t)(equals - spec))) {
+      return KILN_STATUS(INVALID_ARGUMENT,
+                         "--input-shape \"%s\" names no input of the graph (initializers are "
+                         "not inputs)",
+                         spec);
+    }
+  }
+  return KILN_OK;
+}
+
+/* ---- names ---- */
+
+static bool kiln_onnx_name_char(char c, bool first) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' ||
+         (!first && ((c >= '0' && c <= '9') || c == '.'));
+}
+
+/* The sanitized spelling of `name`, unique among the parameters. */
+static kiln_status_t kiln_onnx_param_name(kiln_onnx_importer_t *importer, const char *name,
+                                          char **out_name) {
+  size_t length = strlen(name);
+  /* "" -> "_"; "0a" -> "_0a"; ":a" -> "_a" (replaced, not prefixed). */
+  bool prefix =
+      length == 0 || (!kiln_onnx_name_char(name[0], true) && kiln_onnx_name_char(name[0], false));
+  size_t base = length + (prefix ? 1 : 0);
+  char *text = NULL;
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate(importer->arena, base + 24, 1, (void **)&text));
+  size_t at = 0;
+  if (prefix) {
+    text[at++] = '_';
+  }
+  for (size_t i = 0; i < length; ++i, ++at) {
+    text[at] = kiln_onnx_name_char(name[i], at == 0) ? name[i] : '_';
+  }
+  text[at] = '\0';
+  for (int suffix = 1; kiln_hashmap_contains(&importer->param_names, text); ++suffix) {
+    snprintf(text + base, 24, "_%d", suffix);
+  }
+  KILN_RETURN_IF_ERROR(kiln_hashmap_put(&importer->param_names, text, NULL));
+  *out_name = text;
+  return KILN_OK;
+}
+
+/* ---- types ---- */
+
+/* The shape of `info` from the model, or INVALID_ARGUMENT naming a dim
+ * that needs a spec. */
+static kiln_status_t kiln_onnx_model_shape(const char *name, const Onnx__TensorShapeProto *shape,
+                                           kiln_onnx_spec_t *out_shape) {
+  if (!shape) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "input \"%s\" has no shape; give it with --input-shape %s=...", name, name);
+  }
+  if (shape->n_dim > KILN_MAX_RANK) {
+    return KILN_STATUS(UNIMPLEMENTED, "input \"%s\" has %zu dims; kiln takes at most %d", name,
+                       shape->n_dim, KILN_MAX_RANK);
+  }
+  out_shape->ndim = (int)shape->n_dim;
+  for (size_t d = 0; d < shape->n_dim; ++d) {
+    const Onnx__TensorShapeProto__Dimension *dim = shape->dim[d];
+    if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+        dim->dim_value >= 0) {
+      out_shape->dims[d] = dim->dim_value;
+      continue;
+    }
+    if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM) {
+      return KILN_STATUS(INVALID_ARGUMENT,
+                         "input \"%s\" has a symbolic dimension \"%s\" (dim %zu); give its shape "
+                         "with --input-shape %s=...",
+                         name, dim->dim_param ? dim->dim_param : "", d, name);
+    }
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "input \"%s\" has an unknown dimension (dim %zu); give its shape with "
+                       "--input-shape %s=...",
+                       name, d, name);
+  }
+  return KILN_OK;
+}
+
+/* A spec must keep the model's rank and every dim the model fixes. */
+static kiln_status_t kiln_onnx_spec_agrees(const char *name, const Onnx__TensorShapeProto *shape,
+                                           const kiln_onnx_spec_t *spec) {
+  if (!shape) {
+    return KILN_OK;
+  }
+  if (shape->n_dim != (size_t)spec->ndim) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "--input-shape gives input \"%s\" %d dims but the model gives it %zu", name,
+                       spec->ndim, shape->n_dim);
+  }
+  for (int d = 0; d < spec->ndim; ++d) {
+    const Onnx__TensorShapeProto__Dimension *dim = shape->dim[d];
+    if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+        dim->dim_value >= 0 && dim->dim_value != spec->dims[d]) {
+      return KILN_STATUS(INVALID_ARGUMENT,
+                         "--input-shape gives dim %d of input \"%s\" as %lld but the model fixes "
+                         "it at %lld",
+                         d, name, (long long)spec->dims[d], (long long)dim->dim_value);
+    }
+  }
+  return KILN_OK;
+}
+
+/* The type a value gives its parameter: the model's dtype, and the value's
+ * shape where the model fixes dims. */
+static kiln_status_t kiln_onnx_value_shape(const char *name, kiln_dtype_t dtype,
+                                           const Onnx__TensorShapeProto *shape,
+                                           const kiln_tensor_t *value,
+                                           kiln_onnx_spec_t *out_shape) {
+  if (kiln_tensor_dtype(value) != dtype) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "the value given for input \"%s\" is %s; the model says %s", name,
+                       kiln_dtype_name(kiln_tensor_dtype(value)), kiln_dtype_name(dtype));
+  }
+  out_shape->ndim = kiln_tensor_ndim(value);
+  for (int d = 0; d < out_shape->ndim; ++d) {
+    out_shape->dims[d] = kiln_tensor_shape(value)[d];
+  }
+  KILN_RETURN_IF_ERROR_ANNOTATE(kiln_onnx_spec_agrees(name, shape, out_shape),
+                                "the value given for input \"%s\"", name);
+  return KILN_OK;
+}
+
+kiln_status_t kiln_onnx_input_type_of(kiln_onnx_importer_t *importer,
+                                      const Onnx__ValueInfoProto *info, const kiln_tensor_t *value,
+                                      const kiln_type_t **out_type) {
+  const char *name = info->name ? info->name : "";
+  const Onnx__TypeProto *type = info->type;
+  if (!type || type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !type->tensor_type) {
+    return KILN_STATUS(UNIMPLEMENTED,
+                       "input \"%s\" is not a tensor (sequences, maps, optionals "
+                       "and sparse tensors are not supported)",
+                       name);
+  }
+  const Onnx__TypeProto__Tensor *tensor = type->tensor_type;
+  kiln_dtype_t dtype = KILN_DTYPE_FLOAT32;
+  KILN_RETURN_IF_ERROR_ANNOTATE(
+      kiln_onnx_dtype(tensor->has_elem_type ? tensor->elem_type : 0, &dtype), "input \"%s\"", name);
+  kiln_onnx_spec_t shape;
+  bool found = false;
+  KILN_RETURN_IF_ERROR(kiln_onnx_spec_find(importer->options, name, &shape, &found));
+  if (found) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_spec_agrees(name, tensor->shape, &shape));
+  } else if (value) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_value_shape(name, dtype, tensor->shape, value, &shape));
+  } else {
+    KILN_RETURN_IF_ERROR(kiln_onnx_model_shape(name, tensor->shape, &shape));
+  }
+  if (value && !kiln_shape_equal(shape.ndim, shape.dims, kiln_tensor_ndim(value),
+                                 kiln_tensor_shape(value))) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "the value given for input \"%s\" does not have the shape its "
+                       "--input-shape gives",
+                       name);
+  }
+  KILN_RETURN_IF_ERROR_ANNOTATE(
+      kiln_tensor_type_create(importer->arena, dtype, shape.ndim, shape.dims, out_type),
+      "input \"%s\"", name);
+  return KILN_OK;
+}
+
+kiln_status_t kiln_onnx_make_param(kiln_onnx_importer_t *importer, const Onnx__ValueInfoProto *info,
+                                   kiln_tensor_t *value, kiln_var_t **out_var) {
+  const char *name = info->name ? info->name : "";
+  const kiln_type_t *type = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_type_of(importer, info, value, &type));
+  char *ir_name = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_param_name(importer, name, &ir_name));
+  KILN_RETURN_IF_ERROR(kiln_ir_var_create(importer->module, ir_name, type, out_var));
+  (*out_var)->base.checked_type = type;
+  if (value) {
+    KILN_RETURN_IF_ERROR(kiln_hashmap_put(&importer->param_values, *out_var, value));
+  }
+  return KILN_OK;
+}

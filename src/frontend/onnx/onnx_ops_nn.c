@@ -1,0 +1,488 @@
+/*
+ * nn converters: Conv, Gemm, MatMul, the normalizations, pooling and
+ * softmax.
+ *
+ * Convolution and pooling share one reading of ONNX's window attributes
+ * (kernel_shape, strides, dilations, pads as [x1_begin, x2_begin, ...,
+ * x1_end, x2_end], auto_pad) into kiln's 2-D form (padding top, left,
+ * bottom, right). auto_pad SAME_UPPER and SAME_LOWER are resolved here from
+ * the static input shape, as ONNX defines them (output ceil(in / stride),
+ * the odd pixel at the end or the start). A 1-D window is lifted to 2-D: a
+ * dim of 1 is inserted at axis 2 of the data (and the weight) and squeezed
+ * from the result. Gemm is dense (transB) or matmul, then the alpha and
+ * beta scalings and the C addition as elementwise calls, which fold when
+ * constant. Softmax before opset 13 flattens at its axis into 2-D, as that
+ * opset defines it; LayerNormalization over several trailing axes flattens
+ * them into one and applies its scale and bias by broadcasting.
+ */
+#include <string.h>
+
+#include "frontend/onnx/onnx_convert.h"
+
+/* ---- windows ---- */
+
+typedef struct kiln_onnx_window_t {
+  int spatial; /* 1 or 2 */
+  int64_t kernel[2];
+  int64_t stride[2];
+  int64_t dilation[2];
+  int64_t pad_begin[2];
+  int64_t pad_end[2];
+} kiln_onnx_window_t;
+
+/* An INTS attribute of `count` values (all `fallback` when absent). */
+static kiln_status_t kiln_onnx_window_ints(const kiln_onnx_node_t *node, const char *name,
+                                           int count, int64_t fallback, int64_t *out_values) {
+  kiln_ints_t ints;
+  bool present = false;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_ints(node, name, &ints, &present));
+  if (present && ints.count != count) {
+    return KILN_STATUS(INVALID_ARGUMENT, "attribute %s has %d values; expected %d", name,
+                       (int)ints.count, count);
+  }
+  for (int i = 0; i < count; ++i) {
+    out_values[i] = present ? ints.values[i] : fallback;
+  }
+  return KILN_OK;
+}
+
+/* Resolves auto_pad SAME_* for dim `d` over an input of extent `in`. */
+static void kiln_onnx_window_same(kiln_onnx_window_t *window, int d, int64_t in, bool upper) {
+  int64_t stride = window->stride[d] > 0 ? window->stride[d] : 1;
+  int64_t out = (in + stride - 1) / stride;
+  int64_t reach = (window->kernel[d] - 1) * window->dilation[d] + 1;
+  int64_t total = (out - 1) * stride + reach - in;
+  total = total > 0 ? total : 0;
+  window->pad_begin[d] = upper ? total / 2 : total - total / 2;
+  window->pad_end[d] = total - window->pad_begin[d];
+}
+
+static kiln_status_t kiln_onnx_window_pads(const kiln_onnx_node_t *node,
+                                           const kiln_tensor_type_t *x,
+                                           kiln_onnx_window_t *window) {
+  const char *auto_pad = "NOTSET";
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_string(node, "auto_pad", "NOTSET", &auto_pad));
+  int n = window->spatial;
+  if (strcmp(auto_pad, "NOTSET") == 0) {
+    int64_t pads[4];
+    KILN_RETURN_IF_ERROR(kiln_onnx_window_ints(node, "pads", 2 * n, 0, pads));
+    for (int d = 0; d < n; ++d) {
+      window->pad_begin[d] = pads[d];
+      window->pad_end[d] = pads[n + d];
+    }
+    return KILN_OK;
+  }
+  bool same_upper = strcmp(auto_pad, "SAME_UPPER") == 0;
+  bool same_lower = strcmp(auto_pad, "SAME_LOWER") == 0;
+  if (!same_upper && !same_lower && strcmp(auto_pad, "VALID") != 0) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "attribute auto_pad is \"%s\"; expected NOTSET, SAME_UPPER, SAME_LOWER or "
+                       "VALID",
+                       auto_pad);
+  }
+  for (int d = 0; d < n; ++d) {
+    window->pad_begin[d] = window->pad_end[d] = 0;
+    if (same_upper || same_lower) {
+      kiln_onnx_window_same(window, d, x->shape[2 + d], same_upper);
+    }
+  }
+  return KILN_OK;
+}
+
+/* The window of a node over data `x` (rank 3 or 4) with `kernel`. */
+static kiln_status_t kiln_onnx_window_read(const kiln_onnx_node_t *node,
+                                           const kiln_tensor_type_t *x, const int64_t *kernel,
+                                           kiln_onnx_window_t *out_window) {
+  if (x->ndim != 3 && x->ndim != 4) {
+    char shape[KILN_SHAPE_TEXT_CAPACITY];
+    kiln_shape_format(x->ndim, x->shape, shape, sizeof(shape));
+    return KILN_STATUS(UNIMPLEMENTED,
+                       "data %s has %d spatial dims; kiln supports 1-D and 2-D windows", shape,
+                       x->ndim - 2);
+  }
+  kiln_onnx_window_t window = {.spatial = x->ndim - 2};
+  for (int d = 0; d < window.spatial; ++d) {
+    window.kernel[d] = kernel[d];
+  }
+  KILN_RETURN_IF_ERROR(kiln_onnx_window_ints(node, "strides", window.spatial, 1, window.stride));
+  KILN_RETURN_IF_ERROR(
+      kiln_onnx_window_ints(node, "dilations", window.spatial, 1, window.dilation));
+  KILN_RETURN_IF_ERROR(kiln_onnx_window_pads(node, x, &window));
+  *out_window = window;
+  return KILN_OK;
+}
+
+/* The 2-D form of the window: a 1-D window gets a leading dim of 1. */
+static void kiln_onnx_window_2d(const kiln_onnx_window_t *window, int64_t *kernel, int64_t *stride,
+                                int64_t *dilation, int64_t *padding) {
+  int lift = window->spatial == 1;
+  kernel[0] = stride[0] = dilation[0] = 1;
+  padding[0] = padding[2] = 0;
+  for (int d = 0; d < window->spatial; ++d) {
+    kernel[d + lift] = window->kernel[d];
+    stride[d + lift] = window->stride[d];
+    dilation[d + lift] = window->dilation[d];
+    padding[d + lift] = window->pad_begin[d];
+    padding[d + lift + 2] = window->pad_end[d];
+  }
+}
+
+/* A 1-D window runs as 2-D: x gets a dim of 1 at axis 2 ... */
+static kiln_status_t kiln_onnx_window_lift(const kiln_onnx_node_t *node,
+                                           const kiln_onnx_window_t *window, kiln_expr_t **inout) {
+  return window->spatial == 1 ? kiln_onnx_expand_dims(node, *inout, 2, inout) : KILN_OK;
+}
+
+/* ... which the result loses again. */
+static kiln_status_t kiln_onnx_window_drop(const kiln_onnx_node_t *node,
+                                           const kiln_onnx_window_t *window, kiln_expr_t **inout) {
+  const int64_t axis = 2;
+  return window->spatial == 1 ? kiln_onnx_squeeze(node, *inout, 1, &axis, inout) : KILN_OK;
+}
+
+/* ---- Conv ---- */
+
+static kiln_status_t kiln_onnx_conv_attrs(const kiln_onnx_node_t *node,
+                                          const kiln_onnx_window_t *window, int64_t groups,
+                                          int64_t channels, void **out_attrs) {
+  int64_t kernel[2], stride[2], dilation[2], padding[4];
+  kiln_onnx_window_2d(window, kernel, stride, dilation, padding);
+  const kiln_op_t *op = &kiln_op_conv2d;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, out_attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, *out_attrs, "strides", 2, stride));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, *out_attrs, "padding", 4, padding));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, *out_attrs, "dilation", 2, dilation));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, *out_attrs, "kernel_size", 2, kernel));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_int(op, *out_attrs, "groups", groups));
+  return kiln_onnx_set_int(op, *out_attrs, "channels", channels);
+}
+
+kiln_status_t kiln_onnx_convert_conv(kiln_onnx_node_t *node) {
+  kiln_expr_t *x = NULL, *w = NULL, *y = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 1, &w));
+  const kiln_tensor_type_t *xt = kiln_onnx_type_of(x), *wt = kiln_onnx_type_of(w);
+  if (wt->ndim != xt->ndim) {
+    return KILN_STATUS(INVALID_ARGUMENT, "weight has rank %d but data has rank %d", wt->ndim,
+                       xt->ndim);
+  }
+  kiln_onnx_window_t window;
+  KILN_RETURN_IF_ERROR(kiln_onnx_window_read(node, xt, wt->shape + 2, &window));
+  int64_t kernel[2];
+  KILN_RETURN_IF_ERROR(kiln_onnx_window_ints(node, "kernel_shape", window.spatial, 0, kernel));
+  for (int d = 0; d < window.spatial; ++d) {
+    if (kernel[d] != 0 && kernel[d] != window.kernel[d]) {
+      return KILN_STATUS(INVALID_ARGUMENT, "kernel_shape[%d] is %lld but the weight has %lld", d,
+                         (long long)kernel[d], (long long)window.kernel[d]);
+    }
+  }
+  int64_t groups = 1;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "group", 1, &groups));
+  void *attrs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_conv_attrs(node, &window, groups, wt->shape[0], &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_window_lift(node, &window, &x));
+  KILN_RETURN_IF_ERROR(kiln_onnx_window_lift(node, &window, &w));
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit2(node, &kiln_op_conv2d, x, w, attrs, &y));
+  kiln_expr_t *bias = kiln_onnx_input_optional(node, 2);
+  if (bias) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_emit2(node, &kiln_op_bias_add, y, bias, NULL, &y));
+  }
+  KILN_RETURN_IF_ERROR(kiln_onnx_window_drop(node, &window, &y));
+  node->outputs[0] = y;
+  return KILN_OK;
+}
+
+/* ---- pooling ---- */
+
+kiln_status_t kiln_onnx_convert_pool(kiln_onnx_node_t *node) {
+  kiln_expr_t *x = NULL, *y = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
+  const kiln_tensor_type_t *xt = kiln_onnx_type_of(x);
+  bool is_max = strcmp(node->proto->op_type, "MaxPool") == 0;
+  int spatial = xt->ndim - 2;
+  kiln_ints_t shape;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_ints(node, "kernel_shape", &shape, NULL));
+  if (spatial >= 1 && spatial <= 2 && shape.count != spatial) {
+    return KILN_STATUS(INVALID_ARGUMENT, "kernel_shape has %d values; the data has %d spatial dims",
+                       (int)shape.count, spatial);
+  }
+  kiln_onnx_window_t window;
+  KILN_RETURN_IF_ERROR(kiln_onnx_window_read(node, xt, shape.values, &window));
+  int64_t ceil_mode = 0, include_pad = 0, kernel[2], stride[2], dilation[2], padding[4];
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "ceil_mode", 0, &ceil_mode));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "count_include_pad", 0, &include_pad));
+  kiln_onnx_window_2d(&window, kernel, stride, dilation, padding);
+  const kiln_op_t *op = is_max ? &kiln_op_max_pool2d : &kiln_op_avg_pool2d;
+  void *attrs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "pool_size", 2, kernel));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "strides", 2, stride));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "dilation", 2, dilation));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "padding", 4, padding));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_bool(op, attrs, "ceil_mode", ceil_mode != 0));
+  if (!is_max) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_set_bool(op, attrs, "count_include_pad", include_pad != 0));
+  }
+  KILN_RETURN_IF_ERROR(kiln_onnx_window_lift(node, &window, &x));
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit1(node, op, x, attrs, &y));
+  KILN_RETURN_IF_ERROR(kiln_onnx_window_drop(node, &window, &y));
+  node->outputs[0] = y;
+  return KILN_OK;
+}
+
+kiln_status_t kiln_onnx_convert_global_pool(kiln_onnx_node_t *node) {
+  kiln_expr_t *x = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
+  const kiln_tensor_type_t *xt = kiln_onnx_type_of(x);
+  bool is_max = strcmp(node->proto->op_type, "GlobalMaxPool") == 0;
+  if (xt->ndim == 4) {
+    const kiln_op_t *op = is_max ? &kiln_op_global_max_pool2d : &kiln_op_global_avg_pool2d;
+    return kiln_onnx_emit1(node, op, x, NULL, &node->outputs[0]);
+  }
+  if (xt->ndim < 3) {
+    return KILN_STATUS(INVALID_ARGUMENT, "data has rank %d; expected N, C and spatial dims",
+                       xt->ndim);
+  }
+  int64_t axes[KILN_MAX_RANK];
+  for (int d = 2; d < xt->ndim; ++d) {
+    axes[d - 2] = d;
+  }
+  const kiln_op_t *op = is_max ? &kiln_op_max : &kiln_op_mean;
+  void *attrs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "axis", xt->ndim - 2, axes));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_bool(op, attrs, "keepdims", true));
+  return kiln_onnx_emit1(node, op, x, attrs, &node->outputs[0]);
+}
+
+/* ---- Gemm and MatMul ---- */
+
+static kiln_status_t kiln_onnx_scale(const kiln_onnx_node_t *node, kiln_expr_t *x, double factor,
+                                     kiln_expr_t **out_expr) {
+  if (factor == 1.0) {
+    *out_expr = x;
+    return KILN_OK;
+  }
+  kiln_expr_t *scalar = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_scalar(node, kiln_onnx_type_of(x)->dtype, factor, &scalar));
+  return kiln_onnx_emit2(node, &kiln_op_multiply, x, scalar, NULL, out_expr);
+}
+
+kiln_status_t kiln_onnx_convert_gemm(kiln_onnx_node_t *node) {
+  kiln_expr_t *a = NULL, *b = NULL, *y = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &a));
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 1, &b));
+  double alpha = 1.0, beta = 1.0;
+  int64_t trans_a = 0, trans_b = 0;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_float(node, "alpha", 1.0, &alpha));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_float(node, "beta", 1.0, &beta));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "transA", 0, &trans_a));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "transB", 0, &trans_b));
+  if (kiln_onnx_type_of(a)->ndim != 2 || kiln_onnx_type_of(b)->ndim != 2) {
+    return KILN_STATUS(INVALID_ARGUMENT, "A and B must be 2-D; they have rank %d and %d",
+                       kiln_onnx_type_of(a)->ndim, kiln_onnx_type_of(b)->ndim);
+  }
+  if (trans_a) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_emit1(node, &kiln_op_transpose, a, NULL, &a));
+  }
+  const kiln_op_t *product = trans_b ? &kiln_op_dense : &kiln_op_matmul;
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit2(node, product, a, b, NULL, &y));
+  KILN_RETURN_IF_ERROR(kiln_onnx_scale(node, y, alpha, &y));
+  kiln_expr_t *c = kiln_onnx_input_optional(node, 2);
+  if (c) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_scale(node, c, beta, &c));
+    KILN_RETURN_IF_ERROR(kiln_onnx_emit2(node, &kiln_op_add, y, c, NULL, &y));
+  }
+  node->outputs[0] = y;
+  return KILN_OK;
+}
+
+kiln_status_t kiln_onnx_convert_matmul(kiln_onnx_node_t *node) {
+  kiln_expr_t *a = NULL, *b = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &a));
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 1, &b));
+  return kiln_onnx_emit2(node, &kiln_op_matmul, a, b, NULL, &node->outputs[0]);
+}
+
+/* ---- normalization ---- */
+
+kiln_status_t kiln_onnx_convert_batch_norm(kiln_onnx_node_t *node) {
+  kiln_expr_t *args[5];
+  for (int i = 0; i < 5; ++i) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_input(node, i, &args[i]));
+  }
+  int64_t spatial = 1, training = 0;
+  double epsilon = 1e-5;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "spatial", 1, &spatial));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "training_mode", 0, &training));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_float(node, "epsilon", 1e-5, &epsilon));
+  if (spatial != 1) {
+    return KILN_STATUS(UNIMPLEMENTED, "spatial=%lld is not supported (only 1)", (long long)spatial);
+  }
+  if (training != 0) {
+    return KILN_STATUS(UNIMPLEMENTED, "training_mode=1 is not supported (inference only)");
+  }
+  void *attrs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, &kiln_op_batch_norm, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_int(&kiln_op_batch_norm, attrs, "axis", 1));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_float(&kiln_op_batch_norm, attrs, "epsilon", epsilon));
+  return kiln_onnx_emit(node, &kiln_op_batch_norm, 5, args, attrs, &node->outputs[0]);
+}
+
+/* Whether `t` has exactly the dims x[axis:] of `x`. */
+static bool kiln_onnx_is_tail(const kiln_tensor_type_t *t, const kiln_tensor_type_t *x, int axis) {
+  return t && kiln_shape_equal(t->ndim, t->shape, x->ndim - axis, x->shape + axis);
+}
+
+/* LayerNormalization's optional outputs: Mean, and InvStdDev = 1 /
+ * sqrt(variance + epsilon), both over dims [axis, rank) with those dims
+ * kept as 1. */
+static kiln_status_t kiln_onnx_layer_norm_stats(kiln_onnx_node_t *node, kiln_expr_t *x, int axis,
+                                                double epsilon) {
+  const kiln_tensor_type_t *xt = kiln_onnx_type_of(x);
+  int64_t axes[KILN_MAX_RANK];
+  for (int d = axis; d < xt->ndim; ++d) {
+    axes[d - axis] = d;
+  }
+  void *attrs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, &kiln_op_mean, &attrs));
+  KILN_RETURN_IF_ERROR(
+      kiln_onnx_set_ints(node, &kiln_op_mean, attrs, "axis", xt->ndim - axis, axes));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_bool(&kiln_op_mean, attrs, "keepdims", true));
+  kiln_expr_t *mean = NULL, *centered = NULL, *variance = NULL, *eps = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit1(node, &kiln_op_mean, x, attrs, &mean));
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit2(node, &kiln_op_subtract, x, mean, NULL, &centered));
+  KILN_RETURN_IF_ERROR(
+      kiln_onnx_emit2(node, &kiln_op_multiply, centered, centered, NULL, &centered));
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit1(node, &kiln_op_mean, centered, attrs, &variance));
+  KILN_RETURN_IF_ERROR(kiln_onnx_scalar(node, xt->dtype, epsilon, &eps));
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit2(node, &kiln_op_add, variance, eps, NULL, &variance));
+  node->outputs[1] = mean;
+  if (node->num_outputs > 2) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_emit1(node, &kiln_op_rsqrt, variance, NULL, &node->outputs[2]));
+  }
+  return KILN_OK;
+}
+
+/* The operator's gamma and beta, of shape (inner,): Scale and B themselves
+ * when they have exactly the dims x[axis:] (*out_direct), else ones and
+ * zeros, the real ones being applied to the result by broadcasting. */
+static kiln_status_t kiln_onnx_layer_norm_affine(const kiln_onnx_node_t *node, kiln_expr_t *scale,
+                                                 kiln_expr_t *bias, const kiln_tensor_type_t *xt,
+                                                 int axis, int64_t inner, bool *out_direct,
+                                                 kiln_expr_t **out_gamma, kiln_expr_t **out_beta) {
+  bool direct = kiln_onnx_is_tail(kiln_onnx_type_of(scale), xt, axis) &&
+                (!bias || kiln_onnx_is_tail(kiln_onnx_type_of(bias), xt, axis));
+  *out_direct = direct;
+  if (direct) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_reshape(node, scale, 1, &inner, out_gamma));
+  } else {
+    KILN_RETURN_IF_ERROR(kiln_onnx_filled(node, xt->dtype, 1, &inner, 1.0, out_gamma));
+  }
+  if (direct && bias) {
+    return kiln_onnx_reshape(node, bias, 1, &inner, out_beta);
+  }
+  return kiln_onnx_filled(node, xt->dtype, 1, &inner, 0.0, out_beta);
+}
+
+/* nn.layer_norm over dims [axis, rank) of x: directly when that is the last
+ * dim, else over x reshaped to (outer, inner) and back. */
+static kiln_status_t kiln_onnx_layer_norm_call(const kiln_onnx_node_t *node, kiln_expr_t *x,
+                                               int axis, kiln_expr_t *gamma, kiln_expr_t *beta,
+                                               double epsilon, kiln_expr_t **out_expr) {
+  const kiln_tensor_type_t *xt = kiln_onnx_type_of(x);
+  bool flatten = axis != xt->ndim - 1;
+  if (flatten) {
+    int64_t flat[2] = {1, 1};
+    for (int d = 0; d < xt->ndim; ++d) {
+      flat[d < axis ? 0 : 1] *= xt->shape[d];
+    }
+    KILN_RETURN_IF_ERROR(kiln_onnx_reshape(node, x, 2, flat, &x));
+  }
+  void *attrs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, &kiln_op_layer_norm, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_float(&kiln_op_layer_norm, attrs, "epsilon", epsilon));
+  kiln_expr_t *args[3] = {x, gamma, beta};
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit(node, &kiln_op_layer_norm, 3, args, attrs, out_expr));
+  if (flatten) {
+    return kiln_onnx_reshape(node, *out_expr, xt->ndim, xt->shape, out_expr);
+  }
+  return KILN_OK;
+}
+
+kiln_status_t kiln_onnx_convert_layer_norm(kiln_onnx_node_t *node) {
+  kiln_expr_t *x = NULL, *scale = NULL, *y = NULL, *gamma = NULL, *beta = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 1, &scale));
+  kiln_expr_t *bias = kiln_onnx_input_optional(node, 2);
+  const kiln_tensor_type_t *xt = kiln_onnx_type_of(x);
+  int64_t axis_attr = -1, inner = 1;
+  double epsilon = 1e-5;
+  int axis = 0;
+  bool direct = false;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "axis", -1, &axis_attr));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_float(node, "epsilon", 1e-5, &epsilon));
+  KILN_RETURN_IF_ERROR(kiln_op_normalize_axis(&kiln_op_layer_norm, axis_attr, xt->ndim, &axis));
+  for (int d = axis; d < xt->ndim; ++d) {
+    inner *= xt->shape[d];
+  }
+  KILN_RETURN_IF_ERROR(
+      kiln_onnx_layer_norm_affine(node, scale, bias, xt, axis, inner, &direct, &gamma, &beta));
+  KILN_RETURN_IF_ERROR(kiln_onnx_layer_norm_call(node, x, axis, gamma, beta, epsilon, &y));
+  if (!direct) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_emit2(node, &kiln_op_multiply, y, scale, NULL, &y));
+    if (bias) {
+      KILN_RETURN_IF_ERROR(kiln_onnx_emit2(node, &kiln_op_add, y, bias, NULL, &y));
+    }
+  }
+  node->outputs[0] = y;
+  if (node->num_outputs > 1) {
+    return kiln_onnx_layer_norm_stats(node, x, axis, epsilon);
+  }
+  return KILN_OK;
+}
+
+/* ---- softmax ---- */
+
+static const kiln_op_t *kiln_onnx_softmax_op(const kiln_onnx_node_t *node) {
+  return strcmp(node->proto->op_type, "LogSoftmax") == 0 ? &kiln_op_log_softmax : &kiln_op_softmax;
+}
+
+static kiln_status_t kiln_onnx_softmax_call(kiln_onnx_node_t *node, kiln_expr_t *x, int64_t axis,
+                                            kiln_expr_t **out_expr) {
+  const kiln_op_t *op = kiln_onnx_softmax_op(node);
+  void *attrs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_int(op, attrs, "axis", axis));
+  return kiln_onnx_emit1(node, op, x, attrs, out_expr);
+}
+
+/* Opsets before 13: the input is seen as 2-D, split at `axis` (default 1). */
+kiln_status_t kiln_onnx_convert_softmax_flat(kiln_onnx_node_t *node) {
+  kiln_expr_t *x = NULL, *y = NULL;
+  int64_t axis_attr = 1;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "axis", 1, &axis_attr));
+  const kiln_tensor_type_t *xt = kiln_onnx_type_of(x);
+  int axis = 0;
+  KILN_RETURN_IF_ERROR(kiln_op_normalize_axis(kiln_onnx_softmax_op(node), axis_attr,
+                                              xt->ndim > 0 ? xt->ndim : 1, &axis));
+  if (axis == xt->ndim - 1) {
+    return kiln_onnx_softmax_call(node, x, -1, &node->outputs[0]);
+  }
+  int64_t flat[2] = {1, 1};
+  for (int d = 0; d < xt->ndim; ++d) {
+    flat[d < axis ? 0 : 1] *= xt->shape[d];
+  }
+  KILN_RETURN_IF_ERROR(kiln_onnx_reshape(node, x, 2, flat, &y));
+  KILN_RETURN_IF_ERROR(kiln_onnx_softmax_call(node, y, 1, &y));
+  return kiln_onnx_reshape(node, y, xt->ndim, xt->shape, &node->outputs[0]);
+}
+
+kiln_status_t kiln_onnx_convert_softmax(kiln_onnx_node_t *node) {
+  kiln_expr_t *x = NULL;
+  int64_t axis = -1;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "axis", -1, &axis));
+  return kiln_onnx_softmax_call(node, x, axis, &node->outputs[0]);
+}

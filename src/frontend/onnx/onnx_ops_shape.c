@@ -1,0 +1,239 @@
+/*
+ * Shape converters: Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Shape,
+ * Size, Expand and Tile.
+ *
+ * Shapes are static after import, so these resolve ONNX's conventions into
+ * explicit shapes here: Reshape's 0 (copy the input dim, unless allowzero)
+ * and -1 are passed on to reshape, which has the same rule; Unsqueeze's
+ * axes (counted in the output's rank, any order) become one reshape;
+ * Flatten is nn.batch_flatten at axis 1 and a 2-D reshape elsewhere. Shape
+ * and Size are Constants read off the input's type, which is what lets
+ * shape-computing subgraphs fold. Expand and Tile broadcast through where
+ * with a constant all-true condition of the target shape (where copies any
+ * dtype): Expand directly, Tile after interleaving a dim of 1 before each
+ * dim, so that (r0, d0, r1, d1, ...) reshapes to (r0*d0, r1*d1, ...).
+ */
+#include <string.h>
+
+#include "frontend/onnx/onnx_convert.h"
+
+/* ---- Reshape ---- */
+
+/* A Constant with no elements of `shape` (allowzero with a 0 in the shape:
+ * the result is empty whatever the data holds, if the data is empty too). */
+static kiln_status_t kiln_onnx_reshape_empty(kiln_onnx_node_t *node, kiln_expr_t *data,
+                                             const kiln_ints_t *shape) {
+  const kiln_tensor_type_t *type = kiln_onnx_type_of(data);
+  int64_t count = 0;
+  KILN_RETURN_IF_ERROR(kiln_shape_element_count(type->ndim, type->shape, &count));
+  for (int32_t i = 0; i < shape->count; ++i) {
+    if (shape->values[i] < 0) {
+      return KILN_STATUS(INVALID_ARGUMENT, "shape has -1 and 0 with allowzero=1");
+    }
+  }
+  if (count != 0 || shape->count > KILN_MAX_RANK) {
+    return KILN_STATUS(INVALID_ARGUMENT, "cannot reshape %lld elements into a shape with a 0 dim",
+                       (long long)count);
+  }
+  return kiln_onnx_filled(node, type->dtype, shape->count, shape->values, 0.0, &node->outputs[0]);
+}
+
+kiln_status_t kiln_onnx_convert_reshape(kiln_onnx_node_t *node) {
+  kiln_expr_t *data = NULL;
+  kiln_ints_t shape;
+  int64_t allowzero = 0;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &data));
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_ints(node, 1, "shape", &shape));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "allowzero", 0, &allowzero));
+  for (int32_t i = 0; allowzero && i < shape.count; ++i) {
+    if (shape.values[i] == 0) {
+      return kiln_onnx_reshape_empty(node, data, &shape);
+    }
+  }
+  return kiln_onnx_reshape(node, data, shape.count, shape.values, &node->outputs[0]);
+}
+
+kiln_status_t kiln_onnx_convert_flatten(kiln_onnx_node_t *node) {
+  kiln_expr_t *x = NULL;
+  int64_t axis = 1;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "axis", 1, &axis));
+  const kiln_tensor_type_t *xt = kiln_onnx_type_of(x);
+  if (axis < -xt->ndim || axis > xt->ndim) {
+    return KILN_STATUS(INVALID_ARGUMENT, "axis %lld is outside [%d, %d] for rank %d",
+                       (long long)axis, -xt->ndim, xt->ndim, xt->ndim);
+  }
+  if (axis < 0) {
+    axis += xt->ndim;
+  }
+  if (axis == 1) {
+    return kiln_onnx_emit1(node, &kiln_op_batch_flatten, x, NULL, &node->outputs[0]);
+  }
+  int64_t flat[2] = {1, 1};
+  for (int d = 0; d < xt->ndim; ++d) {
+    flat[d < axis ? 0 : 1] *= xt->shape[d];
+  }
+  return kiln_onnx_reshape(node, x, 2, flat, &node->outputs[0]);
+}
+
+kiln_status_t kiln_onnx_convert_transpose(kiln_onnx_node_t *node) {
+  kiln_expr_t *x = NULL;
+  kiln_ints_t perm;
+  void *attrs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_ints(node, "perm", &perm, NULL));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, &kiln_op_transpose, &attrs));
+  KILN_RETURN_IF_ERROR(
+      kiln_onnx_set_ints(node, &kiln_op_transpose, attrs, "axes", perm.count, perm.values));
+  return kiln_onnx_emit1(node, &kiln_op_transpose, x, attrs, &node->outputs[0]);
+}
+
+/* ---- Squeeze and Unsqueeze ---- */
+
+kiln_status_t kiln_onnx_convert_squeeze_attrs(kiln_onnx_node_t *node) {
+  kiln_expr_t *x = NULL;
+  kiln_ints_t axes;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_ints(node, "axes", &axes, NULL));
+  return kiln_onnx_squeeze(node, x, axes.count, axes.values, &node->outputs[0]);
+}
+
+kiln_status_t kiln_onnx_convert_squeeze_inputs(kiln_onnx_node_t *node) {
+  kiln_expr_t *x = NULL;
+  kiln_ints_t axes = {0, NULL};
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
+  if (kiln_onnx_input_optional(node, 1)) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_input_ints(node, 1, "axes", &axes));
+  }
+  return kiln_onnx_squeeze(node, x, axes.count, axes.values, &node->outputs[0]);
+}
+
+/* x with dims of 1 inserted at `axes` of the output. */
+static kiln_status_t kiln_onnx_unsqueeze(kiln_onnx_node_t *node, kiln_expr_t *x,
+                                         const kiln_ints_t *axes) {
+  const kiln_tensor_type_t *xt = kiln_onnx_type_of(x);
+  int rank = xt->ndim + axes->count;
+  if (rank > KILN_MAX_RANK) {
+    return KILN_STATUS(UNIMPLEMENTED, "the result would have rank %d (kiln's limit is %d)", rank,
+                       KILN_MAX_RANK);
+  }
+  bool inserted[KILN_MAX_RANK] = {false};
+  for (int32_t i = 0; i < axes->count; ++i) {
+    int64_t axis = axes->values[i];
+    if (axis < -rank || axis >= rank) {
+      return KILN_STATUS(INVALID_ARGUMENT, "axes[%d] is %lld, outside [%d, %d]", (int)i,
+                         (long long)axis, -rank, rank - 1);
+    }
+    axis = axis < 0 ? axis + rank : axis;
+    if (inserted[axis]) {
+      return KILN_STATUS(INVALID_ARGUMENT, "axes names dim %lld twice", (long long)axis);
+    }
+    inserted[axis] = true;
+  }
+  int64_t shape[KILN_MAX_RANK];
+  for (int d = 0, from = 0; d < rank; ++d) {
+    shape[d] = inserted[d] ? 1 : xt->shape[from++];
+  }
+  return kiln_onnx_reshape(node, x, rank, shape, &node->outputs[0]);
+}
+
+kiln_status_t kiln_onnx_convert_unsqueeze_attrs(kiln_onnx_node_t *node) {
+  kiln_expr_t *x = NULL;
+  kiln_ints_t axes;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_ints(node, "axes", &axes, NULL));
+  return kiln_onnx_unsqueeze(node, x, &axes);
+}
+
+kiln_status_t kiln_onnx_convert_unsqueeze_inputs(kiln_onnx_node_t *node) {
+  kiln_expr_t *x = NULL;
+  kiln_ints_t axes;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_ints(node, 1, "axes", &axes));
+  return kiln_onnx_unsqueeze(node, x, &axes);
+}
+
+/* ---- Shape and Size ---- */
+
+/* ONNX's clamp of a Shape start or end into [0, rank]. */
+static int64_t kiln_onnx_shape_bound(int64_t value, int rank) {
+  if (value < 0) {
+    value += rank;
+  }
+  return value < 0 ? 0 : value > rank ? rank : value;
+}
+
+kiln_status_t kiln_onnx_convert_shape(kiln_onnx_node_t *node) {
+  const kiln_tensor_type_t *xt = NULL;
+  int64_t start = 0, end = 0;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_type(node, 0, &xt));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "start", 0, &start));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "end", xt->ndim, &end));
+  start = kiln_onnx_shape_bound(start, xt->ndim);
+  end = kiln_onnx_shape_bound(end, xt->ndim);
+  int count = end > start ? (int)(end - start) : 0;
+  return kiln_onnx_int64s(node, count, xt->shape + start, &node->outputs[0]);
+}
+
+kiln_status_t kiln_onnx_convert_size(kiln_onnx_node_t *node) {
+  const kiln_tensor_type_t *xt = NULL;
+  int64_t count = 0;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_type(node, 0, &xt));
+  KILN_RETURN_IF_ERROR(kiln_shape_element_count(xt->ndim, xt->shape, &count));
+  return kiln_onnx_scalar(node, KILN_DTYPE_INT64, (double)count, &node->outputs[0]);
+}
+
+/* ---- Expand and Tile ---- */
+
+/* where(all-true of `shape`, x, x): x broadcast with `shape`. */
+static kiln_status_t kiln_onnx_broadcast(const kiln_onnx_node_t *node, kiln_expr_t *x, int ndim,
+                                         const int64_t *shape, kiln_expr_t **out_expr) {
+  for (int d = 0; d < ndim; ++d) {
+    if (shape[d] < 0) {
+      return KILN_STATUS(INVALID_ARGUMENT, "shape[%d] is %lld; dims are >= 0", d,
+                         (long long)shape[d]);
+    }
+  }
+  kiln_expr_t *all = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_filled(node, KILN_DTYPE_BOOL, ndim, shape, 1.0, &all));
+  kiln_expr_t *args[3] = {all, x, x};
+  return kiln_onnx_emit(node, &kiln_op_where, 3, args, NULL, out_expr);
+}
+
+kiln_status_t kiln_onnx_convert_expand(kiln_onnx_node_t *node) {
+  kiln_expr_t *x = NULL;
+  kiln_ints_t shape;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_ints(node, 1, "shape", &shape));
+  if (shape.count > KILN_MAX_RANK) {
+    return KILN_STATUS(UNIMPLEMENTED, "shape has %d dims (kiln's limit is %d)", (int)shape.count,
+                       KILN_MAX_RANK);
+  }
+  return kiln_onnx_broadcast(node, x, shape.count, shape.values, &node->outputs[0]);
+}
+
+kiln_status_t kiln_onnx_convert_tile(kiln_onnx_node_t *node) {
+  kiln_expr_t *x = NULL, *y = NULL;
+  kiln_ints_t repeats;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_ints(node, 1, "repeats", &repeats));
+  const kiln_tensor_type_t *xt = kiln_onnx_type_of(x);
+  if (repeats.count != xt->ndim) {
+    return KILN_STATUS(INVALID_ARGUMENT, "repeats has %d values; the input has rank %d",
+                       (int)repeats.count, xt->ndim);
+  }
+  if (2 * xt->ndim > KILN_MAX_RANK) {
+    return KILN_STATUS(UNIMPLEMENTED, "rank %d is above %d", xt->ndim, KILN_MAX_RANK / 2);
+  }
+  int64_t spread[KILN_MAX_RANK], target[KILN_MAX_RANK], result[KILN_MAX_RANK / 2];
+  for (int d = 0; d < xt->ndim; ++d) {
+    spread[2 * d] = 1;
+    spread[2 * d + 1] = xt->shape[d];
+    target[2 * d] = repeats.values[d];
+    target[2 * d + 1] = 1;
+    result[d] = repeats.values[d] * xt->shape[d];
+  }
+  KILN_RETURN_IF_ERROR(kiln_onnx_reshape(node, x, 2 * xt->ndim, spread, &y));
+  KILN_RETURN_IF_ERROR(kiln_onnx_broadcast(node, y, 2 * xt->ndim, target, &y));
+  return kiln_onnx_reshape(node, y, xt->ndim, result, &node->outputs[0]);
+}
