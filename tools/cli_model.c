@@ -2,11 +2,13 @@
  * The kiln tool's model commands: `show` prints a model's typed IR and
  * `interp` runs it on the reference interpreter.
  *
- * A MODEL argument names a built-in workload (kiln_workload_names). Both
- * commands share one option parser (kiln_cli_model_options_t) and one
- * loader. `interp` binds the workload's weights as constants, so the inputs
- * it reads from --input files (or makes with --random-input) are the data
- * inputs only, in the order of @main's remaining parameters; a missing or
+ * A MODEL argument is an ONNX file (a name ending in ".onnx", imported with
+ * --input-shape values for symbolic dims) or a built-in workload
+ * (kiln_workload_names). Both commands share one option parser
+ * (kiln_cli_model_options_t) and one loader. `interp` binds a workload's
+ * weights as constants (an ONNX model's initializers already are), so the
+ * inputs it reads from --input files (or makes with --random-input) are the
+ * data inputs only, in the order of @main's parameters; a missing or
  * mismatched input is an error that names the parameter and its type.
  */
 #include <errno.h>
@@ -17,6 +19,8 @@
 
 #include "base/strbuf.h"
 #include "cli.h"
+#include "frontend/onnx/onnx_case.h"
+#include "frontend/onnx/onnx_import.h"
 #include "frontend/testing/workloads.h"
 #include "interp/interp.h"
 #include "ir/params.h"
@@ -32,6 +36,10 @@ typedef struct kiln_cli_model_options_t {
   const char *inputs[KILN_CLI_MAX_FILES];
   int num_outputs;
   const char *outputs[KILN_CLI_MAX_FILES];
+  int num_input_shapes;
+  const char *input_shapes[KILN_CLI_MAX_FILES];
+  int num_expects;
+  const char *expects[KILN_CLI_MAX_FILES];
   int random_input;
   int metadata;
 } kiln_cli_model_options_t;
@@ -78,6 +86,12 @@ static kiln_status_t kiln_cli_parse_option(int argc, char **argv, int *index,
   if (strcmp(flag, "--input") == 0) {
     return kiln_cli_push_file(flag, value, &options->num_inputs, options->inputs);
   }
+  if (strcmp(flag, "--input-shape") == 0) {
+    return kiln_cli_push_file(flag, value, &options->num_input_shapes, options->input_shapes);
+  }
+  if (strcmp(flag, "--expect") == 0) {
+    return kiln_cli_push_file(flag, value, &options->num_expects, options->expects);
+  }
   if (strcmp(flag, "--output") == 0) {
     return kiln_cli_push_file(flag, value, &options->num_outputs, options->outputs);
   }
@@ -117,10 +131,25 @@ static kiln_status_t kiln_cli_parse_model_options(int argc, char **argv,
   return KILN_OK;
 }
 
-/* Builds the model; with `bind`, its weights become constants. */
+static int kiln_cli_is_onnx(const char *model) {
+  size_t length = strlen(model);
+  return length > 5 && strcmp(model + length - 5, ".onnx") == 0;
+}
+
+/* Builds the model; with `bind`, a workload's weights become constants. */
 static kiln_status_t kiln_cli_load(const kiln_cli_model_options_t *options, int bind,
                                    kiln_module_t **out_module) {
   kiln_allocator_t allocator = kiln_allocator_system();
+  if (kiln_cli_is_onnx(options->model)) {
+    kiln_onnx_import_options_t import = {.num_input_shapes = options->num_input_shapes,
+                                         .input_shape_specs = options->input_shapes};
+    return kiln_onnx_import_file(options->model, &import, allocator, out_module);
+  }
+  if (options->num_input_shapes > 0) {
+    return kiln_cli_usage("--input-shape is for ONNX models; workloads take --batch and "
+                          "--image-size",
+                          NULL);
+  }
   kiln_params_t params;
   kiln_params_initialize(&params, allocator);
   kiln_module_t *module = NULL;
@@ -212,8 +241,25 @@ static kiln_status_t kiln_cli_read_inputs(const kiln_cli_model_options_t *option
   return KILN_OK;
 }
 
+/* Whole-model tolerances (ONNX's model zoo checks): rtol 1e-3, atol 1e-4. */
+static kiln_status_t kiln_cli_check_expected(const char *path, int index,
+                                             const kiln_tensor_t *actual) {
+  kiln_tensor_t *expected = NULL;
+  KILN_RETURN_IF_ERROR(kiln_npy_read_file(kiln_allocator_system(), path, &expected));
+  kiln_status_t status = kiln_onnx_compare(expected, actual, 1e-3, 1e-4);
+  kiln_tensor_release(expected);
+  KILN_RETURN_IF_ERROR_ANNOTATE(status, "output %d differs from %s", index, path);
+  printf("output %d matches %s (rtol 1e-3, atol 1e-4)\n", index, path);
+  return KILN_OK;
+}
+
 static kiln_status_t kiln_cli_write_outputs(const kiln_cli_model_options_t *options,
                                             int num_outputs, kiln_tensor_t *const *outputs) {
+  if (options->num_expects > num_outputs) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "the model has %d output(s) but %d --expect files were given", num_outputs,
+                       options->num_expects);
+  }
   if (options->num_outputs > num_outputs) {
     return KILN_STATUS(INVALID_ARGUMENT,
                        "the model has %d output(s) but %d --output files "
@@ -227,6 +273,9 @@ static kiln_status_t kiln_cli_write_outputs(const kiln_cli_model_options_t *opti
     if (i < options->num_outputs) {
       KILN_RETURN_IF_ERROR(
           kiln_npy_write_file(kiln_allocator_system(), outputs[i], options->outputs[i]));
+    }
+    if (i < options->num_expects) {
+      KILN_RETURN_IF_ERROR(kiln_cli_check_expected(options->expects[i], i, outputs[i]));
     }
   }
   return KILN_OK;

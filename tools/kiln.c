@@ -215,11 +215,14 @@ static const kiln_cli_command_t kiln_cli_commands[] = {
      kiln_cli_demo},
     {"npy-info", "kiln npy-info FILE.npy...", "print dtype, shape and value range of .npy files",
      kiln_cli_npy_info},
-    {"show", "kiln show MODEL [--batch N] [--image-size N] [--seed N] [--metadata]",
-     "print a model's typed IR (MODEL: a built-in workload)", kiln_cli_show},
+    {"show",
+     "kiln show MODEL [--input-shape NAME=1x3x224x224] [--batch N] [--image-size N] [--seed N] "
+     "[--metadata]",
+     "print a model's typed IR (MODEL: FILE.onnx or a built-in workload)", kiln_cli_show},
     {"interp",
-     "kiln interp MODEL (--input X.npy... | --random-input) [--output Y.npy...] [--batch N] "
-     "[--image-size N] [--seed N]",
+     "kiln interp MODEL (--input X.npy... | --random-input) [--output Y.npy...] [--expect "
+     "Y.npy...] "
+     "[--input-shape NAME=DIMS...] [--batch N] [--image-size N] [--seed N]",
      "run a model on the reference interpreter", kiln_cli_interp},
 };
 

@@ -1,10 +1,11 @@
 #!/bin/sh
 # End-to-end tests of the kiln command-line tool: exit codes, where messages
 # go (stdout or stderr) and what they say, for good and bad input.
-# usage: test_cli.sh PATH/TO/kiln PATH/TO/tests/data
+# usage: test_cli.sh PATH/TO/kiln PATH/TO/tests/data [PATH/TO/shared/models]
 set -u
 kiln=$1
 data=$2
+models=${3:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0
@@ -62,6 +63,24 @@ expect 0 out "float32 \(1, 10\)" -- "$kiln" npy-info "$work/y.npy"
 expect 1 err "takes 1 input\(s\) \(%data: Tensor\[\(1, 784\), float32\]\) but 0" -- "$kiln" interp mlp
 if [ -n "$fixture" ]; then
   expect 1 err "%data" -- "$kiln" interp mlp --input "$fixture"
+fi
+
+# ONNX models: the shared ones through the importer and the interpreter,
+# checked against their expected outputs.
+expect 1 err "kiln interp: .*missing.onnx" -- "$kiln" interp "$work/missing.onnx" --random-input
+printf 'garbage' >"$work/bad.onnx"
+expect 1 err "kiln show: .*bad.onnx" -- "$kiln" show "$work/bad.onnx"
+expect 2 err "input-shape is for ONNX models" -- "$kiln" show mlp --input-shape data=1x784
+if [ -n "$models" ] && [ -f "$models/mlp.onnx" ]; then
+  for model in mlp squeezenet1_1 mobilenet_v2 resnet18; do
+    expect 0 out "output 0 matches .*$model.output.npy" -- "$kiln" interp "$models/$model.onnx" \
+      --input "$models/$model.input.npy" --expect "$models/$model.output.npy"
+  done
+  expect 1 err "output 0 differs from" -- "$kiln" interp "$models/mlp.onnx" \
+    --input "$models/mlp.input.npy" --expect "$work/y.npy"
+  expect 0 out "def @main\(%input" -- "$kiln" show "$models/mlp.onnx"
+else
+  echo "skip: shared models not found at '$models'; the ONNX model checks did not run"
 fi
 
 [ "$failures" -eq 0 ] && echo "all CLI checks passed"
