@@ -7,7 +7,10 @@ ASAN_BUILD_DIR ?= build-asan
 BUILD_TYPE     ?= Release
 JOBS           ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build run test test-sanitize format check-format clean
+FUZZ_BUILD_DIR ?= build-fuzz
+FUZZ_SECONDS   ?= 60
+
+.PHONY: all deps build run test test-sanitize fuzz format check-format clean
 
 all: build
 
@@ -32,6 +35,12 @@ test-sanitize: deps
 	cmake --build $(ASAN_BUILD_DIR) -j$(JOBS)
 	ctest --test-dir $(ASAN_BUILD_DIR) --output-on-failure -j$(JOBS)
 
+# The ONNX importer under libFuzzer (clang) for FUZZ_SECONDS; fails on a finding.
+fuzz: deps
+	CC=clang cmake -S . -B $(FUZZ_BUILD_DIR) -DCMAKE_BUILD_TYPE=Debug -DKILN_FUZZ=ON
+	cmake --build $(FUZZ_BUILD_DIR) --target fuzz_onnx_import -j$(JOBS)
+	sh scripts/fuzz-onnx.sh $(FUZZ_BUILD_DIR)/tests/fuzz_onnx_import $(FUZZ_SECONDS)
+
 format:
 	git ls-files '*.c' '*.h' | xargs clang-format -i
 
@@ -39,4 +48,4 @@ check-format:
 	@sh scripts/check-format.sh
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR) $(FUZZ_BUILD_DIR)

@@ -14,6 +14,17 @@ function(kiln_target_warnings target)
   target_compile_options(${target} PRIVATE ${KILN_WARNING_FLAGS})
 endfunction()
 
+if(KILN_FUZZ)
+  # Every library is instrumented for libFuzzer's coverage; the fuzz target
+  # links the fuzzer's main (tests/CMakeLists.txt). clang only.
+  if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "KILN_FUZZ needs clang: configure with CC=clang")
+  endif()
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+                      -fno-omit-frame-pointer -O1)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
 if(KILN_SANITIZE)
   # -O1: the reference kernels run whole networks in the sanitizer build too.
   add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=all
