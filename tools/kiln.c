@@ -153,28 +153,34 @@ static kiln_status_t kiln_cli_demo_round_trip(kiln_allocator_t allocator, const 
   return status;
 }
 
+/* Imports each shared model, runs it on the reference interpreter and checks
+ * the output against the expected one (kiln interp ... --expect ...). */
 static kiln_status_t kiln_cli_demo_models(kiln_allocator_t allocator, const char *dir) {
-  static const char *const names[] = {"resnet18", "mobilenet_v2", "squeezenet1_1", "mlp"};
+  static const char *const names[] = {"mlp", "squeezenet1_1", "mobilenet_v2", "resnet18"};
   if (!kiln_file_is_directory(dir)) {
     printf("shared models: %s not found; skipping\n", dir);
     return KILN_OK;
   }
-  printf("shared models in %s:\n", dir);
+  printf("shared models in %s, imported and run on the reference interpreter:\n", dir);
   for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); ++i) {
-    for (int output = 0; output < 2; ++output) {
+    char *paths[3] = {NULL, NULL, NULL};
+    static const char *const suffixes[] = {".onnx", ".input.npy", ".output.npy"};
+    kiln_status_t status = KILN_OK;
+    for (int k = 0; k < 3 && !status; ++k) {
       char file[128];
-      snprintf(file, sizeof(file), "%s.%s.npy", names[i], output ? "output" : "input");
-      char *path = NULL;
-      KILN_RETURN_IF_ERROR(kiln_path_join(allocator, dir, file, &path));
-      kiln_tensor_t *tensor = NULL;
-      kiln_status_t status = kiln_npy_read_file(allocator, path, &tensor);
-      kiln_allocator_free(allocator, path);
-      KILN_RETURN_IF_ERROR(status);
-      char label[160];
-      snprintf(label, sizeof(label), "  %s", file);
-      kiln_cli_print_summary(label, tensor);
-      kiln_tensor_release(tensor);
+      snprintf(file, sizeof(file), "%s%s", names[i], suffixes[k]);
+      status = kiln_path_join(allocator, dir, file, &paths[k]);
     }
+    if (!status) {
+      printf("%s:\n", names[i]);
+      char interp[] = "interp", input[] = "--input", expect[] = "--expect";
+      char *argv[] = {interp, paths[0], input, paths[1], expect, paths[2], NULL};
+      status = kiln_cli_interp(6, argv);
+    }
+    for (int k = 0; k < 3; ++k) {
+      kiln_allocator_free(allocator, paths[k]);
+    }
+    KILN_RETURN_IF_ERROR(status);
   }
   return KILN_OK;
 }
@@ -184,8 +190,9 @@ static kiln_status_t kiln_cli_demo(int argc, char **argv) {
   if (argc > 2) {
     return kiln_cli_usage("unexpected argument", argv[2]);
   }
-  printf("kiln %s: what is built so far is the foundation (status, allocators,\n"
-         "containers, JSON, DLPack tensors and .npy I/O). The compiler comes next.\n\n",
+  printf("kiln %s: what is built so far: the foundation (tensors, .npy I/O), the graph\n"
+         "IR, the operator registry, the ONNX importer and the reference interpreter.\n"
+         "The compiler comes next.\n\n",
          kiln_version_string());
   kiln_allocator_t allocator = kiln_allocator_system();
   char temp[] = "/tmp/kiln-demo-XXXXXX";
@@ -211,8 +218,7 @@ static const kiln_cli_command_t kiln_cli_commands[] = {
     {"help", "kiln help", "show this help", kiln_cli_help},
     {"version", "kiln version", "print the version and what kiln was built with", kiln_cli_version},
     {"demo", "kiln demo [MODELS_DIR]",
-     "show what is built: .npy round trips, and the shared models' inputs and outputs",
-     kiln_cli_demo},
+     "show what is built: .npy round trips, and the shared models run and checked", kiln_cli_demo},
     {"npy-info", "kiln npy-info FILE.npy...", "print dtype, shape and value range of .npy files",
      kiln_cli_npy_info},
     {"show",
