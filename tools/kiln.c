@@ -32,40 +32,6 @@ kiln_status_t kiln_cli_usage(const char *message, const char *argument) {
 
 /* ---- tensor summaries ---- */
 
-static double kiln_cli_element(const kiln_tensor_t *tensor, int64_t index) {
-  const void *data = kiln_tensor_data(tensor);
-  switch (kiln_tensor_dtype(tensor)) {
-  case KILN_DTYPE_FLOAT32:
-    return ((const float *)data)[index];
-  case KILN_DTYPE_FLOAT16:
-    return kiln_float16_to_float32(((const uint16_t *)data)[index]);
-  case KILN_DTYPE_BFLOAT16:
-    return kiln_bfloat16_to_float32(((const uint16_t *)data)[index]);
-  case KILN_DTYPE_FLOAT64:
-    return ((const double *)data)[index];
-  case KILN_DTYPE_INT8:
-    return ((const int8_t *)data)[index];
-  case KILN_DTYPE_INT16:
-    return ((const int16_t *)data)[index];
-  case KILN_DTYPE_INT32:
-    return ((const int32_t *)data)[index];
-  case KILN_DTYPE_INT64:
-    return (double)((const int64_t *)data)[index];
-  case KILN_DTYPE_UINT8:
-  case KILN_DTYPE_BOOL:
-    return ((const uint8_t *)data)[index];
-  case KILN_DTYPE_UINT16:
-    return ((const uint16_t *)data)[index];
-  case KILN_DTYPE_UINT32:
-    return ((const uint32_t *)data)[index];
-  case KILN_DTYPE_UINT64:
-    return (double)((const uint64_t *)data)[index];
-  case KILN_DTYPE_COUNT_:
-    break;
-  }
-  return NAN;
-}
-
 void kiln_cli_print_summary(const char *label, const kiln_tensor_t *tensor) {
   char shape[256];
   kiln_shape_format(kiln_tensor_ndim(tensor), kiln_tensor_shape(tensor), shape, sizeof(shape));
@@ -75,7 +41,7 @@ void kiln_cli_print_summary(const char *label, const kiln_tensor_t *tensor) {
   if (count > 0) {
     double min = INFINITY, max = -INFINITY, sum = 0;
     for (int64_t i = 0; i < count; ++i) {
-      double value = kiln_cli_element(tensor, i);
+      double value = kiln_tensor_element_as_double(tensor, i);
       min = value < min ? value : min;
       max = value > max ? value : max;
       sum += value;

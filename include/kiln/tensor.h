@@ -118,6 +118,10 @@ int kiln_tensor_ndim(const kiln_tensor_t *tensor);
 const int64_t *kiln_tensor_shape(const kiln_tensor_t *tensor);
 int64_t kiln_tensor_element_count(const kiln_tensor_t *tensor);
 size_t kiln_tensor_byte_size(const kiln_tensor_t *tensor);
+/* Element `index` (row-major, in [0, element_count)) as a double: exact for
+ * floats and for integers up to 2^53; bool is 0 or 1. For summaries and
+ * comparisons, not for kernels. */
+double kiln_tensor_element_as_double(const kiln_tensor_t *tensor, int64_t index);
 
 #ifdef __cplusplus
 }

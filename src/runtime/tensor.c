@@ -15,6 +15,7 @@
  * retains are relaxed, and the release that reaches zero acquires every other
  * thread's writes before freeing.
  */
+#include <math.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -153,4 +154,38 @@ int64_t kiln_tensor_element_count(const kiln_tensor_t *tensor) {
 
 size_t kiln_tensor_byte_size(const kiln_tensor_t *tensor) {
   return tensor->byte_size;
+}
+
+double kiln_tensor_element_as_double(const kiln_tensor_t *tensor, int64_t index) {
+  const void *data = kiln_tensor_data(tensor);
+  switch (kiln_tensor_dtype(tensor)) {
+  case KILN_DTYPE_FLOAT32:
+    return ((const float *)data)[index];
+  case KILN_DTYPE_FLOAT16:
+    return kiln_float16_to_float32(((const uint16_t *)data)[index]);
+  case KILN_DTYPE_BFLOAT16:
+    return kiln_bfloat16_to_float32(((const uint16_t *)data)[index]);
+  case KILN_DTYPE_FLOAT64:
+    return ((const double *)data)[index];
+  case KILN_DTYPE_INT8:
+    return ((const int8_t *)data)[index];
+  case KILN_DTYPE_INT16:
+    return ((const int16_t *)data)[index];
+  case KILN_DTYPE_INT32:
+    return ((const int32_t *)data)[index];
+  case KILN_DTYPE_INT64:
+    return (double)((const int64_t *)data)[index];
+  case KILN_DTYPE_UINT8:
+  case KILN_DTYPE_BOOL:
+    return ((const uint8_t *)data)[index];
+  case KILN_DTYPE_UINT16:
+    return ((const uint16_t *)data)[index];
+  case KILN_DTYPE_UINT32:
+    return ((const uint32_t *)data)[index];
+  case KILN_DTYPE_UINT64:
+    return (double)((const uint64_t *)data)[index];
+  case KILN_DTYPE_COUNT_:
+    break;
+  }
+  return NAN;
 }

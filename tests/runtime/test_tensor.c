@@ -449,8 +449,53 @@ static void test_allocation_failures(void **state) {
   }
 }
 
+/* Every dtype reads back as the double it holds. */
+static void test_element_as_double(void **state) {
+  (void)state;
+  for (int d = 0; d < KILN_DTYPE_COUNT_; ++d) {
+    kiln_dtype_t dtype = (kiln_dtype_t)d;
+    kiln_tensor_t *tensor = NULL;
+    KILN_ASSERT_OK(
+        kiln_tensor_create(kiln_allocator_system(), dtype, 1, (const int64_t[]){2}, &tensor));
+    unsigned char *bytes = kiln_tensor_data(tensor);
+    size_t width = kiln_tensor_byte_size(tensor) / 2;
+    double expected = dtype == KILN_DTYPE_BOOL ? 1.0 : 3.0;
+    switch (dtype) {
+    case KILN_DTYPE_FLOAT32:
+      ((float *)bytes)[1] = 3.0f;
+      break;
+    case KILN_DTYPE_FLOAT64:
+      ((double *)bytes)[1] = 3.0;
+      break;
+    case KILN_DTYPE_FLOAT16:
+      ((uint16_t *)bytes)[1] = kiln_float32_to_float16(3.0f);
+      break;
+    case KILN_DTYPE_BFLOAT16:
+      ((uint16_t *)bytes)[1] = kiln_float32_to_bfloat16(3.0f);
+      break;
+    case KILN_DTYPE_INT8:
+    case KILN_DTYPE_INT16:
+    case KILN_DTYPE_INT32:
+    case KILN_DTYPE_INT64:
+    case KILN_DTYPE_UINT8:
+    case KILN_DTYPE_UINT16:
+    case KILN_DTYPE_UINT32:
+    case KILN_DTYPE_UINT64:
+    case KILN_DTYPE_BOOL:
+      bytes[width] = (unsigned char)expected; /* little-endian low byte */
+      break;
+    case KILN_DTYPE_COUNT_:
+      break;
+    }
+    assert_true(kiln_tensor_element_as_double(tensor, 0) == 0.0);
+    assert_true(kiln_tensor_element_as_double(tensor, 1) == expected);
+    kiln_tensor_release(tensor);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_element_as_double),
       cmocka_unit_test(test_element_count),
       cmocka_unit_test(test_element_count_errors),
       cmocka_unit_test(test_byte_size),
