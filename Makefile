@@ -7,7 +7,7 @@ ASAN_BUILD_DIR ?= build-asan
 BUILD_TYPE     ?= Release
 JOBS           ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build run test test-sanitize format check-format clean
+.PHONY: all deps build run test test-sanitize conformance format check-format clean
 
 all: build
 
@@ -31,6 +31,13 @@ test-sanitize: deps
 	cmake -S . -B $(ASAN_BUILD_DIR) -DCMAKE_BUILD_TYPE=Debug -DKILN_SANITIZE=ON
 	cmake --build $(ASAN_BUILD_DIR) -j$(JOBS)
 	ctest --test-dir $(ASAN_BUILD_DIR) --output-on-failure -j$(JOBS)
+
+# ONNX's backend node tests: regenerates docs/conformance.md and the list of
+# passing cases that CI holds kiln to (tests/onnx/conformance_pass.txt). Run it
+# after improving an operator and commit both files (docs/contributing.md).
+conformance: build
+	$(BUILD_DIR)/tools/kiln conformance --report docs/conformance.md \
+	  --write-pass-list tests/onnx/conformance_pass.txt
 
 format:
 	git ls-files '*.c' '*.h' | xargs clang-format -i
