@@ -10,7 +10,7 @@ JOBS           ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_BUILD_DIR ?= build-fuzz
 FUZZ_SECONDS   ?= 60
 
-.PHONY: all deps build run test test-sanitize fuzz format check-format clean
+.PHONY: all deps build run test test-sanitize fuzz conformance format check-format clean
 
 all: build
 
@@ -40,6 +40,13 @@ fuzz: deps
 	CC=clang cmake -S . -B $(FUZZ_BUILD_DIR) -DCMAKE_BUILD_TYPE=Debug -DKILN_FUZZ=ON
 	cmake --build $(FUZZ_BUILD_DIR) --target fuzz_onnx_import -j$(JOBS)
 	sh scripts/fuzz-onnx.sh $(FUZZ_BUILD_DIR)/tests/fuzz_onnx_import $(FUZZ_SECONDS)
+
+# ONNX's backend node tests: regenerates docs/conformance.md and the list of
+# passing cases that CI holds kiln to (tests/onnx/conformance_pass.txt). Run it
+# after improving an operator and commit both files (docs/contributing.md).
+conformance: build
+	$(BUILD_DIR)/tools/kiln conformance --report docs/conformance.md \
+	  --write-pass-list tests/onnx/conformance_pass.txt
 
 format:
 	git ls-files '*.c' '*.h' | xargs clang-format -i

@@ -196,6 +196,10 @@ static const kiln_cli_command_t kiln_cli_commands[] = {
      "Y.npy...] "
      "[--input-shape NAME=DIMS...] [--batch N] [--image-size N] [--seed N]",
      "run a model on the reference interpreter", kiln_cli_interp},
+    {"conformance",
+     "kiln conformance [CASES_DIR] [--report FILE.md] [--pass-list FILE] [--write-pass-list FILE] "
+     "[--filter TEXT] [--jobs N] [--timeout SECONDS] [--verbose]",
+     "run ONNX's backend node tests on the importer and interpreter", kiln_cli_conformance},
 };
 
 static const size_t kiln_cli_command_count =
