@@ -6,27 +6,7 @@ set -u
 kiln=$1
 data=$2
 models=${3:-}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-
-# expect EXIT_CODE STREAM PATTERN -- COMMAND...: runs COMMAND, checks its exit
-# code and that STREAM (out or err) contains PATTERN (a grep -E pattern).
-expect() {
-  code=$1 stream=$2 pattern=$3
-  shift 4
-  "$@" >"$work/out" 2>"$work/err"
-  got=$?
-  if [ "$got" -ne "$code" ]; then
-    echo "FAIL: $*: exit $got, expected $code"; cat "$work/out" "$work/err"
-    failures=$((failures + 1)); return
-  fi
-  if ! grep -Eq "$pattern" "$work/$stream"; then
-    echo "FAIL: $*: std$stream lacks /$pattern/:"; cat "$work/$stream"
-    failures=$((failures + 1)); return
-  fi
-  echo "ok: $* -> $code, std$stream has /$pattern/"
-}
+. "$(dirname "$0")/expect.sh"
 
 expect 0 out "usage: kiln COMMAND" -- "$kiln" --help
 expect 0 out "npy-info" -- "$kiln" help

@@ -17,30 +17,7 @@ if [ ! -d "$source/test_abs" ] || [ ! -d "$source/test_add" ]; then
   echo "skipped: the ONNX backend node tests are not in $source (libonnx-testdata)"
   exit 77
 fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
-
-# expect EXIT_CODE STREAM PATTERN -- COMMAND...: runs COMMAND, checks its exit
-# code and that STREAM (out or err) contains PATTERN (a grep -E pattern).
-expect() {
-  code=$1 stream=$2 pattern=$3
-  shift 4
-  "$@" >"$work/out" 2>"$work/err"
-  got=$?
-  if [ "$got" -ne "$code" ]; then
-    fail "$*: exit $got, expected $code"; cat "$work/out" "$work/err"; return
-  fi
-  if ! grep -Eq -- "$pattern" "$work/$stream"; then
-    fail "$*: std$stream lacks /$pattern/:"; cat "$work/$stream"; return
-  fi
-  echo "ok: $* -> $code, std$stream has /$pattern/"
-}
+. "$(dirname "$0")/expect.sh"
 
 # has FILE PATTERN: FILE has a line matching PATTERN (grep -E).
 has() {
