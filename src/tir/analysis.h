@@ -1,0 +1,88 @@
+/*
+ * Arithmetic analysis of integer index expressions: bounds and linear forms.
+ *
+ * The analyzer keeps a scoped stack of known variable ranges (var -> [min,
+ * max], pushed by loops and lets, popped when their body is done). Bound
+ * analysis walks an integer scalar expression with interval arithmetic in
+ * int64: constants, bound variables, + - *, min/max, floordiv and floormod
+ * by constants, select, widening casts. A variable with no known range, and
+ * any node the rules do not cover, gets its dtype's full range. The result
+ * says `exact` when it was computed without int64 overflow; callers that
+ * reason about values (the simplifier) also check that the interval fits the
+ * expression's dtype, which proves no wrap-around happened on the way.
+ *
+ * A linear form writes an integer expression as sum(coeff * atom) + constant,
+ * where an atom is any subexpression that is not + - or a multiplication by a
+ * constant (a variable, a load, a floordiv, ...). Equal atoms (structural
+ * equality) merge, so (i*4 + j) - (j + i*4) has no terms and constant 0.
+ * Since + - * on wrapping integers form a ring, rewriting an expression into
+ * its linear form never changes its value, overflow or not; only the rules
+ * that compare or divide need the bounds.
+ */
+#ifndef KILN_TIR_ANALYSIS_H_
+#define KILN_TIR_ANALYSIS_H_
+
+#include "base/array.h"
+#include "tir/tir.h"
+
+typedef struct kiln_tir_interval_t {
+  int64_t min;
+  int64_t max;
+  int exact; /* 0: int64 overflowed or not an integer; min/max then mean nothing */
+} kiln_tir_interval_t;
+
+typedef struct kiln_tir_analyzer_t {
+  kiln_array_t ranges; /* kiln_tir_var_range_t, innermost last */
+} kiln_tir_analyzer_t;
+
+typedef struct kiln_tir_var_range_t {
+  const kiln_tir_var_t *var;
+  int64_t min;
+  int64_t max;
+} kiln_tir_var_range_t;
+
+void kiln_tir_analyzer_initialize(kiln_tir_analyzer_t *analyzer, kiln_allocator_t allocator);
+void kiln_tir_analyzer_deinitialize(kiln_tir_analyzer_t *analyzer);
+/* Pushes var in [min, max] (inclusive); INVALID_ARGUMENT when min > max. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_tir_analyzer_bind(kiln_tir_analyzer_t *analyzer,
+                                                          const kiln_tir_var_t *var, int64_t min,
+                                                          int64_t max);
+/* Pops the innermost binding. */
+void kiln_tir_analyzer_unbind(kiln_tir_analyzer_t *analyzer);
+
+/* The values `expr` (an integer or bool scalar) can take. */
+kiln_tir_interval_t kiln_tir_analyzer_bound(const kiln_tir_analyzer_t *analyzer,
+                                            const kiln_tir_expr_t *expr);
+/* Whether `interval` is exact and inside `dtype`'s range. */
+int kiln_tir_interval_fits(kiln_tir_interval_t interval, kiln_tir_dtype_t dtype);
+
+#define KILN_TIR_LINEAR_MAX_TERMS 16
+
+typedef struct kiln_tir_linear_term_t {
+  const kiln_tir_expr_t *atom;
+  int64_t coeff; /* never 0 */
+} kiln_tir_linear_term_t;
+
+typedef struct kiln_tir_linear_t {
+  kiln_tir_dtype_t dtype;
+  int64_t constant;
+  int count;
+  kiln_tir_linear_term_t terms[KILN_TIR_LINEAR_MAX_TERMS];
+} kiln_tir_linear_t;
+
+/* The linear form of an integer scalar `expr`; 0 when it has none (too many
+ * terms, or a coefficient overflows int64). */
+int kiln_tir_linear_from_expr(const kiln_tir_expr_t *expr, kiln_tir_linear_t *out);
+/* a + scale * b (same dtype); 0 on overflow or too many terms. */
+int kiln_tir_linear_add_scaled(kiln_tir_linear_t *a, const kiln_tir_linear_t *b, int64_t scale);
+/* The interval of a linear form given its atoms' bounds. */
+kiln_tir_interval_t kiln_tir_linear_bound(const kiln_tir_analyzer_t *analyzer,
+                                          const kiln_tir_linear_t *linear);
+/* Builds the canonical expression: terms in order, coefficient 1 bare,
+ * negative coefficients subtracted, the constant last; 0 when empty. Fails
+ * (OUT_OF_RANGE) when a coefficient or the constant does not fit the dtype. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_tir_linear_to_expr(kiln_arena_t *arena,
+                                                           const kiln_tir_linear_t *linear,
+                                                           const kiln_tir_expr_t **out_expr);
+
+#endif /* KILN_TIR_ANALYSIS_H_ */

@@ -1,0 +1,314 @@
+/*
+ * Arithmetic on interpreter values; see interp_value.h.
+ *
+ * Integer + - * are done in uint64 (defined wrap-around) and wrapped to the
+ * dtype; floordiv and floormod are computed from C's truncating division
+ * with the sign fix-up, with INT64_MIN / -1 handled by wrapping. Float-to-int
+ * casts that do not fit the target (or NaN) are errors rather than C's
+ * undefined behaviour.
+ */
+#include "tir/interp_value.h"
+
+#include <math.h>
+
+kiln_status_t kiln_tir_value_check_dtype(kiln_tir_dtype_t dtype) {
+  switch (dtype.base) {
+  case KILN_DTYPE_FLOAT32:
+  case KILN_DTYPE_FLOAT64:
+  case KILN_DTYPE_INT8:
+  case KILN_DTYPE_INT16:
+  case KILN_DTYPE_INT32:
+  case KILN_DTYPE_INT64:
+  case KILN_DTYPE_UINT8:
+  case KILN_DTYPE_UINT16:
+  case KILN_DTYPE_UINT32:
+  case KILN_DTYPE_BOOL:
+    return KILN_OK;
+  case KILN_DTYPE_FLOAT16:
+  case KILN_DTYPE_BFLOAT16:
+  case KILN_DTYPE_UINT64:
+  case KILN_DTYPE_COUNT_:
+    break;
+  }
+  return KILN_STATUS(UNIMPLEMENTED, "the loop-IR interpreter does not support %s",
+                     kiln_dtype_name(dtype.base));
+}
+
+int64_t kiln_tir_value_wrap_int(kiln_dtype_t base, int64_t v) {
+  if (base == KILN_DTYPE_BOOL) {
+    return v != 0;
+  }
+  DLDataType dl = kiln_dtype_to_dl(base);
+  if (dl.bits >= 64) {
+    return v;
+  }
+  uint64_t mask = (UINT64_C(1) << dl.bits) - 1;
+  uint64_t low = (uint64_t)v & mask;
+  if (dl.code == kDLInt && (low >> (dl.bits - 1))) {
+    low |= ~mask; /* sign-extend */
+  }
+  return (int64_t)low;
+}
+
+double kiln_tir_value_round_float(kiln_dtype_t base, double v) {
+  return base == KILN_DTYPE_FLOAT32 ? (double)(float)v : v;
+}
+
+int64_t kiln_tir_floordiv(int64_t a, int64_t b) {
+  if (b == -1) {
+    return (int64_t)(0 - (uint64_t)a);
+  }
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+int64_t kiln_tir_floormod(int64_t a, int64_t b) {
+  if (b == -1) {
+    return 0;
+  }
+  int64_t r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
+static int64_t int_binary(kiln_tir_expr_kind_t kind, int64_t x, int64_t y) {
+  switch (kind) {
+  case KILN_TIR_EXPR_ADD:
+    return (int64_t)((uint64_t)x + (uint64_t)y);
+  case KILN_TIR_EXPR_SUB:
+    return (int64_t)((uint64_t)x - (uint64_t)y);
+  case KILN_TIR_EXPR_MUL:
+    return (int64_t)((uint64_t)x * (uint64_t)y);
+  case KILN_TIR_EXPR_FLOOR_DIV:
+    return kiln_tir_floordiv(x, y);
+  case KILN_TIR_EXPR_FLOOR_MOD:
+    return kiln_tir_floormod(x, y);
+  case KILN_TIR_EXPR_MIN:
+    return x < y ? x : y;
+  case KILN_TIR_EXPR_MAX:
+    return x > y ? x : y;
+  case KILN_TIR_EXPR_EQ:
+    return x == y;
+  case KILN_TIR_EXPR_NE:
+    return x != y;
+  case KILN_TIR_EXPR_LT:
+    return x < y;
+  case KILN_TIR_EXPR_LE:
+    return x <= y;
+  case KILN_TIR_EXPR_GT:
+    return x > y;
+  case KILN_TIR_EXPR_GE:
+    return x >= y;
+  case KILN_TIR_EXPR_AND:
+    return x && y;
+  case KILN_TIR_EXPR_OR:
+    return x || y;
+  case KILN_TIR_EXPR_DIV:
+  case KILN_TIR_EXPR_INT_IMM:
+  case KILN_TIR_EXPR_FLOAT_IMM:
+  case KILN_TIR_EXPR_VAR:
+  case KILN_TIR_EXPR_NOT:
+  case KILN_TIR_EXPR_SELECT:
+  case KILN_TIR_EXPR_CAST:
+  case KILN_TIR_EXPR_BUFFER_LOAD:
+  case KILN_TIR_EXPR_RAMP:
+  case KILN_TIR_EXPR_BROADCAST:
+  case KILN_TIR_EXPR_CALL:
+  case KILN_TIR_EXPR_LET:
+  case KILN_TIR_EXPR_KIND_COUNT_:
+    break;
+  }
+  return 0; /* constructors admit no other kind on integers */
+}
+
+/* Float arithmetic kinds give a float; comparisons give 0/1 in *out_bool. */
+static double float_binary(kiln_tir_expr_kind_t kind, double x, double y, int64_t *out_bool) {
+  switch (kind) {
+  case KILN_TIR_EXPR_ADD:
+    return x + y;
+  case KILN_TIR_EXPR_SUB:
+    return x - y;
+  case KILN_TIR_EXPR_MUL:
+    return x * y;
+  case KILN_TIR_EXPR_DIV:
+    return x / y;
+  case KILN_TIR_EXPR_MIN:
+    return x < y ? x : y;
+  case KILN_TIR_EXPR_MAX:
+    return x > y ? x : y;
+  case KILN_TIR_EXPR_EQ:
+    *out_bool = x == y;
+    return 0;
+  case KILN_TIR_EXPR_NE:
+    *out_bool = x != y;
+    return 0;
+  case KILN_TIR_EXPR_LT:
+    *out_bool = x < y;
+    return 0;
+  case KILN_TIR_EXPR_LE:
+    *out_bool = x <= y;
+    return 0;
+  case KILN_TIR_EXPR_GT:
+    *out_bool = x > y;
+    return 0;
+  case KILN_TIR_EXPR_GE:
+    *out_bool = x >= y;
+    return 0;
+  case KILN_TIR_EXPR_FLOOR_DIV:
+  case KILN_TIR_EXPR_FLOOR_MOD:
+  case KILN_TIR_EXPR_AND:
+  case KILN_TIR_EXPR_OR:
+  case KILN_TIR_EXPR_INT_IMM:
+  case KILN_TIR_EXPR_FLOAT_IMM:
+  case KILN_TIR_EXPR_VAR:
+  case KILN_TIR_EXPR_NOT:
+  case KILN_TIR_EXPR_SELECT:
+  case KILN_TIR_EXPR_CAST:
+  case KILN_TIR_EXPR_BUFFER_LOAD:
+  case KILN_TIR_EXPR_RAMP:
+  case KILN_TIR_EXPR_BROADCAST:
+  case KILN_TIR_EXPR_CALL:
+  case KILN_TIR_EXPR_LET:
+  case KILN_TIR_EXPR_KIND_COUNT_:
+    break;
+  }
+  return 0;
+}
+
+kiln_status_t kiln_tir_value_binary(kiln_tir_expr_kind_t kind, const kiln_tir_value_t *a,
+                                    const kiln_tir_value_t *b, kiln_tir_dtype_t out_dtype,
+                                    kiln_tir_value_t *out) {
+  out->dtype = out_dtype;
+  int is_float = kiln_tir_dtype_is_float(a->dtype);
+  for (int l = 0; l < a->dtype.lanes; ++l) {
+    if (is_float) {
+      int64_t flag = 0;
+      double r = float_binary(kind, a->lanes.f[l], b->lanes.f[l], &flag);
+      if (kiln_tir_dtype_is_bool(out_dtype)) {
+        out->lanes.i[l] = flag;
+      } else {
+        out->lanes.f[l] = kiln_tir_value_round_float(out_dtype.base, r);
+      }
+      continue;
+    }
+    if ((kind == KILN_TIR_EXPR_FLOOR_DIV || kind == KILN_TIR_EXPR_FLOOR_MOD) &&
+        b->lanes.i[l] == 0) {
+      return KILN_STATUS(INVALID_ARGUMENT, "%s: division by zero (%lld by 0)",
+                         kiln_tir_expr_kind_name(kind), (long long)a->lanes.i[l]);
+    }
+    out->lanes.i[l] =
+        kiln_tir_value_wrap_int(out_dtype.base, int_binary(kind, a->lanes.i[l], b->lanes.i[l]));
+  }
+  return KILN_OK;
+}
+
+kiln_status_t kiln_tir_value_cast(kiln_tir_dtype_t dtype, const kiln_tir_value_t *a,
+                                  kiln_tir_value_t *out) {
+  KILN_RETURN_IF_ERROR(kiln_tir_value_check_dtype(dtype));
+  out->dtype = dtype;
+  int from_float = kiln_tir_dtype_is_float(a->dtype), to_float = kiln_tir_dtype_is_float(dtype);
+  for (int l = 0; l < dtype.lanes; ++l) {
+    if (to_float) {
+      double v = from_float ? a->lanes.f[l] : (double)a->lanes.i[l];
+      out->lanes.f[l] = kiln_tir_value_round_float(dtype.base, v);
+    } else if (!from_float) {
+      out->lanes.i[l] = kiln_tir_value_wrap_int(dtype.base, a->lanes.i[l]);
+    } else if (kiln_tir_dtype_is_bool(dtype)) {
+      out->lanes.i[l] = a->lanes.f[l] != 0;
+    } else {
+      double t = trunc(a->lanes.f[l]);
+      int64_t lo = 0, hi = 0;
+      kiln_tir_dtype_int_range(dtype.base, &lo, &hi);
+      if (!(t >= (double)lo && t <= (double)hi) || t >= 9223372036854775808.0) {
+        return KILN_STATUS(OUT_OF_RANGE, "Cast: %g does not fit %s", a->lanes.f[l],
+                           kiln_dtype_name(dtype.base));
+      }
+      out->lanes.i[l] = (int64_t)t;
+    }
+  }
+  return KILN_OK;
+}
+
+static float call_f32(kiln_tir_intrinsic_t op, float x, float y, float z) {
+  switch (op) {
+  case KILN_TIR_INTRINSIC_EXP:
+    return expf(x);
+  case KILN_TIR_INTRINSIC_LOG:
+    return logf(x);
+  case KILN_TIR_INTRINSIC_SQRT:
+    return sqrtf(x);
+  case KILN_TIR_INTRINSIC_RSQRT:
+    return 1.0f / sqrtf(x);
+  case KILN_TIR_INTRINSIC_ERF:
+    return erff(x);
+  case KILN_TIR_INTRINSIC_TANH:
+    return tanhf(x);
+  case KILN_TIR_INTRINSIC_SIGMOID:
+    return 1.0f / (1.0f + expf(-x));
+  case KILN_TIR_INTRINSIC_FABS:
+    return fabsf(x);
+  case KILN_TIR_INTRINSIC_FLOOR:
+    return floorf(x);
+  case KILN_TIR_INTRINSIC_CEIL:
+    return ceilf(x);
+  case KILN_TIR_INTRINSIC_ROUND:
+    return nearbyintf(x);
+  case KILN_TIR_INTRINSIC_TRUNC:
+    return truncf(x);
+  case KILN_TIR_INTRINSIC_POW:
+    return powf(x, y);
+  case KILN_TIR_INTRINSIC_FMA:
+    return fmaf(x, y, z);
+  case KILN_TIR_INTRINSIC_COUNT_:
+    break;
+  }
+  return 0;
+}
+
+static double call_f64(kiln_tir_intrinsic_t op, double x, double y, double z) {
+  switch (op) {
+  case KILN_TIR_INTRINSIC_EXP:
+    return exp(x);
+  case KILN_TIR_INTRINSIC_LOG:
+    return log(x);
+  case KILN_TIR_INTRINSIC_SQRT:
+    return sqrt(x);
+  case KILN_TIR_INTRINSIC_RSQRT:
+    return 1.0 / sqrt(x);
+  case KILN_TIR_INTRINSIC_ERF:
+    return erf(x);
+  case KILN_TIR_INTRINSIC_TANH:
+    return tanh(x);
+  case KILN_TIR_INTRINSIC_SIGMOID:
+    return 1.0 / (1.0 + exp(-x));
+  case KILN_TIR_INTRINSIC_FABS:
+    return fabs(x);
+  case KILN_TIR_INTRINSIC_FLOOR:
+    return floor(x);
+  case KILN_TIR_INTRINSIC_CEIL:
+    return ceil(x);
+  case KILN_TIR_INTRINSIC_ROUND:
+    return nearbyint(x);
+  case KILN_TIR_INTRINSIC_TRUNC:
+    return trunc(x);
+  case KILN_TIR_INTRINSIC_POW:
+    return pow(x, y);
+  case KILN_TIR_INTRINSIC_FMA:
+    return fma(x, y, z);
+  case KILN_TIR_INTRINSIC_COUNT_:
+    break;
+  }
+  return 0;
+}
+
+void kiln_tir_value_call(kiln_tir_intrinsic_t op, int num_args, const kiln_tir_value_t *args,
+                         kiln_tir_value_t *out) {
+  out->dtype = args[0].dtype;
+  for (int l = 0; l < out->dtype.lanes; ++l) {
+    double x = args[0].lanes.f[l];
+    double y = num_args > 1 ? args[1].lanes.f[l] : 0;
+    double z = num_args > 2 ? args[2].lanes.f[l] : 0;
+    out->lanes.f[l] = out->dtype.base == KILN_DTYPE_FLOAT32
+                          ? (double)call_f32(op, (float)x, (float)y, (float)z)
+                          : call_f64(op, x, y, z);
+  }
+}

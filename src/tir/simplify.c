@@ -1,0 +1,606 @@
+/*
+ * The simplifier; see simplify.h.
+ *
+ * One mutator whose expression rule for every kind first rebuilds the node
+ * from simplified children (the default rule) and then tries the rewrite for
+ * its kind. Loops, lets and let statements have their own rules: they bind
+ * the variable's range in the analyzer around their body. Every rule that
+ * needs a fact gets it from analysis.h and returns the node unchanged when
+ * the fact cannot be proved, so a rule "not firing" is the default path.
+ */
+#include "tir/simplify.h"
+
+#include "tir/functor.h"
+#include "tir/interp_value.h"
+
+typedef struct simplifier_t {
+  kiln_tir_mutator_t mutator; /* first: rules get &simplifier->mutator */
+  kiln_tir_analyzer_t *analyzer;
+} simplifier_t;
+
+static kiln_arena_t *arena_of(simplifier_t *s) {
+  return s->mutator.arena;
+}
+
+static int as_float(const kiln_tir_expr_t *e, double *out) {
+  if (e->kind != KILN_TIR_EXPR_FLOAT_IMM) {
+    return 0;
+  }
+  *out = ((const kiln_tir_float_imm_t *)e)->value;
+  return 1;
+}
+
+static int fits(kiln_tir_dtype_t dtype, int64_t v) {
+  int64_t lo = 0, hi = 0;
+  kiln_tir_dtype_int_range(dtype.base, &lo, &hi);
+  return v >= lo && v <= hi;
+}
+
+static kiln_status_t make_int(simplifier_t *s, kiln_tir_dtype_t dtype, int64_t v,
+                              const kiln_tir_expr_t **out) {
+  return kiln_tir_int_imm_create(arena_of(s), dtype, v, out);
+}
+
+static kiln_status_t make_bool(simplifier_t *s, int v, const kiln_tir_expr_t **out) {
+  return make_int(s, kiln_tir_scalar(KILN_DTYPE_BOOL), v != 0, out);
+}
+
+/* ---- constant folding ---- */
+
+/* 1 and *out set when the integer operation folds exactly. */
+static int fold_int(kiln_tir_expr_kind_t kind, int64_t x, int64_t y, int64_t *out) {
+  switch (kind) {
+  case KILN_TIR_EXPR_ADD:
+    return !__builtin_add_overflow(x, y, out);
+  case KILN_TIR_EXPR_SUB:
+    return !__builtin_sub_overflow(x, y, out);
+  case KILN_TIR_EXPR_MUL:
+    return !__builtin_mul_overflow(x, y, out);
+  case KILN_TIR_EXPR_FLOOR_DIV:
+    *out = y ? kiln_tir_floordiv(x, y) : 0;
+    return y != 0 && !(x == INT64_MIN && y == -1);
+  case KILN_TIR_EXPR_FLOOR_MOD:
+    *out = y ? kiln_tir_floormod(x, y) : 0;
+    return y != 0;
+  case KILN_TIR_EXPR_MIN:
+    *out = x < y ? x : y;
+    return 1;
+  case KILN_TIR_EXPR_MAX:
+    *out = x > y ? x : y;
+    return 1;
+  case KILN_TIR_EXPR_EQ:
+    *out = x == y;
+    return 1;
+  case KILN_TIR_EXPR_NE:
+    *out = x != y;
+    return 1;
+  case KILN_TIR_EXPR_LT:
+    *out = x < y;
+    return 1;
+  case KILN_TIR_EXPR_LE:
+    *out = x <= y;
+    return 1;
+  case KILN_TIR_EXPR_GT:
+    *out = x > y;
+    return 1;
+  case KILN_TIR_EXPR_GE:
+    *out = x >= y;
+    return 1;
+  case KILN_TIR_EXPR_AND:
+    *out = x && y;
+    return 1;
+  case KILN_TIR_EXPR_OR:
+    *out = x || y;
+    return 1;
+  case KILN_TIR_EXPR_DIV:
+  case KILN_TIR_EXPR_INT_IMM:
+  case KILN_TIR_EXPR_FLOAT_IMM:
+  case KILN_TIR_EXPR_VAR:
+  case KILN_TIR_EXPR_NOT:
+  case KILN_TIR_EXPR_SELECT:
+  case KILN_TIR_EXPR_CAST:
+  case KILN_TIR_EXPR_BUFFER_LOAD:
+  case KILN_TIR_EXPR_RAMP:
+  case KILN_TIR_EXPR_BROADCAST:
+  case KILN_TIR_EXPR_CALL:
+  case KILN_TIR_EXPR_LET:
+  case KILN_TIR_EXPR_KIND_COUNT_:
+    break;
+  }
+  return 0;
+}
+
+static kiln_status_t fold_float(simplifier_t *s, const kiln_tir_binary_t *n, double x, double y,
+                                const kiln_tir_expr_t **out) {
+  kiln_tir_dtype_t dtype = n->a->dtype;
+  if (dtype.base != KILN_DTYPE_FLOAT32 && dtype.base != KILN_DTYPE_FLOAT64) {
+    *out = &n->base;
+    return KILN_OK;
+  }
+  kiln_tir_value_t a = {.dtype = dtype}, b = {.dtype = dtype}, r;
+  a.lanes.f[0] = x;
+  b.lanes.f[0] = y;
+  if (n->base.kind == KILN_TIR_EXPR_DIV && y == 0) {
+    *out = &n->base; /* never fold a division by zero */
+    return KILN_OK;
+  }
+  KILN_RETURN_IF_ERROR(kiln_tir_value_binary(n->base.kind, &a, &b, n->base.dtype, &r));
+  if (kiln_tir_dtype_is_bool(n->base.dtype)) {
+    return make_bool(s, (int)r.lanes.i[0], out);
+  }
+  return kiln_tir_float_imm_create(arena_of(s), n->base.dtype, r.lanes.f[0], out);
+}
+
+/* Folds a binary node with two constant operands; *out = the node otherwise. */
+static kiln_status_t fold_binary(simplifier_t *s, const kiln_tir_binary_t *n,
+                                 const kiln_tir_expr_t **out) {
+  *out = &n->base;
+  int64_t x = 0, y = 0, r = 0;
+  double fx = 0, fy = 0;
+  if (kiln_tir_expr_as_int(n->a, &x) && kiln_tir_expr_as_int(n->b, &y)) {
+    if (fold_int(n->base.kind, x, y, &r) && fits(n->base.dtype, r)) {
+      return make_int(s, n->base.dtype, r, out);
+    }
+    return KILN_OK;
+  }
+  if (as_float(n->a, &fx) && as_float(n->b, &fy)) {
+    return fold_float(s, n, fx, fy, out);
+  }
+  return KILN_OK;
+}
+
+static kiln_status_t fold_cast(simplifier_t *s, const kiln_tir_cast_t *n,
+                               const kiln_tir_expr_t **out) {
+  *out = &n->base;
+  kiln_tir_dtype_t to = n->base.dtype;
+  int64_t x = 0;
+  double f = 0;
+  int from_int = kiln_tir_expr_as_int(n->value, &x), from_float = as_float(n->value, &f);
+  if ((!from_int && !from_float) ||
+      (to.base != KILN_DTYPE_FLOAT32 && to.base != KILN_DTYPE_FLOAT64 &&
+       !kiln_tir_dtype_is_int(to) && !kiln_tir_dtype_is_bool(to)) ||
+      (from_float && n->value->dtype.base != KILN_DTYPE_FLOAT32 &&
+       n->value->dtype.base != KILN_DTYPE_FLOAT64)) {
+    return KILN_OK;
+  }
+  kiln_tir_value_t v = {.dtype = n->value->dtype}, r;
+  if (from_int) {
+    v.lanes.i[0] = x;
+  } else {
+    v.lanes.f[0] = f;
+  }
+  kiln_status_t status = kiln_tir_value_cast(to, &v, &r);
+  if (status) { /* a float that does not fit: leave it for run time to report */
+    kiln_status_free(status);
+    return KILN_OK;
+  }
+  if (kiln_tir_dtype_is_float(to)) {
+    return kiln_tir_float_imm_create(arena_of(s), to, r.lanes.f[0], out);
+  }
+  return make_int(s, to, r.lanes.i[0], out);
+}
+
+/* ---- linear forms ---- */
+
+static int linear_emittable(const kiln_tir_linear_t *l) {
+  if (!fits(l->dtype, l->constant) || l->constant == INT64_MIN) {
+    return 0;
+  }
+  for (int i = 0; i < l->count; ++i) {
+    if (!fits(l->dtype, l->terms[i].coeff) || l->terms[i].coeff == INT64_MIN ||
+        !fits(l->dtype, -l->terms[i].coeff)) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* The canonical expression of `l`, or `fallback` when it cannot be written
+ * in the dtype or is the same as `fallback`. */
+static kiln_status_t emit_linear(simplifier_t *s, const kiln_tir_linear_t *l,
+                                 const kiln_tir_expr_t *fallback, const kiln_tir_expr_t **out) {
+  *out = fallback;
+  if (!linear_emittable(l)) {
+    return KILN_OK;
+  }
+  const kiln_tir_expr_t *e = NULL;
+  KILN_RETURN_IF_ERROR(kiln_tir_linear_to_expr(arena_of(s), l, &e));
+  if (!kiln_tir_expr_equal(e, fallback)) {
+    *out = e;
+  }
+  return KILN_OK;
+}
+
+/* The linear form of `e` when its value provably equals it (no wrap). */
+static int exact_linear(simplifier_t *s, const kiln_tir_expr_t *e, kiln_tir_linear_t *out) {
+  return kiln_tir_linear_from_expr(e, out) &&
+         kiln_tir_interval_fits(kiln_tir_linear_bound(s->analyzer, out), e->dtype);
+}
+
+/* Bounds of a - b, when both are exact; 0 otherwise. */
+static int difference_bound(simplifier_t *s, const kiln_tir_expr_t *a, const kiln_tir_expr_t *b,
+                            kiln_tir_interval_t *out) {
+  kiln_tir_linear_t la, lb;
+  if (!kiln_tir_dtype_is_int(a->dtype) || a->dtype.lanes != 1 || !exact_linear(s, a, &la) ||
+      !exact_linear(s, b, &lb) || !kiln_tir_linear_add_scaled(&la, &lb, -1)) {
+    return 0;
+  }
+  *out = kiln_tir_linear_bound(s->analyzer, &la);
+  return out->exact;
+}
+
+/* ---- bound-based rules ---- */
+
+static kiln_status_t rewrite_div_mod(simplifier_t *s, const kiln_tir_binary_t *n,
+                                     const kiln_tir_expr_t **out) {
+  *out = &n->base;
+  int64_t c = 0;
+  kiln_tir_linear_t a;
+  if (!kiln_tir_expr_as_int(n->b, &c) || c <= 0 || !exact_linear(s, n->a, &a)) {
+    return KILN_OK;
+  }
+  int div = n->base.kind == KILN_TIR_EXPR_FLOOR_DIV;
+  kiln_tir_linear_t q = {.dtype = a.dtype}, r = {.dtype = a.dtype};
+  q.constant = kiln_tir_floordiv(a.constant, c);
+  r.constant = kiln_tir_floormod(a.constant, c);
+  for (int i = 0; i < a.count; ++i) {
+    kiln_tir_linear_t *part = a.terms[i].coeff % c == 0 ? &q : &r;
+    part->terms[part->count] = a.terms[i];
+    part->terms[part->count].coeff = part == &q ? a.terms[i].coeff / c : a.terms[i].coeff;
+    part->count++;
+  }
+  kiln_tir_interval_t rb = kiln_tir_linear_bound(s->analyzer, &r);
+  if (!rb.exact || rb.min < 0 || rb.max >= c) {
+    return KILN_OK; /* the remainder may leave [0, c): the rule must not fire */
+  }
+  return emit_linear(s, div ? &q : &r, &n->base, out);
+}
+
+static kiln_status_t rewrite_min_max(simplifier_t *s, const kiln_tir_binary_t *n,
+                                     const kiln_tir_expr_t **out) {
+  *out = &n->base;
+  kiln_tir_interval_t d;
+  if (!difference_bound(s, n->a, n->b, &d)) {
+    return KILN_OK;
+  }
+  int is_min = n->base.kind == KILN_TIR_EXPR_MIN;
+  if (d.max <= 0) { /* a <= b */
+    *out = is_min ? n->a : n->b;
+  } else if (d.min >= 0) { /* a >= b */
+    *out = is_min ? n->b : n->a;
+  }
+  return KILN_OK;
+}
+
+/* -1: unknown, else the truth of `kind` given the bounds of a - b. */
+static int decide_compare(kiln_tir_expr_kind_t kind, kiln_tir_interval_t d) {
+  switch (kind) {
+  case KILN_TIR_EXPR_LT:
+    return d.max < 0 ? 1 : d.min >= 0 ? 0 : -1;
+  case KILN_TIR_EXPR_LE:
+    return d.max <= 0 ? 1 : d.min > 0 ? 0 : -1;
+  case KILN_TIR_EXPR_GT:
+    return d.min > 0 ? 1 : d.max <= 0 ? 0 : -1;
+  case KILN_TIR_EXPR_GE:
+    return d.min >= 0 ? 1 : d.max < 0 ? 0 : -1;
+  case KILN_TIR_EXPR_EQ:
+    return (d.min == 0 && d.max == 0) ? 1 : (d.min > 0 || d.max < 0) ? 0 : -1;
+  case KILN_TIR_EXPR_NE:
+    return (d.min == 0 && d.max == 0) ? 0 : (d.min > 0 || d.max < 0) ? 1 : -1;
+  case KILN_TIR_EXPR_INT_IMM:
+  case KILN_TIR_EXPR_FLOAT_IMM:
+  case KILN_TIR_EXPR_VAR:
+  case KILN_TIR_EXPR_ADD:
+  case KILN_TIR_EXPR_SUB:
+  case KILN_TIR_EXPR_MUL:
+  case KILN_TIR_EXPR_DIV:
+  case KILN_TIR_EXPR_FLOOR_DIV:
+  case KILN_TIR_EXPR_FLOOR_MOD:
+  case KILN_TIR_EXPR_MIN:
+  case KILN_TIR_EXPR_MAX:
+  case KILN_TIR_EXPR_AND:
+  case KILN_TIR_EXPR_OR:
+  case KILN_TIR_EXPR_NOT:
+  case KILN_TIR_EXPR_SELECT:
+  case KILN_TIR_EXPR_CAST:
+  case KILN_TIR_EXPR_BUFFER_LOAD:
+  case KILN_TIR_EXPR_RAMP:
+  case KILN_TIR_EXPR_BROADCAST:
+  case KILN_TIR_EXPR_CALL:
+  case KILN_TIR_EXPR_LET:
+  case KILN_TIR_EXPR_KIND_COUNT_:
+    break;
+  }
+  return -1;
+}
+
+static kiln_status_t rewrite_compare(simplifier_t *s, const kiln_tir_binary_t *n,
+                                     const kiln_tir_expr_t **out) {
+  *out = &n->base;
+  kiln_tir_interval_t d;
+  if (!difference_bound(s, n->a, n->b, &d)) {
+    return KILN_OK;
+  }
+  int truth = decide_compare(n->base.kind, d);
+  return truth < 0 ? KILN_OK : make_bool(s, truth, out);
+}
+
+/* And/Or with one constant operand. */
+static kiln_status_t rewrite_logic(const kiln_tir_binary_t *n, const kiln_tir_expr_t **out) {
+  *out = &n->base;
+  int is_and = n->base.kind == KILN_TIR_EXPR_AND;
+  const kiln_tir_expr_t *sides[] = {n->a, n->b};
+  for (int i = 0; i < 2; ++i) {
+    int64_t v = 0;
+    if (n->base.dtype.lanes == 1 && kiln_tir_expr_as_int(sides[i], &v)) {
+      /* true and x = x; false and x = false; true or x = true; false or x = x */
+      *out = (v != 0) == is_and ? sides[1 - i] : sides[i];
+      return KILN_OK;
+    }
+  }
+  return KILN_OK;
+}
+
+static kiln_status_t rewrite_binary(simplifier_t *s, const kiln_tir_binary_t *n,
+                                    const kiln_tir_expr_t **out) {
+  KILN_RETURN_IF_ERROR(fold_binary(s, n, out));
+  if (*out != &n->base) {
+    return KILN_OK;
+  }
+  kiln_tir_linear_t l;
+  switch (n->base.kind) {
+  case KILN_TIR_EXPR_ADD:
+  case KILN_TIR_EXPR_SUB:
+  case KILN_TIR_EXPR_MUL:
+    if (kiln_tir_linear_from_expr(&n->base, &l)) {
+      return emit_linear(s, &l, &n->base, out);
+    }
+    return KILN_OK;
+  case KILN_TIR_EXPR_FLOOR_DIV:
+  case KILN_TIR_EXPR_FLOOR_MOD:
+    return rewrite_div_mod(s, n, out);
+  case KILN_TIR_EXPR_MIN:
+  case KILN_TIR_EXPR_MAX:
+    return rewrite_min_max(s, n, out);
+  case KILN_TIR_EXPR_EQ:
+  case KILN_TIR_EXPR_NE:
+  case KILN_TIR_EXPR_LT:
+  case KILN_TIR_EXPR_LE:
+  case KILN_TIR_EXPR_GT:
+  case KILN_TIR_EXPR_GE:
+    return rewrite_compare(s, n, out);
+  case KILN_TIR_EXPR_AND:
+  case KILN_TIR_EXPR_OR:
+    return rewrite_logic(n, out);
+  case KILN_TIR_EXPR_DIV:
+  case KILN_TIR_EXPR_INT_IMM:
+  case KILN_TIR_EXPR_FLOAT_IMM:
+  case KILN_TIR_EXPR_VAR:
+  case KILN_TIR_EXPR_NOT:
+  case KILN_TIR_EXPR_SELECT:
+  case KILN_TIR_EXPR_CAST:
+  case KILN_TIR_EXPR_BUFFER_LOAD:
+  case KILN_TIR_EXPR_RAMP:
+  case KILN_TIR_EXPR_BROADCAST:
+  case KILN_TIR_EXPR_CALL:
+  case KILN_TIR_EXPR_LET:
+  case KILN_TIR_EXPR_KIND_COUNT_:
+    break;
+  }
+  return KILN_OK;
+}
+
+static kiln_status_t rewrite(simplifier_t *s, const kiln_tir_expr_t *e,
+                             const kiln_tir_expr_t **out) {
+  *out = e;
+  int64_t v = 0;
+  if (kiln_tir_expr_kind_is_binary(e->kind)) {
+    return rewrite_binary(s, (const void *)e, out);
+  }
+  if (e->kind == KILN_TIR_EXPR_NOT && kiln_tir_expr_as_int(((const kiln_tir_not_t *)e)->a, &v)) {
+    return make_bool(s, !v, out);
+  }
+  if (e->kind == KILN_TIR_EXPR_CAST) {
+    return fold_cast(s, (const void *)e, out);
+  }
+  if (e->kind == KILN_TIR_EXPR_SELECT) {
+    const kiln_tir_select_t *n = (const void *)e;
+    if (kiln_tir_expr_as_int(n->condition, &v)) {
+      *out = v ? n->true_value : n->false_value;
+    } else if (kiln_tir_expr_equal(n->true_value, n->false_value)) {
+      *out = n->true_value;
+    }
+  }
+  return KILN_OK;
+}
+
+/* ---- rules ---- */
+
+static kiln_status_t simplify_expr_rule(kiln_tir_mutator_t *self, const kiln_tir_expr_t *expr,
+                                        const kiln_tir_expr_t **out) {
+  const kiln_tir_expr_t *rebuilt = NULL;
+  KILN_RETURN_IF_ERROR(kiln_tir_mutator_rebuild_expr(self, expr, &rebuilt));
+  return rewrite((simplifier_t *)self, rebuilt, out);
+}
+
+/* Binds `var` to the bound of `value` (when it has one) and reports it. */
+static kiln_status_t bind_value(simplifier_t *s, const kiln_tir_var_t *var,
+                                const kiln_tir_expr_t *value, int *out_bound) {
+  *out_bound = 0;
+  if (!kiln_tir_dtype_is_int(value->dtype) || value->dtype.lanes != 1) {
+    return KILN_OK;
+  }
+  kiln_tir_interval_t r = kiln_tir_analyzer_bound(s->analyzer, value);
+  if (!r.exact) {
+    return KILN_OK;
+  }
+  KILN_RETURN_IF_ERROR(kiln_tir_analyzer_bind(s->analyzer, var, r.min, r.max));
+  *out_bound = 1;
+  return KILN_OK;
+}
+
+static kiln_status_t simplify_let_rule(kiln_tir_mutator_t *self, const kiln_tir_expr_t *expr,
+                                       const kiln_tir_expr_t **out) {
+  simplifier_t *s = (simplifier_t *)self;
+  const kiln_tir_let_t *n = (const void *)expr;
+  const kiln_tir_expr_t *value = NULL, *body = NULL;
+  KILN_RETURN_IF_ERROR(kiln_tir_mutator_mutate_expr(self, n->value, &value));
+  int bound = 0;
+  KILN_RETURN_IF_ERROR(bind_value(s, n->var, value, &bound));
+  kiln_status_t status = kiln_tir_mutator_mutate_expr(self, n->body, &body);
+  if (bound) {
+    kiln_tir_analyzer_unbind(s->analyzer);
+  }
+  KILN_RETURN_IF_ERROR(status);
+  if (value == n->value && body == n->body) {
+    *out = expr;
+    return KILN_OK;
+  }
+  return kiln_tir_let_create(self->arena, n->var, value, body, out);
+}
+
+static kiln_status_t simplify_for_rule(kiln_tir_mutator_t *self, const kiln_tir_stmt_t *stmt,
+                                       const kiln_tir_stmt_t **out) {
+  simplifier_t *s = (simplifier_t *)self;
+  const kiln_tir_for_t *n = (const void *)stmt;
+  const kiln_tir_expr_t *min = NULL, *extent = NULL;
+  const kiln_tir_stmt_t *body = NULL;
+  KILN_RETURN_IF_ERROR(kiln_tir_mutator_mutate_expr(self, n->min, &min));
+  KILN_RETURN_IF_ERROR(kiln_tir_mutator_mutate_expr(self, n->extent, &extent));
+  int64_t lo = 0, count = 0, hi = 0;
+  int bound = kiln_tir_expr_as_int(min, &lo) && kiln_tir_expr_as_int(extent, &count) && count > 0 &&
+              !__builtin_add_overflow(lo, count - 1, &hi);
+  if (bound) {
+    KILN_RETURN_IF_ERROR(kiln_tir_analyzer_bind(s->analyzer, n->var, lo, hi));
+  }
+  kiln_status_t status = kiln_tir_mutator_mutate_stmt(self, n->body, &body);
+  if (bound) {
+    kiln_tir_analyzer_unbind(s->analyzer);
+  }
+  KILN_RETURN_IF_ERROR(status);
+  if (min == n->min && extent == n->extent && body == n->body) {
+    *out = stmt;
+    return KILN_OK;
+  }
+  return kiln_tir_for_create(self->arena, n->var, min, extent, n->for_kind, body,
+                             n->num_annotations, n->annotations, out);
+}
+
+static kiln_status_t simplify_let_stmt_rule(kiln_tir_mutator_t *self, const kiln_tir_stmt_t *stmt,
+                                            const kiln_tir_stmt_t **out) {
+  simplifier_t *s = (simplifier_t *)self;
+  const kiln_tir_let_stmt_t *n = (const void *)stmt;
+  const kiln_tir_expr_t *value = NULL;
+  const kiln_tir_stmt_t *body = NULL;
+  KILN_RETURN_IF_ERROR(kiln_tir_mutator_mutate_expr(self, n->value, &value));
+  int bound = 0;
+  KILN_RETURN_IF_ERROR(bind_value(s, n->var, value, &bound));
+  kiln_status_t status = kiln_tir_mutator_mutate_stmt(self, n->body, &body);
+  if (bound) {
+    kiln_tir_analyzer_unbind(s->analyzer);
+  }
+  KILN_RETURN_IF_ERROR(status);
+  if (value == n->value && body == n->body) {
+    *out = stmt;
+    return KILN_OK;
+  }
+  return kiln_tir_let_stmt_create(self->arena, n->var, value, body, out);
+}
+
+static kiln_status_t simplify_if_rule(kiln_tir_mutator_t *self, const kiln_tir_stmt_t *stmt,
+                                      const kiln_tir_stmt_t **out) {
+  const kiln_tir_stmt_t *rebuilt = NULL;
+  KILN_RETURN_IF_ERROR(kiln_tir_mutator_rebuild_stmt(self, stmt, &rebuilt));
+  const kiln_tir_if_then_else_t *n = (const void *)rebuilt;
+  int64_t v = 0;
+  *out = rebuilt;
+  if (!kiln_tir_expr_as_int(n->condition, &v)) {
+    return KILN_OK;
+  }
+  if (v) {
+    *out = n->then_case;
+  } else if (n->else_case) {
+    *out = n->else_case;
+  } else {
+    return kiln_tir_seq_create(self->arena, 0, NULL, out); /* nothing to do */
+  }
+  return KILN_OK;
+}
+
+static kiln_status_t simplify_assert_rule(kiln_tir_mutator_t *self, const kiln_tir_stmt_t *stmt,
+                                          const kiln_tir_stmt_t **out) {
+  KILN_RETURN_IF_ERROR(kiln_tir_mutator_rebuild_stmt(self, stmt, out));
+  const kiln_tir_assert_t *n = (const void *)*out;
+  int64_t v = 0;
+  if (kiln_tir_expr_as_int(n->condition, &v) && v) {
+    *out = n->body; /* holds: drop it (a false one stays, to fail at run time) */
+  }
+  return KILN_OK;
+}
+
+static void simplifier_initialize(simplifier_t *s, kiln_arena_t *arena,
+                                  kiln_tir_analyzer_t *analyzer) {
+  kiln_tir_mutator_initialize(&s->mutator, arena);
+  for (int i = 0; i < KILN_TIR_EXPR_KIND_COUNT_; ++i) {
+    s->mutator.expr_rules[i] = simplify_expr_rule;
+  }
+  s->mutator.expr_rules[KILN_TIR_EXPR_LET] = simplify_let_rule;
+  s->mutator.stmt_rules[KILN_TIR_STMT_FOR] = simplify_for_rule;
+  s->mutator.stmt_rules[KILN_TIR_STMT_LET_STMT] = simplify_let_stmt_rule;
+  s->mutator.stmt_rules[KILN_TIR_STMT_IF_THEN_ELSE] = simplify_if_rule;
+  s->mutator.stmt_rules[KILN_TIR_STMT_ASSERT] = simplify_assert_rule;
+  s->analyzer = analyzer;
+}
+
+/* ---- entry points ---- */
+
+typedef struct run_t {
+  const void *in;
+  const void **out;
+  int is_stmt;
+} run_t;
+
+static kiln_status_t run(kiln_arena_t *arena, kiln_tir_analyzer_t *analyzer, run_t job) {
+  kiln_tir_analyzer_t local;
+  if (!analyzer) {
+    kiln_tir_analyzer_initialize(&local, kiln_arena_allocator(arena));
+    analyzer = &local;
+  }
+  simplifier_t s;
+  simplifier_initialize(&s, arena, analyzer);
+  kiln_status_t status =
+      job.is_stmt
+          ? kiln_tir_mutator_mutate_stmt(&s.mutator, job.in, (const kiln_tir_stmt_t **)job.out)
+          : kiln_tir_mutator_mutate_expr(&s.mutator, job.in, (const kiln_tir_expr_t **)job.out);
+  if (analyzer == &local) {
+    kiln_tir_analyzer_deinitialize(&local);
+  }
+  return status;
+}
+
+kiln_status_t kiln_tir_simplify_expr(kiln_arena_t *arena, kiln_tir_analyzer_t *analyzer,
+                                     const kiln_tir_expr_t *expr,
+                                     const kiln_tir_expr_t **out_expr) {
+  run_t job = {expr, (const void **)out_expr, 0};
+  return run(arena, analyzer, job);
+}
+
+kiln_status_t kiln_tir_simplify_stmt(kiln_arena_t *arena, kiln_tir_analyzer_t *analyzer,
+                                     const kiln_tir_stmt_t *stmt,
+                                     const kiln_tir_stmt_t **out_stmt) {
+  run_t job = {stmt, (const void **)out_stmt, 1};
+  return run(arena, analyzer, job);
+}
+
+kiln_status_t kiln_tir_simplify_prim_func(kiln_arena_t *arena, const kiln_tir_prim_func_t *func,
+                                          const kiln_tir_prim_func_t **out_func) {
+  *out_func = NULL;
+  const kiln_tir_stmt_t *body = NULL;
+  KILN_RETURN_IF_ERROR(kiln_tir_simplify_stmt(arena, NULL, func->body, &body));
+  if (body == func->body) {
+    *out_func = func;
+    return KILN_OK;
+  }
+  return kiln_tir_prim_func_create(arena, func->name, func->num_params, func->params, body,
+                                   func->num_attrs, func->attrs, out_func);
+}

@@ -1,0 +1,364 @@
+/*
+ * Tests of the arithmetic simplifier, rule by rule, each with the cases
+ * where it must fire and the cases where it must not: constant folding
+ * (including overflow and division by zero, which must not fold), linear
+ * forms, bounds, min/max, floordiv/floormod, comparisons, select and the
+ * statement rules. Results are compared as printed text.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kiln_test.h"
+#include "tir/builder.h"
+#include "tir/printer.h"
+#include "tir/simplify.h"
+
+typedef struct fixture_t {
+  kiln_arena_t arena;
+  kiln_tir_builder_t b;
+  kiln_tir_analyzer_t analyzer;
+  const kiln_tir_var_t *i, *j, *n;
+  const kiln_tir_var_t *x;   /* float32 */
+  const kiln_tir_var_t *l64; /* int64 */
+} fixture_t;
+
+static void fixture_init(fixture_t *f) {
+  kiln_arena_initialize(&f->arena, kiln_allocator_system(), 0);
+  kiln_tir_builder_initialize(&f->b, &f->arena);
+  kiln_tir_analyzer_initialize(&f->analyzer, kiln_allocator_system());
+  f->i = kiln_tir_b_var(&f->b, "i", KILN_DTYPE_INT32);
+  f->j = kiln_tir_b_var(&f->b, "j", KILN_DTYPE_INT32);
+  f->n = kiln_tir_b_var(&f->b, "n", KILN_DTYPE_INT32);
+  f->x = kiln_tir_b_var(&f->b, "x", KILN_DTYPE_FLOAT32);
+  f->l64 = kiln_tir_b_var(&f->b, "l", KILN_DTYPE_INT64);
+}
+
+static void fixture_done(fixture_t *f) {
+  KILN_ASSERT_OK(kiln_tir_builder_finish(&f->b));
+  kiln_tir_analyzer_deinitialize(&f->analyzer);
+  kiln_arena_deinitialize(&f->arena);
+}
+
+static void check(fixture_t *f, const kiln_tir_expr_t *e, const char *expected) {
+  KILN_ASSERT_OK(kiln_tir_builder_finish(&f->b));
+  const kiln_tir_expr_t *out = NULL;
+  KILN_ASSERT_OK(kiln_tir_simplify_expr(&f->arena, &f->analyzer, e, &out));
+  char *text = NULL;
+  KILN_ASSERT_OK(kiln_tir_expr_to_text(kiln_allocator_system(), out, &text));
+  if (strcmp(text, expected) != 0) {
+    print_error("simplified to \"%s\", expected \"%s\"\n", text, expected);
+  }
+  assert_string_equal(text, expected);
+  free(text);
+}
+
+/* Shorthands. */
+#define B            (&f.b)
+#define V(var)       kiln_tir_b_v(f.var)
+#define C(v)         kiln_tir_b_i32(B, (v))
+#define ADD(a, b)    kiln_tir_b_add(B, (a), (b))
+#define SUB(a, b)    kiln_tir_b_bin(B, KILN_TIR_EXPR_SUB, (a), (b))
+#define MUL(a, b)    kiln_tir_b_mul(B, (a), (b))
+#define DIV(a, b)    kiln_tir_b_bin(B, KILN_TIR_EXPR_FLOOR_DIV, (a), (b))
+#define MOD(a, b)    kiln_tir_b_bin(B, KILN_TIR_EXPR_FLOOR_MOD, (a), (b))
+#define BIN(k, a, b) kiln_tir_b_bin(B, KILN_TIR_EXPR_##k, (a), (b))
+
+static void bind(fixture_t *f, const kiln_tir_var_t *var, int64_t lo, int64_t hi) {
+  KILN_ASSERT_OK(kiln_tir_analyzer_bind(&f->analyzer, var, lo, hi));
+}
+
+static void test_constant_folding(void **state) {
+  (void)state;
+  fixture_t f;
+  fixture_init(&f);
+  check(&f, ADD(C(2), MUL(C(3), C(4))), "14");
+  check(&f, DIV(C(-7), C(2)), "-4");
+  check(&f, MOD(C(-7), C(2)), "1");
+  check(&f, BIN(MIN, C(-7), C(2)), "-7");
+  check(&f, BIN(MAX, C(-7), C(2)), "2");
+  check(&f, BIN(LE, C(3), C(3)), "T.bool(True)");
+  check(&f, BIN(NE, C(3), C(3)), "T.bool(False)");
+  check(&f, kiln_tir_b_not(B, BIN(LT, C(3), C(2))), "T.bool(True)");
+  check(&f, BIN(AND, BIN(LT, C(1), C(2)), BIN(GT, C(1), C(2))), "T.bool(False)");
+  check(&f, kiln_tir_b_add(B, kiln_tir_b_f32(B, 0.1), kiln_tir_b_f32(B, 0.2)),
+        "T.float32(0.300000012)");
+  check(&f,
+        BIN(DIV, kiln_tir_b_float(B, KILN_DTYPE_FLOAT64, 1),
+            kiln_tir_b_float(B, KILN_DTYPE_FLOAT64, 3)),
+        "T.float64(0.33333333333333331)");
+  check(&f, BIN(LT, kiln_tir_b_f32(B, 0.5), kiln_tir_b_f32(B, 0.25)), "T.bool(False)");
+  check(&f, kiln_tir_b_cast(B, kiln_tir_scalar(KILN_DTYPE_FLOAT32), C(3)), "T.float32(3.0)");
+  check(&f, kiln_tir_b_cast(B, kiln_tir_scalar(KILN_DTYPE_INT8), C(200)), "T.int8(-56)");
+  check(&f, kiln_tir_b_cast(B, kiln_tir_scalar(KILN_DTYPE_INT32), kiln_tir_b_f32(B, -2.5)), "-2");
+  /* Must not fold: overflow, division by zero, float to int that does not fit. */
+  check(&f, ADD(C(INT32_MAX), C(1)), "2147483647 + 1");
+  check(&f, MUL(C(65536), C(65536)), "65536 * 65536");
+  check(&f,
+        kiln_tir_b_add(B, kiln_tir_b_int(B, KILN_DTYPE_INT64, INT64_MAX),
+                       kiln_tir_b_int(B, KILN_DTYPE_INT64, 1)),
+        "T.int64(9223372036854775807) + T.int64(1)");
+  check(&f, DIV(C(5), C(0)), "5 // 0");
+  check(&f, MOD(C(5), C(0)), "5 % 0");
+  check(&f, DIV(C(INT32_MIN), C(-1)), "-2147483648 // -1");
+  check(&f, BIN(DIV, kiln_tir_b_f32(B, 1), kiln_tir_b_f32(B, 0)),
+        "T.float32(1.0) / T.float32(0.0)");
+  check(&f, kiln_tir_b_cast(B, kiln_tir_scalar(KILN_DTYPE_INT32), kiln_tir_b_f32(B, 3e9)),
+        "T.Cast(\"int32\", T.float32(3e+09))");
+  fixture_done(&f);
+}
+
+static void test_linear_forms(void **state) {
+  (void)state;
+  fixture_t f;
+  fixture_init(&f);
+  check(&f, SUB(ADD(MUL(V(i), C(4)), V(j)), ADD(V(j), MUL(V(i), C(4)))), "0");
+  check(&f, ADD(MUL(V(i), C(1)), C(0)), "i");
+  check(&f, ADD(ADD(V(i), C(3)), ADD(V(j), C(-5))), "i + j - 2");
+  check(&f, SUB(MUL(C(2), ADD(V(i), V(j))), V(j)), "i * 2 + j");
+  check(&f, SUB(C(0), V(i)), "i * -1");
+  check(&f, SUB(V(j), MUL(V(i), C(3))), "j - i * 3");
+  /* Non-linear products and other atoms merge structurally. */
+  check(&f, SUB(ADD(MUL(V(i), V(j)), V(n)), MUL(V(i), V(j))), "n");
+  check(&f, SUB(ADD(DIV(V(i), V(n)), C(1)), DIV(V(i), V(n))), "1");
+  /* Mixed dtypes: a cast is an atom of its own, i+1 may wrap in int32. */
+  kiln_tir_dtype_t i64 = kiln_tir_scalar(KILN_DTYPE_INT64);
+  check(&f,
+        kiln_tir_b_bin(B, KILN_TIR_EXPR_SUB, kiln_tir_b_cast(B, i64, ADD(V(i), C(1))),
+                       kiln_tir_b_cast(B, i64, V(i))),
+        "T.Cast(\"int64\", i + 1) - T.Cast(\"int64\", i)");
+  check(&f,
+        kiln_tir_b_bin(B, KILN_TIR_EXPR_SUB,
+                       kiln_tir_b_add(B, V(l64), kiln_tir_b_cast(B, i64, V(i))), V(l64)),
+        "T.Cast(\"int64\", i)");
+  /* A coefficient that does not fit int32 is not written out. */
+  check(&f, ADD(MUL(V(i), C(65536)), MUL(V(i), C(2147418112))), "i * 65536 + i * 2147418112");
+  fixture_done(&f);
+}
+
+static void test_bounds(void **state) {
+  (void)state;
+  fixture_t f;
+  fixture_init(&f);
+  bind(&f, f.i, 0, 15);
+  bind(&f, f.j, -3, 4);
+  KILN_ASSERT_OK(kiln_tir_builder_finish(B));
+  kiln_tir_interval_t r = kiln_tir_analyzer_bound(&f.analyzer, SUB(MUL(V(i), C(2)), V(j)));
+  assert_true(r.exact);
+  assert_int_equal(r.min, -4);
+  assert_int_equal(r.max, 33);
+  r = kiln_tir_analyzer_bound(&f.analyzer, MUL(V(j), V(j)));
+  assert_int_equal(r.min, -12); /* interval arithmetic, not exact squares */
+  assert_int_equal(r.max, 16);
+  r = kiln_tir_analyzer_bound(&f.analyzer, MOD(V(j), C(4)));
+  assert_int_equal(r.min, 0);
+  assert_int_equal(r.max, 3);
+  r = kiln_tir_analyzer_bound(&f.analyzer, DIV(V(j), C(4)));
+  assert_int_equal(r.min, -1);
+  assert_int_equal(r.max, 1);
+  r = kiln_tir_analyzer_bound(&f.analyzer, V(n)); /* unbound: its dtype */
+  assert_int_equal(r.min, INT32_MIN);
+  assert_int_equal(r.max, INT32_MAX);
+  /* i * 2^28 with i in [0, 15] fits; n * 4 may wrap: the dtype's range. */
+  r = kiln_tir_analyzer_bound(&f.analyzer, MUL(V(i), C(1 << 27)));
+  assert_int_equal(r.max, 15LL << 27);
+  r = kiln_tir_analyzer_bound(&f.analyzer, MUL(V(n), C(4)));
+  assert_int_equal(r.min, INT32_MIN);
+  assert_int_equal(r.max, INT32_MAX);
+  KILN_ASSERT_STATUS(kiln_tir_analyzer_bind(&f.analyzer, f.n, 3, 2), INVALID_ARGUMENT,
+                     "analyzer: empty range [3, 2] for n");
+  kiln_tir_analyzer_unbind(&f.analyzer);
+  r = kiln_tir_analyzer_bound(&f.analyzer, V(j)); /* scope popped */
+  assert_int_equal(r.min, INT32_MIN);
+  fixture_done(&f);
+}
+
+static void test_min_max(void **state) {
+  (void)state;
+  fixture_t f;
+  fixture_init(&f);
+  bind(&f, f.i, 0, 15);
+  check(&f, BIN(MIN, V(i), C(16)), "i");
+  check(&f, BIN(MIN, V(i), C(15)), "i");
+  check(&f, BIN(MAX, V(i), C(16)), "16");
+  check(&f, BIN(MAX, C(0), V(i)), "i");
+  check(&f, BIN(MIN, ADD(V(i), C(1)), V(i)), "i");
+  /* Must not fire: the ranges overlap, or nothing is known. */
+  check(&f, BIN(MIN, V(i), C(14)), "T.min(i, 14)");
+  check(&f, BIN(MAX, V(i), V(j)), "T.max(i, j)");
+  check(&f, BIN(MIN, V(n), ADD(V(n), C(1))), "T.min(n, n + 1)"); /* n + 1 may wrap */
+  check(&f, BIN(MIN, V(x), V(x)), "T.min(x, x)");                /* floats: folding only */
+  fixture_done(&f);
+}
+
+static void test_floordiv_floormod(void **state) {
+  (void)state;
+  fixture_t f;
+  fixture_init(&f);
+  bind(&f, f.i, 0, 100);
+  bind(&f, f.j, 0, 15);
+  check(&f, DIV(ADD(MUL(V(i), C(16)), V(j)), C(16)), "i");
+  check(&f, MOD(ADD(MUL(V(i), C(16)), V(j)), C(16)), "j");
+  check(&f, DIV(ADD(MUL(V(i), C(32)), ADD(V(j), C(16))), C(16)), "i * 2 + 1");
+  check(&f, MOD(ADD(MUL(V(i), C(32)), ADD(V(j), C(16))), C(16)), "j");
+  check(&f, DIV(V(j), C(16)), "0");
+  check(&f, MOD(V(j), C(16)), "j");
+  check(&f, DIV(ADD(V(j), C(-16)), C(16)), "-1");
+  check(&f, MOD(V(n), C(1)), "0");
+  check(&f, DIV(V(n), C(1)), "n");
+  /* Must not fire: j may reach 16; j may be negative; the dividend may wrap. */
+  KILN_ASSERT_OK(kiln_tir_analyzer_bind(&f.analyzer, f.j, 0, 16));
+  check(&f, DIV(ADD(MUL(V(i), C(16)), V(j)), C(16)), "(i * 16 + j) // 16");
+  check(&f, MOD(ADD(MUL(V(i), C(16)), V(j)), C(16)), "(i * 16 + j) % 16");
+  kiln_tir_analyzer_unbind(&f.analyzer);
+  KILN_ASSERT_OK(kiln_tir_analyzer_bind(&f.analyzer, f.j, -1, 14));
+  check(&f, DIV(ADD(MUL(V(i), C(16)), V(j)), C(16)), "(i * 16 + j) // 16");
+  check(&f, MOD(V(j), C(16)), "j % 16");
+  kiln_tir_analyzer_unbind(&f.analyzer);
+  check(&f, DIV(ADD(MUL(V(n), C(16)), V(j)), C(16)), "(n * 16 + j) // 16");
+  check(&f, DIV(V(i), V(j)), "i // j"); /* divisor not a constant */
+  check(&f, DIV(ADD(MUL(V(i), C(16)), V(j)), C(-16)), "(i * 16 + j) // -16");
+  fixture_done(&f);
+}
+
+static void test_comparisons_and_select(void **state) {
+  (void)state;
+  fixture_t f;
+  fixture_init(&f);
+  bind(&f, f.i, 0, 15);
+  bind(&f, f.j, 0, 3);
+  check(&f, BIN(LT, V(i), C(20)), "T.bool(True)");
+  check(&f, BIN(GE, V(i), C(16)), "T.bool(False)");
+  check(&f, BIN(LT, ADD(MUL(V(i), C(4)), V(j)), C(64)), "T.bool(True)");
+  check(&f, BIN(LE, V(i), ADD(V(i), V(j))), "T.bool(True)");
+  check(&f, BIN(EQ, SUB(ADD(V(n), C(1)), C(1)), V(n)), "T.bool(True)");
+  check(&f, BIN(NE, V(i), C(-1)), "T.bool(True)");
+  /* Must not fire. */
+  check(&f, BIN(LT, ADD(MUL(V(i), C(4)), V(j)), C(63)), "i * 4 + j < 63");
+  check(&f, BIN(LT, V(n), ADD(V(n), C(1))), "n < n + 1"); /* wraps at INT32_MAX */
+  check(&f, BIN(LT, V(x), V(x)), "x < x");
+  /* Select and logic. */
+  const kiln_tir_expr_t *p = BIN(LT, V(n), C(0));
+  check(&f, kiln_tir_b_select(B, BIN(LT, V(i), C(16)), V(n), C(0)), "n");
+  check(&f, kiln_tir_b_select(B, p, V(i), V(i)), "i");
+  check(&f, kiln_tir_b_select(B, p, V(i), V(j)), "T.Select(n < 0, i, j)");
+  check(&f, BIN(AND, BIN(LT, V(i), C(16)), p), "n < 0");
+  check(&f, BIN(OR, BIN(LT, V(i), C(16)), p), "T.bool(True)");
+  check(&f, BIN(AND, p, BIN(GT, V(i), C(16))), "T.bool(False)");
+  check(&f, BIN(OR, p, BIN(GT, V(i), C(16))), "n < 0");
+  fixture_done(&f);
+}
+
+static char *simplified_text(fixture_t *f, const kiln_tir_stmt_t *s) {
+  KILN_ASSERT_OK(kiln_tir_builder_finish(&f->b));
+  const kiln_tir_stmt_t *out = NULL;
+  KILN_ASSERT_OK(kiln_tir_simplify_stmt(&f->arena, NULL, s, &out));
+  char *text = NULL;
+  KILN_ASSERT_OK(kiln_tir_stmt_to_text(kiln_allocator_system(), out, &text));
+  return text;
+}
+
+static void test_statements(void **state) {
+  (void)state;
+  fixture_t f;
+  fixture_init(&f);
+  const int64_t shape[] = {64};
+  const kiln_tir_buffer_t *A = kiln_tir_b_buffer(B, "A", KILN_DTYPE_INT32, 1, shape);
+  /* for i in 4: for j in 16: if i*16 + j < 64: A[(i*16 + j) // 16 * 16 + (i*16 + j) % 16] = min(j,
+   * 20) */
+  const kiln_tir_expr_t *flat = ADD(MUL(V(i), C(16)), V(j));
+  const kiln_tir_expr_t *idx[] = {ADD(MUL(DIV(flat, C(16)), C(16)), MOD(flat, C(16)))};
+  const kiln_tir_stmt_t *store = kiln_tir_b_store(B, A, BIN(MIN, V(j), C(20)), 1, idx);
+  const kiln_tir_stmt_t *guarded = kiln_tir_b_if(B, BIN(LT, flat, C(64)), store, NULL);
+  const kiln_tir_stmt_t *tail = kiln_tir_b_if(B, BIN(LT, flat, C(63)), store, NULL);
+  const kiln_tir_stmt_t *both[] = {guarded, tail};
+  const kiln_tir_stmt_t *body =
+      kiln_tir_b_for(B, f.j, C(0), C(16), KILN_TIR_FOR_VECTORIZED, kiln_tir_b_seq(B, 2, both));
+  body = kiln_tir_b_for(B, f.i, C(0), C(4), KILN_TIR_FOR_PARALLEL, body);
+  char *text = simplified_text(&f, body);
+  assert_string_equal(text, "for i in T.parallel(4):\n"
+                            "    for j in T.vectorized(16):\n"
+                            "        A[i * 16 + j] = j\n"
+                            "        if i * 16 + j < 63:\n"
+                            "            A[i * 16 + j] = j\n");
+  free(text);
+  /* Outside the loop the same store keeps its min; a false branch disappears;
+   * an assertion that holds is dropped, one that fails is kept; a let binds
+   * its value's range. */
+  const kiln_tir_stmt_t *other = kiln_tir_b_store(B, A, C(1), 1, idx);
+  const kiln_tir_stmt_t *list[] = {
+      store,
+      kiln_tir_b_if(B, BIN(GT, C(1), C(2)), other, NULL),
+      kiln_tir_b_if(B, BIN(GT, C(1), C(2)), other, store),
+      kiln_tir_b_assert(B, BIN(LT, C(1), C(2)), "holds", other),
+      kiln_tir_b_assert(B, BIN(GT, C(1), C(2)), "fails", other),
+      kiln_tir_b_let_stmt(B, f.n, MOD(V(i), C(8)),
+                          kiln_tir_b_if(B, BIN(LT, V(n), C(8)), other, store)),
+  };
+  text = simplified_text(&f, kiln_tir_b_seq(B, 6, list));
+  assert_string_equal(text, "A[(i * 16 + j) // 16 * 16 + (i * 16 + j) % 16] = T.min(j, 20)\n"
+                            "pass\n"
+                            "A[(i * 16 + j) // 16 * 16 + (i * 16 + j) % 16] = T.min(j, 20)\n"
+                            "A[(i * 16 + j) // 16 * 16 + (i * 16 + j) % 16] = 1\n"
+                            "assert T.bool(False), \"fails\"\n"
+                            "A[(i * 16 + j) // 16 * 16 + (i * 16 + j) % 16] = 1\n"
+                            "n: T.int32 = i % 8\n"
+                            "A[(i * 16 + j) // 16 * 16 + (i * 16 + j) % 16] = 1\n");
+  free(text);
+  /* Nothing to simplify: the same function comes back. */
+  const kiln_tir_prim_func_t *func = kiln_tir_b_func(B, "f", 1, &A, other);
+  KILN_ASSERT_OK(kiln_tir_builder_finish(B));
+  const kiln_tir_prim_func_t *same = NULL;
+  KILN_ASSERT_OK(kiln_tir_simplify_prim_func(&f.arena, func, &same));
+  assert_ptr_equal(same, func);
+  fixture_done(&f);
+}
+
+static kiln_status_t simplify_scenario(kiln_allocator_t allocator, void *context) {
+  (void)context;
+  kiln_arena_t arena;
+  kiln_arena_initialize(&arena, allocator, 256);
+  kiln_tir_builder_t b;
+  kiln_tir_builder_initialize(&b, &arena);
+  const int64_t shape[] = {64};
+  const kiln_tir_buffer_t *A = kiln_tir_b_buffer(&b, "A", KILN_DTYPE_INT32, 1, shape);
+  const kiln_tir_var_t *i = kiln_tir_b_var(&b, "i", KILN_DTYPE_INT32);
+  const kiln_tir_var_t *j = kiln_tir_b_var(&b, "j", KILN_DTYPE_INT32);
+  const kiln_tir_expr_t *flat = kiln_tir_b_add(
+      &b, kiln_tir_b_mul(&b, kiln_tir_b_v(i), kiln_tir_b_i32(&b, 16)), kiln_tir_b_v(j));
+  const kiln_tir_expr_t *idx[] = {
+      kiln_tir_b_bin(&b, KILN_TIR_EXPR_FLOOR_MOD, flat, kiln_tir_b_i32(&b, 64))};
+  const kiln_tir_stmt_t *s = kiln_tir_b_store(&b, A, kiln_tir_b_v(j), 1, idx);
+  s = kiln_tir_b_for(&b, j, kiln_tir_b_i32(&b, 0), kiln_tir_b_i32(&b, 16), KILN_TIR_FOR_SERIAL, s);
+  s = kiln_tir_b_for(&b, i, kiln_tir_b_i32(&b, 0), kiln_tir_b_i32(&b, 4), KILN_TIR_FOR_SERIAL, s);
+  const kiln_tir_prim_func_t *func = kiln_tir_b_func(&b, "f", 1, &A, s);
+  kiln_status_t status = kiln_tir_builder_finish(&b);
+  const kiln_tir_prim_func_t *out = NULL;
+  if (!status) {
+    status = kiln_tir_simplify_prim_func(&arena, func, &out);
+  }
+  if (!status && out == func) {
+    status = KILN_STATUS(INTERNAL, "the modulo was not simplified");
+  }
+  kiln_arena_deinitialize(&arena);
+  return status;
+}
+
+static void test_simplify_allocation_failures(void **state) {
+  (void)state;
+  assert_true(kiln_test_sweep_allocation_failures(simplify_scenario, NULL) > 2);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_constant_folding),
+      cmocka_unit_test(test_linear_forms),
+      cmocka_unit_test(test_bounds),
+      cmocka_unit_test(test_min_max),
+      cmocka_unit_test(test_floordiv_floormod),
+      cmocka_unit_test(test_comparisons_and_select),
+      cmocka_unit_test(test_statements),
+      cmocka_unit_test(test_simplify_allocation_failures),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
