@@ -269,7 +269,7 @@ kiln_status_t kiln_tir_binary_create(kiln_arena_t *arena, kiln_tir_expr_kind_t k
     return KILN_STATUS(INVALID_ARGUMENT, "%s: operand dtypes differ: %s and %s", name,
                        kiln_tir_dtype_format(a->dtype, ta), kiln_tir_dtype_format(b->dtype, tb));
   }
-  kiln_tir_dtype_t dtype;
+  kiln_tir_dtype_t dtype = a->dtype;
   KILN_RETURN_IF_ERROR(binary_result(kind, a->dtype, &dtype));
   kiln_tir_binary_t *node = NULL;
   KILN_RETURN_IF_ERROR(allocate_expr(arena, sizeof(*node), kind, dtype, (void **)&node));
