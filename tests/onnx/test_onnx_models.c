@@ -7,8 +7,9 @@
  * network folds through the reference kernels, against ONNX Runtime's
  * output (rtol 1e-3, atol 1e-4). Node tests: a handful checked for types,
  * then every case imported with its inputs bound and folded, compared as
- * ONNX compares (rtol 1e-3, atol 1e-7): no case may differ, and at least
- * KILN_ONNX_FOLDED_MIN must pass. Exits 77 when neither data set exists.
+ * ONNX compares (rtol 1e-3, atol 1e-7): no case may differ (but the listed
+ * known differences, whose data contradicts the specification), and at
+ * least KILN_ONNX_FOLDED_MIN must pass. Exits 77 when neither data set exists.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -22,8 +23,26 @@
 #include "kiln_test.h"
 #include "onnx_builder.h"
 
-/* Node cases that fold to the expected outputs today (433 of 932). */
-#define KILN_ONNX_FOLDED_MIN 430
+/* Node cases that fold to the expected outputs today (792 of 932). */
+#define KILN_ONNX_FOLDED_MIN 792
+
+/* Cases whose expected data contradicts the ONNX specification kiln
+ * follows. Each must still differ (so the list stays true); none counts as
+ * a difference. */
+static const char *const known_differences[] = {
+    /* ONNX releases before 1.14 made this data by truncating float32 to
+     * bfloat16; the specification, and kiln's cast, round to nearest even. */
+    "test_cast_FLOAT_to_BFLOAT16",
+};
+
+static bool is_known_difference(const char *name) {
+  for (size_t i = 0; i < sizeof(known_differences) / sizeof(known_differences[0]); ++i) {
+    if (strcmp(known_differences[i], name) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
 
 static const char *testdata_dir(void) {
   const char *dir = getenv("KILN_ONNX_TESTDATA_DIR");
@@ -161,7 +180,13 @@ static void fold_case(const char *root, const char *name, folded_counts_t *count
     status = kiln_onnx_case_check_folded(&onnx_case);
   }
   kiln_status_code_t code = kiln_status_code(status);
-  if (!status) {
+  if (is_known_difference(name)) {
+    if (code != KILN_STATUS_CODE_OUT_OF_RANGE) {
+      print_error("%s: listed as a known difference, but: %s\n", name,
+                  status ? kiln_status_message(status) : "it passes");
+      ++counts->differ;
+    }
+  } else if (!status) {
     ++counts->passed;
   } else if (code == KILN_STATUS_CODE_OUT_OF_RANGE || code == KILN_STATUS_CODE_INTERNAL) {
     print_error("%s: %s\n", name, kiln_status_message(status));

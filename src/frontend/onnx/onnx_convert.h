@@ -16,32 +16,31 @@ kiln_status_t kiln_onnx_convert_binary(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_variadic(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_pow(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_where(kiln_onnx_node_t *node);
-kiln_status_t kiln_onnx_convert_logical(kiln_onnx_node_t *node);
-kiln_status_t kiln_onnx_convert_reciprocal(kiln_onnx_node_t *node);
-kiln_status_t kiln_onnx_convert_leaky_relu(kiln_onnx_node_t *node);
-kiln_status_t kiln_onnx_convert_hard_sigmoid(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_activation(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_gelu(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_isinf(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_mod(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_bit_shift(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_clip_attrs(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_clip_inputs(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_prelu(kiln_onnx_node_t *node);
-kiln_status_t kiln_onnx_convert_elu(kiln_onnx_node_t *node);
-kiln_status_t kiln_onnx_convert_selu(kiln_onnx_node_t *node);
-kiln_status_t kiln_onnx_convert_celu(kiln_onnx_node_t *node);
-kiln_status_t kiln_onnx_convert_thresholded_relu(kiln_onnx_node_t *node);
-kiln_status_t kiln_onnx_convert_softplus(kiln_onnx_node_t *node);
-kiln_status_t kiln_onnx_convert_softsign(kiln_onnx_node_t *node);
-kiln_status_t kiln_onnx_convert_sign(kiln_onnx_node_t *node);
 
 /* onnx_ops_nn.c */
 kiln_status_t kiln_onnx_convert_conv(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_conv_transpose(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_gemm(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_matmul(kiln_onnx_node_t *node);
-kiln_status_t kiln_onnx_convert_batch_norm(kiln_onnx_node_t *node);
-kiln_status_t kiln_onnx_convert_layer_norm(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_pool(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_global_pool(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_softmax_flat(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_softmax(kiln_onnx_node_t *node);
+
+/* onnx_ops_norm.c */
+kiln_status_t kiln_onnx_convert_batch_norm(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_layer_norm(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_instance_norm(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_mean_variance_norm(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_lrn(kiln_onnx_node_t *node);
 
 /* onnx_ops_shape.c */
 kiln_status_t kiln_onnx_convert_reshape(kiln_onnx_node_t *node);
@@ -55,6 +54,9 @@ kiln_status_t kiln_onnx_convert_shape(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_size(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_expand(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_tile(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_depth_space(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_trilu(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_eye_like(kiln_onnx_node_t *node);
 
 /* onnx_ops_index.c */
 kiln_status_t kiln_onnx_convert_concat(kiln_onnx_node_t *node);
@@ -65,21 +67,59 @@ kiln_status_t kiln_onnx_convert_slice_inputs(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_gather(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_pad_attrs(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_pad_inputs(kiln_onnx_node_t *node);
+
+/* onnx_ops_resize.c */
 kiln_status_t kiln_onnx_convert_resize(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_upsample(kiln_onnx_node_t *node);
+
+/* onnx_ops_gather.c */
+kiln_status_t kiln_onnx_convert_gather_elements(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_gather_nd(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_scatter_elements(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_scatter_nd(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_one_hot(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_topk(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_cumsum(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_max_unpool(kiln_onnx_node_t *node);
+
+/* onnx_ops_select.c */
+kiln_status_t kiln_onnx_convert_compress(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_nonzero(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_unique(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_reverse_sequence(kiln_onnx_node_t *node);
 
 /* onnx_ops_reduce.c */
 kiln_status_t kiln_onnx_convert_reduce_attrs(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_reduce_inputs(kiln_onnx_node_t *node);
-kiln_status_t kiln_onnx_convert_argmax(kiln_onnx_node_t *node);
-kiln_status_t kiln_onnx_convert_argmin(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_arg(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_hardmax(kiln_onnx_node_t *node);
+
+/* onnx_ops_rnn.c */
+kiln_status_t kiln_onnx_convert_rnn(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_gru(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_lstm(kiln_onnx_node_t *node);
+
+/* onnx_ops_loss.c */
+kiln_status_t kiln_onnx_convert_nll_loss(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_softmax_cross_entropy(kiln_onnx_node_t *node);
+
+/* onnx_ops_quant.c */
+kiln_status_t kiln_onnx_convert_quantize_linear(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_dequantize_linear(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_dynamic_quantize_linear(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_matmul_integer(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_conv_integer(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_qlinear_matmul(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_qlinear_conv(kiln_onnx_node_t *node);
 
 /* onnx_ops_misc.c */
 kiln_status_t kiln_onnx_convert_identity(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_dropout(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_cast(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_cast_like(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_constant(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_constant_of_shape(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_range(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_window(kiln_onnx_node_t *node);
 
 #endif /* KILN_FRONTEND_ONNX_ONNX_CONVERT_H_ */

@@ -109,9 +109,10 @@ kiln_expr_t *kiln_onnx_input_optional(const kiln_onnx_node_t *node, int index);
 /* The tensor type of required input `index`. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_input_type(const kiln_onnx_node_t *node, int index,
                                                         const kiln_tensor_type_t **out_type);
-/* The tensor of input `index`, which must have folded to a Constant or be
- * a parameter the options give a value for (UNIMPLEMENTED naming `what`
- * otherwise). Borrowed from the module or the options. */
+/* The tensor of input `index`, which must have folded to a Constant, be a
+ * parameter the options give a value for, or be computable from such
+ * parameters (kiln_onnx_evaluate); UNIMPLEMENTED naming `what` otherwise.
+ * Borrowed from the module or the options. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_input_constant(const kiln_onnx_node_t *node, int index,
                                                             const char *what,
                                                             const kiln_tensor_t **out_tensor);
@@ -229,11 +230,25 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_squeeze(const kiln_onnx_node_t *nod
 KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_cast(const kiln_onnx_node_t *node, kiln_expr_t *x,
                                                   kiln_dtype_t dtype, kiln_expr_t **out_expr);
 
+/* The value of `expr` computed at import from Constants and the parameters
+ * the options give values for (onnx_evaluate.c); *out_tensor is NULL when it
+ * depends on a parameter without a value (or is deeper than the evaluator
+ * goes). The tensor belongs to a Constant of the module. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_evaluate(kiln_onnx_importer_t *importer,
+                                                      kiln_expr_t *expr,
+                                                      const kiln_tensor_t **out_tensor);
+
 /* Folds `call` (typed, every argument a Constant) into a Constant, or a
  * Tuple of Constants for a tuple type; leaves *out_expr = call when the
  * reference kernel does not handle the dtypes (UNIMPLEMENTED). */
 KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_fold(kiln_onnx_importer_t *importer, kiln_call_t *call,
                                                   kiln_expr_t **out_expr);
+
+/* An ONNX axis attribute normalized against rank `ndim` ([-ndim, ndim)). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_axis(int64_t axis, int ndim, int *out_axis);
+
+/* Whether `dtype` is float16, bfloat16, float32 or float64. */
+bool kiln_onnx_is_float(kiln_dtype_t dtype);
 
 /* Writes a double into element `index` of a tensor of any kiln dtype. */
 void kiln_onnx_store_double(kiln_tensor_t *tensor, int64_t index, double value);

@@ -3,9 +3,10 @@
  * typed, or constant), making Constants, and emitting typed calls; see
  * onnx_importer.h.
  *
- * Every node made here gets its checked_type at once (kiln_ir_infer_node
- * over inputs that are already typed), so a converter can read the shape of
- * anything it has built, and a relation error surfaces at the node that
+ * Every node made here has its attributes validated by the operator and
+ * gets its checked_type at once (kiln_ir_infer_node over inputs that are
+ * already typed), so a converter can read the shape of anything it has
+ * built, and an attribute or relation error surfaces at the node that
  * caused it. Scalars cross dtypes through double, which is exact for every
  * value an attribute or a shape can hold.
  */
@@ -56,6 +57,10 @@ kiln_status_t kiln_onnx_input_constant(const kiln_onnx_node_t *node, int index, 
     return KILN_OK;
   }
   if (!constant) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_evaluate(node->importer, expr, out_tensor));
+    if (*out_tensor) {
+      return KILN_OK;
+    }
     const char *name = node->proto->input[index];
     return KILN_STATUS(UNIMPLEMENTED,
                        "input %d (%s, \"%s\") must be a constant known at import, but it depends "
@@ -98,6 +103,20 @@ double kiln_onnx_load_double(const kiln_tensor_t *tensor, int64_t index) {
     break;
   }
   return 0.0;
+}
+
+kiln_status_t kiln_onnx_axis(int64_t axis, int ndim, int *out_axis) {
+  if (axis < -ndim || axis >= ndim) {
+    return KILN_STATUS(INVALID_ARGUMENT, "axis %lld is out of range for rank %d", (long long)axis,
+                       ndim);
+  }
+  *out_axis = (int)(axis < 0 ? axis + ndim : axis);
+  return KILN_OK;
+}
+
+bool kiln_onnx_is_float(kiln_dtype_t dtype) {
+  return dtype == KILN_DTYPE_FLOAT16 || dtype == KILN_DTYPE_BFLOAT16 ||
+         dtype == KILN_DTYPE_FLOAT32 || dtype == KILN_DTYPE_FLOAT64;
 }
 
 /* `value` rounded toward zero and clamped to [lo, hi] (NaN: 0). */
@@ -257,6 +276,9 @@ kiln_status_t kiln_onnx_emit(const kiln_onnx_node_t *node, const kiln_op_t *op, 
                              kiln_expr_t *const *args, const void *attrs, kiln_expr_t **out_expr) {
   kiln_onnx_importer_t *importer = node->importer;
   kiln_call_t *call = NULL;
+  if (attrs) {
+    KILN_RETURN_IF_ERROR(kiln_op_attrs_validate(op, attrs));
+  }
   KILN_RETURN_IF_ERROR(kiln_ir_call_create(importer->module, op, num_args, args, attrs, &call));
   KILN_RETURN_IF_ERROR(kiln_ir_infer_node(importer->arena, &call->base, &call->base.checked_type));
   *out_expr = &call->base;

@@ -1,18 +1,20 @@
 /*
  * Elementwise converters: unary and binary operators, comparisons, where,
- * the logical operators, and activations that are one registry operator or
- * a short composition of them.
+ * the logical operators, and activations.
  *
- * Unary and binary operators that are one registry operator each are a
- * lookup table by op_type. Variadic Sum, Max, Min and Mean fold left into a
- * chain of binary calls (Mean divides by the count at the end). What the
- * registry lacks is composed from what it has, with NumPy broadcasting doing
- * the work of ONNX's: Not is equal(x, false), And where(a, b, false), Or
- * where(a, true, b), Xor not_equal; Elu, Selu, Celu and ThresholdedRelu are a
- * where over a comparison with zero; Softplus is log(exp(x) + 1); Softsign
- * x / (1 + |x|); Sign nested wheres. PRelu is nn.prelu when the slope is one
- * value per channel of axis 1, else where(x < 0, x * slope, x). Clip is
- * clip when its bounds are constants in order, else maximum then minimum.
+ * Most ONNX elementwise operators are one registry operator each, found in
+ * a lookup table by op_type: the unary table (Relu ... Atanh, Sign, Round,
+ * Reciprocal, IsNaN, Softplus, Softsign, Not), the binary table (Add ...
+ * GreaterOrEqual, And, Or, Xor), and the activation table for operators
+ * whose float attributes map one to one onto the registry operator's fields
+ * of the same name (LeakyRelu, HardSigmoid, Elu, Selu, Celu,
+ * ThresholdedRelu, Shrink), each with ONNX's default. IsInf's int flags,
+ * Mod's fmod (mod or floor_mod) and BitShift's direction (left_shift or
+ * right_shift) pick or fill an operator. Variadic Sum, Max, Min and Mean
+ * fold left into a chain of binary calls (Mean divides by the count at the
+ * end). PRelu is nn.prelu when the slope is one value per channel of axis
+ * 1, else where(x < 0, x * slope, x). Clip is clip when its bounds are
+ * constants in order, else maximum then minimum.
  */
 #include <float.h>
 #include <math.h>
@@ -57,6 +59,24 @@ static const kiln_onnx_op_map_t kiln_onnx_unary_ops[] = {{"Relu", &kiln_op_relu}
                                                          {"Floor", &kiln_op_floor},
                                                          {"Ceil", &kiln_op_ceil},
                                                          {"HardSwish", &kiln_op_hard_swish},
+                                                         {"Sin", &kiln_op_sin},
+                                                         {"Cos", &kiln_op_cos},
+                                                         {"Tan", &kiln_op_tan},
+                                                         {"Asin", &kiln_op_asin},
+                                                         {"Acos", &kiln_op_acos},
+                                                         {"Atan", &kiln_op_atan},
+                                                         {"Sinh", &kiln_op_sinh},
+                                                         {"Cosh", &kiln_op_cosh},
+                                                         {"Asinh", &kiln_op_asinh},
+                                                         {"Acosh", &kiln_op_acosh},
+                                                         {"Atanh", &kiln_op_atanh},
+                                                         {"Sign", &kiln_op_sign},
+                                                         {"Round", &kiln_op_round},
+                                                         {"Reciprocal", &kiln_op_reciprocal},
+                                                         {"IsNaN", &kiln_op_isnan},
+                                                         {"Softplus", &kiln_op_softplus},
+                                                         {"Softsign", &kiln_op_softsign},
+                                                         {"Not", &kiln_op_logical_not},
                                                          {NULL, NULL}};
 
 static const kiln_onnx_op_map_t kiln_onnx_binary_ops[] = {
@@ -69,6 +89,9 @@ static const kiln_onnx_op_map_t kiln_onnx_binary_ops[] = {
     {"LessOrEqual", &kiln_op_less_equal},
     {"Greater", &kiln_op_greater},
     {"GreaterOrEqual", &kiln_op_greater_equal},
+    {"And", &kiln_op_logical_and},
+    {"Or", &kiln_op_logical_or},
+    {"Xor", &kiln_op_logical_xor},
     {NULL, NULL}};
 
 kiln_status_t kiln_onnx_convert_unary(kiln_onnx_node_t *node) {
@@ -133,67 +156,54 @@ kiln_status_t kiln_onnx_convert_where(kiln_onnx_node_t *node) {
   return kiln_onnx_emit(node, &kiln_op_where, 3, args, NULL, &node->outputs[0]);
 }
 
-/* where(cond, a, b), with NULL a or b meaning a bool constant `fill`. */
-static kiln_status_t kiln_onnx_where_with(const kiln_onnx_node_t *node, kiln_expr_t *cond,
-                                          kiln_expr_t *a, kiln_expr_t *b, double fill,
-                                          kiln_expr_t **out_expr) {
-  kiln_expr_t *constant = NULL;
-  if (!a || !b) {
-    KILN_RETURN_IF_ERROR(kiln_onnx_scalar(node, KILN_DTYPE_BOOL, fill, &constant));
-  }
-  kiln_expr_t *args[3] = {cond, a ? a : constant, b ? b : constant};
-  return kiln_onnx_emit(node, &kiln_op_where, 3, args, NULL, out_expr);
-}
+/* ---- operators with attributes ---- */
 
-kiln_status_t kiln_onnx_convert_logical(kiln_onnx_node_t *node) {
-  const char *op_type = node->proto->op_type;
-  kiln_expr_t *a = NULL, *b = NULL;
-  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &a));
-  if (strcmp(op_type, "Not") == 0) {
-    KILN_RETURN_IF_ERROR(kiln_onnx_scalar(node, KILN_DTYPE_BOOL, 0.0, &b));
-    return kiln_onnx_emit2(node, &kiln_op_equal, a, b, NULL, &node->outputs[0]);
-  }
-  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 1, &b));
-  if (strcmp(op_type, "Xor") == 0) {
-    return kiln_onnx_emit2(node, &kiln_op_not_equal, a, b, NULL, &node->outputs[0]);
-  }
-  if (strcmp(op_type, "And") == 0) {
-    return kiln_onnx_where_with(node, a, b, NULL, 0.0, &node->outputs[0]);
-  }
-  return kiln_onnx_where_with(node, a, NULL, b, 1.0, &node->outputs[0]); /* Or */
-}
+/* An ONNX float attribute that is the registry operator's field of the same
+ * name, with ONNX's default. */
+typedef struct kiln_onnx_float_attr_t {
+  const char *name;
+  double fallback;
+} kiln_onnx_float_attr_t;
 
-kiln_status_t kiln_onnx_convert_reciprocal(kiln_onnx_node_t *node) {
-  kiln_expr_t *x = NULL, *one = NULL;
-  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
-  KILN_RETURN_IF_ERROR(kiln_onnx_scalar(node, kiln_onnx_type_of(x)->dtype, 1.0, &one));
-  return kiln_onnx_emit2(node, &kiln_op_divide, one, x, NULL, &node->outputs[0]);
-}
+typedef struct kiln_onnx_activation_t {
+  const char *op_type;
+  const kiln_op_t *op;
+  kiln_onnx_float_attr_t attrs[2]; /* name NULL: unused */
+} kiln_onnx_activation_t;
 
-/* ---- activations with attributes ---- */
+/* Selu's constants are ONNX's float32 values. */
+static const kiln_onnx_activation_t kiln_onnx_activations[] = {
+    {"LeakyRelu", &kiln_op_leaky_relu, {{"alpha", 0.01}, {NULL, 0}}},
+    {"HardSigmoid", &kiln_op_hard_sigmoid, {{"alpha", 0.2}, {"beta", 0.5}}},
+    {"Elu", &kiln_op_elu, {{"alpha", 1.0}, {NULL, 0}}},
+    {"Selu",
+     &kiln_op_selu,
+     {{"alpha", 1.67326319217681884765625}, {"gamma", 1.05070102214813232421875}}},
+    {"Celu", &kiln_op_celu, {{"alpha", 1.0}, {NULL, 0}}},
+    {"ThresholdedRelu", &kiln_op_thresholded_relu, {{"alpha", 1.0}, {NULL, 0}}},
+    {"Shrink", &kiln_op_shrink, {{"bias", 0.0}, {"lambd", 0.5}}},
+};
 
-kiln_status_t kiln_onnx_convert_leaky_relu(kiln_onnx_node_t *node) {
+kiln_status_t kiln_onnx_convert_activation(kiln_onnx_node_t *node) {
+  const kiln_onnx_activation_t *row = NULL;
+  for (size_t i = 0; i < sizeof(kiln_onnx_activations) / sizeof(kiln_onnx_activations[0]); ++i) {
+    if (strcmp(kiln_onnx_activations[i].op_type, node->proto->op_type) == 0) {
+      row = &kiln_onnx_activations[i];
+    }
+  }
+  if (!row) {
+    return KILN_STATUS(INTERNAL, "no registry operator for %s", node->proto->op_type);
+  }
   kiln_expr_t *x = NULL;
-  double alpha = 0.01;
   void *attrs = NULL;
   KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
-  KILN_RETURN_IF_ERROR(kiln_onnx_attr_float(node, "alpha", 0.01, &alpha));
-  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, &kiln_op_leaky_relu, &attrs));
-  KILN_RETURN_IF_ERROR(kiln_onnx_set_float(&kiln_op_leaky_relu, attrs, "alpha", alpha));
-  return kiln_onnx_emit1(node, &kiln_op_leaky_relu, x, attrs, &node->outputs[0]);
-}
-
-kiln_status_t kiln_onnx_convert_hard_sigmoid(kiln_onnx_node_t *node) {
-  kiln_expr_t *x = NULL;
-  double alpha = 0.2, beta = 0.5;
-  void *attrs = NULL;
-  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
-  KILN_RETURN_IF_ERROR(kiln_onnx_attr_float(node, "alpha", 0.2, &alpha));
-  KILN_RETURN_IF_ERROR(kiln_onnx_attr_float(node, "beta", 0.5, &beta));
-  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, &kiln_op_hard_sigmoid, &attrs));
-  KILN_RETURN_IF_ERROR(kiln_onnx_set_float(&kiln_op_hard_sigmoid, attrs, "alpha", alpha));
-  KILN_RETURN_IF_ERROR(kiln_onnx_set_float(&kiln_op_hard_sigmoid, attrs, "beta", beta));
-  return kiln_onnx_emit1(node, &kiln_op_hard_sigmoid, x, attrs, &node->outputs[0]);
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, row->op, &attrs));
+  for (int i = 0; i < 2 && row->attrs[i].name; ++i) {
+    double value = row->attrs[i].fallback;
+    KILN_RETURN_IF_ERROR(kiln_onnx_attr_float(node, row->attrs[i].name, value, &value));
+    KILN_RETURN_IF_ERROR(kiln_onnx_set_float(row->op, attrs, row->attrs[i].name, value));
+  }
+  return kiln_onnx_emit1(node, row->op, x, attrs, &node->outputs[0]);
 }
 
 kiln_status_t kiln_onnx_convert_gelu(kiln_onnx_node_t *node) {
@@ -205,6 +215,58 @@ kiln_status_t kiln_onnx_convert_gelu(kiln_onnx_node_t *node) {
   KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, &kiln_op_gelu, &attrs));
   KILN_RETURN_IF_ERROR(kiln_onnx_set_string(&kiln_op_gelu, attrs, "approximate", approximate));
   return kiln_onnx_emit1(node, &kiln_op_gelu, x, attrs, &node->outputs[0]);
+}
+
+kiln_status_t kiln_onnx_convert_isinf(kiln_onnx_node_t *node) {
+  kiln_expr_t *x = NULL;
+  int64_t positive = 1, negative = 1;
+  void *attrs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "detect_positive", 1, &positive));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "detect_negative", 1, &negative));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, &kiln_op_isinf, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_bool(&kiln_op_isinf, attrs, "detect_positive", positive != 0));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_bool(&kiln_op_isinf, attrs, "detect_negative", negative != 0));
+  return kiln_onnx_emit1(node, &kiln_op_isinf, x, attrs, &node->outputs[0]);
+}
+
+/* Mod: fmod=1 is C's fmod (the dividend's sign, `mod`), fmod=0 Python's %
+ * (the divisor's sign, `floor_mod`); ONNX requires fmod=1 for floats. */
+kiln_status_t kiln_onnx_convert_mod(kiln_onnx_node_t *node) {
+  kiln_expr_t *a = NULL, *b = NULL;
+  int64_t fmod = 0;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &a));
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 1, &b));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "fmod", 0, &fmod));
+  if (fmod != 0 && fmod != 1) {
+    return KILN_STATUS(INVALID_ARGUMENT, "attribute fmod is %lld; expected 0 or 1",
+                       (long long)fmod);
+  }
+  kiln_dtype_t dtype = kiln_onnx_type_of(a)->dtype;
+  if (!fmod && kiln_onnx_is_float(dtype)) {
+    return KILN_STATUS(INVALID_ARGUMENT, "fmod=0 on %s inputs; ONNX requires fmod=1 for floats",
+                       kiln_dtype_name(dtype));
+  }
+  const kiln_op_t *op = fmod ? &kiln_op_mod : &kiln_op_floor_mod;
+  return kiln_onnx_emit2(node, op, a, b, NULL, &node->outputs[0]);
+}
+
+kiln_status_t kiln_onnx_convert_bit_shift(kiln_onnx_node_t *node) {
+  kiln_expr_t *a = NULL, *b = NULL;
+  const char *direction = "";
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &a));
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 1, &b));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_string(node, "direction", "", &direction));
+  const kiln_op_t *op = NULL;
+  if (strcmp(direction, "LEFT") == 0) {
+    op = &kiln_op_left_shift;
+  } else if (strcmp(direction, "RIGHT") == 0) {
+    op = &kiln_op_right_shift;
+  } else {
+    return KILN_STATUS(INVALID_ARGUMENT, "attribute direction is \"%s\"; expected LEFT or RIGHT",
+                       direction);
+  }
+  return kiln_onnx_emit2(node, op, a, b, NULL, &node->outputs[0]);
 }
 
 /* ---- clip ---- */
@@ -263,24 +325,7 @@ kiln_status_t kiln_onnx_convert_clip_inputs(kiln_onnx_node_t *node) {
   return KILN_OK;
 }
 
-/* ---- compositions ---- */
-
-/* x < 0 (or `compare` against scalar `at`) as a bool tensor. */
-static kiln_status_t kiln_onnx_compare_scalar(const kiln_onnx_node_t *node,
-                                              const kiln_op_t *compare, kiln_expr_t *x, double at,
-                                              kiln_expr_t **out_expr) {
-  kiln_expr_t *scalar = NULL;
-  KILN_RETURN_IF_ERROR(kiln_onnx_scalar(node, kiln_onnx_type_of(x)->dtype, at, &scalar));
-  return kiln_onnx_emit2(node, compare, x, scalar, NULL, out_expr);
-}
-
-/* `op`(x, scalar value) for a binary `op`. */
-static kiln_status_t kiln_onnx_with_scalar(const kiln_onnx_node_t *node, const kiln_op_t *op,
-                                           kiln_expr_t *x, double value, kiln_expr_t **out_expr) {
-  kiln_expr_t *scalar = NULL;
-  KILN_RETURN_IF_ERROR(kiln_onnx_scalar(node, kiln_onnx_type_of(x)->dtype, value, &scalar));
-  return kiln_onnx_emit2(node, op, x, scalar, NULL, out_expr);
-}
+/* ---- PRelu ---- */
 
 kiln_status_t kiln_onnx_convert_prelu(kiln_onnx_node_t *node) {
   kiln_expr_t *x = NULL, *slope = NULL;
@@ -298,99 +343,10 @@ kiln_status_t kiln_onnx_convert_prelu(kiln_onnx_node_t *node) {
     KILN_RETURN_IF_ERROR(kiln_onnx_reshape(node, slope, 1, &count, &slope));
     return kiln_onnx_emit2(node, &kiln_op_prelu, x, slope, NULL, &node->outputs[0]);
   }
-  kiln_expr_t *negative = NULL, *scaled = NULL;
-  KILN_RETURN_IF_ERROR(kiln_onnx_compare_scalar(node, &kiln_op_less, x, 0.0, &negative));
+  kiln_expr_t *zero = NULL, *negative = NULL, *scaled = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_scalar(node, xt->dtype, 0.0, &zero));
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit2(node, &kiln_op_less, x, zero, NULL, &negative));
   KILN_RETURN_IF_ERROR(kiln_onnx_emit2(node, &kiln_op_multiply, x, slope, NULL, &scaled));
   kiln_expr_t *args[3] = {negative, scaled, x};
   return kiln_onnx_emit(node, &kiln_op_where, 3, args, NULL, &node->outputs[0]);
-}
-
-/* where(x `compare` 0, x, alpha * (exp(x / divisor) - 1)), times gamma:
- * Elu (gamma 1, divisor 1), Selu, Celu (divisor alpha). */
-static kiln_status_t kiln_onnx_exponential_unit(kiln_onnx_node_t *node, double alpha, double gamma,
-                                                double divisor) {
-  kiln_expr_t *x = NULL, *positive = NULL, *e = NULL, *y = NULL;
-  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
-  KILN_RETURN_IF_ERROR(kiln_onnx_compare_scalar(node, &kiln_op_greater, x, 0.0, &positive));
-  e = x;
-  if (divisor != 1.0) {
-    KILN_RETURN_IF_ERROR(kiln_onnx_with_scalar(node, &kiln_op_divide, e, divisor, &e));
-  }
-  KILN_RETURN_IF_ERROR(kiln_onnx_emit1(node, &kiln_op_exp, e, NULL, &e));
-  KILN_RETURN_IF_ERROR(kiln_onnx_with_scalar(node, &kiln_op_subtract, e, 1.0, &e));
-  KILN_RETURN_IF_ERROR(kiln_onnx_with_scalar(node, &kiln_op_multiply, e, alpha, &e));
-  kiln_expr_t *args[3] = {positive, x, e};
-  KILN_RETURN_IF_ERROR(kiln_onnx_emit(node, &kiln_op_where, 3, args, NULL, &y));
-  if (gamma != 1.0) {
-    KILN_RETURN_IF_ERROR(kiln_onnx_with_scalar(node, &kiln_op_multiply, y, gamma, &y));
-  }
-  node->outputs[0] = y;
-  return KILN_OK;
-}
-
-kiln_status_t kiln_onnx_convert_elu(kiln_onnx_node_t *node) {
-  double alpha = 1.0;
-  KILN_RETURN_IF_ERROR(kiln_onnx_attr_float(node, "alpha", 1.0, &alpha));
-  return kiln_onnx_exponential_unit(node, alpha, 1.0, 1.0);
-}
-
-kiln_status_t kiln_onnx_convert_selu(kiln_onnx_node_t *node) {
-  double alpha = 1.67326319217681884765625, gamma = 1.05070102214813232421875;
-  KILN_RETURN_IF_ERROR(kiln_onnx_attr_float(node, "alpha", alpha, &alpha));
-  KILN_RETURN_IF_ERROR(kiln_onnx_attr_float(node, "gamma", gamma, &gamma));
-  return kiln_onnx_exponential_unit(node, alpha, gamma, 1.0);
-}
-
-kiln_status_t kiln_onnx_convert_celu(kiln_onnx_node_t *node) {
-  double alpha = 1.0;
-  KILN_RETURN_IF_ERROR(kiln_onnx_attr_float(node, "alpha", 1.0, &alpha));
-  if (alpha == 0.0) {
-    return KILN_STATUS(INVALID_ARGUMENT, "attribute alpha must not be 0");
-  }
-  return kiln_onnx_exponential_unit(node, alpha, 1.0, alpha);
-}
-
-kiln_status_t kiln_onnx_convert_thresholded_relu(kiln_onnx_node_t *node) {
-  kiln_expr_t *x = NULL, *above = NULL, *zero = NULL;
-  double alpha = 1.0;
-  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
-  KILN_RETURN_IF_ERROR(kiln_onnx_attr_float(node, "alpha", 1.0, &alpha));
-  KILN_RETURN_IF_ERROR(kiln_onnx_compare_scalar(node, &kiln_op_greater, x, alpha, &above));
-  KILN_RETURN_IF_ERROR(kiln_onnx_scalar(node, kiln_onnx_type_of(x)->dtype, 0.0, &zero));
-  kiln_expr_t *args[3] = {above, x, zero};
-  return kiln_onnx_emit(node, &kiln_op_where, 3, args, NULL, &node->outputs[0]);
-}
-
-kiln_status_t kiln_onnx_convert_softplus(kiln_onnx_node_t *node) {
-  kiln_expr_t *x = NULL, *y = NULL;
-  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
-  KILN_RETURN_IF_ERROR(kiln_onnx_emit1(node, &kiln_op_exp, x, NULL, &y));
-  KILN_RETURN_IF_ERROR(kiln_onnx_with_scalar(node, &kiln_op_add, y, 1.0, &y));
-  return kiln_onnx_emit1(node, &kiln_op_log, y, NULL, &node->outputs[0]);
-}
-
-kiln_status_t kiln_onnx_convert_softsign(kiln_onnx_node_t *node) {
-  kiln_expr_t *x = NULL, *y = NULL;
-  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
-  KILN_RETURN_IF_ERROR(kiln_onnx_emit1(node, &kiln_op_abs, x, NULL, &y));
-  KILN_RETURN_IF_ERROR(kiln_onnx_with_scalar(node, &kiln_op_add, y, 1.0, &y));
-  return kiln_onnx_emit2(node, &kiln_op_divide, x, y, NULL, &node->outputs[0]);
-}
-
-kiln_status_t kiln_onnx_convert_sign(kiln_onnx_node_t *node) {
-  kiln_expr_t *x = NULL, *positive = NULL, *negative = NULL;
-  kiln_expr_t *one = NULL, *minus_one = NULL, *zero = NULL, *y = NULL;
-  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
-  kiln_dtype_t dtype = kiln_onnx_type_of(x)->dtype;
-  KILN_RETURN_IF_ERROR(kiln_onnx_compare_scalar(node, &kiln_op_greater, x, 0.0, &positive));
-  KILN_RETURN_IF_ERROR(kiln_onnx_compare_scalar(node, &kiln_op_less, x, 0.0, &negative));
-  KILN_RETURN_IF_ERROR(kiln_onnx_scalar(node, dtype, 1.0, &one));
-  KILN_RETURN_IF_ERROR(kiln_onnx_scalar(node, dtype, -1.0, &minus_one));
-  KILN_RETURN_IF_ERROR(kiln_onnx_scalar(node, dtype, 0.0, &zero));
-  /* where(x < 0, -1, x * 0) keeps NaN as NaN, as ONNX's sign does. */
-  KILN_RETURN_IF_ERROR(kiln_onnx_emit2(node, &kiln_op_multiply, x, zero, NULL, &zero));
-  kiln_expr_t *inner[3] = {negative, minus_one, zero};
-  KILN_RETURN_IF_ERROR(kiln_onnx_emit(node, &kiln_op_where, 3, inner, NULL, &y));
-  kiln_expr_t *outer[3] = {positive, one, y};
-  return kiln_onnx_emit(node, &kiln_op_where, 3, outer, NULL, &node->outputs[0]);
 }

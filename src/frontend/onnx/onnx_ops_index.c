@@ -1,6 +1,5 @@
 /*
- * Indexing converters: Concat, Split, Slice, Gather, Pad, Resize and
- * Upsample.
+ * Indexing converters: Concat, Split, Slice, Gather and Pad.
  *
  * Operators that took attributes in early opsets and inputs later have one
  * converter per form, which read their lists and hand them to a shared
@@ -8,12 +7,8 @@
  * onto strided_slice, which implements ONNX's clamping; Split's sizes become
  * split's cut points, and its tuple result one TupleGetItem per output; Pad's
  * [x1_begin, x2_begin, ..., x1_end, ...] is reordered into pad_width's
- * before/after pairs. Resize and Upsample map onto image.resize2d when the
- * input is 4-D, N and C keep their size, and the output size follows from
- * the scales exactly (resize2d derives its scale as out / in); cubic mode
- * and the tf_* coordinate modes are refused.
+ * before/after pairs. Resize and Upsample are onnx_ops_resize.c.
  */
-#include <math.h>
 #include <string.h>
 
 #include "frontend/onnx/onnx_convert.h"
@@ -216,156 +211,4 @@ kiln_status_t kiln_onnx_convert_pad_inputs(kiln_onnx_node_t *node) {
   }
   KILN_RETURN_IF_ERROR(kiln_onnx_attr_string(node, "mode", "constant", &mode));
   return kiln_onnx_pad(node, &pads, mode, value);
-}
-
-/* ---- Resize and Upsample ---- */
-
-typedef struct kiln_onnx_resize_t {
-  const char *method;     /* resize2d's: nearest_neighbor | linear */
-  const char *coordinate; /* coordinate_transformation_mode */
-  const char *rounding;   /* nearest rounding */
-} kiln_onnx_resize_t;
-
-/* The output H and W from `scales` (4 values), which must give them exactly. */
-static kiln_status_t kiln_onnx_resize_from_scales(const kiln_tensor_type_t *xt,
-                                                  const double *scales, int64_t *out_size) {
-  for (int d = 0; d < 4; ++d) {
-    double exact = (double)xt->shape[d] * scales[d];
-    int64_t out = (int64_t)floor(exact);
-    if (d < 2 && scales[d] != 1.0) {
-      return KILN_STATUS(UNIMPLEMENTED, "scaling dim %d (by %g) is not supported; only H and W", d,
-                         scales[d]);
-    }
-    if (d >= 2 &&
-        (out < 1 || fabs((double)out / (double)xt->shape[d] - scales[d]) > 1e-6 * scales[d])) {
-      return KILN_STATUS(UNIMPLEMENTED,
-                         "scale %g of dim %d (%lld) does not give a whole output size; kiln's "
-                         "resize2d takes the scale as output / input",
-                         scales[d], d, (long long)xt->shape[d]);
-    }
-    if (d >= 2) {
-      out_size[d - 2] = out;
-    }
-  }
-  return KILN_OK;
-}
-
-static kiln_status_t kiln_onnx_resize_emit(kiln_onnx_node_t *node, kiln_expr_t *x,
-                                           const int64_t *size, const kiln_onnx_resize_t *mode) {
-  const kiln_op_t *op = &kiln_op_resize2d;
-  void *attrs = NULL;
-  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
-  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "size", 2, size));
-  KILN_RETURN_IF_ERROR(kiln_onnx_set_string(op, attrs, "method", mode->method));
-  KILN_RETURN_IF_ERROR(
-      kiln_onnx_set_string(op, attrs, "coordinate_transformation_mode", mode->coordinate));
-  KILN_RETURN_IF_ERROR(kiln_onnx_set_string(op, attrs, "rounding_method", mode->rounding));
-  return kiln_onnx_emit1(node, op, x, attrs, &node->outputs[0]);
-}
-
-/* Resizes input 0 by `scales` (count values) or to `sizes`. */
-static kiln_status_t kiln_onnx_resize(kiln_onnx_node_t *node, const double *scales, int count,
-                                      const kiln_ints_t *sizes, const kiln_onnx_resize_t *mode) {
-  kiln_expr_t *x = NULL;
-  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
-  const kiln_tensor_type_t *xt = kiln_onnx_type_of(x);
-  if (xt->ndim != 4) {
-    return KILN_STATUS(UNIMPLEMENTED, "only 4-D (N, C, H, W) data is supported, not rank %d",
-                       xt->ndim);
-  }
-  int64_t size[2];
-  if (sizes && sizes->count > 0) {
-    if (sizes->count != 4 || sizes->values[0] != xt->shape[0] || sizes->values[1] != xt->shape[1]) {
-      return KILN_STATUS(UNIMPLEMENTED, "sizes must have 4 values that keep N and C");
-    }
-    size[0] = sizes->values[2];
-    size[1] = sizes->values[3];
-  } else {
-    if (count != 4) {
-      return KILN_STATUS(INVALID_ARGUMENT, "scales has %d values; expected 4", count);
-    }
-    KILN_RETURN_IF_ERROR(kiln_onnx_resize_from_scales(xt, scales, size));
-  }
-  return kiln_onnx_resize_emit(node, x, size, mode);
-}
-
-static kiln_status_t kiln_onnx_resize_method(const char *onnx_mode, const char **out_method) {
-  if (strcmp(onnx_mode, "nearest") == 0) {
-    *out_method = "nearest_neighbor";
-  } else if (strcmp(onnx_mode, "linear") == 0 || strcmp(onnx_mode, "bilinear") == 0) {
-    *out_method = "linear";
-  } else {
-    return KILN_STATUS(UNIMPLEMENTED, "mode \"%s\" is not supported (nearest, linear)", onnx_mode);
-  }
-  return KILN_OK;
-}
-
-/* The scales of constant input `index` as doubles in the arena. */
-static kiln_status_t kiln_onnx_resize_scales(const kiln_onnx_node_t *node, int index,
-                                             double *scales, int *out_count) {
-  const kiln_tensor_t *tensor = NULL;
-  KILN_RETURN_IF_ERROR(kiln_onnx_input_constant(node, index, "scales", &tensor));
-  int64_t count = kiln_tensor_element_count(tensor);
-  if (count > 4) {
-    return KILN_STATUS(UNIMPLEMENTED, "scales has %lld values; only 4-D data is supported",
-                       (long long)count);
-  }
-  for (int64_t i = 0; i < count; ++i) {
-    scales[i] = kiln_onnx_load_double(tensor, i);
-  }
-  *out_count = (int)count;
-  return KILN_OK;
-}
-
-kiln_status_t kiln_onnx_convert_resize(kiln_onnx_node_t *node) {
-  const char *onnx_mode = "nearest";
-  kiln_onnx_resize_t mode = {NULL, "half_pixel", "round_prefer_floor"};
-  KILN_RETURN_IF_ERROR(kiln_onnx_attr_string(node, "mode", "nearest", &onnx_mode));
-  KILN_RETURN_IF_ERROR(kiln_onnx_resize_method(onnx_mode, &mode.method));
-  bool opset10 = node->importer->opset < 11;
-  if (opset10) { /* Upsample's rule: x / scale, rounded down */
-    mode.coordinate = "asymmetric";
-    mode.rounding = "floor";
-  }
-  KILN_RETURN_IF_ERROR(kiln_onnx_attr_string(node, "coordinate_transformation_mode",
-                                             mode.coordinate, &mode.coordinate));
-  KILN_RETURN_IF_ERROR(kiln_onnx_attr_string(node, "nearest_mode", mode.rounding, &mode.rounding));
-  if (strncmp(mode.coordinate, "tf_", 3) == 0) {
-    return KILN_STATUS(UNIMPLEMENTED, "coordinate_transformation_mode \"%s\" is not supported",
-                       mode.coordinate);
-  }
-  double scales[4];
-  int count = 0;
-  kiln_ints_t sizes = {0, NULL};
-  int scales_at = opset10 ? 1 : 2;
-  if (!opset10 && kiln_onnx_input_optional(node, 3)) {
-    KILN_RETURN_IF_ERROR(kiln_onnx_input_ints(node, 3, "sizes", &sizes));
-  }
-  if (sizes.count == 0) {
-    KILN_RETURN_IF_ERROR(kiln_onnx_resize_scales(node, scales_at, scales, &count));
-  }
-  return kiln_onnx_resize(node, scales, count, &sizes, &mode);
-}
-
-kiln_status_t kiln_onnx_convert_upsample(kiln_onnx_node_t *node) {
-  const char *onnx_mode = "nearest";
-  kiln_onnx_resize_t mode = {NULL, "asymmetric", "floor"};
-  KILN_RETURN_IF_ERROR(kiln_onnx_attr_string(node, "mode", "nearest", &onnx_mode));
-  KILN_RETURN_IF_ERROR(kiln_onnx_resize_method(onnx_mode, &mode.method));
-  double scales[4];
-  int count = 0;
-  if (node->importer->opset >= 9) {
-    KILN_RETURN_IF_ERROR(kiln_onnx_resize_scales(node, 1, scales, &count));
-  } else {
-    kiln_floats_t floats;
-    KILN_RETURN_IF_ERROR(kiln_onnx_attr_floats(node, "scales", &floats, NULL));
-    count = floats.count < 4 ? (int)floats.count : 4;
-    for (int i = 0; i < count; ++i) {
-      scales[i] = floats.values[i];
-    }
-    if (floats.count > 4) {
-      count = (int)floats.count;
-    }
-  }
-  return kiln_onnx_resize(node, scales, count, NULL, &mode);
 }

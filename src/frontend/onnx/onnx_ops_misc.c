@@ -1,12 +1,18 @@
 /*
  * Converters that make or pass values: Identity, Dropout (inference),
- * Cast, Constant, ConstantOfShape and Range.
+ * Cast, CastLike, Constant, ConstantOfShape, Range and the window
+ * functions.
  *
  * Identity and Dropout hand their input on unchanged (Dropout's optional
- * mask is an all-true Constant, as ONNX defines it outside training).
- * Cast is the registry's cast, or nothing when the dtype does not change.
- * Constant, ConstantOfShape and Range make Constants at import: their
- * inputs must be constants, which is what shape-computing exports give.
+ * mask is an all-true Constant, as ONNX defines it outside training, and in
+ * training with ratio 0; any other training ratio drops at random and is
+ * refused).
+ * Cast and CastLike are the registry's cast, or nothing when the dtype does
+ * not change. Constant and ConstantOfShape make Constants at import; Range
+ * is arange with its (constant) inputs as attributes, which folds at once.
+ * The window functions (HannWindow, HammingWindow, BlackmanWindow) depend
+ * on their size alone, so they are Constants too: a0 - a1 cos(2 pi n / N) +
+ * a2 cos(4 pi n / N), N the size (periodic) or the size - 1 (symmetric).
  */
 #include <math.h>
 #include <string.h>
@@ -22,10 +28,16 @@ kiln_status_t kiln_onnx_convert_dropout(kiln_onnx_node_t *node) {
   kiln_expr_t *x = NULL;
   KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
   if (node->importer->opset >= 12 && kiln_onnx_input_optional(node, 2)) {
-    double training = 0.0;
+    double training = 0.0, ratio = 0.5;
     KILN_RETURN_IF_ERROR(kiln_onnx_input_scalar(node, 2, "training_mode", &training));
-    if (training != 0.0) {
-      return KILN_STATUS(UNIMPLEMENTED, "training_mode=true is not supported (inference only)");
+    if (training != 0.0 && kiln_onnx_input_optional(node, 1)) {
+      KILN_RETURN_IF_ERROR(kiln_onnx_input_scalar(node, 1, "ratio", &ratio));
+    }
+    if (training != 0.0 && ratio != 0.0) {
+      return KILN_STATUS(UNIMPLEMENTED,
+                         "training_mode=true with ratio %g is not supported (it drops at "
+                         "random; only ratio 0 keeps everything)",
+                         ratio);
     }
   }
   node->outputs[0] = x;
@@ -37,16 +49,8 @@ kiln_status_t kiln_onnx_convert_dropout(kiln_onnx_node_t *node) {
   return KILN_OK;
 }
 
-kiln_status_t kiln_onnx_convert_cast(kiln_onnx_node_t *node) {
-  kiln_expr_t *x = NULL;
-  int64_t to = 0;
-  kiln_dtype_t dtype = KILN_DTYPE_FLOAT32;
-  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
-  if (!kiln_onnx_attr(node, "to")) {
-    return KILN_STATUS(INVALID_ARGUMENT, "attribute to is required");
-  }
-  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "to", 0, &to));
-  KILN_RETURN_IF_ERROR_ANNOTATE(kiln_onnx_dtype(to, &dtype), "attribute to");
+/* x cast to `dtype` (x itself when it has that dtype already). */
+static kiln_status_t kiln_onnx_cast_to(kiln_onnx_node_t *node, kiln_expr_t *x, kiln_dtype_t dtype) {
   if (dtype == kiln_onnx_type_of(x)->dtype) {
     node->outputs[0] = x;
     return KILN_OK;
@@ -60,6 +64,27 @@ kiln_status_t kiln_onnx_convert_cast(kiln_onnx_node_t *node) {
     return KILN_STATUS(UNIMPLEMENTED, "cast to %s is not supported", kiln_dtype_name(dtype));
   }
   return kiln_onnx_emit1(node, &kiln_op_cast, x, attrs, &node->outputs[0]);
+}
+
+kiln_status_t kiln_onnx_convert_cast(kiln_onnx_node_t *node) {
+  kiln_expr_t *x = NULL;
+  int64_t to = 0;
+  kiln_dtype_t dtype = KILN_DTYPE_FLOAT32;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
+  if (!kiln_onnx_attr(node, "to")) {
+    return KILN_STATUS(INVALID_ARGUMENT, "attribute to is required");
+  }
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "to", 0, &to));
+  KILN_RETURN_IF_ERROR_ANNOTATE(kiln_onnx_dtype(to, &dtype), "attribute to");
+  return kiln_onnx_cast_to(node, x, dtype);
+}
+
+kiln_status_t kiln_onnx_convert_cast_like(kiln_onnx_node_t *node) {
+  kiln_expr_t *x = NULL;
+  const kiln_tensor_type_t *like = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_type(node, 1, &like));
+  return kiln_onnx_cast_to(node, x, like->dtype);
 }
 
 /* ---- Constant ---- */
@@ -169,27 +194,67 @@ kiln_status_t kiln_onnx_convert_constant_of_shape(kiln_onnx_node_t *node) {
 
 kiln_status_t kiln_onnx_convert_range(kiln_onnx_node_t *node) {
   double start = 0.0, limit = 0.0, delta = 0.0;
+  const kiln_tensor_type_t *type = NULL;
+  void *attrs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_type(node, 0, &type));
   KILN_RETURN_IF_ERROR(kiln_onnx_input_scalar(node, 0, "start", &start));
   KILN_RETURN_IF_ERROR(kiln_onnx_input_scalar(node, 1, "limit", &limit));
   KILN_RETURN_IF_ERROR(kiln_onnx_input_scalar(node, 2, "delta", &delta));
-  if (delta == 0.0 || isnan(delta) || isnan(start) || isnan(limit)) {
-    return KILN_STATUS(INVALID_ARGUMENT,
-                       "delta must be a non-zero number (start %g, limit %g, "
-                       "delta %g)",
-                       start, limit, delta);
+  const kiln_op_t *op = &kiln_op_arange;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_float(op, attrs, "start", start));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_float(op, attrs, "stop", limit));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_float(op, attrs, "step", delta));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_dtype(op, attrs, "dtype", type->dtype));
+  return kiln_onnx_emit(node, op, 0, NULL, attrs, &node->outputs[0]);
+}
+
+/* ---- window functions ---- */
+
+/* a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N) of HannWindow, HammingWindow
+ * and BlackmanWindow. */
+typedef struct kiln_onnx_window_fn_t {
+  const char *op_type;
+  double a0, a1, a2;
+} kiln_onnx_window_fn_t;
+
+static const kiln_onnx_window_fn_t kiln_onnx_window_fns[] = {
+    {"HannWindow", 0.5, 0.5, 0.0},
+    {"HammingWindow", 25.0 / 46.0, 21.0 / 46.0, 0.0},
+    {"BlackmanWindow", 0.42, 0.5, 0.08},
+};
+
+/* A Constant of `size` (constant) elements of the window; N is size when
+ * periodic (the default), size - 1 when symmetric; output_datatype (default
+ * float) gives the dtype. */
+kiln_status_t kiln_onnx_convert_window(kiln_onnx_node_t *node) {
+  const kiln_onnx_window_fn_t *fn = NULL;
+  for (size_t i = 0; i < sizeof(kiln_onnx_window_fns) / sizeof(kiln_onnx_window_fns[0]); ++i) {
+    if (strcmp(kiln_onnx_window_fns[i].op_type, node->proto->op_type) == 0) {
+      fn = &kiln_onnx_window_fns[i];
+    }
   }
-  double steps = ceil((limit - start) / delta);
-  if (!(steps < (double)INT32_MAX)) {
-    return KILN_STATUS(UNIMPLEMENTED, "the range has %g elements", steps);
+  if (!fn) {
+    return KILN_STATUS(INTERNAL, "no window function for %s", node->proto->op_type);
   }
-  const int64_t shape[1] = {steps > 0 ? (int64_t)steps : 0};
+  double size = 0.0;
+  int64_t periodic = 1, elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+  kiln_dtype_t dtype = KILN_DTYPE_FLOAT32;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_scalar(node, 0, "size", &size));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "periodic", 1, &periodic));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "output_datatype", elem_type, &elem_type));
+  KILN_RETURN_IF_ERROR_ANNOTATE(kiln_onnx_dtype(elem_type, &dtype), "attribute output_datatype");
+  if (!(size >= 0.0 && size <= (double)INT32_MAX)) {
+    return KILN_STATUS(INVALID_ARGUMENT, "size is %g; expected a count >= 0", size);
+  }
+  const int64_t shape[1] = {(int64_t)size};
+  double n = periodic ? (double)shape[0] : (double)shape[0] - 1.0;
   kiln_tensor_t *tensor = NULL;
-  const kiln_tensor_type_t *type = NULL;
-  KILN_RETURN_IF_ERROR(kiln_onnx_input_type(node, 0, &type));
-  KILN_RETURN_IF_ERROR(
-      kiln_tensor_create(node->importer->allocator, type->dtype, 1, shape, &tensor));
+  KILN_RETURN_IF_ERROR(kiln_tensor_create(node->importer->allocator, dtype, 1, shape, &tensor));
+  const double pi = 3.14159265358979323846;
   for (int64_t i = 0; i < shape[0]; ++i) {
-    kiln_onnx_store_double(tensor, i, start + (double)i * delta);
+    double angle = n > 0.0 ? 2.0 * pi * (double)i / n : 0.0;
+    kiln_onnx_store_double(tensor, i, fn->a0 - fn->a1 * cos(angle) + fn->a2 * cos(2.0 * angle));
   }
   kiln_status_t status = kiln_onnx_constant(node->importer, tensor, &node->outputs[0]);
   kiln_tensor_release(tensor);

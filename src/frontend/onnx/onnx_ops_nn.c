@@ -1,19 +1,20 @@
 /*
- * nn converters: Conv, Gemm, MatMul, the normalizations, pooling and
- * softmax.
+ * nn converters: Conv, ConvTranspose, Gemm, MatMul, pooling and softmax.
  *
  * Convolution and pooling share one reading of ONNX's window attributes
  * (kernel_shape, strides, dilations, pads as [x1_begin, x2_begin, ...,
  * x1_end, x2_end], auto_pad) into kiln's 2-D form (padding top, left,
  * bottom, right). auto_pad SAME_UPPER and SAME_LOWER are resolved here from
  * the static input shape, as ONNX defines them (output ceil(in / stride),
- * the odd pixel at the end or the start). A 1-D window is lifted to 2-D: a
- * dim of 1 is inserted at axis 2 of the data (and the weight) and squeezed
- * from the result. Gemm is dense (transB) or matmul, then the alpha and
- * beta scalings and the C addition as elementwise calls, which fold when
+ * the odd pixel at the end or the start). ConvTranspose resolves auto_pad
+ * and output_shape the same way from the size it must produce (the total
+ * padding split as ONNX's reference splits it; what the strides cannot
+ * reach becomes output_padding). A 1-D window is lifted to 2-D: a dim of 1
+ * is inserted at axis 2 of the data (and the weight) and squeezed from the
+ * result. Gemm is dense (transB) or matmul, then the alpha and beta
+ * scalings and the C addition as elementwise calls, which fold when
  * constant. Softmax before opset 13 flattens at its axis into 2-D, as that
- * opset defines it; LayerNormalization over several trailing axes flattens
- * them into one and applies its scale and bias by broadcasting.
+ * opset defines it. The normalizations are onnx_ops_norm.c.
  */
 #include <string.h>
 
@@ -57,6 +58,19 @@ static void kiln_onnx_window_same(kiln_onnx_window_t *window, int d, int64_t in,
   window->pad_end[d] = total - window->pad_begin[d];
 }
 
+/* The pads attribute [x1_begin, x2_begin, ..., x1_end, ...] (default 0). */
+static kiln_status_t kiln_onnx_window_explicit_pads(const kiln_onnx_node_t *node,
+                                                    kiln_onnx_window_t *window) {
+  int n = window->spatial;
+  int64_t pads[4];
+  KILN_RETURN_IF_ERROR(kiln_onnx_window_ints(node, "pads", 2 * n, 0, pads));
+  for (int d = 0; d < n; ++d) {
+    window->pad_begin[d] = pads[d];
+    window->pad_end[d] = pads[n + d];
+  }
+  return KILN_OK;
+}
+
 static kiln_status_t kiln_onnx_window_pads(const kiln_onnx_node_t *node,
                                            const kiln_tensor_type_t *x,
                                            kiln_onnx_window_t *window) {
@@ -64,13 +78,7 @@ static kiln_status_t kiln_onnx_window_pads(const kiln_onnx_node_t *node,
   KILN_RETURN_IF_ERROR(kiln_onnx_attr_string(node, "auto_pad", "NOTSET", &auto_pad));
   int n = window->spatial;
   if (strcmp(auto_pad, "NOTSET") == 0) {
-    int64_t pads[4];
-    KILN_RETURN_IF_ERROR(kiln_onnx_window_ints(node, "pads", 2 * n, 0, pads));
-    for (int d = 0; d < n; ++d) {
-      window->pad_begin[d] = pads[d];
-      window->pad_end[d] = pads[n + d];
-    }
-    return KILN_OK;
+    return kiln_onnx_window_explicit_pads(node, window);
   }
   bool same_upper = strcmp(auto_pad, "SAME_UPPER") == 0;
   bool same_lower = strcmp(auto_pad, "SAME_LOWER") == 0;
@@ -89,10 +97,8 @@ static kiln_status_t kiln_onnx_window_pads(const kiln_onnx_node_t *node,
   return KILN_OK;
 }
 
-/* The window of a node over data `x` (rank 3 or 4) with `kernel`. */
-static kiln_status_t kiln_onnx_window_read(const kiln_onnx_node_t *node,
-                                           const kiln_tensor_type_t *x, const int64_t *kernel,
-                                           kiln_onnx_window_t *out_window) {
+/* Data of rank 3 or 4: 1 or 2 spatial dims. */
+static kiln_status_t kiln_onnx_window_check_rank(const kiln_tensor_type_t *x) {
   if (x->ndim != 3 && x->ndim != 4) {
     char shape[KILN_SHAPE_TEXT_CAPACITY];
     kiln_shape_format(x->ndim, x->shape, shape, sizeof(shape));
@@ -100,6 +106,31 @@ static kiln_status_t kiln_onnx_window_read(const kiln_onnx_node_t *node,
                        "data %s has %d spatial dims; kiln supports 1-D and 2-D windows", shape,
                        x->ndim - 2);
   }
+  return KILN_OK;
+}
+
+/* The window's kernel from the weight's spatial dims, which kernel_shape
+ * (when given) must repeat. */
+static kiln_status_t kiln_onnx_window_kernel(const kiln_onnx_node_t *node,
+                                             const kiln_tensor_type_t *weight,
+                                             kiln_onnx_window_t *window) {
+  int64_t kernel[2];
+  KILN_RETURN_IF_ERROR(kiln_onnx_window_ints(node, "kernel_shape", window->spatial, 0, kernel));
+  for (int d = 0; d < window->spatial; ++d) {
+    window->kernel[d] = weight->shape[2 + d];
+    if (kernel[d] != 0 && kernel[d] != window->kernel[d]) {
+      return KILN_STATUS(INVALID_ARGUMENT, "kernel_shape[%d] is %lld but the weight has %lld", d,
+                         (long long)kernel[d], (long long)window->kernel[d]);
+    }
+  }
+  return KILN_OK;
+}
+
+/* The window of a node over data `x` (rank 3 or 4) with `kernel`. */
+static kiln_status_t kiln_onnx_window_read(const kiln_onnx_node_t *node,
+                                           const kiln_tensor_type_t *x, const int64_t *kernel,
+                                           kiln_onnx_window_t *out_window) {
+  KILN_RETURN_IF_ERROR(kiln_onnx_window_check_rank(x));
   kiln_onnx_window_t window = {.spatial = x->ndim - 2};
   for (int d = 0; d < window.spatial; ++d) {
     window.kernel[d] = kernel[d];
@@ -142,12 +173,13 @@ static kiln_status_t kiln_onnx_window_drop(const kiln_onnx_node_t *node,
 
 /* ---- Conv ---- */
 
-static kiln_status_t kiln_onnx_conv_attrs(const kiln_onnx_node_t *node,
+/* conv2d's or conv2d_transpose's window attributes (in 2-D form), groups
+ * and channels. */
+static kiln_status_t kiln_onnx_conv_attrs(const kiln_onnx_node_t *node, const kiln_op_t *op,
                                           const kiln_onnx_window_t *window, int64_t groups,
                                           int64_t channels, void **out_attrs) {
   int64_t kernel[2], stride[2], dilation[2], padding[4];
   kiln_onnx_window_2d(window, kernel, stride, dilation, padding);
-  const kiln_op_t *op = &kiln_op_conv2d;
   KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, out_attrs));
   KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, *out_attrs, "strides", 2, stride));
   KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, *out_attrs, "padding", 4, padding));
@@ -157,39 +189,50 @@ static kiln_status_t kiln_onnx_conv_attrs(const kiln_onnx_node_t *node,
   return kiln_onnx_set_int(op, *out_attrs, "channels", channels);
 }
 
-kiln_status_t kiln_onnx_convert_conv(kiln_onnx_node_t *node) {
-  kiln_expr_t *x = NULL, *w = NULL, *y = NULL;
-  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
-  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 1, &w));
-  const kiln_tensor_type_t *xt = kiln_onnx_type_of(x), *wt = kiln_onnx_type_of(w);
+/* Inputs 0 and 1 (data and weight) of the same rank. */
+static kiln_status_t kiln_onnx_conv_inputs(const kiln_onnx_node_t *node, kiln_expr_t **out_x,
+                                           kiln_expr_t **out_w) {
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, out_x));
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 1, out_w));
+  const kiln_tensor_type_t *xt = kiln_onnx_type_of(*out_x), *wt = kiln_onnx_type_of(*out_w);
   if (wt->ndim != xt->ndim) {
     return KILN_STATUS(INVALID_ARGUMENT, "weight has rank %d but data has rank %d", wt->ndim,
                        xt->ndim);
   }
-  kiln_onnx_window_t window;
-  KILN_RETURN_IF_ERROR(kiln_onnx_window_read(node, xt, wt->shape + 2, &window));
-  int64_t kernel[2];
-  KILN_RETURN_IF_ERROR(kiln_onnx_window_ints(node, "kernel_shape", window.spatial, 0, kernel));
-  for (int d = 0; d < window.spatial; ++d) {
-    if (kernel[d] != 0 && kernel[d] != window.kernel[d]) {
-      return KILN_STATUS(INVALID_ARGUMENT, "kernel_shape[%d] is %lld but the weight has %lld", d,
-                         (long long)kernel[d], (long long)window.kernel[d]);
-    }
-  }
-  int64_t groups = 1;
-  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "group", 1, &groups));
-  void *attrs = NULL;
-  KILN_RETURN_IF_ERROR(kiln_onnx_conv_attrs(node, &window, groups, wt->shape[0], &attrs));
-  KILN_RETURN_IF_ERROR(kiln_onnx_window_lift(node, &window, &x));
-  KILN_RETURN_IF_ERROR(kiln_onnx_window_lift(node, &window, &w));
-  KILN_RETURN_IF_ERROR(kiln_onnx_emit2(node, &kiln_op_conv2d, x, w, attrs, &y));
+  return KILN_OK;
+}
+
+/* `op` over x and w (lifted to 2-D for a 1-D window), plus the bias of
+ * input 2 when there is one, into node->outputs[0]. */
+static kiln_status_t kiln_onnx_conv_emit(kiln_onnx_node_t *node, const kiln_op_t *op,
+                                         const kiln_onnx_window_t *window, const void *attrs,
+                                         kiln_expr_t *x, kiln_expr_t *w) {
+  kiln_expr_t *y = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_window_lift(node, window, &x));
+  KILN_RETURN_IF_ERROR(kiln_onnx_window_lift(node, window, &w));
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit2(node, op, x, w, attrs, &y));
   kiln_expr_t *bias = kiln_onnx_input_optional(node, 2);
   if (bias) {
     KILN_RETURN_IF_ERROR(kiln_onnx_emit2(node, &kiln_op_bias_add, y, bias, NULL, &y));
   }
-  KILN_RETURN_IF_ERROR(kiln_onnx_window_drop(node, &window, &y));
+  KILN_RETURN_IF_ERROR(kiln_onnx_window_drop(node, window, &y));
   node->outputs[0] = y;
   return KILN_OK;
+}
+
+kiln_status_t kiln_onnx_convert_conv(kiln_onnx_node_t *node) {
+  kiln_expr_t *x = NULL, *w = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_conv_inputs(node, &x, &w));
+  const kiln_tensor_type_t *xt = kiln_onnx_type_of(x), *wt = kiln_onnx_type_of(w);
+  kiln_onnx_window_t window;
+  KILN_RETURN_IF_ERROR(kiln_onnx_window_read(node, xt, wt->shape + 2, &window));
+  KILN_RETURN_IF_ERROR(kiln_onnx_window_kernel(node, wt, &window));
+  int64_t groups = 1;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "group", 1, &groups));
+  void *attrs = NULL;
+  KILN_RETURN_IF_ERROR(
+      kiln_onnx_conv_attrs(node, &kiln_op_conv2d, &window, groups, wt->shape[0], &attrs));
+  return kiln_onnx_conv_emit(node, &kiln_op_conv2d, &window, attrs, x, w);
 }
 
 /* ---- pooling ---- */
@@ -304,142 +347,82 @@ kiln_status_t kiln_onnx_convert_matmul(kiln_onnx_node_t *node) {
   return kiln_onnx_emit2(node, &kiln_op_matmul, a, b, NULL, &node->outputs[0]);
 }
 
-/* ---- normalization ---- */
+/* ---- ConvTranspose ---- */
 
-kiln_status_t kiln_onnx_convert_batch_norm(kiln_onnx_node_t *node) {
-  kiln_expr_t *args[5];
-  for (int i = 0; i < 5; ++i) {
-    KILN_RETURN_IF_ERROR(kiln_onnx_input(node, i, &args[i]));
-  }
-  int64_t spatial = 1, training = 0;
-  double epsilon = 1e-5;
-  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "spatial", 1, &spatial));
-  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "training_mode", 0, &training));
-  KILN_RETURN_IF_ERROR(kiln_onnx_attr_float(node, "epsilon", 1e-5, &epsilon));
-  if (spatial != 1) {
-    return KILN_STATUS(UNIMPLEMENTED, "spatial=%lld is not supported (only 1)", (long long)spatial);
-  }
-  if (training != 0) {
-    return KILN_STATUS(UNIMPLEMENTED, "training_mode=1 is not supported (inference only)");
-  }
-  void *attrs = NULL;
-  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, &kiln_op_batch_norm, &attrs));
-  KILN_RETURN_IF_ERROR(kiln_onnx_set_int(&kiln_op_batch_norm, attrs, "axis", 1));
-  KILN_RETURN_IF_ERROR(kiln_onnx_set_float(&kiln_op_batch_norm, attrs, "epsilon", epsilon));
-  return kiln_onnx_emit(node, &kiln_op_batch_norm, 5, args, attrs, &node->outputs[0]);
+/* Python's floor division (total padding can be negative). */
+static int64_t kiln_onnx_floor_div2(int64_t value) {
+  return value >= 0 ? value / 2 : -((-value + 1) / 2);
 }
 
-/* Whether `t` has exactly the dims x[axis:] of `x`. */
-static bool kiln_onnx_is_tail(const kiln_tensor_type_t *t, const kiln_tensor_type_t *x, int axis) {
-  return t && kiln_shape_equal(t->ndim, t->shape, x->ndim - axis, x->shape + axis);
-}
-
-/* LayerNormalization's optional outputs: Mean, and InvStdDev = 1 /
- * sqrt(variance + epsilon), both over dims [axis, rank) with those dims
- * kept as 1. */
-static kiln_status_t kiln_onnx_layer_norm_stats(kiln_onnx_node_t *node, kiln_expr_t *x, int axis,
-                                                double epsilon) {
-  const kiln_tensor_type_t *xt = kiln_onnx_type_of(x);
-  int64_t axes[KILN_MAX_RANK];
-  for (int d = axis; d < xt->ndim; ++d) {
-    axes[d - axis] = d;
+/* ConvTranspose's pads for dim `d`: from the attribute, or (output_shape
+ * given, or auto_pad SAME_*) from the total padding that gives the target
+ * size, split as ONNX's reference splits it. A negative end pad (a target
+ * larger than the strides reach) becomes output padding. */
+static kiln_status_t kiln_onnx_tconv_pads(const kiln_onnx_node_t *node, const kiln_tensor_type_t *x,
+                                          kiln_onnx_window_t *window, int64_t *output_padding) {
+  const char *auto_pad = "NOTSET";
+  kiln_ints_t output_shape;
+  bool has_shape = false;
+  int n = window->spatial;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_string(node, "auto_pad", "NOTSET", &auto_pad));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_ints(node, "output_shape", &output_shape, &has_shape));
+  bool upper = strcmp(auto_pad, "SAME_UPPER") == 0;
+  bool same = upper || strcmp(auto_pad, "SAME_LOWER") == 0;
+  if (has_shape && output_shape.count != n && output_shape.count != n + 2) {
+    return KILN_STATUS(INVALID_ARGUMENT, "attribute output_shape has %d values; expected %d",
+                       (int)output_shape.count, n);
   }
-  void *attrs = NULL;
-  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, &kiln_op_mean, &attrs));
-  KILN_RETURN_IF_ERROR(
-      kiln_onnx_set_ints(node, &kiln_op_mean, attrs, "axis", xt->ndim - axis, axes));
-  KILN_RETURN_IF_ERROR(kiln_onnx_set_bool(&kiln_op_mean, attrs, "keepdims", true));
-  kiln_expr_t *mean = NULL, *centered = NULL, *variance = NULL, *eps = NULL;
-  KILN_RETURN_IF_ERROR(kiln_onnx_emit1(node, &kiln_op_mean, x, attrs, &mean));
-  KILN_RETURN_IF_ERROR(kiln_onnx_emit2(node, &kiln_op_subtract, x, mean, NULL, &centered));
-  KILN_RETURN_IF_ERROR(
-      kiln_onnx_emit2(node, &kiln_op_multiply, centered, centered, NULL, &centered));
-  KILN_RETURN_IF_ERROR(kiln_onnx_emit1(node, &kiln_op_mean, centered, attrs, &variance));
-  KILN_RETURN_IF_ERROR(kiln_onnx_scalar(node, xt->dtype, epsilon, &eps));
-  KILN_RETURN_IF_ERROR(kiln_onnx_emit2(node, &kiln_op_add, variance, eps, NULL, &variance));
-  node->outputs[1] = mean;
-  if (node->num_outputs > 2) {
-    KILN_RETURN_IF_ERROR(kiln_onnx_emit1(node, &kiln_op_rsqrt, variance, NULL, &node->outputs[2]));
-  }
-  return KILN_OK;
-}
-
-/* The operator's gamma and beta, of shape (inner,): Scale and B themselves
- * when they have exactly the dims x[axis:] (*out_direct), else ones and
- * zeros, the real ones being applied to the result by broadcasting. */
-static kiln_status_t kiln_onnx_layer_norm_affine(const kiln_onnx_node_t *node, kiln_expr_t *scale,
-                                                 kiln_expr_t *bias, const kiln_tensor_type_t *xt,
-                                                 int axis, int64_t inner, bool *out_direct,
-                                                 kiln_expr_t **out_gamma, kiln_expr_t **out_beta) {
-  bool direct = kiln_onnx_is_tail(kiln_onnx_type_of(scale), xt, axis) &&
-                (!bias || kiln_onnx_is_tail(kiln_onnx_type_of(bias), xt, axis));
-  *out_direct = direct;
-  if (direct) {
-    KILN_RETURN_IF_ERROR(kiln_onnx_reshape(node, scale, 1, &inner, out_gamma));
-  } else {
-    KILN_RETURN_IF_ERROR(kiln_onnx_filled(node, xt->dtype, 1, &inner, 1.0, out_gamma));
-  }
-  if (direct && bias) {
-    return kiln_onnx_reshape(node, bias, 1, &inner, out_beta);
-  }
-  return kiln_onnx_filled(node, xt->dtype, 1, &inner, 0.0, out_beta);
-}
-
-/* nn.layer_norm over dims [axis, rank) of x: directly when that is the last
- * dim, else over x reshaped to (outer, inner) and back. */
-static kiln_status_t kiln_onnx_layer_norm_call(const kiln_onnx_node_t *node, kiln_expr_t *x,
-                                               int axis, kiln_expr_t *gamma, kiln_expr_t *beta,
-                                               double epsilon, kiln_expr_t **out_expr) {
-  const kiln_tensor_type_t *xt = kiln_onnx_type_of(x);
-  bool flatten = axis != xt->ndim - 1;
-  if (flatten) {
-    int64_t flat[2] = {1, 1};
-    for (int d = 0; d < xt->ndim; ++d) {
-      flat[d < axis ? 0 : 1] *= xt->shape[d];
+  if (!has_shape && !same) {
+    if (strcmp(auto_pad, "VALID") == 0) {
+      return KILN_OK; /* pads stay 0 */
     }
-    KILN_RETURN_IF_ERROR(kiln_onnx_reshape(node, x, 2, flat, &x));
+    return kiln_onnx_window_explicit_pads(node, window);
   }
-  void *attrs = NULL;
-  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, &kiln_op_layer_norm, &attrs));
-  KILN_RETURN_IF_ERROR(kiln_onnx_set_float(&kiln_op_layer_norm, attrs, "epsilon", epsilon));
-  kiln_expr_t *args[3] = {x, gamma, beta};
-  KILN_RETURN_IF_ERROR(kiln_onnx_emit(node, &kiln_op_layer_norm, 3, args, attrs, out_expr));
-  if (flatten) {
-    return kiln_onnx_reshape(node, *out_expr, xt->ndim, xt->shape, out_expr);
-  }
-  return KILN_OK;
-}
-
-kiln_status_t kiln_onnx_convert_layer_norm(kiln_onnx_node_t *node) {
-  kiln_expr_t *x = NULL, *scale = NULL, *y = NULL, *gamma = NULL, *beta = NULL;
-  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
-  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 1, &scale));
-  kiln_expr_t *bias = kiln_onnx_input_optional(node, 2);
-  const kiln_tensor_type_t *xt = kiln_onnx_type_of(x);
-  int64_t axis_attr = -1, inner = 1;
-  double epsilon = 1e-5;
-  int axis = 0;
-  bool direct = false;
-  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "axis", -1, &axis_attr));
-  KILN_RETURN_IF_ERROR(kiln_onnx_attr_float(node, "epsilon", 1e-5, &epsilon));
-  KILN_RETURN_IF_ERROR(kiln_op_normalize_axis(&kiln_op_layer_norm, axis_attr, xt->ndim, &axis));
-  for (int d = axis; d < xt->ndim; ++d) {
-    inner *= xt->shape[d];
-  }
-  KILN_RETURN_IF_ERROR(
-      kiln_onnx_layer_norm_affine(node, scale, bias, xt, axis, inner, &direct, &gamma, &beta));
-  KILN_RETURN_IF_ERROR(kiln_onnx_layer_norm_call(node, x, axis, gamma, beta, epsilon, &y));
-  if (!direct) {
-    KILN_RETURN_IF_ERROR(kiln_onnx_emit2(node, &kiln_op_multiply, y, scale, NULL, &y));
-    if (bias) {
-      KILN_RETURN_IF_ERROR(kiln_onnx_emit2(node, &kiln_op_add, y, bias, NULL, &y));
+  for (int d = 0; d < n; ++d) {
+    int64_t in = x->shape[2 + d];
+    int64_t target =
+        has_shape ? output_shape.values[output_shape.count - n + d] : in * window->stride[d];
+    int64_t total = window->stride[d] * (in - 1) + output_padding[d] +
+                    (window->kernel[d] - 1) * window->dilation[d] + 1 - target;
+    int64_t half = kiln_onnx_floor_div2(total);
+    window->pad_begin[d] = upper ? half : total - half;
+    window->pad_end[d] = upper ? total - half : half;
+    if (window->pad_end[d] < 0) {
+      output_padding[d] -= window->pad_end[d];
+      window->pad_end[d] = 0;
+    }
+    if (window->pad_begin[d] < 0) {
+      return KILN_STATUS(UNIMPLEMENTED, "output size %lld of spatial dim %d needs negative padding",
+                         (long long)target, d);
     }
   }
-  node->outputs[0] = y;
-  if (node->num_outputs > 1) {
-    return kiln_onnx_layer_norm_stats(node, x, axis, epsilon);
-  }
   return KILN_OK;
+}
+
+kiln_status_t kiln_onnx_convert_conv_transpose(kiln_onnx_node_t *node) {
+  kiln_expr_t *x = NULL, *w = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_conv_inputs(node, &x, &w));
+  const kiln_tensor_type_t *xt = kiln_onnx_type_of(x), *wt = kiln_onnx_type_of(w);
+  KILN_RETURN_IF_ERROR(kiln_onnx_window_check_rank(xt));
+  kiln_onnx_window_t window = {.spatial = xt->ndim - 2};
+  int64_t output_padding[2], extra[2] = {0, 0}, groups = 1;
+  KILN_RETURN_IF_ERROR(kiln_onnx_window_kernel(node, wt, &window));
+  KILN_RETURN_IF_ERROR(kiln_onnx_window_ints(node, "strides", window.spatial, 1, window.stride));
+  KILN_RETURN_IF_ERROR(
+      kiln_onnx_window_ints(node, "dilations", window.spatial, 1, window.dilation));
+  KILN_RETURN_IF_ERROR(
+      kiln_onnx_window_ints(node, "output_padding", window.spatial, 0, output_padding));
+  KILN_RETURN_IF_ERROR(kiln_onnx_tconv_pads(node, xt, &window, output_padding));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "group", 1, &groups));
+  const kiln_op_t *op = &kiln_op_conv2d_transpose;
+  void *attrs = NULL;
+  KILN_RETURN_IF_ERROR(
+      kiln_onnx_conv_attrs(node, op, &window, groups, wt->shape[1] * groups, &attrs));
+  for (int d = 0; d < window.spatial; ++d) { /* a 1-D window is lifted to dim 1 */
+    extra[d + (window.spatial == 1)] = output_padding[d];
+  }
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "output_padding", 2, extra));
+  return kiln_onnx_conv_emit(node, op, &window, attrs, x, w);
 }
 
 /* ---- softmax ---- */

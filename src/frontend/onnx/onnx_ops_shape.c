@@ -1,6 +1,6 @@
 /*
  * Shape converters: Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Shape,
- * Size, Expand and Tile.
+ * Size, Expand, Tile, DepthToSpace, SpaceToDepth, Trilu and EyeLike.
  *
  * Shapes are static after import, so these resolve ONNX's conventions into
  * explicit shapes here: Reshape's 0 (copy the input dim, unless allowzero)
@@ -8,14 +8,15 @@
  * axes (counted in the output's rank, any order) become one reshape;
  * Flatten is nn.batch_flatten at axis 1 and a 2-D reshape elsewhere. Shape
  * and Size are Constants read off the input's type, which is what lets
- * shape-computing subgraphs fold. Expand and Tile broadcast through where
- * with a constant all-true condition of the target shape (where copies any
- * dtype): Expand directly, Tile after interleaving a dim of 1 before each
- * dim, so that (r0, d0, r1, d1, ...) reshapes to (r0*d0, r1*d1, ...).
+ * shape-computing subgraphs fold. Expand is broadcast_to (whose output is
+ * the broadcast of both shapes, as ONNX's), Tile is tile, both with their
+ * shape input read at import. Trilu's k input is read at import into trilu's
+ * attribute. EyeLike is a Constant: only the input's shape matters.
  */
 #include <string.h>
 
 #include "frontend/onnx/onnx_convert.h"
+#include "frontend/onnx/onnx_tensor.h"
 
 /* ---- Reshape ---- */
 
@@ -185,36 +186,22 @@ kiln_status_t kiln_onnx_convert_size(kiln_onnx_node_t *node) {
 
 /* ---- Expand and Tile ---- */
 
-/* where(all-true of `shape`, x, x): x broadcast with `shape`. */
-static kiln_status_t kiln_onnx_broadcast(const kiln_onnx_node_t *node, kiln_expr_t *x, int ndim,
-                                         const int64_t *shape, kiln_expr_t **out_expr) {
-  for (int d = 0; d < ndim; ++d) {
-    if (shape[d] < 0) {
-      return KILN_STATUS(INVALID_ARGUMENT, "shape[%d] is %lld; dims are >= 0", d,
-                         (long long)shape[d]);
-    }
-  }
-  kiln_expr_t *all = NULL;
-  KILN_RETURN_IF_ERROR(kiln_onnx_filled(node, KILN_DTYPE_BOOL, ndim, shape, 1.0, &all));
-  kiln_expr_t *args[3] = {all, x, x};
-  return kiln_onnx_emit(node, &kiln_op_where, 3, args, NULL, out_expr);
-}
-
 kiln_status_t kiln_onnx_convert_expand(kiln_onnx_node_t *node) {
   kiln_expr_t *x = NULL;
   kiln_ints_t shape;
+  void *attrs = NULL;
   KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
   KILN_RETURN_IF_ERROR(kiln_onnx_input_ints(node, 1, "shape", &shape));
-  if (shape.count > KILN_MAX_RANK) {
-    return KILN_STATUS(UNIMPLEMENTED, "shape has %d dims (kiln's limit is %d)", (int)shape.count,
-                       KILN_MAX_RANK);
-  }
-  return kiln_onnx_broadcast(node, x, shape.count, shape.values, &node->outputs[0]);
+  const kiln_op_t *op = &kiln_op_broadcast_to;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "shape", shape.count, shape.values));
+  return kiln_onnx_emit1(node, op, x, attrs, &node->outputs[0]);
 }
 
 kiln_status_t kiln_onnx_convert_tile(kiln_onnx_node_t *node) {
-  kiln_expr_t *x = NULL, *y = NULL;
+  kiln_expr_t *x = NULL;
   kiln_ints_t repeats;
+  void *attrs = NULL;
   KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
   KILN_RETURN_IF_ERROR(kiln_onnx_input_ints(node, 1, "repeats", &repeats));
   const kiln_tensor_type_t *xt = kiln_onnx_type_of(x);
@@ -222,18 +209,83 @@ kiln_status_t kiln_onnx_convert_tile(kiln_onnx_node_t *node) {
     return KILN_STATUS(INVALID_ARGUMENT, "repeats has %d values; the input has rank %d",
                        (int)repeats.count, xt->ndim);
   }
-  if (2 * xt->ndim > KILN_MAX_RANK) {
-    return KILN_STATUS(UNIMPLEMENTED, "rank %d is above %d", xt->ndim, KILN_MAX_RANK / 2);
+  const kiln_op_t *op = &kiln_op_tile;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "reps", repeats.count, repeats.values));
+  return kiln_onnx_emit1(node, op, x, attrs, &node->outputs[0]);
+}
+
+/* ---- DepthToSpace and SpaceToDepth ---- */
+
+kiln_status_t kiln_onnx_convert_depth_space(kiln_onnx_node_t *node) {
+  kiln_expr_t *x = NULL;
+  int64_t block = 0;
+  void *attrs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
+  if (!kiln_onnx_attr(node, "blocksize")) {
+    return KILN_STATUS(INVALID_ARGUMENT, "attribute blocksize is required");
   }
-  int64_t spread[KILN_MAX_RANK], target[KILN_MAX_RANK], result[KILN_MAX_RANK / 2];
-  for (int d = 0; d < xt->ndim; ++d) {
-    spread[2 * d] = 1;
-    spread[2 * d + 1] = xt->shape[d];
-    target[2 * d] = repeats.values[d];
-    target[2 * d + 1] = 1;
-    result[d] = repeats.values[d] * xt->shape[d];
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "blocksize", 0, &block));
+  bool to_space = strcmp(node->proto->op_type, "DepthToSpace") == 0;
+  const kiln_op_t *op = to_space ? &kiln_op_depth_to_space : &kiln_op_space_to_depth;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_int(op, attrs, "block_size", block));
+  if (to_space) {
+    const char *mode = "DCR";
+    KILN_RETURN_IF_ERROR(kiln_onnx_attr_string(node, "mode", "DCR", &mode));
+    KILN_RETURN_IF_ERROR(kiln_onnx_set_string(op, attrs, "mode", mode));
   }
-  KILN_RETURN_IF_ERROR(kiln_onnx_reshape(node, x, 2 * xt->ndim, spread, &y));
-  KILN_RETURN_IF_ERROR(kiln_onnx_broadcast(node, y, 2 * xt->ndim, target, &y));
-  return kiln_onnx_reshape(node, y, xt->ndim, result, &node->outputs[0]);
+  return kiln_onnx_emit1(node, op, x, attrs, &node->outputs[0]);
+}
+
+/* ---- Trilu and EyeLike ---- */
+
+kiln_status_t kiln_onnx_convert_trilu(kiln_onnx_node_t *node) {
+  kiln_expr_t *x = NULL;
+  int64_t upper = 1, k = 0;
+  void *attrs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "upper", 1, &upper));
+  if (kiln_onnx_input_optional(node, 1)) {
+    kiln_ints_t ks;
+    KILN_RETURN_IF_ERROR(kiln_onnx_input_ints(node, 1, "k", &ks));
+    if (ks.count != 1) {
+      return KILN_STATUS(INVALID_ARGUMENT, "input 1 (k) has %d values; expected one",
+                         (int)ks.count);
+    }
+    k = ks.values[0];
+  }
+  const kiln_op_t *op = &kiln_op_trilu;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_bool(op, attrs, "upper", upper != 0));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_int(op, attrs, "k", k));
+  return kiln_onnx_emit1(node, op, x, attrs, &node->outputs[0]);
+}
+
+/* A 2-D Constant of the input's shape (and of `dtype`, default the input's)
+ * with ones on the diagonal shifted by k. */
+kiln_status_t kiln_onnx_convert_eye_like(kiln_onnx_node_t *node) {
+  const kiln_tensor_type_t *xt = NULL;
+  int64_t k = 0, dtype_attr = 0;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_type(node, 0, &xt));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "k", 0, &k));
+  kiln_dtype_t dtype = xt->dtype;
+  if (kiln_onnx_attr(node, "dtype")) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "dtype", 0, &dtype_attr));
+    KILN_RETURN_IF_ERROR_ANNOTATE(kiln_onnx_dtype(dtype_attr, &dtype), "attribute dtype");
+  }
+  if (xt->ndim != 2) {
+    return KILN_STATUS(INVALID_ARGUMENT, "the input has rank %d; EyeLike needs a 2-D input",
+                       xt->ndim);
+  }
+  kiln_tensor_t *tensor = NULL;
+  KILN_RETURN_IF_ERROR(kiln_tensor_create(node->importer->allocator, dtype, 2, xt->shape, &tensor));
+  for (int64_t r = 0; r < xt->shape[0]; ++r) {
+    for (int64_t c = 0; c < xt->shape[1]; ++c) {
+      kiln_onnx_store_double(tensor, r * xt->shape[1] + c, c - r == k ? 1.0 : 0.0);
+    }
+  }
+  kiln_status_t status = kiln_onnx_constant(node->importer, tensor, &node->outputs[0]);
+  kiln_tensor_release(tensor);
+  return status;
 }

@@ -1,0 +1,420 @@
+/*
+ * Resize (opsets 10 and 11+) and Upsample (7-9).
+ *
+ * Two paths. image.resize2d does what it can: 4-D NCHW data whose N and C
+ * keep their size, nearest or linear, the coordinate modes half_pixel,
+ * pytorch_half_pixel, align_corners and asymmetric, and an output size given
+ * or following exactly from the scales (resize2d derives its scale as out /
+ * in). Everything else (cubic, the tf_* modes, exclude_outside, scales that
+ * do not give whole sizes, other ranks, resizing N or C) is done by
+ * interpolation matrices: resizing is separable, so each axis whose size or
+ * coordinates change gets an (out, in) matrix A and offset b computed here
+ * by ONNX's reference rule (the coordinate transform with the given scale,
+ * the n nearest neighbours in the edge-padded input, ties to the smaller
+ * index, their nearest / linear / cubic coefficients, exclude_outside
+ * renormalizing, tf_crop_and_resize's extrapolation_value in b), and the
+ * data goes through nn.matmul with it: x · Aᵀ for the last axis, A · x for
+ * the one before, other axes transposed to that place and back. That path
+ * runs on float32 data (the matmul kernel's dtype); nearest through a
+ * matrix turns an infinite input into NaN (inf · 0).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "frontend/onnx/onnx_convert.h"
+
+typedef struct kiln_onnx_resize_t {
+  const char *mode;       /* ONNX's: nearest | linear | cubic */
+  const char *coordinate; /* coordinate_transformation_mode */
+  const char *rounding;   /* nearest_mode */
+  double cubic_a;
+  bool exclude_outside;
+  double extrapolation;
+  const double *roi; /* 2 · rank values (starts, then ends) or NULL */
+} kiln_onnx_resize_t;
+
+/* ---- image.resize2d ---- */
+
+/* Whether resize2d does this resize: (N, C, H, W) to (N, C, size). */
+static bool kiln_onnx_resize2d_fits(const kiln_tensor_type_t *xt, const int64_t *out,
+                                    const double *scales, const kiln_onnx_resize_t *mode) {
+  if (xt->ndim != 4 || out[0] != xt->shape[0] || out[1] != xt->shape[1] || xt->shape[2] == 0 ||
+      xt->shape[3] == 0 || mode->exclude_outside || strncmp(mode->coordinate, "tf_", 3) == 0 ||
+      strcmp(mode->mode, "cubic") == 0) {
+    return false;
+  }
+  for (int d = 2; d < 4; ++d) { /* resize2d's scale is out / in */
+    double exact = (double)out[d] / (double)xt->shape[d];
+    if (scales && fabs(exact - scales[d]) > 1e-6 * scales[d]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+static kiln_status_t kiln_onnx_resize2d(const kiln_onnx_node_t *node, kiln_expr_t *x,
+                                        const int64_t *out, const kiln_onnx_resize_t *mode,
+                                        kiln_expr_t **out_expr) {
+  const kiln_op_t *op = &kiln_op_resize2d;
+  void *attrs = NULL;
+  bool nearest = strcmp(mode->mode, "nearest") == 0;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "size", 2, out + 2));
+  KILN_RETURN_IF_ERROR(
+      kiln_onnx_set_string(op, attrs, "method", nearest ? "nearest_neighbor" : "linear"));
+  KILN_RETURN_IF_ERROR(
+      kiln_onnx_set_string(op, attrs, "coordinate_transformation_mode", mode->coordinate));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_string(op, attrs, "rounding_method", mode->rounding));
+  return kiln_onnx_emit1(node, op, x, attrs, out_expr);
+}
+
+/* ---- interpolation matrices ---- */
+
+/* The source coordinate of output position `x` along an axis of `in`
+ * elements scaled by `scale` to `out`; *out_outside for tf_crop_and_resize
+ * positions outside the input. */
+static double kiln_onnx_resize_source(const kiln_onnx_resize_t *mode, int64_t x, int64_t in,
+                                      double scale, double roi_start, double roi_end,
+                                      bool *out_outside) {
+  const char *c = mode->coordinate;
+  double width = scale * (double)in, position = (double)x, source = 0.0;
+  *out_outside = false;
+  if (strcmp(c, "align_corners") == 0) {
+    source = width == 1.0 ? 0.0 : position * (double)(in - 1) / (width - 1.0);
+  } else if (strcmp(c, "asymmetric") == 0) {
+    source = position / scale;
+  } else if (strcmp(c, "tf_half_pixel_for_nn") == 0) {
+    source = (position + 0.5) / scale;
+  } else if (strcmp(c, "tf_crop_and_resize") == 0) {
+    source = width == 1.0 ? (roi_end - roi_start) * (double)(in - 1) / 2.0
+                          : position * (roi_end - roi_start) * (double)(in - 1) / (width - 1.0);
+    source += roi_start * (double)(in - 1);
+    *out_outside = source < 0.0 || source > (double)(in - 1);
+  } else if (strcmp(c, "pytorch_half_pixel") == 0) {
+    source = width == 1.0 ? 0.0 : (position + 0.5) / scale - 0.5;
+  } else { /* half_pixel */
+    source = (position + 0.5) / scale - 0.5;
+  }
+  return source;
+}
+
+/* The coefficients of the n (2 or 4) neighbours for `ratio` in (0, 1]. */
+static int kiln_onnx_resize_coefficients(const kiln_onnx_resize_t *mode, double ratio,
+                                         double *coefficients) {
+  if (strcmp(mode->mode, "cubic") == 0) {
+    double a = mode->cubic_a, r = ratio, s = 1.0 - ratio;
+    coefficients[0] = ((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a;
+    coefficients[1] = ((a + 2) * r - (a + 3)) * r * r + 1;
+    coefficients[2] = ((a + 2) * s - (a + 3)) * s * s + 1;
+    coefficients[3] = ((a * (s + 1) - 5 * a) * (s + 1) + 8 * a) * (s + 1) - 4 * a;
+    return 4;
+  }
+  if (strcmp(mode->mode, "linear") == 0) {
+    coefficients[0] = 1.0 - ratio;
+    coefficients[1] = ratio;
+    return 2;
+  }
+  bool second = true; /* an integral position, or ceil */
+  if (ratio != 1.0) {
+    const char *rounding = mode->rounding;
+    second = strcmp(rounding, "round_prefer_ceil") == 0 ? ratio >= 0.5
+             : strcmp(rounding, "floor") == 0           ? false
+             : strcmp(rounding, "ceil") == 0            ? true
+                                                        : ratio > 0.5;
+  }
+  coefficients[0] = second ? 0.0 : 1.0;
+  coefficients[1] = second ? 1.0 : 0.0;
+  return 2;
+}
+
+/* The n indexes of the edge-padded axis [-pad, in + pad) nearest to
+ * `source`, ties to the smaller, in ascending order (ONNX's reference). The
+ * nearest indexes form a window, slid right while the next index is
+ * strictly nearer than the window's first. */
+static void kiln_onnx_resize_neighbors(double source, int n, int64_t in, int64_t *indexes) {
+  int64_t pad = (n + 1) / 2, first = -pad;
+  while (first + n < in + pad &&
+         fabs(source - (double)(first + n)) < fabs(source - (double)first)) {
+    ++first;
+  }
+  for (int k = 0; k < n; ++k) {
+    indexes[k] = first + k;
+  }
+}
+
+/* Row `x` of the matrix A (in columns) and offset b of one axis. */
+static void kiln_onnx_resize_row(const kiln_onnx_resize_t *mode, int64_t x, int64_t in,
+                                 double scale, double roi_start, double roi_end, double *row,
+                                 double *offset) {
+  bool outside = false;
+  double source = kiln_onnx_resize_source(mode, x, in, scale, roi_start, roi_end, &outside);
+  memset(row, 0, sizeof(double) * (size_t)in);
+  *offset = 0.0;
+  if (outside) {
+    *offset = mode->extrapolation;
+    return;
+  }
+  double base = floor(source), ratio = source - base;
+  if (ratio == 0.0) {
+    ratio = 1.0;
+  }
+  double coefficients[4];
+  int64_t indexes[4];
+  int n = kiln_onnx_resize_coefficients(mode, ratio, coefficients);
+  kiln_onnx_resize_neighbors(source, n, in, indexes);
+  double total = 0.0;
+  for (int k = 0; k < n; ++k) {
+    if (mode->exclude_outside && (indexes[k] < 0 || indexes[k] >= in)) {
+      coefficients[k] = 0.0;
+    }
+    total += coefficients[k];
+  }
+  for (int k = 0; k < n; ++k) {
+    int64_t i = indexes[k] < 0 ? 0 : indexes[k] >= in ? in - 1 : indexes[k];
+    row[i] += mode->exclude_outside ? coefficients[k] / total : coefficients[k];
+  }
+}
+
+/* A (out, in) and b (out,) of axis d as float32 Constants; *out_identity
+ * when the axis does not change. */
+static kiln_status_t kiln_onnx_resize_matrix(const kiln_onnx_node_t *node,
+                                             const kiln_onnx_resize_t *mode, int rank, int d,
+                                             int64_t in, int64_t out, double scale,
+                                             kiln_expr_t **out_a, kiln_expr_t **out_b,
+                                             bool *out_identity) {
+  const int64_t shape[2] = {out, in};
+  kiln_tensor_t *a = NULL, *b = NULL;
+  KILN_RETURN_IF_ERROR(
+      kiln_tensor_create(node->importer->allocator, KILN_DTYPE_FLOAT32, 2, shape, &a));
+  kiln_status_t status =
+      kiln_tensor_create(node->importer->allocator, KILN_DTYPE_FLOAT32, 1, &out, &b);
+  double *row = NULL;
+  if (!status) {
+    status = kiln_arena_allocate_array(node->importer->arena, (size_t)(in > 0 ? in : 1),
+                                       sizeof(double), 8, (void **)&row);
+  }
+  bool identity = out == in;
+  double roi_start = mode->roi ? mode->roi[d] : 0.0,
+         roi_end = mode->roi ? mode->roi[rank + d] : 1.0;
+  for (int64_t x = 0; !status && x < out; ++x) {
+    double offset = 0.0;
+    kiln_onnx_resize_row(mode, x, in, scale, roi_start, roi_end, row, &offset);
+    kiln_onnx_store_double(b, x, offset);
+    identity = identity && offset == 0.0;
+    for (int64_t i = 0; i < in; ++i) {
+      kiln_onnx_store_double(a, x * in + i, row[i]);
+      identity = identity && row[i] == (i == x ? 1.0 : 0.0);
+    }
+  }
+  *out_identity = identity;
+  if (!status) {
+    status = kiln_onnx_constant(node->importer, a, out_a);
+  }
+  if (!status) {
+    status = kiln_onnx_constant(node->importer, b, out_b);
+  }
+  kiln_tensor_release(a);
+  kiln_tensor_release(b);
+  return status;
+}
+
+/* x with axes `first` and `second` swapped. */
+static kiln_status_t kiln_onnx_swap_axes(const kiln_onnx_node_t *node, kiln_expr_t *x, int first,
+                                         int second, kiln_expr_t **out_expr) {
+  int rank = kiln_onnx_type_of(x)->ndim;
+  int64_t perm[KILN_MAX_RANK];
+  for (int d = 0; d < rank; ++d) {
+    perm[d] = d == first ? second : d == second ? first : d;
+  }
+  void *attrs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, &kiln_op_transpose, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, &kiln_op_transpose, attrs, "axes", rank, perm));
+  return kiln_onnx_emit1(node, &kiln_op_transpose, x, attrs, out_expr);
+}
+
+/* x resized along axis d by A and b: the last axis as x · Aᵀ + b, any other
+ * moved to the one before last and back, as A · x + b (b as a column). */
+static kiln_status_t kiln_onnx_resize_axis(const kiln_onnx_node_t *node, kiln_expr_t *x, int d,
+                                           kiln_expr_t *a, kiln_expr_t *b, kiln_expr_t **out_expr) {
+  int rank = kiln_onnx_type_of(x)->ndim;
+  int64_t out = kiln_onnx_type_of(b)->shape[0];
+  if (d == rank - 1) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_emit1(node, &kiln_op_transpose, a, NULL, &a));
+    KILN_RETURN_IF_ERROR(kiln_onnx_emit2(node, &kiln_op_matmul, x, a, NULL, &x));
+    return kiln_onnx_emit2(node, &kiln_op_add, x, b, NULL, out_expr);
+  }
+  int slot = rank - 2;
+  if (d != slot) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_swap_axes(node, x, d, slot, &x));
+  }
+  const int64_t column[2] = {out, 1};
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit2(node, &kiln_op_matmul, a, x, NULL, &x));
+  KILN_RETURN_IF_ERROR(kiln_onnx_reshape(node, b, 2, column, &b));
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit2(node, &kiln_op_add, x, b, NULL, &x));
+  if (d != slot) {
+    return kiln_onnx_swap_axes(node, x, d, slot, out_expr);
+  }
+  *out_expr = x;
+  return KILN_OK;
+}
+
+static kiln_status_t kiln_onnx_resize_matrices(const kiln_onnx_node_t *node, kiln_expr_t *x,
+                                               const int64_t *out, const double *scales,
+                                               const kiln_onnx_resize_t *mode,
+                                               kiln_expr_t **out_expr) {
+  const kiln_tensor_type_t *xt = kiln_onnx_type_of(x);
+  if (xt->dtype != KILN_DTYPE_FLOAT32) {
+    return KILN_STATUS(UNIMPLEMENTED,
+                       "this resize (mode %s, %s) runs through interpolation matrices, which "
+                       "take float32 data, not %s",
+                       mode->mode, mode->coordinate, kiln_dtype_name(xt->dtype));
+  }
+  int rank = xt->ndim;
+  for (int d = 0; d < rank; ++d) {
+    if (xt->shape[d] == 0) {
+      return KILN_STATUS(UNIMPLEMENTED, "resizing an empty dim (%d) is not supported", d);
+    }
+    double scale = scales ? scales[d] : (double)out[d] / (double)xt->shape[d];
+    kiln_expr_t *a = NULL, *b = NULL;
+    bool identity = false;
+    KILN_RETURN_IF_ERROR(kiln_onnx_resize_matrix(node, mode, rank, d, xt->shape[d], out[d], scale,
+                                                 &a, &b, &identity));
+    if (!identity) {
+      KILN_RETURN_IF_ERROR(kiln_onnx_resize_axis(node, x, d, a, b, &x));
+    }
+  }
+  *out_expr = x;
+  return KILN_OK;
+}
+
+/* ---- the operators ---- */
+
+/* Resizes input 0 to `sizes` (count values) or by `scales`. */
+static kiln_status_t kiln_onnx_resize(kiln_onnx_node_t *node, const double *scales, int count,
+                                      const kiln_ints_t *sizes, const kiln_onnx_resize_t *mode) {
+  kiln_expr_t *x = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
+  const kiln_tensor_type_t *xt = kiln_onnx_type_of(x);
+  int64_t out[KILN_MAX_RANK];
+  bool by_size = sizes && sizes->count > 0;
+  int given = by_size ? (int)sizes->count : count;
+  if (given != xt->ndim) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s has %d values; the data has rank %d",
+                       by_size ? "sizes" : "scales", given, xt->ndim);
+  }
+  for (int d = 0; d < xt->ndim; ++d) {
+    out[d] = by_size ? sizes->values[d] : (int64_t)floor((double)xt->shape[d] * scales[d]);
+    if (out[d] < 1 || (!by_size && !(scales[d] > 0.0))) {
+      return KILN_STATUS(INVALID_ARGUMENT, "dim %d would have %lld elements (from %s)", d,
+                         (long long)out[d], by_size ? "sizes" : "scales");
+    }
+  }
+  if (kiln_onnx_resize2d_fits(xt, out, by_size ? NULL : scales, mode)) {
+    return kiln_onnx_resize2d(node, x, out, mode, &node->outputs[0]);
+  }
+  return kiln_onnx_resize_matrices(node, x, out, by_size ? NULL : scales, mode, &node->outputs[0]);
+}
+
+static kiln_status_t kiln_onnx_resize_mode(const kiln_onnx_node_t *node, const char *fallback,
+                                           kiln_onnx_resize_t *mode) {
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_string(node, "mode", fallback, &mode->mode));
+  if (strcmp(mode->mode, "bilinear") == 0) {
+    mode->mode = "linear";
+  }
+  if (strcmp(mode->mode, "nearest") != 0 && strcmp(mode->mode, "linear") != 0 &&
+      strcmp(mode->mode, "cubic") != 0) {
+    return KILN_STATUS(INVALID_ARGUMENT, "mode \"%s\" is not nearest, linear or cubic", mode->mode);
+  }
+  return KILN_OK;
+}
+
+/* The values of constant input `index` as doubles in the arena. */
+static kiln_status_t kiln_onnx_resize_doubles(const kiln_onnx_node_t *node, int index,
+                                              const char *what, double **out_values,
+                                              int *out_count) {
+  const kiln_tensor_t *tensor = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_constant(node, index, what, &tensor));
+  int64_t count = kiln_tensor_element_count(tensor);
+  if (count > 2 * KILN_MAX_RANK) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s has %lld values", what, (long long)count);
+  }
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(node->importer->arena,
+                                                 (size_t)(count > 0 ? count : 1), sizeof(double), 8,
+                                                 (void **)out_values));
+  for (int64_t i = 0; i < count; ++i) {
+    (*out_values)[i] = kiln_onnx_load_double(tensor, i);
+  }
+  *out_count = (int)count;
+  return KILN_OK;
+}
+
+/* Attributes of opset 11+: coordinates, nearest mode, cubic_coeff_a,
+ * exclude_outside, extrapolation_value. */
+static kiln_status_t kiln_onnx_resize_attrs(const kiln_onnx_node_t *node,
+                                            kiln_onnx_resize_t *mode) {
+  int64_t exclude = 0;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_string(node, "coordinate_transformation_mode",
+                                             mode->coordinate, &mode->coordinate));
+  KILN_RETURN_IF_ERROR(
+      kiln_onnx_attr_string(node, "nearest_mode", mode->rounding, &mode->rounding));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_float(node, "cubic_coeff_a", -0.75, &mode->cubic_a));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "exclude_outside", 0, &exclude));
+  KILN_RETURN_IF_ERROR(
+      kiln_onnx_attr_float(node, "extrapolation_value", 0.0, &mode->extrapolation));
+  mode->exclude_outside = exclude != 0;
+  static const char *const coordinates[] = {"half_pixel",           "pytorch_half_pixel",
+                                            "align_corners",        "asymmetric",
+                                            "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+  for (size_t i = 0; i < sizeof(coordinates) / sizeof(coordinates[0]); ++i) {
+    if (strcmp(mode->coordinate, coordinates[i]) == 0) {
+      return KILN_OK;
+    }
+  }
+  return KILN_STATUS(INVALID_ARGUMENT, "coordinate_transformation_mode \"%s\" is unknown",
+                     mode->coordinate);
+}
+
+kiln_status_t kiln_onnx_convert_resize(kiln_onnx_node_t *node) {
+  kiln_onnx_resize_t mode = {NULL, "half_pixel", "round_prefer_floor", -0.75, false, 0.0, NULL};
+  KILN_RETURN_IF_ERROR(kiln_onnx_resize_mode(node, "nearest", &mode));
+  bool opset10 = node->importer->opset < 11;
+  if (opset10) { /* Upsample's rule: x / scale, rounded down */
+    mode.coordinate = "asymmetric";
+    mode.rounding = "floor";
+  } else {
+    KILN_RETURN_IF_ERROR(kiln_onnx_resize_attrs(node, &mode));
+  }
+  double *scales = NULL, *roi = NULL;
+  int count = 0, roi_count = 0;
+  kiln_ints_t sizes = {0, NULL};
+  if (!opset10 && kiln_onnx_input_optional(node, 3)) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_input_ints(node, 3, "sizes", &sizes));
+  }
+  if (sizes.count == 0) {
+    KILN_RETURN_IF_ERROR(
+        kiln_onnx_resize_doubles(node, opset10 ? 1 : 2, "scales", &scales, &count));
+  }
+  if (strcmp(mode.coordinate, "tf_crop_and_resize") == 0) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_resize_doubles(node, 1, "roi", &roi, &roi_count));
+    if (roi_count != 2 * kiln_onnx_type_of(node->inputs[0])->ndim) {
+      return KILN_STATUS(INVALID_ARGUMENT, "roi has %d values; expected 2 per dim", roi_count);
+    }
+    mode.roi = roi;
+  }
+  return kiln_onnx_resize(node, scales, count, &sizes, &mode);
+}
+
+kiln_status_t kiln_onnx_convert_upsample(kiln_onnx_node_t *node) {
+  kiln_onnx_resize_t mode = {NULL, "asymmetric", "floor", -0.75, false, 0.0, NULL};
+  KILN_RETURN_IF_ERROR(kiln_onnx_resize_mode(node, "nearest", &mode));
+  double *scales = NULL;
+  kiln_floats_t floats = {0, NULL};
+  int count = 0;
+  if (node->importer->opset >= 9) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_resize_doubles(node, 1, "scales", &scales, &count));
+  } else {
+    KILN_RETURN_IF_ERROR(kiln_onnx_attr_floats(node, "scales", &floats, NULL));
+    count = (int)floats.count;
+  }
+  return kiln_onnx_resize(node, scales ? scales : floats.values, count, NULL, &mode);
+}
