@@ -225,7 +225,9 @@ static inline Onnx__TensorProto *ob_tensor_f32(ob_t *ob, const char *name, size_
   Onnx__TensorProto *tensor = ob_tensor(ob, name, OB_FLOAT, ndim, dims);
   tensor->n_float_data = ob_count(ndim, dims);
   tensor->float_data = ob_alloc(ob, sizeof(float) * tensor->n_float_data);
-  memcpy(tensor->float_data, values, sizeof(float) * tensor->n_float_data);
+  if (tensor->n_float_data > 0) {
+    memcpy(tensor->float_data, values, sizeof(float) * tensor->n_float_data);
+  }
   return tensor;
 }
 
@@ -234,7 +236,9 @@ static inline Onnx__TensorProto *ob_tensor_i64(ob_t *ob, const char *name, size_
   Onnx__TensorProto *tensor = ob_tensor(ob, name, OB_INT64, ndim, dims);
   tensor->n_int64_data = ob_count(ndim, dims);
   tensor->int64_data = ob_alloc(ob, sizeof(int64_t) * tensor->n_int64_data);
-  memcpy(tensor->int64_data, values, sizeof(int64_t) * tensor->n_int64_data);
+  if (tensor->n_int64_data > 0) {
+    memcpy(tensor->int64_data, values, sizeof(int64_t) * tensor->n_int64_data);
+  }
   return tensor;
 }
 

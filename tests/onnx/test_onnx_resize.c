@@ -22,9 +22,11 @@ static void build(ob_t *ob, kiln_tensor_t *x, int count, const float *scales, co
   if (scales) {
     ob_init_f32(ob, "scales", 1, OB_DIMS(count), scales);
     *out_node = ob_node(ob, "Resize", "r", "x,,scales", "y");
-  } else {
+  } else if (sizes) {
     ob_init_i64(ob, "sizes", 1, OB_DIMS(count), sizes);
     *out_node = ob_node(ob, "Resize", "r", "x,,,sizes", "y");
+  } else {
+    fail_msg("build: give scales or sizes");
   }
   or_output(ob, "y", KILN_DTYPE_FLOAT32);
 }
