@@ -198,29 +198,31 @@ static void reduce_walks(const kiln_tensor_type_t *data, const reduce_plan_t *pl
   memcpy(out_walks->inner.strides[0], walk_strides[1], sizeof(int64_t) * (size_t)ndims[1]);
 }
 
-static float reduce_f32_one(reduce_kind_t kind, const float *base, kiln_walk_t *inner,
-                            int64_t count) {
+/* One reduction over float32 or float64 elements, accumulated in double. */
+static double reduce_float_one(reduce_kind_t kind, const void *data, bool is_f64, int64_t base,
+                               kiln_walk_t *inner, int64_t count) {
   double sum = 0.0;
   double product = 1.0;
-  float best = count > 0 ? base[0] : 0.0f;
+  double best = 0.0;
   for (int64_t i = 0; i < count; ++i) {
-    float value = base[inner->offset[0]];
+    int64_t at = base + inner->offset[0];
+    double value = is_f64 ? ((const double *)data)[at] : ((const float *)data)[at];
     sum += value;
     product *= value;
-    if ((kind == REDUCE_MAX && (value > best || isnan(value))) ||
+    if (i == 0 || (kind == REDUCE_MAX && (value > best || isnan(value))) ||
         (kind == REDUCE_MIN && (value < best || isnan(value)))) {
-      best = value;
+      best = isnan(best) && i > 0 ? best : value;
     }
     kiln_walk_next(inner);
   }
   if (kind == REDUCE_SUM) {
-    return (float)sum;
+    return sum;
   }
   if (kind == REDUCE_PROD) {
-    return (float)product;
+    return product;
   }
   if (kind == REDUCE_MEAN) {
-    return count > 0 ? (float)(sum / (double)count) : NAN;
+    return count > 0 ? sum / (double)count : NAN;
   }
   return best;
 }
@@ -252,9 +254,10 @@ static kiln_status_t reduce_prepare(const kiln_kernel_args_t *args, bool int64_o
   kiln_tinputs_t inputs = {0, NULL, NULL};
   KILN_RETURN_IF_ERROR(kiln_tshape_check_kernel(args, reduce_rule, &inputs));
   kiln_tensor_type_t data = kiln_tinputs_get(&inputs, 0);
-  if (data.dtype != KILN_DTYPE_FLOAT32 && !(data.dtype == KILN_DTYPE_INT64 && int64_ok)) {
-    return kiln_transform_unsupported_dtype(args->op, data.dtype,
-                                            int64_ok ? "float32, int64" : "float32");
+  if (data.dtype != KILN_DTYPE_FLOAT32 && data.dtype != KILN_DTYPE_FLOAT64 &&
+      !(data.dtype == KILN_DTYPE_INT64 && int64_ok)) {
+    return kiln_transform_unsupported_dtype(
+        args->op, data.dtype, int64_ok ? "float32, float64, int64" : "float32, float64");
   }
   reduce_plan_t plan;
   KILN_RETURN_IF_ERROR(reduce_plan(args->op, args->attrs, &data, &plan));
@@ -268,12 +271,14 @@ static kiln_status_t reduce_reference(const kiln_kernel_args_t *args) {
   KILN_RETURN_IF_ERROR(reduce_prepare(args, kind != REDUCE_MEAN, &walks));
   const void *in = kiln_tensor_data(args->inputs[0]);
   void *out = kiln_tensor_data(args->outputs[0]);
-  bool is_float = kiln_tensor_dtype(args->inputs[0]) == KILN_DTYPE_FLOAT32;
+  kiln_dtype_t dtype = kiln_tensor_dtype(args->inputs[0]);
   for (int64_t o = 0; o < walks.outer_count; ++o) {
     int64_t base = walks.outer.offset[0];
-    if (is_float) {
+    if (dtype == KILN_DTYPE_FLOAT64) {
+      ((double *)out)[o] = reduce_float_one(kind, in, true, base, &walks.inner, walks.inner_count);
+    } else if (dtype == KILN_DTYPE_FLOAT32) {
       ((float *)out)[o] =
-          reduce_f32_one(kind, (const float *)in + base, &walks.inner, walks.inner_count);
+          (float)reduce_float_one(kind, in, false, base, &walks.inner, walks.inner_count);
     } else {
       ((int64_t *)out)[o] =
           reduce_i64_one(kind, (const int64_t *)in + base, &walks.inner, walks.inner_count);
@@ -293,6 +298,17 @@ static bool argmax_beats_f32(const void *data, int64_t candidate, int64_t best, 
                              bool min) {
   float value = ((const float *)data)[candidate];
   float current = ((const float *)data)[best];
+  if (isnan(current)) {
+    return last && isnan(value);
+  }
+  bool better = min ? value < current : value > current;
+  return isnan(value) || better || (last && value == current);
+}
+
+static bool argmax_beats_f64(const void *data, int64_t candidate, int64_t best, bool last,
+                             bool min) {
+  double value = ((const double *)data)[candidate];
+  double current = ((const double *)data)[best];
   if (isnan(current)) {
     return last && isnan(value);
   }
@@ -327,9 +343,10 @@ static kiln_status_t argmax_reference(const kiln_kernel_args_t *args) {
   reduce_walks_t walks;
   KILN_RETURN_IF_ERROR(reduce_prepare(args, true, &walks));
   const kiln_argmax_attrs_t *attrs = args->attrs;
-  argmax_beats_fn beats = kiln_tensor_dtype(args->inputs[0]) == KILN_DTYPE_FLOAT32
-                              ? argmax_beats_f32
-                              : argmax_beats_i64;
+  kiln_dtype_t dtype = kiln_tensor_dtype(args->inputs[0]);
+  argmax_beats_fn beats = dtype == KILN_DTYPE_FLOAT32   ? argmax_beats_f32
+                          : dtype == KILN_DTYPE_FLOAT64 ? argmax_beats_f64
+                                                        : argmax_beats_i64;
   bool min = reduce_kind(args->op) == REDUCE_ARGMIN;
   const void *in = kiln_tensor_data(args->inputs[0]);
   int64_t *out = kiln_tensor_data(args->outputs[0]);

@@ -326,6 +326,29 @@ static void test_reduce_int64(void **state) {
   kiln_tensor_release(in);
 }
 
+/* float64 keeps its precision: 1 + 2^-40 is not representable in float32. */
+static void test_reduce_float64(void **state) {
+  (void)state;
+  const double tiny = 1.0 / (double)(INT64_C(1) << 40);
+  kiln_tensor_t *in =
+      tensor_of(KILN_DTYPE_FLOAT64, 2, SHAPE(2, 3), (double[]){1, tiny, 2, -1, NAN, 4});
+  kiln_tensor_t *out = NULL;
+  KILN_ASSERT_OK(run1(&kiln_op_sum, ATTRS(&kiln_op_sum, "axis", "[0]"), in, &out));
+  assert_int_equal(kiln_tensor_dtype(out), KILN_DTYPE_FLOAT64);
+  const double *values = kiln_tensor_data(out);
+  assert_true(values[0] == 0.0 && isnan(values[1]) && values[2] == 6.0);
+  kiln_tensor_release(out);
+  KILN_ASSERT_OK(
+      run1(&kiln_op_mean, ATTRS(&kiln_op_mean, "axis", "[1]", "keepdims", "True"), in, &out));
+  values = kiln_tensor_data(out);
+  assert_true(values[0] == (3.0 + tiny) / 3.0 && isnan(values[1]));
+  kiln_tensor_release(out);
+  KILN_ASSERT_OK(run1(&kiln_op_argmax, ATTRS(&kiln_op_argmax, "axis", "1"), in, &out));
+  assert_i64(out, (int64_t[]){2, 1}, 2); /* NaN wins an argmax, as in NumPy */
+  kiln_tensor_release(out);
+  kiln_tensor_release(in);
+}
+
 static void test_argmax_kernel(void **state) {
   (void)state;
   /* (3, 4): ties, NaN, negative values. */
@@ -537,6 +560,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_reduce_by_hand, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reduce_empty_and_nan, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reduce_int64, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_reduce_float64, setup, teardown),
       cmocka_unit_test_setup_teardown(test_argmax_kernel, setup, teardown),
       cmocka_unit_test_setup_teardown(test_prod_and_argmin_types, setup, teardown),
       cmocka_unit_test_setup_teardown(test_prod_kernel, setup, teardown),
