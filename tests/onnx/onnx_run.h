@@ -119,7 +119,7 @@ static inline void or_assert(const kiln_tensor_t *tensor, kiln_dtype_t dtype, in
     assert_int_equal(kiln_tensor_shape(tensor)[d], dims[d]);
   }
   for (int64_t i = 0; i < kiln_tensor_element_count(tensor); ++i) {
-    double got = kiln_onnx_load_double(tensor, i), want = expected[i];
+    double got = kiln_tensor_element_as_double(tensor, i), want = expected[i];
     bool same = got == want || (isnan(got) && isnan(want)) ||
                 (!isinf(want) && fabs(got - want) <= tolerance);
     if (!same) {

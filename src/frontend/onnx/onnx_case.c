@@ -311,8 +311,8 @@ kiln_status_t kiln_onnx_compare(const kiln_tensor_t *expected, const kiln_tensor
                                            kiln_tensor_ndim(actual), kiln_tensor_shape(actual)));
   int64_t count = kiln_tensor_element_count(expected), differ = 0, first = -1;
   for (int64_t i = 0; i < count; ++i) {
-    if (!kiln_onnx_close(kiln_onnx_load_double(expected, i), kiln_onnx_load_double(actual, i), rtol,
-                         atol)) {
+    if (!kiln_onnx_close(kiln_tensor_element_as_double(expected, i),
+                         kiln_tensor_element_as_double(actual, i), rtol, atol)) {
       first = first < 0 ? i : first;
       ++differ;
     }
@@ -324,6 +324,6 @@ kiln_status_t kiln_onnx_compare(const kiln_tensor_t *expected, const kiln_tensor
                      "%lld of %lld elements differ; the first is element %lld: %.9g, expected "
                      "%.9g (rtol %g, atol %g)",
                      (long long)differ, (long long)count, (long long)first,
-                     kiln_onnx_load_double(actual, first), kiln_onnx_load_double(expected, first),
-                     rtol, atol);
+                     kiln_tensor_element_as_double(actual, first),
+                     kiln_tensor_element_as_double(expected, first), rtol, atol);
 }

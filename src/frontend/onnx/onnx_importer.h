@@ -252,7 +252,5 @@ bool kiln_onnx_is_float(kiln_dtype_t dtype);
 
 /* Writes a double into element `index` of a tensor of any kiln dtype. */
 void kiln_onnx_store_double(kiln_tensor_t *tensor, int64_t index, double value);
-/* Element `index` of a tensor of any kiln dtype, as a double. */
-double kiln_onnx_load_double(const kiln_tensor_t *tensor, int64_t index);
 
 #endif /* KILN_FRONTEND_ONNX_ONNX_IMPORTER_H_ */

@@ -71,40 +71,6 @@ kiln_status_t kiln_onnx_input_constant(const kiln_onnx_node_t *node, int index, 
   return KILN_OK;
 }
 
-double kiln_onnx_load_double(const kiln_tensor_t *tensor, int64_t index) {
-  const void *data = kiln_tensor_data(tensor);
-  switch (kiln_tensor_dtype(tensor)) {
-  case KILN_DTYPE_FLOAT32:
-    return ((const float *)data)[index];
-  case KILN_DTYPE_FLOAT16:
-    return kiln_float16_to_float32(((const uint16_t *)data)[index]);
-  case KILN_DTYPE_BFLOAT16:
-    return kiln_bfloat16_to_float32(((const uint16_t *)data)[index]);
-  case KILN_DTYPE_FLOAT64:
-    return ((const double *)data)[index];
-  case KILN_DTYPE_INT8:
-    return ((const int8_t *)data)[index];
-  case KILN_DTYPE_INT16:
-    return ((const int16_t *)data)[index];
-  case KILN_DTYPE_INT32:
-    return ((const int32_t *)data)[index];
-  case KILN_DTYPE_INT64:
-    return (double)((const int64_t *)data)[index];
-  case KILN_DTYPE_UINT8:
-  case KILN_DTYPE_BOOL:
-    return ((const uint8_t *)data)[index];
-  case KILN_DTYPE_UINT16:
-    return ((const uint16_t *)data)[index];
-  case KILN_DTYPE_UINT32:
-    return ((const uint32_t *)data)[index];
-  case KILN_DTYPE_UINT64:
-    return (double)((const uint64_t *)data)[index];
-  case KILN_DTYPE_COUNT_:
-    break;
-  }
-  return 0.0;
-}
-
 kiln_status_t kiln_onnx_axis(int64_t axis, int ndim, int *out_axis) {
   if (axis < -ndim || axis >= ndim) {
     return KILN_STATUS(INVALID_ARGUMENT, "axis %lld is out of range for rank %d", (long long)axis,
@@ -214,7 +180,7 @@ kiln_status_t kiln_onnx_input_scalar(const kiln_onnx_node_t *node, int index, co
     return KILN_STATUS(INVALID_ARGUMENT, "input %d (%s) has %lld elements; expected one", index,
                        what, (long long)kiln_tensor_element_count(tensor));
   }
-  *out_value = kiln_onnx_load_double(tensor, 0);
+  *out_value = kiln_tensor_element_as_double(tensor, 0);
   return KILN_OK;
 }
 

@@ -107,9 +107,9 @@ kiln_status_t kiln_onnx_convert_one_hot(kiln_onnx_node_t *node) {
   KILN_RETURN_IF_ERROR(kiln_onnx_set_int(op, attrs, "depth", (int64_t)depth));
   KILN_RETURN_IF_ERROR(kiln_onnx_copy_int(node, "axis", -1, op, attrs, "axis"));
   KILN_RETURN_IF_ERROR(
-      kiln_onnx_set_float(op, attrs, "off_value", kiln_onnx_load_double(values, 0)));
+      kiln_onnx_set_float(op, attrs, "off_value", kiln_tensor_element_as_double(values, 0)));
   KILN_RETURN_IF_ERROR(
-      kiln_onnx_set_float(op, attrs, "on_value", kiln_onnx_load_double(values, 1)));
+      kiln_onnx_set_float(op, attrs, "on_value", kiln_tensor_element_as_double(values, 1)));
   KILN_RETURN_IF_ERROR(kiln_onnx_set_dtype(op, attrs, "dtype", kiln_tensor_dtype(values)));
   return kiln_onnx_emit1(node, op, indices, attrs, &node->outputs[0]);
 }

@@ -342,7 +342,7 @@ static kiln_status_t kiln_onnx_resize_doubles(const kiln_onnx_node_t *node, int 
                                                  (size_t)(count > 0 ? count : 1), sizeof(double), 8,
                                                  (void **)out_values));
   for (int64_t i = 0; i < count; ++i) {
-    (*out_values)[i] = kiln_onnx_load_double(tensor, i);
+    (*out_values)[i] = kiln_tensor_element_as_double(tensor, i);
   }
   *out_count = (int)count;
   return KILN_OK;

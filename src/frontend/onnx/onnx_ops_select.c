@@ -46,7 +46,7 @@ kiln_status_t kiln_onnx_convert_compress(kiln_onnx_node_t *node) {
                                                  (size_t)(length > 0 ? length : 1), sizeof(int64_t),
                                                  8, (void **)&positions));
   for (int64_t i = 0; i < length; ++i) {
-    if (kiln_onnx_load_double(condition, i) != 0.0) {
+    if (kiln_tensor_element_as_double(condition, i) != 0.0) {
       positions[selected++] = i;
     }
   }
@@ -69,7 +69,7 @@ kiln_status_t kiln_onnx_convert_nonzero(kiln_onnx_node_t *node) {
   }
   int64_t count = kiln_tensor_element_count(x), nonzero = 0;
   for (int64_t i = 0; i < count; ++i) {
-    nonzero += kiln_onnx_load_double(x, i) != 0.0;
+    nonzero += kiln_tensor_element_as_double(x, i) != 0.0;
   }
   const int64_t shape[2] = {rank, nonzero};
   kiln_tensor_t *result = NULL;
@@ -77,7 +77,7 @@ kiln_status_t kiln_onnx_convert_nonzero(kiln_onnx_node_t *node) {
       kiln_tensor_create(node->importer->allocator, KILN_DTYPE_INT64, 2, shape, &result));
   int64_t *out = kiln_tensor_data(result), column = 0;
   for (int64_t i = 0; i < count; ++i) {
-    if (kiln_onnx_load_double(x, i) == 0.0) {
+    if (kiln_tensor_element_as_double(x, i) == 0.0) {
       continue;
     }
     int64_t rest = i;
@@ -163,8 +163,8 @@ typedef struct kiln_onnx_unique_t {
 static int kiln_onnx_unique_compare(const kiln_onnx_unique_t *u, int64_t a, int64_t b) {
   for (int64_t o = 0; o < u->outer; ++o) {
     for (int64_t i = 0; i < u->inner; ++i) {
-      double va = kiln_onnx_load_double(u->x, (o * u->count + a) * u->inner + i);
-      double vb = kiln_onnx_load_double(u->x, (o * u->count + b) * u->inner + i);
+      double va = kiln_tensor_element_as_double(u->x, (o * u->count + a) * u->inner + i);
+      double vb = kiln_tensor_element_as_double(u->x, (o * u->count + b) * u->inner + i);
       bool na = va != va, nb = vb != vb;
       if (na != nb) {
         return na ? 1 : -1;
