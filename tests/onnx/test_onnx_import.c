@@ -382,6 +382,12 @@ static void test_input_values(void **state) {
   options.input_values = swapped;
   KILN_ASSERT_STATUS(ob_import(&ob, &options, kiln_allocator_system(), &module), INVALID_ARGUMENT,
                      "the value given for input \"x\" is int64; the model says float32");
+  kiln_tensor_t *flat = om_tensor_f32(1, OB_DIMS(6), OB_F32(0, 1, 2, 3, 4, 5));
+  kiln_tensor_t *wrong_rank[2] = {flat, values[1]};
+  options.input_values = wrong_rank;
+  KILN_ASSERT_STATUS(ob_import(&ob, &options, kiln_allocator_system(), &module), INVALID_ARGUMENT,
+                     "the value given gives input \"x\" 1 dims but the model gives it 2");
+  kiln_tensor_release(flat);
   kiln_tensor_release(values[0]);
   kiln_tensor_release(values[1]);
   ob_free(&ob);

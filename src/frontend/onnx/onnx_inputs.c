@@ -202,25 +202,24 @@ static kiln_status_t kiln_onnx_model_shape(const char *name, const Onnx__TensorS
   return KILN_OK;
 }
 
-/* A spec must keep the model's rank and every dim the model fixes. */
+/* A spec must keep the model's rank and every dim the model fixes; `source`
+ * says where the spec came from ("--input-shape", "the value"). */
 static kiln_status_t kiln_onnx_spec_agrees(const char *name, const Onnx__TensorShapeProto *shape,
-                                           const kiln_onnx_spec_t *spec) {
+                                           const kiln_onnx_spec_t *spec, const char *source) {
   if (!shape) {
     return KILN_OK;
   }
   if (shape->n_dim != (size_t)spec->ndim) {
-    return KILN_STATUS(INVALID_ARGUMENT,
-                       "--input-shape gives input \"%s\" %d dims but the model gives it %zu", name,
-                       spec->ndim, shape->n_dim);
+    return KILN_STATUS(INVALID_ARGUMENT, "%s gives input \"%s\" %d dims but the model gives it %zu",
+                       source, name, spec->ndim, shape->n_dim);
   }
   for (int d = 0; d < spec->ndim; ++d) {
     const Onnx__TensorShapeProto__Dimension *dim = shape->dim[d];
     if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
         dim->dim_value >= 0 && dim->dim_value != spec->dims[d]) {
       return KILN_STATUS(INVALID_ARGUMENT,
-                         "--input-shape gives dim %d of input \"%s\" as %lld but the model fixes "
-                         "it at %lld",
-                         d, name, (long long)spec->dims[d], (long long)dim->dim_value);
+                         "%s gives dim %d of input \"%s\" as %lld but the model fixes it at %lld",
+                         source, d, name, (long long)spec->dims[d], (long long)dim->dim_value);
     }
   }
   return KILN_OK;
@@ -241,9 +240,7 @@ static kiln_status_t kiln_onnx_value_shape(const char *name, kiln_dtype_t dtype,
   for (int d = 0; d < out_shape->ndim; ++d) {
     out_shape->dims[d] = kiln_tensor_shape(value)[d];
   }
-  KILN_RETURN_IF_ERROR_ANNOTATE(kiln_onnx_spec_agrees(name, shape, out_shape),
-                                "the value given for input \"%s\"", name);
-  return KILN_OK;
+  return kiln_onnx_spec_agrees(name, shape, out_shape, "the value given");
 }
 
 kiln_status_t kiln_onnx_input_type_of(kiln_onnx_importer_t *importer,
@@ -265,7 +262,7 @@ kiln_status_t kiln_onnx_input_type_of(kiln_onnx_importer_t *importer,
   bool found = false;
   KILN_RETURN_IF_ERROR(kiln_onnx_spec_find(importer->options, name, &shape, &found));
   if (found) {
-    KILN_RETURN_IF_ERROR(kiln_onnx_spec_agrees(name, tensor->shape, &shape));
+    KILN_RETURN_IF_ERROR(kiln_onnx_spec_agrees(name, tensor->shape, &shape, "--input-shape"));
   } else if (value) {
     KILN_RETURN_IF_ERROR(kiln_onnx_value_shape(name, dtype, tensor->shape, value, &shape));
   } else {
