@@ -229,6 +229,62 @@ static int difference_bound(simplifier_t *s, const kiln_tir_expr_t *a, const kil
   return out->exact;
 }
 
+/* `e` as floordiv or floormod (by `kind`) of some x by a constant c > 0. */
+static int as_div_mod(const kiln_tir_expr_t *e, kiln_tir_expr_kind_t kind,
+                      const kiln_tir_expr_t **out_x, int64_t *out_c) {
+  if (e->kind != kind) {
+    return 0;
+  }
+  const kiln_tir_binary_t *n = (const kiln_tir_binary_t *)e;
+  *out_x = n->a;
+  return kiln_tir_expr_as_int(n->b, out_c) && *out_c > 0;
+}
+
+/* Removes term `index` of `l`. */
+static void linear_remove(kiln_tir_linear_t *l, int index) {
+  for (int i = index; i + 1 < l->count; ++i) {
+    l->terms[i] = l->terms[i + 1];
+  }
+  l->count--;
+}
+
+/* Folds k*c*(x // c) + k*(x % c) into k*x wherever a linear form has both
+ * terms (the identity holds for every x, c > 0, in integers); 1 when it did.
+ * x joins as its own linear form when that is exact, else as an atom. */
+static int fold_div_mod_pair(simplifier_t *s, kiln_tir_linear_t *l) {
+  for (int m = 0; m < l->count; ++m) {
+    const kiln_tir_expr_t *x = NULL;
+    int64_t c = 0;
+    if (!as_div_mod(l->terms[m].atom, KILN_TIR_EXPR_FLOOR_MOD, &x, &c)) {
+      continue;
+    }
+    int64_t k = l->terms[m].coeff;
+    for (int d = 0; d < l->count; ++d) {
+      const kiln_tir_expr_t *y = NULL;
+      int64_t c2 = 0;
+      if (!as_div_mod(l->terms[d].atom, KILN_TIR_EXPR_FLOOR_DIV, &y, &c2) || c2 != c ||
+          !kiln_tir_expr_equal(x, y) || k > INT64_MAX / c || k < INT64_MIN / c ||
+          l->terms[d].coeff != k * c) {
+        continue;
+      }
+      kiln_tir_linear_t folded = *l;
+      linear_remove(&folded, m > d ? m : d);
+      linear_remove(&folded, m > d ? d : m);
+      kiln_tir_linear_t lx;
+      if (!exact_linear(s, x, &lx)) {
+        lx = (kiln_tir_linear_t){.dtype = x->dtype, .count = 1};
+        lx.terms[0] = (kiln_tir_linear_term_t){x, 1};
+      }
+      if (!kiln_tir_linear_add_scaled(&folded, &lx, k)) {
+        return 0;
+      }
+      *l = folded;
+      return 1;
+    }
+  }
+  return 0;
+}
+
 /* ---- bound-based rules ---- */
 
 static kiln_status_t rewrite_div_mod(simplifier_t *s, const kiln_tir_binary_t *n,
@@ -353,6 +409,8 @@ static kiln_status_t rewrite_binary(simplifier_t *s, const kiln_tir_binary_t *n,
   case KILN_TIR_EXPR_SUB:
   case KILN_TIR_EXPR_MUL:
     if (kiln_tir_linear_from_expr(&n->base, &l)) {
+      while (fold_div_mod_pair(s, &l)) {
+      }
       return emit_linear(s, &l, &n->base, out);
     }
     return KILN_OK;
