@@ -11,13 +11,6 @@
 #include "ir/order.h"
 #include "op/op.h"
 
-static kiln_status_t kiln_ir_infer_constant(kiln_arena_t *arena, const kiln_constant_t *constant,
-                                            const kiln_type_t **out_type) {
-  const kiln_tensor_t *value = constant->value;
-  return kiln_tensor_type_create(arena, kiln_tensor_dtype(value), kiln_tensor_ndim(value),
-                                 kiln_tensor_shape(value), out_type);
-}
-
 /* Collects the checked types of `count` nodes into an arena array. */
 static kiln_status_t kiln_ir_infer_gather(kiln_arena_t *arena, int count, kiln_expr_t *const *nodes,
                                           const kiln_type_t ***out_types) {
@@ -80,7 +73,7 @@ kiln_status_t kiln_ir_infer_node(kiln_arena_t *arena, kiln_expr_t *expr,
     return NULL;
   }
   case KILN_EXPR_KIND_CONSTANT:
-    return kiln_ir_infer_constant(arena, kiln_expr_as_constant(expr), out_type);
+    return kiln_tensor_type_of(arena, kiln_expr_as_constant(expr)->value, out_type);
   case KILN_EXPR_KIND_CALL: {
     const kiln_call_t *call = kiln_expr_as_call(expr);
     if (call->callee != NULL)

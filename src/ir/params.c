@@ -80,9 +80,7 @@ static kiln_status_t kiln_ir_binder_var_rule(kiln_expr_functor_t *self, kiln_exp
 static kiln_status_t kiln_ir_bind_check(kiln_module_t *module, const kiln_var_t *param,
                                         kiln_tensor_t *tensor) {
   const kiln_type_t *type = NULL;
-  KILN_RETURN_IF_ERROR(kiln_tensor_type_create(kiln_module_arena(module), kiln_tensor_dtype(tensor),
-                                               kiln_tensor_ndim(tensor), kiln_tensor_shape(tensor),
-                                               &type));
+  KILN_RETURN_IF_ERROR(kiln_tensor_type_of(kiln_module_arena(module), tensor, &type));
   if (param->type_annotation != NULL && !kiln_type_equal(type, param->type_annotation)) {
     char expected[KILN_IR_TYPE_TEXT_CAPACITY];
     char actual[KILN_IR_TYPE_TEXT_CAPACITY];

@@ -466,9 +466,7 @@ static kiln_status_t printer_metadata(printer_t *p) {
   for (size_t k = 0; k < kiln_array_count(&p->constants); ++k) {
     const kiln_tensor_t *value = KILN_ARRAY_AT(&p->constants, kiln_constant_t *, k)->value;
     const kiln_type_t *type = NULL;
-    KILN_RETURN_IF_ERROR(kiln_tensor_type_create(&p->scratch, kiln_tensor_dtype(value),
-                                                 kiln_tensor_ndim(value), kiln_tensor_shape(value),
-                                                 &type));
+    KILN_RETURN_IF_ERROR(kiln_tensor_type_of(&p->scratch, value, &type));
     KILN_RETURN_IF_ERROR(kiln_strbuf_appendf(p->sb, "Constant[%zu] = ", k));
     KILN_RETURN_IF_ERROR(kiln_type_format(type, p->sb));
     KILN_RETURN_IF_ERROR(printer_append(p, " "));

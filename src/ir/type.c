@@ -32,6 +32,12 @@ kiln_status_t kiln_tensor_type_create(kiln_arena_t *arena, kiln_dtype_t dtype, i
   return KILN_OK;
 }
 
+kiln_status_t kiln_tensor_type_of(kiln_arena_t *arena, const kiln_tensor_t *tensor,
+                                  const kiln_type_t **out_type) {
+  return kiln_tensor_type_create(arena, kiln_tensor_dtype(tensor), kiln_tensor_ndim(tensor),
+                                 kiln_tensor_shape(tensor), out_type);
+}
+
 kiln_status_t kiln_tuple_type_create(kiln_arena_t *arena, int count,
                                      const kiln_type_t *const *fields,
                                      const kiln_type_t **out_type) {

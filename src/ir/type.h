@@ -46,6 +46,11 @@ typedef struct kiln_tuple_type_t {
 KILN_MUST_USE_RESULT kiln_status_t kiln_tensor_type_create(kiln_arena_t *arena, kiln_dtype_t dtype,
                                                            int ndim, const int64_t *shape,
                                                            const kiln_type_t **out_type);
+/* The tensor type of a tensor value: its dtype and shape. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_tensor_type_of(kiln_arena_t *arena,
+                                                       const kiln_tensor_t *tensor,
+                                                       const kiln_type_t **out_type);
+
 /* Copies the field list into the arena; fields must be non-NULL. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_tuple_type_create(kiln_arena_t *arena, int count,
                                                           const kiln_type_t *const *fields,

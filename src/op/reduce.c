@@ -294,10 +294,8 @@ static kiln_status_t reduce_reference(const kiln_kernel_args_t *args) {
 typedef bool (*argmax_beats_fn)(const void *data, int64_t candidate, int64_t best, bool last,
                                 bool min);
 
-static bool argmax_beats_f32(const void *data, int64_t candidate, int64_t best, bool last,
-                             bool min) {
-  float value = ((const float *)data)[candidate];
-  float current = ((const float *)data)[best];
+/* The float rule on values read as double (exact for float32 and float64). */
+static bool argmax_beats_float(double value, double current, bool last, bool min) {
   if (isnan(current)) {
     return last && isnan(value);
   }
@@ -305,15 +303,16 @@ static bool argmax_beats_f32(const void *data, int64_t candidate, int64_t best, 
   return isnan(value) || better || (last && value == current);
 }
 
+static bool argmax_beats_f32(const void *data, int64_t candidate, int64_t best, bool last,
+                             bool min) {
+  const float *values = data;
+  return argmax_beats_float(values[candidate], values[best], last, min);
+}
+
 static bool argmax_beats_f64(const void *data, int64_t candidate, int64_t best, bool last,
                              bool min) {
-  double value = ((const double *)data)[candidate];
-  double current = ((const double *)data)[best];
-  if (isnan(current)) {
-    return last && isnan(value);
-  }
-  bool better = min ? value < current : value > current;
-  return isnan(value) || better || (last && value == current);
+  const double *values = data;
+  return argmax_beats_float(values[candidate], values[best], last, min);
 }
 
 static bool argmax_beats_i64(const void *data, int64_t candidate, int64_t best, bool last,

@@ -190,9 +190,7 @@ kiln_status_t kiln_onnx_constant(kiln_onnx_importer_t *importer, kiln_tensor_t *
                                  kiln_expr_t **out_expr) {
   kiln_constant_t *constant = NULL;
   KILN_RETURN_IF_ERROR(kiln_ir_constant_create(importer->module, tensor, &constant));
-  KILN_RETURN_IF_ERROR(kiln_tensor_type_create(importer->arena, kiln_tensor_dtype(tensor),
-                                               kiln_tensor_ndim(tensor), kiln_tensor_shape(tensor),
-                                               &constant->base.checked_type));
+  KILN_RETURN_IF_ERROR(kiln_tensor_type_of(importer->arena, tensor, &constant->base.checked_type));
   *out_expr = &constant->base;
   return KILN_OK;
 }
