@@ -13,12 +13,12 @@
 #include "interp/interp.h"
 #include "ir/infer.h"
 #include "ir/order.h"
+#include "kiln_ir_test.h"
 #include "kiln_test.h"
 #include "op/op.h"
 
 /* ---- building graphs ---- */
 
-#define SHAPE(...)    ((const int64_t[]){__VA_ARGS__})
 #define SETTINGS(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 static int64_t statuses_at_start;
@@ -37,26 +37,6 @@ static int teardown(void **state) {
 
 static kiln_expr_t *as_expr(void *node) {
   return (kiln_expr_t *)node;
-}
-
-static kiln_module_t *new_module(void) {
-  kiln_module_t *module = NULL;
-  KILN_ASSERT_OK(kiln_module_create(kiln_allocator_system(), &module));
-  return module;
-}
-
-static const kiln_type_t *tensor_type(kiln_module_t *m, kiln_dtype_t dtype, int ndim,
-                                      const int64_t *shape) {
-  const kiln_type_t *type = NULL;
-  KILN_ASSERT_OK(kiln_tensor_type_create(kiln_module_arena(m), dtype, ndim, shape, &type));
-  return type;
-}
-
-static kiln_var_t *var(kiln_module_t *m, const char *name, kiln_dtype_t dtype, int ndim,
-                       const int64_t *shape) {
-  kiln_var_t *v = NULL;
-  KILN_ASSERT_OK(kiln_ir_var_create(m, name, tensor_type(m, dtype, ndim, shape), &v));
-  return v;
 }
 
 static kiln_tensor_t *tensor_of(kiln_dtype_t dtype, int ndim, const int64_t *shape,
@@ -94,17 +74,7 @@ static kiln_expr_t *constant(kiln_module_t *m, kiln_dtype_t dtype, int ndim, con
 /* A call of operator `name` with attributes set from (name, text) pairs. */
 static kiln_expr_t *call_with(kiln_module_t *m, const char *op_name, int count,
                               kiln_expr_t *const *args, const char *const *settings) {
-  const kiln_op_t *op = NULL;
-  KILN_ASSERT_OK(kiln_op_find(op_name, &op));
-  void *attrs = NULL;
-  KILN_ASSERT_OK(kiln_op_attrs_create_default(op, kiln_module_arena(m), &attrs));
-  for (int i = 0; settings != NULL && settings[i] != NULL; i += 2) {
-    KILN_ASSERT_OK(
-        kiln_op_attrs_set_text(op, attrs, settings[i], settings[i + 1], kiln_module_arena(m)));
-  }
-  kiln_call_t *c = NULL;
-  KILN_ASSERT_OK(kiln_ir_call_create(m, op, count, args, attrs, &c));
-  return as_expr(c);
+  return irt_call(m, op_name, settings, count, args);
 }
 
 static kiln_expr_t *call1(kiln_module_t *m, const char *op_name, kiln_expr_t *a) {
@@ -128,13 +98,6 @@ static kiln_expr_t *get_item(kiln_module_t *m, kiln_expr_t *tuple_expr, int inde
   return as_expr(item);
 }
 
-static kiln_function_t *function(kiln_module_t *m, int count, kiln_var_t *const *params,
-                                 kiln_expr_t *body) {
-  kiln_function_t *f = NULL;
-  KILN_ASSERT_OK(kiln_ir_function_create(m, count, params, body, &f));
-  return f;
-}
-
 static kiln_expr_t *call_function(kiln_module_t *m, kiln_function_t *f, int count,
                                   kiln_expr_t *const *args) {
   kiln_call_t *c = NULL;
@@ -144,7 +107,7 @@ static kiln_expr_t *call_function(kiln_module_t *m, kiln_function_t *f, int coun
 
 /* Adds `body` over `params` as @main and infers types. */
 static void finish_main(kiln_module_t *m, int count, kiln_var_t *const *params, kiln_expr_t *body) {
-  KILN_ASSERT_OK(kiln_module_add_function(m, "main", function(m, count, params, body)));
+  KILN_ASSERT_OK(kiln_module_add_function(m, "main", irt_function(m, count, params, body)));
   KILN_ASSERT_OK(kiln_ir_infer_types(m));
 }
 
@@ -244,9 +207,9 @@ static void naive_conv_bias_relu(const float *in, const float *w, const float *b
 
 static void test_conv_bias_relu(void **state) {
   (void)state;
-  kiln_module_t *m = new_module();
-  kiln_var_t *params[] = {var(m, "x", KILN_DTYPE_FLOAT32, 4, SHAPE(1, 1, 4, 4)),
-                          var(m, "w", KILN_DTYPE_FLOAT32, 4, SHAPE(2, 1, 3, 3))};
+  kiln_module_t *m = irt_module();
+  kiln_var_t *params[] = {irt_var(m, "x", KILN_DTYPE_FLOAT32, 4, SHAPE(1, 1, 4, 4)),
+                          irt_var(m, "w", KILN_DTYPE_FLOAT32, 4, SHAPE(2, 1, 3, 3))};
   const float bias[] = {0.5f, -2.0f};
   kiln_expr_t *conv_args[] = {as_expr(params[0]), as_expr(params[1])};
   kiln_expr_t *conv = call_with(m, "nn.conv2d", 2, conv_args, SETTINGS("padding", "[1, 1, 1, 1]"));
@@ -280,9 +243,9 @@ static void test_conv_bias_relu(void **state) {
 
 static void test_dense_softmax(void **state) {
   (void)state;
-  kiln_module_t *m = new_module();
-  kiln_var_t *params[] = {var(m, "x", KILN_DTYPE_FLOAT32, 2, SHAPE(2, 3)),
-                          var(m, "w", KILN_DTYPE_FLOAT32, 2, SHAPE(4, 3))};
+  kiln_module_t *m = irt_module();
+  kiln_var_t *params[] = {irt_var(m, "x", KILN_DTYPE_FLOAT32, 2, SHAPE(2, 3)),
+                          irt_var(m, "w", KILN_DTYPE_FLOAT32, 2, SHAPE(4, 3))};
   kiln_expr_t *dense = call2(m, "nn.dense", as_expr(params[0]), as_expr(params[1]));
   finish_main(m, 2, params, call1(m, "nn.softmax", dense));
 
@@ -314,8 +277,8 @@ static void test_dense_softmax(void **state) {
 /* y = relu(x) feeds three readers: q = y * (-y) and r = q + y + y. */
 static void test_shared_node(void **state) {
   (void)state;
-  kiln_module_t *m = new_module();
-  kiln_var_t *x = var(m, "x", KILN_DTYPE_FLOAT32, 1, SHAPE(4));
+  kiln_module_t *m = irt_module();
+  kiln_var_t *x = irt_var(m, "x", KILN_DTYPE_FLOAT32, 1, SHAPE(4));
   kiln_expr_t *y = call1(m, "nn.relu", as_expr(x));
   kiln_expr_t *q = call2(m, "multiply", y, call1(m, "negative", y));
   kiln_expr_t *r = call2(m, "add", q, call2(m, "add", y, y));
@@ -339,8 +302,8 @@ static void test_shared_node(void **state) {
 
 static void test_split_get_item_concatenate(void **state) {
   (void)state;
-  kiln_module_t *m = new_module();
-  kiln_var_t *x = var(m, "x", KILN_DTYPE_FLOAT32, 2, SHAPE(2, 6));
+  kiln_module_t *m = irt_module();
+  kiln_var_t *x = irt_var(m, "x", KILN_DTYPE_FLOAT32, 2, SHAPE(2, 6));
   kiln_expr_t *x_only[] = {as_expr(x)};
   kiln_expr_t *parts = call_with(m, "split", 1, x_only, SETTINGS("sections", "3", "axis", "1"));
   kiln_expr_t *reordered[] = {get_item(m, parts, 2), get_item(m, parts, 0), get_item(m, parts, 1)};
@@ -360,8 +323,8 @@ static void test_split_get_item_concatenate(void **state) {
 /* A split's tuple as the body is flattened into its fields. */
 static void test_split_as_body(void **state) {
   (void)state;
-  kiln_module_t *m = new_module();
-  kiln_var_t *x = var(m, "x", KILN_DTYPE_FLOAT32, 1, SHAPE(5));
+  kiln_module_t *m = irt_module();
+  kiln_var_t *x = irt_var(m, "x", KILN_DTYPE_FLOAT32, 1, SHAPE(5));
   kiln_expr_t *x_only[] = {as_expr(x)};
   finish_main(m, 1, &x, call_with(m, "split", 1, x_only, SETTINGS("indices", "[2]")));
   const float data[] = {1, 2, 3, 4, 5};
@@ -379,8 +342,8 @@ static void test_split_as_body(void **state) {
  * parameter and the Constant come back as new references. */
 static void test_tuple_body(void **state) {
   (void)state;
-  kiln_module_t *m = new_module();
-  kiln_var_t *x = var(m, "x", KILN_DTYPE_FLOAT32, 1, SHAPE(3));
+  kiln_module_t *m = irt_module();
+  kiln_var_t *x = irt_var(m, "x", KILN_DTYPE_FLOAT32, 1, SHAPE(3));
   const int64_t c_data[] = {7, -7};
   kiln_expr_t *c = constant(m, KILN_DTYPE_INT64, 1, SHAPE(2), c_data);
   kiln_expr_t *inner[] = {call1(m, "nn.relu", as_expr(x)), call1(m, "negative", as_expr(x))};
@@ -406,8 +369,8 @@ static void test_tuple_body(void **state) {
  * the caller owns beyond the module's life. */
 static void test_body_is_param_or_constant(void **state) {
   (void)state;
-  kiln_module_t *m = new_module();
-  kiln_var_t *x = var(m, "x", KILN_DTYPE_FLOAT32, 1, SHAPE(2));
+  kiln_module_t *m = irt_module();
+  kiln_var_t *x = irt_var(m, "x", KILN_DTYPE_FLOAT32, 1, SHAPE(2));
   finish_main(m, 1, &x, as_expr(x));
   const float data[] = {3, 4};
   kiln_tensor_t *input = tensor_of(KILN_DTYPE_FLOAT32, 1, SHAPE(2), data);
@@ -416,7 +379,7 @@ static void test_body_is_param_or_constant(void **state) {
   assert_ptr_equal(results.tensors[0], input);
   cleanup(m, &results, 1, &input);
 
-  m = new_module();
+  m = irt_module();
   const int64_t c_data[] = {1, 2, 3};
   finish_main(m, 0, NULL, constant(m, KILN_DTYPE_INT64, 1, SHAPE(3), c_data));
   results = run_main(m, 0, NULL);
@@ -429,7 +392,7 @@ static void test_body_is_param_or_constant(void **state) {
 /* An empty tuple body gives no results. */
 static void test_empty_tuple_body(void **state) {
   (void)state;
-  kiln_module_t *m = new_module();
+  kiln_module_t *m = irt_module();
   finish_main(m, 0, NULL, tuple(m, 0, NULL));
   results_t results = run_main(m, 0, NULL);
   assert_int_equal(results.count, 0);
@@ -441,15 +404,15 @@ static void test_empty_tuple_body(void **state) {
 
 /* f(a, b) = a * b + b, primitive, called twice: f(f(x, y), x). */
 static kiln_module_t *build_called_twice(kiln_function_t **out_f) {
-  kiln_module_t *m = new_module();
-  kiln_var_t *fp[] = {var(m, "a", KILN_DTYPE_FLOAT32, 1, SHAPE(3)),
-                      var(m, "b", KILN_DTYPE_FLOAT32, 1, SHAPE(3))};
+  kiln_module_t *m = irt_module();
+  kiln_var_t *fp[] = {irt_var(m, "a", KILN_DTYPE_FLOAT32, 1, SHAPE(3)),
+                      irt_var(m, "b", KILN_DTYPE_FLOAT32, 1, SHAPE(3))};
   kiln_expr_t *fbody =
       call2(m, "add", call2(m, "multiply", as_expr(fp[0]), as_expr(fp[1])), as_expr(fp[1]));
-  kiln_function_t *f = function(m, 2, fp, fbody);
+  kiln_function_t *f = irt_function(m, 2, fp, fbody);
   f->primitive = true;
-  kiln_var_t *params[] = {var(m, "x", KILN_DTYPE_FLOAT32, 1, SHAPE(3)),
-                          var(m, "y", KILN_DTYPE_FLOAT32, 1, SHAPE(3))};
+  kiln_var_t *params[] = {irt_var(m, "x", KILN_DTYPE_FLOAT32, 1, SHAPE(3)),
+                          irt_var(m, "y", KILN_DTYPE_FLOAT32, 1, SHAPE(3))};
   kiln_expr_t *first_args[] = {as_expr(params[0]), as_expr(params[1])};
   kiln_expr_t *first = call_function(m, f, 2, first_args);
   kiln_expr_t *second_args[] = {first, as_expr(params[0])};
@@ -477,11 +440,11 @@ static void test_function_called_twice(void **state) {
 /* A callee returning a tuple, its fields picked by TupleGetItem. */
 static void test_function_returning_tuple(void **state) {
   (void)state;
-  kiln_module_t *m = new_module();
-  kiln_var_t *p = var(m, "p", KILN_DTYPE_FLOAT32, 1, SHAPE(2));
+  kiln_module_t *m = irt_module();
+  kiln_var_t *p = irt_var(m, "p", KILN_DTYPE_FLOAT32, 1, SHAPE(2));
   kiln_expr_t *fields[] = {call1(m, "exp", as_expr(p)), call1(m, "negative", as_expr(p))};
-  kiln_function_t *f = function(m, 1, &p, tuple(m, 2, fields));
-  kiln_var_t *x = var(m, "x", KILN_DTYPE_FLOAT32, 1, SHAPE(2));
+  kiln_function_t *f = irt_function(m, 1, &p, tuple(m, 2, fields));
+  kiln_var_t *x = irt_var(m, "x", KILN_DTYPE_FLOAT32, 1, SHAPE(2));
   kiln_expr_t *args[] = {as_expr(x)};
   kiln_expr_t *c = call_function(m, f, 1, args);
   finish_main(m, 1, &x, call2(m, "add", get_item(m, c, 1), get_item(m, c, 0)));
@@ -517,9 +480,9 @@ static void test_run_other_function(void **state) {
  * a float table with int64 indices. */
 static void test_int64_path(void **state) {
   (void)state;
-  kiln_module_t *m = new_module();
-  kiln_var_t *params[] = {var(m, "ids", KILN_DTYPE_INT64, 2, SHAPE(2, 3)),
-                          var(m, "table", KILN_DTYPE_FLOAT32, 2, SHAPE(4, 2))};
+  kiln_module_t *m = irt_module();
+  kiln_var_t *params[] = {irt_var(m, "ids", KILN_DTYPE_INT64, 2, SHAPE(2, 3)),
+                          irt_var(m, "table", KILN_DTYPE_FLOAT32, 2, SHAPE(4, 2))};
   kiln_expr_t *ids_only[] = {as_expr(params[0])};
   kiln_expr_t *reshaped = call_with(m, "reshape", 1, ids_only, SETTINGS("newshape", "[3, -1]"));
   const int64_t row[] = {10, 20};
@@ -547,9 +510,9 @@ static void test_int64_path(void **state) {
 /* cond = a > b; (cond, where(cond, a, b)). */
 static void test_bool_path(void **state) {
   (void)state;
-  kiln_module_t *m = new_module();
-  kiln_var_t *params[] = {var(m, "a", KILN_DTYPE_FLOAT32, 1, SHAPE(4)),
-                          var(m, "b", KILN_DTYPE_FLOAT32, 1, SHAPE(4))};
+  kiln_module_t *m = irt_module();
+  kiln_var_t *params[] = {irt_var(m, "a", KILN_DTYPE_FLOAT32, 1, SHAPE(4)),
+                          irt_var(m, "b", KILN_DTYPE_FLOAT32, 1, SHAPE(4))};
   kiln_expr_t *cond = call2(m, "greater", as_expr(params[0]), as_expr(params[1]));
   kiln_expr_t *where_args[] = {cond, as_expr(params[0]), as_expr(params[1])};
   kiln_expr_t *fields[] = {cond, call_with(m, "where", 3, where_args, NULL)};
@@ -572,9 +535,9 @@ static void test_bool_path(void **state) {
 
 /* main(x: [1, 1, 4, 4], w: [2, 1, 3, 3]) = conv2d(x, w) */
 static kiln_module_t *build_conv(void) {
-  kiln_module_t *m = new_module();
-  kiln_var_t *params[] = {var(m, "x", KILN_DTYPE_FLOAT32, 4, SHAPE(1, 1, 4, 4)),
-                          var(m, "w", KILN_DTYPE_FLOAT32, 4, SHAPE(2, 1, 3, 3))};
+  kiln_module_t *m = irt_module();
+  kiln_var_t *params[] = {irt_var(m, "x", KILN_DTYPE_FLOAT32, 4, SHAPE(1, 1, 4, 4)),
+                          irt_var(m, "w", KILN_DTYPE_FLOAT32, 4, SHAPE(2, 1, 3, 3))};
   finish_main(m, 2, params, call2(m, "nn.conv2d", as_expr(params[0]), as_expr(params[1])));
   return m;
 }
@@ -635,10 +598,10 @@ static void test_input_dtype_and_shape_mismatch(void **state) {
 
 static void test_module_without_types(void **state) {
   (void)state;
-  kiln_module_t *m = new_module();
-  kiln_var_t *x = var(m, "x", KILN_DTYPE_FLOAT32, 1, SHAPE(2));
+  kiln_module_t *m = irt_module();
+  kiln_var_t *x = irt_var(m, "x", KILN_DTYPE_FLOAT32, 1, SHAPE(2));
   kiln_expr_t *body = call1(m, "nn.relu", call1(m, "exp", as_expr(x)));
-  KILN_ASSERT_OK(kiln_module_add_function(m, "main", function(m, 1, &x, body)));
+  KILN_ASSERT_OK(kiln_module_add_function(m, "main", irt_function(m, 1, &x, body)));
   kiln_tensor_t *input = zeros(KILN_DTYPE_FLOAT32, 1, SHAPE(2));
   KILN_ASSERT_STATUS(run_status(m, "main", 1, &input), FAILED_PRECONDITION,
                      "in @main, %x has no type: run type inference (kiln_ir_infer_types)");
@@ -655,7 +618,7 @@ static void test_unknown_function(void **state) {
   kiln_module_t *m = build_conv();
   KILN_ASSERT_STATUS(run_status(m, "mian", 0, NULL), NOT_FOUND,
                      "the module has no function @mian (it has @main)");
-  kiln_module_t *empty = new_module();
+  kiln_module_t *empty = irt_module();
   KILN_ASSERT_STATUS(run_status(empty, "main", 0, NULL), NOT_FOUND, "(it has none)");
   kiln_module_destroy(empty);
   KILN_ASSERT_STATUS(run_status(m, NULL, 0, NULL), INVALID_ARGUMENT, "needs a module");
@@ -666,9 +629,9 @@ static void test_unknown_function(void **state) {
 /* divide on int64 by zero: the relation accepts it, the kernel refuses. */
 static void test_kernel_error_names_node(void **state) {
   (void)state;
-  kiln_module_t *m = new_module();
-  kiln_var_t *params[] = {var(m, "a", KILN_DTYPE_INT64, 1, SHAPE(3)),
-                          var(m, "b", KILN_DTYPE_INT64, 1, SHAPE(3))};
+  kiln_module_t *m = irt_module();
+  kiln_var_t *params[] = {irt_var(m, "a", KILN_DTYPE_INT64, 1, SHAPE(3)),
+                          irt_var(m, "b", KILN_DTYPE_INT64, 1, SHAPE(3))};
   kiln_expr_t *sum = call2(m, "add", as_expr(params[0]), as_expr(params[1]));
   kiln_expr_t *quotient = call2(m, "divide", sum, as_expr(params[1]));
   finish_main(m, 2, params, call1(m, "negative", quotient));
@@ -693,8 +656,8 @@ static void test_kernel_error_names_node(void **state) {
 /* float64 passes the type relation of nn.softmax, but its kernel is float32 only. */
 static void test_kernel_unimplemented_dtype(void **state) {
   (void)state;
-  kiln_module_t *m = new_module();
-  kiln_var_t *x = var(m, "x", KILN_DTYPE_FLOAT64, 2, SHAPE(1, 2));
+  kiln_module_t *m = irt_module();
+  kiln_var_t *x = irt_var(m, "x", KILN_DTYPE_FLOAT64, 2, SHAPE(1, 2));
   finish_main(m, 1, &x, call1(m, "nn.softmax", as_expr(x)));
   kiln_tensor_t *input = zeros(KILN_DTYPE_FLOAT64, 2, SHAPE(1, 2));
   KILN_ASSERT_STATUS(run_status(m, "main", 1, &input), UNIMPLEMENTED,
@@ -708,12 +671,12 @@ static void test_kernel_unimplemented_dtype(void **state) {
  * numbers the printer gives them in @main. */
 static void test_kernel_error_in_callee(void **state) {
   (void)state;
-  kiln_module_t *m = new_module();
-  kiln_var_t *p = var(m, "p", KILN_DTYPE_INT64, 1, SHAPE(2));
+  kiln_module_t *m = irt_module();
+  kiln_var_t *p = irt_var(m, "p", KILN_DTYPE_INT64, 1, SHAPE(2));
   kiln_expr_t *zero = constant(m, KILN_DTYPE_INT64, 1, SHAPE(2), ((const int64_t[]){1, 0}));
-  kiln_function_t *f = function(m, 1, &p, call2(m, "divide", as_expr(p), zero));
+  kiln_function_t *f = irt_function(m, 1, &p, call2(m, "divide", as_expr(p), zero));
   f->primitive = true;
-  kiln_var_t *x = var(m, "x", KILN_DTYPE_INT64, 1, SHAPE(2));
+  kiln_var_t *x = irt_var(m, "x", KILN_DTYPE_INT64, 1, SHAPE(2));
   kiln_expr_t *args[] = {call1(m, "negative", as_expr(x))};
   finish_main(m, 1, &x, call_function(m, f, 1, args));
   /* Order: %0 = divide, %1 = fn, %2 = negative, %3 = call of %1. */
@@ -727,10 +690,10 @@ static void test_kernel_error_in_callee(void **state) {
 /* A callee reading a variable of its caller is not a closed function. */
 static void test_callee_with_free_variable(void **state) {
   (void)state;
-  kiln_module_t *m = new_module();
-  kiln_var_t *x = var(m, "x", KILN_DTYPE_FLOAT32, 1, SHAPE(2));
-  kiln_var_t *p = var(m, "p", KILN_DTYPE_FLOAT32, 1, SHAPE(2));
-  kiln_function_t *f = function(m, 1, &p, call2(m, "add", as_expr(p), as_expr(x)));
+  kiln_module_t *m = irt_module();
+  kiln_var_t *x = irt_var(m, "x", KILN_DTYPE_FLOAT32, 1, SHAPE(2));
+  kiln_var_t *p = irt_var(m, "p", KILN_DTYPE_FLOAT32, 1, SHAPE(2));
+  kiln_function_t *f = irt_function(m, 1, &p, call2(m, "add", as_expr(p), as_expr(x)));
   kiln_expr_t *args[] = {as_expr(x)};
   finish_main(m, 1, &x, call_function(m, f, 1, args));
   kiln_tensor_t *input = zeros(KILN_DTYPE_FLOAT32, 1, SHAPE(2));
@@ -743,17 +706,17 @@ static void test_callee_with_free_variable(void **state) {
 /* A function as the body, or a tuple-typed parameter: not interpretable. */
 static void test_unsupported_signatures(void **state) {
   (void)state;
-  kiln_module_t *m = new_module();
-  kiln_var_t *p = var(m, "p", KILN_DTYPE_FLOAT32, 1, SHAPE(2));
-  kiln_function_t *inner = function(m, 1, &p, call1(m, "nn.relu", as_expr(p)));
+  kiln_module_t *m = irt_module();
+  kiln_var_t *p = irt_var(m, "p", KILN_DTYPE_FLOAT32, 1, SHAPE(2));
+  kiln_function_t *inner = irt_function(m, 1, &p, call1(m, "nn.relu", as_expr(p)));
   finish_main(m, 0, NULL, as_expr(inner));
   KILN_ASSERT_STATUS(run_status(m, "main", 0, NULL), UNIMPLEMENTED,
                      "in @main: %1 = fn is used as a value; the interpreter only calls functions");
   kiln_module_destroy(m);
 
-  m = new_module();
-  const kiln_type_t *fields[] = {tensor_type(m, KILN_DTYPE_FLOAT32, 1, SHAPE(2)),
-                                 tensor_type(m, KILN_DTYPE_INT64, 0, NULL)};
+  m = irt_module();
+  const kiln_type_t *fields[] = {irt_type(m, KILN_DTYPE_FLOAT32, 1, SHAPE(2)),
+                                 irt_type(m, KILN_DTYPE_INT64, 0, NULL)};
   const kiln_type_t *pair = NULL;
   KILN_ASSERT_OK(kiln_tuple_type_create(kiln_module_arena(m), 2, fields, &pair));
   kiln_var_t *t = NULL;
@@ -844,8 +807,8 @@ static void capture_log(void *self, kiln_log_level_t level, const char *file, in
 
 static void test_debug_log_line_per_node(void **state) {
   (void)state;
-  kiln_module_t *m = new_module();
-  kiln_var_t *x = var(m, "x", KILN_DTYPE_FLOAT32, 1, SHAPE(2));
+  kiln_module_t *m = irt_module();
+  kiln_var_t *x = irt_var(m, "x", KILN_DTYPE_FLOAT32, 1, SHAPE(2));
   finish_main(m, 1, &x, call1(m, "exp", call1(m, "nn.relu", as_expr(x))));
   kiln_tensor_t *input = zeros(KILN_DTYPE_FLOAT32, 1, SHAPE(2));
   log_capture_t capture = {0, ""};
@@ -876,8 +839,8 @@ static void test_debug_log_line_per_node(void **state) {
  * graph depth. */
 static void test_deep_chain(void **state) {
   (void)state;
-  kiln_module_t *m = new_module();
-  kiln_var_t *x = var(m, "x", KILN_DTYPE_INT64, 1, SHAPE(1));
+  kiln_module_t *m = irt_module();
+  kiln_var_t *x = irt_var(m, "x", KILN_DTYPE_INT64, 1, SHAPE(1));
   kiln_expr_t *node = as_expr(x);
   for (int i = 0; i < 20000; i++) {
     node = call1(m, "negative", node);
@@ -921,8 +884,8 @@ static kiln_status_t watch_live(void *user_data, const kiln_interp_node_event_t 
  * 1 MB tensor: only about two tensors are ever live. */
 static void test_intermediates_are_freed(void **state) {
   (void)state;
-  kiln_module_t *m = new_module();
-  kiln_var_t *x = var(m, "x", KILN_DTYPE_FLOAT32, 1, SHAPE(CHAIN_ELEMENTS));
+  kiln_module_t *m = irt_module();
+  kiln_var_t *x = irt_var(m, "x", KILN_DTYPE_FLOAT32, 1, SHAPE(CHAIN_ELEMENTS));
   kiln_expr_t *node = as_expr(x);
   for (int i = 0; i < CHAIN_LENGTH; i++) {
     node = call1(m, i % 2 == 0 ? "nn.relu" : "negative", node);
@@ -973,13 +936,13 @@ static void test_intermediates_are_freed(void **state) {
 
 /* main(x, w): s = split(f(x, w), 2) with f primitive; (s.0, relu(s.1)). */
 static kiln_module_t *build_sweep_graph(void) {
-  kiln_module_t *m = new_module();
-  kiln_var_t *fp[] = {var(m, "a", KILN_DTYPE_FLOAT32, 1, SHAPE(4)),
-                      var(m, "b", KILN_DTYPE_FLOAT32, 1, SHAPE(4))};
-  kiln_function_t *f = function(m, 2, fp, call2(m, "multiply", as_expr(fp[0]), as_expr(fp[1])));
+  kiln_module_t *m = irt_module();
+  kiln_var_t *fp[] = {irt_var(m, "a", KILN_DTYPE_FLOAT32, 1, SHAPE(4)),
+                      irt_var(m, "b", KILN_DTYPE_FLOAT32, 1, SHAPE(4))};
+  kiln_function_t *f = irt_function(m, 2, fp, call2(m, "multiply", as_expr(fp[0]), as_expr(fp[1])));
   f->primitive = true;
-  kiln_var_t *params[] = {var(m, "x", KILN_DTYPE_FLOAT32, 1, SHAPE(4)),
-                          var(m, "w", KILN_DTYPE_FLOAT32, 1, SHAPE(4))};
+  kiln_var_t *params[] = {irt_var(m, "x", KILN_DTYPE_FLOAT32, 1, SHAPE(4)),
+                          irt_var(m, "w", KILN_DTYPE_FLOAT32, 1, SHAPE(4))};
   kiln_expr_t *args[] = {as_expr(params[0]), as_expr(params[1])};
   kiln_expr_t *c_only[] = {call_function(m, f, 2, args)};
   kiln_expr_t *parts = call_with(m, "split", 1, c_only, SETTINGS("sections", "2"));
