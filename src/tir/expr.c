@@ -64,8 +64,9 @@ int kiln_tir_expr_kind_is_binary(kiln_tir_expr_kind_t kind) {
 static const struct {
   const char *name;
   int arity;
+  kiln_tir_intrinsic_class_t cls;
 } intrinsics[] = {
-#define KILN_TIR_INTRINSIC_ROW_(e, name, arity) {name, arity},
+#define KILN_TIR_INTRINSIC_ROW_(e, name, arity, cls) {name, arity, KILN_TIR_INTRINSIC_CLASS_##cls},
     KILN_TIR_INTRINSIC_LIST(KILN_TIR_INTRINSIC_ROW_)
 #undef KILN_TIR_INTRINSIC_ROW_
 };
@@ -76,6 +77,11 @@ const char *kiln_tir_intrinsic_name(kiln_tir_intrinsic_t op) {
 
 int kiln_tir_intrinsic_arity(kiln_tir_intrinsic_t op) {
   return (unsigned)op < KILN_TIR_INTRINSIC_COUNT_ ? intrinsics[op].arity : 0;
+}
+
+kiln_tir_intrinsic_class_t kiln_tir_intrinsic_class(kiln_tir_intrinsic_t op) {
+  return (unsigned)op < KILN_TIR_INTRINSIC_COUNT_ ? intrinsics[op].cls
+                                                  : KILN_TIR_INTRINSIC_CLASS_FLOAT;
 }
 
 /* ---- helpers ---- */
@@ -458,8 +464,11 @@ kiln_status_t kiln_tir_call_create(kiln_arena_t *arena, kiln_tir_intrinsic_t op,
   for (int i = 0; i < num_args; ++i) {
     KILN_RETURN_IF_ERROR(check_operand("Call", args[i]));
     char ta[24], tb[24];
-    if (!kiln_tir_dtype_is_float(args[i]->dtype)) {
-      return KILN_STATUS(INVALID_ARGUMENT, "Call: %s argument %d must be a float, not %s", name, i,
+    int is_int = kiln_tir_intrinsic_class(op) == KILN_TIR_INTRINSIC_CLASS_INT;
+    if (is_int ? !kiln_tir_dtype_is_int(args[i]->dtype)
+               : !kiln_tir_dtype_is_float(args[i]->dtype)) {
+      return KILN_STATUS(INVALID_ARGUMENT, "Call: %s argument %d must be %s, not %s", name, i,
+                         is_int ? "an integer" : "a float",
                          kiln_tir_dtype_format(args[i]->dtype, ta));
     }
     if (!kiln_tir_dtype_equal(args[i]->dtype, args[0]->dtype)) {

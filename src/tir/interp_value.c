@@ -228,87 +228,107 @@ kiln_status_t kiln_tir_value_cast(kiln_tir_dtype_t dtype, const kiln_tir_value_t
   return KILN_OK;
 }
 
-static float call_f32(kiln_tir_intrinsic_t op, float x, float y, float z) {
-  switch (op) {
-  case KILN_TIR_INTRINSIC_EXP:
-    return expf(x);
-  case KILN_TIR_INTRINSIC_LOG:
-    return logf(x);
-  case KILN_TIR_INTRINSIC_SQRT:
-    return sqrtf(x);
-  case KILN_TIR_INTRINSIC_RSQRT:
-    return 1.0f / sqrtf(x);
-  case KILN_TIR_INTRINSIC_ERF:
-    return erff(x);
-  case KILN_TIR_INTRINSIC_TANH:
-    return tanhf(x);
-  case KILN_TIR_INTRINSIC_SIGMOID:
-    return 1.0f / (1.0f + expf(-x));
-  case KILN_TIR_INTRINSIC_FABS:
-    return fabsf(x);
-  case KILN_TIR_INTRINSIC_FLOOR:
-    return floorf(x);
-  case KILN_TIR_INTRINSIC_CEIL:
-    return ceilf(x);
-  case KILN_TIR_INTRINSIC_ROUND:
-    return nearbyintf(x);
-  case KILN_TIR_INTRINSIC_TRUNC:
-    return truncf(x);
-  case KILN_TIR_INTRINSIC_POW:
-    return powf(x, y);
-  case KILN_TIR_INTRINSIC_FMA:
-    return fmaf(x, y, z);
-  case KILN_TIR_INTRINSIC_COUNT_:
-    break;
+/* One libm call per float intrinsic, in float (F = f) or double (F empty). */
+#define KILN_TIR_CALL_FLOAT_(T, F)                            \
+  static T call_##T(kiln_tir_intrinsic_t op, T x, T y, T z) { \
+    switch (op) {                                             \
+    case KILN_TIR_INTRINSIC_EXP:                              \
+      return exp##F(x);                                       \
+    case KILN_TIR_INTRINSIC_LOG:                              \
+      return log##F(x);                                       \
+    case KILN_TIR_INTRINSIC_SQRT:                             \
+      return sqrt##F(x);                                      \
+    case KILN_TIR_INTRINSIC_RSQRT:                            \
+      return (T)1 / sqrt##F(x);                               \
+    case KILN_TIR_INTRINSIC_ERF:                              \
+      return erf##F(x);                                       \
+    case KILN_TIR_INTRINSIC_TANH:                             \
+      return tanh##F(x);                                      \
+    case KILN_TIR_INTRINSIC_SIGMOID:                          \
+      return (T)1 / ((T)1 + exp##F(-x));                      \
+    case KILN_TIR_INTRINSIC_FABS:                             \
+      return fabs##F(x);                                      \
+    case KILN_TIR_INTRINSIC_FLOOR:                            \
+      return floor##F(x);                                     \
+    case KILN_TIR_INTRINSIC_CEIL:                             \
+      return ceil##F(x);                                      \
+    case KILN_TIR_INTRINSIC_ROUND:                            \
+      return nearbyint##F(x);                                 \
+    case KILN_TIR_INTRINSIC_TRUNC:                            \
+      return trunc##F(x);                                     \
+    case KILN_TIR_INTRINSIC_POW:                              \
+      return pow##F(x, y);                                    \
+    case KILN_TIR_INTRINSIC_FMA:                              \
+      return fma##F(x, y, z);                                 \
+    case KILN_TIR_INTRINSIC_SIN:                              \
+      return sin##F(x);                                       \
+    case KILN_TIR_INTRINSIC_COS:                              \
+      return cos##F(x);                                       \
+    case KILN_TIR_INTRINSIC_TAN:                              \
+      return tan##F(x);                                       \
+    case KILN_TIR_INTRINSIC_ASIN:                             \
+      return asin##F(x);                                      \
+    case KILN_TIR_INTRINSIC_ACOS:                             \
+      return acos##F(x);                                      \
+    case KILN_TIR_INTRINSIC_ATAN:                             \
+      return atan##F(x);                                      \
+    case KILN_TIR_INTRINSIC_SINH:                             \
+      return sinh##F(x);                                      \
+    case KILN_TIR_INTRINSIC_COSH:                             \
+      return cosh##F(x);                                      \
+    case KILN_TIR_INTRINSIC_ASINH:                            \
+      return asinh##F(x);                                     \
+    case KILN_TIR_INTRINSIC_ACOSH:                            \
+      return acosh##F(x);                                     \
+    case KILN_TIR_INTRINSIC_ATANH:                            \
+      return atanh##F(x);                                     \
+    case KILN_TIR_INTRINSIC_LOG1P:                            \
+      return log1p##F(x);                                     \
+    case KILN_TIR_INTRINSIC_EXPM1:                            \
+      return expm1##F(x);                                     \
+    case KILN_TIR_INTRINSIC_FMOD:                             \
+      return fmod##F(x, y);                                   \
+    case KILN_TIR_INTRINSIC_COPYSIGN:                         \
+      return copysign##F(x, y);                               \
+    case KILN_TIR_INTRINSIC_SHIFT_LEFT:                       \
+    case KILN_TIR_INTRINSIC_SHIFT_RIGHT:                      \
+    case KILN_TIR_INTRINSIC_COUNT_:                           \
+      break;                                                  \
+    }                                                         \
+    return 0;                                                 \
   }
-  return 0;
-}
 
-static double call_f64(kiln_tir_intrinsic_t op, double x, double y, double z) {
-  switch (op) {
-  case KILN_TIR_INTRINSIC_EXP:
-    return exp(x);
-  case KILN_TIR_INTRINSIC_LOG:
-    return log(x);
-  case KILN_TIR_INTRINSIC_SQRT:
-    return sqrt(x);
-  case KILN_TIR_INTRINSIC_RSQRT:
-    return 1.0 / sqrt(x);
-  case KILN_TIR_INTRINSIC_ERF:
-    return erf(x);
-  case KILN_TIR_INTRINSIC_TANH:
-    return tanh(x);
-  case KILN_TIR_INTRINSIC_SIGMOID:
-    return 1.0 / (1.0 + exp(-x));
-  case KILN_TIR_INTRINSIC_FABS:
-    return fabs(x);
-  case KILN_TIR_INTRINSIC_FLOOR:
-    return floor(x);
-  case KILN_TIR_INTRINSIC_CEIL:
-    return ceil(x);
-  case KILN_TIR_INTRINSIC_ROUND:
-    return nearbyint(x);
-  case KILN_TIR_INTRINSIC_TRUNC:
-    return trunc(x);
-  case KILN_TIR_INTRINSIC_POW:
-    return pow(x, y);
-  case KILN_TIR_INTRINSIC_FMA:
-    return fma(x, y, z);
-  case KILN_TIR_INTRINSIC_COUNT_:
-    break;
+KILN_TIR_CALL_FLOAT_(float, f)
+KILN_TIR_CALL_FLOAT_(double, )
+#undef KILN_TIR_CALL_FLOAT_
+
+/* The integer intrinsics on the value's bits, of a dtype `bits` wide. */
+static int64_t call_int(kiln_tir_intrinsic_t op, int bits, int64_t x, int64_t y) {
+  uint64_t mask = bits >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << bits) - 1;
+  uint64_t ux = (uint64_t)x & mask;
+  if (y < 0 || y >= bits) {
+    return 0;
   }
-  return 0;
+  return (int64_t)(op == KILN_TIR_INTRINSIC_SHIFT_LEFT ? ux << y : ux >> y);
 }
 
 void kiln_tir_value_call(kiln_tir_intrinsic_t op, int num_args, const kiln_tir_value_t *args,
                          kiln_tir_value_t *out) {
   out->dtype = args[0].dtype;
+  if (kiln_tir_intrinsic_class(op) == KILN_TIR_INTRINSIC_CLASS_INT) {
+    int bits = kiln_dtype_to_dl(out->dtype.base).bits;
+    for (int l = 0; l < out->dtype.lanes; ++l) {
+      int64_t r = call_int(op, bits, args[0].lanes.i[l], args[1].lanes.i[l]);
+      out->lanes.i[l] = kiln_tir_value_wrap_int(out->dtype.base, r);
+    }
+    return;
+  }
   for (int l = 0; l < out->dtype.lanes; ++l) {
     double x = args[0].lanes.f[l];
     double y = num_args > 1 ? args[1].lanes.f[l] : 0;
     double z = num_args > 2 ? args[2].lanes.f[l] : 0;
     out->lanes.f[l] = out->dtype.base == KILN_DTYPE_FLOAT32
-                          ? (double)call_f32(op, (float)x, (float)y, (float)z)
-                          : call_f64(op, x, y, z);
+                          ? (double)call_float(op, (float)x, (float)y, (float)z)
+                          : call_double(op, x, y, z);
   }
 }

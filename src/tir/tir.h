@@ -105,25 +105,51 @@ const char *kiln_tir_expr_kind_name(kiln_tir_expr_kind_t kind);
 /* Add..Or: the kinds made by kiln_tir_binary_create. */
 int kiln_tir_expr_kind_is_binary(kiln_tir_expr_kind_t kind);
 
-/* Intrinsics: X(ENUM, "name", arity). All take and return floats. */
-#define KILN_TIR_INTRINSIC_LIST(X) \
-  X(EXP, "exp", 1)                 \
-  X(LOG, "log", 1)                 \
-  X(SQRT, "sqrt", 1)               \
-  X(RSQRT, "rsqrt", 1)             \
-  X(ERF, "erf", 1)                 \
-  X(TANH, "tanh", 1)               \
-  X(SIGMOID, "sigmoid", 1)         \
-  X(FABS, "fabs", 1)               \
-  X(FLOOR, "floor", 1)             \
-  X(CEIL, "ceil", 1)               \
-  X(ROUND, "round", 1)             \
-  X(TRUNC, "trunc", 1)             \
-  X(POW, "pow", 2)                 \
-  X(FMA, "fma", 3)
+/* Intrinsics: X(ENUM, "name", arity, argument class). FLOAT ones take and
+ * return floats of one dtype (libm's functions); INT ones take and return
+ * integers of one dtype: shift_left and shift_right shift the value's bits
+ * as unsigned, and a shift by the bit width or more gives 0. */
+#define KILN_TIR_INTRINSIC_LIST(X)    \
+  X(EXP, "exp", 1, FLOAT)             \
+  X(LOG, "log", 1, FLOAT)             \
+  X(SQRT, "sqrt", 1, FLOAT)           \
+  X(RSQRT, "rsqrt", 1, FLOAT)         \
+  X(ERF, "erf", 1, FLOAT)             \
+  X(TANH, "tanh", 1, FLOAT)           \
+  X(SIGMOID, "sigmoid", 1, FLOAT)     \
+  X(FABS, "fabs", 1, FLOAT)           \
+  X(FLOOR, "floor", 1, FLOAT)         \
+  X(CEIL, "ceil", 1, FLOAT)           \
+  X(ROUND, "round", 1, FLOAT)         \
+  X(TRUNC, "trunc", 1, FLOAT)         \
+  X(POW, "pow", 2, FLOAT)             \
+  X(FMA, "fma", 3, FLOAT)             \
+  X(SIN, "sin", 1, FLOAT)             \
+  X(COS, "cos", 1, FLOAT)             \
+  X(TAN, "tan", 1, FLOAT)             \
+  X(ASIN, "asin", 1, FLOAT)           \
+  X(ACOS, "acos", 1, FLOAT)           \
+  X(ATAN, "atan", 1, FLOAT)           \
+  X(SINH, "sinh", 1, FLOAT)           \
+  X(COSH, "cosh", 1, FLOAT)           \
+  X(ASINH, "asinh", 1, FLOAT)         \
+  X(ACOSH, "acosh", 1, FLOAT)         \
+  X(ATANH, "atanh", 1, FLOAT)         \
+  X(LOG1P, "log1p", 1, FLOAT)         \
+  X(EXPM1, "expm1", 1, FLOAT)         \
+  X(FMOD, "fmod", 2, FLOAT)           \
+  X(COPYSIGN, "copysign", 2, FLOAT)   \
+  X(SHIFT_LEFT, "shift_left", 2, INT) \
+  X(SHIFT_RIGHT, "shift_right", 2, INT)
+
+typedef enum kiln_tir_intrinsic_class_e {
+  KILN_TIR_INTRINSIC_CLASS_FLOAT,
+  KILN_TIR_INTRINSIC_CLASS_INT,
+  KILN_TIR_INTRINSIC_CLASS_COUNT_
+} kiln_tir_intrinsic_class_t;
 
 typedef enum kiln_tir_intrinsic_e {
-#define KILN_TIR_INTRINSIC_ENUM_(e, name, arity) KILN_TIR_INTRINSIC_##e,
+#define KILN_TIR_INTRINSIC_ENUM_(e, name, arity, cls) KILN_TIR_INTRINSIC_##e,
   KILN_TIR_INTRINSIC_LIST(KILN_TIR_INTRINSIC_ENUM_)
 #undef KILN_TIR_INTRINSIC_ENUM_
       KILN_TIR_INTRINSIC_COUNT_
@@ -132,6 +158,8 @@ typedef enum kiln_tir_intrinsic_e {
 const char *kiln_tir_intrinsic_name(kiln_tir_intrinsic_t op);
 /* Number of arguments; 0 outside the enum. */
 int kiln_tir_intrinsic_arity(kiln_tir_intrinsic_t op);
+/* What the arguments must be (FLOAT outside the enum). */
+kiln_tir_intrinsic_class_t kiln_tir_intrinsic_class(kiln_tir_intrinsic_t op);
 
 typedef struct kiln_tir_expr_t {
   kiln_tir_expr_kind_t kind;
@@ -252,7 +280,7 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_tir_broadcast_create(kiln_arena_t *arena
                                                              const kiln_tir_expr_t *value,
                                                              int lanes,
                                                              const kiln_tir_expr_t **out_expr);
-/* Arguments: floats of one dtype; the result has it. */
+/* Arguments: of one dtype, of the intrinsic's class; the result has it. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_tir_call_create(kiln_arena_t *arena,
                                                         kiln_tir_intrinsic_t op, int num_args,
                                                         const kiln_tir_expr_t *const *args,

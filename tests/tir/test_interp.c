@@ -357,6 +357,19 @@ static void test_float_semantics(void **state) {
               fmaf(0.1f, 0.2f, 1.0f));
   assert_true(eval_f32(&f, kiln_tir_b_cast(b, kiln_tir_scalar(KILN_DTYPE_FLOAT32),
                                            imm(b, 16777217))) == 16777216.0f);
+  assert_true(eval_f32(&f, kiln_tir_b_call(b, KILN_TIR_INTRINSIC_ATANH, 1, args)) == atanhf(0.7f));
+  assert_true(eval_f32(&f, kiln_tir_b_call(b, KILN_TIR_INTRINSIC_EXPM1, 1, args)) == expm1f(0.7f));
+  const kiln_tir_expr_t *fmod_args[] = {kiln_tir_b_f32(b, -7.5), kiln_tir_b_f32(b, 2.0)};
+  assert_true(eval_f32(&f, kiln_tir_b_call(b, KILN_TIR_INTRINSIC_FMOD, 2, fmod_args)) == -1.5f);
+  /* Shifts see the bits as unsigned; shifting by the width or more gives 0. */
+  const kiln_tir_expr_t *shl[] = {imm(b, 3), imm(b, 30)};
+  assert_int_equal(eval_i32(&f, kiln_tir_b_call(b, KILN_TIR_INTRINSIC_SHIFT_LEFT, 2, shl)),
+                   INT32_MIN + (1 << 30));
+  const kiln_tir_expr_t *shr[] = {imm(b, -1), imm(b, 28)};
+  assert_int_equal(eval_i32(&f, kiln_tir_b_call(b, KILN_TIR_INTRINSIC_SHIFT_RIGHT, 2, shr)), 15);
+  const kiln_tir_expr_t *wide[] = {imm(b, 1), imm(b, 32)};
+  assert_int_equal(eval_i32(&f, kiln_tir_b_call(b, KILN_TIR_INTRINSIC_SHIFT_LEFT, 2, wide)), 0);
+
   double d = 0;
   KILN_ASSERT_OK(
       eval_into(&f,

@@ -106,6 +106,10 @@ static void test_other_dtype_errors(void **state) {
   const kiln_tir_expr_t *int_args[] = {i};
   KILN_ASSERT_STATUS(kiln_tir_call_create(&f.arena, KILN_TIR_INTRINSIC_SQRT, 1, int_args, &e),
                      INVALID_ARGUMENT, "Call: sqrt argument 0 must be a float, not int32");
+  const kiln_tir_expr_t *float_args[] = {args[0], args[0]};
+  KILN_ASSERT_STATUS(
+      kiln_tir_call_create(&f.arena, KILN_TIR_INTRINSIC_SHIFT_LEFT, 2, float_args, &e),
+      INVALID_ARGUMENT, "Call: shift_left argument 0 must be an integer, not float32");
   KILN_ASSERT_STATUS(kiln_tir_let_create(&f.arena, iv, x, x, &e), INVALID_ARGUMENT,
                      "Let: variable i is int32 but its value is float32");
   fixture_done(&f);
