@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "op/broadcast.h"
+#include "op/elemwise_compute.h"
 #include "op/op.h"
 #include "op/scalar.h"
 
@@ -427,7 +428,8 @@ static kiln_status_t where_reference(const kiln_kernel_args_t *args) {
                             .pattern = KILN_OP_PATTERN_BROADCAST,            \
                             .infer_type = binary_infer_type,                 \
                             .correct_layout = kiln_broadcast_correct_layout, \
-                            .reference = binary_reference}
+                            .reference = binary_reference,                   \
+                            .compute = kiln_compute_binary}
 
 KILN_BINARY_OP_(kiln_op_add, "add", ADD);
 KILN_BINARY_OP_(kiln_op_subtract, "subtract", SUBTRACT);

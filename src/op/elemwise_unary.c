@@ -23,6 +23,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "op/elemwise_compute.h"
 #include "op/op.h"
 #include "op/scalar.h"
 
@@ -430,6 +431,7 @@ static kiln_status_t unary_reference(const kiln_kernel_args_t *args) {
                             .infer_type = unary_infer_type,      \
                             .correct_layout = NULL,              \
                             .reference = unary_reference,        \
+                            .compute = kiln_compute_unary,       \
                             __VA_ARGS__}
 
 #define KILN_UNARY_ATTRS_(type, fields)                                                     \

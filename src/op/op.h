@@ -18,7 +18,9 @@
  *   the layouts the operator requires of them and the layout it produces;
  * - a fusion pattern kind (TVM's OpPatternKind);
  * - a reference kernel: the slow, obviously correct implementation the
- *   interpreter runs and every fast path is checked against.
+ *   interpreter runs and every fast path is checked against;
+ * - a compute rule (tensor expressions of its outputs) and optionally a
+ *   CPU schedule, from which the compiler lowers it (op/compute.h).
  */
 #ifndef KILN_OP_OP_H_
 #define KILN_OP_OP_H_
@@ -129,6 +131,20 @@ typedef kiln_status_t (*kiln_op_reference_fn)(const kiln_kernel_args_t *args);
 
 typedef kiln_status_t (*kiln_op_validate_attrs_fn)(const kiln_op_t *op, const void *attrs);
 
+/* Compute rules and schedules (op/compute.h defines the structs). */
+typedef struct kiln_compute_args_t kiln_compute_args_t;
+typedef struct kiln_compute_result_t kiln_compute_result_t;
+typedef struct kiln_schedule_target_t kiln_schedule_target_t;
+struct kiln_te_schedule_t;
+
+typedef kiln_status_t (*kiln_op_compute_fn)(const kiln_compute_args_t *args,
+                                            kiln_compute_result_t *out_result);
+/* Schedules the stages of `schedule`, made from the compute's outputs. */
+typedef kiln_status_t (*kiln_op_schedule_fn)(const kiln_schedule_target_t *target,
+                                             const kiln_compute_args_t *args,
+                                             const kiln_compute_result_t *result,
+                                             struct kiln_te_schedule_t *schedule);
+
 /* ---- the operator ---- */
 
 #include "op/op_list.h"
@@ -153,6 +169,8 @@ struct kiln_op_t {
   kiln_op_infer_type_fn infer_type;
   kiln_op_correct_layout_fn correct_layout; /* NULL: layout-agnostic elementwise rule */
   kiln_op_reference_fn reference;
+  kiln_op_compute_fn compute;   /* tensor expressions of the outputs */
+  kiln_op_schedule_fn schedule; /* NULL: kiln_schedule_default */
 };
 
 /* Every operator's definition, defined in the family files. */

@@ -385,12 +385,21 @@ static const kiln_tir_buffer_t *target(const nest_t *n, const kiln_tir_expr_t **
   return n->attach ? n->attach->buffer : st->output->buffer;
 }
 
+/* A rank-0 tensor is accessed at the flat index 0. */
+static int rank0_index(lowerer_t *l, int num_axes, const kiln_tir_expr_t **indices) {
+  if (num_axes > 0) {
+    return num_axes;
+  }
+  indices[0] = kiln_tir_b_i32(&l->b, 0);
+  return 1;
+}
+
 static const kiln_tir_stmt_t *store_at(lowerer_t *l, const nest_t *n,
                                        const kiln_tir_expr_t *value) {
   const kiln_tir_expr_t *indices[KILN_TIR_MAX_DIMS];
   const kiln_tir_buffer_t *buffer = target(n, indices);
-  return kiln_tir_b_store(&l->b, buffer, substitute_roots(l, n, value), n->stage->op->num_axes,
-                          indices);
+  int count = rank0_index(l, n->stage->op->num_axes, indices);
+  return kiln_tir_b_store(&l->b, buffer, substitute_roots(l, n, value), count, indices);
 }
 
 static const kiln_tir_expr_t *combine(lowerer_t *l, kiln_te_reducer_t reducer,
@@ -609,8 +618,8 @@ static kiln_status_t lower_reduction(lowerer_t *l, nest_t *n, const kiln_tir_exp
   for (int d = 0; d < st->op->num_axes; ++d) {
     indices[d] = &st->op->axes[d]->var->base;
   }
-  const kiln_tir_expr_t *acc =
-      kiln_tir_b_load(&l->b, st->output->buffer, st->op->num_axes, indices);
+  const kiln_tir_expr_t *acc = kiln_tir_b_load(&l->b, st->output->buffer,
+                                               rank0_index(l, st->op->num_axes, indices), indices);
   const kiln_tir_stmt_t *update =
       guard(l, n, store_at(l, n, combine(l, st->op->reducer, acc, body)));
   const kiln_tir_stmt_t *main_nest = wrap_loops(l, n, begin, st->num_leaves, attached, update);
@@ -631,8 +640,25 @@ static kiln_status_t lower_reduction(lowerer_t *l, nest_t *n, const kiln_tir_exp
   return kiln_tir_builder_finish(&l->b);
 }
 
+/* An extern op's statement, with the loads of inlined stages replaced. */
+static kiln_status_t lower_extern(const lowerer_t *l, const kiln_te_stage_t *st,
+                                  const kiln_tir_stmt_t **out) {
+  if (l->num_inlined == 0) {
+    *out = st->op->extern_body;
+    return KILN_OK;
+  }
+  inliner_t in;
+  kiln_tir_mutator_initialize(&in.mutator, l->schedule->arena);
+  in.mutator.expr_rules[KILN_TIR_EXPR_BUFFER_LOAD] = inline_load;
+  in.lowerer = l;
+  return kiln_tir_mutator_mutate_stmt(&in.mutator, st->op->extern_body, out);
+}
+
 static kiln_status_t lower_stage(lowerer_t *l, const kiln_te_stage_t *st, const attach_t *attach,
                                  const kiln_tir_stmt_t **out) {
+  if (st->op->kind == KILN_TE_OP_EXTERN) {
+    return lower_extern(l, st, out);
+  }
   const kiln_tir_expr_t *body = l->bodies[stage_index(l->schedule, st)];
   nest_t *n = NULL;
   KILN_RETURN_IF_ERROR(new_nest(l, st, attach, &n));
@@ -659,6 +685,9 @@ kiln_status_t kiln_te_schedule_ops(const kiln_te_schedule_t *schedule,
   kiln_tir_builder_initialize(&l->b, schedule->arena);
   for (int i = 0; i < schedule->num_stages; ++i) {
     const kiln_te_stage_t *st = schedule->stages[i];
+    if (st->op->kind == KILN_TE_OP_EXTERN) {
+      continue;
+    }
     KILN_RETURN_IF_ERROR(apply_inline(l, st->op->body, &l->bodies[i]));
     if (st->inlined) {
       l->inlined[l->num_inlined++] = (inline_body_t){st->output->buffer, st->op, l->bodies[i]};
@@ -732,9 +761,16 @@ kiln_status_t kiln_te_lower(const kiln_te_schedule_t *schedule, const char *name
   KILN_RETURN_IF_ERROR(kiln_te_schedule_ops(schedule, &body));
   for (int i = schedule->num_stages - 1; i >= 0; --i) {
     const kiln_te_stage_t *st = schedule->stages[i];
-    if (!st->inlined && !st->attach_stage && !in_args(st->output, num_args, args)) {
-      KILN_RETURN_IF_ERROR(
-          kiln_tir_allocate_create(schedule->arena, st->output->buffer, st->scope, body, &body));
+    if (st->inlined || st->attach_stage) {
+      continue;
+    }
+    int extern_op = st->op->kind == KILN_TE_OP_EXTERN;
+    for (int k = 0; k < (extern_op ? st->op->num_outputs : 1); ++k) {
+      const kiln_te_tensor_t *t = extern_op ? st->op->outputs[k] : st->output;
+      if (!in_args(t, num_args, args)) {
+        KILN_RETURN_IF_ERROR(
+            kiln_tir_allocate_create(schedule->arena, t->buffer, st->scope, body, &body));
+      }
     }
   }
   const kiln_tir_buffer_t *params[KILN_TE_MAX_STAGES * 2];

@@ -28,7 +28,7 @@ static kiln_status_t add_stage(kiln_te_schedule_t *s, const kiln_te_tensor_t *te
   }
   const kiln_te_operation_t *op = tensor->op;
   for (int i = 0; i < op->num_inputs; ++i) {
-    if (op->inputs[i]->op->kind == KILN_TE_OP_COMPUTE) {
+    if (op->inputs[i]->op->kind != KILN_TE_OP_PLACEHOLDER) {
       KILN_RETURN_IF_ERROR(add_stage(s, op->inputs[i]));
     }
   }
@@ -62,7 +62,7 @@ kiln_status_t kiln_te_create_schedule(kiln_arena_t *arena, int num_outputs,
                        num_outputs, KILN_TE_MAX_STAGES);
   }
   for (int i = 0; i < num_outputs; ++i) {
-    if (outputs[i]->op->kind != KILN_TE_OP_COMPUTE) {
+    if (outputs[i]->op->kind == KILN_TE_OP_PLACEHOLDER) {
       return KILN_STATUS(INVALID_ARGUMENT,
                          "create_schedule: output %s is a placeholder, not a compute",
                          outputs[i]->name);
@@ -352,6 +352,10 @@ kiln_status_t kiln_te_compute_inline(kiln_te_stage_t *stage) {
     return KILN_STATUS(INVALID_ARGUMENT, "compute_inline: stage %s is a reduction (%s)",
                        stage->op->name, kiln_te_reducer_name(stage->op->reducer));
   }
+  if (stage->op->kind == KILN_TE_OP_EXTERN) {
+    return KILN_STATUS(INVALID_ARGUMENT, "compute_inline: stage %s is an extern op",
+                       stage->op->name);
+  }
   stage->inlined = 1;
   return KILN_OK;
 }
@@ -371,9 +375,11 @@ kiln_status_t kiln_te_compute_at(kiln_te_stage_t *stage, const kiln_te_stage_t *
                                  const kiln_te_iter_var_t *axis) {
   int leaf = 0;
   KILN_RETURN_IF_ERROR(require_leaf("compute_at", consumer, axis, &leaf));
-  if (stage->is_output || stage->inlined) {
+  if (stage->is_output || stage->inlined || stage->op->kind == KILN_TE_OP_EXTERN) {
     return KILN_STATUS(INVALID_ARGUMENT, "compute_at: stage %s is %s", stage->op->name,
-                       stage->is_output ? "an output of the schedule" : "inlined");
+                       stage->is_output ? "an output of the schedule"
+                       : stage->inlined ? "inlined"
+                                        : "an extern op");
   }
   int reads = 0;
   for (int i = 0; i < consumer->op->num_inputs; ++i) {
@@ -450,6 +456,9 @@ kiln_status_t kiln_te_cache_write(kiln_te_schedule_t *schedule, const kiln_te_te
   kiln_te_stage_t *stage = NULL;
   KILN_RETURN_IF_ERROR(kiln_te_schedule_stage(schedule, tensor, &stage));
   const kiln_te_operation_t *op = stage->op;
+  if (op->kind == KILN_TE_OP_EXTERN) {
+    return KILN_STATUS(INVALID_ARGUMENT, "cache_write: stage %s is an extern op", op->name);
+  }
   if (stage->num_relations > 0 || stage->num_leaves != op->num_axes + op->num_reduce_axes ||
       stage->inlined || stage->attach_stage) {
     return KILN_STATUS(INVALID_ARGUMENT,

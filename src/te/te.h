@@ -19,6 +19,8 @@
  * (NULL: the combiner's identity, 0, the dtype's lowest or highest value).
  *
  * Shapes are constants (int64) in this version; index variables are int32.
+ * A tensor may have rank 0 (one element; its loads and stores use the flat
+ * index 0).
  * Everything lives in the arena given at creation and is immutable once
  * made, except that a schedule (schedule.h) keeps its own per-stage state.
  */
@@ -50,6 +52,7 @@ typedef struct kiln_te_iter_var_t {
 typedef enum kiln_te_op_kind_e {
   KILN_TE_OP_PLACEHOLDER,
   KILN_TE_OP_COMPUTE,
+  KILN_TE_OP_EXTERN,
   KILN_TE_OP_COUNT_
 } kiln_te_op_kind_t;
 
@@ -79,6 +82,11 @@ typedef struct kiln_te_operation_t {
   const kiln_tir_expr_t *init; /* reductions only */
   int num_inputs;
   const kiln_te_tensor_t *const *inputs;
+  /* Extern only: its outputs, and the statement that writes their buffers
+   * from the inputs' buffers. */
+  int num_outputs;
+  const kiln_te_tensor_t *const *outputs;
+  const kiln_tir_stmt_t *extern_body;
 } kiln_te_operation_t;
 
 struct kiln_te_tensor_t {
@@ -123,7 +131,32 @@ kiln_te_compute_reduce(kiln_arena_t *arena, const char *name, int ndim, const in
                        const kiln_te_tensor_t *const *inputs, kiln_te_fcompute_fn fcompute,
                        void *user, const kiln_te_tensor_t **out_tensor);
 
-/* A load of `tensor` at `indices` (int32), for use inside fcompute. */
+/* Builds an extern op's statement from its inputs' and outputs' buffers. */
+typedef const kiln_tir_stmt_t *(*kiln_te_fextern_fn)(kiln_tir_builder_t *b,
+                                                     const kiln_tir_buffer_t *const *inputs,
+                                                     const kiln_tir_buffer_t *const *outputs,
+                                                     void *user);
+
+/* The shape and dtype of one output of an extern op. */
+typedef struct kiln_te_extern_output_t {
+  const char *name;
+  int ndim;
+  const int64_t *shape;
+  kiln_dtype_t dtype;
+} kiln_te_extern_output_t;
+
+/* TVM's te.extern: an op whose body is a loop-IR statement written by hand
+ * (sorting, scans, scatters: what one expression per element cannot say).
+ * The statement may read only the inputs' buffers and write only the
+ * outputs'; schedules leave it as it is. out_tensors gets num_outputs
+ * tensors (at most KILN_TE_MAX_INPUTS). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_te_extern(
+    kiln_arena_t *arena, const char *name, int num_outputs, const kiln_te_extern_output_t *outputs,
+    int num_inputs, const kiln_te_tensor_t *const *inputs, kiln_te_fextern_fn fbody, void *user,
+    const kiln_te_tensor_t **out_tensors);
+
+/* A load of `tensor` at `indices` (int32), for use inside fcompute; a rank-0
+ * tensor takes n = 0 (its one element is read at flat index 0). */
 const kiln_tir_expr_t *kiln_te_read(kiln_tir_builder_t *b, const kiln_te_tensor_t *tensor, int n,
                                     const kiln_tir_expr_t *const *indices);
 

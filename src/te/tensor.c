@@ -35,8 +35,8 @@ const char *kiln_te_reducer_name(kiln_te_reducer_t reducer) {
 
 static kiln_status_t check_shape(const char *what, const char *name, int ndim,
                                  const int64_t *shape) {
-  if (ndim < 1 || ndim > KILN_TIR_MAX_DIMS) {
-    return KILN_STATUS(INVALID_ARGUMENT, "%s %s: rank %d is outside [1, %d]", what, name, ndim,
+  if (ndim < 0 || ndim > KILN_TIR_MAX_DIMS) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s %s: rank %d is outside [0, %d]", what, name, ndim,
                        KILN_TIR_MAX_DIMS);
   }
   for (int d = 0; d < ndim; ++d) {
@@ -308,7 +308,108 @@ kiln_status_t kiln_te_compute_reduce(kiln_arena_t *arena, const char *name, int 
 
 const kiln_tir_expr_t *kiln_te_read(kiln_tir_builder_t *b, const kiln_te_tensor_t *tensor, int n,
                                     const kiln_tir_expr_t *const *indices) {
+  if (tensor && n == 0) {
+    const kiln_tir_expr_t *zero = kiln_tir_b_i32(b, 0);
+    return kiln_tir_b_load(b, tensor->buffer, 1, &zero);
+  }
   return tensor ? kiln_tir_b_load(b, tensor->buffer, n, indices) : NULL;
+}
+
+/* ---- extern ops ---- */
+
+typedef struct store_checker_t {
+  kiln_tir_visitor_t visitor; /* first */
+  const kiln_te_operation_t *op;
+} store_checker_t;
+
+static int op_has_buffer(int count, const kiln_te_tensor_t *const *tensors,
+                         const kiln_tir_buffer_t *buffer) {
+  for (int i = 0; i < count; ++i) {
+    if (tensors[i]->buffer == buffer) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static kiln_status_t check_extern_load(kiln_tir_visitor_t *self, const kiln_tir_expr_t *expr) {
+  const kiln_te_operation_t *op = ((const store_checker_t *)self)->op;
+  const kiln_tir_buffer_t *buffer = ((const kiln_tir_buffer_load_t *)expr)->buffer;
+  if (!op_has_buffer(op->num_inputs, op->inputs, buffer) &&
+      !op_has_buffer(op->num_outputs, op->outputs, buffer)) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "extern %s: the body reads buffer %s, which is none of its inputs or "
+                       "outputs",
+                       op->name, buffer->name);
+  }
+  return kiln_tir_visitor_expr_children(self, expr);
+}
+
+static kiln_status_t check_extern_store(kiln_tir_visitor_t *self, const kiln_tir_stmt_t *stmt) {
+  const kiln_te_operation_t *op = ((const store_checker_t *)self)->op;
+  const kiln_tir_buffer_t *buffer = ((const kiln_tir_buffer_store_t *)stmt)->buffer;
+  if (!op_has_buffer(op->num_outputs, op->outputs, buffer)) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "extern %s: the body writes buffer %s, which is not one of its outputs",
+                       op->name, buffer->name);
+  }
+  return kiln_tir_visitor_stmt_children(self, stmt);
+}
+
+static kiln_status_t build_extern_body(kiln_arena_t *arena, kiln_te_operation_t *op,
+                                       kiln_te_fextern_fn fbody, void *user) {
+  const kiln_tir_buffer_t *in[KILN_TE_MAX_INPUTS], *out[KILN_TE_MAX_INPUTS];
+  for (int i = 0; i < op->num_inputs; ++i) {
+    in[i] = op->inputs[i]->buffer;
+  }
+  for (int i = 0; i < op->num_outputs; ++i) {
+    out[i] = op->outputs[i]->buffer;
+  }
+  kiln_tir_builder_t b;
+  kiln_tir_builder_initialize(&b, arena);
+  const kiln_tir_stmt_t *body = fbody(&b, in, out, user);
+  KILN_RETURN_IF_ERROR_ANNOTATE(kiln_tir_builder_finish(&b), "extern %s", op->name);
+  if (!body) {
+    return KILN_STATUS(INVALID_ARGUMENT, "extern %s: fbody returned no statement", op->name);
+  }
+  store_checker_t c;
+  kiln_tir_visitor_initialize(&c.visitor);
+  c.visitor.expr_rules[KILN_TIR_EXPR_BUFFER_LOAD] = check_extern_load;
+  c.visitor.stmt_rules[KILN_TIR_STMT_BUFFER_STORE] = check_extern_store;
+  c.op = op;
+  KILN_RETURN_IF_ERROR(kiln_tir_visitor_visit_stmt(&c.visitor, body));
+  op->extern_body = body;
+  return KILN_OK;
+}
+
+kiln_status_t kiln_te_extern(kiln_arena_t *arena, const char *name, int num_outputs,
+                             const kiln_te_extern_output_t *outputs, int num_inputs,
+                             const kiln_te_tensor_t *const *inputs, kiln_te_fextern_fn fbody,
+                             void *user, const kiln_te_tensor_t **out_tensors) {
+  if (num_outputs < 1 || num_outputs > KILN_TE_MAX_INPUTS || num_inputs < 0 ||
+      num_inputs > KILN_TE_MAX_INPUTS) {
+    return KILN_STATUS(INVALID_ARGUMENT, "extern %s: %d outputs and %d inputs, at most %d each",
+                       name, num_outputs, num_inputs, KILN_TE_MAX_INPUTS);
+  }
+  for (int i = 0; i < num_outputs; ++i) {
+    out_tensors[i] = NULL;
+    KILN_RETURN_IF_ERROR(check_shape("extern", name, outputs[i].ndim, outputs[i].shape));
+  }
+  kiln_te_operation_t *op = NULL;
+  KILN_RETURN_IF_ERROR(make_compute(arena, name, 0, NULL, num_inputs, inputs, &op));
+  op->kind = KILN_TE_OP_EXTERN;
+  const kiln_te_tensor_t **outs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(arena, (size_t)num_outputs, sizeof(*outs),
+                                                 _Alignof(kiln_te_tensor_t *), (void **)&outs));
+  for (int i = 0; i < num_outputs; ++i) {
+    KILN_RETURN_IF_ERROR(kiln_te_tensor_create(arena, outputs[i].name, outputs[i].ndim,
+                                               outputs[i].shape, outputs[i].dtype, op, &outs[i]));
+  }
+  op->num_outputs = num_outputs;
+  op->outputs = outs;
+  KILN_RETURN_IF_ERROR(build_extern_body(arena, op, fbody, user));
+  memcpy(out_tensors, outs, (size_t)num_outputs * sizeof(*outs));
+  return KILN_OK;
 }
 
 const kiln_te_iter_var_t *kiln_te_tensor_axis(const kiln_te_tensor_t *tensor, int i) {

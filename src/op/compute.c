@@ -1,0 +1,273 @@
+/*
+ * The compute-rule driver, the default CPU schedule and the helpers shared
+ * by compute rules (op/compute.h).
+ *
+ * kiln_op_compute checks what a rule returns against the type relation, so
+ * a rule that builds the wrong shape or dtype fails at once, naming the
+ * operator, rather than in a kernel later. The default schedule walks the
+ * stages consumers first, so an inlined stage's consumers are decided
+ * before it is; a stage read by an extern op stays materialized, since a
+ * hand-written loop may read each input element many times.
+ */
+#include "op/compute.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "te/lower.h"
+
+kiln_schedule_target_t kiln_schedule_target_host(void) {
+  kiln_schedule_target_t target = {128};
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) {
+    target.vector_bits = 512;
+  } else if (__builtin_cpu_supports("avx")) {
+    target.vector_bits = 256;
+  }
+#endif
+  return target;
+}
+
+int kiln_schedule_lanes(const kiln_schedule_target_t *target, kiln_dtype_t dtype) {
+  int bits = dtype == KILN_DTYPE_BOOL ? 8 : kiln_dtype_to_dl(dtype).bits;
+  int lanes = bits > 0 ? target->vector_bits / bits : 1;
+  return lanes < 1 ? 1 : (lanes > KILN_TIR_MAX_LANES ? KILN_TIR_MAX_LANES : lanes);
+}
+
+/* ---- the driver ---- */
+
+kiln_status_t kiln_compute_output_type(const kiln_compute_args_t *args, int index,
+                                       const kiln_tensor_type_t **out_type) {
+  *out_type = NULL;
+  const kiln_tuple_type_t *tuple = kiln_type_as_tuple(args->output_type);
+  const kiln_type_t *type = tuple ? (index < tuple->count ? tuple->fields[index] : NULL)
+                                  : (index == 0 ? args->output_type : NULL);
+  *out_type = kiln_type_as_tensor(type);
+  if (!*out_type) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: output %d is not a tensor of the inferred type",
+                       args->op->name, index);
+  }
+  return KILN_OK;
+}
+
+static int output_count(const kiln_type_t *type) {
+  const kiln_tuple_type_t *tuple = kiln_type_as_tuple(type);
+  return tuple ? tuple->count : 1;
+}
+
+static kiln_status_t check_output(const kiln_compute_args_t *args, int index,
+                                  const kiln_te_tensor_t *t) {
+  const kiln_tensor_type_t *want = NULL;
+  KILN_RETURN_IF_ERROR(kiln_compute_output_type(args, index, &want));
+  int same = t && t->dtype == want->dtype && t->ndim == want->ndim;
+  for (int d = 0; same && d < t->ndim; ++d) {
+    same = t->shape[d] == want->shape[d];
+  }
+  if (!same) {
+    char expected[KILN_SHAPE_TEXT_CAPACITY];
+    return KILN_STATUS(INTERNAL,
+                       "%s: the compute rule's output %d (%s) is not the inferred %s of shape %s",
+                       args->op->name, index, t ? t->name : "missing", kiln_dtype_name(want->dtype),
+                       kiln_op_shape_text(want, expected));
+  }
+  return KILN_OK;
+}
+
+kiln_status_t kiln_op_compute(const kiln_compute_args_t *args, kiln_compute_result_t *out_result) {
+  memset(out_result, 0, sizeof(*out_result));
+  if (!args->op->compute) {
+    return KILN_STATUS(UNIMPLEMENTED, "%s: the operator has no compute rule", args->op->name);
+  }
+  KILN_RETURN_IF_ERROR_ANNOTATE(args->op->compute(args, out_result), "%s", args->op->name);
+  int expected = output_count(args->output_type);
+  if (out_result->num_outputs != expected) {
+    return KILN_STATUS(INTERNAL, "%s: the compute rule made %d outputs, the type has %d",
+                       args->op->name, out_result->num_outputs, expected);
+  }
+  for (int i = 0; i < expected; ++i) {
+    KILN_RETURN_IF_ERROR(check_output(args, i, out_result->outputs[i]));
+  }
+  return KILN_OK;
+}
+
+/* ---- the default schedule ---- */
+
+static int read_by_extern(const kiln_te_schedule_t *s, const kiln_te_stage_t *st) {
+  for (int i = 0; i < s->num_stages; ++i) {
+    const kiln_te_operation_t *op = s->stages[i]->op;
+    for (int k = 0; op->kind == KILN_TE_OP_EXTERN && k < op->num_inputs; ++k) {
+      if (op->inputs[k]->op == st->op) {
+        return 1;
+      }
+    }
+  }
+  return 0;
+}
+
+/* Fuses the leading data-parallel leaves into one; *out_fused is NULL for a
+ * stage with none (rank 0). */
+static kiln_status_t fuse_data_axes(kiln_te_schedule_t *s, kiln_te_stage_t *st,
+                                    const kiln_te_iter_var_t **out_fused) {
+  *out_fused = NULL;
+  int count = 0;
+  while (count < st->num_leaves && st->leaf_iter_vars[count]->kind == KILN_TE_ITER_DATA_PAR) {
+    ++count;
+  }
+  if (count == 0) {
+    return KILN_OK;
+  }
+  const kiln_te_iter_var_t *fused = st->leaf_iter_vars[0];
+  for (int k = 1; k < count; ++k) {
+    KILN_RETURN_IF_ERROR(kiln_te_fuse(s, st, fused, st->leaf_iter_vars[1], &fused));
+  }
+  *out_fused = fused;
+  return KILN_OK;
+}
+
+static int64_t data_extent(const kiln_te_stage_t *st) {
+  int64_t extent = 1;
+  for (int d = 0; d < st->op->num_axes; ++d) {
+    extent *= st->op->axes[d]->extent;
+  }
+  return extent;
+}
+
+static kiln_status_t schedule_stage(const kiln_schedule_target_t *target, kiln_te_schedule_t *s,
+                                    kiln_te_stage_t *st) {
+  const kiln_te_iter_var_t *fused = NULL;
+  KILN_RETURN_IF_ERROR(fuse_data_axes(s, st, &fused));
+  int64_t extent = data_extent(st);
+  if (!fused || extent < 2) {
+    return KILN_OK;
+  }
+  if (st->op->reducer != KILN_TE_REDUCE_NONE) {
+    return kiln_te_parallel(st, fused);
+  }
+  int lanes = kiln_schedule_lanes(target, st->output->dtype);
+  if (lanes < 2 || extent < lanes) {
+    return kiln_te_parallel(st, fused);
+  }
+  const kiln_te_iter_var_t *outer = NULL, *inner = NULL;
+  KILN_RETURN_IF_ERROR(kiln_te_split(s, st, fused, lanes, &outer, &inner));
+  KILN_RETURN_IF_ERROR(kiln_te_vectorize(st, inner));
+  return extent > lanes ? kiln_te_parallel(st, outer) : KILN_OK;
+}
+
+kiln_status_t kiln_schedule_default(const kiln_schedule_target_t *target,
+                                    kiln_te_schedule_t *schedule) {
+  for (int i = schedule->num_stages - 1; i >= 0; --i) {
+    kiln_te_stage_t *st = schedule->stages[i];
+    if (st->op->kind == KILN_TE_OP_EXTERN || st->inlined || st->attach_stage) {
+      continue;
+    }
+    if (!st->is_output && st->op->reducer == KILN_TE_REDUCE_NONE && !read_by_extern(schedule, st)) {
+      KILN_RETURN_IF_ERROR(kiln_te_compute_inline(st));
+      continue;
+    }
+    KILN_RETURN_IF_ERROR(schedule_stage(target, schedule, st));
+  }
+  return KILN_OK;
+}
+
+/* ---- lowering one operator ---- */
+
+static kiln_status_t make_placeholders(const kiln_op_t *op, int num_inputs,
+                                       const kiln_type_t *const *input_types, kiln_arena_t *arena,
+                                       const kiln_te_tensor_t **out_inputs) {
+  for (int i = 0; i < num_inputs; ++i) {
+    const kiln_tensor_type_t *type = kiln_type_as_tensor(input_types[i]);
+    if (!type) {
+      return KILN_STATUS(INVALID_ARGUMENT, "%s: input %d is not a tensor", op->name, i);
+    }
+    char name[32];
+    snprintf(name, sizeof(name), "p%d", i);
+    KILN_RETURN_IF_ERROR(
+        kiln_te_placeholder(arena, name, type->ndim, type->shape, type->dtype, &out_inputs[i]));
+  }
+  return KILN_OK;
+}
+
+kiln_status_t kiln_op_lower(const kiln_op_t *op, const void *attrs, int num_inputs,
+                            const kiln_type_t *const *input_types,
+                            const kiln_schedule_target_t *target, kiln_arena_t *arena,
+                            const char *name, const kiln_tir_prim_func_t **out_func) {
+  *out_func = NULL;
+  if (num_inputs < 0 || num_inputs > KILN_TE_MAX_INPUTS) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: %d inputs, at most %d can be lowered", op->name,
+                       num_inputs, KILN_TE_MAX_INPUTS);
+  }
+  kiln_compute_args_t args = {op, attrs, arena, num_inputs, NULL, NULL};
+  KILN_RETURN_IF_ERROR(
+      kiln_op_infer_type(op, attrs, num_inputs, input_types, arena, &args.output_type));
+  const kiln_te_tensor_t *inputs[KILN_TE_MAX_INPUTS];
+  KILN_RETURN_IF_ERROR(make_placeholders(op, num_inputs, input_types, arena, inputs));
+  args.inputs = inputs;
+  kiln_compute_result_t result;
+  KILN_RETURN_IF_ERROR(kiln_op_compute(&args, &result));
+  kiln_te_schedule_t *schedule = NULL;
+  KILN_RETURN_IF_ERROR(
+      kiln_te_create_schedule(arena, result.num_outputs, result.outputs, &schedule));
+  if (op->schedule) {
+    KILN_RETURN_IF_ERROR_ANNOTATE(op->schedule(target, &args, &result, schedule), "%s schedule",
+                                  op->name);
+  } else {
+    KILN_RETURN_IF_ERROR_ANNOTATE(kiln_schedule_default(target, schedule), "%s schedule", op->name);
+  }
+  const kiln_te_tensor_t *params[KILN_TE_MAX_INPUTS + KILN_COMPUTE_MAX_OUTPUTS];
+  memcpy(params, inputs, (size_t)num_inputs * sizeof(*params));
+  memcpy(params + num_inputs, result.outputs, (size_t)result.num_outputs * sizeof(*params));
+  return kiln_te_lower(schedule, name, num_inputs + result.num_outputs, params, out_func);
+}
+
+/* ---- helpers ---- */
+
+const char *kiln_compute_tensor_name(const kiln_op_t *op, char *buffer, size_t size) {
+  const char *dot = strrchr(op->name, '.');
+  snprintf(buffer, size, "T_%s", dot ? dot + 1 : op->name);
+  return buffer;
+}
+
+void kiln_compute_broadcast_indices(kiln_tir_builder_t *b, const kiln_te_tensor_t *input,
+                                    int out_ndim, const kiln_tir_expr_t *const *out_indices,
+                                    const kiln_tir_expr_t **out_input_indices) {
+  int offset = out_ndim - input->ndim;
+  for (int d = 0; d < input->ndim; ++d) {
+    out_input_indices[d] =
+        input->shape[d] == 1 || d + offset < 0 ? kiln_tir_b_i32(b, 0) : out_indices[d + offset];
+  }
+}
+
+typedef struct elemwise_t {
+  const kiln_compute_args_t *args;
+  kiln_compute_scalar_fn fn;
+  kiln_dtype_t dtype;
+  int ndim;
+} elemwise_t;
+
+static const kiln_tir_expr_t *elemwise_body(kiln_tir_builder_t *b,
+                                            const kiln_tir_expr_t *const *indices, void *user) {
+  const elemwise_t *e = user;
+  const kiln_tir_expr_t *values[KILN_TE_MAX_INPUTS];
+  for (int i = 0; i < e->args->num_inputs; ++i) {
+    const kiln_te_tensor_t *input = e->args->inputs[i];
+    const kiln_tir_expr_t *at[KILN_TIR_MAX_DIMS];
+    kiln_compute_broadcast_indices(b, input, e->ndim, indices, at);
+    values[i] = kiln_te_read(b, input, input->ndim, at);
+  }
+  const kiln_tir_expr_t *value = e->fn(b, values, e->args);
+  if (value && value->dtype.base != e->dtype) {
+    value = kiln_tir_b_cast(b, kiln_tir_scalar(e->dtype), value);
+  }
+  return value;
+}
+
+kiln_status_t kiln_compute_elemwise(const kiln_compute_args_t *args, const char *name,
+                                    kiln_compute_scalar_fn fn, kiln_compute_result_t *out_result) {
+  const kiln_tensor_type_t *type = NULL;
+  KILN_RETURN_IF_ERROR(kiln_compute_output_type(args, 0, &type));
+  elemwise_t e = {args, fn, type->dtype, type->ndim};
+  out_result->num_outputs = 1;
+  return kiln_te_compute(args->arena, name, type->ndim, type->shape, args->num_inputs, args->inputs,
+                         elemwise_body, &e, &out_result->outputs[0]);
+}

@@ -1,0 +1,115 @@
+/*
+ * Compute rules and schedules: how an operator becomes loop IR.
+ *
+ * As in TVM's op strategies (seed 004: compute, then schedule, then lower),
+ * every registry operator carries a compute rule, which builds its outputs
+ * as tensor expressions (te/te.h) over placeholder tensors of its input
+ * types, and may carry a schedule, which arranges the loops of those
+ * tensors for a CPU target (te/schedule.h). An operator without its own
+ * schedule gets the default CPU schedule, which every compute rule must
+ * lower correctly under: stages that are not outputs or reductions are
+ * inlined into their consumers; every other stage fuses its data-parallel
+ * axes into one loop and then, for a reduction, runs that loop in parallel
+ * with the reduction inside it, and otherwise splits it by the target's
+ * vector width into a parallel outer loop and a vectorized inner one (a
+ * guarded tail where the width does not divide). Extern ops (sorting,
+ * scans, scatters) keep their hand-written loops.
+ *
+ * kiln_op_lower runs the whole path for one operator: placeholders of the
+ * input types, the compute rule, its outputs checked against the type
+ * relation's, the schedule, and te lowering into a PrimFunc whose
+ * parameters are the inputs then the outputs (a tuple type's fields in
+ * order). That function is what the loop-IR interpreter, the code
+ * generators and the tests run.
+ *
+ * The helpers below are shared by the compute rules of every family: the
+ * output shape of the inferred type, NumPy broadcasting of an input's
+ * indices, and the elementwise template most operators are.
+ */
+#ifndef KILN_OP_COMPUTE_H_
+#define KILN_OP_COMPUTE_H_
+
+#include "op/op.h"
+#include "te/schedule.h"
+
+/* Largest number of outputs of one operator (split's sections, topk's two). */
+#define KILN_COMPUTE_MAX_OUTPUTS KILN_TE_MAX_INPUTS
+
+struct kiln_compute_args_t {
+  const kiln_op_t *op;
+  const void *attrs;
+  kiln_arena_t *arena; /* for every tensor and node */
+  int num_inputs;
+  const kiln_te_tensor_t *const *inputs; /* placeholders (or earlier outputs) */
+  const kiln_type_t *output_type;        /* inferred: a tensor, or a tuple of tensors */
+};
+
+struct kiln_compute_result_t {
+  int num_outputs;
+  const kiln_te_tensor_t *outputs[KILN_COMPUTE_MAX_OUTPUTS];
+};
+
+/* What a schedule may assume about the CPU. */
+struct kiln_schedule_target_t {
+  int vector_bits; /* width of one vector register: 512 on AVX-512, 256 on AVX2 */
+};
+
+/* The host this build targets: 512-bit vectors when compiled for AVX-512,
+ * 256 for AVX, else 128. */
+kiln_schedule_target_t kiln_schedule_target_host(void);
+/* Lanes of one vector of `dtype` (bool as 8 bits), at least 1. */
+int kiln_schedule_lanes(const kiln_schedule_target_t *target, kiln_dtype_t dtype);
+
+/* Runs the operator's compute rule and checks its outputs against
+ * args->output_type (count, dtype, shape); errors name the operator. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_op_compute(const kiln_compute_args_t *args,
+                                                   kiln_compute_result_t *out_result);
+
+/* The default CPU schedule described above, applied to every stage. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_schedule_default(const kiln_schedule_target_t *target,
+                                                         kiln_te_schedule_t *schedule);
+
+/* Infers the output type, computes, schedules (the operator's schedule, or
+ * the default) and lowers to a PrimFunc `name`: parameters are the inputs,
+ * then the outputs. Everything lives in `arena`. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_op_lower(const kiln_op_t *op, const void *attrs,
+                                                 int num_inputs,
+                                                 const kiln_type_t *const *input_types,
+                                                 const kiln_schedule_target_t *target,
+                                                 kiln_arena_t *arena, const char *name,
+                                                 const kiln_tir_prim_func_t **out_func);
+
+/* ---- helpers for compute rules ---- */
+
+/* Output `index` of the inferred type (field `index` of a tuple, or the
+ * tensor itself for index 0); INVALID_ARGUMENT naming the operator. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_output_type(const kiln_compute_args_t *args,
+                                                            int index,
+                                                            const kiln_tensor_type_t **out_type);
+
+/* "T_<name>" for operator "nn.<name>" or "<name>" (TVM's T_add, T_relu)
+ * into `buffer` of `size` bytes; returns the buffer. */
+const char *kiln_compute_tensor_name(const kiln_op_t *op, char *buffer, size_t size);
+
+/* The indices into `input` for output indices `out_indices` (rank
+ * out_ndim) under NumPy broadcasting: dims aligned from the right, a dim of
+ * extent 1 read at 0. Writes input->ndim expressions. */
+void kiln_compute_broadcast_indices(kiln_tir_builder_t *b, const kiln_te_tensor_t *input,
+                                    int out_ndim, const kiln_tir_expr_t *const *out_indices,
+                                    const kiln_tir_expr_t **out_input_indices);
+
+/* The scalar function of an elementwise operator: the value from one
+ * loaded value per input. */
+typedef const kiln_tir_expr_t *(*kiln_compute_scalar_fn)(kiln_tir_builder_t *b,
+                                                         const kiln_tir_expr_t *const *values,
+                                                         const kiln_compute_args_t *args);
+
+/* One output of the inferred type whose element at each index is `fn` of
+ * every input read there with broadcasting; a value whose dtype differs
+ * from the output's is cast to it. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_elemwise(const kiln_compute_args_t *args,
+                                                         const char *name,
+                                                         kiln_compute_scalar_fn fn,
+                                                         kiln_compute_result_t *out_result);
+
+#endif /* KILN_OP_COMPUTE_H_ */

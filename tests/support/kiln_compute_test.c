@@ -1,0 +1,175 @@
+/*
+ * Helpers of the compute-rule tests; see kiln_compute_test.h.
+ */
+#include "kiln_compute_test.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "tir/interp.h"
+#include "tir/printer.h"
+
+static uint64_t stream_counter;
+
+static uint64_t splitmix64(uint64_t *state) {
+  uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
+  z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+  z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+  return z ^ (z >> 31);
+}
+
+static void store_double(kiln_tensor_t *t, int64_t i, double v) {
+  void *data = kiln_tensor_data(t);
+  switch (kiln_tensor_dtype(t)) {
+  case KILN_DTYPE_FLOAT32:
+    ((float *)data)[i] = (float)v;
+    break;
+  case KILN_DTYPE_FLOAT64:
+    ((double *)data)[i] = v;
+    break;
+  case KILN_DTYPE_INT8:
+    ((int8_t *)data)[i] = (int8_t)v;
+    break;
+  case KILN_DTYPE_INT16:
+    ((int16_t *)data)[i] = (int16_t)v;
+    break;
+  case KILN_DTYPE_INT32:
+    ((int32_t *)data)[i] = (int32_t)v;
+    break;
+  case KILN_DTYPE_INT64:
+    ((int64_t *)data)[i] = (int64_t)v;
+    break;
+  case KILN_DTYPE_UINT8:
+  case KILN_DTYPE_BOOL:
+    ((uint8_t *)data)[i] = (uint8_t)v;
+    break;
+  case KILN_DTYPE_UINT16:
+    ((uint16_t *)data)[i] = (uint16_t)v;
+    break;
+  case KILN_DTYPE_UINT32:
+    ((uint32_t *)data)[i] = (uint32_t)v;
+    break;
+  case KILN_DTYPE_UINT64:
+  case KILN_DTYPE_FLOAT16:
+  case KILN_DTYPE_BFLOAT16:
+  case KILN_DTYPE_COUNT_:
+    fail_msg("random_tensor: dtype %s is not supported", kiln_dtype_name(kiln_tensor_dtype(t)));
+  }
+}
+
+kiln_tensor_t *random_tensor(kiln_dtype_t dtype, int ndim, const int64_t *shape, double lo,
+                             double hi) {
+  kiln_tensor_t *t = NULL;
+  KILN_ASSERT_OK(kiln_tensor_create(kiln_allocator_system(), dtype, ndim, shape, &t));
+  uint64_t state = ++stream_counter * UINT64_C(0x2545F4914F6CDD1D);
+  int is_float = dtype == KILN_DTYPE_FLOAT32 || dtype == KILN_DTYPE_FLOAT64;
+  for (int64_t i = 0; i < kiln_tensor_element_count(t); ++i) {
+    double u = (double)(splitmix64(&state) >> 11) * 0x1.0p-53; /* [0, 1) */
+    double v = dtype == KILN_DTYPE_BOOL ? (u < 0.5 ? 0.0 : 1.0)
+               : is_float               ? lo + u * (hi - lo)
+                                        : floor(lo + u * (hi - lo + 1.0));
+    store_double(t, i, v);
+  }
+  return t;
+}
+
+static int close_enough(double got, double want) {
+  if (isnan(want) || isnan(got)) {
+    return isnan(want) && isnan(got);
+  }
+  if (isinf(want) || isinf(got)) {
+    return got == want;
+  }
+  return fabs(got - want) <= 1e-5 + 1e-4 * fabs(want);
+}
+
+static void assert_outputs_agree(const kiln_op_t *op, int index, const kiln_tensor_t *got,
+                                 const kiln_tensor_t *want) {
+  int is_float = kiln_tensor_dtype(want) == KILN_DTYPE_FLOAT32 ||
+                 kiln_tensor_dtype(want) == KILN_DTYPE_FLOAT64;
+  for (int64_t i = 0; i < kiln_tensor_element_count(want); ++i) {
+    double g = kiln_tensor_element_as_double(got, i);
+    double w = kiln_tensor_element_as_double(want, i);
+    if (is_float ? !close_enough(g, w) : g != w) {
+      fail_msg("%s: output %d element %lld is %.9g through the loop IR, %.9g in the reference",
+               op->name, index, (long long)i, g, w);
+    }
+  }
+}
+
+static int output_types(const kiln_type_t *type, const kiln_tensor_type_t **out_types) {
+  const kiln_tuple_type_t *tuple = kiln_type_as_tuple(type);
+  int count = tuple ? tuple->count : 1;
+  for (int i = 0; i < count; ++i) {
+    out_types[i] = kiln_type_as_tensor(tuple ? tuple->fields[i] : type);
+    assert_non_null(out_types[i]);
+  }
+  return count;
+}
+
+static kiln_tensor_t *new_output(const kiln_tensor_type_t *type, int poison) {
+  kiln_tensor_t *t = NULL;
+  KILN_ASSERT_OK(
+      kiln_tensor_create(kiln_allocator_system(), type->dtype, type->ndim, type->shape, &t));
+  memset(kiln_tensor_data(t), poison ? 0x7f : 0, kiln_tensor_byte_size(t));
+  return t;
+}
+
+void check_compute(const kiln_op_t *op, const void *attrs, int num_inputs,
+                   kiln_tensor_t *const *inputs) {
+  const kiln_type_t *types[KILN_TE_MAX_INPUTS];
+  assert_true(num_inputs <= KILN_TE_MAX_INPUTS);
+  for (int i = 0; i < num_inputs; ++i) {
+    KILN_ASSERT_OK(kiln_tensor_type_of(&kiln_op_test_arena, inputs[i], &types[i]));
+  }
+  const kiln_type_t *out_type = NULL;
+  KILN_ASSERT_OK(infer(op, attrs, num_inputs, types, &out_type));
+  const kiln_tensor_type_t *out_types[KILN_COMPUTE_MAX_OUTPUTS];
+  int num_outputs = output_types(out_type, out_types);
+  kiln_tensor_t *want[KILN_COMPUTE_MAX_OUTPUTS],
+      *args[KILN_TE_MAX_INPUTS + KILN_COMPUTE_MAX_OUTPUTS];
+  memcpy(args, inputs, (size_t)num_inputs * sizeof(*args));
+  for (int i = 0; i < num_outputs; ++i) {
+    want[i] = new_output(out_types[i], 0);
+    args[num_inputs + i] = new_output(out_types[i], 1);
+  }
+  kiln_kernel_args_t kernel = {op, attrs, num_inputs, inputs, num_outputs, want};
+  KILN_ASSERT_OK(op->reference(&kernel));
+  kiln_schedule_target_t target = {512};
+  const kiln_tir_prim_func_t *func = NULL;
+  KILN_ASSERT_OK(
+      kiln_op_lower(op, attrs, num_inputs, types, &target, &kiln_op_test_arena, "main", &func));
+  KILN_ASSERT_OK(
+      kiln_tir_interp_run(kiln_allocator_system(), func, num_inputs + num_outputs, args));
+  for (int i = 0; i < num_outputs; ++i) {
+    assert_outputs_agree(op, i, args[num_inputs + i], want[i]);
+    kiln_tensor_release(want[i]);
+    kiln_tensor_release(args[num_inputs + i]);
+  }
+}
+
+void check_compute_random(const kiln_op_t *op, const void *attrs, int num_inputs,
+                          const kiln_type_t *const *types, double lo, double hi) {
+  kiln_tensor_t *inputs[KILN_TE_MAX_INPUTS];
+  assert_true(num_inputs <= KILN_TE_MAX_INPUTS);
+  for (int i = 0; i < num_inputs; ++i) {
+    const kiln_tensor_type_t *t = kiln_type_as_tensor(types[i]);
+    inputs[i] = random_tensor(t->dtype, t->ndim, t->shape, lo, hi);
+  }
+  check_compute(op, attrs, num_inputs, inputs);
+  for (int i = 0; i < num_inputs; ++i) {
+    kiln_tensor_release(inputs[i]);
+  }
+}
+
+const char *lowered_text(const kiln_op_t *op, const void *attrs, int num_inputs,
+                         const kiln_type_t *const *types, int target_bits) {
+  kiln_schedule_target_t target = {target_bits};
+  const kiln_tir_prim_func_t *func = NULL;
+  KILN_ASSERT_OK(
+      kiln_op_lower(op, attrs, num_inputs, types, &target, &kiln_op_test_arena, "main", &func));
+  char *text = NULL;
+  KILN_ASSERT_OK(
+      kiln_tir_prim_func_to_text(kiln_arena_allocator(&kiln_op_test_arena), func, &text));
+  return text;
+}

@@ -1,0 +1,34 @@
+/*
+ * Helpers of the compute-rule tests (tests/op/test_compute_*.c).
+ *
+ * check_compute is ggml's test-backend-ops for one operator: it runs the
+ * operator's reference kernel and its compute rule, scheduled (the
+ * operator's schedule or the default) for a 512-bit target and lowered to a
+ * PrimFunc run on the loop-IR interpreter, on the same inputs, and asserts
+ * that every output agrees: integers and bools exactly, floats within
+ * rtol 1e-4 and atol 1e-5 (NaN matches NaN, infinities their own sign). The
+ * compiled outputs start filled with a poison pattern, so an element the
+ * loops never write fails. Use with setup/teardown of kiln_op_test.h.
+ */
+#ifndef KILN_TESTS_SUPPORT_KILN_COMPUTE_TEST_H_
+#define KILN_TESTS_SUPPORT_KILN_COMPUTE_TEST_H_
+
+#include "kiln_op_test.h"
+#include "op/compute.h"
+
+/* A deterministic pseudo-random tensor (a fresh stream per call): floats
+ * uniform in [lo, hi), integers uniform in [lo, hi], bools 0 or 1. */
+kiln_tensor_t *random_tensor(kiln_dtype_t dtype, int ndim, const int64_t *shape, double lo,
+                             double hi);
+/* The inputs are the caller's (not released). */
+void check_compute(const kiln_op_t *op, const void *attrs, int num_inputs,
+                   kiln_tensor_t *const *inputs);
+/* check_compute on fresh random inputs of the given types, in [lo, hi). */
+void check_compute_random(const kiln_op_t *op, const void *attrs, int num_inputs,
+                          const kiln_type_t *const *types, double lo, double hi);
+/* The printed PrimFunc `name` of the operator lowered for `target_bits`-bit
+ * vectors (in the test arena), for golden tests. */
+const char *lowered_text(const kiln_op_t *op, const void *attrs, int num_inputs,
+                         const kiln_type_t *const *types, int target_bits);
+
+#endif /* KILN_TESTS_SUPPORT_KILN_COMPUTE_TEST_H_ */
