@@ -59,7 +59,9 @@ kiln_status_t kiln_te_tensor_create(kiln_arena_t *arena, const char *name, int n
   KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(arena, (size_t)ndim, sizeof(int64_t),
                                                  _Alignof(int64_t), (void **)&shape_copy));
   KILN_RETURN_IF_ERROR(kiln_arena_strdup(arena, name, &name_copy));
-  memcpy(shape_copy, shape, (size_t)ndim * sizeof(int64_t));
+  if (ndim > 0) {
+    memcpy(shape_copy, shape, (size_t)ndim * sizeof(int64_t));
+  }
   KILN_RETURN_IF_ERROR(
       kiln_tir_buffer_create_const(arena, name_copy, dtype, ndim, shape_copy, &t->buffer));
   t->name = name_copy;
