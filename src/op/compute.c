@@ -146,7 +146,7 @@ static kiln_status_t schedule_stage(const kiln_schedule_target_t *target, kiln_t
   }
   int lanes = kiln_schedule_lanes(target, st->output->dtype);
   if (lanes < 2 || extent < lanes) {
-    return kiln_te_parallel(st, fused);
+    return KILN_OK; /* less than a vector: not worth a thread */
   }
   const kiln_te_iter_var_t *outer = NULL, *inner = NULL;
   KILN_RETURN_IF_ERROR(kiln_te_split(s, st, fused, lanes, &outer, &inner));

@@ -12,7 +12,8 @@
  * axes into one loop and then, for a reduction, runs that loop in parallel
  * with the reduction inside it, and otherwise splits it by the target's
  * vector width into a parallel outer loop and a vectorized inner one (a
- * guarded tail where the width does not divide). Extern ops (sorting,
+ * guarded tail where the width does not divide; less than one vector of
+ * work stays a serial loop). Extern ops (sorting,
  * scans, scatters) keep their hand-written loops.
  *
  * kiln_op_lower runs the whole path for one operator: placeholders of the
