@@ -8,6 +8,7 @@
 
 #include "tir/interp.h"
 #include "tir/printer.h"
+#include "tir/transform.h"
 
 static uint64_t stream_counter;
 
@@ -83,16 +84,16 @@ static int close_enough(double got, double want) {
   return fabs(got - want) <= 1e-5 + 1e-4 * fabs(want);
 }
 
-static void assert_outputs_agree(const kiln_op_t *op, int index, const kiln_tensor_t *got,
-                                 const kiln_tensor_t *want) {
+static void assert_outputs_agree(const kiln_op_t *op, int passes, int index,
+                                 const kiln_tensor_t *got, const kiln_tensor_t *want) {
   int is_float = kiln_tensor_dtype(want) == KILN_DTYPE_FLOAT32 ||
                  kiln_tensor_dtype(want) == KILN_DTYPE_FLOAT64;
   for (int64_t i = 0; i < kiln_tensor_element_count(want); ++i) {
     double g = kiln_tensor_element_as_double(got, i);
     double w = kiln_tensor_element_as_double(want, i);
     if (is_float ? !close_enough(g, w) : g != w) {
-      fail_msg("%s: output %d element %lld is %.9g through the loop IR, %.9g in the reference",
-               op->name, index, (long long)i, g, w);
+      fail_msg("%s: output %d element %lld is %.9g through the loop IR%s, %.9g in the reference",
+               op->name, index, (long long)i, g, passes ? " after the lowering passes" : "", w);
     }
   }
 }
@@ -136,13 +137,25 @@ void check_compute(const kiln_op_t *op, const void *attrs, int num_inputs,
   kiln_kernel_args_t kernel = {op, attrs, num_inputs, inputs, num_outputs, want};
   KILN_ASSERT_OK(op->reference(&kernel));
   kiln_schedule_target_t target = {512};
-  const kiln_tir_prim_func_t *func = NULL;
+  const kiln_tir_prim_func_t *lowered = NULL, *passed = NULL;
   KILN_ASSERT_OK(
-      kiln_op_lower(op, attrs, num_inputs, types, &target, &kiln_op_test_arena, "main", &func));
-  KILN_ASSERT_OK(
-      kiln_tir_interp_run(kiln_allocator_system(), func, num_inputs + num_outputs, args));
+      kiln_op_lower(op, attrs, num_inputs, types, &target, &kiln_op_test_arena, "main", &lowered));
+  kiln_tir_pipeline_options_t options = kiln_tir_pipeline_options_default();
+  KILN_ASSERT_OK(kiln_tir_lower_pipeline(&kiln_op_test_arena, lowered, &options, &passed));
+  /* As lowered from the schedule, then after the lowering passes. */
+  const kiln_tir_prim_func_t *funcs[] = {lowered, passed};
+  for (int f = 0; f < 2; ++f) {
+    for (int i = 0; i < num_outputs; ++i) {
+      memset(kiln_tensor_data(args[num_inputs + i]), 0x7f,
+             kiln_tensor_byte_size(args[num_inputs + i]));
+    }
+    KILN_ASSERT_OK(
+        kiln_tir_interp_run(kiln_allocator_system(), funcs[f], num_inputs + num_outputs, args));
+    for (int i = 0; i < num_outputs; ++i) {
+      assert_outputs_agree(op, f, i, args[num_inputs + i], want[i]);
+    }
+  }
   for (int i = 0; i < num_outputs; ++i) {
-    assert_outputs_agree(op, i, args[num_inputs + i], want[i]);
     kiln_tensor_release(want[i]);
     kiln_tensor_release(args[num_inputs + i]);
   }

@@ -4,8 +4,10 @@
  * check_compute is ggml's test-backend-ops for one operator: it runs the
  * operator's reference kernel and its compute rule, scheduled (the
  * operator's schedule or the default) for a 512-bit target and lowered to a
- * PrimFunc run on the loop-IR interpreter, on the same inputs, and asserts
- * that every output agrees: integers and bools exactly, floats within
+ * PrimFunc run on the loop-IR interpreter, both as lowered and after the
+ * lowering passes (tir/transform.h: loop partition, storage flatten,
+ * vectorize, unroll, simplify), on the same inputs, and asserts that every
+ * output agrees: integers and bools exactly, floats within
  * rtol 1e-4 and atol 1e-5 (NaN matches NaN, infinities their own sign). The
  * compiled outputs start filled with a poison pattern, so an element the
  * loops never write fails. Use with setup/teardown of kiln_op_test.h.
