@@ -175,14 +175,28 @@ void check_compute_random(const kiln_op_t *op, const void *attrs, int num_inputs
   }
 }
 
-const char *lowered_text(const kiln_op_t *op, const void *attrs, int num_inputs,
-                         const kiln_type_t *const *types, int target_bits) {
+static const char *func_text(const kiln_op_t *op, const void *attrs, int num_inputs,
+                             const kiln_type_t *const *types, int target_bits, int passes) {
   kiln_schedule_target_t target = {target_bits};
   const kiln_tir_prim_func_t *func = NULL;
   KILN_ASSERT_OK(
       kiln_op_lower(op, attrs, num_inputs, types, &target, &kiln_op_test_arena, "main", &func));
+  if (passes) {
+    kiln_tir_pipeline_options_t options = kiln_tir_pipeline_options_default();
+    KILN_ASSERT_OK(kiln_tir_lower_pipeline(&kiln_op_test_arena, func, &options, &func));
+  }
   char *text = NULL;
   KILN_ASSERT_OK(
       kiln_tir_prim_func_to_text(kiln_arena_allocator(&kiln_op_test_arena), func, &text));
   return text;
+}
+
+const char *lowered_text(const kiln_op_t *op, const void *attrs, int num_inputs,
+                         const kiln_type_t *const *types, int target_bits) {
+  return func_text(op, attrs, num_inputs, types, target_bits, 0);
+}
+
+const char *passed_text(const kiln_op_t *op, const void *attrs, int num_inputs,
+                        const kiln_type_t *const *types, int target_bits) {
+  return func_text(op, attrs, num_inputs, types, target_bits, 1);
 }

@@ -32,5 +32,8 @@ void check_compute_random(const kiln_op_t *op, const void *attrs, int num_inputs
  * vectors (in the test arena), for golden tests. */
 const char *lowered_text(const kiln_op_t *op, const void *attrs, int num_inputs,
                          const kiln_type_t *const *types, int target_bits);
+/* The same after the lowering passes (kiln_tir_lower_pipeline). */
+const char *passed_text(const kiln_op_t *op, const void *attrs, int num_inputs,
+                        const kiln_type_t *const *types, int target_bits);
 
 #endif /* KILN_TESTS_SUPPORT_KILN_COMPUTE_TEST_H_ */
