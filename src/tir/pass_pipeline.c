@@ -10,7 +10,9 @@
  * index is where vectorize finds the lane-wise (ramp) stride. vectorize
  * runs before unroll so that an unrolled loop around a vectorized one copies
  * vector statements, and an unrolled loop inside a vectorized body has
- * already become vector code in each copy. simplify then folds what the
+ * already become vector code in each copy. A second loop_partition after
+ * vectorize trims the loops vectorize left serial because of a tail guard
+ * (`for v in 16: if v + 80 < 91` becomes `for v in 11`). simplify then folds what the
  * passes left (substituted constants, ramp bases, guards the tails decide),
  * and verify checks scopes and storage before anyone runs the result. Each
  * pass is pure, so the pipeline is a chain of calls, every intermediate
@@ -52,6 +54,7 @@ kiln_status_t kiln_tir_lower_pipeline(kiln_arena_t *arena, const kiln_tir_prim_f
   KILN_RETURN_IF_ERROR(kiln_tir_loop_partition(arena, f, &f));
   KILN_RETURN_IF_ERROR(kiln_tir_storage_flatten(arena, f, &f));
   KILN_RETURN_IF_ERROR(kiln_tir_vectorize(arena, f, &f));
+  KILN_RETURN_IF_ERROR(kiln_tir_loop_partition(arena, f, &f));
   KILN_RETURN_IF_ERROR(kiln_tir_unroll(arena, f, &options->unroll, &f));
   KILN_RETURN_IF_ERROR_ANNOTATE(kiln_tir_simplify_prim_func(arena, f, &f), "simplify %s",
                                 func->name);
