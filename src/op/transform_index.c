@@ -16,13 +16,11 @@
  */
 #include <string.h>
 
+#include "op/transform_attrs.h"
 #include "op/transform_common.h"
+#include "op/transform_compute.h"
 
 /* ---- concatenate ---- */
-
-typedef struct kiln_concatenate_attrs_t {
-  int64_t axis;
-} kiln_concatenate_attrs_t;
 
 static const kiln_attr_field_t kiln_concatenate_fields[] = {
     KILN_ATTR_FIELD(kiln_concatenate_attrs_t, axis, INT, "0"),
@@ -118,15 +116,10 @@ const kiln_op_t kiln_op_concatenate = {
     .infer_type = concatenate_infer_type,
     .correct_layout = kiln_layout_keep_axes,
     .reference = concatenate_reference,
+    .compute = kiln_compute_concatenate,
 };
 
 /* ---- split ---- */
-
-typedef struct kiln_split_attrs_t {
-  int64_t sections;    /* > 0: that many equal parts */
-  kiln_ints_t indices; /* or the split points, as numpy.split */
-  int64_t axis;
-} kiln_split_attrs_t;
 
 static const kiln_attr_field_t kiln_split_fields[] = {
     KILN_ATTR_FIELD(kiln_split_attrs_t, sections, INT, "0"),
@@ -287,16 +280,10 @@ const kiln_op_t kiln_op_split = {
     .infer_type = split_infer_type,
     .correct_layout = kiln_layout_keep_axes,
     .reference = split_reference,
+    .compute = kiln_compute_split,
 };
 
 /* ---- strided_slice ---- */
-
-typedef struct kiln_strided_slice_attrs_t {
-  kiln_ints_t begin;
-  kiln_ints_t end;
-  kiln_ints_t strides; /* [] means all 1 */
-  kiln_ints_t axes;    /* [] means the first len(begin) axes */
-} kiln_strided_slice_attrs_t;
 
 static const kiln_attr_field_t kiln_strided_slice_fields[] = {
     KILN_ATTR_FIELD(kiln_strided_slice_attrs_t, begin, INTS, "[]"),
@@ -452,14 +439,10 @@ const kiln_op_t kiln_op_strided_slice = {
     .infer_type = slice_infer_type,
     .correct_layout = kiln_layout_keep_axes,
     .reference = slice_reference,
+    .compute = kiln_compute_strided_slice,
 };
 
 /* ---- take ---- */
-
-typedef struct kiln_take_attrs_t {
-  int64_t axis;
-  const char *mode; /* "clip" | "wrap" | "fast" */
-} kiln_take_attrs_t;
 
 static const kiln_attr_field_t kiln_take_fields[] = {
     KILN_ATTR_FIELD(kiln_take_attrs_t, axis, INT, "0"),
@@ -611,4 +594,5 @@ const kiln_op_t kiln_op_take = {
     .infer_type = take_infer_type,
     .correct_layout = take_layout,
     .reference = take_reference,
+    .compute = kiln_compute_take,
 };

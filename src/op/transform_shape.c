@@ -19,7 +19,9 @@
 #include <string.h>
 
 #include "op/broadcast.h"
+#include "op/transform_attrs.h"
 #include "op/transform_common.h"
+#include "op/transform_compute.h"
 
 /* ---- shared ---- */
 
@@ -149,13 +151,10 @@ const kiln_op_t kiln_op_reshape = {
     .infer_type = reshape_infer_type,
     .correct_layout = kiln_layout_unknown_output,
     .reference = reshape_reference,
+    .compute = kiln_compute_reshape,
 };
 
 /* ---- transpose ---- */
-
-typedef struct kiln_transpose_attrs_t {
-  kiln_ints_t axes; /* [] reverses the axes */
-} kiln_transpose_attrs_t;
 
 static const kiln_attr_field_t kiln_transpose_fields[] = {
     KILN_ATTR_FIELD(kiln_transpose_attrs_t, axes, INTS, "[]"),
@@ -248,6 +247,7 @@ const kiln_op_t kiln_op_transpose = {
     .infer_type = transpose_infer_type,
     .correct_layout = transpose_layout,
     .reference = transpose_reference,
+    .compute = kiln_compute_transpose,
 };
 
 /* ---- expand_dims ---- */
@@ -320,6 +320,7 @@ const kiln_op_t kiln_op_expand_dims = {
     .infer_type = expand_dims_infer_type,
     .correct_layout = kiln_layout_unknown_output,
     .reference = expand_dims_reference,
+    .compute = kiln_compute_reshape,
 };
 
 /* ---- squeeze ---- */
@@ -403,6 +404,7 @@ const kiln_op_t kiln_op_squeeze = {
     .infer_type = squeeze_infer_type,
     .correct_layout = squeeze_layout,
     .reference = squeeze_reference,
+    .compute = kiln_compute_reshape,
 };
 
 /* ---- nn.batch_flatten ---- */
@@ -446,13 +448,10 @@ const kiln_op_t kiln_op_batch_flatten = {
     .infer_type = batch_flatten_infer_type,
     .correct_layout = kiln_layout_unknown_output,
     .reference = batch_flatten_reference,
+    .compute = kiln_compute_reshape,
 };
 
 /* ---- cast ---- */
-
-typedef struct kiln_cast_attrs_t {
-  kiln_dtype_t dtype;
-} kiln_cast_attrs_t;
 
 static const kiln_attr_field_t kiln_cast_fields[] = {
     KILN_ATTR_FIELD(kiln_cast_attrs_t, dtype, DTYPE, "\"float32\""),
@@ -509,6 +508,7 @@ const kiln_op_t kiln_op_cast = {
     .validate_attrs = cast_validate,
     .infer_type = cast_infer_type,
     .reference = cast_reference,
+    .compute = kiln_compute_cast,
 };
 
 /* ---- tile ---- */
@@ -627,6 +627,7 @@ const kiln_op_t kiln_op_tile = {
     .infer_type = tile_infer_type,
     .correct_layout = tile_layout,
     .reference = tile_reference,
+    .compute = kiln_compute_tile,
 };
 
 /* ---- broadcast_to ---- */
@@ -696,4 +697,5 @@ const kiln_op_t kiln_op_broadcast_to = {
     .infer_type = broadcast_to_infer_type,
     .correct_layout = kiln_layout_unknown_output,
     .reference = broadcast_to_reference,
+    .compute = kiln_compute_broadcast_to,
 };

@@ -29,7 +29,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "op/transform_attrs.h"
 #include "op/transform_common.h"
+#include "op/transform_compute.h"
 
 /* Index of `value` in `names` (count entries), or -1. */
 static int name_index(const char *value, const char *const *names, int count) {
@@ -52,12 +54,6 @@ static kiln_status_t check_name(const kiln_op_t *op, const char *name, const cha
 }
 
 /* ---- nn.pad ---- */
-
-typedef struct kiln_pad_attrs_t {
-  kiln_ints_t pad_width; /* before_0, after_0, before_1, after_1, ... */
-  const char *pad_mode;  /* "constant" | "edge" | "reflect" */
-  double pad_value;
-} kiln_pad_attrs_t;
 
 static const kiln_attr_field_t kiln_pad_fields[] = {
     KILN_ATTR_FIELD(kiln_pad_attrs_t, pad_width, INTS, "[]"),
@@ -205,17 +201,10 @@ const kiln_op_t kiln_op_pad = {
     .infer_type = pad_infer_type,
     .correct_layout = kiln_layout_keep_axes,
     .reference = pad_reference,
+    .compute = kiln_compute_pad,
 };
 
 /* ---- image.resize2d ---- */
-
-typedef struct kiln_resize2d_attrs_t {
-  kiln_ints_t size; /* [H, W] of the output; required */
-  const char *layout;
-  const char *method;
-  const char *coordinate_transformation_mode;
-  const char *rounding_method;
-} kiln_resize2d_attrs_t;
 
 static const kiln_attr_field_t kiln_resize2d_fields[] = {
     KILN_ATTR_FIELD(kiln_resize2d_attrs_t, size, INTS, "[]"),
@@ -443,15 +432,10 @@ const kiln_op_t kiln_op_resize2d = {
     .infer_type = resize2d_infer_type,
     .correct_layout = resize2d_layout,
     .reference = resize2d_reference,
+    .compute = kiln_compute_resize2d,
 };
 
 /* ---- nn.depth_to_space and nn.space_to_depth ---- */
-
-typedef struct kiln_depth_space_attrs_t {
-  int64_t block_size;
-  const char *layout;
-  const char *mode; /* depth_to_space only */
-} kiln_depth_space_attrs_t;
 
 static const kiln_attr_field_t kiln_depth_to_space_fields[] = {
     KILN_ATTR_FIELD(kiln_depth_space_attrs_t, block_size, INT, "1"),
@@ -593,7 +577,8 @@ static kiln_status_t depth_space_layout(kiln_layout_relation_t *relation) {
     .pattern = KILN_OP_PATTERN_INJECTIVE, .attrs_size = sizeof(kiln_depth_space_attrs_t), \
     .num_attr_fields = (int)(sizeof(fields) / sizeof(fields[0])), .attr_fields = fields,  \
     .validate_attrs = depth_space_validate, .infer_type = depth_space_infer_type,         \
-    .correct_layout = depth_space_layout, .reference = depth_space_reference              \
+    .correct_layout = depth_space_layout, .reference = depth_space_reference,             \
+    .compute = kiln_compute_depth_space                                                   \
   }
 
 const kiln_op_t kiln_op_depth_to_space =

@@ -1,0 +1,72 @@
+/*
+ * Attributes of the transform operators whose compute rules need them
+ * (transform_*_compute.c): the structs live here so that the family files
+ * (transform_shape.c, transform_index.c, transform_spatial.c), which own
+ * their attr fields, validation and reference kernels, and the compute rules
+ * read one definition. String attributes hold the names the family files
+ * validate ("clip", "reflect", "half_pixel", ...).
+ */
+#ifndef KILN_OP_TRANSFORM_ATTRS_H_
+#define KILN_OP_TRANSFORM_ATTRS_H_
+
+#include <stdint.h>
+
+#include "op/op.h"
+
+/* ---- transform_shape.c ---- */
+
+typedef struct kiln_transpose_attrs_t {
+  kiln_ints_t axes; /* [] reverses the axes */
+} kiln_transpose_attrs_t;
+
+typedef struct kiln_cast_attrs_t {
+  kiln_dtype_t dtype;
+} kiln_cast_attrs_t;
+
+/* ---- transform_index.c ---- */
+
+typedef struct kiln_concatenate_attrs_t {
+  int64_t axis;
+} kiln_concatenate_attrs_t;
+
+typedef struct kiln_split_attrs_t {
+  int64_t sections;    /* > 0: that many equal parts */
+  kiln_ints_t indices; /* or the split points, as numpy.split */
+  int64_t axis;
+} kiln_split_attrs_t;
+
+typedef struct kiln_strided_slice_attrs_t {
+  kiln_ints_t begin;
+  kiln_ints_t end;
+  kiln_ints_t strides; /* [] means all 1 */
+  kiln_ints_t axes;    /* [] means the first len(begin) axes */
+} kiln_strided_slice_attrs_t;
+
+typedef struct kiln_take_attrs_t {
+  int64_t axis;
+  const char *mode; /* "clip" | "wrap" | "fast" */
+} kiln_take_attrs_t;
+
+/* ---- transform_spatial.c ---- */
+
+typedef struct kiln_pad_attrs_t {
+  kiln_ints_t pad_width; /* before_0, after_0, before_1, after_1, ... */
+  const char *pad_mode;  /* "constant" | "edge" | "reflect" */
+  double pad_value;
+} kiln_pad_attrs_t;
+
+typedef struct kiln_resize2d_attrs_t {
+  kiln_ints_t size; /* [H, W] of the output; required */
+  const char *layout;
+  const char *method;
+  const char *coordinate_transformation_mode;
+  const char *rounding_method;
+} kiln_resize2d_attrs_t;
+
+typedef struct kiln_depth_space_attrs_t {
+  int64_t block_size;
+  const char *layout;
+  const char *mode; /* depth_to_space only */
+} kiln_depth_space_attrs_t;
+
+#endif /* KILN_OP_TRANSFORM_ATTRS_H_ */

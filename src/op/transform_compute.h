@@ -1,0 +1,81 @@
+/*
+ * Compute rules of the transform operators (transform_shape_compute.c,
+ * transform_index_compute.c, transform_spatial_compute.c), named by the
+ * family files' operator definitions, and the small helpers the three
+ * files share.
+ *
+ * Every rule is injective: each output element is one load of an input at
+ * indices computed from the output's (TVM's topi transform computes). The
+ * loop IR's Select evaluates both of its sides, so an index that is only
+ * used on one side of a Select is clamped into its buffer; the simplifier
+ * removes the clamps it can prove redundant.
+ */
+#ifndef KILN_OP_TRANSFORM_COMPUTE_H_
+#define KILN_OP_TRANSFORM_COMPUTE_H_
+
+#include <string.h>
+
+#include "op/compute.h"
+
+/* reshape, expand_dims, squeeze and nn.batch_flatten: the element order is
+ * kept, so an output index becomes a flat index and then input indices. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_reshape(const kiln_compute_args_t *args,
+                                                        kiln_compute_result_t *out_result);
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_transpose(const kiln_compute_args_t *args,
+                                                          kiln_compute_result_t *out_result);
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_cast(const kiln_compute_args_t *args,
+                                                     kiln_compute_result_t *out_result);
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_tile(const kiln_compute_args_t *args,
+                                                     kiln_compute_result_t *out_result);
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_broadcast_to(const kiln_compute_args_t *args,
+                                                             kiln_compute_result_t *out_result);
+
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_concatenate(const kiln_compute_args_t *args,
+                                                            kiln_compute_result_t *out_result);
+/* One output tensor per part (T_split_0, T_split_1, ...). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_split(const kiln_compute_args_t *args,
+                                                      kiln_compute_result_t *out_result);
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_strided_slice(const kiln_compute_args_t *args,
+                                                              kiln_compute_result_t *out_result);
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_take(const kiln_compute_args_t *args,
+                                                     kiln_compute_result_t *out_result);
+
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_pad(const kiln_compute_args_t *args,
+                                                    kiln_compute_result_t *out_result);
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_resize2d(const kiln_compute_args_t *args,
+                                                         kiln_compute_result_t *out_result);
+/* nn.depth_to_space and nn.space_to_depth. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_depth_space(const kiln_compute_args_t *args,
+                                                            kiln_compute_result_t *out_result);
+
+/* ---- shared by the three files ---- */
+
+/* The type of a placeholder tensor, for the attribute helpers of
+ * transform_common.h and their error messages. */
+static inline kiln_tensor_type_t kiln_tcompute_type_of(const kiln_te_tensor_t *tensor) {
+  kiln_tensor_type_t type;
+  memset(&type, 0, sizeof(type));
+  type.dtype = tensor->dtype;
+  type.ndim = tensor->ndim;
+  type.shape = tensor->shape;
+  return type;
+}
+
+/* The operator's one output (T_<op>), each element fcompute(indices, user),
+ * over every input. */
+static inline kiln_status_t kiln_tcompute_one(const kiln_compute_args_t *args,
+                                              kiln_te_fcompute_fn fcompute, void *user,
+                                              kiln_compute_result_t *out_result) {
+  const kiln_tensor_type_t *type = NULL;
+  KILN_RETURN_IF_ERROR(kiln_compute_output_type(args, 0, &type));
+  char name[64];
+  out_result->num_outputs = 1;
+  /* A rank-0 type may have no shape array; te copies the shape with memcpy,
+   * which must not get NULL even for 0 bytes. */
+  static const int64_t no_dims[1] = {1};
+  return kiln_te_compute(args->arena, kiln_compute_tensor_name(args->op, name, sizeof(name)),
+                         type->ndim, type->ndim > 0 ? type->shape : no_dims, args->num_inputs,
+                         args->inputs, fcompute, user, &out_result->outputs[0]);
+}
+
+#endif /* KILN_OP_TRANSFORM_COMPUTE_H_ */
