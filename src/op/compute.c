@@ -79,7 +79,7 @@ kiln_status_t kiln_op_compute(const kiln_compute_args_t *args, kiln_compute_resu
   if (!args->op->compute) {
     return KILN_STATUS(UNIMPLEMENTED, "%s: the operator has no compute rule", args->op->name);
   }
-  KILN_RETURN_IF_ERROR_ANNOTATE(args->op->compute(args, out_result), "%s", args->op->name);
+  KILN_RETURN_IF_ERROR(args->op->compute(args, out_result)); /* rules name the operator */
   int expected = output_count(args->output_type);
   if (out_result->num_outputs != expected) {
     return KILN_STATUS(INTERNAL, "%s: the compute rule made %d outputs, the type has %d",
