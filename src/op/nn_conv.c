@@ -14,6 +14,7 @@
  * conv2d on the same data transformed back, which its tests check.
  */
 #include "op/nn_common.h"
+#include "op/nn_conv_compute.h"
 
 /* ---- attributes ---- */
 
@@ -278,6 +279,7 @@ const kiln_op_t kiln_op_conv2d = {
     .infer_type = conv_infer,
     .correct_layout = conv_correct_layout,
     .reference = conv_reference,
+    .compute = kiln_compute_conv2d,
 };
 
 const kiln_op_t kiln_op_conv2d_nchwc = {
@@ -293,4 +295,6 @@ const kiln_op_t kiln_op_conv2d_nchwc = {
     .infer_type = conv_infer,
     .correct_layout = conv_correct_layout,
     .reference = conv_reference,
+    .compute = kiln_compute_conv2d,
+    .schedule = kiln_schedule_conv2d_nchwc_x86,
 };

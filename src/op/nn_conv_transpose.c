@@ -17,6 +17,7 @@
  * once. One plan serves the type relation and the kernel.
  */
 #include "op/nn_common.h"
+#include "op/nn_conv_compute.h"
 
 /* ---- attributes ---- */
 
@@ -278,4 +279,5 @@ const kiln_op_t kiln_op_conv2d_transpose = {
     .infer_type = tconv_infer,
     .correct_layout = tconv_correct_layout,
     .reference = tconv_reference,
+    .compute = kiln_compute_conv2d_transpose,
 };

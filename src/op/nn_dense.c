@@ -18,6 +18,7 @@
  *   (transpose_a False, transpose_b True); a batch of 1 broadcasts.
  */
 #include "op/nn_common.h"
+#include "op/nn_conv_compute.h"
 
 /* ---- attributes ---- */
 
@@ -293,24 +294,26 @@ static kiln_status_t gemm_reference(const kiln_kernel_args_t *args) {
 
 /* ---- the operators ---- */
 
-#define GEMM_OP(symbol, op_name, op_id, attrs_type, fields, count, validate) \
-  const kiln_op_t symbol = {                                                 \
-      .name = op_name,                                                       \
-      .id = op_id,                                                           \
-      .min_inputs = 2,                                                       \
-      .max_inputs = 2,                                                       \
-      .pattern = KILN_OP_PATTERN_OUT_ELEMWISE_FUSABLE,                       \
-      .attrs_size = attrs_type,                                              \
-      .num_attr_fields = count,                                              \
-      .attr_fields = fields,                                                 \
-      .validate_attrs = validate,                                            \
-      .infer_type = gemm_infer,                                              \
-      .correct_layout = gemm_correct_layout,                                 \
-      .reference = gemm_reference,                                           \
+#define GEMM_OP(symbol, op_name, op_id, attrs_type, fields, count, validate, schedule_fn) \
+  const kiln_op_t symbol = {                                                              \
+      .name = op_name,                                                                    \
+      .id = op_id,                                                                        \
+      .min_inputs = 2,                                                                    \
+      .max_inputs = 2,                                                                    \
+      .pattern = KILN_OP_PATTERN_OUT_ELEMWISE_FUSABLE,                                    \
+      .attrs_size = attrs_type,                                                           \
+      .num_attr_fields = count,                                                           \
+      .attr_fields = fields,                                                              \
+      .validate_attrs = validate,                                                         \
+      .infer_type = gemm_infer,                                                           \
+      .correct_layout = gemm_correct_layout,                                              \
+      .reference = gemm_reference,                                                        \
+      .compute = kiln_compute_gemm,                                                       \
+      .schedule = schedule_fn,                                                            \
   }
 
 GEMM_OP(kiln_op_dense, "nn.dense", KILN_OP_DENSE, sizeof(kiln_nn_dense_attrs_t), dense_fields, 1,
-        dense_validate);
-GEMM_OP(kiln_op_matmul, "nn.matmul", KILN_OP_MATMUL, 0, NULL, 0, NULL);
+        dense_validate, kiln_schedule_dense_x86);
+GEMM_OP(kiln_op_matmul, "nn.matmul", KILN_OP_MATMUL, 0, NULL, 0, NULL, kiln_schedule_dense_x86);
 GEMM_OP(kiln_op_batch_matmul, "nn.batch_matmul", KILN_OP_BATCH_MATMUL,
-        sizeof(kiln_nn_batch_matmul_attrs_t), batch_matmul_fields, 2, NULL);
+        sizeof(kiln_nn_batch_matmul_attrs_t), batch_matmul_fields, 2, NULL, NULL);

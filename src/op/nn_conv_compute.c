@@ -1,0 +1,334 @@
+/*
+ * Compute rules of nn.conv2d, nn.contrib_conv2d_NCHWc and
+ * nn.conv2d_transpose (nn_conv_compute.h).
+ *
+ * Every tensor is addressed through its layout, as the reference kernels
+ * do with axis views: the output compute runs over the output's storage
+ * dims, rebuilds the logical (N, C, H, W) coordinates from them (an axis
+ * split into X and x is X * factor + x), and reads the inputs at the
+ * storage indices of logical coordinates (X = floordiv(x, factor),
+ * x = floormod(x, factor)). So one rule serves NCHW, NHWC, OIHW, HWIO and
+ * the NCHW16c / OIHW16i16o form, and the NCHWc output axes come out as
+ * TVM's (n, oc_chunk, oh, ow, oc_block) for its schedule.
+ *
+ * conv2d: out = sum over ic (the input channels of the output channel's
+ * group), kh, kw of pad[n, g * ic_per_group + ic, oh * sh + kh * dh,
+ * ow * sw + kw * dw] * w[o, ic, kh, kw], where the padded data T_<op>_pad
+ * is its own stage (as TVM's topi pad): the data in its own layout with H
+ * and W grown by the four pads, zero outside. The loop IR's select
+ * evaluates both sides, so the load inside it reads at clamped indices.
+ * Without padding the conv reads the data directly.
+ *
+ * conv2d_transpose: the reference's gather, in one body: output row oh
+ * takes kernel row kh from input row (oh + pad_top - kh * dh) / sh when
+ * that is exact and in range; a select zeroes the other terms (loads again
+ * at clamped indices).
+ */
+#include "op/nn_conv_compute.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "op/compute.h"
+#include "op/nn_common.h"
+
+/* ---- layouts as index maps ---- */
+
+static const kiln_tir_expr_t *imm(kiln_tir_builder_t *b, int64_t value) {
+  return kiln_tir_b_i32(b, value);
+}
+
+static const kiln_tir_expr_t *bin(kiln_tir_builder_t *b, kiln_tir_expr_kind_t kind,
+                                  const kiln_tir_expr_t *x, const kiln_tir_expr_t *y) {
+  return kiln_tir_b_bin(b, kind, x, y);
+}
+
+/* x clamped into [0, extent). */
+static const kiln_tir_expr_t *clamp(kiln_tir_builder_t *b, const kiln_tir_expr_t *x,
+                                    int64_t extent) {
+  return bin(b, KILN_TIR_EXPR_MAX, bin(b, KILN_TIR_EXPR_MIN, x, imm(b, extent - 1)), imm(b, 0));
+}
+
+/* 0 <= x < extent. */
+static const kiln_tir_expr_t *in_range(kiln_tir_builder_t *b, const kiln_tir_expr_t *x,
+                                       int64_t extent) {
+  return bin(b, KILN_TIR_EXPR_AND, bin(b, KILN_TIR_EXPR_GE, x, imm(b, 0)),
+             bin(b, KILN_TIR_EXPR_LT, x, imm(b, extent)));
+}
+
+/* Storage indices of the element at logical coordinates `logical` (one per
+ * primal axis named in `order`). */
+static void storage_indices(kiln_tir_builder_t *b, const kiln_nn_layout_t *layout,
+                            const char *order, const kiln_tir_expr_t *const *logical,
+                            const kiln_tir_expr_t **out_indices) {
+  for (int d = 0; d < layout->ndim; ++d) {
+    char axis = layout->axes[d];
+    char primal = (char)toupper((unsigned char)axis);
+    const kiln_tir_expr_t *x = logical[strchr(order, primal) - order];
+    int64_t factor = kiln_nn_layout_factor(layout, primal);
+    if (axis != primal) {
+      out_indices[d] = bin(b, KILN_TIR_EXPR_FLOOR_MOD, x, imm(b, factor));
+    } else {
+      out_indices[d] = factor ? bin(b, KILN_TIR_EXPR_FLOOR_DIV, x, imm(b, factor)) : x;
+    }
+  }
+}
+
+/* Logical coordinates (per primal axis of `order`) of storage indices. */
+static void logical_indices(kiln_tir_builder_t *b, const kiln_nn_layout_t *layout,
+                            const char *order, const kiln_tir_expr_t *const *indices,
+                            const kiln_tir_expr_t **out_logical) {
+  for (int d = 0; d < layout->ndim; ++d) {
+    char axis = layout->axes[d];
+    if (axis == (char)toupper((unsigned char)axis)) {
+      int64_t factor = kiln_nn_layout_factor(layout, axis);
+      const kiln_tir_expr_t *x = indices[d];
+      for (int e = 0; factor && e < layout->ndim; ++e) {
+        if (layout->axes[e] == (char)tolower((unsigned char)axis)) {
+          x = kiln_tir_b_add(b, kiln_tir_b_mul(b, x, imm(b, factor)), indices[e]);
+        }
+      }
+      out_logical[strchr(order, axis) - order] = x;
+    }
+  }
+}
+
+/* The logical extent of primal axis `primal` of a tensor of `shape`. */
+static int64_t logical_extent(const kiln_nn_layout_t *layout, const int64_t *shape, char primal) {
+  for (int d = 0; d < layout->ndim; ++d) {
+    if (layout->axes[d] == primal) {
+      int64_t factor = kiln_nn_layout_factor(layout, primal);
+      return shape[d] * (factor ? factor : 1);
+    }
+  }
+  return 1;
+}
+
+static int storage_dim(const kiln_nn_layout_t *layout, char axis) {
+  const char *at = memchr(layout->axes, axis, (size_t)layout->ndim);
+  return at ? (int)(at - layout->axes) : 0;
+}
+
+static kiln_status_t require_float32(const kiln_compute_args_t *args) {
+  kiln_dtype_t dtype = args->inputs[0]->dtype;
+  if (dtype != KILN_DTYPE_FLOAT32) {
+    return KILN_STATUS(UNIMPLEMENTED,
+                       "%s: no compute rule for dtype %s (the reference kernel handles float32 "
+                       "only)",
+                       args->op->name, kiln_dtype_name(dtype));
+  }
+  return KILN_OK;
+}
+
+static kiln_status_t parse_layouts(const char *data_text, const char *kernel_text,
+                                   const char *out_text, kiln_nn_layout_t *out_layouts) {
+  KILN_RETURN_IF_ERROR(kiln_nn_layout_parse(data_text, &out_layouts[0]));
+  KILN_RETURN_IF_ERROR(kiln_nn_layout_parse(kernel_text, &out_layouts[1]));
+  if (!out_text || !*out_text) {
+    out_layouts[2] = out_layouts[0];
+    return KILN_OK;
+  }
+  return kiln_nn_layout_parse(out_text, &out_layouts[2]);
+}
+
+/* ---- conv2d ---- */
+
+typedef struct conv_rule_t {
+  kiln_nn_layout_t layouts[3];   /* data, kernel, out */
+  const kiln_te_tensor_t *input; /* the data */
+  const kiln_te_tensor_t *data;  /* padded, or the input */
+  const kiln_te_tensor_t *weight;
+  int64_t in_h, in_w;
+  int64_t pad[4];
+  int64_t stride[2];
+  int64_t dilation[2];
+  int64_t groups, group_in, group_out;
+  const kiln_te_iter_var_t *reduce[3]; /* ic, kh, kw */
+} conv_rule_t;
+
+static const kiln_tir_expr_t *pad_body(kiln_tir_builder_t *b, const kiln_tir_expr_t *const *indices,
+                                       void *user) {
+  const conv_rule_t *r = user;
+  const kiln_nn_layout_t *layout = &r->layouts[0];
+  int hd = storage_dim(layout, 'H'), wd = storage_dim(layout, 'W');
+  const kiln_tir_expr_t *at[KILN_NN_LAYOUT_MAX_AXES];
+  memcpy(at, indices, (size_t)layout->ndim * sizeof(*at));
+  const kiln_tir_expr_t *h = bin(b, KILN_TIR_EXPR_SUB, indices[hd], imm(b, r->pad[0]));
+  const kiln_tir_expr_t *w = bin(b, KILN_TIR_EXPR_SUB, indices[wd], imm(b, r->pad[1]));
+  at[hd] = clamp(b, h, r->in_h);
+  at[wd] = clamp(b, w, r->in_w);
+  const kiln_tir_expr_t *inside =
+      bin(b, KILN_TIR_EXPR_AND, in_range(b, h, r->in_h), in_range(b, w, r->in_w));
+  return kiln_tir_b_select(b, inside, kiln_te_read(b, r->input, layout->ndim, at),
+                           kiln_tir_b_f32(b, 0.0));
+}
+
+/* T_<op>_pad: the data with H and W grown by the pads, zero outside. */
+static kiln_status_t conv_pad(const kiln_compute_args_t *args, conv_rule_t *r) {
+  const kiln_te_tensor_t *data = r->input;
+  const kiln_nn_layout_t *layout = &r->layouts[0];
+  int64_t shape[KILN_NN_LAYOUT_MAX_AXES];
+  memcpy(shape, data->shape, (size_t)data->ndim * sizeof(*shape));
+  shape[storage_dim(layout, 'H')] += r->pad[0] + r->pad[2];
+  shape[storage_dim(layout, 'W')] += r->pad[1] + r->pad[3];
+  char name[64], pad_name[80];
+  snprintf(pad_name, sizeof(pad_name), "%s_pad",
+           kiln_compute_tensor_name(args->op, name, sizeof(name)));
+  return kiln_te_compute(args->arena, pad_name, data->ndim, shape, 1, &data, pad_body, r, &r->data);
+}
+
+static const kiln_tir_expr_t *conv_body(kiln_tir_builder_t *b,
+                                        const kiln_tir_expr_t *const *indices, void *user) {
+  const conv_rule_t *r = user;
+  const kiln_tir_expr_t *out[4]; /* n, o, oh, ow */
+  logical_indices(b, &r->layouts[2], "NCHW", indices, out);
+  const kiln_tir_expr_t *ic = kiln_tir_b_v(r->reduce[0]->var);
+  const kiln_tir_expr_t *kh = kiln_tir_b_v(r->reduce[1]->var);
+  const kiln_tir_expr_t *kw = kiln_tir_b_v(r->reduce[2]->var);
+  const kiln_tir_expr_t *channel = ic;
+  if (r->groups > 1) {
+    const kiln_tir_expr_t *group = bin(b, KILN_TIR_EXPR_FLOOR_DIV, out[1], imm(b, r->group_out));
+    channel = kiln_tir_b_add(b, kiln_tir_b_mul(b, group, imm(b, r->group_in)), ic);
+  }
+  const kiln_tir_expr_t *logical[4] = {
+      out[0], channel,
+      kiln_tir_b_add(b, kiln_tir_b_mul(b, out[2], imm(b, r->stride[0])),
+                     kiln_tir_b_mul(b, kh, imm(b, r->dilation[0]))),
+      kiln_tir_b_add(b, kiln_tir_b_mul(b, out[3], imm(b, r->stride[1])),
+                     kiln_tir_b_mul(b, kw, imm(b, r->dilation[1])))};
+  const kiln_tir_expr_t *at[KILN_NN_LAYOUT_MAX_AXES];
+  storage_indices(b, &r->layouts[0], "NCHW", logical, at);
+  const kiln_tir_expr_t *x = kiln_te_read(b, r->data, r->data->ndim, at);
+  const kiln_tir_expr_t *wl[4] = {out[1], ic, kh, kw};
+  storage_indices(b, &r->layouts[1], "OIHW", wl, at);
+  const kiln_tir_expr_t *y = kiln_te_read(b, r->weight, r->weight->ndim, at);
+  return kiln_tir_b_mul(b, x, y);
+}
+
+static kiln_status_t conv_reduce_axes(kiln_arena_t *arena, int64_t ic, int64_t kh, int64_t kw,
+                                      const kiln_te_iter_var_t **out_axes) {
+  KILN_RETURN_IF_ERROR(kiln_te_reduce_axis(arena, "ic", 0, ic, &out_axes[0]));
+  KILN_RETURN_IF_ERROR(kiln_te_reduce_axis(arena, "kh", 0, kh, &out_axes[1]));
+  return kiln_te_reduce_axis(arena, "kw", 0, kw, &out_axes[2]);
+}
+
+kiln_status_t kiln_compute_conv2d(const kiln_compute_args_t *args,
+                                  kiln_compute_result_t *out_result) {
+  KILN_RETURN_IF_ERROR(require_float32(args));
+  const kiln_nn_conv2d_attrs_t *a = args->attrs;
+  const kiln_tensor_type_t *type = NULL;
+  KILN_RETURN_IF_ERROR(kiln_compute_output_type(args, 0, &type));
+  conv_rule_t r = {.input = args->inputs[0],
+                   .data = args->inputs[0],
+                   .weight = args->inputs[1],
+                   .groups = a->groups};
+  KILN_RETURN_IF_ERROR(parse_layouts(a->data_layout, a->kernel_layout, a->out_layout, r.layouts));
+  const int64_t *wshape = r.weight->shape;
+  r.in_h = logical_extent(&r.layouts[0], r.data->shape, 'H');
+  r.in_w = logical_extent(&r.layouts[0], r.data->shape, 'W');
+  r.group_in = logical_extent(&r.layouts[1], wshape, 'I');
+  r.group_out = logical_extent(&r.layouts[1], wshape, 'O') / a->groups;
+  for (int i = 0; i < 4; ++i) {
+    r.pad[i] = a->padding.values[i];
+  }
+  for (int i = 0; i < 2; ++i) {
+    r.stride[i] = a->strides.values[i];
+    r.dilation[i] = a->dilation.values[i];
+  }
+  if (r.pad[0] || r.pad[1] || r.pad[2] || r.pad[3]) {
+    KILN_RETURN_IF_ERROR(conv_pad(args, &r));
+  }
+  KILN_RETURN_IF_ERROR(conv_reduce_axes(args->arena, r.group_in,
+                                        logical_extent(&r.layouts[1], wshape, 'H'),
+                                        logical_extent(&r.layouts[1], wshape, 'W'), r.reduce));
+  const kiln_te_tensor_t *inputs[2] = {r.data, r.weight};
+  char name[64];
+  out_result->num_outputs = 1;
+  return kiln_te_compute_reduce(args->arena, kiln_compute_tensor_name(args->op, name, sizeof(name)),
+                                type->ndim, type->shape, KILN_TE_REDUCE_SUM, NULL, 3, r.reduce, 2,
+                                inputs, conv_body, &r, &out_result->outputs[0]);
+}
+
+/* ---- conv2d_transpose ---- */
+
+/* Whether kernel tap k reaches output position y along one dim from input
+ * position floordiv(t, stride), t = y + pad - k * dilation; *out_x is that
+ * position clamped into the input. */
+static const kiln_tir_expr_t *tconv_source(kiln_tir_builder_t *b, const kiln_tir_expr_t *y,
+                                           const kiln_tir_expr_t *k, int64_t pad, int64_t stride,
+                                           int64_t dilation, int64_t extent,
+                                           const kiln_tir_expr_t **out_x) {
+  const kiln_tir_expr_t *t = bin(b, KILN_TIR_EXPR_SUB, kiln_tir_b_add(b, y, imm(b, pad)),
+                                 kiln_tir_b_mul(b, k, imm(b, dilation)));
+  const kiln_tir_expr_t *x = stride > 1 ? bin(b, KILN_TIR_EXPR_FLOOR_DIV, t, imm(b, stride)) : t;
+  const kiln_tir_expr_t *valid = in_range(b, x, extent);
+  if (stride > 1) {
+    valid = bin(
+        b, KILN_TIR_EXPR_AND, valid,
+        bin(b, KILN_TIR_EXPR_EQ, bin(b, KILN_TIR_EXPR_FLOOR_MOD, t, imm(b, stride)), imm(b, 0)));
+  }
+  *out_x = clamp(b, x, extent);
+  return valid;
+}
+
+static const kiln_tir_expr_t *tconv_body(kiln_tir_builder_t *b,
+                                         const kiln_tir_expr_t *const *indices, void *user) {
+  const conv_rule_t *r = user;
+  const kiln_tir_expr_t *out[4]; /* n, oc, oh, ow */
+  logical_indices(b, &r->layouts[2], "NCHW", indices, out);
+  const kiln_tir_expr_t *ic = kiln_tir_b_v(r->reduce[0]->var);
+  const kiln_tir_expr_t *kh = kiln_tir_b_v(r->reduce[1]->var);
+  const kiln_tir_expr_t *kw = kiln_tir_b_v(r->reduce[2]->var);
+  const kiln_tir_expr_t *channel = ic, *o = out[1];
+  if (r->groups > 1) {
+    const kiln_tir_expr_t *group = bin(b, KILN_TIR_EXPR_FLOOR_DIV, out[1], imm(b, r->group_out));
+    channel = kiln_tir_b_add(b, kiln_tir_b_mul(b, group, imm(b, r->group_in)), ic);
+    o = bin(b, KILN_TIR_EXPR_FLOOR_MOD, out[1], imm(b, r->group_out));
+  }
+  const kiln_tir_expr_t *ih = NULL, *iw = NULL;
+  const kiln_tir_expr_t *valid =
+      bin(b, KILN_TIR_EXPR_AND,
+          tconv_source(b, out[2], kh, r->pad[0], r->stride[0], r->dilation[0], r->in_h, &ih),
+          tconv_source(b, out[3], kw, r->pad[1], r->stride[1], r->dilation[1], r->in_w, &iw));
+  const kiln_tir_expr_t *dl[4] = {out[0], channel, ih, iw};
+  const kiln_tir_expr_t *at[KILN_NN_LAYOUT_MAX_AXES];
+  storage_indices(b, &r->layouts[0], "NCHW", dl, at);
+  const kiln_tir_expr_t *x = kiln_te_read(b, r->data, r->data->ndim, at);
+  const kiln_tir_expr_t *wl[4] = {channel, o, kh, kw};
+  storage_indices(b, &r->layouts[1], "IOHW", wl, at);
+  const kiln_tir_expr_t *y = kiln_te_read(b, r->weight, r->weight->ndim, at);
+  return kiln_tir_b_select(b, valid, kiln_tir_b_mul(b, x, y), kiln_tir_b_f32(b, 0.0));
+}
+
+kiln_status_t kiln_compute_conv2d_transpose(const kiln_compute_args_t *args,
+                                            kiln_compute_result_t *out_result) {
+  KILN_RETURN_IF_ERROR(require_float32(args));
+  const kiln_nn_conv2d_transpose_attrs_t *a = args->attrs;
+  const kiln_tensor_type_t *type = NULL;
+  KILN_RETURN_IF_ERROR(kiln_compute_output_type(args, 0, &type));
+  conv_rule_t r = {.input = args->inputs[0],
+                   .data = args->inputs[0],
+                   .weight = args->inputs[1],
+                   .groups = a->groups};
+  KILN_RETURN_IF_ERROR(parse_layouts(a->data_layout, a->kernel_layout, a->out_layout, r.layouts));
+  const int64_t *wshape = r.weight->shape;
+  r.in_h = logical_extent(&r.layouts[0], r.data->shape, 'H');
+  r.in_w = logical_extent(&r.layouts[0], r.data->shape, 'W');
+  r.group_in = logical_extent(&r.layouts[0], r.data->shape, 'C') / a->groups;
+  r.group_out = logical_extent(&r.layouts[1], wshape, 'O');
+  for (int i = 0; i < 2; ++i) {
+    r.pad[i] = a->padding.values[i];
+    r.stride[i] = a->strides.values[i];
+    r.dilation[i] = a->dilation.values[i];
+  }
+  KILN_RETURN_IF_ERROR(conv_reduce_axes(args->arena, r.group_in,
+                                        logical_extent(&r.layouts[1], wshape, 'H'),
+                                        logical_extent(&r.layouts[1], wshape, 'W'), r.reduce));
+  const kiln_te_tensor_t *inputs[2] = {r.data, r.weight};
+  char name[64];
+  out_result->num_outputs = 1;
+  return kiln_te_compute_reduce(args->arena, kiln_compute_tensor_name(args->op, name, sizeof(name)),
+                                type->ndim, type->shape, KILN_TE_REDUCE_SUM, NULL, 3, r.reduce, 2,
+                                inputs, tconv_body, &r, &out_result->outputs[0]);
+}

@@ -1,0 +1,53 @@
+/*
+ * Compute rules and tuned x86 schedules of the convolution and matrix
+ * product operators: nn.conv2d, nn.contrib_conv2d_NCHWc,
+ * nn.conv2d_transpose (nn_conv_compute.c), nn.dense, nn.matmul,
+ * nn.batch_matmul (nn_dense_compute.c), and the schedules of
+ * schedule_x86.c, named by the family files' operator definitions.
+ *
+ * The rules build the reference kernels' computation as one sum reduction
+ * per output element, indexed through the operators' layouts (any order of
+ * the primal axes, and the channel splits of the NCHWc form), with the
+ * zero padding of conv2d as a separate stage T_<op>_pad. The reference
+ * kernels handle float32 only, so the rules return UNIMPLEMENTED for any
+ * other dtype, naming the operator.
+ *
+ * The schedules follow TVM's topi x86: conv2d_NCHWc as in
+ * conv2d_avx_common.py (a register tile of reg_n output columns by the
+ * output-channel block, accumulated in a local buffer), and dense as a
+ * blocked GEMM (4 rows by one vector of columns per tile). Shapes the
+ * schedule does not cover (other layouts, outputs that are not matrices)
+ * get the default schedule.
+ */
+#ifndef KILN_OP_NN_CONV_COMPUTE_H_
+#define KILN_OP_NN_CONV_COMPUTE_H_
+
+#include "op/op.h"
+
+/* Columns of the conv2d_NCHWc register tile (TVM's reg_n). */
+#define KILN_SCHEDULE_NCHWC_REG_N 8
+/* Rows of the dense register tile. */
+#define KILN_SCHEDULE_DENSE_ROWS 4
+
+/* nn.conv2d and nn.contrib_conv2d_NCHWc. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_conv2d(const kiln_compute_args_t *args,
+                                                       kiln_compute_result_t *out_result);
+/* nn.conv2d_transpose. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_conv2d_transpose(const kiln_compute_args_t *args,
+                                                                 kiln_compute_result_t *out_result);
+/* nn.dense, nn.matmul and nn.batch_matmul. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_gemm(const kiln_compute_args_t *args,
+                                                     kiln_compute_result_t *out_result);
+
+/* TVM's x86 conv2d_NCHWc schedule (data NCHW{c}c, kernel OIHW{i}i{o}o,
+ * output NCHW{c}c; other layouts: the default schedule). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_schedule_conv2d_nchwc_x86(
+    const kiln_schedule_target_t *target, const kiln_compute_args_t *args,
+    const kiln_compute_result_t *result, struct kiln_te_schedule_t *schedule);
+/* The blocked GEMM schedule of a rank-2 output (other ranks: the default). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_schedule_dense_x86(const kiln_schedule_target_t *target,
+                                                           const kiln_compute_args_t *args,
+                                                           const kiln_compute_result_t *result,
+                                                           struct kiln_te_schedule_t *schedule);
+
+#endif /* KILN_OP_NN_CONV_COMPUTE_H_ */

@@ -1,0 +1,218 @@
+/*
+ * The tuned x86 schedules of op/schedule_x86.c: TVM's conv2d_NCHWc
+ * (register tile of reg_n output columns by the vectorized output-channel
+ * block, accumulated locally, reduction ic_chunk, kh, kw, ic_block,
+ * ow_block, oc_block, parallel over the fused n, oc_chunk, oh) and the
+ * blocked dense (4 x 16 tiles, local accumulator, k outside the tile).
+ * Each is lowered and run against the reference kernel on shapes its
+ * blocks divide and on shapes they do not, and a small case is checked as
+ * printed loop IR so the loop structure itself is pinned.
+ */
+#include <string.h>
+
+#include "kiln_compute_test.h"
+#include "op/nn_conv_compute.h"
+
+static const void *nchwc_attrs(const char *padding, const char *data, const char *kernel,
+                               const char *out) {
+  const kiln_op_t *op = &kiln_op_conv2d_nchwc;
+  return ATTRS(op, "padding", padding, "data_layout", data, "kernel_layout", kernel, "out_layout",
+               out);
+}
+
+static void check_pair(const kiln_op_t *op, const void *attrs, int a_ndim, const int64_t *a_shape,
+                       int b_ndim, const int64_t *b_shape) {
+  const kiln_type_t *types[] = {ttype(KILN_DTYPE_FLOAT32, a_ndim, a_shape),
+                                ttype(KILN_DTYPE_FLOAT32, b_ndim, b_shape)};
+  check_compute_random(op, attrs, 2, types, -1.0, 1.0);
+}
+
+/* 64 input and 32 output channels in blocks of 16, ow 16 = two register
+ * tiles. */
+static void test_nchwc_blocks_divide(void **state) {
+  (void)state;
+  check_pair(&kiln_op_conv2d_nchwc,
+             nchwc_attrs("[1, 1, 1, 1]", "\"NCHW16c\"", "\"OIHW16i16o\"", "\"NCHW16c\""), 5,
+             SHAPE(1, 4, 6, 16, 16), 6, SHAPE(2, 4, 3, 3, 16, 16));
+}
+
+/* ow 17: two full tiles of 8 and a tail of 1; 20 output channels (5 blocks
+ * of 4) with input blocks of 2. */
+static void test_nchwc_tail(void **state) {
+  (void)state;
+  check_pair(&kiln_op_conv2d_nchwc,
+             nchwc_attrs("[1, 1, 1, 1]", "\"NCHW16c\"", "\"OIHW16i16o\"", "\"NCHW16c\""), 5,
+             SHAPE(1, 1, 5, 17, 16), 6, SHAPE(2, 1, 3, 3, 16, 16));
+  check_pair(&kiln_op_conv2d_nchwc,
+             nchwc_attrs("[0, 2, 1, 0]", "\"NCHW2c\"", "\"OIHW2i4o\"", "\"NCHW4c\""), 5,
+             SHAPE(2, 3, 6, 15, 2), 6, SHAPE(5, 3, 2, 3, 2, 4));
+}
+
+static void test_nchwc_golden(void **state) {
+  (void)state;
+  const kiln_type_t *types[] = {ttype(KILN_DTYPE_FLOAT32, 5, SHAPE(1, 1, 2, 9, 4)),
+                                ttype(KILN_DTYPE_FLOAT32, 6, SHAPE(1, 1, 1, 2, 4, 4))};
+  const char *text = lowered_text(
+      &kiln_op_conv2d_nchwc,
+      nchwc_attrs("[0, 0, 0, 1]", "\"NCHW4c\"", "\"OIHW4i4o\"", "\"NCHW4c\""), 2, types, 128);
+  assert_string_equal(
+      text, "@T.prim_func\n"
+            "def main(p0: T.Buffer((1, 1, 2, 9, 4), \"float32\"), p1: T.Buffer((1, 1, 1, 2, 4, 4), "
+            "\"float32\"), T_contrib_conv2d_NCHWc: T.Buffer((1, 1, 2, 9, 4), \"float32\")):\n"
+            "    T_contrib_conv2d_NCHWc_pad = T.decl_buffer((1, 1, 2, 10, 4), \"float32\", "
+            "scope=\"global\")\n"
+            "    for i_j_fused_k_fused in T.parallel(2):\n"
+            "        for l in T.serial(10):\n"
+            "            for m in T.vectorized(4):\n"
+            "                T_contrib_conv2d_NCHWc_pad[0, 0, i_j_fused_k_fused, l, m] = "
+            "T.Select(l < 9, p0[0, 0, i_j_fused_k_fused, T.min(l, 8), m], T.float32(0.0))\n"
+            "    for i_j_fused_k_fused in T.parallel(2):\n"
+            "        for l_outer in T.serial(2):\n"
+            "            T_contrib_conv2d_NCHWc_local = T.decl_buffer((1, 1, 1, 8, 4), "
+            "\"float32\", scope=\"local\")\n"
+            "            for i_c in T.serial(1):\n"
+            "                for j_c in T.serial(1):\n"
+            "                    for k_c in T.serial(1):\n"
+            "                        for l_c_init in T.unroll(8):\n"
+            "                            for m_c_init in T.vectorized(4):\n"
+            "                                if l_outer * 8 + l_c_init < 9:\n"
+            "                                    T_contrib_conv2d_NCHWc_local[i_c, j_c, k_c, "
+            "l_c_init, m_c_init] = T.float32(0.0)\n"
+            "                        for ic_outer in T.serial(1):\n"
+            "                            for kh in T.serial(1):\n"
+            "                                for kw in T.serial(2):\n"
+            "                                    for ic_inner in T.serial(4):\n"
+            "                                        for l_c in T.unroll(8):\n"
+            "                                            for m_c in T.vectorized(4):\n"
+            "                                                if l_outer * 8 + l_c < 9:\n"
+            "                                                    T_contrib_conv2d_NCHWc_local[i_c, "
+            "j_c, k_c, l_c, m_c] = T_contrib_conv2d_NCHWc_local[i_c, j_c, k_c, l_c, m_c] + "
+            "T_contrib_conv2d_NCHWc_pad[i_c, ic_outer, i_j_fused_k_fused + k_c + kh, l_outer * 8 + "
+            "l_c + kw, ic_inner] * p1[j_c, ic_outer, kh, kw, ic_inner, m_c]\n"
+            "            for l_inner in T.serial(8):\n"
+            "                for m in T.vectorized(4):\n"
+            "                    if l_outer * 8 + l_inner < 9:\n"
+            "                        T_contrib_conv2d_NCHWc[0, 0, i_j_fused_k_fused, l_outer * 8 + "
+            "l_inner, m] = T_contrib_conv2d_NCHWc_local[0, 0, 0, l_inner, m]\n");
+}
+
+/* 32x64 . (48x64)^T: 8 x 3 tiles of 4 x 16. */
+static void test_dense_blocks_divide(void **state) {
+  (void)state;
+  const kiln_op_t *op = &kiln_op_dense;
+  check_pair(op, ATTRS(op, "units", "48"), 2, SHAPE(32, 64), 2, SHAPE(48, 64));
+}
+
+/* 7x13 with 5 units, and 23 x 37 by 29: tails in rows and columns. */
+static void test_dense_tail(void **state) {
+  (void)state;
+  const kiln_op_t *op = &kiln_op_dense;
+  check_pair(op, ATTRS(op, "units", "5"), 2, SHAPE(7, 13), 2, SHAPE(5, 13));
+  check_pair(op, ATTRS(op, "units", "0"), 2, SHAPE(23, 29), 2, SHAPE(37, 29));
+  check_pair(&kiln_op_matmul, NULL, 2, SHAPE(9, 6), 2, SHAPE(6, 19));
+}
+
+static void test_dense_golden(void **state) {
+  (void)state;
+  const kiln_op_t *op = &kiln_op_dense;
+  const kiln_type_t *types[] = {ttype(KILN_DTYPE_FLOAT32, 2, SHAPE(6, 3)),
+                                ttype(KILN_DTYPE_FLOAT32, 2, SHAPE(5, 3))};
+  const char *text = lowered_text(op, ATTRS(op, "units", "0"), 2, types, 128);
+  assert_string_equal(
+      text,
+      "@T.prim_func\n"
+      "def main(p0: T.Buffer((6, 3), \"float32\"), p1: T.Buffer((5, 3), \"float32\"), T_dense: "
+      "T.Buffer((6, 5), \"float32\")):\n"
+      "    for i_outer_j_outer_fused in T.parallel(4):\n"
+      "        T_dense_local = T.decl_buffer((4, 4), \"float32\", scope=\"local\")\n"
+      "        for i_c_init in T.unroll(4):\n"
+      "            for j_c_init in T.vectorized(4):\n"
+      "                if i_outer_j_outer_fused // 2 * 4 + i_c_init < 6 and i_outer_j_outer_fused "
+      "% 2 * 4 + j_c_init < 5:\n"
+      "                    T_dense_local[i_c_init, j_c_init] = T.float32(0.0)\n"
+      "        for rk in T.serial(3):\n"
+      "            for i_c in T.unroll(4):\n"
+      "                for j_c in T.vectorized(4):\n"
+      "                    if i_outer_j_outer_fused // 2 * 4 + i_c < 6 and i_outer_j_outer_fused % "
+      "2 * 4 + j_c < 5:\n"
+      "                        T_dense_local[i_c, j_c] = T_dense_local[i_c, j_c] + "
+      "p0[i_outer_j_outer_fused // 2 * 4 + i_c, rk] * p1[i_outer_j_outer_fused % 2 * 4 + j_c, rk]\n"
+      "        for i_inner in T.serial(4):\n"
+      "            for j_inner in T.vectorized(4):\n"
+      "                if i_outer_j_outer_fused % 2 * 4 + j_inner < 5 and i_outer_j_outer_fused // "
+      "2 * 4 + i_inner < 6:\n"
+      "                    T_dense[i_outer_j_outer_fused // 2 * 4 + i_inner, i_outer_j_outer_fused "
+      "% 2 * 4 + j_inner] = T_dense_local[i_inner, j_inner]\n");
+}
+
+/* Layouts other than NCHW{c}c / OIHW{i}i{o}o, and outputs that are not
+ * matrices, take the default schedule: no local buffer. */
+static void test_fallback_default(void **state) {
+  (void)state;
+  const kiln_type_t *conv[] = {ttype(KILN_DTYPE_FLOAT32, 5, SHAPE(1, 3, 3, 1, 4)),
+                               ttype(KILN_DTYPE_FLOAT32, 6, SHAPE(1, 1, 1, 1, 4, 4))};
+  const char *text = lowered_text(
+      &kiln_op_conv2d_nchwc,
+      nchwc_attrs("[0, 0, 0, 0]", "\"NHWC4c\"", "\"OIHW4i4o\"", "\"NHWC4c\""), 2, conv, 512);
+  assert_null(strstr(text, "local"));
+  const kiln_type_t *dense[] = {ttype(KILN_DTYPE_FLOAT32, 3, SHAPE(2, 3, 4)),
+                                ttype(KILN_DTYPE_FLOAT32, 2, SHAPE(5, 4))};
+  text = lowered_text(&kiln_op_dense, ATTRS(&kiln_op_dense, "units", "0"), 2, dense, 512);
+  assert_null(strstr(text, "local"));
+  const kiln_type_t *matrix[] = {ttype(KILN_DTYPE_FLOAT32, 2, SHAPE(3, 4)),
+                                 ttype(KILN_DTYPE_FLOAT32, 2, SHAPE(5, 4))};
+  text = lowered_text(&kiln_op_dense, ATTRS(&kiln_op_dense, "units", "0"), 2, matrix, 512);
+  assert_non_null(strstr(text, "scope=\"local\""));
+}
+
+/* Lowering through both schedules (and the conv2d and gemm rules) with
+ * every allocation of the arena made to fail in turn. */
+typedef struct lower_case_t {
+  const kiln_op_t *op;
+  const void *attrs;
+  const kiln_type_t *types[2];
+} lower_case_t;
+
+static kiln_status_t lower_scenario(kiln_allocator_t allocator, void *context) {
+  const lower_case_t *cases = context;
+  kiln_arena_t arena;
+  kiln_arena_initialize(&arena, allocator, 1024);
+  kiln_schedule_target_t target = {512};
+  kiln_status_t status = KILN_OK;
+  for (int i = 0; i < 2 && !status; ++i) {
+    const kiln_tir_prim_func_t *func = NULL;
+    status = kiln_op_lower(cases[i].op, cases[i].attrs, 2, cases[i].types, &target, &arena, "main",
+                           &func);
+  }
+  kiln_arena_deinitialize(&arena);
+  return status;
+}
+
+static void test_allocation_failures(void **state) {
+  (void)state;
+  lower_case_t cases[2] = {
+      {&kiln_op_conv2d_nchwc,
+       nchwc_attrs("[1, 0, 0, 1]", "\"NCHW4c\"", "\"OIHW4i4o\"", "\"NCHW4c\""),
+       {ttype(KILN_DTYPE_FLOAT32, 5, SHAPE(1, 1, 3, 9, 4)),
+        ttype(KILN_DTYPE_FLOAT32, 6, SHAPE(1, 1, 2, 2, 4, 4))}},
+      {&kiln_op_dense,
+       ATTRS(&kiln_op_dense, "units", "0"),
+       {ttype(KILN_DTYPE_FLOAT32, 2, SHAPE(7, 13)), ttype(KILN_DTYPE_FLOAT32, 2, SHAPE(5, 13))}},
+  };
+  KILN_ASSERT_OK(lower_scenario(kiln_allocator_system(), cases));
+  assert_true(kiln_test_sweep_allocation_failures(lower_scenario, cases) > 10);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_nchwc_blocks_divide, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_nchwc_tail, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_nchwc_golden, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_dense_blocks_divide, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_dense_tail, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_dense_golden, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fallback_default, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_allocation_failures, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
