@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "op/nn_common.h"
+#include "op/nn_compute.h"
 
 /* ---- parsing ---- */
 
@@ -413,4 +414,5 @@ const kiln_op_t kiln_op_layout_transform = {
     .infer_type = layout_transform_infer,
     .correct_layout = layout_transform_correct_layout,
     .reference = layout_transform_reference,
+    .compute = kiln_compute_layout_transform,
 };

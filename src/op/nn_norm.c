@@ -23,6 +23,7 @@
 #include <math.h>
 
 #include "op/nn_common.h"
+#include "op/nn_compute.h"
 
 /* ---- attributes ---- */
 
@@ -310,6 +311,7 @@ static kiln_status_t norm_reference(const kiln_kernel_args_t *args) {
       .infer_type = norm_infer,                                                           \
       .correct_layout = norm_correct_layout,                                              \
       .reference = norm_reference,                                                        \
+      .compute = kiln_compute_nn_norm,                                                    \
   }
 
 NORM_OP(kiln_op_batch_norm, "nn.batch_norm", KILN_OP_BATCH_NORM, 5, KILN_OP_PATTERN_BROADCAST,

@@ -22,6 +22,7 @@
 #include <math.h>
 
 #include "op/nn_common.h"
+#include "op/nn_compute.h"
 
 /* ---- attributes ---- */
 
@@ -220,6 +221,7 @@ static kiln_status_t pool_reference(const kiln_kernel_args_t *args) {
       .infer_type = pool_infer,                                      \
       .correct_layout = pool_correct_layout,                         \
       .reference = pool_reference,                                   \
+      .compute = kiln_compute_nn_pool,                               \
   }
 
 POOL2D_OP(kiln_op_max_pool2d, "nn.max_pool2d", KILN_OP_MAX_POOL2D, max_pool2d_fields,

@@ -15,6 +15,7 @@
 #include <math.h>
 
 #include "op/nn_common.h"
+#include "op/nn_compute.h"
 
 static const kiln_attr_field_t softmax_fields[] = {
     KILN_ATTR_FIELD(kiln_nn_axis_attrs_t, axis, INT, "-1"),
@@ -159,6 +160,7 @@ const kiln_op_t kiln_op_lrn = {
     .infer_type = lrn_infer,
     .correct_layout = softmax_correct_layout,
     .reference = lrn_reference,
+    .compute = kiln_compute_nn_lrn,
 };
 
 /* ---- the softmax operators ---- */
@@ -176,6 +178,7 @@ const kiln_op_t kiln_op_lrn = {
       .infer_type = softmax_infer,                                           \
       .correct_layout = softmax_correct_layout,                              \
       .reference = softmax_reference,                                        \
+      .compute = kiln_compute_nn_softmax,                                    \
   }
 
 SOFTMAX_OP(kiln_op_softmax, "nn.softmax", KILN_OP_SOFTMAX);

@@ -1,0 +1,114 @@
+/*
+ * Compute rules of the nn families that work along one axis or a window:
+ * the norms and per-channel maps (nn_norm_compute.c), pooling
+ * (nn_pool_compute.c), softmax, log_softmax and lrn (nn_softmax_compute.c)
+ * and layout_transform (nn_layout_compute.c). The family files name these
+ * functions in their operator definitions.
+ *
+ * The small static inline helpers below are shared by those four files:
+ * the dtype check that mirrors the float32-only reference kernels, an
+ * index clamp (a select evaluates both of its arms, so a padded or
+ * out-of-range cell is read at a clamped index and then masked), and the
+ * short builder wrappers the rules are written with.
+ */
+#ifndef KILN_OP_NN_COMPUTE_H_
+#define KILN_OP_NN_COMPUTE_H_
+
+#include "op/compute.h"
+
+/* nn.batch_norm, nn.layer_norm, nn.bias_add, nn.prelu, nn.instance_norm. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_nn_norm(const kiln_compute_args_t *args,
+                                                        kiln_compute_result_t *out_result);
+/* nn.max_pool2d, nn.avg_pool2d, nn.global_avg_pool2d, nn.global_max_pool2d. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_nn_pool(const kiln_compute_args_t *args,
+                                                        kiln_compute_result_t *out_result);
+/* nn.softmax and nn.log_softmax. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_nn_softmax(const kiln_compute_args_t *args,
+                                                           kiln_compute_result_t *out_result);
+/* nn.lrn. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_nn_lrn(const kiln_compute_args_t *args,
+                                                       kiln_compute_result_t *out_result);
+/* layout_transform. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_layout_transform(const kiln_compute_args_t *args,
+                                                                 kiln_compute_result_t *out_result);
+
+/* ---- helpers of the nn compute rules ---- */
+
+/* UNIMPLEMENTED unless input 0 is float32, as the reference kernels of the
+ * norm, pooling and softmax families (kiln_nn_kernel_begin_float32). */
+static inline kiln_status_t kiln_nn_compute_require_float32(const kiln_compute_args_t *args) {
+  kiln_dtype_t dtype = args->num_inputs > 0 ? args->inputs[0]->dtype : KILN_DTYPE_COUNT_;
+  if (dtype != KILN_DTYPE_FLOAT32) {
+    return KILN_STATUS(
+        UNIMPLEMENTED, "%s: no compute rule for dtype %s (the reference kernel handles float32)",
+        args->op->name, dtype == KILN_DTYPE_COUNT_ ? "(no input)" : kiln_dtype_name(dtype));
+  }
+  return KILN_OK;
+}
+
+/* x - y, x / y (floats), f(x): the rules' most common nodes. */
+static inline const kiln_tir_expr_t *kiln_nn_c_sub(kiln_tir_builder_t *b, const kiln_tir_expr_t *x,
+                                                   const kiln_tir_expr_t *y) {
+  return kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, x, y);
+}
+
+static inline const kiln_tir_expr_t *kiln_nn_c_div(kiln_tir_builder_t *b, const kiln_tir_expr_t *x,
+                                                   const kiln_tir_expr_t *y) {
+  return kiln_tir_b_bin(b, KILN_TIR_EXPR_DIV, x, y);
+}
+
+static inline const kiln_tir_expr_t *kiln_nn_c_call1(kiln_tir_builder_t *b, kiln_tir_intrinsic_t op,
+                                                     const kiln_tir_expr_t *x) {
+  return kiln_tir_b_call(b, op, 1, &x);
+}
+
+/* min(max(x, lo), hi) for int32 index expressions. */
+static inline const kiln_tir_expr_t *
+kiln_nn_c_clamp(kiln_tir_builder_t *b, const kiln_tir_expr_t *x, int64_t lo, int64_t hi) {
+  const kiln_tir_expr_t *low = kiln_tir_b_bin(b, KILN_TIR_EXPR_MAX, x, kiln_tir_b_i32(b, lo));
+  return kiln_tir_b_bin(b, KILN_TIR_EXPR_MIN, low, kiln_tir_b_i32(b, hi));
+}
+
+/* lo <= x && x < hi for an int32 index expression. */
+static inline const kiln_tir_expr_t *
+kiln_nn_c_in_range(kiln_tir_builder_t *b, const kiln_tir_expr_t *x, int64_t lo, int64_t hi) {
+  return kiln_tir_b_bin(b, KILN_TIR_EXPR_AND,
+                        kiln_tir_b_bin(b, KILN_TIR_EXPR_GE, x, kiln_tir_b_i32(b, lo)),
+                        kiln_tir_b_bin(b, KILN_TIR_EXPR_LT, x, kiln_tir_b_i32(b, hi)));
+}
+
+/* Copies `indices` (n of them) into `out`, replacing index `axis` by
+ * `value` (NULL: dropping it, so `out` gets n - 1). */
+static inline void kiln_nn_c_replace_index(int n, const kiln_tir_expr_t *const *indices, int axis,
+                                           const kiln_tir_expr_t *value,
+                                           const kiln_tir_expr_t **out) {
+  int k = 0;
+  for (int d = 0; d < n; ++d) {
+    if (d != axis) {
+      out[k++] = indices[d];
+    } else if (value) {
+      out[k++] = value;
+    }
+  }
+}
+
+/* The indices of a tensor of rank n + 1 from those of one of rank n that
+ * dropped `axis`: `value` goes in at `axis`. */
+static inline void kiln_nn_c_insert_index(int n, const kiln_tir_expr_t *const *indices, int axis,
+                                          const kiln_tir_expr_t *value,
+                                          const kiln_tir_expr_t **out) {
+  for (int d = 0, k = 0; d <= n; ++d) {
+    out[d] = d == axis ? value : indices[k++];
+  }
+}
+
+/* A float constant made outside any fcompute (a reduction's init). */
+static inline kiln_status_t kiln_nn_c_float_const(kiln_arena_t *arena, kiln_dtype_t dtype,
+                                                  double value, const kiln_tir_expr_t **out_expr) {
+  kiln_tir_builder_t b;
+  kiln_tir_builder_initialize(&b, arena);
+  *out_expr = kiln_tir_b_float(&b, dtype, value);
+  return kiln_tir_builder_finish(&b);
+}
+
+#endif /* KILN_OP_NN_COMPUTE_H_ */
