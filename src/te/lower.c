@@ -146,6 +146,12 @@ static kiln_status_t inline_load(kiln_tir_mutator_t *self, const kiln_tir_expr_t
   return KILN_OK;
 }
 
+static void inliner_initialize(inliner_t *in, const lowerer_t *l) {
+  kiln_tir_mutator_initialize(&in->mutator, l->schedule->arena);
+  in->mutator.expr_rules[KILN_TIR_EXPR_BUFFER_LOAD] = inline_load;
+  in->lowerer = l;
+}
+
 static kiln_status_t apply_inline(const lowerer_t *l, const kiln_tir_expr_t *expr,
                                   const kiln_tir_expr_t **out_expr) {
   if (l->num_inlined == 0) {
@@ -153,9 +159,7 @@ static kiln_status_t apply_inline(const lowerer_t *l, const kiln_tir_expr_t *exp
     return KILN_OK;
   }
   inliner_t in;
-  kiln_tir_mutator_initialize(&in.mutator, l->schedule->arena);
-  in.mutator.expr_rules[KILN_TIR_EXPR_BUFFER_LOAD] = inline_load;
-  in.lowerer = l;
+  inliner_initialize(&in, l);
   return kiln_tir_mutator_mutate_expr(&in.mutator, expr, out_expr);
 }
 
@@ -648,9 +652,7 @@ static kiln_status_t lower_extern(const lowerer_t *l, const kiln_te_stage_t *st,
     return KILN_OK;
   }
   inliner_t in;
-  kiln_tir_mutator_initialize(&in.mutator, l->schedule->arena);
-  in.mutator.expr_rules[KILN_TIR_EXPR_BUFFER_LOAD] = inline_load;
-  in.lowerer = l;
+  inliner_initialize(&in, l);
   return kiln_tir_mutator_mutate_stmt(&in.mutator, st->op->extern_body, out);
 }
 
