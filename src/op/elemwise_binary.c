@@ -459,4 +459,5 @@ const kiln_op_t kiln_op_where = {.name = "where",
                                  .pattern = KILN_OP_PATTERN_BROADCAST,
                                  .infer_type = where_infer_type,
                                  .correct_layout = kiln_broadcast_correct_layout,
-                                 .reference = where_reference};
+                                 .reference = where_reference,
+                                 .compute = kiln_compute_where};

@@ -23,49 +23,12 @@
 #include <math.h>
 #include <string.h>
 
+#include "op/elemwise_attrs.h"
 #include "op/elemwise_compute.h"
 #include "op/op.h"
 #include "op/scalar.h"
 
 /* ---- attributes ---- */
-
-typedef struct kiln_leaky_relu_attrs_t {
-  double alpha;
-} kiln_leaky_relu_attrs_t;
-
-typedef struct kiln_clip_attrs_t {
-  double a_min;
-  double a_max;
-} kiln_clip_attrs_t;
-
-typedef struct kiln_gelu_attrs_t {
-  const char *approximate; /* "none" or "tanh" */
-} kiln_gelu_attrs_t;
-
-typedef struct kiln_hard_sigmoid_attrs_t {
-  double alpha;
-  double beta;
-} kiln_hard_sigmoid_attrs_t;
-
-/* nn.elu, nn.celu and nn.thresholded_relu. */
-typedef struct kiln_alpha_attrs_t {
-  double alpha;
-} kiln_alpha_attrs_t;
-
-typedef struct kiln_selu_attrs_t {
-  double alpha;
-  double gamma;
-} kiln_selu_attrs_t;
-
-typedef struct kiln_shrink_attrs_t {
-  double bias;
-  double lambd;
-} kiln_shrink_attrs_t;
-
-typedef struct kiln_isinf_attrs_t {
-  bool detect_positive;
-  bool detect_negative;
-} kiln_isinf_attrs_t;
 
 static const kiln_attr_field_t alpha_one_fields[] = {
     KILN_ATTR_FIELD(kiln_alpha_attrs_t, alpha, FLOAT, "1.0"),
