@@ -590,7 +590,7 @@ static void test_golden_unary_and_where(void **state) {
                       "@T.prim_func\n"
                       "def main(p0: T.Buffer((2, 1), \"bool\"), p1: T.Buffer((3,), \"int8\"), "
                       "p2: T.Buffer((1,), \"int8\"), T_where: T.Buffer((2, 3), \"int8\")):\n"
-                      "    for i_j_fused in T.parallel(6):\n"
+                      "    for i_j_fused in T.serial(6):\n"
                       "        T_where[i_j_fused // 3, i_j_fused % 3] = T.Select(p0[i_j_fused "
                       "// 3, 0], p1[i_j_fused % 3], p2[0])\n");
 }
