@@ -4,7 +4,7 @@
  * Expressions print recursively with a precedence level: each node knows its
  * own level (Python's: or 1, and 2, not 3, comparisons 4, + - 5, * / // % 6,
  * atoms and calls 9) and wraps itself in parentheses when its parent needs a
- * higher one. Statements print line by line with an indentation level.
+ * higher one; comparisons do not chain, so one inside another is wrapped. Statements print line by line with an indentation level.
  */
 #include "tir/printer.h"
 
@@ -128,7 +128,9 @@ static kiln_status_t print_binary(kiln_strbuf_t *sb, const kiln_tir_expr_t *e) {
   }
   const char *op = NULL;
   int prec = binary_precedence(e->kind, &op);
-  KILN_RETURN_IF_ERROR(print_prec(sb, n->a, prec));
+  /* Python chains comparisons (a < b != c), so a comparison operand of a
+   * comparison takes parentheses on both sides. */
+  KILN_RETURN_IF_ERROR(print_prec(sb, n->a, prec == 4 ? prec + 1 : prec));
   KILN_RETURN_IF_ERROR(kiln_strbuf_append(sb, op));
   return print_prec(sb, n->b, prec + 1);
 }

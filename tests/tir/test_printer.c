@@ -135,6 +135,11 @@ static void test_expression_text(void **state) {
   const kiln_tir_expr_t *q = kiln_tir_b_v(kiln_tir_b_var(b, "q", KILN_DTYPE_BOOL));
   assert_expr_text(&f, kiln_tir_b_mul(b, kiln_tir_b_add(b, a, c), c), "(a + c) * c");
   assert_expr_text(&f, kiln_tir_b_add(b, a, kiln_tir_b_mul(b, a, c)), "a + a * c");
+  /* Comparisons do not chain: (a < c) != (c < a) keeps both pairs. */
+  assert_expr_text(&f,
+                   kiln_tir_b_bin(b, KILN_TIR_EXPR_NE, kiln_tir_b_bin(b, KILN_TIR_EXPR_LT, a, c),
+                                  kiln_tir_b_bin(b, KILN_TIR_EXPR_LT, c, a)),
+                   "(a < c) != (c < a)");
   assert_expr_text(
       &f, kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, a, kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, a, c)),
       "a - (a - c)");
