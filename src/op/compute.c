@@ -271,3 +271,39 @@ kiln_status_t kiln_compute_elemwise(const kiln_compute_args_t *args, const char 
   return kiln_te_compute(args->arena, name, type->ndim, type->shape, args->num_inputs, args->inputs,
                          elemwise_body, &e, &out_result->outputs[0]);
 }
+
+kiln_status_t kiln_compute_one(const kiln_compute_args_t *args, kiln_te_fcompute_fn fcompute,
+                               void *user, kiln_compute_result_t *out_result) {
+  const kiln_tensor_type_t *type = NULL;
+  KILN_RETURN_IF_ERROR(kiln_compute_output_type(args, 0, &type));
+  char name[64];
+  out_result->num_outputs = 1;
+  return kiln_te_compute(args->arena, kiln_compute_tensor_name(args->op, name, sizeof(name)),
+                         type->ndim, type->shape, args->num_inputs, args->inputs, fcompute, user,
+                         &out_result->outputs[0]);
+}
+
+kiln_status_t kiln_compute_require_float32(const kiln_compute_args_t *args) {
+  kiln_dtype_t dtype = args->num_inputs > 0 ? args->inputs[0]->dtype : KILN_DTYPE_COUNT_;
+  if (dtype != KILN_DTYPE_FLOAT32) {
+    return KILN_STATUS(UNIMPLEMENTED,
+                       "%s: no compute rule for dtype %s (the reference kernel handles float32 "
+                       "only)",
+                       args->op->name,
+                       dtype == KILN_DTYPE_COUNT_ ? "(no input)" : kiln_dtype_name(dtype));
+  }
+  return KILN_OK;
+}
+
+const kiln_tir_expr_t *kiln_compute_clamp(kiln_tir_builder_t *b, const kiln_tir_expr_t *x,
+                                          int64_t lo, int64_t hi) {
+  const kiln_tir_expr_t *low = kiln_tir_b_bin(b, KILN_TIR_EXPR_MAX, x, kiln_tir_b_i32(b, lo));
+  return kiln_tir_b_bin(b, KILN_TIR_EXPR_MIN, low, kiln_tir_b_i32(b, hi));
+}
+
+const kiln_tir_expr_t *kiln_compute_in_range(kiln_tir_builder_t *b, const kiln_tir_expr_t *x,
+                                             int64_t lo, int64_t hi) {
+  return kiln_tir_b_bin(b, KILN_TIR_EXPR_AND,
+                        kiln_tir_b_bin(b, KILN_TIR_EXPR_GE, x, kiln_tir_b_i32(b, lo)),
+                        kiln_tir_b_bin(b, KILN_TIR_EXPR_LT, x, kiln_tir_b_i32(b, hi)));
+}

@@ -99,6 +99,23 @@ void kiln_compute_broadcast_indices(kiln_tir_builder_t *b, const kiln_te_tensor_
                                     int out_ndim, const kiln_tir_expr_t *const *out_indices,
                                     const kiln_tir_expr_t **out_input_indices);
 
+/* The operator's one output, of the inferred type and named T_<op>, whose
+ * element at each index is fcompute(indices, user), reading every input. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_one(const kiln_compute_args_t *args,
+                                                    kiln_te_fcompute_fn fcompute, void *user,
+                                                    kiln_compute_result_t *out_result);
+
+/* UNIMPLEMENTED naming the operator unless input 0 is float32: for the
+ * operators whose reference kernels handle float32 only. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_require_float32(const kiln_compute_args_t *args);
+
+/* min(max(x, lo), hi) and lo <= x < hi, for int32 index expressions (a
+ * select evaluates both sides, so a load under one reads at a clamped index). */
+const kiln_tir_expr_t *kiln_compute_clamp(kiln_tir_builder_t *b, const kiln_tir_expr_t *x,
+                                          int64_t lo, int64_t hi);
+const kiln_tir_expr_t *kiln_compute_in_range(kiln_tir_builder_t *b, const kiln_tir_expr_t *x,
+                                             int64_t lo, int64_t hi);
+
 /* The scalar function of an elementwise operator: the value from one
  * loaded value per input. */
 typedef const kiln_tir_expr_t *(*kiln_compute_scalar_fn)(kiln_tir_builder_t *b,

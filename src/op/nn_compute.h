@@ -34,18 +34,6 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_compute_layout_transform(const kiln_comp
 
 /* ---- helpers of the nn compute rules ---- */
 
-/* UNIMPLEMENTED unless input 0 is float32, as the reference kernels of the
- * norm, pooling and softmax families (kiln_nn_kernel_begin_float32). */
-static inline kiln_status_t kiln_nn_compute_require_float32(const kiln_compute_args_t *args) {
-  kiln_dtype_t dtype = args->num_inputs > 0 ? args->inputs[0]->dtype : KILN_DTYPE_COUNT_;
-  if (dtype != KILN_DTYPE_FLOAT32) {
-    return KILN_STATUS(
-        UNIMPLEMENTED, "%s: no compute rule for dtype %s (the reference kernel handles float32)",
-        args->op->name, dtype == KILN_DTYPE_COUNT_ ? "(no input)" : kiln_dtype_name(dtype));
-  }
-  return KILN_OK;
-}
-
 /* x - y, x / y (floats), f(x): the rules' most common nodes. */
 static inline const kiln_tir_expr_t *kiln_nn_c_sub(kiln_tir_builder_t *b, const kiln_tir_expr_t *x,
                                                    const kiln_tir_expr_t *y) {
@@ -60,21 +48,6 @@ static inline const kiln_tir_expr_t *kiln_nn_c_div(kiln_tir_builder_t *b, const 
 static inline const kiln_tir_expr_t *kiln_nn_c_call1(kiln_tir_builder_t *b, kiln_tir_intrinsic_t op,
                                                      const kiln_tir_expr_t *x) {
   return kiln_tir_b_call(b, op, 1, &x);
-}
-
-/* min(max(x, lo), hi) for int32 index expressions. */
-static inline const kiln_tir_expr_t *
-kiln_nn_c_clamp(kiln_tir_builder_t *b, const kiln_tir_expr_t *x, int64_t lo, int64_t hi) {
-  const kiln_tir_expr_t *low = kiln_tir_b_bin(b, KILN_TIR_EXPR_MAX, x, kiln_tir_b_i32(b, lo));
-  return kiln_tir_b_bin(b, KILN_TIR_EXPR_MIN, low, kiln_tir_b_i32(b, hi));
-}
-
-/* lo <= x && x < hi for an int32 index expression. */
-static inline const kiln_tir_expr_t *
-kiln_nn_c_in_range(kiln_tir_builder_t *b, const kiln_tir_expr_t *x, int64_t lo, int64_t hi) {
-  return kiln_tir_b_bin(b, KILN_TIR_EXPR_AND,
-                        kiln_tir_b_bin(b, KILN_TIR_EXPR_GE, x, kiln_tir_b_i32(b, lo)),
-                        kiln_tir_b_bin(b, KILN_TIR_EXPR_LT, x, kiln_tir_b_i32(b, hi)));
 }
 
 /* Copies `indices` (n of them) into `out`, replacing index `axis` by

@@ -47,14 +47,13 @@ static const kiln_tir_expr_t *bin(kiln_tir_builder_t *b, kiln_tir_expr_kind_t ki
 /* x clamped into [0, extent). */
 static const kiln_tir_expr_t *clamp(kiln_tir_builder_t *b, const kiln_tir_expr_t *x,
                                     int64_t extent) {
-  return bin(b, KILN_TIR_EXPR_MAX, bin(b, KILN_TIR_EXPR_MIN, x, imm(b, extent - 1)), imm(b, 0));
+  return kiln_compute_clamp(b, x, 0, extent - 1);
 }
 
 /* 0 <= x < extent. */
 static const kiln_tir_expr_t *in_range(kiln_tir_builder_t *b, const kiln_tir_expr_t *x,
                                        int64_t extent) {
-  return bin(b, KILN_TIR_EXPR_AND, bin(b, KILN_TIR_EXPR_GE, x, imm(b, 0)),
-             bin(b, KILN_TIR_EXPR_LT, x, imm(b, extent)));
+  return kiln_compute_in_range(b, x, 0, extent);
 }
 
 /* Storage indices of the element at logical coordinates `logical` (one per
@@ -108,17 +107,6 @@ static int64_t logical_extent(const kiln_nn_layout_t *layout, const int64_t *sha
 static int storage_dim(const kiln_nn_layout_t *layout, char axis) {
   const char *at = memchr(layout->axes, axis, (size_t)layout->ndim);
   return at ? (int)(at - layout->axes) : 0;
-}
-
-static kiln_status_t require_float32(const kiln_compute_args_t *args) {
-  kiln_dtype_t dtype = args->inputs[0]->dtype;
-  if (dtype != KILN_DTYPE_FLOAT32) {
-    return KILN_STATUS(UNIMPLEMENTED,
-                       "%s: no compute rule for dtype %s (the reference kernel handles float32 "
-                       "only)",
-                       args->op->name, kiln_dtype_name(dtype));
-  }
-  return KILN_OK;
 }
 
 static kiln_status_t parse_layouts(const char *data_text, const char *kernel_text,
@@ -215,7 +203,7 @@ static kiln_status_t conv_reduce_axes(kiln_arena_t *arena, int64_t ic, int64_t k
 
 kiln_status_t kiln_compute_conv2d(const kiln_compute_args_t *args,
                                   kiln_compute_result_t *out_result) {
-  KILN_RETURN_IF_ERROR(require_float32(args));
+  KILN_RETURN_IF_ERROR(kiln_compute_require_float32(args));
   const kiln_nn_conv2d_attrs_t *a = args->attrs;
   const kiln_tensor_type_t *type = NULL;
   KILN_RETURN_IF_ERROR(kiln_compute_output_type(args, 0, &type));
@@ -303,7 +291,7 @@ static const kiln_tir_expr_t *tconv_body(kiln_tir_builder_t *b,
 
 kiln_status_t kiln_compute_conv2d_transpose(const kiln_compute_args_t *args,
                                             kiln_compute_result_t *out_result) {
-  KILN_RETURN_IF_ERROR(require_float32(args));
+  KILN_RETURN_IF_ERROR(kiln_compute_require_float32(args));
   const kiln_nn_conv2d_transpose_attrs_t *a = args->attrs;
   const kiln_tensor_type_t *type = NULL;
   KILN_RETURN_IF_ERROR(kiln_compute_output_type(args, 0, &type));

@@ -85,13 +85,7 @@ static const kiln_tir_expr_t *gemm_body(kiln_tir_builder_t *b,
 
 kiln_status_t kiln_compute_gemm(const kiln_compute_args_t *args,
                                 kiln_compute_result_t *out_result) {
-  kiln_dtype_t dtype = args->inputs[0]->dtype;
-  if (dtype != KILN_DTYPE_FLOAT32) {
-    return KILN_STATUS(UNIMPLEMENTED,
-                       "%s: no compute rule for dtype %s (the reference kernel handles float32 "
-                       "only)",
-                       args->op->name, kiln_dtype_name(dtype));
-  }
+  KILN_RETURN_IF_ERROR(kiln_compute_require_float32(args));
   const kiln_tensor_type_t *type = NULL;
   KILN_RETURN_IF_ERROR(kiln_compute_output_type(args, 0, &type));
   gemm_rule_t g;

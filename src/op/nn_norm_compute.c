@@ -215,7 +215,7 @@ static bool norm_has_norm_attrs(const kiln_op_t *op) {
 
 kiln_status_t kiln_compute_nn_norm(const kiln_compute_args_t *args,
                                    kiln_compute_result_t *out_result) {
-  KILN_RETURN_IF_ERROR(kiln_nn_compute_require_float32(args));
+  KILN_RETURN_IF_ERROR(kiln_compute_require_float32(args));
   const kiln_op_t *op = args->op;
   norm_t n = {.args = args, .data = args->inputs[0], .ndim = args->inputs[0]->ndim};
   int64_t axis_attr = 0;

@@ -75,8 +75,8 @@ static const kiln_tir_expr_t *pool_value(kiln_tir_builder_t *b, const pool_t *p,
     const kiln_tir_expr_t *cell = pool_cell(b, p, dim, indices[p->pos[dim]]);
     at[p->pos[dim]] = cell;
     if (p->mask[dim]) {
-      at[p->pos[dim]] = kiln_nn_c_clamp(b, cell, 0, p->extent[dim] - 1);
-      const kiln_tir_expr_t *in = kiln_nn_c_in_range(b, cell, 0, p->extent[dim]);
+      at[p->pos[dim]] = kiln_compute_clamp(b, cell, 0, p->extent[dim] - 1);
+      const kiln_tir_expr_t *in = kiln_compute_in_range(b, cell, 0, p->extent[dim]);
       inside = inside ? kiln_tir_b_bin(b, KILN_TIR_EXPR_AND, inside, in) : in;
     }
   }
@@ -214,7 +214,7 @@ static kiln_status_t pool_reduce(pool_t *p, const char *stage, const kiln_tensor
 
 kiln_status_t kiln_compute_nn_pool(const kiln_compute_args_t *args,
                                    kiln_compute_result_t *out_result) {
-  KILN_RETURN_IF_ERROR(kiln_nn_compute_require_float32(args));
+  KILN_RETURN_IF_ERROR(kiln_compute_require_float32(args));
   const kiln_tensor_type_t *out = NULL;
   KILN_RETURN_IF_ERROR(kiln_compute_output_type(args, 0, &out));
   pool_t p = {.args = args, .data = args->inputs[0], .ndim = args->inputs[0]->ndim};

@@ -65,7 +65,7 @@ static void line_reduced_shape(const line_t *line, int64_t *out_shape) {
 
 static kiln_status_t line_make(const kiln_compute_args_t *args, int64_t axis_attr,
                                line_t *out_line) {
-  KILN_RETURN_IF_ERROR(kiln_nn_compute_require_float32(args));
+  KILN_RETURN_IF_ERROR(kiln_compute_require_float32(args));
   *out_line = (line_t){.args = args, .data = args->inputs[0], .ndim = args->inputs[0]->ndim};
   return kiln_op_normalize_axis(args->op, axis_attr, out_line->ndim, &out_line->axis);
 }
@@ -159,10 +159,10 @@ static const kiln_tir_expr_t *lrn_sum_body(kiln_tir_builder_t *b,
   int64_t channels = line->data->shape[line->axis];
   const kiln_tir_expr_t *ch = lrn_channel(b, line, indices[line->axis]);
   const kiln_tir_expr_t *at[KILN_TIR_MAX_DIMS];
-  kiln_nn_c_replace_index(line->ndim, indices, line->axis, kiln_nn_c_clamp(b, ch, 0, channels - 1),
-                          at);
+  kiln_nn_c_replace_index(line->ndim, indices, line->axis,
+                          kiln_compute_clamp(b, ch, 0, channels - 1), at);
   const kiln_tir_expr_t *x = kiln_te_read(b, line->data, line->ndim, at);
-  return kiln_tir_b_select(b, kiln_nn_c_in_range(b, ch, 0, channels), kiln_tir_b_mul(b, x, x),
+  return kiln_tir_b_select(b, kiln_compute_in_range(b, ch, 0, channels), kiln_tir_b_mul(b, x, x),
                            kiln_tir_b_float(b, line->data->dtype, 0.0));
 }
 

@@ -61,21 +61,4 @@ static inline kiln_tensor_type_t kiln_tcompute_type_of(const kiln_te_tensor_t *t
   return type;
 }
 
-/* The operator's one output (T_<op>), each element fcompute(indices, user),
- * over every input. */
-static inline kiln_status_t kiln_tcompute_one(const kiln_compute_args_t *args,
-                                              kiln_te_fcompute_fn fcompute, void *user,
-                                              kiln_compute_result_t *out_result) {
-  const kiln_tensor_type_t *type = NULL;
-  KILN_RETURN_IF_ERROR(kiln_compute_output_type(args, 0, &type));
-  char name[64];
-  out_result->num_outputs = 1;
-  /* A rank-0 type may have no shape array; te copies the shape with memcpy,
-   * which must not get NULL even for 0 bytes. */
-  static const int64_t no_dims[1] = {1};
-  return kiln_te_compute(args->arena, kiln_compute_tensor_name(args->op, name, sizeof(name)),
-                         type->ndim, type->ndim > 0 ? type->shape : no_dims, args->num_inputs,
-                         args->inputs, fcompute, user, &out_result->outputs[0]);
-}
-
 #endif /* KILN_OP_TRANSFORM_COMPUTE_H_ */

@@ -81,7 +81,7 @@ kiln_status_t kiln_compute_concatenate(const kiln_compute_args_t *args,
   for (int i = 1; i < args->num_inputs; ++i) {
     c.offsets[i] = c.offsets[i - 1] + args->inputs[i - 1]->shape[c.axis];
   }
-  return kiln_tcompute_one(args, concatenate_body, &c, out_result);
+  return kiln_compute_one(args, concatenate_body, &c, out_result);
 }
 
 /* ---- split ---- */
@@ -202,7 +202,7 @@ kiln_status_t kiln_compute_strided_slice(const kiln_compute_args_t *args,
   s.data = args->inputs[0];
   KILN_RETURN_IF_ERROR(slice_plan(args, &s));
   slice_body_t sb = {&s, type->shape};
-  return kiln_tcompute_one(args, slice_body, &sb, out_result);
+  return kiln_compute_one(args, slice_body, &sb, out_result);
 }
 
 /* ---- take ---- */
@@ -272,5 +272,5 @@ kiln_status_t kiln_compute_take(const kiln_compute_args_t *args,
   KILN_RETURN_IF_ERROR(kiln_transform_axis(args->op, "axis", attrs->axis, &data, 0, &t.axis));
   kiln_tensor_type_t indices = kiln_tcompute_type_of(t.indices);
   KILN_RETURN_IF_ERROR(kiln_transform_check_indices(args->op, "indices", &indices));
-  return kiln_tcompute_one(args, take_body, &t, out_result);
+  return kiln_compute_one(args, take_body, &t, out_result);
 }

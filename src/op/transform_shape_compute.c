@@ -82,7 +82,7 @@ kiln_status_t kiln_compute_reshape(const kiln_compute_args_t *args,
   }
   strides32(type->ndim, type->shape, r.out_strides);
   strides32(r.data->ndim, r.data->shape, r.in_strides);
-  return kiln_tcompute_one(args, reshape_body, &r, out_result);
+  return kiln_compute_one(args, reshape_body, &r, out_result);
 }
 
 /* ---- transpose ---- */
@@ -117,7 +117,7 @@ kiln_status_t kiln_compute_transpose(const kiln_compute_args_t *args,
     bool listed[KILN_MAX_RANK];
     KILN_RETURN_IF_ERROR(kiln_transform_axes(args->op, "axes", axes, &data, t.perm, listed));
   }
-  return kiln_tcompute_one(args, transpose_body, &t, out_result);
+  return kiln_compute_one(args, transpose_body, &t, out_result);
 }
 
 /* ---- cast ---- */
@@ -206,7 +206,7 @@ kiln_status_t kiln_compute_tile(const kiln_compute_args_t *args,
   const kiln_tensor_type_t *type = NULL;
   KILN_RETURN_IF_ERROR(kiln_compute_output_type(args, 0, &type));
   tile_t t = {args->inputs[0], type->ndim - args->inputs[0]->ndim};
-  return kiln_tcompute_one(args, tile_body, &t, out_result);
+  return kiln_compute_one(args, tile_body, &t, out_result);
 }
 
 /* ---- broadcast_to ---- */
@@ -229,5 +229,5 @@ kiln_status_t kiln_compute_broadcast_to(const kiln_compute_args_t *args,
   const kiln_tensor_type_t *type = NULL;
   KILN_RETURN_IF_ERROR(kiln_compute_output_type(args, 0, &type));
   broadcast_to_t t = {args->inputs[0], type->ndim};
-  return kiln_tcompute_one(args, broadcast_to_body, &t, out_result);
+  return kiln_compute_one(args, broadcast_to_body, &t, out_result);
 }

@@ -143,7 +143,7 @@ kiln_status_t kiln_compute_pad(const kiln_compute_args_t *args, kiln_compute_res
   char bytes[8];
   kiln_scalar_store(kind, bytes, 0, kiln_scalar_float(attrs->pad_value));
   p.fill = kiln_scalar_load(kind, bytes, 0);
-  return kiln_tcompute_one(args, pad_body, &p, out_result);
+  return kiln_compute_one(args, pad_body, &p, out_result);
 }
 
 /* ---- image.resize2d ---- */
@@ -325,7 +325,7 @@ kiln_status_t kiln_compute_resize2d(const kiln_compute_args_t *args,
   KILN_RETURN_IF_ERROR(kiln_compute_output_type(args, 0, &type));
   resize_t r = {data, (resize_method_t)method, (resize_coordinates_t)coordinate,
                 (resize_rounding_t)rounding, type->shape};
-  return kiln_tcompute_one(args, resize_body, &r, out_result);
+  return kiln_compute_one(args, resize_body, &r, out_result);
 }
 
 /* ---- nn.depth_to_space and nn.space_to_depth ---- */
@@ -394,5 +394,5 @@ kiln_status_t kiln_compute_depth_space(const kiln_compute_args_t *args,
   } else {
     s.channels = s.data->shape[1];
   }
-  return kiln_tcompute_one(args, depth_space_body, &s, out_result);
+  return kiln_compute_one(args, depth_space_body, &s, out_result);
 }
