@@ -18,23 +18,14 @@
 #include <math.h>
 #include <string.h>
 
+#include "op/gather_attrs.h"
+#include "op/gather_compute.h"
 #include "op/transform_common.h"
-
-typedef struct kiln_reduce_attrs_t {
-  kiln_ints_t axis; /* [] reduces every axis */
-  bool keepdims;
-} kiln_reduce_attrs_t;
 
 static const kiln_attr_field_t kiln_reduce_fields[] = {
     KILN_ATTR_FIELD(kiln_reduce_attrs_t, axis, INTS, "[]"),
     KILN_ATTR_FIELD(kiln_reduce_attrs_t, keepdims, BOOL, "False"),
 };
-
-typedef struct kiln_argmax_attrs_t {
-  int64_t axis;
-  bool keepdims;
-  bool select_last_index;
-} kiln_argmax_attrs_t;
 
 static const kiln_attr_field_t kiln_argmax_fields[] = {
     KILN_ATTR_FIELD(kiln_argmax_attrs_t, axis, INT, "0"),
@@ -366,7 +357,7 @@ static kiln_status_t argmax_reference(const kiln_kernel_args_t *args) {
     .num_attr_fields = (int)(sizeof(kiln_reduce_fields) / sizeof(kiln_reduce_fields[0])), \
     .attr_fields = kiln_reduce_fields, .validate_attrs = reduce_validate,                 \
     .infer_type = reduce_infer_type, .correct_layout = reduce_layout,                     \
-    .reference = reduce_reference                                                         \
+    .reference = reduce_reference, .compute = kiln_compute_reduce                         \
   }
 
 const kiln_op_t kiln_op_sum = KILN_REDUCE_OP_(SUM, "sum");
@@ -382,7 +373,8 @@ const kiln_op_t kiln_op_prod = KILN_REDUCE_OP_(PROD, "prod");
     .pattern = KILN_OP_PATTERN_OPAQUE, .attrs_size = sizeof(kiln_argmax_attrs_t),         \
     .num_attr_fields = (int)(sizeof(kiln_argmax_fields) / sizeof(kiln_argmax_fields[0])), \
     .attr_fields = kiln_argmax_fields, .infer_type = reduce_infer_type,                   \
-    .correct_layout = reduce_layout, .reference = argmax_reference                        \
+    .correct_layout = reduce_layout, .reference = argmax_reference,                       \
+    .compute = kiln_compute_argreduce                                                     \
   }
 
 const kiln_op_t kiln_op_argmax = KILN_ARG_REDUCE_OP_(ARGMAX, "argmax");

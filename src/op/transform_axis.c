@@ -19,6 +19,8 @@
  */
 #include <string.h>
 
+#include "op/gather_attrs.h"
+#include "op/gather_compute.h"
 #include "op/transform_common.h"
 
 #define KILN_FIELD_COUNT_(fields) ((int)(sizeof(fields) / sizeof(fields[0])))
@@ -36,12 +38,6 @@ static line_plan_t line_plan(const kiln_tensor_type_t *data, int axis) {
 }
 
 /* ---- cumsum ---- */
-
-typedef struct kiln_cumsum_attrs_t {
-  int64_t axis;
-  bool exclusive;
-  bool reverse;
-} kiln_cumsum_attrs_t;
 
 static const kiln_attr_field_t kiln_cumsum_fields[] = {
     KILN_ATTR_FIELD(kiln_cumsum_attrs_t, axis, INT, "0"),
@@ -130,16 +126,10 @@ const kiln_op_t kiln_op_cumsum = {
     .infer_type = cumsum_infer_type,
     .correct_layout = kiln_layout_keep_axes,
     .reference = cumsum_reference,
+    .compute = kiln_compute_cumsum,
 };
 
 /* ---- topk ---- */
-
-typedef struct kiln_topk_attrs_t {
-  int64_t k;
-  int64_t axis;
-  bool largest;
-  bool sorted;
-} kiln_topk_attrs_t;
 
 static const kiln_attr_field_t kiln_topk_fields[] = {
     KILN_ATTR_FIELD(kiln_topk_attrs_t, k, INT, "1"),
@@ -279,4 +269,5 @@ const kiln_op_t kiln_op_topk = {
     .infer_type = topk_infer_type,
     .correct_layout = kiln_layout_keep_axes,
     .reference = topk_reference,
+    .compute = kiln_compute_topk,
 };

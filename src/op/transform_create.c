@@ -20,18 +20,13 @@
 #include <math.h>
 #include <string.h>
 
+#include "op/gather_attrs.h"
+#include "op/gather_compute.h"
 #include "op/transform_common.h"
 
 #define KILN_FIELD_COUNT_(fields) ((int)(sizeof(fields) / sizeof(fields[0])))
 
 /* ---- arange ---- */
-
-typedef struct kiln_arange_attrs_t {
-  double start;
-  double stop;
-  double step;
-  kiln_dtype_t dtype;
-} kiln_arange_attrs_t;
 
 static const kiln_attr_field_t kiln_arange_fields[] = {
     KILN_ATTR_FIELD(kiln_arange_attrs_t, start, FLOAT, "0.0"),
@@ -111,17 +106,10 @@ const kiln_op_t kiln_op_arange = {
     .infer_type = arange_infer_type,
     .correct_layout = arange_layout,
     .reference = arange_reference,
+    .compute = kiln_compute_arange,
 };
 
 /* ---- one_hot ---- */
-
-typedef struct kiln_one_hot_attrs_t {
-  int64_t depth;
-  int64_t axis; /* in [-(rank + 1), rank] of the indices */
-  double on_value;
-  double off_value;
-  kiln_dtype_t dtype;
-} kiln_one_hot_attrs_t;
 
 static const kiln_attr_field_t kiln_one_hot_fields[] = {
     KILN_ATTR_FIELD(kiln_one_hot_attrs_t, depth, INT, "1"),
@@ -222,14 +210,10 @@ const kiln_op_t kiln_op_one_hot = {
     .infer_type = one_hot_infer_type,
     .correct_layout = kiln_layout_unknown_output,
     .reference = one_hot_reference,
+    .compute = kiln_compute_one_hot,
 };
 
 /* ---- trilu ---- */
-
-typedef struct kiln_trilu_attrs_t {
-  bool upper;
-  int64_t k;
-} kiln_trilu_attrs_t;
 
 static const kiln_attr_field_t kiln_trilu_fields[] = {
     KILN_ATTR_FIELD(kiln_trilu_attrs_t, upper, BOOL, "True"),
@@ -295,4 +279,5 @@ const kiln_op_t kiln_op_trilu = {
     .infer_type = trilu_infer_type,
     .correct_layout = kiln_layout_keep_axes,
     .reference = trilu_reference,
+    .compute = kiln_compute_trilu,
 };

@@ -23,6 +23,8 @@
  */
 #include <string.h>
 
+#include "op/gather_attrs.h"
+#include "op/gather_compute.h"
 #include "op/transform_common.h"
 
 /* ---- shared ---- */
@@ -99,11 +101,6 @@ typedef enum scatter_reduction_e {
 
 static const char *const kiln_scatter_reductions[] = {"none", "add", "mul"};
 
-typedef struct kiln_scatter_attrs_t {
-  int64_t axis; /* scatter_elements only */
-  const char *reduction;
-} kiln_scatter_attrs_t;
-
 static kiln_status_t scatter_reduction(const kiln_op_t *op, const void *attrs,
                                        scatter_reduction_t *out_reduction) {
   const char *reduction = ((const kiln_scatter_attrs_t *)attrs)->reduction;
@@ -168,10 +165,6 @@ static void scatter_write(scatter_reduction_t reduction, kiln_dtype_t dtype, voi
 
 /* ---- gather ---- */
 
-typedef struct kiln_gather_attrs_t {
-  int64_t axis;
-} kiln_gather_attrs_t;
-
 static const kiln_attr_field_t kiln_gather_fields[] = {
     KILN_ATTR_FIELD(kiln_gather_attrs_t, axis, INT, "0"),
 };
@@ -230,13 +223,10 @@ const kiln_op_t kiln_op_gather = {
     .infer_type = gather_infer_type,
     .correct_layout = kiln_layout_keep_axes,
     .reference = gather_reference,
+    .compute = kiln_compute_gather,
 };
 
 /* ---- gather_nd ---- */
-
-typedef struct kiln_gather_nd_attrs_t {
-  int64_t batch_dims;
-} kiln_gather_nd_attrs_t;
 
 static const kiln_attr_field_t kiln_gather_nd_fields[] = {
     KILN_ATTR_FIELD(kiln_gather_nd_attrs_t, batch_dims, INT, "0"),
@@ -343,6 +333,7 @@ const kiln_op_t kiln_op_gather_nd = {
     .infer_type = gather_nd_infer_type,
     .correct_layout = kiln_layout_unknown_output,
     .reference = gather_nd_reference,
+    .compute = kiln_compute_gather_nd,
 };
 
 /* ---- scatter_elements ---- */
@@ -418,6 +409,7 @@ const kiln_op_t kiln_op_scatter_elements = {
     .infer_type = scatter_elements_infer_type,
     .correct_layout = kiln_layout_keep_axes,
     .reference = scatter_elements_reference,
+    .compute = kiln_compute_scatter_elements,
 };
 
 /* ---- scatter_nd ---- */
@@ -515,4 +507,5 @@ const kiln_op_t kiln_op_scatter_nd = {
     .infer_type = scatter_nd_infer_type,
     .correct_layout = scatter_nd_layout,
     .reference = scatter_nd_reference,
+    .compute = kiln_compute_scatter_nd,
 };

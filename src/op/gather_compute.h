@@ -1,0 +1,81 @@
+/*
+ * Compute rules of the reductions (reduce_compute.c), the axis operators
+ * cumsum and topk (transform_axis_compute.c), arange, one_hot and trilu
+ * (transform_create_compute.c) and the gathers and scatters
+ * (transform_gather_compute.c), named by the family files' operator
+ * definitions; docs/compute-gather.md says how each is expressed.
+ *
+ * The kiln_gather_* helpers below are shared by those files for the
+ * hand-written loops of extern ops (tensor-expression computes need none of
+ * them): a serial loop nest over a shape, loads and stores that accept rank
+ * 0, and negative-index wrapping. They use the builder's sticky status, so a
+ * caller checks once.
+ */
+#ifndef KILN_OP_GATHER_COMPUTE_H_
+#define KILN_OP_GATHER_COMPUTE_H_
+
+#include "op/op.h"
+#include "tir/builder.h"
+
+/* sum, mean, max, min, prod. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_reduce(const kiln_compute_args_t *args,
+                                                       kiln_compute_result_t *out_result);
+/* argmax, argmin. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_argreduce(const kiln_compute_args_t *args,
+                                                          kiln_compute_result_t *out_result);
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_cumsum(const kiln_compute_args_t *args,
+                                                       kiln_compute_result_t *out_result);
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_topk(const kiln_compute_args_t *args,
+                                                     kiln_compute_result_t *out_result);
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_arange(const kiln_compute_args_t *args,
+                                                       kiln_compute_result_t *out_result);
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_one_hot(const kiln_compute_args_t *args,
+                                                        kiln_compute_result_t *out_result);
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_trilu(const kiln_compute_args_t *args,
+                                                      kiln_compute_result_t *out_result);
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_gather(const kiln_compute_args_t *args,
+                                                       kiln_compute_result_t *out_result);
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_gather_nd(const kiln_compute_args_t *args,
+                                                          kiln_compute_result_t *out_result);
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_scatter_elements(const kiln_compute_args_t *args,
+                                                                 kiln_compute_result_t *out_result);
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_scatter_nd(const kiln_compute_args_t *args,
+                                                           kiln_compute_result_t *out_result);
+
+/* ---- loops of extern bodies ---- */
+
+/* A nest of serial loops over `shape`: make the variables with
+ * kiln_gather_nest_begin, build the body from `index`, then wrap it with
+ * kiln_gather_nest_end (outermost loop first in `index`). */
+typedef struct kiln_gather_nest_t {
+  int ndim;
+  const int64_t *shape;
+  const kiln_tir_var_t *vars[KILN_TIR_MAX_DIMS];
+  const kiln_tir_expr_t *index[KILN_TIR_MAX_DIMS]; /* int32 */
+} kiln_gather_nest_t;
+
+void kiln_gather_nest_begin(kiln_tir_builder_t *b, const char *prefix, int ndim,
+                            const int64_t *shape, kiln_gather_nest_t *out_nest);
+const kiln_tir_stmt_t *kiln_gather_nest_end(kiln_tir_builder_t *b, const kiln_gather_nest_t *nest,
+                                            const kiln_tir_stmt_t *body);
+/* A load or store of `buffer` at n indices; rank 0 uses the flat index 0. */
+const kiln_tir_expr_t *kiln_gather_load(kiln_tir_builder_t *b, const kiln_tir_buffer_t *buffer,
+                                        int n, const kiln_tir_expr_t *const *indices);
+const kiln_tir_stmt_t *kiln_gather_store(kiln_tir_builder_t *b, const kiln_tir_buffer_t *buffer,
+                                         const kiln_tir_expr_t *value, int n,
+                                         const kiln_tir_expr_t *const *indices);
+/* Statement sequence of two (either may be NULL: the other alone). */
+const kiln_tir_stmt_t *kiln_gather_seq2(kiln_tir_builder_t *b, const kiln_tir_stmt_t *first,
+                                        const kiln_tir_stmt_t *second);
+/* An integer index `raw` (any integer dtype) on a dim of extent `dim`,
+ * negative ones counted from the end, as int32 (the loop IR's index type). */
+const kiln_tir_expr_t *kiln_gather_wrap_index(kiln_tir_builder_t *b, const kiln_tir_expr_t *raw,
+                                              int64_t dim);
+/* `body` behind an assertion that raw index `raw` is in [-dim, dim); the
+ * message names the operator, the axis and its size, as the reference
+ * kernel's OUT_OF_RANGE does. */
+const kiln_tir_stmt_t *kiln_gather_assert_index(kiln_tir_builder_t *b, const kiln_op_t *op,
+                                                const kiln_tir_expr_t *raw, int axis, int64_t dim,
+                                                const kiln_tir_stmt_t *body);
+
+#endif /* KILN_OP_GATHER_COMPUTE_H_ */
