@@ -79,7 +79,14 @@ kiln_status_t kiln_op_compute(const kiln_compute_args_t *args, kiln_compute_resu
   if (!args->op->compute) {
     return KILN_STATUS(UNIMPLEMENTED, "%s: the operator has no compute rule", args->op->name);
   }
-  KILN_RETURN_IF_ERROR(args->op->compute(args, out_result)); /* rules name the operator */
+  kiln_status_t status = args->op->compute(args, out_result);
+  if (status) {
+    /* Rules name the operator in their own errors; te's errors do not. */
+    size_t length = strlen(args->op->name);
+    const char *message = kiln_status_message(status);
+    int named = strncmp(message, args->op->name, length) == 0 && message[length] == ':';
+    return named ? status : kiln_status_annotate(status, "%s", args->op->name);
+  }
   int expected = output_count(args->output_type);
   if (out_result->num_outputs != expected) {
     return KILN_STATUS(INTERNAL, "%s: the compute rule made %d outputs, the type has %d",
