@@ -11,38 +11,10 @@
  * their errors for unsupported dtypes and mismatched tensors.
  */
 #include <math.h>
-#include <string.h>
 
-#include "base/arena.h"
-#include "kiln_test.h"
-#include "op/op.h"
+#include "kiln_op_test.h"
 
 /* ---- helpers ---- */
-
-static kiln_arena_t arena;
-
-static int setup(void **state) {
-  (void)state;
-  kiln_arena_initialize(&arena, kiln_allocator_system(), 0);
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  kiln_arena_deinitialize(&arena);
-  return 0;
-}
-
-static void assert_close(double actual, double expected) {
-  if (isnan(expected) || isinf(expected)) {
-    assert_true(isnan(expected) ? isnan(actual) : actual == expected);
-    return;
-  }
-  if (fabs(actual - expected) > 1e-5 * fabs(expected) + 1e-30) {
-    print_error("got %.9g, expected %.9g\n", actual, expected);
-    fail();
-  }
-}
 
 /* A tensor argument: dtype, shape and values (NULL: zeros). */
 typedef struct arg_t {
@@ -53,47 +25,32 @@ typedef struct arg_t {
 } arg_t;
 
 static kiln_tensor_t *make_tensor(const arg_t *arg) {
-  kiln_tensor_t *tensor = NULL;
-  KILN_ASSERT_OK(
-      kiln_tensor_create(kiln_allocator_system(), arg->dtype, arg->ndim, arg->shape, &tensor));
-  if (arg->data) {
-    memcpy(kiln_tensor_data(tensor), arg->data, kiln_tensor_byte_size(tensor));
-  }
-  return tensor;
+  return arg->data ? tensor_of(arg->dtype, arg->ndim, arg->shape, arg->data)
+                   : tensor_zeros(arg->dtype, arg->ndim, arg->shape);
 }
 
 static const kiln_type_t *type_of(const arg_t *arg) {
-  const kiln_type_t *type = NULL;
-  KILN_ASSERT_OK(kiln_tensor_type_create(&arena, arg->dtype, arg->ndim, arg->shape, &type));
-  return type;
+  return ttype(arg->dtype, arg->ndim, arg->shape);
 }
 
-static kiln_status_t infer(const kiln_op_t *op, int count, const arg_t *args,
-                           const kiln_type_t **out_type) {
+static kiln_status_t infer_args(const kiln_op_t *op, int count, const arg_t *args,
+                                const kiln_type_t **out_type) {
   const kiln_type_t *inputs[4];
   for (int i = 0; i < count; ++i) {
     inputs[i] = type_of(&args[i]);
   }
-  return kiln_op_infer_type(op, NULL, count, inputs, &arena, out_type);
+  return infer(op, NULL, count, inputs, out_type);
 }
 
-/* Infers the output type, allocates the output, runs the kernel and returns
- * its status; the output is left in *out_output (NULL when inference failed). */
-static kiln_status_t run(const kiln_op_t *op, int count, const arg_t *args,
-                         kiln_tensor_t **out_output) {
-  *out_output = NULL;
-  const kiln_type_t *type = NULL;
-  KILN_RETURN_IF_ERROR(infer(op, count, args, &type));
-  const kiln_tensor_type_t *tensor = kiln_type_as_tensor(type);
-  KILN_RETURN_IF_ERROR(kiln_tensor_create(kiln_allocator_system(), tensor->dtype, tensor->ndim,
-                                          tensor->shape, out_output));
-  kiln_tensor_t *inputs[4];
+/* Runs the kernel on tensors made from `args` into a new output of the
+ * inferred type (NULL when inference or the kernel failed); returns the status. */
+static kiln_status_t run_args(const kiln_op_t *op, int count, const arg_t *args,
+                              kiln_tensor_t **out_output) {
+  kiln_tensor_t *inputs[4] = {NULL, NULL, NULL, NULL};
   for (int i = 0; i < count; ++i) {
     inputs[i] = make_tensor(&args[i]);
   }
-  kiln_kernel_args_t kernel = {
-      .op = op, .num_inputs = count, .inputs = inputs, .num_outputs = 1, .outputs = out_output};
-  kiln_status_t status = op->reference(&kernel);
+  kiln_status_t status = run(op, NULL, count, inputs, out_output);
   for (int i = 0; i < count; ++i) {
     kiln_tensor_release(inputs[i]);
   }
@@ -104,11 +61,11 @@ static void check_float(const kiln_op_t *op, const arg_t *a, const arg_t *b,
                         const double *expected) {
   const arg_t args[] = {*a, *b};
   kiln_tensor_t *output = NULL;
-  KILN_ASSERT_OK(run(op, 2, args, &output));
+  KILN_ASSERT_OK(run_args(op, 2, args, &output));
   assert_int_equal(kiln_tensor_dtype(output), KILN_DTYPE_FLOAT32);
   const float *out = kiln_tensor_data(output);
   for (int64_t i = 0; i < kiln_tensor_element_count(output); ++i) {
-    assert_close(out[i], expected[i]);
+    assert_near(out[i], expected[i]);
   }
   kiln_tensor_release(output);
 }
@@ -117,7 +74,7 @@ static void check_float(const kiln_op_t *op, const arg_t *a, const arg_t *b,
 static void check_exact(const kiln_op_t *op, int count, const arg_t *args,
                         const int64_t *expected) {
   kiln_tensor_t *output = NULL;
-  KILN_ASSERT_OK(run(op, count, args, &output));
+  KILN_ASSERT_OK(run_args(op, count, args, &output));
   int64_t n = kiln_tensor_element_count(output);
   for (int64_t i = 0; i < n; ++i) {
     if (kiln_tensor_dtype(output) == KILN_DTYPE_BOOL) {
@@ -134,49 +91,38 @@ static void check_exact(const kiln_op_t *op, int count, const arg_t *args,
 
 /* ---- type relations ---- */
 
-static void assert_type(const kiln_type_t *type, kiln_dtype_t dtype, int ndim,
-                        const int64_t *shape) {
-  const kiln_tensor_type_t *tensor = kiln_type_as_tensor(type);
-  assert_non_null(tensor);
-  assert_int_equal(tensor->dtype, dtype);
-  assert_int_equal(tensor->ndim, ndim);
-  for (int d = 0; d < ndim; ++d) {
-    assert_int_equal(tensor->shape[d], shape[d]);
-  }
-}
-
 static void test_binary_type_relation(void **state) {
   (void)state;
   const kiln_type_t *out = NULL;
   const arg_t m23[] = {{F32, 2, {2, 3}}, {F32, 1, {3}}};
-  KILN_ASSERT_OK(infer(&kiln_op_add, 2, m23, &out));
-  assert_type(out, F32, 2, (const int64_t[]){2, 3});
+  KILN_ASSERT_OK(infer_args(&kiln_op_add, 2, m23, &out));
+  assert_type(out, F32, 2, SHAPE(2, 3));
   const arg_t scalar[] = {{I64, 0, {0}}, {I64, 1, {5}}};
-  KILN_ASSERT_OK(infer(&kiln_op_multiply, 2, scalar, &out));
-  assert_type(out, I64, 1, (const int64_t[]){5});
+  KILN_ASSERT_OK(infer_args(&kiln_op_multiply, 2, scalar, &out));
+  assert_type(out, I64, 1, SHAPE(5));
   const arg_t both[] = {{F32, 3, {5, 1, 3}}, {F32, 2, {7, 1}}};
-  KILN_ASSERT_OK(infer(&kiln_op_power, 2, both, &out));
-  assert_type(out, F32, 3, (const int64_t[]){5, 7, 3});
+  KILN_ASSERT_OK(infer_args(&kiln_op_power, 2, both, &out));
+  assert_type(out, F32, 3, SHAPE(5, 7, 3));
   const arg_t bias[] = {{F32, 4, {1, 3, 5, 7}}, {F32, 3, {3, 1, 1}}};
-  KILN_ASSERT_OK(infer(&kiln_op_subtract, 2, bias, &out));
-  assert_type(out, F32, 4, (const int64_t[]){1, 3, 5, 7});
+  KILN_ASSERT_OK(infer_args(&kiln_op_subtract, 2, bias, &out));
+  assert_type(out, F32, 4, SHAPE(1, 3, 5, 7));
   const arg_t empty[] = {{F32, 2, {0, 3}}, {F32, 2, {1, 3}}};
-  KILN_ASSERT_OK(infer(&kiln_op_divide, 2, empty, &out));
-  assert_type(out, F32, 2, (const int64_t[]){0, 3});
+  KILN_ASSERT_OK(infer_args(&kiln_op_divide, 2, empty, &out));
+  assert_type(out, F32, 2, SHAPE(0, 3));
   /* comparisons are bool, whatever they compare */
   const kiln_op_t *compare[] = {&kiln_op_equal,      &kiln_op_not_equal, &kiln_op_less,
                                 &kiln_op_less_equal, &kiln_op_greater,   &kiln_op_greater_equal};
   const arg_t bools[] = {{KILN_DTYPE_BOOL, 1, {4}}, {KILN_DTYPE_BOOL, 0, {0}}};
   for (size_t i = 0; i < sizeof(compare) / sizeof(compare[0]); ++i) {
-    KILN_ASSERT_OK(infer(compare[i], 2, m23, &out));
-    assert_type(out, KILN_DTYPE_BOOL, 2, (const int64_t[]){2, 3});
-    KILN_ASSERT_OK(infer(compare[i], 2, bools, &out));
-    assert_type(out, KILN_DTYPE_BOOL, 1, (const int64_t[]){4});
+    KILN_ASSERT_OK(infer_args(compare[i], 2, m23, &out));
+    assert_type(out, KILN_DTYPE_BOOL, 2, SHAPE(2, 3));
+    KILN_ASSERT_OK(infer_args(compare[i], 2, bools, &out));
+    assert_type(out, KILN_DTYPE_BOOL, 1, SHAPE(4));
   }
   const kiln_op_t *same[] = {&kiln_op_maximum, &kiln_op_minimum};
   for (size_t i = 0; i < 2; ++i) {
-    KILN_ASSERT_OK(infer(same[i], 2, scalar, &out));
-    assert_type(out, I64, 1, (const int64_t[]){5});
+    KILN_ASSERT_OK(infer_args(same[i], 2, scalar, &out));
+    assert_type(out, I64, 1, SHAPE(5));
   }
 }
 
@@ -184,51 +130,51 @@ static void test_binary_type_relation_errors(void **state) {
   (void)state;
   const kiln_type_t *out = NULL;
   const arg_t clash[] = {{F32, 3, {1, 3, 4}}, {F32, 2, {5, 4}}};
-  KILN_ASSERT_STATUS(infer(&kiln_op_add, 2, clash, &out), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(infer_args(&kiln_op_add, 2, clash, &out), INVALID_ARGUMENT,
                      "add: cannot broadcast (1, 3, 4) and (5, 4): dim 1 of the result would be "
                      "3 vs 5");
   const arg_t rows[] = {{F32, 2, {2, 3}}, {F32, 2, {4, 3}}};
-  KILN_ASSERT_STATUS(infer(&kiln_op_less, 2, rows, &out), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(infer_args(&kiln_op_less, 2, rows, &out), INVALID_ARGUMENT,
                      "less: cannot broadcast (2, 3) and (4, 3)");
   const arg_t dtypes[] = {{F32, 2, {2, 3}}, {I64, 1, {3}}};
-  KILN_ASSERT_STATUS(infer(&kiln_op_add, 2, dtypes, &out), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(infer_args(&kiln_op_add, 2, dtypes, &out), INVALID_ARGUMENT,
                      "add: inputs have different dtypes: float32 (2, 3) and int64 (3,)");
-  KILN_ASSERT_STATUS(infer(&kiln_op_equal, 2, dtypes, &out), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(infer_args(&kiln_op_equal, 2, dtypes, &out), INVALID_ARGUMENT,
                      "equal: inputs have different dtypes");
-  KILN_ASSERT_STATUS(infer(&kiln_op_divide, 1, dtypes, &out), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(infer_args(&kiln_op_divide, 1, dtypes, &out), INVALID_ARGUMENT,
                      "divide: expected 2 inputs, got 1");
   const arg_t three[] = {{F32, 1, {3}}, {F32, 1, {3}}, {F32, 1, {3}}};
-  KILN_ASSERT_STATUS(infer(&kiln_op_minimum, 3, three, &out), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(infer_args(&kiln_op_minimum, 3, three, &out), INVALID_ARGUMENT,
                      "minimum: expected 2 inputs, got 3");
   const kiln_type_t *field = type_of(&three[0]);
   const kiln_type_t *tuple = NULL;
-  KILN_ASSERT_OK(kiln_tuple_type_create(&arena, 1, &field, &tuple));
+  KILN_ASSERT_OK(kiln_tuple_type_create(&kiln_op_test_arena, 1, &field, &tuple));
   const kiln_type_t *inputs[] = {field, tuple};
-  KILN_ASSERT_STATUS(kiln_op_infer_type(&kiln_op_maximum, NULL, 2, inputs, &arena, &out),
-                     INVALID_ARGUMENT, "maximum: input 1 must be a tensor, not a tuple");
+  KILN_ASSERT_STATUS(infer(&kiln_op_maximum, NULL, 2, inputs, &out), INVALID_ARGUMENT,
+                     "maximum: input 1 must be a tensor, not a tuple");
 }
 
 static void test_where_type_relation(void **state) {
   (void)state;
   const kiln_type_t *out = NULL;
   const arg_t ok[] = {{KILN_DTYPE_BOOL, 2, {2, 1}}, {I64, 1, {3}}, {I64, 0, {0}}};
-  KILN_ASSERT_OK(infer(&kiln_op_where, 3, ok, &out));
-  assert_type(out, I64, 2, (const int64_t[]){2, 3});
+  KILN_ASSERT_OK(infer_args(&kiln_op_where, 3, ok, &out));
+  assert_type(out, I64, 2, SHAPE(2, 3));
   const arg_t wide[] = {{KILN_DTYPE_BOOL, 0, {0}}, {F32, 1, {1}}, {F32, 3, {7, 5, 1}}};
-  KILN_ASSERT_OK(infer(&kiln_op_where, 3, wide, &out));
-  assert_type(out, F32, 3, (const int64_t[]){7, 5, 1});
+  KILN_ASSERT_OK(infer_args(&kiln_op_where, 3, wide, &out));
+  assert_type(out, F32, 3, SHAPE(7, 5, 1));
 
   const arg_t cond[] = {{F32, 1, {3}}, {F32, 1, {3}}, {F32, 1, {3}}};
-  KILN_ASSERT_STATUS(infer(&kiln_op_where, 3, cond, &out), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(infer_args(&kiln_op_where, 3, cond, &out), INVALID_ARGUMENT,
                      "where: condition must be bool, got float32 (3,)");
   const arg_t dtypes[] = {{KILN_DTYPE_BOOL, 1, {3}}, {F32, 1, {3}}, {I64, 2, {2, 3}}};
-  KILN_ASSERT_STATUS(infer(&kiln_op_where, 3, dtypes, &out), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(infer_args(&kiln_op_where, 3, dtypes, &out), INVALID_ARGUMENT,
                      "where: x and y have different dtypes: float32 (3,) and int64 (2, 3)");
   const arg_t shapes[] = {{KILN_DTYPE_BOOL, 1, {2}}, {F32, 2, {3, 1}}, {F32, 1, {3}}};
-  KILN_ASSERT_STATUS(infer(&kiln_op_where, 3, shapes, &out), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(infer_args(&kiln_op_where, 3, shapes, &out), INVALID_ARGUMENT,
                      "where: cannot broadcast (2,), (3, 1) and (3,): dim 1 of the result would be "
                      "2 vs 3");
-  KILN_ASSERT_STATUS(infer(&kiln_op_where, 2, shapes, &out), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(infer_args(&kiln_op_where, 2, shapes, &out), INVALID_ARGUMENT,
                      "where: expected 3 inputs, got 2");
 }
 
@@ -246,7 +192,7 @@ static void test_layout_rule(void **state) {
                                      .input_types = types,
                                      .input_layouts = arriving,
                                      .required_layouts = required,
-                                     .arena = &arena};
+                                     .arena = &kiln_op_test_arena};
   KILN_ASSERT_OK(kiln_op_add.correct_layout(&relation));
   assert_string_equal(required[0], "NCHW");
   assert_string_equal(required[1], "");
@@ -260,7 +206,7 @@ static void test_layout_rule(void **state) {
                                       .input_types = same,
                                       .input_layouts = three,
                                       .required_layouts = required3,
-                                      .arena = &arena};
+                                      .arena = &kiln_op_test_arena};
   KILN_ASSERT_OK(kiln_op_where.correct_layout(&relation));
   for (int i = 0; i < 3; ++i) {
     assert_string_equal(required3[i], "NHWC");
@@ -357,15 +303,15 @@ static void test_comparisons(void **state) {
   const arg_t a = {F32, 1, {5}, (const float[]){1, 2, 3, NAN, -0.0f}};
   const arg_t b = {F32, 1, {5}, (const float[]){2, 2, 2, NAN, 0.0f}};
   const arg_t ab[] = {a, b};
-  check_exact(&kiln_op_equal, 2, ab, (const int64_t[]){0, 1, 0, 0, 1});
-  check_exact(&kiln_op_not_equal, 2, ab, (const int64_t[]){1, 0, 1, 1, 0});
-  check_exact(&kiln_op_less, 2, ab, (const int64_t[]){1, 0, 0, 0, 0});
-  check_exact(&kiln_op_less_equal, 2, ab, (const int64_t[]){1, 1, 0, 0, 1});
-  check_exact(&kiln_op_greater, 2, ab, (const int64_t[]){0, 0, 1, 0, 0});
-  check_exact(&kiln_op_greater_equal, 2, ab, (const int64_t[]){0, 1, 1, 0, 1});
+  check_exact(&kiln_op_equal, 2, ab, SHAPE(0, 1, 0, 0, 1));
+  check_exact(&kiln_op_not_equal, 2, ab, SHAPE(1, 0, 1, 1, 0));
+  check_exact(&kiln_op_less, 2, ab, SHAPE(1, 0, 0, 0, 0));
+  check_exact(&kiln_op_less_equal, 2, ab, SHAPE(1, 1, 0, 0, 1));
+  check_exact(&kiln_op_greater, 2, ab, SHAPE(0, 0, 1, 0, 0));
+  check_exact(&kiln_op_greater_equal, 2, ab, SHAPE(0, 1, 1, 0, 1));
   /* int64, broadcast (3, 1) against (4,) */
-  const arg_t col = {I64, 2, {3, 1}, (const int64_t[]){-5, 0, INT64_MAX}};
-  const arg_t row = {I64, 1, {4}, (const int64_t[]){INT64_MIN, -5, 0, 7}};
+  const arg_t col = {I64, 2, {3, 1}, SHAPE(-5, 0, INT64_MAX)};
+  const arg_t row = {I64, 1, {4}, SHAPE(INT64_MIN, -5, 0, 7)};
   const arg_t cr[] = {col, row};
   int64_t less[12];
   int64_t equal[12];
@@ -383,40 +329,39 @@ static void test_comparisons(void **state) {
   const arg_t p = {KILN_DTYPE_BOOL, 1, {4}, (const uint8_t[]){0, 0, 1, 1}};
   const arg_t q = {KILN_DTYPE_BOOL, 1, {4}, (const uint8_t[]){0, 1, 0, 1}};
   const arg_t pq[] = {p, q};
-  check_exact(&kiln_op_equal, 2, pq, (const int64_t[]){1, 0, 0, 1});
-  check_exact(&kiln_op_not_equal, 2, pq, (const int64_t[]){0, 1, 1, 0});
+  check_exact(&kiln_op_equal, 2, pq, SHAPE(1, 0, 0, 1));
+  check_exact(&kiln_op_not_equal, 2, pq, SHAPE(0, 1, 1, 0));
 }
 
 /* ---- kernels: int64 ---- */
 
 static void test_int64_arithmetic(void **state) {
   (void)state;
-  const arg_t a = {I64, 1, {6}, (const int64_t[]){7, -7, 7, -7, INT64_MIN, INT64_MAX}};
-  const arg_t b = {I64, 1, {6}, (const int64_t[]){2, 2, -2, -2, -1, 1}};
+  const arg_t a = {I64, 1, {6}, SHAPE(7, -7, 7, -7, INT64_MIN, INT64_MAX)};
+  const arg_t b = {I64, 1, {6}, SHAPE(2, 2, -2, -2, -1, 1)};
   const arg_t ab[] = {a, b};
   /* division truncates toward zero; INT64_MIN / -1 wraps */
-  check_exact(&kiln_op_divide, 2, ab, (const int64_t[]){3, -3, -3, 3, INT64_MIN, INT64_MAX});
+  check_exact(&kiln_op_divide, 2, ab, SHAPE(3, -3, -3, 3, INT64_MIN, INT64_MAX));
   /* overflow wraps */
-  check_exact(&kiln_op_add, 2, ab, (const int64_t[]){9, -5, 5, -9, INT64_MAX, INT64_MIN});
-  check_exact(&kiln_op_subtract, 2, ab,
-              (const int64_t[]){5, -9, 9, -5, INT64_MIN + 1, INT64_MAX - 1});
-  check_exact(&kiln_op_multiply, 2, ab, (const int64_t[]){14, -14, -14, 14, INT64_MIN, INT64_MAX});
-  check_exact(&kiln_op_maximum, 2, ab, (const int64_t[]){7, 2, 7, -2, -1, INT64_MAX});
-  check_exact(&kiln_op_minimum, 2, ab, (const int64_t[]){2, -7, -2, -7, INT64_MIN, 1});
+  check_exact(&kiln_op_add, 2, ab, SHAPE(9, -5, 5, -9, INT64_MAX, INT64_MIN));
+  check_exact(&kiln_op_subtract, 2, ab, SHAPE(5, -9, 9, -5, INT64_MIN + 1, INT64_MAX - 1));
+  check_exact(&kiln_op_multiply, 2, ab, SHAPE(14, -14, -14, 14, INT64_MIN, INT64_MAX));
+  check_exact(&kiln_op_maximum, 2, ab, SHAPE(7, 2, 7, -2, -1, INT64_MAX));
+  check_exact(&kiln_op_minimum, 2, ab, SHAPE(2, -7, -2, -7, INT64_MIN, 1));
   /* rank 0 broadcast */
-  const arg_t three = {I64, 0, {0}, (const int64_t[]){3}};
-  const arg_t ten = {I64, 2, {1, 5}, (const int64_t[]){10, 11, -10, -11, 0}};
+  const arg_t three = {I64, 0, {0}, SHAPE(3)};
+  const arg_t ten = {I64, 2, {1, 5}, SHAPE(10, 11, -10, -11, 0)};
   const arg_t t3[] = {ten, three};
-  check_exact(&kiln_op_divide, 2, t3, (const int64_t[]){3, 3, -3, -3, 0});
+  check_exact(&kiln_op_divide, 2, t3, SHAPE(3, 3, -3, -3, 0));
 }
 
 static void test_int64_division_by_zero(void **state) {
   (void)state;
-  const arg_t a = {I64, 1, {3}, (const int64_t[]){4, 5, 6}};
-  const arg_t b = {I64, 1, {3}, (const int64_t[]){1, 0, 2}};
+  const arg_t a = {I64, 1, {3}, SHAPE(4, 5, 6)};
+  const arg_t b = {I64, 1, {3}, SHAPE(1, 0, 2)};
   const arg_t ab[] = {a, b};
   kiln_tensor_t *output = NULL;
-  KILN_ASSERT_STATUS(run(&kiln_op_divide, 2, ab, &output), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(run_args(&kiln_op_divide, 2, ab, &output), INVALID_ARGUMENT,
                      "divide: division by zero (5 / 0 at element 1)");
   kiln_tensor_release(output);
 }
@@ -430,10 +375,10 @@ static void test_where(void **state) {
                      {F32, 1, {3}, (const float[]){1.5f, 2.5f, 3.5f}},
                      {F32, 0, {0}, (const float[]){-1}}};
   kiln_tensor_t *output = NULL;
-  KILN_ASSERT_OK(run(&kiln_op_where, 3, f, &output));
+  KILN_ASSERT_OK(run_args(&kiln_op_where, 3, f, &output));
   const double expected[] = {1.5, 2.5, 3.5, -1, -1, -1};
   for (int i = 0; i < 6; ++i) {
-    assert_close(((const float *)kiln_tensor_data(output))[i], expected[i]);
+    assert_near(((const float *)kiln_tensor_data(output))[i], expected[i]);
   }
   kiln_tensor_release(output);
   /* int64 with cond (5,) against x (3, 5) and y (3, 1) */
@@ -457,28 +402,28 @@ static void test_kernel_dtype_errors(void **state) {
   (void)state;
   kiln_tensor_t *output = NULL;
   const arg_t ints[] = {{I64, 1, {2}}, {I64, 1, {2}}};
-  KILN_ASSERT_STATUS(run(&kiln_op_logical_and, 2, ints, &output), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(run_args(&kiln_op_logical_and, 2, ints, &output), INVALID_ARGUMENT,
                      "logical_and: inputs must be bool, got int64 (2,) and int64 (2,)");
   kiln_tensor_release(output);
   const arg_t bools[] = {{KILN_DTYPE_BOOL, 1, {2}}, {KILN_DTYPE_BOOL, 1, {2}}};
-  KILN_ASSERT_STATUS(run(&kiln_op_add, 2, bools, &output), UNIMPLEMENTED,
+  KILN_ASSERT_STATUS(run_args(&kiln_op_add, 2, bools, &output), UNIMPLEMENTED,
                      "add: the reference kernel does not take dtype bool");
   kiln_tensor_release(output);
-  KILN_ASSERT_STATUS(run(&kiln_op_less, 2, bools, &output), UNIMPLEMENTED,
+  KILN_ASSERT_STATUS(run_args(&kiln_op_less, 2, bools, &output), UNIMPLEMENTED,
                      "less: the reference kernel does not take dtype bool");
   kiln_tensor_release(output);
   const arg_t halves[] = {{KILN_DTYPE_FLOAT16, 1, {2}}, {KILN_DTYPE_FLOAT16, 1, {2}}};
-  KILN_ASSERT_STATUS(run(&kiln_op_left_shift, 2, halves, &output), UNIMPLEMENTED,
+  KILN_ASSERT_STATUS(run_args(&kiln_op_left_shift, 2, halves, &output), UNIMPLEMENTED,
                      "left_shift: the reference kernel does not take dtype float16");
   kiln_tensor_release(output);
   const arg_t words[] = {{KILN_DTYPE_INT32, 1, {2}}, {KILN_DTYPE_INT32, 1, {2}}};
-  KILN_ASSERT_STATUS(run(&kiln_op_right_shift, 2, words, &output), UNIMPLEMENTED,
+  KILN_ASSERT_STATUS(run_args(&kiln_op_right_shift, 2, words, &output), UNIMPLEMENTED,
                      "right_shift: the reference kernel does not take dtype int32");
   kiln_tensor_release(output);
-  KILN_ASSERT_STATUS(run(&kiln_op_power, 2, bools, &output), UNIMPLEMENTED,
+  KILN_ASSERT_STATUS(run_args(&kiln_op_power, 2, bools, &output), UNIMPLEMENTED,
                      "power: the reference kernel does not take dtype bool");
   kiln_tensor_release(output);
-  KILN_ASSERT_STATUS(run(&kiln_op_floor_mod, 2, bools, &output), UNIMPLEMENTED,
+  KILN_ASSERT_STATUS(run_args(&kiln_op_floor_mod, 2, bools, &output), UNIMPLEMENTED,
                      "floor_mod: the reference kernel does not take dtype bool");
   kiln_tensor_release(output);
 }
@@ -555,7 +500,7 @@ static void test_kernel_argument_errors(void **state) {
 static void check_bytes(const kiln_op_t *op, const arg_t *a, const arg_t *b, const void *expected) {
   const arg_t args[] = {*a, *b};
   kiln_tensor_t *output = NULL;
-  KILN_ASSERT_OK(run(op, 2, args, &output));
+  KILN_ASSERT_OK(run_args(op, 2, args, &output));
   assert_memory_equal(kiln_tensor_data(output), expected, kiln_tensor_byte_size(output));
   kiln_tensor_release(output);
 }
@@ -566,27 +511,27 @@ static void test_new_type_relations(void **state) {
   const arg_t bools[] = {{KILN_DTYPE_BOOL, 2, {2, 1}}, {KILN_DTYPE_BOOL, 1, {3}}};
   const kiln_op_t *logical[] = {&kiln_op_logical_and, &kiln_op_logical_or, &kiln_op_logical_xor};
   for (int i = 0; i < 3; ++i) {
-    KILN_ASSERT_OK(infer(logical[i], 2, bools, &out));
-    assert_type(out, KILN_DTYPE_BOOL, 2, (const int64_t[]){2, 3});
+    KILN_ASSERT_OK(infer_args(logical[i], 2, bools, &out));
+    assert_type(out, KILN_DTYPE_BOOL, 2, SHAPE(2, 3));
   }
   const arg_t floats[] = {{F32, 2, {2, 3}}, {F32, 1, {3}}};
-  KILN_ASSERT_STATUS(infer(&kiln_op_logical_and, 2, floats, &out), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(infer_args(&kiln_op_logical_and, 2, floats, &out), INVALID_ARGUMENT,
                      "logical_and: inputs must be bool, got float32 (2, 3) and float32 (3,)");
   const arg_t mixed[] = {{KILN_DTYPE_BOOL, 1, {3}}, {I64, 1, {3}}};
-  KILN_ASSERT_STATUS(infer(&kiln_op_logical_xor, 2, mixed, &out), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(infer_args(&kiln_op_logical_xor, 2, mixed, &out), INVALID_ARGUMENT,
                      "logical_xor: inputs have different dtypes: bool (3,) and int64 (3,)");
   const arg_t clash[] = {{KILN_DTYPE_BOOL, 1, {3}}, {KILN_DTYPE_BOOL, 1, {4}}};
-  KILN_ASSERT_STATUS(infer(&kiln_op_logical_or, 2, clash, &out), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(infer_args(&kiln_op_logical_or, 2, clash, &out), INVALID_ARGUMENT,
                      "logical_or: cannot broadcast (3,) and (4,)");
   const arg_t bytes[] = {{KILN_DTYPE_UINT8, 1, {3}}, {KILN_DTYPE_UINT8, 0, {0}}};
   const kiln_op_t *same[] = {&kiln_op_mod, &kiln_op_floor_mod, &kiln_op_left_shift,
                              &kiln_op_right_shift};
   for (int i = 0; i < 4; ++i) {
-    KILN_ASSERT_OK(infer(same[i], 2, bytes, &out));
-    assert_type(out, KILN_DTYPE_UINT8, 1, (const int64_t[]){3});
+    KILN_ASSERT_OK(infer_args(same[i], 2, bytes, &out));
+    assert_type(out, KILN_DTYPE_UINT8, 1, SHAPE(3));
   }
   const arg_t unequal[] = {{KILN_DTYPE_UINT8, 1, {3}}, {KILN_DTYPE_UINT16, 1, {3}}};
-  KILN_ASSERT_STATUS(infer(&kiln_op_left_shift, 2, unequal, &out), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(infer_args(&kiln_op_left_shift, 2, unequal, &out), INVALID_ARGUMENT,
                      "left_shift: inputs have different dtypes: uint8 (3,) and uint16 (3,)");
 }
 
@@ -621,15 +566,15 @@ static void test_mod_integers(void **state) {
   const arg_t a32 = {KILN_DTYPE_INT32, 1, {6}, (const int32_t[]){MOD_X}};
   const arg_t b32 = {KILN_DTYPE_INT32, 1, {6}, (const int32_t[]){MOD_Y}};
   check_bytes(&kiln_op_floor_mod, &a32, &b32, (const int32_t[]){MOD_FLOOR});
-  const arg_t a64 = {I64, 1, {6}, (const int64_t[]){MOD_X}};
-  const arg_t b64 = {I64, 1, {6}, (const int64_t[]){MOD_Y}};
-  check_bytes(&kiln_op_floor_mod, &a64, &b64, (const int64_t[]){MOD_FLOOR});
-  check_bytes(&kiln_op_mod, &a64, &b64, (const int64_t[]){MOD_TRUNC});
+  const arg_t a64 = {I64, 1, {6}, SHAPE(MOD_X)};
+  const arg_t b64 = {I64, 1, {6}, SHAPE(MOD_Y)};
+  check_bytes(&kiln_op_floor_mod, &a64, &b64, SHAPE(MOD_FLOOR));
+  check_bytes(&kiln_op_mod, &a64, &b64, SHAPE(MOD_TRUNC));
   /* INT64_MIN by -1 is 0, not a trap; ONNX test_mod_broadcast: int32 (3, 2, 5) by (1,) */
-  const arg_t extreme = {I64, 1, {2}, (const int64_t[]){INT64_MIN, INT64_MIN}};
-  const arg_t divisors = {I64, 1, {2}, (const int64_t[]){-1, 3}};
-  check_bytes(&kiln_op_mod, &extreme, &divisors, (const int64_t[]){0, -2});
-  check_bytes(&kiln_op_floor_mod, &extreme, &divisors, (const int64_t[]){0, 1});
+  const arg_t extreme = {I64, 1, {2}, SHAPE(INT64_MIN, INT64_MIN)};
+  const arg_t divisors = {I64, 1, {2}, SHAPE(-1, 3)};
+  check_bytes(&kiln_op_mod, &extreme, &divisors, SHAPE(0, -2));
+  check_bytes(&kiln_op_floor_mod, &extreme, &divisors, SHAPE(0, 1));
   int32_t x[30];
   int32_t expected[30];
   for (int i = 0; i < 30; ++i) {
@@ -677,7 +622,7 @@ static void test_mod_floats(void **state) {
   const arg_t d = {F32, 1, {3}, (const float[]){2, -2, 0}};
   const arg_t cd[] = {c, d};
   kiln_tensor_t *output = NULL;
-  KILN_ASSERT_OK(run(&kiln_op_floor_mod, 2, cd, &output));
+  KILN_ASSERT_OK(run_args(&kiln_op_floor_mod, 2, cd, &output));
   const float *got = kiln_tensor_data(output);
   assert_true(got[0] == 0.0f && !signbit(got[0]));
   assert_true(got[1] == 0.0f && signbit(got[1]));
@@ -701,18 +646,18 @@ static void test_zero_divisors(void **state) {
   kiln_tensor_t *output = NULL;
   const arg_t mods[] = {{KILN_DTYPE_INT32, 1, {2}, (const int32_t[]){4, 5}},
                         {KILN_DTYPE_INT32, 1, {2}, (const int32_t[]){3, 0}}};
-  KILN_ASSERT_STATUS(run(&kiln_op_mod, 2, mods, &output), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(run_args(&kiln_op_mod, 2, mods, &output), INVALID_ARGUMENT,
                      "mod: division by zero (5 % 0 at element 1)");
   kiln_tensor_release(output);
-  KILN_ASSERT_STATUS(run(&kiln_op_floor_mod, 2, mods, &output), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(run_args(&kiln_op_floor_mod, 2, mods, &output), INVALID_ARGUMENT,
                      "floor_mod: division by zero (5 % 0 at element 1)");
   kiln_tensor_release(output);
   const arg_t wide[] = {{KILN_DTYPE_UINT64, 1, {1}, (const uint64_t[]){UINT64_MAX}},
                         {KILN_DTYPE_UINT64, 0, {0}, (const uint64_t[]){0}}};
-  KILN_ASSERT_STATUS(run(&kiln_op_divide, 2, wide, &output), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(run_args(&kiln_op_divide, 2, wide, &output), INVALID_ARGUMENT,
                      "divide: division by zero (18446744073709551615 / 0 at element 0)");
   kiln_tensor_release(output);
-  KILN_ASSERT_STATUS(run(&kiln_op_mod, 2, wide, &output), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(run_args(&kiln_op_mod, 2, wide, &output), INVALID_ARGUMENT,
                      "mod: division by zero (18446744073709551615 % 0 at element 0)");
   kiln_tensor_release(output);
 }
@@ -771,9 +716,9 @@ static void test_other_dtypes(void **state) {
 static void test_integer_power(void **state) {
   (void)state;
   /* wraps (2^63 is INT64_MIN); a negative exponent truncates 1 / x^-y */
-  const arg_t a = {I64, 1, {8}, (const int64_t[]){2, -3, 7, 2, 1, -1, -1, 5}};
-  const arg_t b = {I64, 1, {8}, (const int64_t[]){10, 3, 0, 63, -5, -3, -2, -1}};
-  check_bytes(&kiln_op_power, &a, &b, (const int64_t[]){1024, -27, 1, INT64_MIN, 1, -1, 1, 0});
+  const arg_t a = {I64, 1, {8}, SHAPE(2, -3, 7, 2, 1, -1, -1, 5)};
+  const arg_t b = {I64, 1, {8}, SHAPE(10, 3, 0, 63, -5, -3, -2, -1)};
+  check_bytes(&kiln_op_power, &a, &b, SHAPE(1024, -27, 1, INT64_MIN, 1, -1, 1, 0));
   /* ONNX test_pow_types_int32_int32: [1, 2, 3] ** [4, 5, 6] */
   const arg_t x = {KILN_DTYPE_INT32, 1, {3}, (const int32_t[]){1, 2, 3}};
   const arg_t y = {KILN_DTYPE_INT32, 1, {3}, (const int32_t[]){4, 5, 6}};
@@ -781,10 +726,9 @@ static void test_integer_power(void **state) {
   const arg_t u = {KILN_DTYPE_UINT8, 1, {2}, (const uint8_t[]){3, 2}};
   const arg_t e = {KILN_DTYPE_UINT8, 1, {2}, (const uint8_t[]){5, 8}};
   check_bytes(&kiln_op_power, &u, &e, (const uint8_t[]){243, 0});
-  const arg_t zero[] = {{I64, 1, {2}, (const int64_t[]){0, 0}},
-                        {I64, 1, {2}, (const int64_t[]){0, -1}}};
+  const arg_t zero[] = {{I64, 1, {2}, SHAPE(0, 0)}, {I64, 1, {2}, SHAPE(0, -1)}};
   kiln_tensor_t *output = NULL;
-  KILN_ASSERT_STATUS(run(&kiln_op_power, 2, zero, &output), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(run_args(&kiln_op_power, 2, zero, &output), INVALID_ARGUMENT,
                      "power: division by zero (0 ** -1 at element 1)");
   kiln_tensor_release(output);
 }

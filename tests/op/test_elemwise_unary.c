@@ -11,12 +11,8 @@
  * not match.
  */
 #include <math.h>
-#include <string.h>
 
-#include "base/arena.h"
-#include "base/strbuf.h"
-#include "kiln_test.h"
-#include "op/op.h"
+#include "kiln_op_test.h"
 
 /* ---- helpers ---- */
 
@@ -24,47 +20,6 @@
 #define PI  3.14159265358979323846
 #define LN2 0.69314718055994530942
 #define E   2.71828182845904523536
-
-static kiln_arena_t arena;
-
-static int setup(void **state) {
-  (void)state;
-  kiln_arena_initialize(&arena, kiln_allocator_system(), 0);
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  kiln_arena_deinitialize(&arena);
-  return 0;
-}
-
-static void assert_close(double actual, double expected) {
-  if (isnan(expected) || isinf(expected)) {
-    assert_true(isnan(expected) ? isnan(actual) : actual == expected);
-    return;
-  }
-  if (fabs(actual - expected) > 1e-5 * fabs(expected) + 1e-30) {
-    print_error("got %.9g, expected %.9g\n", actual, expected);
-    fail();
-  }
-}
-
-static kiln_tensor_t *make_tensor(kiln_dtype_t dtype, int ndim, const int64_t *shape,
-                                  const void *data) {
-  kiln_tensor_t *tensor = NULL;
-  KILN_ASSERT_OK(kiln_tensor_create(kiln_allocator_system(), dtype, ndim, shape, &tensor));
-  if (data) {
-    memcpy(kiln_tensor_data(tensor), data, kiln_tensor_byte_size(tensor));
-  }
-  return tensor;
-}
-
-static void *default_attrs(const kiln_op_t *op) {
-  void *attrs = NULL;
-  KILN_ASSERT_OK(kiln_op_attrs_create_default(op, &arena, &attrs));
-  return attrs;
-}
 
 static double float_attr(const kiln_op_t *op, const void *attrs, const char *name) {
   const kiln_attr_field_t *field = kiln_op_attr_field(op, name);
@@ -74,10 +29,10 @@ static double float_attr(const kiln_op_t *op, const void *attrs, const char *nam
 }
 
 /* Runs `op` on a fresh output of the input's type; returns the status. */
-static kiln_status_t run(const kiln_op_t *op, const void *attrs, kiln_tensor_t *input,
-                         kiln_tensor_t **out_output) {
-  *out_output = make_tensor(kiln_tensor_dtype(input), kiln_tensor_ndim(input),
-                            kiln_tensor_shape(input), NULL);
+static kiln_status_t run_same_type(const kiln_op_t *op, const void *attrs, kiln_tensor_t *input,
+                                   kiln_tensor_t **out_output) {
+  *out_output =
+      tensor_zeros(kiln_tensor_dtype(input), kiln_tensor_ndim(input), kiln_tensor_shape(input));
   kiln_kernel_args_t args = {.op = op,
                              .attrs = attrs,
                              .num_inputs = 1,
@@ -91,12 +46,12 @@ static kiln_status_t run(const kiln_op_t *op, const void *attrs, kiln_tensor_t *
  * checks each output against `expected`. */
 static void check_float(const kiln_op_t *op, const void *attrs, int ndim, const int64_t *shape,
                         const float *in, const double *expected) {
-  kiln_tensor_t *input = make_tensor(KILN_DTYPE_FLOAT32, ndim, shape, in);
+  kiln_tensor_t *input = tensor_of(KILN_DTYPE_FLOAT32, ndim, shape, in);
   kiln_tensor_t *output = NULL;
-  KILN_ASSERT_OK(run(op, attrs ? attrs : default_attrs(op), input, &output));
+  KILN_ASSERT_OK(run_same_type(op, attrs ? attrs : attrs_with(op, NULL), input, &output));
   const float *out = kiln_tensor_data(output);
   for (int64_t i = 0; i < kiln_tensor_element_count(output); ++i) {
-    assert_close(out[i], expected[i]);
+    assert_near(out[i], expected[i]);
   }
   kiln_tensor_release(input);
   kiln_tensor_release(output);
@@ -104,9 +59,9 @@ static void check_float(const kiln_op_t *op, const void *attrs, int ndim, const 
 
 static void check_int(const kiln_op_t *op, const void *attrs, int64_t count, const int64_t *in,
                       const int64_t *expected) {
-  kiln_tensor_t *input = make_tensor(KILN_DTYPE_INT64, 1, &count, in);
+  kiln_tensor_t *input = tensor_of(KILN_DTYPE_INT64, 1, &count, in);
   kiln_tensor_t *output = NULL;
-  KILN_ASSERT_OK(run(op, attrs ? attrs : default_attrs(op), input, &output));
+  KILN_ASSERT_OK(run_same_type(op, attrs ? attrs : attrs_with(op, NULL), input, &output));
   const int64_t *out = kiln_tensor_data(output);
   for (int64_t i = 0; i < count; ++i) {
     assert_int_equal(out[i], expected[i]);
@@ -151,16 +106,16 @@ static void test_family_definitions(void **state) {
 
 static void test_attribute_defaults(void **state) {
   (void)state;
-  const void *leaky = default_attrs(&kiln_op_leaky_relu);
+  const void *leaky = attrs_with(&kiln_op_leaky_relu, NULL);
   assert_true(float_attr(&kiln_op_leaky_relu, leaky, "alpha") == 0.01);
-  const void *clip = default_attrs(&kiln_op_clip);
+  const void *clip = attrs_with(&kiln_op_clip, NULL);
   assert_true(float_attr(&kiln_op_clip, clip, "a_min") == -3.4028234663852886e+38);
   assert_true(float_attr(&kiln_op_clip, clip, "a_max") == 3.4028234663852886e+38);
   assert_true(float_attr(&kiln_op_clip, clip, "a_max") == (double)3.40282346638528859812e+38f);
-  const void *hard = default_attrs(&kiln_op_hard_sigmoid);
+  const void *hard = attrs_with(&kiln_op_hard_sigmoid, NULL);
   assert_true(float_attr(&kiln_op_hard_sigmoid, hard, "alpha") == 0.2);
   assert_true(float_attr(&kiln_op_hard_sigmoid, hard, "beta") == 0.5);
-  const void *gelu = default_attrs(&kiln_op_gelu);
+  const void *gelu = attrs_with(&kiln_op_gelu, NULL);
   const kiln_attr_field_t *approximate = kiln_op_attr_field(&kiln_op_gelu, "approximate");
   assert_int_equal(approximate->kind, KILN_ATTR_KIND_STRING);
   assert_string_equal(*(const char *const *)((const char *)gelu + approximate->offset), "none");
@@ -177,7 +132,7 @@ static void test_attribute_defaults(void **state) {
   for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); ++i) {
     assert_int_equal(plain[i]->attrs_size, 0);
     assert_int_equal(plain[i]->num_attr_fields, 0);
-    assert_null(default_attrs(plain[i]));
+    assert_null(attrs_with(plain[i], NULL));
   }
 }
 
@@ -202,7 +157,7 @@ static void test_attribute_printing(void **state) {
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
     kiln_strbuf_reset(&sb);
-    KILN_ASSERT_OK(kiln_op_attrs_format(cases[i].op, default_attrs(cases[i].op), &sb));
+    KILN_ASSERT_OK(kiln_op_attrs_format(cases[i].op, attrs_with(cases[i].op, NULL), &sb));
     assert_string_equal(kiln_strbuf_c_str(&sb), cases[i].text);
   }
   kiln_strbuf_deinitialize(&sb);
@@ -210,54 +165,54 @@ static void test_attribute_printing(void **state) {
 
 static void test_attribute_validation(void **state) {
   (void)state;
-  void *clip = default_attrs(&kiln_op_clip);
-  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_clip, clip, "a_min", "2", &arena));
-  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_clip, clip, "a_max", "1", &arena));
+  void *clip = attrs_with(&kiln_op_clip, NULL);
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_clip, clip, "a_min", "2", &kiln_op_test_arena));
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_clip, clip, "a_max", "1", &kiln_op_test_arena));
   KILN_ASSERT_STATUS(kiln_op_attrs_validate(&kiln_op_clip, clip), INVALID_ARGUMENT,
                      "clip: attribute a_min (2) must be <= a_max (1)");
-  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_clip, clip, "a_max", "2", &arena));
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_clip, clip, "a_max", "2", &kiln_op_test_arena));
   KILN_ASSERT_OK(kiln_op_attrs_validate(&kiln_op_clip, clip));
-  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_clip, clip, "a_min", "nan", &arena));
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_clip, clip, "a_min", "nan", &kiln_op_test_arena));
   KILN_ASSERT_STATUS(kiln_op_attrs_validate(&kiln_op_clip, clip), INVALID_ARGUMENT,
                      "clip: attribute a_min (nan) must be <= a_max (2)");
 
-  void *gelu = default_attrs(&kiln_op_gelu);
-  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_gelu, gelu, "approximate", "\"tanh\"", &arena));
+  void *gelu = attrs_with(&kiln_op_gelu, NULL);
+  KILN_ASSERT_OK(
+      kiln_op_attrs_set_text(&kiln_op_gelu, gelu, "approximate", "\"tanh\"", &kiln_op_test_arena));
   KILN_ASSERT_OK(kiln_op_attrs_validate(&kiln_op_gelu, gelu));
-  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_gelu, gelu, "approximate", "\"fast\"", &arena));
+  KILN_ASSERT_OK(
+      kiln_op_attrs_set_text(&kiln_op_gelu, gelu, "approximate", "\"fast\"", &kiln_op_test_arena));
   KILN_ASSERT_STATUS(kiln_op_attrs_validate(&kiln_op_gelu, gelu), INVALID_ARGUMENT,
                      "nn.gelu: attribute approximate must be \"none\" or \"tanh\", got \"fast\"");
 
-  void *celu = default_attrs(&kiln_op_celu);
-  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_celu, celu, "alpha", "0", &arena));
+  void *celu = attrs_with(&kiln_op_celu, NULL);
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_celu, celu, "alpha", "0", &kiln_op_test_arena));
   KILN_ASSERT_STATUS(kiln_op_attrs_validate(&kiln_op_celu, celu), INVALID_ARGUMENT,
                      "nn.celu: attribute alpha (0) must be a nonzero number");
-  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_celu, celu, "alpha", "nan", &arena));
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_celu, celu, "alpha", "nan", &kiln_op_test_arena));
   KILN_ASSERT_STATUS(kiln_op_attrs_validate(&kiln_op_celu, celu), INVALID_ARGUMENT,
                      "nn.celu: attribute alpha (nan) must be a nonzero number");
-  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_celu, celu, "alpha", "-2", &arena));
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_celu, celu, "alpha", "-2", &kiln_op_test_arena));
   KILN_ASSERT_OK(kiln_op_attrs_validate(&kiln_op_celu, celu));
-  void *shrink = default_attrs(&kiln_op_shrink);
-  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_shrink, shrink, "lambd", "-1", &arena));
+  void *shrink = attrs_with(&kiln_op_shrink, NULL);
+  KILN_ASSERT_OK(
+      kiln_op_attrs_set_text(&kiln_op_shrink, shrink, "lambd", "-1", &kiln_op_test_arena));
   KILN_ASSERT_STATUS(kiln_op_attrs_validate(&kiln_op_shrink, shrink), INVALID_ARGUMENT,
                      "nn.shrink: attribute lambd (-1) must be >= 0");
-  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_shrink, shrink, "lambd", "0", &arena));
+  KILN_ASSERT_OK(
+      kiln_op_attrs_set_text(&kiln_op_shrink, shrink, "lambd", "0", &kiln_op_test_arena));
   KILN_ASSERT_OK(kiln_op_attrs_validate(&kiln_op_shrink, shrink));
 
-  void *leaky = default_attrs(&kiln_op_leaky_relu);
-  KILN_ASSERT_STATUS(kiln_op_attrs_set_text(&kiln_op_leaky_relu, leaky, "beta", "1", &arena),
-                     INVALID_ARGUMENT, "nn.leaky_relu has no attribute 'beta'");
-  KILN_ASSERT_STATUS(kiln_op_attrs_set_text(&kiln_op_leaky_relu, leaky, "alpha", "x", &arena),
-                     INVALID_ARGUMENT, "nn.leaky_relu attribute alpha=x");
+  void *leaky = attrs_with(&kiln_op_leaky_relu, NULL);
+  KILN_ASSERT_STATUS(
+      kiln_op_attrs_set_text(&kiln_op_leaky_relu, leaky, "beta", "1", &kiln_op_test_arena),
+      INVALID_ARGUMENT, "nn.leaky_relu has no attribute 'beta'");
+  KILN_ASSERT_STATUS(
+      kiln_op_attrs_set_text(&kiln_op_leaky_relu, leaky, "alpha", "x", &kiln_op_test_arena),
+      INVALID_ARGUMENT, "nn.leaky_relu attribute alpha=x");
 }
 
 /* ---- type relation ---- */
-
-static const kiln_type_t *tensor_type(kiln_dtype_t dtype, int ndim, const int64_t *shape) {
-  const kiln_type_t *type = NULL;
-  KILN_ASSERT_OK(kiln_tensor_type_create(&arena, dtype, ndim, shape, &type));
-  return type;
-}
 
 /* The output dtype of unary `op` on `input`: bool for the tests. */
 static kiln_dtype_t unary_output_dtype(const kiln_op_t *op, kiln_dtype_t input) {
@@ -277,10 +232,10 @@ static void test_type_relation(void **state) {
     for (size_t d = 0; d < 3; ++d) {
       kiln_dtype_t dtype = op->id == KILN_OP_LOGICAL_NOT ? KILN_DTYPE_BOOL : dtypes[d];
       for (int ndim = 0; ndim <= 4; ndim += 2) {
-        const kiln_type_t *input = tensor_type(dtype, ndim, shape);
+        const kiln_type_t *input = ttype(dtype, ndim, shape);
         const kiln_type_t *out = NULL;
-        KILN_ASSERT_OK(kiln_op_infer_type(op, NULL, 1, &input, &arena, &out));
-        const kiln_type_t *expected = tensor_type(unary_output_dtype(op, dtype), ndim, shape);
+        KILN_ASSERT_OK(infer(op, NULL, 1, &input, &out));
+        const kiln_type_t *expected = ttype(unary_output_dtype(op, dtype), ndim, shape);
         assert_true(kiln_type_equal(out, expected));
       }
     }
@@ -290,25 +245,25 @@ static void test_type_relation(void **state) {
 static void test_type_relation_errors(void **state) {
   (void)state;
   const int64_t shape[] = {2, 3};
-  const kiln_type_t *t = tensor_type(KILN_DTYPE_FLOAT32, 2, shape);
+  const kiln_type_t *t = ttype(KILN_DTYPE_FLOAT32, 2, shape);
   const kiln_type_t *two[] = {t, t};
   const kiln_type_t *out = NULL;
-  KILN_ASSERT_STATUS(kiln_op_infer_type(&kiln_op_relu, NULL, 2, two, &arena, &out),
-                     INVALID_ARGUMENT, "nn.relu: expected 1 inputs, got 2");
-  KILN_ASSERT_STATUS(kiln_op_infer_type(&kiln_op_exp, NULL, 0, two, &arena, &out), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(infer(&kiln_op_relu, NULL, 2, two, &out), INVALID_ARGUMENT,
+                     "nn.relu: expected 1 inputs, got 2");
+  KILN_ASSERT_STATUS(infer(&kiln_op_exp, NULL, 0, two, &out), INVALID_ARGUMENT,
                      "exp: expected 1 inputs, got 0");
   const kiln_type_t *tuple = NULL;
-  KILN_ASSERT_OK(kiln_tuple_type_create(&arena, 2, two, &tuple));
-  KILN_ASSERT_STATUS(kiln_op_infer_type(&kiln_op_sigmoid, NULL, 1, &tuple, &arena, &out),
-                     INVALID_ARGUMENT, "sigmoid: input 0 must be a tensor, not a tuple");
+  KILN_ASSERT_OK(kiln_tuple_type_create(&kiln_op_test_arena, 2, two, &tuple));
+  KILN_ASSERT_STATUS(infer(&kiln_op_sigmoid, NULL, 1, &tuple, &out), INVALID_ARGUMENT,
+                     "sigmoid: input 0 must be a tensor, not a tuple");
   const kiln_type_t *missing = NULL;
-  KILN_ASSERT_STATUS(kiln_op_infer_type(&kiln_op_abs, NULL, 1, &missing, &arena, &out),
-                     FAILED_PRECONDITION, "abs: input 0 has no type yet");
-  KILN_ASSERT_STATUS(kiln_op_infer_type(&kiln_op_logical_not, NULL, 1, &t, &arena, &out),
-                     INVALID_ARGUMENT, "logical_not: x must be bool, got float32 (2, 3)");
-  const kiln_type_t *ints = tensor_type(KILN_DTYPE_INT64, 1, (const int64_t[]){4});
-  KILN_ASSERT_STATUS(kiln_op_infer_type(&kiln_op_logical_not, NULL, 1, &ints, &arena, &out),
-                     INVALID_ARGUMENT, "logical_not: x must be bool, got int64 (4,)");
+  KILN_ASSERT_STATUS(infer(&kiln_op_abs, NULL, 1, &missing, &out), FAILED_PRECONDITION,
+                     "abs: input 0 has no type yet");
+  KILN_ASSERT_STATUS(infer(&kiln_op_logical_not, NULL, 1, &t, &out), INVALID_ARGUMENT,
+                     "logical_not: x must be bool, got float32 (2, 3)");
+  const kiln_type_t *ints = ttype(KILN_DTYPE_INT64, 1, (const int64_t[]){4});
+  KILN_ASSERT_STATUS(infer(&kiln_op_logical_not, NULL, 1, &ints, &out), INVALID_ARGUMENT,
+                     "logical_not: x must be bool, got int64 (4,)");
 }
 
 /* ---- kernels: hand-checked values ---- */
@@ -371,21 +326,25 @@ static void test_attributes_reach_the_kernel(void **state) {
   (void)state;
   const int64_t five[] = {5};
   const float x[] = {-3.0f, -0.5f, 0.0f, 1.0f, 3.0f};
-  void *leaky = default_attrs(&kiln_op_leaky_relu);
-  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_leaky_relu, leaky, "alpha", "0.5", &arena));
+  void *leaky = attrs_with(&kiln_op_leaky_relu, NULL);
+  KILN_ASSERT_OK(
+      kiln_op_attrs_set_text(&kiln_op_leaky_relu, leaky, "alpha", "0.5", &kiln_op_test_arena));
   check_float(&kiln_op_leaky_relu, leaky, 1, five, x, (const double[]){-1.5, -0.25, 0, 1, 3});
-  void *clip = default_attrs(&kiln_op_clip);
-  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_clip, clip, "a_min", "-1", &arena));
-  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_clip, clip, "a_max", "0.75", &arena));
+  void *clip = attrs_with(&kiln_op_clip, NULL);
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_clip, clip, "a_min", "-1", &kiln_op_test_arena));
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_clip, clip, "a_max", "0.75", &kiln_op_test_arena));
   check_float(&kiln_op_clip, clip, 1, five, x, (const double[]){-1, -0.5, 0, 0.75, 0.75});
-  void *gelu = default_attrs(&kiln_op_gelu);
-  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_gelu, gelu, "approximate", "\"tanh\"", &arena));
+  void *gelu = attrs_with(&kiln_op_gelu, NULL);
+  KILN_ASSERT_OK(
+      kiln_op_attrs_set_text(&kiln_op_gelu, gelu, "approximate", "\"tanh\"", &kiln_op_test_arena));
   check_float(&kiln_op_gelu, gelu, 1, five, x,
               (const double[]){-0.0036373920817729943, -0.15428599017485606, 0, 0.8411919906082768,
                                2.996362607918227});
-  void *hard = default_attrs(&kiln_op_hard_sigmoid);
-  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_hard_sigmoid, hard, "alpha", "0.5", &arena));
-  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_hard_sigmoid, hard, "beta", "0.25", &arena));
+  void *hard = attrs_with(&kiln_op_hard_sigmoid, NULL);
+  KILN_ASSERT_OK(
+      kiln_op_attrs_set_text(&kiln_op_hard_sigmoid, hard, "alpha", "0.5", &kiln_op_test_arena));
+  KILN_ASSERT_OK(
+      kiln_op_attrs_set_text(&kiln_op_hard_sigmoid, hard, "beta", "0.25", &kiln_op_test_arena));
   check_float(&kiln_op_hard_sigmoid, hard, 1, five, x, (const double[]){0, 0, 0.25, 0.75, 1});
 }
 
@@ -452,12 +411,14 @@ static void test_int64(void **state) {
   check_int(&kiln_op_relu, NULL, 6, x, (const int64_t[]){0, 0, 0, 0, 2, INT64_MAX});
   /* default bounds are beyond int64: nothing is clipped */
   check_int(&kiln_op_clip, NULL, 6, x, x);
-  void *clip = default_attrs(&kiln_op_clip);
-  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_clip, clip, "a_min", "-2.5", &arena));
-  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_clip, clip, "a_max", "1.5", &arena));
+  void *clip = attrs_with(&kiln_op_clip, NULL);
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_clip, clip, "a_min", "-2.5", &kiln_op_test_arena));
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_clip, clip, "a_max", "1.5", &kiln_op_test_arena));
   check_int(&kiln_op_clip, clip, 6, x, (const int64_t[]){-2, -2, -1, 0, 1, 1});
-  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_clip, clip, "a_min", "-1e300", &arena));
-  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_clip, clip, "a_max", "1e300", &arena));
+  KILN_ASSERT_OK(
+      kiln_op_attrs_set_text(&kiln_op_clip, clip, "a_min", "-1e300", &kiln_op_test_arena));
+  KILN_ASSERT_OK(
+      kiln_op_attrs_set_text(&kiln_op_clip, clip, "a_max", "1e300", &kiln_op_test_arena));
   check_int(&kiln_op_clip, clip, 6, x, x);
 }
 
@@ -466,28 +427,28 @@ static void test_int64(void **state) {
 static void test_kernel_errors(void **state) {
   (void)state;
   const int64_t shape[] = {2, 3};
-  kiln_tensor_t *ints = make_tensor(KILN_DTYPE_INT64, 2, shape, NULL);
+  kiln_tensor_t *ints = tensor_zeros(KILN_DTYPE_INT64, 2, shape);
   kiln_tensor_t *output = NULL;
-  KILN_ASSERT_STATUS(run(&kiln_op_exp, NULL, ints, &output), UNIMPLEMENTED,
+  KILN_ASSERT_STATUS(run_same_type(&kiln_op_exp, NULL, ints, &output), UNIMPLEMENTED,
                      "exp: the reference kernel does not take dtype int64");
   kiln_tensor_release(output);
-  KILN_ASSERT_STATUS(run(&kiln_op_leaky_relu, default_attrs(&kiln_op_leaky_relu), ints, &output),
-                     UNIMPLEMENTED,
-                     "nn.leaky_relu: the reference kernel does not take dtype int64");
+  KILN_ASSERT_STATUS(
+      run_same_type(&kiln_op_leaky_relu, attrs_with(&kiln_op_leaky_relu, NULL), ints, &output),
+      UNIMPLEMENTED, "nn.leaky_relu: the reference kernel does not take dtype int64");
   kiln_tensor_release(output);
-  kiln_tensor_t *bools = make_tensor(KILN_DTYPE_BOOL, 2, shape, NULL);
-  KILN_ASSERT_STATUS(run(&kiln_op_relu, NULL, bools, &output), UNIMPLEMENTED,
+  kiln_tensor_t *bools = tensor_zeros(KILN_DTYPE_BOOL, 2, shape);
+  KILN_ASSERT_STATUS(run_same_type(&kiln_op_relu, NULL, bools, &output), UNIMPLEMENTED,
                      "nn.relu: the reference kernel does not take dtype bool");
   kiln_tensor_release(output);
   kiln_tensor_release(bools);
-  KILN_ASSERT_STATUS(run(&kiln_op_clip, NULL, ints, &output), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(run_same_type(&kiln_op_clip, NULL, ints, &output), INVALID_ARGUMENT,
                      "clip: the kernel needs the operator's attributes");
   kiln_tensor_release(output);
 
   /* an output that does not match the input */
-  kiln_tensor_t *floats = make_tensor(KILN_DTYPE_FLOAT32, 2, shape, NULL);
+  kiln_tensor_t *floats = tensor_zeros(KILN_DTYPE_FLOAT32, 2, shape);
   const int64_t other[] = {3, 2};
-  kiln_tensor_t *wrong_shape = make_tensor(KILN_DTYPE_FLOAT32, 2, other, NULL);
+  kiln_tensor_t *wrong_shape = tensor_zeros(KILN_DTYPE_FLOAT32, 2, other);
   kiln_tensor_t *inputs[] = {floats, floats};
   kiln_tensor_t *outputs[] = {wrong_shape, ints};
   kiln_kernel_args_t args = {
@@ -511,10 +472,10 @@ static void test_kernel_errors(void **state) {
  * compares its bytes with `expected`. */
 static void check_bytes(const kiln_op_t *op, const void *attrs, kiln_dtype_t dtype, int64_t count,
                         const void *in, kiln_dtype_t out_dtype, const void *expected) {
-  kiln_tensor_t *input = make_tensor(dtype, 1, &count, in);
-  kiln_tensor_t *output = make_tensor(out_dtype, 1, &count, NULL);
+  kiln_tensor_t *input = tensor_of(dtype, 1, &count, in);
+  kiln_tensor_t *output = tensor_zeros(out_dtype, 1, &count);
   kiln_kernel_args_t args = {.op = op,
-                             .attrs = attrs ? attrs : default_attrs(op),
+                             .attrs = attrs ? attrs : attrs_with(op, NULL),
                              .num_inputs = 1,
                              .inputs = &input,
                              .num_outputs = 1,
@@ -590,14 +551,14 @@ static void test_tests_and_logic(void **state) {
               (const uint8_t[]){1, 0, 0, 0, 0});
   check_bytes(&kiln_op_isinf, NULL, KILN_DTYPE_FLOAT32, 5, x, KILN_DTYPE_BOOL,
               (const uint8_t[]){0, 0, 1, 1, 0});
-  void *positive = default_attrs(&kiln_op_isinf);
-  KILN_ASSERT_OK(
-      kiln_op_attrs_set_text(&kiln_op_isinf, positive, "detect_negative", "False", &arena));
+  void *positive = attrs_with(&kiln_op_isinf, NULL);
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_isinf, positive, "detect_negative", "False",
+                                        &kiln_op_test_arena));
   check_bytes(&kiln_op_isinf, positive, KILN_DTYPE_FLOAT32, 5, x, KILN_DTYPE_BOOL,
               (const uint8_t[]){0, 0, 1, 0, 0});
-  void *negative = default_attrs(&kiln_op_isinf);
-  KILN_ASSERT_OK(
-      kiln_op_attrs_set_text(&kiln_op_isinf, negative, "detect_positive", "False", &arena));
+  void *negative = attrs_with(&kiln_op_isinf, NULL);
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_isinf, negative, "detect_positive", "False",
+                                        &kiln_op_test_arena));
   check_bytes(&kiln_op_isinf, negative, KILN_DTYPE_FLOAT32, 5, x, KILN_DTYPE_BOOL,
               (const uint8_t[]){0, 0, 0, 1, 0});
   /* float64 keeps a NaN float32 could not; integers are never NaN or inf */
@@ -623,43 +584,45 @@ static void test_onnx_activations_by_hand(void **state) {
   /* elu = alpha (e^x - 1) below 0 */
   check_float(&kiln_op_elu, NULL, 1, five, (const float[]){-1, 0, 2, -20, 0.5f},
               (const double[]){-0.6321205588285577, 0, 2, -0.9999999979388464, 0.5});
-  void *elu = default_attrs(&kiln_op_elu);
-  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_elu, elu, "alpha", "2", &arena));
+  void *elu = attrs_with(&kiln_op_elu, NULL);
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_elu, elu, "alpha", "2", &kiln_op_test_arena));
   check_float(&kiln_op_elu, elu, 1, five, (const float[]){-1, 0, 2, -20, 0.5f},
               (const double[]){-1.2642411176571153, 0, 2, -1.9999999958776927, 0.5});
   /* selu defaults; ONNX test_selu_example: alpha 2, gamma 3 */
   const double gamma = 1.0507010221481323;
   check_float(&kiln_op_selu, NULL, 1, five, (const float[]){-1, 0, 1, -3, 2},
               (const double[]){-1.1113307412864784, 0, gamma, -1.670568733989153, 2 * gamma});
-  void *selu = default_attrs(&kiln_op_selu);
-  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_selu, selu, "alpha", "2", &arena));
-  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_selu, selu, "gamma", "3", &arena));
+  void *selu = attrs_with(&kiln_op_selu, NULL);
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_selu, selu, "alpha", "2", &kiln_op_test_arena));
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_selu, selu, "gamma", "3", &kiln_op_test_arena));
   check_float(&kiln_op_selu, selu, 1, five, (const float[]){-1, 0, 1, -3, 2},
               (const double[]){-3.7927233529713463, 0, 3, 6 * (exp(-3.0) - 1), 6});
   /* celu = max(0, x) + min(0, alpha (e^(x / alpha) - 1)) */
   check_float(&kiln_op_celu, NULL, 1, five, (const float[]){-1, 0, 2, -20, 0.5f},
               (const double[]){-0.6321205588285577, 0, 2, -0.9999999979388464, 0.5});
-  void *celu = default_attrs(&kiln_op_celu);
-  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_celu, celu, "alpha", "2", &arena));
+  void *celu = attrs_with(&kiln_op_celu, NULL);
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_celu, celu, "alpha", "2", &kiln_op_test_arena));
   check_float(&kiln_op_celu, celu, 1, five, (const float[]){-1, 0, 3, -2, 0.5f},
               (const double[]){-0.7869386805747332, 0, 3, 2 * (exp(-1.0) - 1), 0.5});
   /* thresholded_relu: x > alpha ? x : 0; NaN gives 0 */
   check_float(&kiln_op_thresholded_relu, NULL, 1, five, (const float[]){0.5f, 1, 1.5f, -2, NAN},
               (const double[]){0, 0, 1.5, 0, 0});
-  void *thresholded = default_attrs(&kiln_op_thresholded_relu);
-  KILN_ASSERT_OK(
-      kiln_op_attrs_set_text(&kiln_op_thresholded_relu, thresholded, "alpha", "2", &arena));
+  void *thresholded = attrs_with(&kiln_op_thresholded_relu, NULL);
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_thresholded_relu, thresholded, "alpha", "2",
+                                        &kiln_op_test_arena));
   check_float(&kiln_op_thresholded_relu, thresholded, 1, five,
               (const float[]){-1.5f, 0, 1.2f, 2, 2.2f}, (const double[]){0, 0, 0, 0, 2.2f});
   /* shrink: ONNX test_shrink_hard and test_shrink_soft (lambd 1.5) */
   const int64_t six[] = {6};
   check_float(&kiln_op_shrink, NULL, 1, six, (const float[]){-1, -0.5f, 0, 0.4f, 0.6f, NAN},
               (const double[]){-1, 0, 0, 0, 0.6f, 0});
-  void *shrink = default_attrs(&kiln_op_shrink);
-  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_shrink, shrink, "lambd", "1.5", &arena));
+  void *shrink = attrs_with(&kiln_op_shrink, NULL);
+  KILN_ASSERT_OK(
+      kiln_op_attrs_set_text(&kiln_op_shrink, shrink, "lambd", "1.5", &kiln_op_test_arena));
   check_float(&kiln_op_shrink, shrink, 1, five, (const float[]){-2, -1, 0, 1, 2},
               (const double[]){-2, 0, 0, 0, 2});
-  KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_shrink, shrink, "bias", "1.5", &arena));
+  KILN_ASSERT_OK(
+      kiln_op_attrs_set_text(&kiln_op_shrink, shrink, "bias", "1.5", &kiln_op_test_arena));
   check_float(&kiln_op_shrink, shrink, 1, five, (const float[]){-2, -1, 0, 1, 2},
               (const double[]){-0.5, 0, 0, 0, 0.5});
 }
@@ -688,18 +651,18 @@ static void test_other_dtypes(void **state) {
 static void test_new_kernel_errors(void **state) {
   (void)state;
   const int64_t two[] = {2};
-  kiln_tensor_t *ints = make_tensor(KILN_DTYPE_INT64, 1, two, NULL);
+  kiln_tensor_t *ints = tensor_zeros(KILN_DTYPE_INT64, 1, two);
   kiln_tensor_t *output = NULL;
-  KILN_ASSERT_STATUS(run(&kiln_op_sin, NULL, ints, &output), UNIMPLEMENTED,
+  KILN_ASSERT_STATUS(run_same_type(&kiln_op_sin, NULL, ints, &output), UNIMPLEMENTED,
                      "sin: the reference kernel does not take dtype int64");
   kiln_tensor_release(output);
-  kiln_tensor_t *bytes = make_tensor(KILN_DTYPE_UINT8, 1, two, NULL);
-  KILN_ASSERT_STATUS(run(&kiln_op_sign, NULL, bytes, &output), UNIMPLEMENTED,
+  kiln_tensor_t *bytes = tensor_zeros(KILN_DTYPE_UINT8, 1, two);
+  KILN_ASSERT_STATUS(run_same_type(&kiln_op_sign, NULL, bytes, &output), UNIMPLEMENTED,
                      "sign: the reference kernel does not take dtype uint8");
   kiln_tensor_release(output);
   kiln_tensor_release(bytes);
   /* logical_not's kernel refuses what its relation refuses */
-  kiln_tensor_t *bools = make_tensor(KILN_DTYPE_BOOL, 1, two, NULL);
+  kiln_tensor_t *bools = tensor_zeros(KILN_DTYPE_BOOL, 1, two);
   kiln_tensor_t *inputs[] = {ints};
   kiln_tensor_t *outputs[] = {bools};
   kiln_kernel_args_t args = {.op = &kiln_op_logical_not,
@@ -710,7 +673,7 @@ static void test_new_kernel_errors(void **state) {
   KILN_ASSERT_STATUS(kiln_op_logical_not.reference(&args), UNIMPLEMENTED,
                      "logical_not: the reference kernel does not take dtype int64");
   /* a bool-valued operator wants a bool output */
-  kiln_tensor_t *floats = make_tensor(KILN_DTYPE_FLOAT32, 1, two, NULL);
+  kiln_tensor_t *floats = tensor_zeros(KILN_DTYPE_FLOAT32, 1, two);
   inputs[0] = floats;
   outputs[0] = floats;
   args.op = &kiln_op_isnan;

@@ -8,124 +8,12 @@
  * layout_transform.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <string.h>
 
-#include "kiln_test.h"
+#include "kiln_op_test.h"
 #include "op/nn_common.h"
 
-#define DIMS(...)                                                                \
-  (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (const int64_t[]) { \
-    __VA_ARGS__                                                                  \
-  }
-#define COUNT(type, ...) (int)(sizeof((type[]){__VA_ARGS__}) / sizeof(type))
-
-static kiln_arena_t arena;
-
-static int group_setup(void **state) {
-  (void)state;
-  kiln_arena_initialize(&arena, kiln_allocator_system(), 0);
-  return 0;
-}
-
-static int group_teardown(void **state) {
-  (void)state;
-  kiln_arena_deinitialize(&arena);
-  return 0;
-}
-
-static const kiln_type_t *ty(kiln_dtype_t dtype, int ndim, const int64_t *shape) {
-  const kiln_type_t *type = NULL;
-  KILN_ASSERT_OK(kiln_tensor_type_create(&arena, dtype, ndim, shape, &type));
-  return type;
-}
-#define F32(...) ty(KILN_DTYPE_FLOAT32, DIMS(__VA_ARGS__))
-
-/* Default attrs with (name, text) pairs set, NULL-terminated; not validated. */
-static void *attrs(const kiln_op_t *op, ...) {
-  void *a = NULL;
-  KILN_ASSERT_OK(kiln_op_attrs_create_default(op, &arena, &a));
-  va_list args;
-  va_start(args, op);
-  for (const char *name = va_arg(args, const char *); name; name = va_arg(args, const char *)) {
-    KILN_ASSERT_OK(kiln_op_attrs_set_text(op, a, name, va_arg(args, const char *), &arena));
-  }
-  va_end(args);
-  return a;
-}
-
-#define INFER(op, a, out, ...)                                       \
-  kiln_op_infer_type(op, a, COUNT(const kiln_type_t *, __VA_ARGS__), \
-                     (const kiln_type_t *const[]){__VA_ARGS__}, &arena, out)
-
-static void assert_type(const kiln_type_t *type, kiln_dtype_t dtype, int ndim,
-                        const int64_t *shape) {
-  const kiln_tensor_type_t *tensor = kiln_type_as_tensor(type);
-  assert_non_null(tensor);
-  assert_int_equal(tensor->dtype, dtype);
-  assert_int_equal(tensor->ndim, ndim);
-  for (int i = 0; i < ndim; ++i) {
-    assert_int_equal(tensor->shape[i], shape[i]);
-  }
-}
-#define ASSERT_F32(type, ...) assert_type(type, KILN_DTYPE_FLOAT32, DIMS(__VA_ARGS__))
-
-static void assert_attrs_text(const kiln_op_t *op, const void *a, const char *expected) {
-  kiln_strbuf_t sb;
-  kiln_strbuf_initialize(&sb, kiln_allocator_system());
-  KILN_ASSERT_OK(kiln_op_attrs_format(op, a, &sb));
-  assert_string_equal(kiln_strbuf_c_str(&sb), expected);
-  kiln_strbuf_deinitialize(&sb);
-}
-
-static kiln_tensor_t *tensor(kiln_dtype_t dtype, int ndim, const int64_t *shape) {
-  kiln_tensor_t *t = NULL;
-  KILN_ASSERT_OK(kiln_tensor_create(kiln_allocator_system(), dtype, ndim, shape, &t));
-  return t;
-}
-
-/* k/8 for k in [-11, 11]: exact in float, so sums of few products are exact. */
-static void fill(kiln_tensor_t *t, int seed) {
-  float *data = kiln_tensor_data(t);
-  for (int64_t i = 0; i < kiln_tensor_element_count(t); ++i) {
-    data[i] = (float)((i * 37 + seed * 11) % 23 - 11) / 8.0f;
-  }
-}
-
-/* Runs the kernel into a new output of the inferred type. */
-static kiln_status_t run(const kiln_op_t *op, const void *a, int n, kiln_tensor_t *const *inputs,
-                         kiln_tensor_t **out) {
-  const kiln_type_t *types[8];
-  for (int i = 0; i < n; ++i) {
-    types[i] =
-        ty(kiln_tensor_dtype(inputs[i]), kiln_tensor_ndim(inputs[i]), kiln_tensor_shape(inputs[i]));
-  }
-  const kiln_type_t *type = NULL;
-  KILN_RETURN_IF_ERROR(kiln_op_infer_type(op, a, n, types, &arena, &type));
-  const kiln_tensor_type_t *t = kiln_type_as_tensor(type);
-  *out = tensor(t->dtype, t->ndim, t->shape);
-  kiln_kernel_args_t args = {
-      .op = op, .attrs = a, .num_inputs = n, .inputs = inputs, .num_outputs = 1, .outputs = out};
-  kiln_status_t status = op->reference(&args);
-  if (status) {
-    kiln_tensor_release(*out);
-    *out = NULL;
-  }
-  return status;
-}
-#define RUN(op, a, out, ...) \
-  run(op, a, COUNT(kiln_tensor_t *, __VA_ARGS__), (kiln_tensor_t *const[]){__VA_ARGS__}, out)
-
-static void assert_close(const kiln_tensor_t *got, const float *want) {
-  const float *data = kiln_tensor_data(got);
-  for (int64_t i = 0; i < kiln_tensor_element_count(got); ++i) {
-    double tolerance = 1e-5 * fmax(1.0, fabs(want[i]));
-    if (!(fabs((double)data[i] - want[i]) <= tolerance)) {
-      fail_msg("element %lld: got %.9g, want %.9g", (long long)i, data[i], want[i]);
-    }
-  }
-}
+#define F32 KILN_DTYPE_FLOAT32
 
 /* ---- attributes ---- */
 
@@ -143,7 +31,7 @@ static void test_metadata(void **state) {
 
 static void test_defaults(void **state) {
   (void)state;
-  const kiln_nn_conv2d_attrs_t *a = attrs(&kiln_op_conv2d, NULL);
+  const kiln_nn_conv2d_attrs_t *a = attrs_with(&kiln_op_conv2d, NULL);
   assert_int_equal(a->groups, 1);
   assert_int_equal(a->padding.count, 4);
   assert_int_equal(a->kernel_size.count, 0);
@@ -151,16 +39,10 @@ static void test_defaults(void **state) {
                     "strides=[1, 1], padding=[0, 0, 0, 0], dilation=[1, 1], groups=1, "
                     "channels=0, kernel_size=[], data_layout=\"NCHW\", kernel_layout=\"OIHW\", "
                     "out_layout=\"\"");
-  assert_attrs_text(&kiln_op_conv2d_nchwc, attrs(&kiln_op_conv2d_nchwc, NULL),
-                    "strides=[1, 1], padding=[0, 0, 0, 0], dilation=[1, 1], groups=1, "
-                    "channels=0, kernel_size=[], data_layout=\"NCHW16c\", "
-                    "kernel_layout=\"OIHW16i16o\", out_layout=\"NCHW16c\"");
-}
-
-static void assert_invalid(const kiln_op_t *op, const char *name, const char *text,
-                           kiln_status_code_t code, const char *message) {
-  kiln_test_assert_status(kiln_op_attrs_validate(op, attrs(op, name, text, NULL)), code, message,
-                          name, __FILE__, __LINE__);
+  assert_defaults(&kiln_op_conv2d_nchwc,
+                  "strides=[1, 1], padding=[0, 0, 0, 0], dilation=[1, 1], groups=1, "
+                  "channels=0, kernel_size=[], data_layout=\"NCHW16c\", "
+                  "kernel_layout=\"OIHW16i16o\", out_layout=\"NCHW16c\"");
 }
 
 static void test_validation(void **state) {
@@ -168,32 +50,34 @@ static void test_validation(void **state) {
   const kiln_op_t *conv = &kiln_op_conv2d;
   const kiln_status_code_t bad = KILN_STATUS_CODE_INVALID_ARGUMENT;
   const kiln_status_code_t unsupported = KILN_STATUS_CODE_UNIMPLEMENTED;
-  assert_invalid(conv, "strides", "[1]", bad, "nn.conv2d: strides must have 2 values, got 1");
-  assert_invalid(conv, "strides", "[0, 1]", bad, "nn.conv2d: strides[0] is 0");
-  assert_invalid(conv, "padding", "[1, 1]", bad, "nn.conv2d: padding must have 4 values, got 2");
-  assert_invalid(conv, "padding", "[0, 0, -1, 0]", bad, "nn.conv2d: padding[2] is -1");
-  assert_invalid(conv, "dilation", "[1, 0]", bad, "nn.conv2d: dilation[1] is 0");
-  assert_invalid(conv, "groups", "0", bad, "nn.conv2d: groups is 0");
-  assert_invalid(conv, "channels", "-1", bad, "nn.conv2d: channels is -1");
-  assert_invalid(conv, "kernel_size", "[3]", bad,
-                 "nn.conv2d: kernel_size must have 0 or 2 values, got 1");
-  assert_invalid(conv, "data_layout", "\"NCXW\"", bad,
-                 "nn.conv2d: data_layout NCXW must have the primal axes NCHW");
-  assert_invalid(conv, "data_layout", "\"NCHH\"", bad, "axis 'H' appears twice");
-  assert_invalid(conv, "data_layout", "\"\"", bad, "nn.conv2d: data_layout: layout is empty");
-  assert_invalid(conv, "data_layout", "\"NCHW16c\"", unsupported, "nn.conv2d: data_layout NCHW16c");
-  assert_invalid(conv, "kernel_layout", "\"OIHW4o\"", unsupported,
-                 "nn.conv2d: kernel_layout OIHW4o");
+  assert_attr_invalid(conv, "strides", "[1]", bad, "nn.conv2d: strides must have 2 values, got 1");
+  assert_attr_invalid(conv, "strides", "[0, 1]", bad, "nn.conv2d: strides[0] is 0");
+  assert_attr_invalid(conv, "padding", "[1, 1]", bad,
+                      "nn.conv2d: padding must have 4 values, got 2");
+  assert_attr_invalid(conv, "padding", "[0, 0, -1, 0]", bad, "nn.conv2d: padding[2] is -1");
+  assert_attr_invalid(conv, "dilation", "[1, 0]", bad, "nn.conv2d: dilation[1] is 0");
+  assert_attr_invalid(conv, "groups", "0", bad, "nn.conv2d: groups is 0");
+  assert_attr_invalid(conv, "channels", "-1", bad, "nn.conv2d: channels is -1");
+  assert_attr_invalid(conv, "kernel_size", "[3]", bad,
+                      "nn.conv2d: kernel_size must have 0 or 2 values, got 1");
+  assert_attr_invalid(conv, "data_layout", "\"NCXW\"", bad,
+                      "nn.conv2d: data_layout NCXW must have the primal axes NCHW");
+  assert_attr_invalid(conv, "data_layout", "\"NCHH\"", bad, "axis 'H' appears twice");
+  assert_attr_invalid(conv, "data_layout", "\"\"", bad, "nn.conv2d: data_layout: layout is empty");
+  assert_attr_invalid(conv, "data_layout", "\"NCHW16c\"", unsupported,
+                      "nn.conv2d: data_layout NCHW16c");
+  assert_attr_invalid(conv, "kernel_layout", "\"OIHW4o\"", unsupported,
+                      "nn.conv2d: kernel_layout OIHW4o");
   const kiln_op_t *nchwc = &kiln_op_conv2d_nchwc;
-  assert_invalid(nchwc, "groups", "2", unsupported,
-                 "nn.contrib_conv2d_NCHWc: groups 2 is not supported");
-  assert_invalid(nchwc, "data_layout", "\"NCHW\"", unsupported,
-                 "nn.contrib_conv2d_NCHWc: data_layout NCHW is not supported");
-  assert_invalid(nchwc, "kernel_layout", "\"OIHW4i\"", unsupported, "kernel_layout OIHW4i");
-  assert_invalid(nchwc, "out_layout", "\"\"", bad, "out_layout: layout is empty");
+  assert_attr_invalid(nchwc, "groups", "2", unsupported,
+                      "nn.contrib_conv2d_NCHWc: groups 2 is not supported");
+  assert_attr_invalid(nchwc, "data_layout", "\"NCHW\"", unsupported,
+                      "nn.contrib_conv2d_NCHWc: data_layout NCHW is not supported");
+  assert_attr_invalid(nchwc, "kernel_layout", "\"OIHW4i\"", unsupported, "kernel_layout OIHW4i");
+  assert_attr_invalid(nchwc, "out_layout", "\"\"", bad, "out_layout: layout is empty");
   /* Accepted: NHWC / HWIO for conv2d, any order of the NCHWc axes. */
   KILN_ASSERT_OK(kiln_op_attrs_validate(
-      conv, attrs(conv, "data_layout", "\"NHWC\"", "kernel_layout", "\"HWIO\"", NULL)));
+      conv, ATTRS(conv, "data_layout", "\"NHWC\"", "kernel_layout", "\"HWIO\"")));
 }
 
 /* ---- type relation ---- */
@@ -202,110 +86,128 @@ static void test_relation_shapes(void **state) {
   (void)state;
   const kiln_op_t *conv = &kiln_op_conv2d;
   const kiln_type_t *out = NULL;
-  void *a = attrs(conv, "strides", "[2, 2]", "padding", "[3, 3, 3, 3]", NULL);
-  KILN_ASSERT_OK(INFER(conv, a, &out, F32(1, 3, 224, 224), F32(64, 3, 7, 7)));
-  ASSERT_F32(out, 1, 64, 112, 112);
+  void *a = ATTRS(conv, "strides", "[2, 2]", "padding", "[3, 3, 3, 3]");
+  KILN_ASSERT_OK(INFER(conv, a, &out, ttype(F32, 4, SHAPE(1, 3, 224, 224)),
+                       ttype(F32, 4, SHAPE(64, 3, 7, 7))));
+  assert_type(out, F32, 4, SHAPE(1, 64, 112, 112));
   /* Odd, non-square, asymmetric padding, stride and dilation per axis:
    * H = (5 + 1 + 2 - 1*(3-1) - 1) / 2 + 1 = 3, W = (7 + 0 + 1 - 2*(2-1) - 1) / 1 + 1 = 6. */
-  a = attrs(conv, "strides", "[2, 1]", "padding", "[1, 0, 2, 1]", "dilation", "[1, 2]", "channels",
-            "4", "kernel_size", "[3, 2]", NULL);
-  KILN_ASSERT_OK(INFER(conv, a, &out, F32(2, 3, 5, 7), F32(4, 3, 3, 2)));
-  ASSERT_F32(out, 2, 4, 3, 6);
+  a = ATTRS(conv, "strides", "[2, 1]", "padding", "[1, 0, 2, 1]", "dilation", "[1, 2]", "channels",
+            "4", "kernel_size", "[3, 2]");
+  KILN_ASSERT_OK(
+      INFER(conv, a, &out, ttype(F32, 4, SHAPE(2, 3, 5, 7)), ttype(F32, 4, SHAPE(4, 3, 3, 2))));
+  assert_type(out, F32, 4, SHAPE(2, 4, 3, 6));
   /* Depthwise: groups == C, O a multiple of C. */
-  a = attrs(conv, "groups", "6", NULL);
-  KILN_ASSERT_OK(INFER(conv, a, &out, F32(1, 6, 5, 5), F32(12, 1, 3, 3)));
-  ASSERT_F32(out, 1, 12, 3, 3);
+  a = ATTRS(conv, "groups", "6");
+  KILN_ASSERT_OK(
+      INFER(conv, a, &out, ttype(F32, 4, SHAPE(1, 6, 5, 5)), ttype(F32, 4, SHAPE(12, 1, 3, 3))));
+  assert_type(out, F32, 4, SHAPE(1, 12, 3, 3));
   /* NHWC data with HWIO weights, and with an NCHW output. */
-  a = attrs(conv, "data_layout", "\"NHWC\"", "kernel_layout", "\"HWIO\"", NULL);
-  KILN_ASSERT_OK(INFER(conv, a, &out, F32(1, 5, 7, 3), F32(3, 3, 3, 4)));
-  ASSERT_F32(out, 1, 3, 5, 4);
-  a = attrs(conv, "data_layout", "\"NHWC\"", "kernel_layout", "\"HWIO\"", "out_layout", "\"NCHW\"",
-            NULL);
-  KILN_ASSERT_OK(INFER(conv, a, &out, F32(1, 5, 7, 3), F32(3, 3, 3, 4)));
-  ASSERT_F32(out, 1, 4, 3, 5);
+  a = ATTRS(conv, "data_layout", "\"NHWC\"", "kernel_layout", "\"HWIO\"");
+  KILN_ASSERT_OK(
+      INFER(conv, a, &out, ttype(F32, 4, SHAPE(1, 5, 7, 3)), ttype(F32, 4, SHAPE(3, 3, 3, 4))));
+  assert_type(out, F32, 4, SHAPE(1, 3, 5, 4));
+  a = ATTRS(conv, "data_layout", "\"NHWC\"", "kernel_layout", "\"HWIO\"", "out_layout", "\"NCHW\"");
+  KILN_ASSERT_OK(
+      INFER(conv, a, &out, ttype(F32, 4, SHAPE(1, 5, 7, 3)), ttype(F32, 4, SHAPE(3, 3, 3, 4))));
+  assert_type(out, F32, 4, SHAPE(1, 4, 3, 5));
   /* int8 in, int8 out: the relation is dtype-generic. */
-  KILN_ASSERT_OK(INFER(conv, attrs(conv, NULL), &out, ty(KILN_DTYPE_INT8, DIMS(1, 1, 3, 3)),
-                       ty(KILN_DTYPE_INT8, DIMS(1, 1, 3, 3))));
-  assert_type(out, KILN_DTYPE_INT8, DIMS(1, 1, 1, 1));
+  KILN_ASSERT_OK(INFER(conv, attrs_with(conv, NULL), &out,
+                       ttype(KILN_DTYPE_INT8, 4, SHAPE(1, 1, 3, 3)),
+                       ttype(KILN_DTYPE_INT8, 4, SHAPE(1, 1, 3, 3))));
+  assert_type(out, KILN_DTYPE_INT8, 4, SHAPE(1, 1, 1, 1));
 }
 
 static void test_relation_nchwc(void **state) {
   (void)state;
   const kiln_op_t *op = &kiln_op_conv2d_nchwc;
   const kiln_type_t *out = NULL;
-  void *a = attrs(op, "data_layout", "\"NCHW3c\"", "kernel_layout", "\"OIHW3i4o\"", "out_layout",
-                  "\"NCHW4c\"", "padding", "[1, 1, 1, 1]", NULL);
-  KILN_ASSERT_OK(INFER(op, a, &out, F32(1, 2, 5, 7, 3), F32(2, 2, 3, 3, 3, 4)));
-  ASSERT_F32(out, 1, 2, 5, 7, 4);
-  KILN_ASSERT_OK(INFER(op, attrs(op, NULL), &out, F32(1, 4, 9, 9, 16), F32(2, 4, 1, 1, 16, 16)));
-  ASSERT_F32(out, 1, 2, 9, 9, 16);
-  KILN_ASSERT_STATUS(INFER(op, a, &out, F32(1, 2, 5, 7, 4), F32(2, 2, 3, 3, 3, 4)),
+  void *a = ATTRS(op, "data_layout", "\"NCHW3c\"", "kernel_layout", "\"OIHW3i4o\"", "out_layout",
+                  "\"NCHW4c\"", "padding", "[1, 1, 1, 1]");
+  KILN_ASSERT_OK(INFER(op, a, &out, ttype(F32, 5, SHAPE(1, 2, 5, 7, 3)),
+                       ttype(F32, 6, SHAPE(2, 2, 3, 3, 3, 4))));
+  assert_type(out, F32, 5, SHAPE(1, 2, 5, 7, 4));
+  KILN_ASSERT_OK(INFER(op, attrs_with(op, NULL), &out, ttype(F32, 5, SHAPE(1, 4, 9, 9, 16)),
+                       ttype(F32, 6, SHAPE(2, 4, 1, 1, 16, 16))));
+  assert_type(out, F32, 5, SHAPE(1, 2, 9, 9, 16));
+  KILN_ASSERT_STATUS(INFER(op, a, &out, ttype(F32, 5, SHAPE(1, 2, 5, 7, 4)),
+                           ttype(F32, 6, SHAPE(2, 2, 3, 3, 3, 4))),
                      INVALID_ARGUMENT,
                      "nn.contrib_conv2d_NCHWc: data: (1, 2, 5, 7, 4) has 4 at axis 'c' of layout "
                      "NCHW3c, not 3");
-  KILN_ASSERT_STATUS(INFER(op, a, &out, F32(1, 2, 5, 7, 3), F32(2, 3, 3, 3, 3, 4)),
+  KILN_ASSERT_STATUS(INFER(op, a, &out, ttype(F32, 5, SHAPE(1, 2, 5, 7, 3)),
+                           ttype(F32, 6, SHAPE(2, 3, 3, 3, 3, 4))),
                      INVALID_ARGUMENT,
                      "data (1, 2, 5, 7, 3) has 6 channels but weight (2, 3, 3, 3, 3, 4) expects 9");
-  a = attrs(op, "data_layout", "\"NCHW3c\"", "kernel_layout", "\"OIHW2i4o\"", "out_layout",
-            "\"NCHW4c\"", NULL);
-  KILN_ASSERT_STATUS(INFER(op, a, &out, F32(1, 2, 5, 7, 3), F32(2, 3, 3, 3, 2, 4)),
+  a = ATTRS(op, "data_layout", "\"NCHW3c\"", "kernel_layout", "\"OIHW2i4o\"", "out_layout",
+            "\"NCHW4c\"");
+  KILN_ASSERT_STATUS(INFER(op, a, &out, ttype(F32, 5, SHAPE(1, 2, 5, 7, 3)),
+                           ttype(F32, 6, SHAPE(2, 3, 3, 3, 2, 4))),
                      INVALID_ARGUMENT, "split the input channels differently");
-  a = attrs(op, "data_layout", "\"NCHW3c\"", "kernel_layout", "\"OIHW3i4o\"", "out_layout",
-            "\"NCHW2c\"", NULL);
-  KILN_ASSERT_STATUS(INFER(op, a, &out, F32(1, 2, 5, 7, 3), F32(2, 2, 3, 3, 3, 4)),
+  a = ATTRS(op, "data_layout", "\"NCHW3c\"", "kernel_layout", "\"OIHW3i4o\"", "out_layout",
+            "\"NCHW2c\"");
+  KILN_ASSERT_STATUS(INFER(op, a, &out, ttype(F32, 5, SHAPE(1, 2, 5, 7, 3)),
+                           ttype(F32, 6, SHAPE(2, 2, 3, 3, 3, 4))),
                      INVALID_ARGUMENT, "split the output channels differently");
 }
 
 static void test_relation_errors(void **state) {
   (void)state;
   const kiln_op_t *conv = &kiln_op_conv2d;
-  void *a = attrs(conv, NULL);
+  void *a = attrs_with(conv, NULL);
   const kiln_type_t *out = NULL;
-  KILN_ASSERT_STATUS(INFER(conv, a, &out, F32(1, 3, 224, 224), F32(64, 4, 7, 7)), INVALID_ARGUMENT,
-                     "nn.conv2d: data (1, 3, 224, 224) has 3 channels but weight (64, 4, 7, 7) "
-                     "expects 4 (groups 1)");
   KILN_ASSERT_STATUS(
-      INFER(conv, attrs(conv, "groups", "2", NULL), &out, F32(1, 6, 5, 5), F32(4, 2, 3, 3)),
-      INVALID_ARGUMENT, "weight (4, 2, 3, 3) expects 4 (groups 2)");
-  KILN_ASSERT_STATUS(
-      INFER(conv, attrs(conv, "groups", "2", NULL), &out, F32(1, 4, 5, 5), F32(3, 2, 3, 3)),
+      INFER(conv, a, &out, ttype(F32, 4, SHAPE(1, 3, 224, 224)), ttype(F32, 4, SHAPE(64, 4, 7, 7))),
       INVALID_ARGUMENT,
-      "nn.conv2d: groups 2 does not divide the 3 output channels of weight "
-      "(3, 2, 3, 3)");
-  KILN_ASSERT_STATUS(
-      INFER(conv, attrs(conv, "channels", "8", NULL), &out, F32(1, 3, 5, 5), F32(4, 3, 3, 3)),
-      INVALID_ARGUMENT,
-      "nn.conv2d: channels 8 does not match the 4 output channels of weight "
-      "(4, 3, 3, 3)");
-  KILN_ASSERT_STATUS(INFER(conv, attrs(conv, "kernel_size", "[3, 5]", NULL), &out, F32(1, 3, 5, 5),
-                           F32(4, 3, 3, 3)),
+      "nn.conv2d: data (1, 3, 224, 224) has 3 channels but weight (64, 4, 7, 7) "
+      "expects 4 (groups 1)");
+  KILN_ASSERT_STATUS(INFER(conv, ATTRS(conv, "groups", "2"), &out, ttype(F32, 4, SHAPE(1, 6, 5, 5)),
+                           ttype(F32, 4, SHAPE(4, 2, 3, 3))),
+                     INVALID_ARGUMENT, "weight (4, 2, 3, 3) expects 4 (groups 2)");
+  KILN_ASSERT_STATUS(INFER(conv, ATTRS(conv, "groups", "2"), &out, ttype(F32, 4, SHAPE(1, 4, 5, 5)),
+                           ttype(F32, 4, SHAPE(3, 2, 3, 3))),
+                     INVALID_ARGUMENT,
+                     "nn.conv2d: groups 2 does not divide the 3 output channels of weight "
+                     "(3, 2, 3, 3)");
+  KILN_ASSERT_STATUS(INFER(conv, ATTRS(conv, "channels", "8"), &out,
+                           ttype(F32, 4, SHAPE(1, 3, 5, 5)), ttype(F32, 4, SHAPE(4, 3, 3, 3))),
+                     INVALID_ARGUMENT,
+                     "nn.conv2d: channels 8 does not match the 4 output channels of weight "
+                     "(4, 3, 3, 3)");
+  KILN_ASSERT_STATUS(INFER(conv, ATTRS(conv, "kernel_size", "[3, 5]"), &out,
+                           ttype(F32, 4, SHAPE(1, 3, 5, 5)), ttype(F32, 4, SHAPE(4, 3, 3, 3))),
                      INVALID_ARGUMENT,
                      "nn.conv2d: kernel_size [3, 5] does not match weight (4, 3, 3, 3)");
-  KILN_ASSERT_STATUS(INFER(conv, a, &out, F32(1, 1, 2, 5), F32(1, 1, 3, 3)), INVALID_ARGUMENT,
-                     "nn.conv2d: data (1, 1, 2, 5) is too small: height 2 with padding 0+0");
   KILN_ASSERT_STATUS(
-      INFER(conv, attrs(conv, "dilation", "[1, 3]", NULL), &out, F32(1, 1, 5, 6), F32(1, 1, 3, 3)),
-      INVALID_ARGUMENT, "width 6 with padding 0+0 has no room for a window of 3");
-  KILN_ASSERT_STATUS(INFER(conv, a, &out, F32(1, 3, 5), F32(4, 3, 3, 3)), INVALID_ARGUMENT,
-                     "nn.conv2d: data: (1, 3, 5) must have rank 4 for layout NCHW, not 3");
-  KILN_ASSERT_STATUS(INFER(conv, a, &out, F32(1, 3, 5, 5), F32(4, 3, 3)), INVALID_ARGUMENT,
-                     "nn.conv2d: weight: (4, 3, 3) must have rank 4 for layout OIHW");
-  KILN_ASSERT_STATUS(INFER(conv, a, &out, F32(1, 3, 5, 5), ty(KILN_DTYPE_INT64, DIMS(4, 3, 3, 3))),
+      INFER(conv, a, &out, ttype(F32, 4, SHAPE(1, 1, 2, 5)), ttype(F32, 4, SHAPE(1, 1, 3, 3))),
+      INVALID_ARGUMENT, "nn.conv2d: data (1, 1, 2, 5) is too small: height 2 with padding 0+0");
+  KILN_ASSERT_STATUS(INFER(conv, ATTRS(conv, "dilation", "[1, 3]"), &out,
+                           ttype(F32, 4, SHAPE(1, 1, 5, 6)), ttype(F32, 4, SHAPE(1, 1, 3, 3))),
+                     INVALID_ARGUMENT, "width 6 with padding 0+0 has no room for a window of 3");
+  KILN_ASSERT_STATUS(
+      INFER(conv, a, &out, ttype(F32, 3, SHAPE(1, 3, 5)), ttype(F32, 4, SHAPE(4, 3, 3, 3))),
+      INVALID_ARGUMENT, "nn.conv2d: data: (1, 3, 5) must have rank 4 for layout NCHW, not 3");
+  KILN_ASSERT_STATUS(
+      INFER(conv, a, &out, ttype(F32, 4, SHAPE(1, 3, 5, 5)), ttype(F32, 3, SHAPE(4, 3, 3))),
+      INVALID_ARGUMENT, "nn.conv2d: weight: (4, 3, 3) must have rank 4 for layout OIHW");
+  KILN_ASSERT_STATUS(INFER(conv, a, &out, ttype(F32, 4, SHAPE(1, 3, 5, 5)),
+                           ttype(KILN_DTYPE_INT64, 4, SHAPE(4, 3, 3, 3))),
                      INVALID_ARGUMENT,
                      "nn.conv2d: weight (4, 3, 3, 3) has dtype int64 but data (1, 3, 5, 5) has "
                      "dtype float32");
-  KILN_ASSERT_STATUS(INFER(conv, a, &out, F32(1, 3, 5, 5)), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(INFER(conv, a, &out, ttype(F32, 4, SHAPE(1, 3, 5, 5))), INVALID_ARGUMENT,
                      "nn.conv2d: expected 2 inputs, got 1");
-  KILN_ASSERT_STATUS(INFER(conv, NULL, &out, F32(1, 3, 5, 5), F32(4, 3, 3, 3)), INVALID_ARGUMENT,
-                     "nn.conv2d: attributes are missing");
   KILN_ASSERT_STATUS(
-      INFER(conv, attrs(conv, "strides", "[1]", NULL), &out, F32(1, 3, 5, 5), F32(4, 3, 3, 3)),
-      INVALID_ARGUMENT, "nn.conv2d: strides must have 2 values");
+      INFER(conv, NULL, &out, ttype(F32, 4, SHAPE(1, 3, 5, 5)), ttype(F32, 4, SHAPE(4, 3, 3, 3))),
+      INVALID_ARGUMENT, "nn.conv2d: attributes are missing");
+  KILN_ASSERT_STATUS(INFER(conv, ATTRS(conv, "strides", "[1]"), &out,
+                           ttype(F32, 4, SHAPE(1, 3, 5, 5)), ttype(F32, 4, SHAPE(4, 3, 3, 3))),
+                     INVALID_ARGUMENT, "nn.conv2d: strides must have 2 values");
   const kiln_type_t *tuple = NULL;
-  const kiln_type_t *fields[1] = {F32(1)};
-  KILN_ASSERT_OK(kiln_tuple_type_create(&arena, 1, fields, &tuple));
-  KILN_ASSERT_STATUS(INFER(conv, a, &out, tuple, F32(4, 3, 3, 3)), INVALID_ARGUMENT,
-                     "nn.conv2d: input 0 must be a tensor");
+  const kiln_type_t *fields[1] = {ttype(F32, 1, SHAPE(1))};
+  KILN_ASSERT_OK(kiln_tuple_type_create(&kiln_op_test_arena, 1, fields, &tuple));
+  KILN_ASSERT_STATUS(INFER(conv, a, &out, tuple, ttype(F32, 4, SHAPE(4, 3, 3, 3))),
+                     INVALID_ARGUMENT, "nn.conv2d: input 0 must be a tensor");
 }
 
 /* ---- layout rule ---- */
@@ -315,23 +217,22 @@ static void test_layout_rule(void **state) {
   const char *required[2] = {NULL, NULL};
   const char *arriving[2] = {"NCHW", ""};
   kiln_layout_relation_t relation = {.op = &kiln_op_conv2d,
-                                     .attrs = attrs(&kiln_op_conv2d, NULL),
+                                     .attrs = attrs_with(&kiln_op_conv2d, NULL),
                                      .num_inputs = 2,
                                      .input_layouts = arriving,
                                      .required_layouts = required,
-                                     .arena = &arena};
+                                     .arena = &kiln_op_test_arena};
   KILN_ASSERT_OK(kiln_op_conv2d.correct_layout(&relation));
   assert_string_equal(required[0], "NCHW");
   assert_string_equal(required[1], "OIHW");
   assert_string_equal(relation.output_layout, "NCHW");
-  relation.attrs =
-      attrs(&kiln_op_conv2d, "data_layout", "\"NHWC\"", "kernel_layout", "\"HWIO\"", NULL);
+  relation.attrs = ATTRS(&kiln_op_conv2d, "data_layout", "\"NHWC\"", "kernel_layout", "\"HWIO\"");
   KILN_ASSERT_OK(kiln_op_conv2d.correct_layout(&relation));
   assert_string_equal(required[0], "NHWC");
   assert_string_equal(required[1], "HWIO");
   assert_string_equal(relation.output_layout, "NHWC");
   relation.op = &kiln_op_conv2d_nchwc;
-  relation.attrs = attrs(&kiln_op_conv2d_nchwc, NULL);
+  relation.attrs = attrs_with(&kiln_op_conv2d_nchwc, NULL);
   KILN_ASSERT_OK(kiln_op_conv2d_nchwc.correct_layout(&relation));
   assert_string_equal(required[0], "NCHW16c");
   assert_string_equal(required[1], "OIHW16i16o");
@@ -343,8 +244,8 @@ static void test_layout_rule(void **state) {
 /* Out (1, 1, 2, 2) of data 1..9 (3x3) and weight [[1, 0], [0, 1]]: x[i][j] + x[i+1][j+1]. */
 static void test_kernel_by_hand(void **state) {
   (void)state;
-  kiln_tensor_t *data = tensor(KILN_DTYPE_FLOAT32, DIMS(1, 1, 3, 3));
-  kiln_tensor_t *weight = tensor(KILN_DTYPE_FLOAT32, DIMS(1, 1, 2, 2));
+  kiln_tensor_t *data = tensor_zeros(F32, 4, SHAPE(1, 1, 3, 3));
+  kiln_tensor_t *weight = tensor_zeros(F32, 4, SHAPE(1, 1, 2, 2));
   float *x = kiln_tensor_data(data), *w = kiln_tensor_data(weight);
   for (int i = 0; i < 9; ++i) {
     x[i] = (float)(i + 1);
@@ -352,14 +253,14 @@ static void test_kernel_by_hand(void **state) {
   w[0] = 1.0f;
   w[3] = 1.0f;
   kiln_tensor_t *out = NULL;
-  KILN_ASSERT_OK(RUN(&kiln_op_conv2d, attrs(&kiln_op_conv2d, NULL), &out, data, weight));
-  assert_close(out, (const float[]){6, 8, 12, 14});
+  KILN_ASSERT_OK(RUN(&kiln_op_conv2d, attrs_with(&kiln_op_conv2d, NULL), &out, data, weight));
+  assert_f32(out, (const double[]){6, 8, 12, 14}, 4);
   kiln_tensor_release(out);
   /* Padding 1 on every side, stride 2: 2x2 outputs over the 5x5 padded grid,
    * out[i][j] = x[2i-1][2j-1] + x[2i][2j], a padded cell counting 0. */
-  void *a = attrs(&kiln_op_conv2d, "padding", "[1, 1, 1, 1]", "strides", "[2, 2]", NULL);
+  void *a = ATTRS(&kiln_op_conv2d, "padding", "[1, 1, 1, 1]", "strides", "[2, 2]");
   KILN_ASSERT_OK(RUN(&kiln_op_conv2d, a, &out, data, weight));
-  assert_close(out, (const float[]){1, 3, 7, 5 + 9});
+  assert_f32(out, (const double[]){1, 3, 7, 5 + 9}, 4);
   kiln_tensor_release(out);
   kiln_tensor_release(data);
   kiln_tensor_release(weight);
@@ -408,23 +309,19 @@ static void *conv_case_attrs(const conv_case_t *k) {
   snprintf(padding, sizeof(padding), "[%lld, %lld, %lld, %lld]", (long long)k->pad[0],
            (long long)k->pad[1], (long long)k->pad[2], (long long)k->pad[3]);
   snprintf(groups, sizeof(groups), "%lld", (long long)k->groups);
-  return attrs(&kiln_op_conv2d, "strides", strides, "dilation", dilation, "padding", padding,
-               "groups", groups, NULL);
+  return ATTRS(&kiln_op_conv2d, "strides", strides, "dilation", dilation, "padding", padding,
+               "groups", groups);
 }
 
 static void check_conv_case(const conv_case_t *k) {
-  kiln_tensor_t *data = tensor(KILN_DTYPE_FLOAT32, DIMS(k->n, k->c, k->h, k->w));
-  kiln_tensor_t *weight = tensor(KILN_DTYPE_FLOAT32, DIMS(k->o, k->c / k->groups, k->kh, k->kw));
-  fill(data, 1);
-  fill(weight, 2);
+  kiln_tensor_t *data = f32_filled(1, 4, SHAPE(k->n, k->c, k->h, k->w));
+  kiln_tensor_t *weight = f32_filled(2, 4, SHAPE(k->o, k->c / k->groups, k->kh, k->kw));
   kiln_tensor_t *out = NULL;
   KILN_ASSERT_OK(RUN(&kiln_op_conv2d, conv_case_attrs(k), &out, data, weight));
   const int64_t *shape = kiln_tensor_shape(out);
-  float *want = NULL;
-  KILN_ASSERT_OK(kiln_arena_allocate(&arena, sizeof(float) * (size_t)kiln_tensor_element_count(out),
-                                     16, (void **)&want));
+  float *want = f32_scratch(kiln_tensor_element_count(out));
   conv_direct(k, kiln_tensor_data(data), kiln_tensor_data(weight), shape[2], shape[3], want);
-  assert_close(out, want);
+  assert_f32_floats(out, want, kiln_tensor_element_count(out));
   kiln_tensor_release(out);
   kiln_tensor_release(data);
   kiln_tensor_release(weight);
@@ -499,12 +396,10 @@ static void test_kernel_odd_shapes(void **state) {
 static void test_kernel_nhwc(void **state) {
   (void)state;
   enum { N = 2, C = 3, H = 5, W = 7, O = 4, KH = 3, KW = 2 };
-  kiln_tensor_t *nchw = tensor(KILN_DTYPE_FLOAT32, DIMS(N, C, H, W));
-  kiln_tensor_t *oihw = tensor(KILN_DTYPE_FLOAT32, DIMS(O, C, KH, KW));
-  kiln_tensor_t *nhwc = tensor(KILN_DTYPE_FLOAT32, DIMS(N, H, W, C));
-  kiln_tensor_t *hwio = tensor(KILN_DTYPE_FLOAT32, DIMS(KH, KW, C, O));
-  fill(nchw, 3);
-  fill(oihw, 4);
+  kiln_tensor_t *nchw = f32_filled(3, 4, SHAPE(N, C, H, W));
+  kiln_tensor_t *oihw = f32_filled(4, 4, SHAPE(O, C, KH, KW));
+  kiln_tensor_t *nhwc = tensor_zeros(F32, 4, SHAPE(N, H, W, C));
+  kiln_tensor_t *hwio = tensor_zeros(F32, 4, SHAPE(KH, KW, C, O));
   const float *x = kiln_tensor_data(nchw), *w = kiln_tensor_data(oihw);
   float *xt = kiln_tensor_data(nhwc), *wt = kiln_tensor_data(hwio);
   for (int n = 0; n < N; ++n) {
@@ -526,9 +421,9 @@ static void test_kernel_nhwc(void **state) {
   const char *padding = "[1, 0, 0, 1]";
   kiln_tensor_t *want = NULL, *got = NULL;
   KILN_ASSERT_OK(
-      RUN(&kiln_op_conv2d, attrs(&kiln_op_conv2d, "padding", padding, NULL), &want, nchw, oihw));
-  void *a = attrs(&kiln_op_conv2d, "padding", padding, "data_layout", "\"NHWC\"", "kernel_layout",
-                  "\"HWIO\"", "out_layout", "\"NCHW\"", NULL);
+      RUN(&kiln_op_conv2d, ATTRS(&kiln_op_conv2d, "padding", padding), &want, nchw, oihw));
+  void *a = ATTRS(&kiln_op_conv2d, "padding", padding, "data_layout", "\"NHWC\"", "kernel_layout",
+                  "\"HWIO\"", "out_layout", "\"NCHW\"");
   KILN_ASSERT_OK(RUN(&kiln_op_conv2d, a, &got, nhwc, hwio));
   assert_memory_equal(kiln_tensor_data(got), kiln_tensor_data(want), kiln_tensor_byte_size(want));
   kiln_tensor_release(got);
@@ -540,7 +435,7 @@ static void test_kernel_nhwc(void **state) {
 }
 
 static kiln_tensor_t *transform(kiln_tensor_t *input, const char *src, const char *dst) {
-  void *a = attrs(&kiln_op_layout_transform, "src_layout", src, "dst_layout", dst, NULL);
+  void *a = ATTRS(&kiln_op_layout_transform, "src_layout", src, "dst_layout", dst);
   kiln_tensor_t *out = NULL;
   KILN_ASSERT_OK(RUN(&kiln_op_layout_transform, a, &out, input));
   return out;
@@ -550,24 +445,23 @@ static kiln_tensor_t *transform(kiln_tensor_t *input, const char *src, const cha
  * back, is conv2d bit for bit. */
 static void test_kernel_nchwc_matches_conv2d(void **state) {
   (void)state;
-  kiln_tensor_t *data = tensor(KILN_DTYPE_FLOAT32, DIMS(2, 6, 5, 7));
-  kiln_tensor_t *weight = tensor(KILN_DTYPE_FLOAT32, DIMS(8, 6, 3, 2));
-  fill(data, 5);
+  kiln_tensor_t *data = f32_filled(5, 4, SHAPE(2, 6, 5, 7));
+  kiln_tensor_t *weight = tensor_zeros(F32, 4, SHAPE(8, 6, 3, 2));
   float *w = kiln_tensor_data(weight);
   for (int64_t i = 0; i < kiln_tensor_element_count(weight); ++i) {
     w[i] = sinf((float)i * 0.37f); /* inexact values: the order of the sum matters */
   }
   const char *window[] = {"strides", "[2, 1]", "padding", "[1, 2, 0, 1]", "dilation", "[1, 2]"};
   kiln_tensor_t *want = NULL;
-  KILN_ASSERT_OK(RUN(&kiln_op_conv2d,
-                     attrs(&kiln_op_conv2d, window[0], window[1], window[2], window[3], window[4],
-                           window[5], NULL),
-                     &want, data, weight));
+  KILN_ASSERT_OK(
+      RUN(&kiln_op_conv2d,
+          ATTRS(&kiln_op_conv2d, window[0], window[1], window[2], window[3], window[4], window[5]),
+          &want, data, weight));
   kiln_tensor_t *blocked_data = transform(data, "\"NCHW\"", "\"NCHW3c\"");
   kiln_tensor_t *blocked_weight = transform(weight, "\"OIHW\"", "\"OIHW3i4o\"");
-  void *a = attrs(&kiln_op_conv2d_nchwc, window[0], window[1], window[2], window[3], window[4],
+  void *a = ATTRS(&kiln_op_conv2d_nchwc, window[0], window[1], window[2], window[3], window[4],
                   window[5], "data_layout", "\"NCHW3c\"", "kernel_layout", "\"OIHW3i4o\"",
-                  "out_layout", "\"NCHW4c\"", "channels", "8", NULL);
+                  "out_layout", "\"NCHW4c\"", "channels", "8");
   kiln_tensor_t *blocked_out = NULL;
   KILN_ASSERT_OK(RUN(&kiln_op_conv2d_nchwc, a, &blocked_out, blocked_data, blocked_weight));
   assert_int_equal(kiln_tensor_ndim(blocked_out), 5);
@@ -584,18 +478,18 @@ static void test_kernel_nchwc_matches_conv2d(void **state) {
 
 static void test_kernel_errors(void **state) {
   (void)state;
-  kiln_tensor_t *data = tensor(KILN_DTYPE_INT64, DIMS(1, 1, 3, 3));
-  kiln_tensor_t *weight = tensor(KILN_DTYPE_INT64, DIMS(1, 1, 3, 3));
+  kiln_tensor_t *data = tensor_zeros(KILN_DTYPE_INT64, 4, SHAPE(1, 1, 3, 3));
+  kiln_tensor_t *weight = tensor_zeros(KILN_DTYPE_INT64, 4, SHAPE(1, 1, 3, 3));
   kiln_tensor_t *out = NULL;
-  void *a = attrs(&kiln_op_conv2d, NULL);
+  void *a = attrs_with(&kiln_op_conv2d, NULL);
   KILN_ASSERT_STATUS(RUN(&kiln_op_conv2d, a, &out, data, weight), UNIMPLEMENTED,
                      "nn.conv2d: the reference kernel does not handle dtype int64");
   kiln_tensor_release(data);
   kiln_tensor_release(weight);
   /* An output of the wrong shape is refused, never written out of bounds. */
-  data = tensor(KILN_DTYPE_FLOAT32, DIMS(1, 1, 3, 3));
-  weight = tensor(KILN_DTYPE_FLOAT32, DIMS(1, 1, 3, 3));
-  out = tensor(KILN_DTYPE_FLOAT32, DIMS(1, 1, 2, 2));
+  data = tensor_zeros(F32, 4, SHAPE(1, 1, 3, 3));
+  weight = tensor_zeros(F32, 4, SHAPE(1, 1, 3, 3));
+  out = tensor_zeros(F32, 4, SHAPE(1, 1, 2, 2));
   kiln_tensor_t *inputs[] = {data, weight};
   kiln_kernel_args_t args = {.op = &kiln_op_conv2d,
                              .attrs = a,
@@ -629,5 +523,5 @@ int main(void) {
       cmocka_unit_test(test_kernel_nchwc_matches_conv2d),
       cmocka_unit_test(test_kernel_errors),
   };
-  return cmocka_run_group_tests(tests, group_setup, group_teardown);
+  return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -12,20 +12,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base/arena.h"
 #include "kiln_op_test.h"
-#include "kiln_test.h"
-#include "op/op.h"
 
 #define F32 KILN_DTYPE_FLOAT32
 
 static const kiln_op_t *const op = &kiln_op_conv2d_transpose;
-
-static kiln_status_t infer2(const void *attrs, const kiln_type_t *data, const kiln_type_t *weight,
-                            const kiln_type_t **out) {
-  const kiln_type_t *types[] = {data, weight};
-  return infer(op, attrs, 2, types, out);
-}
 
 /* ---- attributes ---- */
 
@@ -75,26 +66,27 @@ static void test_relation_shapes(void **state) {
   const kiln_type_t *x = ttype(F32, 4, SHAPE(1, 1, 3, 3));
   const kiln_type_t *w = ttype(F32, 4, SHAPE(1, 2, 3, 3));
   /* ONNX test_convtranspose */
-  KILN_ASSERT_OK(infer2(attrs_with(op, NULL), x, w, &out));
+  KILN_ASSERT_OK(INFER(op, attrs_with(op, NULL), &out, x, w));
   assert_type(out, F32, 4, SHAPE(1, 2, 5, 5));
   /* test_convtranspose_pad: strides [3, 2], output_padding [1, 1] */
-  KILN_ASSERT_OK(infer2(ATTRS(op, "strides", "[3, 2]", "output_padding", "[1, 1]"), x, w, &out));
+  KILN_ASSERT_OK(INFER(op, ATTRS(op, "strides", "[3, 2]", "output_padding", "[1, 1]"), &out, x, w));
   assert_type(out, F32, 4, SHAPE(1, 2, 10, 8));
   /* test_convtranspose_pads: strides [3, 2], pads (top 1, left 2, bottom 1, right 2) */
-  KILN_ASSERT_OK(infer2(ATTRS(op, "strides", "[3, 2]", "padding", "[1, 2, 1, 2]"), x, w, &out));
+  KILN_ASSERT_OK(INFER(op, ATTRS(op, "strides", "[3, 2]", "padding", "[1, 2, 1, 2]"), &out, x, w));
   assert_type(out, F32, 4, SHAPE(1, 2, 7, 3));
   /* test_convtranspose_dilations */
   KILN_ASSERT_OK(
-      infer2(ATTRS(op, "dilation", "[2, 2]"), x, ttype(F32, 4, SHAPE(1, 1, 2, 2)), &out));
+      INFER(op, ATTRS(op, "dilation", "[2, 2]"), &out, x, ttype(F32, 4, SHAPE(1, 1, 2, 2))));
   assert_type(out, F32, 4, SHAPE(1, 1, 5, 5));
   /* groups: C_out = weight O x groups */
-  KILN_ASSERT_OK(infer2(ATTRS(op, "groups", "2", "channels", "6"), ttype(F32, 4, SHAPE(1, 4, 3, 3)),
-                        ttype(F32, 4, SHAPE(4, 3, 2, 2)), &out));
+  KILN_ASSERT_OK(INFER(op, ATTRS(op, "groups", "2", "channels", "6"), &out,
+                       ttype(F32, 4, SHAPE(1, 4, 3, 3)), ttype(F32, 4, SHAPE(4, 3, 2, 2))));
   assert_type(out, F32, 4, SHAPE(1, 6, 4, 4));
   /* NHWC data, HWIO weight, NCHW output */
-  KILN_ASSERT_OK(infer2(
+  KILN_ASSERT_OK(INFER(
+      op,
       ATTRS(op, "data_layout", "\"NHWC\"", "kernel_layout", "\"HWIO\"", "out_layout", "\"NCHW\""),
-      ttype(F32, 4, SHAPE(1, 3, 3, 1)), ttype(F32, 4, SHAPE(3, 3, 1, 2)), &out));
+      &out, ttype(F32, 4, SHAPE(1, 3, 3, 1)), ttype(F32, 4, SHAPE(3, 3, 1, 2))));
   assert_type(out, F32, 4, SHAPE(1, 2, 5, 5));
 }
 
@@ -104,38 +96,38 @@ static void test_relation_errors(void **state) {
   const kiln_type_t *x = ttype(F32, 4, SHAPE(1, 2, 3, 3));
   const kiln_type_t *w = ttype(F32, 4, SHAPE(1, 2, 3, 3));
   const void *none = attrs_with(op, NULL);
-  KILN_ASSERT_STATUS(infer2(none, x, w, &out), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(INFER(op, none, &out, x, w), INVALID_ARGUMENT,
                      "nn.conv2d_transpose: data (1, 2, 3, 3) has 2 channels but weight (1, 2, 3, "
                      "3) (IOHW) expects 1");
-  KILN_ASSERT_STATUS(infer2(ATTRS(op, "groups", "2"), ttype(F32, 4, SHAPE(1, 3, 3, 3)),
-                            ttype(F32, 4, SHAPE(3, 1, 1, 1)), &out),
+  KILN_ASSERT_STATUS(INFER(op, ATTRS(op, "groups", "2"), &out, ttype(F32, 4, SHAPE(1, 3, 3, 3)),
+                           ttype(F32, 4, SHAPE(3, 1, 1, 1))),
                      INVALID_ARGUMENT,
                      "nn.conv2d_transpose: groups 2 does not divide the 3 input channels of data "
                      "(1, 3, 3, 3)");
   const kiln_type_t *x1 = ttype(F32, 4, SHAPE(1, 1, 3, 3));
-  KILN_ASSERT_STATUS(infer2(ATTRS(op, "channels", "3"), x1, w, &out), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(INFER(op, ATTRS(op, "channels", "3"), &out, x1, w), INVALID_ARGUMENT,
                      "nn.conv2d_transpose: channels 3 does not match the 2 output channels of "
                      "weight (1, 2, 3, 3) (groups 1)");
-  KILN_ASSERT_STATUS(infer2(ATTRS(op, "kernel_size", "[3, 2]"), x1, w, &out), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(INFER(op, ATTRS(op, "kernel_size", "[3, 2]"), &out, x1, w), INVALID_ARGUMENT,
                      "nn.conv2d_transpose: kernel_size [3, 2] does not match weight (1, 2, 3, 3)");
-  KILN_ASSERT_STATUS(infer2(none, x1, ttype(KILN_DTYPE_FLOAT16, 4, SHAPE(1, 2, 3, 3)), &out),
+  KILN_ASSERT_STATUS(INFER(op, none, &out, x1, ttype(KILN_DTYPE_FLOAT16, 4, SHAPE(1, 2, 3, 3))),
                      INVALID_ARGUMENT,
                      "nn.conv2d_transpose: weight (1, 2, 3, 3) has dtype float16 but data (1, 1, "
                      "3, 3) has dtype float32");
-  KILN_ASSERT_STATUS(infer2(none, ttype(F32, 3, SHAPE(1, 1, 3)), w, &out), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(INFER(op, none, &out, ttype(F32, 3, SHAPE(1, 1, 3)), w), INVALID_ARGUMENT,
                      "nn.conv2d_transpose: data: (1, 1, 3) must have rank 4 for layout NCHW");
-  KILN_ASSERT_STATUS(infer2(none, x1, ttype(F32, 3, SHAPE(1, 2, 3)), &out), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(INFER(op, none, &out, x1, ttype(F32, 3, SHAPE(1, 2, 3))), INVALID_ARGUMENT,
                      "nn.conv2d_transpose: weight: (1, 2, 3) must have rank 4 for layout IOHW");
-  KILN_ASSERT_STATUS(infer2(ATTRS(op, "padding", "[1, 0, 0, 0]"), ttype(F32, 4, SHAPE(1, 1, 1, 1)),
-                            ttype(F32, 4, SHAPE(1, 1, 1, 1)), &out),
+  KILN_ASSERT_STATUS(INFER(op, ATTRS(op, "padding", "[1, 0, 0, 0]"), &out,
+                           ttype(F32, 4, SHAPE(1, 1, 1, 1)), ttype(F32, 4, SHAPE(1, 1, 1, 1))),
                      INVALID_ARGUMENT,
                      "nn.conv2d_transpose: data (1, 1, 1, 1) gives no output rows (padding 1+0)");
   KILN_ASSERT_STATUS(
-      infer2(ATTRS(op, "padding", "[0, 2, 0, 1]"), ttype(F32, 4, SHAPE(1, 1, 2, 2)),
-             ttype(F32, 4, SHAPE(1, 1, 1, 2)), &out),
+      INFER(op, ATTRS(op, "padding", "[0, 2, 0, 1]"), &out, ttype(F32, 4, SHAPE(1, 1, 2, 2)),
+            ttype(F32, 4, SHAPE(1, 1, 1, 2))),
       INVALID_ARGUMENT,
       "nn.conv2d_transpose: data (1, 1, 2, 2) gives no output columns (padding 2+1)");
-  KILN_ASSERT_STATUS(infer2(ATTRS(op, "strides", "[0, 1]"), x1, w, &out), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(INFER(op, ATTRS(op, "strides", "[0, 1]"), &out, x1, w), INVALID_ARGUMENT,
                      "nn.conv2d_transpose: strides[0] is 0");
   const kiln_type_t *types[] = {x1};
   KILN_ASSERT_STATUS(infer(op, none, 1, types, &out), INVALID_ARGUMENT,
@@ -167,12 +159,6 @@ static void test_layout_rule(void **state) {
 
 /* ---- kernel ---- */
 
-static kiln_status_t run2(const void *attrs, kiln_tensor_t *data, kiln_tensor_t *weight,
-                          kiln_tensor_t **out) {
-  kiln_tensor_t *inputs[] = {data, weight};
-  return run(op, attrs, 2, inputs, out);
-}
-
 /* ONNX test_convtranspose: X = 0..8, W = ones (1, 2, 3, 3). */
 static void test_kernel_by_hand(void **state) {
   (void)state;
@@ -187,7 +173,7 @@ static void test_kernel_by_hand(void **state) {
   kiln_tensor_t *data = tensor_of(F32, 4, SHAPE(1, 1, 3, 3), x);
   kiln_tensor_t *weight = tensor_of(F32, 4, SHAPE(1, 2, 3, 3), w);
   kiln_tensor_t *out = NULL;
-  KILN_ASSERT_OK(run2(attrs_with(op, NULL), data, weight, &out));
+  KILN_ASSERT_OK(RUN(op, attrs_with(op, NULL), &out, data, weight));
   const double plane[25] = {0,  1,  3, 3,  2,  3,  8,  15, 12, 7,  9,  21, 36,
                             27, 15, 9, 20, 33, 24, 13, 6,  13, 21, 15, 8};
   double expected[50];
@@ -200,7 +186,7 @@ static void test_kernel_by_hand(void **state) {
    * x[h][2], x[h][2]; the pads keep rows 1..7 and columns 2..4: [1, 1, 3] twice, [7, 4, 9]
    * three times, [13, 7, 15] twice */
   KILN_ASSERT_OK(
-      run2(ATTRS(op, "strides", "[3, 2]", "padding", "[1, 2, 1, 2]"), data, weight, &out));
+      RUN(op, ATTRS(op, "strides", "[3, 2]", "padding", "[1, 2, 1, 2]"), &out, data, weight));
   const float *y = kiln_tensor_data(out);
   assert_true(y[0] == 1.0f && y[1] == 1.0f && y[2] == 3.0f);
   assert_true(y[3] == 1.0f && y[6] == 7.0f && y[15] == 13.0f);
@@ -283,9 +269,10 @@ static void check_case(const tconv_case_t *k) {
   kiln_tensor_t *data = tensor_of(F32, 4, SHAPE(k->n, k->c, k->h, k->w), x);
   kiln_tensor_t *weight = tensor_of(F32, 4, SHAPE(k->c, k->o, k->kh, k->kw), w);
   kiln_tensor_t *out = NULL;
-  KILN_ASSERT_OK(run2(ATTRS(op, "strides", strides, "dilation", dilation, "padding", padding,
-                            "output_padding", output_padding, "groups", groups),
-                      data, weight, &out));
+  KILN_ASSERT_OK(RUN(op,
+                     ATTRS(op, "strides", strides, "dilation", dilation, "padding", padding,
+                           "output_padding", output_padding, "groups", groups),
+                     &out, data, weight));
   assert_int_equal(kiln_tensor_shape(out)[2], oh);
   assert_int_equal(kiln_tensor_shape(out)[3], ow);
   assert_f32(out, expected, k->n * k->o * k->groups * oh * ow);
@@ -342,13 +329,14 @@ static void test_kernel_nhwc(void **state) {
   kiln_tensor_t *data = tensor_of(F32, 4, SHAPE(N, C, H, W), x);
   kiln_tensor_t *weight = tensor_of(F32, 4, SHAPE(C, O, KH, KW), w);
   kiln_tensor_t *reference = NULL;
-  KILN_ASSERT_OK(run2(ATTRS(op, "strides", strides), data, weight, &reference));
+  KILN_ASSERT_OK(RUN(op, ATTRS(op, "strides", strides), &reference, data, weight));
   kiln_tensor_t *data_nhwc = tensor_of(F32, 4, SHAPE(N, H, W, C), x_nhwc);
   kiln_tensor_t *weight_hwio = tensor_of(F32, 4, SHAPE(KH, KW, C, O), w_hwio);
   kiln_tensor_t *out = NULL;
-  KILN_ASSERT_OK(run2(ATTRS(op, "strides", strides, "data_layout", "\"NHWC\"", "kernel_layout",
-                            "\"HWIO\"", "out_layout", "\"NCHW\""),
-                      data_nhwc, weight_hwio, &out));
+  KILN_ASSERT_OK(RUN(op,
+                     ATTRS(op, "strides", strides, "data_layout", "\"NHWC\"", "kernel_layout",
+                           "\"HWIO\"", "out_layout", "\"NCHW\""),
+                     &out, data_nhwc, weight_hwio));
   assert_memory_equal(kiln_tensor_data(out), kiln_tensor_data(reference),
                       kiln_tensor_byte_size(reference));
   kiln_tensor_release(out);
@@ -364,7 +352,7 @@ static void test_kernel_errors(void **state) {
   kiln_tensor_t *data = tensor_of(KILN_DTYPE_FLOAT64, 4, SHAPE(1, 1, 1, 1), (double[]){1});
   kiln_tensor_t *weight = tensor_of(KILN_DTYPE_FLOAT64, 4, SHAPE(1, 1, 1, 1), (double[]){2});
   kiln_tensor_t *out = NULL;
-  KILN_ASSERT_STATUS(run2(attrs_with(op, NULL), data, weight, &out), UNIMPLEMENTED,
+  KILN_ASSERT_STATUS(RUN(op, attrs_with(op, NULL), &out, data, weight), UNIMPLEMENTED,
                      "nn.conv2d_transpose: the reference kernel does not handle dtype float64");
   kiln_tensor_release(weight);
   kiln_tensor_release(data);

@@ -6,77 +6,34 @@
  * here (NCHW -> NCHW{c}c, NCHW{a}c -> NCHW{b}c, OIHW -> OIHW{i}i{o}o,
  * NCHW -> NHWC) and by round trips.
  */
-#include <string.h>
 
-#include "kiln_test.h"
+#include "kiln_op_test.h"
 #include "op/nn_common.h"
 
-#define DIMS(...)                                                                \
-  (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (const int64_t[]) { \
-    __VA_ARGS__                                                                  \
-  }
-
-static kiln_arena_t arena;
-
-static int group_setup(void **state) {
-  (void)state;
-  kiln_arena_initialize(&arena, kiln_allocator_system(), 0);
-  return 0;
-}
-
-static int group_teardown(void **state) {
-  (void)state;
-  kiln_arena_deinitialize(&arena);
-  return 0;
-}
-
-static const kiln_type_t *ty(kiln_dtype_t dtype, int ndim, const int64_t *shape) {
-  const kiln_type_t *type = NULL;
-  KILN_ASSERT_OK(kiln_tensor_type_create(&arena, dtype, ndim, shape, &type));
-  return type;
-}
-#define F32(...) ty(KILN_DTYPE_FLOAT32, DIMS(__VA_ARGS__))
+#define F32 KILN_DTYPE_FLOAT32
 
 static const kiln_op_t *const op = &kiln_op_layout_transform;
 
 /* layout_transform attrs; NULL leaves a layout at its default "". */
 static void *transform_attrs(const char *src, const char *dst) {
   void *a = NULL;
-  KILN_ASSERT_OK(kiln_op_attrs_create_default(op, &arena, &a));
+  KILN_ASSERT_OK(kiln_op_attrs_create_default(op, &kiln_op_test_arena, &a));
   kiln_nn_layout_transform_attrs_t *t = a;
   t->src_layout = src ? src : "";
   t->dst_layout = dst ? dst : "";
   return a;
 }
 
-static kiln_status_t infer(const char *src, const char *dst, const kiln_type_t *input,
-                           const kiln_type_t **out) {
-  return kiln_op_infer_type(op, transform_attrs(src, dst), 1, &input, &arena, out);
-}
-
-static void assert_type(const kiln_type_t *type, kiln_dtype_t dtype, int ndim,
-                        const int64_t *shape) {
-  const kiln_tensor_type_t *tensor = kiln_type_as_tensor(type);
-  assert_non_null(tensor);
-  assert_int_equal(tensor->dtype, dtype);
-  assert_int_equal(tensor->ndim, ndim);
-  for (int i = 0; i < ndim; ++i) {
-    assert_int_equal(tensor->shape[i], shape[i]);
-  }
-}
-#define ASSERT_F32(type, ...) assert_type(type, KILN_DTYPE_FLOAT32, DIMS(__VA_ARGS__))
-
-static kiln_tensor_t *tensor(kiln_dtype_t dtype, int ndim, const int64_t *shape) {
-  kiln_tensor_t *t = NULL;
-  KILN_ASSERT_OK(kiln_tensor_create(kiln_allocator_system(), dtype, ndim, shape, &t));
-  return t;
+static kiln_status_t infer_layouts(const char *src, const char *dst, const kiln_type_t *input,
+                                   const kiln_type_t **out) {
+  return infer1(op, transform_attrs(src, dst), input, out);
 }
 
 /* Element i of a float32 tensor is i; of an int64 tensor, 1000003 * i. */
 static kiln_tensor_t *iota(kiln_dtype_t dtype, int ndim, const int64_t *shape) {
-  kiln_tensor_t *t = tensor(dtype, ndim, shape);
+  kiln_tensor_t *t = tensor_zeros(dtype, ndim, shape);
   for (int64_t i = 0; i < kiln_tensor_element_count(t); ++i) {
-    if (dtype == KILN_DTYPE_FLOAT32) {
+    if (dtype == F32) {
       ((float *)kiln_tensor_data(t))[i] = (float)i;
     } else if (dtype == KILN_DTYPE_INT64) {
       ((int64_t *)kiln_tensor_data(t))[i] = 1000003 * i;
@@ -88,19 +45,8 @@ static kiln_tensor_t *iota(kiln_dtype_t dtype, int ndim, const int64_t *shape) {
 }
 
 static kiln_tensor_t *transform(kiln_tensor_t *input, const char *src, const char *dst) {
-  const kiln_type_t *in_type =
-      ty(kiln_tensor_dtype(input), kiln_tensor_ndim(input), kiln_tensor_shape(input));
-  const kiln_type_t *type = NULL;
-  KILN_ASSERT_OK(infer(src, dst, in_type, &type));
-  const kiln_tensor_type_t *t = kiln_type_as_tensor(type);
-  kiln_tensor_t *out = tensor(t->dtype, t->ndim, t->shape);
-  kiln_kernel_args_t args = {.op = op,
-                             .attrs = transform_attrs(src, dst),
-                             .num_inputs = 1,
-                             .inputs = &input,
-                             .num_outputs = 1,
-                             .outputs = &out};
-  KILN_ASSERT_OK(op->reference(&args));
+  kiln_tensor_t *out = NULL;
+  KILN_ASSERT_OK(run1(op, transform_attrs(src, dst), input, &out));
   return out;
 }
 
@@ -160,7 +106,7 @@ static void test_view_and_shape(void **state) {
   kiln_nn_layout_t layout;
   KILN_ASSERT_OK(kiln_nn_layout_parse("NCHW4c", &layout));
   kiln_nn_axis_view_t axes[4];
-  KILN_ASSERT_OK(kiln_nn_layout_view(&layout, "NCHW", DIMS(2, 3, 5, 7, 4), axes));
+  KILN_ASSERT_OK(kiln_nn_layout_view(&layout, "NCHW", 5, SHAPE(2, 3, 5, 7, 4), axes));
   /* Strides of (2, 3, 5, 7, 4): 420, 140, 28, 4, 1. */
   assert_int_equal(axes[0].extent, 2);
   assert_int_equal(axes[1].extent, 12);
@@ -177,9 +123,9 @@ static void test_view_and_shape(void **state) {
   KILN_ASSERT_STATUS(kiln_nn_layout_shape(&layout, "NCHW", (const int64_t[]){2, 6, 5, 7}, shape),
                      INVALID_ARGUMENT,
                      "axis C of extent 6 is not divisible by the block 4 of layout NCHW4c");
-  KILN_ASSERT_STATUS(kiln_nn_layout_view(&layout, "NCHW", DIMS(2, 3, 5, 7), axes), INVALID_ARGUMENT,
-                     "(2, 3, 5, 7) must have rank 5 for layout NCHW4c, not 4");
-  KILN_ASSERT_STATUS(kiln_nn_layout_view(&layout, "NCHW", DIMS(2, 3, 5, 7, 3), axes),
+  KILN_ASSERT_STATUS(kiln_nn_layout_view(&layout, "NCHW", 4, SHAPE(2, 3, 5, 7), axes),
+                     INVALID_ARGUMENT, "(2, 3, 5, 7) must have rank 5 for layout NCHW4c, not 4");
+  KILN_ASSERT_STATUS(kiln_nn_layout_view(&layout, "NCHW", 5, SHAPE(2, 3, 5, 7, 3), axes),
                      INVALID_ARGUMENT, "(2, 3, 5, 7, 3) has 3 at axis 'c' of layout NCHW4c, not 4");
 }
 
@@ -192,7 +138,7 @@ static void test_layout_rule_primal(void **state) {
                                      .num_inputs = 3,
                                      .input_layouts = arriving,
                                      .required_layouts = required,
-                                     .arena = &arena};
+                                     .arena = &kiln_op_test_arena};
   KILN_ASSERT_OK(kiln_nn_layout_rule_primal(&relation, true));
   assert_string_equal(required[0], "NCHW");
   assert_string_equal(required[1], "");
@@ -214,13 +160,7 @@ static void test_metadata_and_attrs(void **state) {
   assert_string_equal(op->name, "layout_transform");
   assert_int_equal(op->id, KILN_OP_LAYOUT_TRANSFORM);
   assert_int_equal(op->pattern, KILN_OP_PATTERN_INJECTIVE);
-  void *a = NULL;
-  KILN_ASSERT_OK(kiln_op_attrs_create_default(op, &arena, &a));
-  kiln_strbuf_t sb;
-  kiln_strbuf_initialize(&sb, kiln_allocator_system());
-  KILN_ASSERT_OK(kiln_op_attrs_format(op, a, &sb));
-  assert_string_equal(kiln_strbuf_c_str(&sb), "src_layout=\"\", dst_layout=\"\"");
-  kiln_strbuf_deinitialize(&sb);
+  assert_defaults(op, "src_layout=\"\", dst_layout=\"\"");
   KILN_ASSERT_OK(kiln_op_attrs_validate(op, transform_attrs("NCHW", "NHWC")));
   KILN_ASSERT_STATUS(kiln_op_attrs_validate(op, transform_attrs("NCHW", "OIHW")), INVALID_ARGUMENT,
                      "layout_transform: src_layout NCHW and dst_layout OIHW do not have the same "
@@ -234,43 +174,46 @@ static void test_metadata_and_attrs(void **state) {
 static void test_relation(void **state) {
   (void)state;
   const kiln_type_t *out = NULL;
-  KILN_ASSERT_OK(infer("NCHW", "NCHW3c", F32(1, 6, 5, 7), &out));
-  ASSERT_F32(out, 1, 2, 5, 7, 3);
-  KILN_ASSERT_OK(infer("NCHW3c", "NCHW2c", F32(1, 2, 5, 7, 3), &out));
-  ASSERT_F32(out, 1, 3, 5, 7, 2);
-  KILN_ASSERT_OK(infer("NCHW4c", "NCHW", F32(1, 2, 5, 7, 4), &out));
-  ASSERT_F32(out, 1, 8, 5, 7);
-  KILN_ASSERT_OK(infer("OIHW", "OIHW3i4o", F32(8, 6, 3, 1), &out));
-  ASSERT_F32(out, 2, 2, 3, 1, 3, 4);
-  KILN_ASSERT_OK(infer("NCHW", "NHWC", F32(1, 6, 5, 7), &out));
-  ASSERT_F32(out, 1, 5, 7, 6);
-  KILN_ASSERT_OK(infer("NCHW", "NCHW", F32(1, 6, 5, 7), &out));
-  ASSERT_F32(out, 1, 6, 5, 7);
-  KILN_ASSERT_OK(infer("NC", "NC1c", ty(KILN_DTYPE_INT64, DIMS(13, 1)), &out));
-  assert_type(out, KILN_DTYPE_INT64, DIMS(13, 1, 1));
+  KILN_ASSERT_OK(infer_layouts("NCHW", "NCHW3c", ttype(F32, 4, SHAPE(1, 6, 5, 7)), &out));
+  assert_type(out, F32, 5, SHAPE(1, 2, 5, 7, 3));
+  KILN_ASSERT_OK(infer_layouts("NCHW3c", "NCHW2c", ttype(F32, 5, SHAPE(1, 2, 5, 7, 3)), &out));
+  assert_type(out, F32, 5, SHAPE(1, 3, 5, 7, 2));
+  KILN_ASSERT_OK(infer_layouts("NCHW4c", "NCHW", ttype(F32, 5, SHAPE(1, 2, 5, 7, 4)), &out));
+  assert_type(out, F32, 4, SHAPE(1, 8, 5, 7));
+  KILN_ASSERT_OK(infer_layouts("OIHW", "OIHW3i4o", ttype(F32, 4, SHAPE(8, 6, 3, 1)), &out));
+  assert_type(out, F32, 6, SHAPE(2, 2, 3, 1, 3, 4));
+  KILN_ASSERT_OK(infer_layouts("NCHW", "NHWC", ttype(F32, 4, SHAPE(1, 6, 5, 7)), &out));
+  assert_type(out, F32, 4, SHAPE(1, 5, 7, 6));
+  KILN_ASSERT_OK(infer_layouts("NCHW", "NCHW", ttype(F32, 4, SHAPE(1, 6, 5, 7)), &out));
+  assert_type(out, F32, 4, SHAPE(1, 6, 5, 7));
+  KILN_ASSERT_OK(infer_layouts("NC", "NC1c", ttype(KILN_DTYPE_INT64, 2, SHAPE(13, 1)), &out));
+  assert_type(out, KILN_DTYPE_INT64, 3, SHAPE(13, 1, 1));
 }
 
 static void test_relation_errors(void **state) {
   (void)state;
   const kiln_type_t *out = NULL;
-  KILN_ASSERT_STATUS(infer(NULL, "NCHW", F32(1, 6, 5, 7), &out), INVALID_ARGUMENT,
-                     "layout_transform: src_layout is required");
-  KILN_ASSERT_STATUS(infer("NCHW", NULL, F32(1, 6, 5, 7), &out), INVALID_ARGUMENT,
-                     "layout_transform: dst_layout is required");
-  KILN_ASSERT_STATUS(infer("NCHW", "NCHW4c", F32(1, 6, 5, 7), &out), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(infer_layouts(NULL, "NCHW", ttype(F32, 4, SHAPE(1, 6, 5, 7)), &out),
+                     INVALID_ARGUMENT, "layout_transform: src_layout is required");
+  KILN_ASSERT_STATUS(infer_layouts("NCHW", NULL, ttype(F32, 4, SHAPE(1, 6, 5, 7)), &out),
+                     INVALID_ARGUMENT, "layout_transform: dst_layout is required");
+  KILN_ASSERT_STATUS(infer_layouts("NCHW", "NCHW4c", ttype(F32, 4, SHAPE(1, 6, 5, 7)), &out),
+                     INVALID_ARGUMENT,
                      "layout_transform: data (1, 6, 5, 7) cannot go from NCHW to NCHW4c: axis C "
                      "of extent 6 is not divisible by the block 4 of layout NCHW4c");
-  KILN_ASSERT_STATUS(infer("OIHW", "OIHW4i4o", F32(8, 6, 3, 3), &out), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(infer_layouts("OIHW", "OIHW4i4o", ttype(F32, 4, SHAPE(8, 6, 3, 3)), &out),
+                     INVALID_ARGUMENT,
                      "data (8, 6, 3, 3) cannot go from OIHW to OIHW4i4o: axis I of extent 6");
-  KILN_ASSERT_STATUS(infer("NCHW", "NCHW2c", F32(1, 6, 5), &out), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(infer_layouts("NCHW", "NCHW2c", ttype(F32, 3, SHAPE(1, 6, 5)), &out),
+                     INVALID_ARGUMENT,
                      "layout_transform: data: (1, 6, 5) must have rank 4 for layout NCHW, not 3");
-  KILN_ASSERT_STATUS(infer("NCHW3c", "NCHW", F32(1, 2, 5, 7, 4), &out), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(infer_layouts("NCHW3c", "NCHW", ttype(F32, 5, SHAPE(1, 2, 5, 7, 4)), &out),
+                     INVALID_ARGUMENT,
                      "layout_transform: data: (1, 2, 5, 7, 4) has 4 at axis 'c' of layout NCHW3c, "
                      "not 3");
-  KILN_ASSERT_STATUS(infer("NCHW", "NCDW", F32(1, 6, 5, 7), &out), INVALID_ARGUMENT,
-                     "do not have the same primal axes");
-  const kiln_type_t *input = F32(1);
-  KILN_ASSERT_STATUS(kiln_op_infer_type(op, NULL, 1, &input, &arena, &out), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(infer_layouts("NCHW", "NCDW", ttype(F32, 4, SHAPE(1, 6, 5, 7)), &out),
+                     INVALID_ARGUMENT, "do not have the same primal axes");
+  KILN_ASSERT_STATUS(infer1(op, NULL, ttype(F32, 1, SHAPE(1)), &out), INVALID_ARGUMENT,
                      "layout_transform: attributes are missing");
 }
 
@@ -283,7 +226,7 @@ static void test_layout_rule(void **state) {
                                      .num_inputs = 1,
                                      .input_layouts = arriving,
                                      .required_layouts = required,
-                                     .arena = &arena};
+                                     .arena = &kiln_op_test_arena};
   KILN_ASSERT_OK(op->correct_layout(&relation));
   assert_string_equal(required[0], "NCHW");
   assert_string_equal(relation.output_layout, "NCHW16c");
@@ -297,7 +240,7 @@ static void test_layout_rule(void **state) {
 static void test_kernel_nchw_to_blocked(void **state) {
   (void)state;
   enum { N = 2, C = 6, H = 5, W = 3, B = 3 };
-  kiln_tensor_t *in = iota(KILN_DTYPE_FLOAT32, DIMS(N, C, H, W));
+  kiln_tensor_t *in = iota(F32, 4, SHAPE(N, C, H, W));
   kiln_tensor_t *out = transform(in, "NCHW", "NCHW3c");
   const float *x = kiln_tensor_data(in), *y = kiln_tensor_data(out);
   for (int n = 0; n < N; ++n) {
@@ -318,7 +261,7 @@ static void test_kernel_reblock_int64(void **state) {
   (void)state;
   /* NCHW3c -> NCHW2c of 6 channels: channel c moves from (c/3, c%3) to (c/2, c%2). */
   enum { N = 1, H = 1, W = 7 };
-  kiln_tensor_t *in = iota(KILN_DTYPE_INT64, DIMS(N, 2, H, W, 3));
+  kiln_tensor_t *in = iota(KILN_DTYPE_INT64, 5, SHAPE(N, 2, H, W, 3));
   kiln_tensor_t *out = transform(in, "NCHW3c", "NCHW2c");
   assert_int_equal(kiln_tensor_shape(out)[1], 3);
   const int64_t *x = kiln_tensor_data(in), *y = kiln_tensor_data(out);
@@ -337,7 +280,7 @@ static void test_kernel_reblock_int64(void **state) {
 static void test_kernel_weights(void **state) {
   (void)state;
   enum { O = 8, I = 6, KH = 3, KW = 1, IB = 3, OB = 4 };
-  kiln_tensor_t *in = iota(KILN_DTYPE_FLOAT32, DIMS(O, I, KH, KW));
+  kiln_tensor_t *in = iota(F32, 4, SHAPE(O, I, KH, KW));
   kiln_tensor_t *out = transform(in, "OIHW", "OIHW3i4o");
   const float *x = kiln_tensor_data(in), *y = kiln_tensor_data(out);
   for (int o = 0; o < O; ++o) {
@@ -359,7 +302,7 @@ static void test_kernel_weights(void **state) {
 static void test_kernel_permute_and_identity(void **state) {
   (void)state;
   enum { N = 1, C = 3, H = 5, W = 7 };
-  kiln_tensor_t *in = iota(KILN_DTYPE_UINT8, DIMS(N, C, H, W));
+  kiln_tensor_t *in = iota(KILN_DTYPE_UINT8, 4, SHAPE(N, C, H, W));
   kiln_tensor_t *out = transform(in, "NCHW", "NHWC");
   const uint8_t *x = kiln_tensor_data(in), *y = kiln_tensor_data(out);
   for (int c = 0; c < C; ++c) {
@@ -378,8 +321,8 @@ static void test_kernel_permute_and_identity(void **state) {
 
 static void test_kernel_errors(void **state) {
   (void)state;
-  kiln_tensor_t *in = iota(KILN_DTYPE_FLOAT32, DIMS(1, 4, 1, 1));
-  kiln_tensor_t *out = tensor(KILN_DTYPE_FLOAT32, DIMS(1, 2, 1, 1, 2));
+  kiln_tensor_t *in = iota(F32, 4, SHAPE(1, 4, 1, 1));
+  kiln_tensor_t *out = tensor_zeros(F32, 5, SHAPE(1, 2, 1, 1, 2));
   kiln_kernel_args_t args = {.op = op,
                              .attrs = transform_attrs("NCHW", "NCHW4c"),
                              .num_inputs = 1,
@@ -412,5 +355,5 @@ int main(void) {
       cmocka_unit_test(test_kernel_permute_and_identity),
       cmocka_unit_test(test_kernel_errors),
   };
-  return cmocka_run_group_tests(tests, group_setup, group_teardown);
+  return cmocka_run_group_tests(tests, setup, teardown);
 }

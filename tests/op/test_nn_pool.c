@@ -8,121 +8,26 @@
  * windows, NaN, and NHWC / NCHW{c}c against NCHW.
  */
 #include <math.h>
-#include <stdarg.h>
-#include <string.h>
 
-#include "kiln_test.h"
+#include "kiln_op_test.h"
 #include "op/nn_common.h"
 
-#define DIMS(...)                                                                \
-  (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (const int64_t[]) { \
-    __VA_ARGS__                                                                  \
-  }
-
-static kiln_arena_t arena;
-
-static int group_setup(void **state) {
-  (void)state;
-  kiln_arena_initialize(&arena, kiln_allocator_system(), 0);
-  return 0;
-}
-
-static int group_teardown(void **state) {
-  (void)state;
-  kiln_arena_deinitialize(&arena);
-  return 0;
-}
-
-static const kiln_type_t *ty(kiln_dtype_t dtype, int ndim, const int64_t *shape) {
-  const kiln_type_t *type = NULL;
-  KILN_ASSERT_OK(kiln_tensor_type_create(&arena, dtype, ndim, shape, &type));
-  return type;
-}
-#define F32(...) ty(KILN_DTYPE_FLOAT32, DIMS(__VA_ARGS__))
-
-/* Default attrs with (name, text) pairs set, NULL-terminated; not validated. */
-static void *attrs(const kiln_op_t *op, ...) {
-  void *a = NULL;
-  KILN_ASSERT_OK(kiln_op_attrs_create_default(op, &arena, &a));
-  va_list args;
-  va_start(args, op);
-  for (const char *name = va_arg(args, const char *); name; name = va_arg(args, const char *)) {
-    KILN_ASSERT_OK(kiln_op_attrs_set_text(op, a, name, va_arg(args, const char *), &arena));
-  }
-  va_end(args);
-  return a;
-}
-
-static kiln_status_t infer(const kiln_op_t *op, const void *a, const kiln_type_t *input,
-                           const kiln_type_t **out) {
-  return kiln_op_infer_type(op, a, 1, &input, &arena, out);
-}
-
-static void assert_type(const kiln_type_t *type, kiln_dtype_t dtype, int ndim,
-                        const int64_t *shape) {
-  const kiln_tensor_type_t *tensor = kiln_type_as_tensor(type);
-  assert_non_null(tensor);
-  assert_int_equal(tensor->dtype, dtype);
-  assert_int_equal(tensor->ndim, ndim);
-  for (int i = 0; i < ndim; ++i) {
-    assert_int_equal(tensor->shape[i], shape[i]);
-  }
-}
-#define ASSERT_F32(type, ...) assert_type(type, KILN_DTYPE_FLOAT32, DIMS(__VA_ARGS__))
-
-static void assert_attrs_text(const kiln_op_t *op, const void *a, const char *expected) {
-  kiln_strbuf_t sb;
-  kiln_strbuf_initialize(&sb, kiln_allocator_system());
-  KILN_ASSERT_OK(kiln_op_attrs_format(op, a, &sb));
-  assert_string_equal(kiln_strbuf_c_str(&sb), expected);
-  kiln_strbuf_deinitialize(&sb);
-}
-
-static kiln_tensor_t *tensor(kiln_dtype_t dtype, int ndim, const int64_t *shape) {
-  kiln_tensor_t *t = NULL;
-  KILN_ASSERT_OK(kiln_tensor_create(kiln_allocator_system(), dtype, ndim, shape, &t));
-  return t;
-}
-
-static kiln_tensor_t *f32_tensor(int ndim, const int64_t *shape, const float *values) {
-  kiln_tensor_t *t = tensor(KILN_DTYPE_FLOAT32, ndim, shape);
-  memcpy(kiln_tensor_data(t), values, kiln_tensor_byte_size(t));
-  return t;
-}
+#define F32 KILN_DTYPE_FLOAT32
 
 /* Element i is i + 1. */
 static kiln_tensor_t *counting(int ndim, const int64_t *shape) {
-  kiln_tensor_t *t = tensor(KILN_DTYPE_FLOAT32, ndim, shape);
+  kiln_tensor_t *t = tensor_zeros(F32, ndim, shape);
   for (int64_t i = 0; i < kiln_tensor_element_count(t); ++i) {
     ((float *)kiln_tensor_data(t))[i] = (float)(i + 1);
   }
   return t;
 }
 
-/* Runs the one-input kernel into a new output of the inferred type. */
-static kiln_status_t run(const kiln_op_t *op, const void *a, kiln_tensor_t *input,
-                         kiln_tensor_t **out) {
-  const kiln_type_t *type = NULL;
-  KILN_RETURN_IF_ERROR(
-      infer(op, a, ty(kiln_tensor_dtype(input), kiln_tensor_ndim(input), kiln_tensor_shape(input)),
-            &type));
-  const kiln_tensor_type_t *t = kiln_type_as_tensor(type);
-  *out = tensor(t->dtype, t->ndim, t->shape);
-  kiln_kernel_args_t args = {
-      .op = op, .attrs = a, .num_inputs = 1, .inputs = &input, .num_outputs = 1, .outputs = out};
-  kiln_status_t status = op->reference(&args);
-  if (status) {
-    kiln_tensor_release(*out);
-    *out = NULL;
-  }
-  return status;
-}
-
 /* Runs and compares with `want`, then releases the output. */
 static void check(const kiln_op_t *op, const void *a, kiln_tensor_t *input, const float *want,
                   int64_t count) {
   kiln_tensor_t *out = NULL;
-  KILN_ASSERT_OK(run(op, a, input, &out));
+  KILN_ASSERT_OK(run1(op, a, input, &out));
   assert_int_equal(kiln_tensor_element_count(out), count);
   const float *got = kiln_tensor_data(out);
   for (int64_t i = 0; i < count; ++i) {
@@ -152,43 +57,36 @@ static void test_metadata_and_attrs(void **state) {
     assert_int_equal(ops[i]->min_inputs, 1);
     assert_int_equal(ops[i]->max_inputs, 1);
   }
-  assert_attrs_text(&kiln_op_max_pool2d, attrs(&kiln_op_max_pool2d, NULL),
-                    "pool_size=[1, 1], strides=[1, 1], dilation=[1, 1], padding=[0, 0, 0, 0], "
-                    "layout=\"NCHW\", ceil_mode=False");
-  assert_attrs_text(&kiln_op_avg_pool2d, attrs(&kiln_op_avg_pool2d, NULL),
-                    "pool_size=[1, 1], strides=[1, 1], dilation=[1, 1], padding=[0, 0, 0, 0], "
-                    "layout=\"NCHW\", ceil_mode=False, count_include_pad=False");
-  assert_attrs_text(&kiln_op_global_avg_pool2d, attrs(&kiln_op_global_avg_pool2d, NULL),
-                    "layout=\"NCHW\"");
-  assert_attrs_text(&kiln_op_global_max_pool2d, attrs(&kiln_op_global_max_pool2d, NULL),
-                    "layout=\"NCHW\"");
-}
-
-static void assert_invalid(const kiln_op_t *op, const char *name, const char *text,
-                           kiln_status_code_t code, const char *message) {
-  kiln_test_assert_status(kiln_op_attrs_validate(op, attrs(op, name, text, NULL)), code, message,
-                          name, __FILE__, __LINE__);
+  assert_defaults(&kiln_op_max_pool2d,
+                  "pool_size=[1, 1], strides=[1, 1], dilation=[1, 1], padding=[0, 0, 0, 0], "
+                  "layout=\"NCHW\", ceil_mode=False");
+  assert_defaults(&kiln_op_avg_pool2d,
+                  "pool_size=[1, 1], strides=[1, 1], dilation=[1, 1], padding=[0, 0, 0, 0], "
+                  "layout=\"NCHW\", ceil_mode=False, count_include_pad=False");
+  assert_defaults(&kiln_op_global_avg_pool2d, "layout=\"NCHW\"");
+  assert_defaults(&kiln_op_global_max_pool2d, "layout=\"NCHW\"");
 }
 
 static void test_validation(void **state) {
   (void)state;
   const kiln_op_t *op = &kiln_op_max_pool2d;
   const kiln_status_code_t bad = KILN_STATUS_CODE_INVALID_ARGUMENT;
-  assert_invalid(op, "pool_size", "[0, 1]", bad, "nn.max_pool2d: pool_size[0] is 0");
-  assert_invalid(op, "pool_size", "[3]", bad, "nn.max_pool2d: pool_size must have 2 values");
-  assert_invalid(op, "strides", "[1, 0]", bad, "nn.max_pool2d: strides[1] is 0");
-  assert_invalid(op, "dilation", "[1, 1, 1]", bad, "nn.max_pool2d: dilation must have 2 values");
-  assert_invalid(op, "padding", "[1, 1, 1]", bad, "nn.max_pool2d: padding must have 4 values");
-  assert_invalid(&kiln_op_avg_pool2d, "padding", "[0, -1, 0, 0]", bad,
-                 "nn.avg_pool2d: padding[1] is -1");
-  assert_invalid(op, "layout", "\"NCW\"", bad,
-                 "nn.max_pool2d: layout NCW must have the primal axes NCHW");
-  assert_invalid(op, "layout", "\"NCHW4h\"", KILN_STATUS_CODE_UNIMPLEMENTED,
-                 "nn.max_pool2d: layout NCHW4h is not supported");
-  assert_invalid(&kiln_op_global_avg_pool2d, "layout", "\"\"", bad,
-                 "nn.global_avg_pool2d: layout: layout is empty");
-  KILN_ASSERT_OK(kiln_op_attrs_validate(op, attrs(op, "layout", "\"NHWC\"", NULL)));
-  KILN_ASSERT_OK(kiln_op_attrs_validate(op, attrs(op, "layout", "\"NCHW8c\"", NULL)));
+  assert_attr_invalid(op, "pool_size", "[0, 1]", bad, "nn.max_pool2d: pool_size[0] is 0");
+  assert_attr_invalid(op, "pool_size", "[3]", bad, "nn.max_pool2d: pool_size must have 2 values");
+  assert_attr_invalid(op, "strides", "[1, 0]", bad, "nn.max_pool2d: strides[1] is 0");
+  assert_attr_invalid(op, "dilation", "[1, 1, 1]", bad,
+                      "nn.max_pool2d: dilation must have 2 values");
+  assert_attr_invalid(op, "padding", "[1, 1, 1]", bad, "nn.max_pool2d: padding must have 4 values");
+  assert_attr_invalid(&kiln_op_avg_pool2d, "padding", "[0, -1, 0, 0]", bad,
+                      "nn.avg_pool2d: padding[1] is -1");
+  assert_attr_invalid(op, "layout", "\"NCW\"", bad,
+                      "nn.max_pool2d: layout NCW must have the primal axes NCHW");
+  assert_attr_invalid(op, "layout", "\"NCHW4h\"", KILN_STATUS_CODE_UNIMPLEMENTED,
+                      "nn.max_pool2d: layout NCHW4h is not supported");
+  assert_attr_invalid(&kiln_op_global_avg_pool2d, "layout", "\"\"", bad,
+                      "nn.global_avg_pool2d: layout: layout is empty");
+  KILN_ASSERT_OK(kiln_op_attrs_validate(op, ATTRS(op, "layout", "\"NHWC\"")));
+  KILN_ASSERT_OK(kiln_op_attrs_validate(op, ATTRS(op, "layout", "\"NCHW8c\"")));
 }
 
 /* ---- relations ---- */
@@ -197,67 +95,70 @@ static void test_relation(void **state) {
   (void)state;
   const kiln_op_t *max = &kiln_op_max_pool2d;
   const kiln_type_t *out = NULL;
-  KILN_ASSERT_OK(infer(max, attrs(max, "pool_size", "[3, 3]", "strides", "[2, 2]", NULL),
-                       F32(1, 3, 7, 7), &out));
-  ASSERT_F32(out, 1, 3, 3, 3);
+  KILN_ASSERT_OK(infer1(max, ATTRS(max, "pool_size", "[3, 3]", "strides", "[2, 2]"),
+                        ttype(F32, 4, SHAPE(1, 3, 7, 7)), &out));
+  assert_type(out, F32, 4, SHAPE(1, 3, 3, 3));
   /* H: (6 - 3) / 2 + 1 = 2 floor, 3 ceil; W: (5 - 2) / 2 + 1 = 2 floor, 3 ceil. */
-  KILN_ASSERT_OK(infer(max, attrs(max, "pool_size", "[3, 2]", "strides", "[2, 2]", NULL),
-                       F32(2, 1, 6, 5), &out));
-  ASSERT_F32(out, 2, 1, 2, 2);
-  KILN_ASSERT_OK(
-      infer(max, attrs(max, "pool_size", "[3, 2]", "strides", "[2, 2]", "ceil_mode", "True", NULL),
-            F32(2, 1, 6, 5), &out));
-  ASSERT_F32(out, 2, 1, 3, 3);
+  KILN_ASSERT_OK(infer1(max, ATTRS(max, "pool_size", "[3, 2]", "strides", "[2, 2]"),
+                        ttype(F32, 4, SHAPE(2, 1, 6, 5)), &out));
+  assert_type(out, F32, 4, SHAPE(2, 1, 2, 2));
+  KILN_ASSERT_OK(infer1(max,
+                        ATTRS(max, "pool_size", "[3, 2]", "strides", "[2, 2]", "ceil_mode", "True"),
+                        ttype(F32, 4, SHAPE(2, 1, 6, 5)), &out));
+  assert_type(out, F32, 4, SHAPE(2, 1, 3, 3));
   /* W = 5, pad 1+1, pool 2, stride 3: ceil(5 / 3) + 1 = 3, but window 2 would
    * start at 6 = W + pad_left, inside the trailing padding: dropped, 2. */
-  KILN_ASSERT_OK(infer(max,
-                       attrs(max, "pool_size", "[1, 2]", "strides", "[1, 3]", "padding",
-                             "[0, 1, 0, 1]", "ceil_mode", "True", NULL),
-                       F32(1, 1, 1, 5), &out));
-  ASSERT_F32(out, 1, 1, 1, 2);
+  KILN_ASSERT_OK(infer1(max,
+                        ATTRS(max, "pool_size", "[1, 2]", "strides", "[1, 3]", "padding",
+                              "[0, 1, 0, 1]", "ceil_mode", "True"),
+                        ttype(F32, 4, SHAPE(1, 1, 1, 5)), &out));
+  assert_type(out, F32, 4, SHAPE(1, 1, 1, 2));
   /* Dilation 2 on 7: effective window 5, (7 - 5) / 1 + 1 = 3. */
-  KILN_ASSERT_OK(
-      infer(&kiln_op_avg_pool2d,
-            attrs(&kiln_op_avg_pool2d, "pool_size", "[3, 1]", "dilation", "[2, 1]", NULL),
-            F32(1, 2, 7, 13), &out));
-  ASSERT_F32(out, 1, 2, 3, 13);
-  void *nhwc = attrs(max, "pool_size", "[3, 3]", "strides", "[2, 2]", "layout", "\"NHWC\"", NULL);
-  KILN_ASSERT_OK(infer(max, nhwc, F32(1, 7, 7, 3), &out));
-  ASSERT_F32(out, 1, 3, 3, 3);
-  void *blocked =
-      attrs(max, "pool_size", "[3, 3]", "strides", "[2, 2]", "layout", "\"NCHW4c\"", NULL);
-  KILN_ASSERT_OK(infer(max, blocked, F32(1, 2, 7, 7, 4), &out));
-  ASSERT_F32(out, 1, 2, 3, 3, 4);
+  KILN_ASSERT_OK(infer1(&kiln_op_avg_pool2d,
+                        ATTRS(&kiln_op_avg_pool2d, "pool_size", "[3, 1]", "dilation", "[2, 1]"),
+                        ttype(F32, 4, SHAPE(1, 2, 7, 13)), &out));
+  assert_type(out, F32, 4, SHAPE(1, 2, 3, 13));
+  void *nhwc = ATTRS(max, "pool_size", "[3, 3]", "strides", "[2, 2]", "layout", "\"NHWC\"");
+  KILN_ASSERT_OK(infer1(max, nhwc, ttype(F32, 4, SHAPE(1, 7, 7, 3)), &out));
+  assert_type(out, F32, 4, SHAPE(1, 3, 3, 3));
+  void *blocked = ATTRS(max, "pool_size", "[3, 3]", "strides", "[2, 2]", "layout", "\"NCHW4c\"");
+  KILN_ASSERT_OK(infer1(max, blocked, ttype(F32, 5, SHAPE(1, 2, 7, 7, 4)), &out));
+  assert_type(out, F32, 5, SHAPE(1, 2, 3, 3, 4));
   const kiln_op_t *global = &kiln_op_global_avg_pool2d;
-  KILN_ASSERT_OK(infer(global, attrs(global, NULL), F32(2, 3, 5, 7), &out));
-  ASSERT_F32(out, 2, 3, 1, 1);
-  KILN_ASSERT_OK(infer(&kiln_op_global_max_pool2d,
-                       attrs(&kiln_op_global_max_pool2d, "layout", "\"NHWC\"", NULL),
-                       ty(KILN_DTYPE_FLOAT16, DIMS(2, 5, 7, 3)), &out));
-  assert_type(out, KILN_DTYPE_FLOAT16, DIMS(2, 1, 1, 3));
+  KILN_ASSERT_OK(infer1(global, attrs_with(global, NULL), ttype(F32, 4, SHAPE(2, 3, 5, 7)), &out));
+  assert_type(out, F32, 4, SHAPE(2, 3, 1, 1));
+  KILN_ASSERT_OK(infer1(&kiln_op_global_max_pool2d,
+                        ATTRS(&kiln_op_global_max_pool2d, "layout", "\"NHWC\""),
+                        ttype(KILN_DTYPE_FLOAT16, 4, SHAPE(2, 5, 7, 3)), &out));
+  assert_type(out, KILN_DTYPE_FLOAT16, 4, SHAPE(2, 1, 1, 3));
 }
 
 static void test_relation_errors(void **state) {
   (void)state;
   const kiln_op_t *max = &kiln_op_max_pool2d;
   const kiln_type_t *out = NULL;
-  KILN_ASSERT_STATUS(infer(max, attrs(max, NULL), F32(3, 7, 7), &out), INVALID_ARGUMENT,
-                     "nn.max_pool2d: data: (3, 7, 7) must have rank 4 for layout NCHW, not 3");
-  KILN_ASSERT_STATUS(infer(max, attrs(max, "pool_size", "[5, 5]", NULL), F32(1, 1, 3, 3), &out),
+  KILN_ASSERT_STATUS(infer1(max, attrs_with(max, NULL), ttype(F32, 3, SHAPE(3, 7, 7)), &out),
                      INVALID_ARGUMENT,
-                     "nn.max_pool2d: data (1, 1, 3, 3) is too small: height 3 with padding 0+0 has "
-                     "no room for a window of 5 (dilation 1)");
-  KILN_ASSERT_STATUS(infer(max, attrs(max, "layout", "\"NCHW4c\"", NULL), F32(1, 2, 7, 7, 3), &out),
-                     INVALID_ARGUMENT, "has 3 at axis 'c' of layout NCHW4c, not 4");
-  KILN_ASSERT_STATUS(infer(max, attrs(max, "strides", "[0, 1]", NULL), F32(1, 1, 3, 3), &out),
-                     INVALID_ARGUMENT, "nn.max_pool2d: strides[0] is 0");
-  KILN_ASSERT_STATUS(infer(max, NULL, F32(1, 1, 3, 3), &out), INVALID_ARGUMENT,
+                     "nn.max_pool2d: data: (3, 7, 7) must have rank 4 for layout NCHW, not 3");
+  KILN_ASSERT_STATUS(
+      infer1(max, ATTRS(max, "pool_size", "[5, 5]"), ttype(F32, 4, SHAPE(1, 1, 3, 3)), &out),
+      INVALID_ARGUMENT,
+      "nn.max_pool2d: data (1, 1, 3, 3) is too small: height 3 with padding 0+0 has "
+      "no room for a window of 5 (dilation 1)");
+  KILN_ASSERT_STATUS(
+      infer1(max, ATTRS(max, "layout", "\"NCHW4c\""), ttype(F32, 5, SHAPE(1, 2, 7, 7, 3)), &out),
+      INVALID_ARGUMENT, "has 3 at axis 'c' of layout NCHW4c, not 4");
+  KILN_ASSERT_STATUS(
+      infer1(max, ATTRS(max, "strides", "[0, 1]"), ttype(F32, 4, SHAPE(1, 1, 3, 3)), &out),
+      INVALID_ARGUMENT, "nn.max_pool2d: strides[0] is 0");
+  KILN_ASSERT_STATUS(infer1(max, NULL, ttype(F32, 4, SHAPE(1, 1, 3, 3)), &out), INVALID_ARGUMENT,
                      "nn.max_pool2d: attributes are missing");
   const kiln_op_t *global = &kiln_op_global_max_pool2d;
-  KILN_ASSERT_STATUS(infer(global, attrs(global, NULL), F32(1, 3, 0, 5), &out), INVALID_ARGUMENT,
-                     "nn.global_max_pool2d: data (1, 3, 0, 5) is too small: height 0");
-  KILN_ASSERT_STATUS(infer(global, attrs(global, NULL), F32(1, 3, 5), &out), INVALID_ARGUMENT,
-                     "nn.global_max_pool2d: data: (1, 3, 5) must have rank 4");
+  KILN_ASSERT_STATUS(
+      infer1(global, attrs_with(global, NULL), ttype(F32, 4, SHAPE(1, 3, 0, 5)), &out),
+      INVALID_ARGUMENT, "nn.global_max_pool2d: data (1, 3, 0, 5) is too small: height 0");
+  KILN_ASSERT_STATUS(infer1(global, attrs_with(global, NULL), ttype(F32, 3, SHAPE(1, 3, 5)), &out),
+                     INVALID_ARGUMENT, "nn.global_max_pool2d: data: (1, 3, 5) must have rank 4");
 }
 
 static void test_layout_rule(void **state) {
@@ -265,17 +166,16 @@ static void test_layout_rule(void **state) {
   const char *arriving[1] = {"NCHW"};
   const char *required[1] = {NULL};
   kiln_layout_relation_t relation = {.op = &kiln_op_avg_pool2d,
-                                     .attrs =
-                                         attrs(&kiln_op_avg_pool2d, "layout", "\"NCHW16c\"", NULL),
+                                     .attrs = ATTRS(&kiln_op_avg_pool2d, "layout", "\"NCHW16c\""),
                                      .num_inputs = 1,
                                      .input_layouts = arriving,
                                      .required_layouts = required,
-                                     .arena = &arena};
+                                     .arena = &kiln_op_test_arena};
   KILN_ASSERT_OK(kiln_op_avg_pool2d.correct_layout(&relation));
   assert_string_equal(required[0], "NCHW16c");
   assert_string_equal(relation.output_layout, "NCHW16c");
   relation.op = &kiln_op_global_max_pool2d;
-  relation.attrs = attrs(&kiln_op_global_max_pool2d, "layout", "\"NHWC\"", NULL);
+  relation.attrs = ATTRS(&kiln_op_global_max_pool2d, "layout", "\"NHWC\"");
   KILN_ASSERT_OK(kiln_op_global_max_pool2d.correct_layout(&relation));
   assert_string_equal(required[0], "NHWC");
   assert_string_equal(relation.output_layout, "NHWC");
@@ -285,29 +185,29 @@ static void test_layout_rule(void **state) {
 
 static void test_max_by_hand(void **state) {
   (void)state;
-  kiln_tensor_t *x = counting(DIMS(1, 1, 4, 4)); /* rows 1..4, 5..8, 9..12, 13..16 */
+  kiln_tensor_t *x = counting(4, SHAPE(1, 1, 4, 4)); /* rows 1..4, 5..8, 9..12, 13..16 */
   const kiln_op_t *max = &kiln_op_max_pool2d;
-  CHECK(max, attrs(max, "pool_size", "[2, 2]", "strides", "[2, 2]", NULL), x, 6, 8, 14, 16);
+  CHECK(max, ATTRS(max, "pool_size", "[2, 2]", "strides", "[2, 2]"), x, 6, 8, 14, 16);
   /* 3x1 windows, stride (1, 3): rows 0..2 and 1..3 of columns 0 and 3. */
-  CHECK(max, attrs(max, "pool_size", "[3, 1]", "strides", "[1, 3]", NULL), x, 9, 12, 13, 16);
+  CHECK(max, ATTRS(max, "pool_size", "[3, 1]", "strides", "[1, 3]"), x, 9, 12, 13, 16);
   kiln_tensor_release(x);
   /* All negative, padding 1: the padded cells must not contribute a 0. */
-  x = f32_tensor(DIMS(1, 1, 2, 2), (const float[]){-4, -3, -2, -1});
-  CHECK(max, attrs(max, "pool_size", "[2, 2]", "padding", "[1, 1, 1, 1]", NULL), x, -4, -3, -3, -2,
-        -1, -1, -2, -1, -1);
+  x = tensor_of(F32, 4, SHAPE(1, 1, 2, 2), (const float[]){-4, -3, -2, -1});
+  CHECK(max, ATTRS(max, "pool_size", "[2, 2]", "padding", "[1, 1, 1, 1]"), x, -4, -3, -3, -2, -1,
+        -1, -2, -1, -1);
   kiln_tensor_release(x);
 }
 
 /* Data 1..9 (3x3), pool 3, pad 1: corner windows hold 4 cells, edges 6, the center 9. */
 static void test_avg_padding(void **state) {
   (void)state;
-  kiln_tensor_t *x = counting(DIMS(1, 1, 3, 3));
+  kiln_tensor_t *x = counting(4, SHAPE(1, 1, 3, 3));
   const kiln_op_t *avg = &kiln_op_avg_pool2d;
-  void *exclude = attrs(avg, "pool_size", "[3, 3]", "padding", "[1, 1, 1, 1]", NULL);
+  void *exclude = ATTRS(avg, "pool_size", "[3, 3]", "padding", "[1, 1, 1, 1]");
   CHECK(avg, exclude, x, 12 / 4.0f, 21 / 6.0f, 16 / 4.0f, 27 / 6.0f, 45 / 9.0f, 33 / 6.0f,
         24 / 4.0f, 39 / 6.0f, 28 / 4.0f);
-  void *include = attrs(avg, "pool_size", "[3, 3]", "padding", "[1, 1, 1, 1]", "count_include_pad",
-                        "True", NULL);
+  void *include =
+      ATTRS(avg, "pool_size", "[3, 3]", "padding", "[1, 1, 1, 1]", "count_include_pad", "True");
   CHECK(avg, include, x, 12 / 9.0f, 21 / 9.0f, 16 / 9.0f, 27 / 9.0f, 45 / 9.0f, 33 / 9.0f,
         24 / 9.0f, 39 / 9.0f, 28 / 9.0f);
   kiln_tensor_release(x);
@@ -318,47 +218,47 @@ static void test_avg_padding(void **state) {
  * padded input, so ONNX's divisor with padding counted is 2, not 3. */
 static void test_avg_ceil_clipping(void **state) {
   (void)state;
-  kiln_tensor_t *x = counting(DIMS(1, 1, 1, 4));
+  kiln_tensor_t *x = counting(4, SHAPE(1, 1, 1, 4));
   const kiln_op_t *avg = &kiln_op_avg_pool2d;
   const char *window[] = {"pool_size", "[1, 3]",       "strides",   "[1, 2]",
                           "padding",   "[0, 1, 0, 1]", "ceil_mode", "True"};
-  void *include = attrs(avg, window[0], window[1], window[2], window[3], window[4], window[5],
-                        window[6], window[7], "count_include_pad", "True", NULL);
+  void *include = ATTRS(avg, window[0], window[1], window[2], window[3], window[4], window[5],
+                        window[6], window[7], "count_include_pad", "True");
   CHECK(avg, include, x, (1 + 2) / 3.0f, (2 + 3 + 4) / 3.0f, 4 / 2.0f);
-  void *exclude = attrs(avg, window[0], window[1], window[2], window[3], window[4], window[5],
-                        window[6], window[7], NULL);
+  void *exclude = ATTRS(avg, window[0], window[1], window[2], window[3], window[4], window[5],
+                        window[6], window[7]);
   CHECK(avg, exclude, x, (1 + 2) / 2.0f, (2 + 3 + 4) / 3.0f, 4 / 1.0f);
   CHECK(&kiln_op_max_pool2d,
-        attrs(&kiln_op_max_pool2d, window[0], window[1], window[2], window[3], window[4], window[5],
-              window[6], window[7], NULL),
+        ATTRS(&kiln_op_max_pool2d, window[0], window[1], window[2], window[3], window[4], window[5],
+              window[6], window[7]),
         x, 2, 4, 4);
   kiln_tensor_release(x);
 }
 
 static void test_dilation_and_empty_windows(void **state) {
   (void)state;
-  kiln_tensor_t *x = f32_tensor(DIMS(1, 1, 1, 5), (const float[]){3, 1, 4, 1, 5});
+  kiln_tensor_t *x = tensor_of(F32, 4, SHAPE(1, 1, 1, 5), (const float[]){3, 1, 4, 1, 5});
   const kiln_op_t *max = &kiln_op_max_pool2d, *avg = &kiln_op_avg_pool2d;
   /* Cells j and j + 2. */
-  CHECK(max, attrs(max, "pool_size", "[1, 2]", "dilation", "[1, 2]", NULL), x, 4, 1, 5);
-  CHECK(avg, attrs(avg, "pool_size", "[1, 2]", "dilation", "[1, 2]", NULL), x, 3.5f, 1, 4.5f);
+  CHECK(max, ATTRS(max, "pool_size", "[1, 2]", "dilation", "[1, 2]"), x, 4, 1, 5);
+  CHECK(avg, ATTRS(avg, "pool_size", "[1, 2]", "dilation", "[1, 2]"), x, 3.5f, 1, 4.5f);
   kiln_tensor_release(x);
   /* One cell, pool 2 with dilation 2 and padding 1+1: the only window covers
    * -1 and 1, both outside the input. */
-  x = f32_tensor(DIMS(1, 1, 1, 1), (const float[]){7});
+  x = tensor_of(F32, 4, SHAPE(1, 1, 1, 1), (const float[]){7});
   const char *w[] = {"pool_size", "[1, 2]", "dilation", "[1, 2]", "padding", "[0, 1, 0, 1]"};
-  CHECK(max, attrs(max, w[0], w[1], w[2], w[3], w[4], w[5], NULL), x, -INFINITY);
-  CHECK(avg, attrs(avg, w[0], w[1], w[2], w[3], w[4], w[5], NULL), x, 0);
-  CHECK(avg, attrs(avg, w[0], w[1], w[2], w[3], w[4], w[5], "count_include_pad", "True", NULL), x,
-        0);
+  CHECK(max, ATTRS(max, w[0], w[1], w[2], w[3], w[4], w[5]), x, -INFINITY);
+  CHECK(avg, ATTRS(avg, w[0], w[1], w[2], w[3], w[4], w[5]), x, 0);
+  CHECK(avg, ATTRS(avg, w[0], w[1], w[2], w[3], w[4], w[5], "count_include_pad", "True"), x, 0);
   kiln_tensor_release(x);
 }
 
 static void test_nan_propagates_through_max(void **state) {
   (void)state;
-  kiln_tensor_t *x = f32_tensor(DIMS(1, 1, 1, 3), (const float[]){1, NAN, 2});
+  kiln_tensor_t *x = tensor_of(F32, 4, SHAPE(1, 1, 1, 3), (const float[]){1, NAN, 2});
   kiln_tensor_t *out = NULL;
-  KILN_ASSERT_OK(run(&kiln_op_global_max_pool2d, attrs(&kiln_op_global_max_pool2d, NULL), x, &out));
+  KILN_ASSERT_OK(
+      run1(&kiln_op_global_max_pool2d, attrs_with(&kiln_op_global_max_pool2d, NULL), x, &out));
   assert_true(isnan(((const float *)kiln_tensor_data(out))[0]));
   kiln_tensor_release(out);
   kiln_tensor_release(x);
@@ -367,11 +267,11 @@ static void test_nan_propagates_through_max(void **state) {
 static void test_global(void **state) {
   (void)state;
   /* (2, 3, 1, 5): channel k of batch n holds 5 consecutive values. */
-  kiln_tensor_t *x = counting(DIMS(2, 3, 1, 5));
-  CHECK(&kiln_op_global_avg_pool2d, attrs(&kiln_op_global_avg_pool2d, NULL), x, 3, 8, 13, 18, 23,
-        28);
-  CHECK(&kiln_op_global_max_pool2d, attrs(&kiln_op_global_max_pool2d, NULL), x, 5, 10, 15, 20, 25,
-        30);
+  kiln_tensor_t *x = counting(4, SHAPE(2, 3, 1, 5));
+  CHECK(&kiln_op_global_avg_pool2d, attrs_with(&kiln_op_global_avg_pool2d, NULL), x, 3, 8, 13, 18,
+        23, 28);
+  CHECK(&kiln_op_global_max_pool2d, attrs_with(&kiln_op_global_max_pool2d, NULL), x, 5, 10, 15, 20,
+        25, 30);
   kiln_tensor_release(x);
 }
 
@@ -379,9 +279,9 @@ static void test_global(void **state) {
 static void test_layouts_agree(void **state) {
   (void)state;
   enum { N = 1, C = 4, H = 5, W = 7 };
-  kiln_tensor_t *nchw = tensor(KILN_DTYPE_FLOAT32, DIMS(N, C, H, W));
-  kiln_tensor_t *nhwc = tensor(KILN_DTYPE_FLOAT32, DIMS(N, H, W, C));
-  kiln_tensor_t *blocked = tensor(KILN_DTYPE_FLOAT32, DIMS(N, C / 2, H, W, 2));
+  kiln_tensor_t *nchw = tensor_zeros(F32, 4, SHAPE(N, C, H, W));
+  kiln_tensor_t *nhwc = tensor_zeros(F32, 4, SHAPE(N, H, W, C));
+  kiln_tensor_t *blocked = tensor_zeros(F32, 5, SHAPE(N, C / 2, H, W, 2));
   float *a = kiln_tensor_data(nchw), *b = kiln_tensor_data(nhwc), *c = kiln_tensor_data(blocked);
   for (int ch = 0; ch < C; ++ch) {
     for (int h = 0; h < H; ++h) {
@@ -398,9 +298,9 @@ static void test_layouts_agree(void **state) {
   kiln_tensor_t *inputs[] = {nchw, nhwc, blocked};
   kiln_tensor_t *outs[3] = {NULL};
   for (int i = 0; i < 3; ++i) {
-    void *at = attrs(avg, "pool_size", "[3, 2]", "strides", "[2, 3]", "padding", "[1, 0, 1, 1]",
-                     "layout", layouts[i], NULL);
-    KILN_ASSERT_OK(run(avg, at, inputs[i], &outs[i]));
+    void *at = ATTRS(avg, "pool_size", "[3, 2]", "strides", "[2, 3]", "padding", "[1, 0, 1, 1]",
+                     "layout", layouts[i]);
+    KILN_ASSERT_OK(run1(avg, at, inputs[i], &outs[i]));
   }
   const int64_t *shape = kiln_tensor_shape(outs[0]);
   int64_t oh = shape[2], ow = shape[3];
@@ -423,9 +323,9 @@ static void test_layouts_agree(void **state) {
 
 static void test_kernel_errors(void **state) {
   (void)state;
-  kiln_tensor_t *x = tensor(KILN_DTYPE_FLOAT64, DIMS(1, 1, 2, 2));
+  kiln_tensor_t *x = tensor_zeros(KILN_DTYPE_FLOAT64, 4, SHAPE(1, 1, 2, 2));
   kiln_tensor_t *out = NULL;
-  KILN_ASSERT_STATUS(run(&kiln_op_max_pool2d, attrs(&kiln_op_max_pool2d, NULL), x, &out),
+  KILN_ASSERT_STATUS(run1(&kiln_op_max_pool2d, attrs_with(&kiln_op_max_pool2d, NULL), x, &out),
                      UNIMPLEMENTED,
                      "nn.max_pool2d: the reference kernel does not handle dtype float64");
   kiln_tensor_release(x);
@@ -447,5 +347,5 @@ int main(void) {
       cmocka_unit_test(test_layouts_agree),
       cmocka_unit_test(test_kernel_errors),
   };
-  return cmocka_run_group_tests(tests, group_setup, group_teardown);
+  return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -8,87 +8,15 @@
  */
 #include <math.h>
 #include <stdio.h>
-#include <string.h>
 
-#include "kiln_test.h"
+#include "kiln_op_test.h"
 #include "op/nn_common.h"
 
-#define DIMS(...)                                                                \
-  (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (const int64_t[]) { \
-    __VA_ARGS__                                                                  \
-  }
+#define F32 KILN_DTYPE_FLOAT32
 
-static kiln_arena_t arena;
-
-static int group_setup(void **state) {
-  (void)state;
-  kiln_arena_initialize(&arena, kiln_allocator_system(), 0);
-  return 0;
-}
-
-static int group_teardown(void **state) {
-  (void)state;
-  kiln_arena_deinitialize(&arena);
-  return 0;
-}
-
-static const kiln_type_t *ty(kiln_dtype_t dtype, int ndim, const int64_t *shape) {
-  const kiln_type_t *type = NULL;
-  KILN_ASSERT_OK(kiln_tensor_type_create(&arena, dtype, ndim, shape, &type));
-  return type;
-}
-#define F32(...) ty(KILN_DTYPE_FLOAT32, DIMS(__VA_ARGS__))
-
+/* Default attrs with the axis set when given. */
 static void *axis_attrs(const kiln_op_t *op, const char *axis) {
-  void *a = NULL;
-  KILN_ASSERT_OK(kiln_op_attrs_create_default(op, &arena, &a));
-  if (axis) {
-    KILN_ASSERT_OK(kiln_op_attrs_set_text(op, a, "axis", axis, &arena));
-  }
-  return a;
-}
-
-static kiln_status_t infer(const kiln_op_t *op, const void *a, const kiln_type_t *input,
-                           const kiln_type_t **out) {
-  return kiln_op_infer_type(op, a, 1, &input, &arena, out);
-}
-
-static kiln_tensor_t *f32_tensor(int ndim, const int64_t *shape, const float *values) {
-  kiln_tensor_t *t = NULL;
-  KILN_ASSERT_OK(kiln_tensor_create(kiln_allocator_system(), KILN_DTYPE_FLOAT32, ndim, shape, &t));
-  if (values) {
-    memcpy(kiln_tensor_data(t), values, kiln_tensor_byte_size(t));
-  }
-  return t;
-}
-
-/* Runs the kernel into a new output of the inferred type. */
-static kiln_status_t run(const kiln_op_t *op, const void *a, kiln_tensor_t *input,
-                         kiln_tensor_t **out) {
-  const kiln_type_t *type = NULL;
-  KILN_RETURN_IF_ERROR(
-      infer(op, a, ty(kiln_tensor_dtype(input), kiln_tensor_ndim(input), kiln_tensor_shape(input)),
-            &type));
-  const kiln_tensor_type_t *t = kiln_type_as_tensor(type);
-  KILN_ASSERT_OK(kiln_tensor_create(kiln_allocator_system(), t->dtype, t->ndim, t->shape, out));
-  kiln_kernel_args_t args = {
-      .op = op, .attrs = a, .num_inputs = 1, .inputs = &input, .num_outputs = 1, .outputs = out};
-  kiln_status_t status = op->reference(&args);
-  if (status) {
-    kiln_tensor_release(*out);
-    *out = NULL;
-  }
-  return status;
-}
-
-static void assert_close(const kiln_tensor_t *got, const double *want) {
-  const float *data = kiln_tensor_data(got);
-  for (int64_t i = 0; i < kiln_tensor_element_count(got); ++i) {
-    double tolerance = 1e-5 * fmax(1.0, fabs(want[i]));
-    if (!(fabs((double)data[i] - want[i]) <= tolerance)) {
-      fail_msg("element %lld: got %.9g, want %.9g", (long long)i, data[i], want[i]);
-    }
-  }
+  return axis ? ATTRS(op, "axis", axis) : attrs_with(op, NULL);
 }
 
 /* ---- attributes, relation, rule ---- */
@@ -104,13 +32,9 @@ static void test_metadata_and_attrs(void **state) {
     assert_int_equal(ops[i]->pattern, KILN_OP_PATTERN_OPAQUE);
     assert_int_equal(ops[i]->min_inputs, 1);
     assert_int_equal(ops[i]->max_inputs, 1);
-    const kiln_nn_axis_attrs_t *a = axis_attrs(ops[i], NULL);
+    const kiln_nn_axis_attrs_t *a = attrs_with(ops[i], NULL);
     assert_int_equal(a->axis, -1);
-    kiln_strbuf_t sb;
-    kiln_strbuf_initialize(&sb, kiln_allocator_system());
-    KILN_ASSERT_OK(kiln_op_attrs_format(ops[i], a, &sb));
-    assert_string_equal(kiln_strbuf_c_str(&sb), "axis=-1");
-    kiln_strbuf_deinitialize(&sb);
+    assert_attrs_text(ops[i], a, "axis=-1");
   }
 }
 
@@ -118,29 +42,29 @@ static void test_relation(void **state) {
   (void)state;
   const kiln_op_t *op = &kiln_op_softmax;
   const kiln_type_t *out = NULL;
-  KILN_ASSERT_OK(infer(op, axis_attrs(op, NULL), F32(2, 3, 5), &out));
-  assert_true(kiln_type_equal(out, F32(2, 3, 5)));
-  KILN_ASSERT_OK(infer(op, axis_attrs(op, "-3"), F32(2, 3, 5), &out));
-  assert_true(kiln_type_equal(out, F32(2, 3, 5)));
-  KILN_ASSERT_OK(infer(&kiln_op_log_softmax, axis_attrs(&kiln_op_log_softmax, "0"),
-                       ty(KILN_DTYPE_FLOAT16, DIMS(7)), &out));
-  assert_true(kiln_type_equal(out, ty(KILN_DTYPE_FLOAT16, DIMS(7))));
-  KILN_ASSERT_STATUS(infer(op, axis_attrs(op, "3"), F32(2, 3, 5), &out), INVALID_ARGUMENT,
-                     "nn.softmax: axis 3 is out of range for rank 3");
-  KILN_ASSERT_STATUS(infer(op, axis_attrs(op, "-4"), F32(2, 3, 5), &out), INVALID_ARGUMENT,
-                     "nn.softmax: axis -4 is out of range for rank 3");
-  KILN_ASSERT_STATUS(infer(op, axis_attrs(op, NULL), ty(KILN_DTYPE_FLOAT32, 0, NULL), &out),
-                     INVALID_ARGUMENT, "nn.softmax: axis -1 is out of range for rank 0");
+  KILN_ASSERT_OK(infer1(op, attrs_with(op, NULL), ttype(F32, 3, SHAPE(2, 3, 5)), &out));
+  assert_true(kiln_type_equal(out, ttype(F32, 3, SHAPE(2, 3, 5))));
+  KILN_ASSERT_OK(infer1(op, ATTRS(op, "axis", "-3"), ttype(F32, 3, SHAPE(2, 3, 5)), &out));
+  assert_true(kiln_type_equal(out, ttype(F32, 3, SHAPE(2, 3, 5))));
+  KILN_ASSERT_OK(infer1(&kiln_op_log_softmax, ATTRS(&kiln_op_log_softmax, "axis", "0"),
+                        ttype(KILN_DTYPE_FLOAT16, 1, SHAPE(7)), &out));
+  assert_true(kiln_type_equal(out, ttype(KILN_DTYPE_FLOAT16, 1, SHAPE(7))));
+  KILN_ASSERT_STATUS(infer1(op, ATTRS(op, "axis", "3"), ttype(F32, 3, SHAPE(2, 3, 5)), &out),
+                     INVALID_ARGUMENT, "nn.softmax: axis 3 is out of range for rank 3");
+  KILN_ASSERT_STATUS(infer1(op, ATTRS(op, "axis", "-4"), ttype(F32, 3, SHAPE(2, 3, 5)), &out),
+                     INVALID_ARGUMENT, "nn.softmax: axis -4 is out of range for rank 3");
+  KILN_ASSERT_STATUS(infer1(op, attrs_with(op, NULL), ttype(F32, 0, NULL), &out), INVALID_ARGUMENT,
+                     "nn.softmax: axis -1 is out of range for rank 0");
   KILN_ASSERT_STATUS(
-      infer(&kiln_op_log_softmax, axis_attrs(&kiln_op_log_softmax, NULL),
-            ty(KILN_DTYPE_INT64, DIMS(2, 3)), &out),
+      infer1(&kiln_op_log_softmax, attrs_with(&kiln_op_log_softmax, NULL),
+             ttype(KILN_DTYPE_INT64, 2, SHAPE(2, 3)), &out),
       INVALID_ARGUMENT,
       "nn.log_softmax: data (2, 3) has dtype int64; expected a floating-point dtype");
-  KILN_ASSERT_STATUS(infer(op, NULL, F32(2, 3), &out), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(infer1(op, NULL, ttype(F32, 2, SHAPE(2, 3)), &out), INVALID_ARGUMENT,
                      "nn.softmax: attributes are missing");
-  const kiln_type_t *inputs[2] = {F32(2), F32(2)};
-  KILN_ASSERT_STATUS(kiln_op_infer_type(op, axis_attrs(op, NULL), 2, inputs, &arena, &out),
-                     INVALID_ARGUMENT, "nn.softmax: expected 1 inputs, got 2");
+  const kiln_type_t *inputs[2] = {ttype(F32, 1, SHAPE(2)), ttype(F32, 1, SHAPE(2))};
+  KILN_ASSERT_STATUS(infer(op, attrs_with(op, NULL), 2, inputs, &out), INVALID_ARGUMENT,
+                     "nn.softmax: expected 1 inputs, got 2");
 }
 
 static void test_layout_rule(void **state) {
@@ -148,11 +72,11 @@ static void test_layout_rule(void **state) {
   const char *arriving[1] = {"NCHW8c"};
   const char *required[1] = {NULL};
   kiln_layout_relation_t relation = {.op = &kiln_op_softmax,
-                                     .attrs = axis_attrs(&kiln_op_softmax, "1"),
+                                     .attrs = ATTRS(&kiln_op_softmax, "axis", "1"),
                                      .num_inputs = 1,
                                      .input_layouts = arriving,
                                      .required_layouts = required,
-                                     .arena = &arena};
+                                     .arena = &kiln_op_test_arena};
   KILN_ASSERT_OK(kiln_op_softmax.correct_layout(&relation));
   assert_string_equal(required[0], "NCHW");
   assert_string_equal(relation.output_layout, "NCHW");
@@ -166,14 +90,14 @@ static void test_layout_rule(void **state) {
 
 static void test_by_hand(void **state) {
   (void)state;
-  kiln_tensor_t *x = f32_tensor(DIMS(3), (const float[]){1, 2, 3});
+  kiln_tensor_t *x = tensor_of(F32, 1, SHAPE(3), (const float[]){1, 2, 3});
   kiln_tensor_t *out = NULL;
   double sum = exp(1) + exp(2) + exp(3);
-  KILN_ASSERT_OK(run(&kiln_op_softmax, axis_attrs(&kiln_op_softmax, NULL), x, &out));
-  assert_close(out, (const double[]){exp(1) / sum, exp(2) / sum, exp(3) / sum});
+  KILN_ASSERT_OK(run1(&kiln_op_softmax, attrs_with(&kiln_op_softmax, NULL), x, &out));
+  assert_f32(out, (const double[]){exp(1) / sum, exp(2) / sum, exp(3) / sum}, 3);
   kiln_tensor_release(out);
-  KILN_ASSERT_OK(run(&kiln_op_log_softmax, axis_attrs(&kiln_op_log_softmax, NULL), x, &out));
-  assert_close(out, (const double[]){1 - log(sum), 2 - log(sum), 3 - log(sum)});
+  KILN_ASSERT_OK(run1(&kiln_op_log_softmax, attrs_with(&kiln_op_log_softmax, NULL), x, &out));
+  assert_f32(out, (const double[]){1 - log(sum), 2 - log(sum), 3 - log(sum)}, 3);
   kiln_tensor_release(out);
   kiln_tensor_release(x);
 }
@@ -183,7 +107,7 @@ static void test_every_axis(void **state) {
   (void)state;
   enum { A = 3, B = 5, C = 7 };
   const int64_t shape[3] = {A, B, C};
-  kiln_tensor_t *x = f32_tensor(3, shape, NULL);
+  kiln_tensor_t *x = tensor_zeros(F32, 3, shape);
   float *v = kiln_tensor_data(x);
   for (int i = 0; i < A * B * C; ++i) {
     v[i] = (float)((i * 37) % 31 - 15) / 3.0f;
@@ -204,8 +128,8 @@ static void test_every_axis(void **state) {
       char text[8];
       snprintf(text, sizeof(text), "%d", axis - 3 * (axis == 2)); /* axis 2 as -1 */
       kiln_tensor_t *out = NULL;
-      KILN_ASSERT_OK(run(op, axis_attrs(op, text), x, &out));
-      assert_close(out, want);
+      KILN_ASSERT_OK(run1(op, ATTRS(op, "axis", text), x, &out));
+      assert_f32(out, want, A * B * C);
       kiln_tensor_release(out);
     }
   }
@@ -214,13 +138,13 @@ static void test_every_axis(void **state) {
 
 static void test_stability_and_special_values(void **state) {
   (void)state;
-  kiln_tensor_t *x = f32_tensor(DIMS(2, 2), (const float[]){1000, 1001, -INFINITY, 5});
+  kiln_tensor_t *x = tensor_of(F32, 2, SHAPE(2, 2), (const float[]){1000, 1001, -INFINITY, 5});
   kiln_tensor_t *out = NULL;
   double e = exp(1);
-  KILN_ASSERT_OK(run(&kiln_op_softmax, axis_attrs(&kiln_op_softmax, NULL), x, &out));
-  assert_close(out, (const double[]){1 / (1 + e), e / (1 + e), 0, 1});
+  KILN_ASSERT_OK(run1(&kiln_op_softmax, attrs_with(&kiln_op_softmax, NULL), x, &out));
+  assert_f32(out, (const double[]){1 / (1 + e), e / (1 + e), 0, 1}, 4);
   kiln_tensor_release(out);
-  KILN_ASSERT_OK(run(&kiln_op_log_softmax, axis_attrs(&kiln_op_log_softmax, NULL), x, &out));
+  KILN_ASSERT_OK(run1(&kiln_op_log_softmax, attrs_with(&kiln_op_log_softmax, NULL), x, &out));
   const float *y = kiln_tensor_data(out);
   assert_true(fabs(y[0] - (-log(1 + e))) < 1e-5);
   assert_true(fabs(y[1] - (1 - log(1 + e))) < 1e-5);
@@ -228,8 +152,8 @@ static void test_stability_and_special_values(void **state) {
   assert_true(y[3] == 0.0f);
   kiln_tensor_release(out);
   kiln_tensor_release(x);
-  x = f32_tensor(DIMS(1, 3), (const float[]){1, NAN, 2});
-  KILN_ASSERT_OK(run(&kiln_op_softmax, axis_attrs(&kiln_op_softmax, NULL), x, &out));
+  x = tensor_of(F32, 2, SHAPE(1, 3), (const float[]){1, NAN, 2});
+  KILN_ASSERT_OK(run1(&kiln_op_softmax, attrs_with(&kiln_op_softmax, NULL), x, &out));
   y = kiln_tensor_data(out);
   assert_true(isnan(y[0]) && isnan(y[1]) && isnan(y[2]));
   kiln_tensor_release(out);
@@ -238,10 +162,9 @@ static void test_stability_and_special_values(void **state) {
 
 static void test_kernel_errors(void **state) {
   (void)state;
-  kiln_tensor_t *x = NULL;
-  KILN_ASSERT_OK(kiln_tensor_create(kiln_allocator_system(), KILN_DTYPE_FLOAT64, DIMS(2, 3), &x));
+  kiln_tensor_t *x = tensor_zeros(KILN_DTYPE_FLOAT64, 2, SHAPE(2, 3));
   kiln_tensor_t *out = NULL;
-  KILN_ASSERT_STATUS(run(&kiln_op_softmax, axis_attrs(&kiln_op_softmax, NULL), x, &out),
+  KILN_ASSERT_STATUS(run1(&kiln_op_softmax, attrs_with(&kiln_op_softmax, NULL), x, &out),
                      UNIMPLEMENTED,
                      "nn.softmax: the reference kernel does not handle dtype float64");
   kiln_tensor_release(x);
@@ -256,7 +179,8 @@ static void *lrn_attrs(const char *size, const char *alpha, const char *beta, co
   const char *values[] = {size, alpha, beta, bias};
   for (int i = 0; i < 4; ++i) {
     if (values[i]) {
-      KILN_ASSERT_OK(kiln_op_attrs_set_text(&kiln_op_lrn, a, names[i], values[i], &arena));
+      KILN_ASSERT_OK(
+          kiln_op_attrs_set_text(&kiln_op_lrn, a, names[i], values[i], &kiln_op_test_arena));
     }
   }
   return a;
@@ -268,33 +192,30 @@ static void test_lrn_attrs_and_relation(void **state) {
   assert_string_equal(op->name, "nn.lrn");
   assert_int_equal(op->id, KILN_OP_LRN);
   assert_int_equal(op->pattern, KILN_OP_PATTERN_OPAQUE);
-  kiln_strbuf_t sb;
-  kiln_strbuf_initialize(&sb, kiln_allocator_system());
-  KILN_ASSERT_OK(kiln_op_attrs_format(op, axis_attrs(op, NULL), &sb));
-  assert_string_equal(kiln_strbuf_c_str(&sb), "size=5, axis=1, bias=2, alpha=1e-05, beta=0.75");
-  kiln_strbuf_deinitialize(&sb);
+  assert_defaults(op, "size=5, axis=1, bias=2, alpha=1e-05, beta=0.75");
   KILN_ASSERT_STATUS(kiln_op_attrs_validate(op, lrn_attrs("0", NULL, NULL, NULL, NULL)),
                      INVALID_ARGUMENT, "nn.lrn: size is 0; it must be in [1, 1073741824]");
   KILN_ASSERT_STATUS(kiln_op_attrs_validate(op, lrn_attrs(NULL, NULL, "inf", NULL, NULL)),
                      INVALID_ARGUMENT, "nn.lrn: bias 2, alpha 1e-05 and beta inf must be finite");
   const kiln_type_t *out = NULL;
-  KILN_ASSERT_OK(infer(op, axis_attrs(op, NULL), F32(5, 5, 5, 5), &out));
-  assert_true(kiln_type_equal(out, F32(5, 5, 5, 5)));
-  KILN_ASSERT_STATUS(infer(op, axis_attrs(op, "4"), F32(5, 5, 5, 5), &out), INVALID_ARGUMENT,
-                     "nn.lrn: axis 4 is out of range for rank 4");
-  KILN_ASSERT_STATUS(infer(op, axis_attrs(op, NULL), ty(KILN_DTYPE_INT64, DIMS(1, 3)), &out),
-                     INVALID_ARGUMENT,
-                     "nn.lrn: data (1, 3) has dtype int64; expected a floating-point dtype");
-  KILN_ASSERT_STATUS(infer(op, lrn_attrs("-1", NULL, NULL, NULL, NULL), F32(1, 3), &out),
-                     INVALID_ARGUMENT, "nn.lrn: size is -1");
+  KILN_ASSERT_OK(infer1(op, attrs_with(op, NULL), ttype(F32, 4, SHAPE(5, 5, 5, 5)), &out));
+  assert_true(kiln_type_equal(out, ttype(F32, 4, SHAPE(5, 5, 5, 5))));
+  KILN_ASSERT_STATUS(infer1(op, ATTRS(op, "axis", "4"), ttype(F32, 4, SHAPE(5, 5, 5, 5)), &out),
+                     INVALID_ARGUMENT, "nn.lrn: axis 4 is out of range for rank 4");
+  KILN_ASSERT_STATUS(
+      infer1(op, attrs_with(op, NULL), ttype(KILN_DTYPE_INT64, 2, SHAPE(1, 3)), &out),
+      INVALID_ARGUMENT, "nn.lrn: data (1, 3) has dtype int64; expected a floating-point dtype");
+  KILN_ASSERT_STATUS(
+      infer1(op, lrn_attrs("-1", NULL, NULL, NULL, NULL), ttype(F32, 2, SHAPE(1, 3)), &out),
+      INVALID_ARGUMENT, "nn.lrn: size is -1");
   const char *arriving[1] = {"NCHW16c"};
   const char *required[1] = {NULL};
   kiln_layout_relation_t relation = {.op = op,
-                                     .attrs = axis_attrs(op, NULL),
+                                     .attrs = attrs_with(op, NULL),
                                      .num_inputs = 1,
                                      .input_layouts = arriving,
                                      .required_layouts = required,
-                                     .arena = &arena};
+                                     .arena = &kiln_op_test_arena};
   KILN_ASSERT_OK(op->correct_layout(&relation));
   assert_string_equal(required[0], "NCHW");
   assert_string_equal(relation.output_layout, "NCHW");
@@ -302,19 +223,19 @@ static void test_lrn_attrs_and_relation(void **state) {
 
 static void test_lrn_by_hand(void **state) {
   (void)state;
-  kiln_tensor_t *x = f32_tensor(DIMS(1, 3, 1, 1), (const float[]){1, 2, 3});
+  kiln_tensor_t *x = tensor_of(F32, 4, SHAPE(1, 3, 1, 1), (const float[]){1, 2, 3});
   kiln_tensor_t *out = NULL;
   /* size 3, alpha / size = 1, beta 1, bias 1: squares 1, 4, 9 summed over c-1..c+1 */
-  KILN_ASSERT_OK(run(&kiln_op_lrn, lrn_attrs("3", "3", "1", "1", NULL), x, &out));
-  assert_close(out, (const double[]){1.0 / 6, 2.0 / 15, 3.0 / 14});
+  KILN_ASSERT_OK(run1(&kiln_op_lrn, lrn_attrs("3", "3", "1", "1", NULL), x, &out));
+  assert_f32(out, (const double[]){1.0 / 6, 2.0 / 15, 3.0 / 14}, 3);
   kiln_tensor_release(out);
   /* size 2 looks one channel up (c - 0 .. c + 1), as ONNX's floor and ceil say */
-  KILN_ASSERT_OK(run(&kiln_op_lrn, lrn_attrs("2", "2", "1", "1", NULL), x, &out));
-  assert_close(out, (const double[]){1.0 / 6, 2.0 / 14, 3.0 / 10});
+  KILN_ASSERT_OK(run1(&kiln_op_lrn, lrn_attrs("2", "2", "1", "1", NULL), x, &out));
+  assert_f32(out, (const double[]){1.0 / 6, 2.0 / 14, 3.0 / 10}, 3);
   kiln_tensor_release(out);
   /* beta 0.5 is a square root; bias 2 */
-  KILN_ASSERT_OK(run(&kiln_op_lrn, lrn_attrs("1", "1", "0.5", "2", NULL), x, &out));
-  assert_close(out, (const double[]){1 / sqrt(3.0), 2 / sqrt(6.0), 3 / sqrt(11.0)});
+  KILN_ASSERT_OK(run1(&kiln_op_lrn, lrn_attrs("1", "1", "0.5", "2", NULL), x, &out));
+  assert_f32(out, (const double[]){1 / sqrt(3.0), 2 / sqrt(6.0), 3 / sqrt(11.0)}, 3);
   kiln_tensor_release(out);
   kiln_tensor_release(x);
 }
@@ -339,10 +260,10 @@ static void check_lrn_loop(int axis, const char *axis_text) {
     }
     want[i] = x[i] / pow(1.0 + 0.0002 / 3 * sum, 0.5);
   }
-  kiln_tensor_t *input = f32_tensor(4, shape, x);
+  kiln_tensor_t *input = tensor_of(F32, 4, shape, x);
   kiln_tensor_t *out = NULL;
-  KILN_ASSERT_OK(run(&kiln_op_lrn, lrn_attrs("3", "0.0002", "0.5", "1", axis_text), input, &out));
-  assert_close(out, want);
+  KILN_ASSERT_OK(run1(&kiln_op_lrn, lrn_attrs("3", "0.0002", "0.5", "1", axis_text), input, &out));
+  assert_f32(out, want, 120);
   kiln_tensor_release(out);
   kiln_tensor_release(input);
 }
@@ -367,5 +288,5 @@ int main(void) {
       cmocka_unit_test(test_lrn_by_hand),
       cmocka_unit_test(test_lrn_against_loops),
   };
-  return cmocka_run_group_tests(tests, group_setup, group_teardown);
+  return cmocka_run_group_tests(tests, setup, teardown);
 }

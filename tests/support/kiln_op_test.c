@@ -149,3 +149,61 @@ kiln_status_t layout1(const kiln_op_t *op, const void *attrs, const kiln_type_t 
   *out_output = relation.output_layout;
   return KILN_OK;
 }
+
+/* "name=value, ..." of the given attrs. */
+void assert_attrs_text(const kiln_op_t *op, const void *attrs, const char *expected) {
+  kiln_strbuf_t sb;
+  kiln_strbuf_initialize(&sb, kiln_allocator_system());
+  KILN_ASSERT_OK(kiln_op_attrs_format(op, attrs, &sb));
+  assert_string_equal(kiln_strbuf_c_str(&sb), expected);
+  kiln_strbuf_deinitialize(&sb);
+}
+
+kiln_tensor_t *tensor_zeros(kiln_dtype_t dtype, int ndim, const int64_t *shape) {
+  kiln_tensor_t *tensor = NULL;
+  KILN_ASSERT_OK(kiln_tensor_create(kiln_allocator_system(), dtype, ndim, shape, &tensor));
+  return tensor;
+}
+
+kiln_tensor_t *f32_filled(int seed, int ndim, const int64_t *shape) {
+  kiln_tensor_t *tensor = tensor_zeros(KILN_DTYPE_FLOAT32, ndim, shape);
+  float *data = kiln_tensor_data(tensor);
+  for (int64_t i = 0; i < kiln_tensor_element_count(tensor); ++i) {
+    data[i] = (float)((i * 37 + seed * 11) % 23 - 11) / 8.0f;
+  }
+  return tensor;
+}
+
+float *f32_scratch(int64_t count) {
+  float *buffer = NULL;
+  KILN_ASSERT_OK(kiln_arena_allocate_zeroed(&kiln_op_test_arena, sizeof(float) * (size_t)count, 16,
+                                            (void **)&buffer));
+  return buffer;
+}
+
+void assert_f32_floats(const kiln_tensor_t *tensor, const float *expected, int64_t count) {
+  double *widened = NULL;
+  KILN_ASSERT_OK(kiln_arena_allocate(&kiln_op_test_arena,
+                                     sizeof(double) * (size_t)(count > 0 ? count : 1), 16,
+                                     (void **)&widened));
+  for (int64_t i = 0; i < count; ++i) {
+    widened[i] = expected[i];
+  }
+  assert_f32(tensor, widened, count);
+}
+
+void assert_near(double actual, double expected) {
+  if (isnan(expected) || isinf(expected)) {
+    assert_true(isnan(expected) ? isnan(actual) : actual == expected);
+    return;
+  }
+  if (fabs(actual - expected) > 1e-5 * fabs(expected) + 1e-30) {
+    fail_msg("got %.9g, expected %.9g", actual, expected);
+  }
+}
+
+void assert_attr_invalid(const kiln_op_t *op, const char *name, const char *text,
+                         kiln_status_code_t code, const char *message) {
+  kiln_test_assert_status(kiln_op_attrs_validate(op, ATTRS(op, name, text)), code, message, name,
+                          __FILE__, __LINE__);
+}

@@ -6,7 +6,9 @@
  * freed every status it was given. The helpers build attrs from text
  * (ATTRS(op, "name", "value", ...)), tensor types and tensors, run a type
  * relation, a layout rule or a reference kernel, and compare results with
- * messages that say which element or type differed.
+ * messages that say which element or type differed. INFER and RUN list
+ * their inputs in the call; f32_filled gives exact small-fraction data for
+ * kernels whose expectations are computed by a loop in the test.
  */
 #ifndef KILN_TESTS_SUPPORT_KILN_OP_TEST_H_
 #define KILN_TESTS_SUPPORT_KILN_OP_TEST_H_
@@ -46,5 +48,33 @@ void assert_i64(const kiln_tensor_t *tensor, const int64_t *expected, int64_t co
 /* The layout rule of a one-input operator. */
 kiln_status_t layout1(const kiln_op_t *op, const void *attrs, const kiln_type_t *type,
                       const char *arriving, const char **out_required, const char **out_output);
+
+/* The number of values in a list of `type`; the list is not evaluated. */
+#define KILN_OP_TEST_COUNT(type, ...) (int)(sizeof((type[]){__VA_ARGS__}) / sizeof(type))
+/* infer and run with their inputs listed: INFER(op, attrs, &type, input_type, ...),
+ * RUN(op, attrs, &tensor, input, ...). */
+#define INFER(op, attrs, out_type, ...)                                      \
+  infer((op), (attrs), KILN_OP_TEST_COUNT(const kiln_type_t *, __VA_ARGS__), \
+        (const kiln_type_t *const[]){__VA_ARGS__}, (out_type))
+#define RUN(op, attrs, out, ...)                                       \
+  run((op), (attrs), KILN_OP_TEST_COUNT(kiln_tensor_t *, __VA_ARGS__), \
+      (kiln_tensor_t *const[]){__VA_ARGS__}, (out))
+/* "name=value, ..." of the given attrs. */
+void assert_attrs_text(const kiln_op_t *op, const void *attrs, const char *expected);
+/* A zero-filled tensor. */
+kiln_tensor_t *tensor_zeros(kiln_dtype_t dtype, int ndim, const int64_t *shape);
+/* Float32 element i is ((37 i + 11 seed) mod 23 - 11) / 8: k/8 for k in [-11, 11], exact in
+ * float, so sums of few products of them are exact. */
+kiln_tensor_t *f32_filled(int seed, int ndim, const int64_t *shape);
+/* A zero-filled buffer of `count` floats in kiln_op_test_arena. */
+float *f32_scratch(int64_t count);
+/* assert_f32 with float expectations. */
+void assert_f32_floats(const kiln_tensor_t *tensor, const float *expected, int64_t count);
+/* One value within 1e-5 relative (plus 1e-30); NaN matches NaN, an infinity only itself. */
+void assert_near(double actual, double expected);
+/* kiln_op_attrs_validate of default attrs with `name` set to `text` fails with `code` and a
+ * message containing `message`. */
+void assert_attr_invalid(const kiln_op_t *op, const char *name, const char *text,
+                         kiln_status_code_t code, const char *message);
 
 #endif /* KILN_TESTS_SUPPORT_KILN_OP_TEST_H_ */
