@@ -4,7 +4,8 @@
  * Expressions print recursively with a precedence level: each node knows its
  * own level (Python's: or 1, and 2, not 3, comparisons 4, + - 5, * / // % 6,
  * atoms and calls 9) and wraps itself in parentheses when its parent needs a
- * higher one; comparisons do not chain, so one inside another is wrapped. Statements print line by line with an indentation level.
+ * higher one; comparisons do not chain, so one inside another is wrapped. Statements print line by
+ * line with an indentation level.
  */
 #include "tir/printer.h"
 
