@@ -201,20 +201,46 @@ static kiln_status_t conv_reduce_axes(kiln_arena_t *arena, int64_t ic, int64_t k
   return kiln_te_reduce_axis(arena, "kw", 0, kw, &out_axes[2]);
 }
 
-kiln_status_t kiln_compute_conv2d(const kiln_compute_args_t *args,
-                                  kiln_compute_result_t *out_result) {
+/* The part of a convolution rule both directions share: the dtype check,
+ * the operands, the layouts and the input's spatial extents. */
+static kiln_status_t conv_rule_start(const kiln_compute_args_t *args, int64_t groups,
+                                     const char *data_layout, const char *kernel_layout,
+                                     const char *out_layout, conv_rule_t *out_rule) {
   KILN_RETURN_IF_ERROR(kiln_compute_require_float32(args));
-  const kiln_nn_conv2d_attrs_t *a = args->attrs;
+  memset(out_rule, 0, sizeof(*out_rule));
+  out_rule->input = out_rule->data = args->inputs[0];
+  out_rule->weight = args->inputs[1];
+  out_rule->groups = groups;
+  KILN_RETURN_IF_ERROR(parse_layouts(data_layout, kernel_layout, out_layout, out_rule->layouts));
+  out_rule->in_h = logical_extent(&out_rule->layouts[0], out_rule->data->shape, 'H');
+  out_rule->in_w = logical_extent(&out_rule->layouts[0], out_rule->data->shape, 'W');
+  return KILN_OK;
+}
+
+/* The sum over (ic, kh, kw) of `body`, the operator's one output. */
+static kiln_status_t conv_rule_finish(const kiln_compute_args_t *args, conv_rule_t *r,
+                                      kiln_te_fcompute_fn body, kiln_compute_result_t *out_result) {
   const kiln_tensor_type_t *type = NULL;
   KILN_RETURN_IF_ERROR(kiln_compute_output_type(args, 0, &type));
-  conv_rule_t r = {.input = args->inputs[0],
-                   .data = args->inputs[0],
-                   .weight = args->inputs[1],
-                   .groups = a->groups};
-  KILN_RETURN_IF_ERROR(parse_layouts(a->data_layout, a->kernel_layout, a->out_layout, r.layouts));
+  const int64_t *wshape = r->weight->shape;
+  KILN_RETURN_IF_ERROR(conv_reduce_axes(args->arena, r->group_in,
+                                        logical_extent(&r->layouts[1], wshape, 'H'),
+                                        logical_extent(&r->layouts[1], wshape, 'W'), r->reduce));
+  const kiln_te_tensor_t *inputs[2] = {r->data, r->weight};
+  char name[64];
+  out_result->num_outputs = 1;
+  return kiln_te_compute_reduce(args->arena, kiln_compute_tensor_name(args->op, name, sizeof(name)),
+                                type->ndim, type->shape, KILN_TE_REDUCE_SUM, NULL, 3, r->reduce, 2,
+                                inputs, body, r, out_result->outputs);
+}
+
+kiln_status_t kiln_compute_conv2d(const kiln_compute_args_t *args,
+                                  kiln_compute_result_t *out_result) {
+  const kiln_nn_conv2d_attrs_t *a = args->attrs;
+  conv_rule_t r;
+  KILN_RETURN_IF_ERROR(
+      conv_rule_start(args, a->groups, a->data_layout, a->kernel_layout, a->out_layout, &r));
   const int64_t *wshape = r.weight->shape;
-  r.in_h = logical_extent(&r.layouts[0], r.data->shape, 'H');
-  r.in_w = logical_extent(&r.layouts[0], r.data->shape, 'W');
   r.group_in = logical_extent(&r.layouts[1], wshape, 'I');
   r.group_out = logical_extent(&r.layouts[1], wshape, 'O') / a->groups;
   for (int i = 0; i < 4; ++i) {
@@ -227,15 +253,7 @@ kiln_status_t kiln_compute_conv2d(const kiln_compute_args_t *args,
   if (r.pad[0] || r.pad[1] || r.pad[2] || r.pad[3]) {
     KILN_RETURN_IF_ERROR(conv_pad(args, &r));
   }
-  KILN_RETURN_IF_ERROR(conv_reduce_axes(args->arena, r.group_in,
-                                        logical_extent(&r.layouts[1], wshape, 'H'),
-                                        logical_extent(&r.layouts[1], wshape, 'W'), r.reduce));
-  const kiln_te_tensor_t *inputs[2] = {r.data, r.weight};
-  char name[64];
-  out_result->num_outputs = 1;
-  return kiln_te_compute_reduce(args->arena, kiln_compute_tensor_name(args->op, name, sizeof(name)),
-                                type->ndim, type->shape, KILN_TE_REDUCE_SUM, NULL, 3, r.reduce, 2,
-                                inputs, conv_body, &r, &out_result->outputs[0]);
+  return conv_rule_finish(args, &r, conv_body, out_result);
 }
 
 /* ---- conv2d_transpose ---- */
@@ -291,18 +309,11 @@ static const kiln_tir_expr_t *tconv_body(kiln_tir_builder_t *b,
 
 kiln_status_t kiln_compute_conv2d_transpose(const kiln_compute_args_t *args,
                                             kiln_compute_result_t *out_result) {
-  KILN_RETURN_IF_ERROR(kiln_compute_require_float32(args));
   const kiln_nn_conv2d_transpose_attrs_t *a = args->attrs;
-  const kiln_tensor_type_t *type = NULL;
-  KILN_RETURN_IF_ERROR(kiln_compute_output_type(args, 0, &type));
-  conv_rule_t r = {.input = args->inputs[0],
-                   .data = args->inputs[0],
-                   .weight = args->inputs[1],
-                   .groups = a->groups};
-  KILN_RETURN_IF_ERROR(parse_layouts(a->data_layout, a->kernel_layout, a->out_layout, r.layouts));
+  conv_rule_t r;
+  KILN_RETURN_IF_ERROR(
+      conv_rule_start(args, a->groups, a->data_layout, a->kernel_layout, a->out_layout, &r));
   const int64_t *wshape = r.weight->shape;
-  r.in_h = logical_extent(&r.layouts[0], r.data->shape, 'H');
-  r.in_w = logical_extent(&r.layouts[0], r.data->shape, 'W');
   r.group_in = logical_extent(&r.layouts[0], r.data->shape, 'C') / a->groups;
   r.group_out = logical_extent(&r.layouts[1], wshape, 'O');
   for (int i = 0; i < 2; ++i) {
@@ -310,13 +321,5 @@ kiln_status_t kiln_compute_conv2d_transpose(const kiln_compute_args_t *args,
     r.stride[i] = a->strides.values[i];
     r.dilation[i] = a->dilation.values[i];
   }
-  KILN_RETURN_IF_ERROR(conv_reduce_axes(args->arena, r.group_in,
-                                        logical_extent(&r.layouts[1], wshape, 'H'),
-                                        logical_extent(&r.layouts[1], wshape, 'W'), r.reduce));
-  const kiln_te_tensor_t *inputs[2] = {r.data, r.weight};
-  char name[64];
-  out_result->num_outputs = 1;
-  return kiln_te_compute_reduce(args->arena, kiln_compute_tensor_name(args->op, name, sizeof(name)),
-                                type->ndim, type->shape, KILN_TE_REDUCE_SUM, NULL, 3, r.reduce, 2,
-                                inputs, tconv_body, &r, &out_result->outputs[0]);
+  return conv_rule_finish(args, &r, tconv_body, out_result);
 }
