@@ -63,6 +63,39 @@ typedef struct kiln_resize2d_attrs_t {
   const char *rounding_method;
 } kiln_resize2d_attrs_t;
 
+/* image.resize2d's string attributes as enums, in the order of their names. */
+typedef enum kiln_resize_method_e {
+  KILN_RESIZE_METHOD_NEAREST,
+  KILN_RESIZE_METHOD_LINEAR,
+} kiln_resize_method_t;
+
+typedef enum kiln_resize_coordinates_e {
+  KILN_RESIZE_COORDINATES_HALF_PIXEL,
+  KILN_RESIZE_COORDINATES_ALIGN_CORNERS,
+  KILN_RESIZE_COORDINATES_ASYMMETRIC,
+  KILN_RESIZE_COORDINATES_PYTORCH_HALF_PIXEL,
+} kiln_resize_coordinates_t;
+
+typedef enum kiln_resize_rounding_e {
+  KILN_RESIZE_ROUNDING_ROUND_PREFER_FLOOR,
+  KILN_RESIZE_ROUNDING_ROUND_PREFER_CEIL,
+  KILN_RESIZE_ROUNDING_FLOOR,
+  KILN_RESIZE_ROUNDING_CEIL,
+} kiln_resize_rounding_t;
+
+typedef struct kiln_resize_mode_t {
+  kiln_resize_method_t method;
+  kiln_resize_coordinates_t coordinates;
+  kiln_resize_rounding_t rounding;
+} kiln_resize_mode_t;
+
+/* The enums of `attrs` (transform_spatial.c), for the reference kernel and
+ * the compute rule; INVALID_ARGUMENT naming the operator and the attribute
+ * for a name it does not know. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_resize_mode_of(const kiln_op_t *op,
+                                                       const kiln_resize2d_attrs_t *attrs,
+                                                       kiln_resize_mode_t *out_mode);
+
 typedef struct kiln_depth_space_attrs_t {
   int64_t block_size;
   const char *layout;

@@ -160,6 +160,17 @@ kiln_transform_unsupported_dtype(const kiln_op_t *op, kiln_dtype_t dtype, const 
                      op->name, kiln_dtype_name(dtype), supported);
 }
 
+/* Index of `value` in `names` (count entries), or -1 (also for NULL). */
+static inline int kiln_transform_name_index(const char *value, const char *const *names,
+                                            int count) {
+  for (int i = 0; i < count && value; ++i) {
+    if (strcmp(value, names[i]) == 0) {
+      return i;
+    }
+  }
+  return -1;
+}
+
 /* ---- message text ---- */
 
 #define KILN_INTS_TEXT_CAPACITY 256

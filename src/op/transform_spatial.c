@@ -33,20 +33,10 @@
 #include "op/transform_common.h"
 #include "op/transform_compute.h"
 
-/* Index of `value` in `names` (count entries), or -1. */
-static int name_index(const char *value, const char *const *names, int count) {
-  for (int i = 0; i < count && value; ++i) {
-    if (strcmp(value, names[i]) == 0) {
-      return i;
-    }
-  }
-  return -1;
-}
-
 /* INVALID_ARGUMENT unless string attribute `name` is one of `names`. */
 static kiln_status_t check_name(const kiln_op_t *op, const char *name, const char *value,
                                 const char *const *names, int count, const char *list) {
-  if (name_index(value, names, count) < 0) {
+  if (kiln_transform_name_index(value, names, count) < 0) {
     return KILN_STATUS(INVALID_ARGUMENT, "%s: %s \"%s\" is not one of %s", op->name, name,
                        value ? value : "", list);
   }
@@ -123,7 +113,7 @@ static kiln_status_t pad_rule(const kiln_op_t *op, const void *attrs, const kiln
                        op->name, (int)pad->pad_width.count, kiln_op_shape_text(&data, shape),
                        2 * data.ndim);
   }
-  pad_mode_t mode = (pad_mode_t)name_index(pad->pad_mode, kiln_pad_modes, 3);
+  pad_mode_t mode = (pad_mode_t)kiln_transform_name_index(pad->pad_mode, kiln_pad_modes, 3);
   out_shape->dtype = data.dtype;
   out_shape->ndim = data.ndim;
   for (int d = 0; d < data.ndim; ++d) {
@@ -163,7 +153,7 @@ static kiln_status_t pad_reference(const kiln_kernel_args_t *args) {
   const kiln_pad_attrs_t *pad = args->attrs;
   kiln_tensor_type_t data = kiln_tinputs_get(&inputs, 0);
   kiln_scalar_kind_t kind = kiln_scalar_kind(data.dtype);
-  pad_mode_t mode = (pad_mode_t)name_index(pad->pad_mode, kiln_pad_modes, 3);
+  pad_mode_t mode = (pad_mode_t)kiln_transform_name_index(pad->pad_mode, kiln_pad_modes, 3);
   size_t size = kiln_dtype_size(data.dtype);
   char fill[8];
   kiln_scalar_store(kind, fill, 0, kiln_scalar_float(pad->pad_value));
@@ -215,31 +205,37 @@ static const kiln_attr_field_t kiln_resize2d_fields[] = {
     KILN_ATTR_FIELD(kiln_resize2d_attrs_t, rounding_method, STRING, "\"round_prefer_floor\""),
 };
 
-typedef enum resize_method_e {
-  RESIZE_NEAREST,
-  RESIZE_LINEAR,
-} resize_method_t;
-
-typedef enum resize_coordinates_e {
-  RESIZE_HALF_PIXEL,
-  RESIZE_ALIGN_CORNERS,
-  RESIZE_ASYMMETRIC,
-  RESIZE_PYTORCH_HALF_PIXEL,
-} resize_coordinates_t;
-
-typedef enum resize_rounding_e {
-  RESIZE_ROUND_PREFER_FLOOR,
-  RESIZE_ROUND_PREFER_CEIL,
-  RESIZE_FLOOR,
-  RESIZE_CEIL,
-} resize_rounding_t;
-
 static const char *const kiln_resize_layouts[] = {"NCHW"};
 static const char *const kiln_resize_methods[] = {"nearest_neighbor", "linear"};
 static const char *const kiln_resize_coordinates[] = {"half_pixel", "align_corners", "asymmetric",
                                                       "pytorch_half_pixel"};
 static const char *const kiln_resize_roundings[] = {"round_prefer_floor", "round_prefer_ceil",
                                                     "floor", "ceil"};
+
+static kiln_status_t resize_enum(const kiln_op_t *op, const char *name, const char *value,
+                                 const char *const *names, int count, int *out_index) {
+  *out_index = kiln_transform_name_index(value, names, count);
+  if (*out_index < 0) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: %s \"%s\" is not supported", op->name, name,
+                       value ? value : "");
+  }
+  return KILN_OK;
+}
+
+kiln_status_t kiln_resize_mode_of(const kiln_op_t *op, const kiln_resize2d_attrs_t *attrs,
+                                  kiln_resize_mode_t *out_mode) {
+  int method = 0, coordinates = 0, rounding = 0;
+  KILN_RETURN_IF_ERROR(resize_enum(op, "method", attrs->method, kiln_resize_methods, 2, &method));
+  KILN_RETURN_IF_ERROR(resize_enum(op, "coordinate_transformation_mode",
+                                   attrs->coordinate_transformation_mode, kiln_resize_coordinates,
+                                   4, &coordinates));
+  KILN_RETURN_IF_ERROR(resize_enum(op, "rounding_method", attrs->rounding_method,
+                                   kiln_resize_roundings, 4, &rounding));
+  out_mode->method = (kiln_resize_method_t)method;
+  out_mode->coordinates = (kiln_resize_coordinates_t)coordinates;
+  out_mode->rounding = (kiln_resize_rounding_t)rounding;
+  return KILN_OK;
+}
 
 /* size may still be [] (the default): the relation asks for it. */
 static kiln_status_t resize2d_validate(const kiln_op_t *op, const void *attrs) {
@@ -305,16 +301,17 @@ static kiln_status_t resize2d_layout(kiln_layout_relation_t *relation) {
 }
 
 /* The source coordinate of output index x on an axis of in -> out (ONNX Resize). */
-static double resize_coordinate(resize_coordinates_t mode, int64_t x, int64_t in, int64_t out) {
+static double resize_coordinate(kiln_resize_coordinates_t mode, int64_t x, int64_t in,
+                                int64_t out) {
   double scale = (double)out / (double)in;
   switch (mode) {
-  case RESIZE_HALF_PIXEL:
+  case KILN_RESIZE_COORDINATES_HALF_PIXEL:
     return ((double)x + 0.5) / scale - 0.5;
-  case RESIZE_PYTORCH_HALF_PIXEL:
+  case KILN_RESIZE_COORDINATES_PYTORCH_HALF_PIXEL:
     return out > 1 ? ((double)x + 0.5) / scale - 0.5 : 0.0;
-  case RESIZE_ALIGN_CORNERS:
+  case KILN_RESIZE_COORDINATES_ALIGN_CORNERS:
     return out == 1 ? 0.0 : (double)x * (double)(in - 1) / (double)(out - 1);
-  case RESIZE_ASYMMETRIC:
+  case KILN_RESIZE_COORDINATES_ASYMMETRIC:
     return (double)x / scale;
   }
   return 0.0;
@@ -325,21 +322,21 @@ static int64_t clamp_index(double value, int64_t in) {
 }
 
 /* The nearest source index (ONNX Resize: ties by rounding, then clamped). */
-static int64_t resize_nearest(resize_rounding_t rounding, double x, int64_t in) {
+static int64_t resize_nearest(kiln_resize_rounding_t rounding, double x, int64_t in) {
   double low = floor(x);
   double ratio = x - low;
   bool up = false;
   switch (rounding) {
-  case RESIZE_ROUND_PREFER_FLOOR:
+  case KILN_RESIZE_ROUNDING_ROUND_PREFER_FLOOR:
     up = ratio > 0.5;
     break;
-  case RESIZE_ROUND_PREFER_CEIL:
+  case KILN_RESIZE_ROUNDING_ROUND_PREFER_CEIL:
     up = ratio >= 0.5;
     break;
-  case RESIZE_FLOOR:
+  case KILN_RESIZE_ROUNDING_FLOOR:
     up = false;
     break;
-  case RESIZE_CEIL:
+  case KILN_RESIZE_ROUNDING_CEIL:
     up = ratio > 0.0;
     break;
   }
@@ -353,15 +350,11 @@ typedef struct resize_tap_t {
   double t;
 } resize_tap_t;
 
-typedef struct resize_plan_t {
-  resize_method_t method;
-  resize_coordinates_t coordinates;
-  resize_rounding_t rounding;
-} resize_plan_t;
+typedef kiln_resize_mode_t resize_plan_t;
 
 static resize_tap_t resize_tap(const resize_plan_t *plan, int64_t x, int64_t in, int64_t out) {
   double source = resize_coordinate(plan->coordinates, x, in, out);
-  if (plan->method == RESIZE_NEAREST) {
+  if (plan->method == KILN_RESIZE_METHOD_NEAREST) {
     int64_t index = resize_nearest(plan->rounding, source, in);
     return (resize_tap_t){index, index, 0.0};
   }
@@ -380,7 +373,7 @@ static void resize_plane(const resize_plan_t *plan, const float *in, int64_t in_
     const float *row1 = in + ty.i1 * in_w;
     for (int64_t x = 0; x < out_w; ++x) {
       resize_tap_t tx = resize_tap(plan, x, in_w, out_w);
-      if (plan->method == RESIZE_NEAREST) {
+      if (plan->method == KILN_RESIZE_METHOD_NEAREST) {
         out[y * out_w + x] = row0[tx.i0];
         continue;
       }
@@ -399,12 +392,8 @@ static kiln_status_t resize2d_reference(const kiln_kernel_args_t *args) {
     return kiln_transform_unsupported_dtype(args->op, data.dtype, "float32");
   }
   const kiln_resize2d_attrs_t *resize = args->attrs;
-  resize_plan_t plan = {
-      .method = (resize_method_t)name_index(resize->method, kiln_resize_methods, 2),
-      .coordinates = (resize_coordinates_t)name_index(resize->coordinate_transformation_mode,
-                                                      kiln_resize_coordinates, 4),
-      .rounding = (resize_rounding_t)name_index(resize->rounding_method, kiln_resize_roundings, 4),
-  };
+  resize_plan_t plan;
+  KILN_RETURN_IF_ERROR(kiln_resize_mode_of(args->op, resize, &plan));
   const int64_t *out_shape = kiln_tensor_shape(args->outputs[0]);
   int64_t planes = data.shape[0] * data.shape[1];
   int64_t in_h = data.shape[2];

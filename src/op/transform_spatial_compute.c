@@ -27,16 +27,6 @@
 #include "op/transform_common.h"
 #include "op/transform_compute.h"
 
-/* Index of `value` in `names` (count entries), or -1. */
-static int name_index(const char *value, const char *const *names, int count) {
-  for (int i = 0; i < count && value; ++i) {
-    if (strcmp(value, names[i]) == 0) {
-      return i;
-    }
-  }
-  return -1;
-}
-
 static kiln_status_t bad_name(const kiln_compute_args_t *args, const char *name,
                               const char *value) {
   return KILN_STATUS(INVALID_ARGUMENT, "%s: %s \"%s\" is not supported", args->op->name, name,
@@ -130,7 +120,7 @@ static const kiln_tir_expr_t *pad_body(kiln_tir_builder_t *b, const kiln_tir_exp
 kiln_status_t kiln_compute_pad(const kiln_compute_args_t *args, kiln_compute_result_t *out_result) {
   const kiln_pad_attrs_t *attrs = args->attrs;
   static const char *const modes[] = {"constant", "edge", "reflect"};
-  int mode = name_index(attrs->pad_mode, modes, 3);
+  int mode = kiln_transform_name_index(attrs->pad_mode, modes, 3);
   if (mode < 0) {
     return bad_name(args, "pad_mode", attrs->pad_mode);
   }
@@ -148,30 +138,11 @@ kiln_status_t kiln_compute_pad(const kiln_compute_args_t *args, kiln_compute_res
 
 /* ---- image.resize2d ---- */
 
-typedef enum resize_method_e {
-  RESIZE_NEAREST,
-  RESIZE_LINEAR,
-} resize_method_t;
-
-typedef enum resize_coordinates_e {
-  RESIZE_HALF_PIXEL,
-  RESIZE_ALIGN_CORNERS,
-  RESIZE_ASYMMETRIC,
-  RESIZE_PYTORCH_HALF_PIXEL,
-} resize_coordinates_t;
-
-typedef enum resize_rounding_e {
-  RESIZE_ROUND_PREFER_FLOOR,
-  RESIZE_ROUND_PREFER_CEIL,
-  RESIZE_FLOOR,
-  RESIZE_CEIL,
-} resize_rounding_t;
-
 typedef struct resize_t {
   const kiln_te_tensor_t *data;
-  resize_method_t method;
-  resize_coordinates_t coordinates;
-  resize_rounding_t rounding;
+  kiln_resize_method_t method;
+  kiln_resize_coordinates_t coordinates;
+  kiln_resize_rounding_t rounding;
   const int64_t *out_shape;
 } resize_t;
 
@@ -197,17 +168,17 @@ static const kiln_tir_expr_t *resize_coordinate(kiln_tir_builder_t *b, const res
       fbin(b, KILN_TIR_EXPR_SUB,
            fbin(b, KILN_TIR_EXPR_DIV, kiln_tir_b_add(b, xf, f64(b, 0.5)), scale), f64(b, 0.5));
   switch (r->coordinates) {
-  case RESIZE_PYTORCH_HALF_PIXEL:
+  case KILN_RESIZE_COORDINATES_PYTORCH_HALF_PIXEL:
     return out > 1 ? half_pixel : f64(b, 0.0);
-  case RESIZE_HALF_PIXEL:
+  case KILN_RESIZE_COORDINATES_HALF_PIXEL:
     return half_pixel;
-  case RESIZE_ALIGN_CORNERS:
+  case KILN_RESIZE_COORDINATES_ALIGN_CORNERS:
     if (out == 1) {
       return f64(b, 0.0);
     }
     return fbin(b, KILN_TIR_EXPR_DIV, kiln_tir_b_mul(b, xf, f64(b, (double)(in - 1))),
                 f64(b, (double)(out - 1)));
-  case RESIZE_ASYMMETRIC:
+  case KILN_RESIZE_COORDINATES_ASYMMETRIC:
     return fbin(b, KILN_TIR_EXPR_DIV, xf, scale);
   }
   return NULL;
@@ -234,15 +205,15 @@ static const kiln_tir_expr_t *resize_nearest(kiln_tir_builder_t *b, const resize
   const kiln_tir_expr_t *ratio = fbin(b, KILN_TIR_EXPR_SUB, source, low);
   const kiln_tir_expr_t *up = NULL;
   switch (r->rounding) {
-  case RESIZE_ROUND_PREFER_FLOOR:
+  case KILN_RESIZE_ROUNDING_ROUND_PREFER_FLOOR:
     up = fbin(b, KILN_TIR_EXPR_GT, ratio, f64(b, 0.5));
     break;
-  case RESIZE_ROUND_PREFER_CEIL:
+  case KILN_RESIZE_ROUNDING_ROUND_PREFER_CEIL:
     up = fbin(b, KILN_TIR_EXPR_GE, ratio, f64(b, 0.5));
     break;
-  case RESIZE_FLOOR:
+  case KILN_RESIZE_ROUNDING_FLOOR:
     return clamped_index(b, low, in);
-  case RESIZE_CEIL:
+  case KILN_RESIZE_ROUNDING_CEIL:
     up = fbin(b, KILN_TIR_EXPR_GT, ratio, f64(b, 0.0));
     break;
   }
@@ -252,7 +223,7 @@ static const kiln_tir_expr_t *resize_nearest(kiln_tir_builder_t *b, const resize
 static resize_tap_t resize_tap(kiln_tir_builder_t *b, const resize_t *r, const kiln_tir_expr_t *x,
                                int64_t in, int64_t out) {
   const kiln_tir_expr_t *source = resize_coordinate(b, r, x, in, out);
-  if (r->method == RESIZE_NEAREST) {
+  if (r->method == KILN_RESIZE_METHOD_NEAREST) {
     const kiln_tir_expr_t *index = resize_nearest(b, r, source, in);
     return (resize_tap_t){index, index, NULL};
   }
@@ -285,7 +256,7 @@ static const kiln_tir_expr_t *resize_body(kiln_tir_builder_t *b,
   const kiln_te_tensor_t *data = r->data;
   resize_tap_t ty = resize_tap(b, r, indices[2], data->shape[2], r->out_shape[2]);
   resize_tap_t tx = resize_tap(b, r, indices[3], data->shape[3], r->out_shape[3]);
-  if (r->method == RESIZE_NEAREST) {
+  if (r->method == KILN_RESIZE_METHOD_NEAREST) {
     const kiln_tir_expr_t *at[4] = {indices[0], indices[1], ty.i0, tx.i0};
     return kiln_te_read(b, data, 4, at);
   }
@@ -299,23 +270,8 @@ static const kiln_tir_expr_t *resize_body(kiln_tir_builder_t *b,
 kiln_status_t kiln_compute_resize2d(const kiln_compute_args_t *args,
                                     kiln_compute_result_t *out_result) {
   const kiln_resize2d_attrs_t *attrs = args->attrs;
-  static const char *const methods[] = {"nearest_neighbor", "linear"};
-  static const char *const coordinates[] = {"half_pixel", "align_corners", "asymmetric",
-                                            "pytorch_half_pixel"};
-  static const char *const roundings[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
-                                          "ceil"};
-  int method = name_index(attrs->method, methods, 2);
-  int coordinate = name_index(attrs->coordinate_transformation_mode, coordinates, 4);
-  int rounding = name_index(attrs->rounding_method, roundings, 4);
-  if (method < 0) {
-    return bad_name(args, "method", attrs->method);
-  }
-  if (coordinate < 0) {
-    return bad_name(args, "coordinate_transformation_mode", attrs->coordinate_transformation_mode);
-  }
-  if (rounding < 0) {
-    return bad_name(args, "rounding_method", attrs->rounding_method);
-  }
+  kiln_resize_mode_t mode;
+  KILN_RETURN_IF_ERROR(kiln_resize_mode_of(args->op, attrs, &mode));
   const kiln_te_tensor_t *data = args->inputs[0];
   if (data->dtype != KILN_DTYPE_FLOAT32) {
     return KILN_STATUS(UNIMPLEMENTED, "%s: the compute rule does not handle %s (only float32)",
@@ -323,8 +279,7 @@ kiln_status_t kiln_compute_resize2d(const kiln_compute_args_t *args,
   }
   const kiln_tensor_type_t *type = NULL;
   KILN_RETURN_IF_ERROR(kiln_compute_output_type(args, 0, &type));
-  resize_t r = {data, (resize_method_t)method, (resize_coordinates_t)coordinate,
-                (resize_rounding_t)rounding, type->shape};
+  resize_t r = {data, mode.method, mode.coordinates, mode.rounding, type->shape};
   return kiln_compute_one(args, resize_body, &r, out_result);
 }
 
@@ -385,7 +340,7 @@ kiln_status_t kiln_compute_depth_space(const kiln_compute_args_t *args,
   }
   if (s.d2s) {
     static const char *const modes[] = {"DCR", "CRD"};
-    int mode = name_index(attrs->mode, modes, 2);
+    int mode = kiln_transform_name_index(attrs->mode, modes, 2);
     if (mode < 0) {
       return bad_name(args, "mode", attrs->mode);
     }
