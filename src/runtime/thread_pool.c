@@ -1,0 +1,24 @@
+/*
+ * kiln_parallel_launch (include/kiln/backend.h), serial for now: every task
+ * runs inline on the caller's thread, in order, which is what the launch
+ * promises for one worker. The persistent thread pool of seed 000 replaces
+ * this file (issue 6); its contract (every task ends before the launch
+ * returns, a failing task makes the launch return -1 with its message) is
+ * the same.
+ */
+#include "kiln/backend.h"
+
+int kiln_parallel_launch(kiln_parallel_lambda_fn f, void *cdata, int num_task) {
+  kiln_parallel_env_t env = {NULL, num_task > 0 ? num_task : 1};
+  int failed = 0;
+  for (int task = 0; task < env.num_task; ++task) {
+    failed |= f(task, &env, cdata) != 0;
+  }
+  return failed ? -1 : 0;
+}
+
+int kiln_parallel_barrier(int task_id, kiln_parallel_env_t *penv) {
+  (void)task_id;
+  (void)penv;
+  return 0; /* tasks run one after another: each has passed every barrier */
+}
