@@ -148,7 +148,8 @@ typedef struct kiln_te_extern_output_t {
 /* TVM's te.extern: an op whose body is a loop-IR statement written by hand
  * (sorting, scans, scatters: what one expression per element cannot say).
  * The statement may read only the inputs' buffers and write only the
- * outputs'; schedules leave it as it is. out_tensors gets num_outputs
+ * outputs', besides buffers it Allocates itself (a running accumulator in
+ * a local buffer); schedules leave it as it is. out_tensors gets num_outputs
  * tensors (at most KILN_TE_MAX_INPUTS). */
 KILN_MUST_USE_RESULT kiln_status_t kiln_te_extern(
     kiln_arena_t *arena, const char *name, int num_outputs, const kiln_te_extern_output_t *outputs,

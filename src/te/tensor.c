@@ -319,10 +319,37 @@ const kiln_tir_expr_t *kiln_te_read(kiln_tir_builder_t *b, const kiln_te_tensor_
 
 /* ---- extern ops ---- */
 
+/* Largest nesting of Allocates inside one extern body. */
+#define KILN_TE_EXTERN_MAX_SCRATCH 16
+
 typedef struct store_checker_t {
   kiln_tir_visitor_t visitor; /* first */
   const kiln_te_operation_t *op;
+  int num_scratch; /* the Allocates around the node being visited */
+  const kiln_tir_buffer_t *scratch[KILN_TE_EXTERN_MAX_SCRATCH];
 } store_checker_t;
+
+static int is_scratch(const store_checker_t *c, const kiln_tir_buffer_t *buffer) {
+  for (int i = 0; i < c->num_scratch; ++i) {
+    if (c->scratch[i] == buffer) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* A buffer the body allocates itself is the body's to read and write. */
+static kiln_status_t check_extern_allocate(kiln_tir_visitor_t *self, const kiln_tir_stmt_t *stmt) {
+  store_checker_t *c = (store_checker_t *)self;
+  if (c->num_scratch == KILN_TE_EXTERN_MAX_SCRATCH) {
+    return KILN_STATUS(INVALID_ARGUMENT, "extern %s: more than %d nested Allocates", c->op->name,
+                       KILN_TE_EXTERN_MAX_SCRATCH);
+  }
+  c->scratch[c->num_scratch++] = ((const kiln_tir_allocate_t *)stmt)->buffer;
+  kiln_status_t status = kiln_tir_visitor_stmt_children(self, stmt);
+  c->num_scratch--;
+  return status;
+}
 
 static int op_has_buffer(int count, const kiln_te_tensor_t *const *tensors,
                          const kiln_tir_buffer_t *buffer) {
@@ -335,9 +362,10 @@ static int op_has_buffer(int count, const kiln_te_tensor_t *const *tensors,
 }
 
 static kiln_status_t check_extern_load(kiln_tir_visitor_t *self, const kiln_tir_expr_t *expr) {
-  const kiln_te_operation_t *op = ((const store_checker_t *)self)->op;
+  const store_checker_t *c = (const store_checker_t *)self;
+  const kiln_te_operation_t *op = c->op;
   const kiln_tir_buffer_t *buffer = ((const kiln_tir_buffer_load_t *)expr)->buffer;
-  if (!op_has_buffer(op->num_inputs, op->inputs, buffer) &&
+  if (!is_scratch(c, buffer) && !op_has_buffer(op->num_inputs, op->inputs, buffer) &&
       !op_has_buffer(op->num_outputs, op->outputs, buffer)) {
     return KILN_STATUS(INVALID_ARGUMENT,
                        "extern %s: the body reads buffer %s, which is none of its inputs or "
@@ -348,9 +376,10 @@ static kiln_status_t check_extern_load(kiln_tir_visitor_t *self, const kiln_tir_
 }
 
 static kiln_status_t check_extern_store(kiln_tir_visitor_t *self, const kiln_tir_stmt_t *stmt) {
-  const kiln_te_operation_t *op = ((const store_checker_t *)self)->op;
+  const store_checker_t *c = (const store_checker_t *)self;
+  const kiln_te_operation_t *op = c->op;
   const kiln_tir_buffer_t *buffer = ((const kiln_tir_buffer_store_t *)stmt)->buffer;
-  if (!op_has_buffer(op->num_outputs, op->outputs, buffer)) {
+  if (!is_scratch(c, buffer) && !op_has_buffer(op->num_outputs, op->outputs, buffer)) {
     return KILN_STATUS(INVALID_ARGUMENT,
                        "extern %s: the body writes buffer %s, which is not one of its outputs",
                        op->name, buffer->name);
@@ -378,6 +407,8 @@ static kiln_status_t build_extern_body(kiln_arena_t *arena, kiln_te_operation_t 
   kiln_tir_visitor_initialize(&c.visitor);
   c.visitor.expr_rules[KILN_TIR_EXPR_BUFFER_LOAD] = check_extern_load;
   c.visitor.stmt_rules[KILN_TIR_STMT_BUFFER_STORE] = check_extern_store;
+  c.visitor.stmt_rules[KILN_TIR_STMT_ALLOCATE] = check_extern_allocate;
+  c.num_scratch = 0;
   c.op = op;
   KILN_RETURN_IF_ERROR(kiln_tir_visitor_visit_stmt(&c.visitor, body));
   op->extern_body = body;

@@ -54,6 +54,28 @@ static const kiln_tir_stmt_t *running_sum(kiln_tir_builder_t *b, const kiln_tir_
   return kiln_tir_b_seq(b, 2, both);
 }
 
+/* The same running sum through a one-element local accumulator the body
+ * allocates itself: acc = 0; for i: acc += in[i]; out[i] = acc. */
+static const kiln_tir_stmt_t *running_sum_local(kiln_tir_builder_t *b,
+                                                const kiln_tir_buffer_t *const *in,
+                                                const kiln_tir_buffer_t *const *out, void *user) {
+  int64_t n = *(const int64_t *)user, one = 1;
+  const kiln_tir_buffer_t *acc = kiln_tir_b_buffer(b, "acc", KILN_DTYPE_FLOAT32, 1, &one);
+  const kiln_tir_expr_t *zero = kiln_tir_b_i32(b, 0);
+  const kiln_tir_var_t *i = kiln_tir_b_var(b, "i", KILN_DTYPE_INT32);
+  const kiln_tir_expr_t *at = kiln_tir_b_v(i);
+  const kiln_tir_stmt_t *step[] = {
+      kiln_tir_b_store(
+          b, acc,
+          kiln_tir_b_add(b, kiln_tir_b_load(b, acc, 1, &zero), kiln_tir_b_load(b, in[0], 1, &at)),
+          1, &zero),
+      kiln_tir_b_store(b, out[0], kiln_tir_b_load(b, acc, 1, &zero), 1, &at)};
+  const kiln_tir_stmt_t *body[] = {kiln_tir_b_store(b, acc, kiln_tir_b_f32(b, 0.0), 1, &zero),
+                                   kiln_tir_b_for(b, i, zero, kiln_tir_b_i32(b, n),
+                                                  KILN_TIR_FOR_SERIAL, kiln_tir_b_seq(b, 2, step))};
+  return kiln_tir_b_allocate(b, acc, KILN_TIR_SCOPE_LOCAL, kiln_tir_b_seq(b, 2, body));
+}
+
 typedef struct pair_t {
   const kiln_te_tensor_t *a;
   double scale;
@@ -134,6 +156,39 @@ static void test_compute_inlines_into_extern(void **state) {
   kiln_tensor_t *targs[] = {tx, ts};
   KILN_ASSERT_OK(kiln_tir_interp_run(kiln_allocator_system(), func, 2, targs));
   const float want[] = {3, 0, 6, 7.5f};
+  assert_memory_equal(kiln_tensor_data(ts), want, sizeof(want));
+  kiln_tensor_release(tx);
+  kiln_tensor_release(ts);
+  fixture_done(&f);
+}
+
+static void test_extern_with_local_accumulator(void **state) {
+  (void)state;
+  fixture_t f;
+  fixture_init(&f);
+  int64_t n = 4;
+  const kiln_te_tensor_t *x = NULL, *sums = NULL;
+  KILN_ASSERT_OK(kiln_te_placeholder(&f.arena, "x", 1, &n, KILN_DTYPE_FLOAT32, &x));
+  kiln_te_extern_output_t out = {"sums", 1, &n, KILN_DTYPE_FLOAT32};
+  KILN_ASSERT_OK(
+      kiln_te_extern(&f.arena, "running_sum", 1, &out, 1, &x, running_sum_local, &n, &sums));
+  kiln_te_schedule_t *s = NULL;
+  KILN_ASSERT_OK(kiln_te_create_schedule(&f.arena, 1, &sums, &s));
+  const kiln_te_tensor_t *args[] = {x, sums};
+  const kiln_tir_prim_func_t *func = NULL;
+  KILN_ASSERT_OK(kiln_te_lower(s, "main", 2, args, &func));
+  char *text = NULL;
+  KILN_ASSERT_OK(kiln_tir_stmt_to_text(kiln_arena_allocator(&f.arena), func->body, &text));
+  assert_string_equal(text, "acc = T.decl_buffer((1,), \"float32\", scope=\"local\")\n"
+                            "acc[0] = T.float32(0.0)\n"
+                            "for i in T.serial(4):\n"
+                            "    acc[0] = acc[0] + x[i]\n"
+                            "    sums[i] = acc[0]\n");
+  const float xs[] = {1, -1, 2, 0.5f};
+  kiln_tensor_t *tx = f32_tensor(1, &n, xs), *ts = f32_tensor(1, &n, NULL);
+  kiln_tensor_t *targs[] = {tx, ts};
+  KILN_ASSERT_OK(kiln_tir_interp_run(kiln_allocator_system(), func, 2, targs));
+  const float want[] = {1, 0, 2, 2.5f};
   assert_memory_equal(kiln_tensor_data(ts), want, sizeof(want));
   kiln_tensor_release(tx);
   kiln_tensor_release(ts);
@@ -308,6 +363,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_extern_feeds_compute),
       cmocka_unit_test(test_compute_inlines_into_extern),
+      cmocka_unit_test(test_extern_with_local_accumulator),
       cmocka_unit_test(test_rank0_reduction),
       cmocka_unit_test(test_extern_errors),
       cmocka_unit_test(test_allocation_failures),
