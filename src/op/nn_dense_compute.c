@@ -93,13 +93,9 @@ kiln_status_t kiln_compute_gemm(const kiln_compute_args_t *args,
   gemm_layout(args, type->ndim, &g);
   const gemm_operand_t *a = &g.operand[0];
   KILN_RETURN_IF_ERROR(kiln_te_reduce_axis(args->arena, "rk", 0, a->tensor->shape[a->k_dim], &g.k));
-  /* A rank-0 result (vector . vector) has no shape array; te copies the
-   * shape with memcpy, which must not be given NULL even for 0 bytes. */
-  static const int64_t no_dims[1] = {1};
   char name[64];
   out_result->num_outputs = 1;
   return kiln_te_compute_reduce(args->arena, kiln_compute_tensor_name(args->op, name, sizeof(name)),
-                                type->ndim, type->ndim ? type->shape : no_dims, KILN_TE_REDUCE_SUM,
-                                NULL, 1, &g.k, 2, args->inputs, gemm_body, &g,
-                                &out_result->outputs[0]);
+                                type->ndim, type->shape, KILN_TE_REDUCE_SUM, NULL, 1, &g.k, 2,
+                                args->inputs, gemm_body, &g, &out_result->outputs[0]);
 }

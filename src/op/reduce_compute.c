@@ -218,13 +218,6 @@ static const kiln_tir_expr_t *index_body(kiln_tir_builder_t *b,
   return kiln_tir_b_select(b, hit, k, miss);
 }
 
-/* A non-NULL shape for te: a rank-0 type's shape may be NULL, which te
- * passes to memcpy (with size 0, still undefined behaviour). */
-static const int64_t *shape_of(const kiln_tensor_type_t *type) {
-  static const int64_t scalar[1] = {1};
-  return type->ndim > 0 ? type->shape : scalar;
-}
-
 /* One reduction or compute stage named T_<op>[_suffix]. */
 static kiln_status_t make_stage(const kiln_compute_args_t *args, const char *suffix,
                                 const kiln_tensor_type_t *out, kiln_te_reducer_t reducer,
@@ -241,10 +234,10 @@ static kiln_status_t make_stage(const kiln_compute_args_t *args, const char *suf
     num_inputs = 2;
   }
   if (reducer == KILN_TE_REDUCE_NONE) {
-    return kiln_te_compute(args->arena, name, out->ndim, shape_of(out), num_inputs, inputs, fn,
-                           stage, out_tensor);
+    return kiln_te_compute(args->arena, name, out->ndim, out->shape, num_inputs, inputs, fn, stage,
+                           out_tensor);
   }
-  return kiln_te_compute_reduce(args->arena, name, out->ndim, shape_of(out), reducer, init,
+  return kiln_te_compute_reduce(args->arena, name, out->ndim, out->shape, reducer, init,
                                 stage->map->num_axes, stage->map->axes, num_inputs, inputs, fn,
                                 stage, out_tensor);
 }
@@ -347,7 +340,7 @@ static kiln_status_t compute_prod(const kiln_compute_args_t *args, stage_t *stag
   char name[80];
   kiln_compute_tensor_name(args->op, base, sizeof(base));
   snprintf(name, sizeof(name), "%s%s", base, wide == dtype ? "" : "_acc");
-  kiln_te_extern_output_t output = {name, out->ndim, shape_of(out), wide};
+  kiln_te_extern_output_t output = {name, out->ndim, out->shape, wide};
   prod_t p = {stage->map, out};
   out_result->num_outputs = 1;
   const kiln_te_tensor_t **result = &out_result->outputs[0];

@@ -67,17 +67,6 @@ static const kiln_tir_expr_t *convert(kiln_tir_builder_t *b, const kiln_tir_expr
                            kiln_tir_b_cast(b, kiln_tir_scalar(dtype), clamped));
 }
 
-static kiln_status_t one_stage(const kiln_compute_args_t *args, kiln_te_fcompute_fn fn, void *user,
-                               kiln_compute_result_t *out_result) {
-  const kiln_tensor_type_t *out = NULL;
-  KILN_RETURN_IF_ERROR(kiln_compute_output_type(args, 0, &out));
-  char name[64];
-  out_result->num_outputs = 1;
-  return kiln_te_compute(args->arena, kiln_compute_tensor_name(args->op, name, sizeof(name)),
-                         out->ndim, out->shape, args->num_inputs, args->inputs, fn, user,
-                         &out_result->outputs[0]);
-}
-
 /* ---- arange ---- */
 
 static const kiln_tir_expr_t *arange_body(kiln_tir_builder_t *b,
@@ -92,7 +81,7 @@ static const kiln_tir_expr_t *arange_body(kiln_tir_builder_t *b,
 
 kiln_status_t kiln_compute_arange(const kiln_compute_args_t *args,
                                   kiln_compute_result_t *out_result) {
-  return one_stage(args, arange_body, (void *)(uintptr_t)args->attrs, out_result);
+  return kiln_compute_one(args, arange_body, (void *)(uintptr_t)args->attrs, out_result);
 }
 
 /* ---- one_hot ---- */
@@ -143,7 +132,7 @@ kiln_status_t kiln_compute_one_hot(const kiln_compute_args_t *args,
   kiln_tensor_type_t type = {.dtype = input->dtype, .ndim = input->ndim, .shape = input->shape};
   one_hot_t h = {args, 0, input->ndim + 1};
   KILN_RETURN_IF_ERROR(kiln_transform_axis(args->op, "axis", attrs->axis, &type, 1, &h.axis));
-  return one_stage(args, one_hot_body, &h, out_result);
+  return kiln_compute_one(args, one_hot_body, &h, out_result);
 }
 
 /* ---- trilu ---- */
@@ -182,5 +171,5 @@ kiln_status_t kiln_compute_trilu(const kiln_compute_args_t *args,
   }
   int64_t bound = input->shape[input->ndim - 1] + input->shape[input->ndim - 2];
   trilu_t t = {args, attrs->k < -bound ? -bound : (attrs->k > bound ? bound : attrs->k)};
-  return one_stage(args, trilu_body, &t, out_result);
+  return kiln_compute_one(args, trilu_body, &t, out_result);
 }

@@ -176,10 +176,8 @@ static kiln_status_t output_stage(const kiln_compute_args_t *args, kiln_te_fcomp
   char name[80];
   const kiln_te_tensor_t *inputs[2] = {args->inputs[0], checked};
   out_result->num_outputs = 1;
-  static const int64_t scalar[1] = {1}; /* te copies the shape even at rank 0 */
   return kiln_te_compute(args->arena, stage_name(args->op, "", name, sizeof(name)), out->ndim,
-                         out->ndim > 0 ? out->shape : scalar, 2, inputs, fn, user,
-                         &out_result->outputs[0]);
+                         out->shape, 2, inputs, fn, user, &out_result->outputs[0]);
 }
 
 kiln_status_t kiln_compute_gather(const kiln_compute_args_t *args,
