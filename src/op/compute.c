@@ -204,6 +204,12 @@ kiln_status_t kiln_op_lower(const kiln_op_t *op, const void *attrs, int num_inpu
     return KILN_STATUS(INVALID_ARGUMENT, "%s: %d inputs, at most %d can be lowered", op->name,
                        num_inputs, KILN_TE_MAX_INPUTS);
   }
+  if (op->attrs_size > 0 && !attrs) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "%s: attributes are missing (kiln_op_attrs_create_default makes the "
+                       "defaults)",
+                       op->name);
+  }
   kiln_compute_args_t args = {op, attrs, arena, num_inputs, NULL, NULL};
   KILN_RETURN_IF_ERROR(
       kiln_op_infer_type(op, attrs, num_inputs, input_types, arena, &args.output_type));

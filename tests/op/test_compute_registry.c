@@ -54,6 +54,9 @@ static void test_driver_errors(void **state) {
   two.compute = two_outputs;
   KILN_ASSERT_STATUS(kiln_op_lower(&two, NULL, 1, &t, &target, &kiln_op_test_arena, "f", &func),
                      INTERNAL, "nn.relu: the compute rule made 2 outputs, the type has 1");
+  KILN_ASSERT_STATUS(
+      kiln_op_lower(&kiln_op_sum, NULL, 1, &t, &target, &kiln_op_test_arena, "f", &func),
+      INVALID_ARGUMENT, "sum: attributes are missing");
   const kiln_type_t *tuple = NULL;
   KILN_ASSERT_OK(kiln_tuple_type_create(&kiln_op_test_arena, 1, &t, &tuple));
   KILN_ASSERT_STATUS(
@@ -98,6 +101,26 @@ static void test_default_schedule_small_and_rank0(void **state) {
                       "\"float32\")):\n"
                       "    T_relu[0] = T.Select(p0[0] < T.float32(0.0), T.float32(0.0), p0[0])\n");
   check_compute_random(&kiln_op_relu, NULL, 1, &scalar, -1.0, 1.0);
+}
+
+/* Rank-0 tensors in and out, through families that once worked around
+ * them: a scalar condition, a full reduction, a vector dot product. */
+static void test_rank0_tensors(void **state) {
+  (void)state;
+  const kiln_type_t *where[] = {ttype(KILN_DTYPE_BOOL, 0, NULL),
+                                ttype(KILN_DTYPE_FLOAT32, 2, SHAPE(3, 5)),
+                                ttype(KILN_DTYPE_FLOAT32, 0, NULL)};
+  check_compute_random(&kiln_op_where, NULL, 3, where, -2.0, 2.0);
+  const kiln_type_t *matrix = ttype(KILN_DTYPE_FLOAT32, 2, SHAPE(3, 5));
+  check_compute_random(&kiln_op_sum, attrs_with(&kiln_op_sum, NULL), 1, &matrix, -1.0, 1.0);
+  check_compute_random(&kiln_op_max, attrs_with(&kiln_op_max, NULL), 1, &matrix, -1.0, 1.0);
+  const kiln_type_t *vectors[] = {ttype(KILN_DTYPE_FLOAT32, 1, SHAPE(7)),
+                                  ttype(KILN_DTYPE_FLOAT32, 1, SHAPE(7))};
+  check_compute_random(&kiln_op_matmul, attrs_with(&kiln_op_matmul, NULL), 2, vectors, -1.0, 1.0);
+  const kiln_type_t *scalar = ttype(KILN_DTYPE_INT32, 0, NULL);
+  check_compute_random(&kiln_op_negative, NULL, 1, &scalar, -50, 50);
+  check_compute_random(&kiln_op_expand_dims, ATTRS(&kiln_op_expand_dims, "axis", "0"), 1, &scalar,
+                       -50, 50);
 }
 
 static void test_lanes_by_dtype(void **state) {
@@ -145,6 +168,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_driver_errors, setup, teardown),
       cmocka_unit_test_setup_teardown(test_default_schedule_reduction, setup, teardown),
       cmocka_unit_test_setup_teardown(test_default_schedule_small_and_rank0, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_rank0_tensors, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lanes_by_dtype, setup, teardown),
       cmocka_unit_test_setup_teardown(test_default_schedule_after_passes, setup, teardown),
   };
