@@ -4,13 +4,14 @@
 
 BUILD_DIR      ?= build
 ASAN_BUILD_DIR ?= build-asan
+TSAN_BUILD_DIR ?= build-tsan
 BUILD_TYPE     ?= Release
 JOBS           ?= $(shell nproc 2>/dev/null || echo 2)
 
 FUZZ_BUILD_DIR ?= build-fuzz
 FUZZ_SECONDS   ?= 60
 
-.PHONY: all deps build run test test-sanitize fuzz conformance format check-format clean
+.PHONY: all deps build run test test-sanitize test-tsan fuzz conformance format check-format clean
 
 all: build
 
@@ -35,6 +36,14 @@ test-sanitize: deps
 	cmake --build $(ASAN_BUILD_DIR) -j$(JOBS)
 	ctest --test-dir $(ASAN_BUILD_DIR) --output-on-failure -j$(JOBS)
 
+# The thread pool's tests (and the backend ABI's) under ThreadSanitizer; only
+# those two test programs are built. A data race fails the test (exit 66).
+test-tsan: deps
+	cmake -S . -B $(TSAN_BUILD_DIR) -DCMAKE_BUILD_TYPE=Debug -DKILN_TSAN=ON
+	cmake --build $(TSAN_BUILD_DIR) -j$(JOBS) --target test_runtime_thread_pool test_runtime_backend
+	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+	  ctest --test-dir $(TSAN_BUILD_DIR) --output-on-failure -R '^runtime\.(thread_pool|backend)$$'
+
 # The ONNX importer under libFuzzer (clang) for FUZZ_SECONDS; fails on a finding.
 fuzz: deps
 	CC=clang cmake -S . -B $(FUZZ_BUILD_DIR) -DCMAKE_BUILD_TYPE=Debug -DKILN_FUZZ=ON
@@ -55,4 +64,4 @@ check-format:
 	@sh scripts/check-format.sh
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR) $(FUZZ_BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR) $(TSAN_BUILD_DIR) $(FUZZ_BUILD_DIR)

@@ -1,5 +1,5 @@
 # The warning list every kiln target compiles with (kiln_target_warnings), and
-# the sanitizer flags of the KILN_SANITIZE build.
+# the sanitizer flags of the KILN_SANITIZE (and KILN_TSAN) builds.
 set(KILN_WARNING_FLAGS
   -Wall -Wextra -Wpedantic
   -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wold-style-definition
@@ -30,4 +30,17 @@ if(KILN_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=all
                       -fno-omit-frame-pointer -O1)
   add_link_options(-fsanitize=address,undefined)
+endif()
+
+# ThreadSanitizer (`make test-tsan`): the thread pool's tests run clean under
+# it. It cannot share a process with AddressSanitizer, so not with
+# KILN_SANITIZE or KILN_FUZZ.
+option(KILN_TSAN "Build with ThreadSanitizer" OFF)
+if(KILN_TSAN)
+  if(KILN_SANITIZE OR KILN_FUZZ)
+    message(FATAL_ERROR "KILN_TSAN cannot be combined with KILN_SANITIZE or KILN_FUZZ: "
+                        "ThreadSanitizer and AddressSanitizer exclude each other")
+  endif()
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer -O1)
+  add_link_options(-fsanitize=thread)
 endif()

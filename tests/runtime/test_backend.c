@@ -2,12 +2,15 @@
  * Tests of the backend ABI's runtime side (include/kiln/backend.h): the
  * per-thread last error (set, replaced, cut when too long, separate per
  * thread), workspace alignment, and the launch contract every task ends
- * before it returns and a failing task makes it return -1 with its message.
+ * before it returns and a failing task makes it return -1 with its message,
+ * and a barrier shared by the tasks of a launch with one task per thread.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "kiln/backend.h"
+#include "kiln/parallel.h"
 #include "kiln_test.h"
 
 static void test_last_error(void **state) {
@@ -69,7 +72,17 @@ static int record_task(int task_id, kiln_parallel_env_t *penv, void *cdata) {
     kiln_backend_set_last_error("task failed on purpose");
     return -1;
   }
-  return kiln_parallel_barrier(task_id, penv);
+  return 0;
+}
+
+/* Every task passes the barrier only after all have counted themselves. */
+static int count_then_barrier(int task_id, kiln_parallel_env_t *penv, void *cdata) {
+  atomic_int *arrived = cdata;
+  atomic_fetch_add(arrived, 1);
+  if (kiln_parallel_barrier(task_id, penv) != 0) {
+    return -1;
+  }
+  return atomic_load(arrived) == penv->num_task ? 0 : -1;
 }
 
 static void test_launch_runs_every_task(void **state) {
@@ -87,12 +100,21 @@ static void test_launch_runs_every_task(void **state) {
   }
 }
 
+/* num_task 0 runs one task per thread, so its tasks can share a barrier. */
+static void test_launch_barrier_one_task_per_thread(void **state) {
+  (void)state;
+  atomic_int arrived = 0;
+  assert_int_equal(kiln_parallel_launch(count_then_barrier, &arrived, 0), 0);
+  assert_int_equal(atomic_load(&arrived), kiln_parallel_get_num_threads());
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_last_error),
       cmocka_unit_test(test_last_error_is_per_thread),
       cmocka_unit_test(test_workspace),
       cmocka_unit_test(test_launch_runs_every_task),
+      cmocka_unit_test(test_launch_barrier_one_task_per_thread),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
