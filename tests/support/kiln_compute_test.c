@@ -4,8 +4,13 @@
 #include "kiln_compute_test.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "codegen/target.h"
+#include "kiln/module.h"
+#include "kiln/parallel.h"
 #include "tir/interp.h"
 #include "tir/printer.h"
 #include "tir/transform.h"
@@ -84,7 +89,14 @@ static int close_enough(double got, double want) {
   return fabs(got - want) <= 1e-5 + 1e-4 * fabs(want);
 }
 
-static void assert_outputs_agree(const kiln_op_t *op, int passes, int index,
+/* 0: the loop IR as lowered, 1: after the passes, 2 + n: C backend, n threads. */
+static const char *stage_text(int stage) {
+  return stage == 0   ? "through the loop IR"
+         : stage == 1 ? "through the loop IR after the lowering passes"
+                      : "through the C backend with threads: ";
+}
+
+static void assert_outputs_agree(const kiln_op_t *op, const char *func, int passes, int index,
                                  const kiln_tensor_t *got, const kiln_tensor_t *want) {
   int is_float = kiln_tensor_dtype(want) == KILN_DTYPE_FLOAT32 ||
                  kiln_tensor_dtype(want) == KILN_DTYPE_FLOAT64;
@@ -92,9 +104,101 @@ static void assert_outputs_agree(const kiln_op_t *op, int passes, int index,
     double g = kiln_tensor_element_as_double(got, i);
     double w = kiln_tensor_element_as_double(want, i);
     if (is_float ? !close_enough(g, w) : g != w) {
-      fail_msg("%s: output %d element %lld is %.9g through the loop IR%s, %.9g in the reference",
-               op->name, index, (long long)i, g, passes ? " after the lowering passes" : "", w);
+      fail_msg("%s (%s): output %d element %lld is %.9g %s%.0d, %.9g in the reference", op->name,
+               func, index, (long long)i, g, stage_text(passes), passes > 2 ? passes - 2 : 0, w);
     }
+  }
+}
+
+/* A case whose C-backend run waits for the batch's compilation: the
+ * function (in kiln_op_test_arena), its arguments and the reference outputs
+ * (the case holds a reference to each). */
+typedef struct pending_t {
+  const kiln_op_t *op;
+  const kiln_tir_prim_func_t *func;
+  int num_inputs;
+  int num_outputs;
+  kiln_tensor_t *args[KILN_TE_MAX_INPUTS + KILN_COMPUTE_MAX_OUTPUTS];
+  kiln_tensor_t *want[KILN_COMPUTE_MAX_OUTPUTS];
+} pending_t;
+
+#define KILN_COMPUTE_TEST_BATCH 48
+
+static pending_t pending[KILN_COMPUTE_TEST_BATCH];
+static int num_pending;
+static int num_compiled;
+
+/* Runs one case with 1, 2 and 3 threads (fresh poison each time). */
+static void run_pending(const kiln_runtime_module_t *module, const pending_t *p) {
+  int threads_before = kiln_parallel_get_num_threads();
+  int num_args = p->num_inputs + p->num_outputs;
+  for (int threads = 1; threads <= 3; ++threads) {
+    KILN_ASSERT_OK(kiln_parallel_set_num_threads(threads));
+    for (int i = p->num_inputs; i < num_args; ++i) {
+      memset(kiln_tensor_data(p->args[i]), 0x7f, kiln_tensor_byte_size(p->args[i]));
+    }
+    KILN_ASSERT_OK(kiln_runtime_module_call(module, p->func->name, num_args, p->args));
+    for (int i = 0; i < p->num_outputs; ++i) {
+      assert_outputs_agree(p->op, p->func->name, 2 + threads, i, p->args[p->num_inputs + i],
+                           p->want[i]);
+    }
+  }
+  KILN_ASSERT_OK(kiln_parallel_set_num_threads(threads_before));
+}
+
+static void release_pending(pending_t *cases, int count) {
+  for (int c = 0; c < count; ++c) {
+    for (int i = 0; i < cases[c].num_inputs + cases[c].num_outputs; ++i) {
+      kiln_tensor_release(cases[c].args[i]);
+    }
+    for (int i = 0; i < cases[c].num_outputs; ++i) {
+      kiln_tensor_release(cases[c].want[i]);
+    }
+  }
+}
+
+void check_compute_flush(void) {
+  /* Take the batch first: a failing assertion leaves nothing half-queued. */
+  static pending_t batch[KILN_COMPUTE_TEST_BATCH];
+  int count = num_pending;
+  memcpy(batch, pending, (size_t)count * sizeof(batch[0]));
+  num_pending = 0;
+  if (count == 0) {
+    return;
+  }
+  const kiln_tir_prim_func_t *funcs[KILN_COMPUTE_TEST_BATCH];
+  for (int c = 0; c < count; ++c) {
+    funcs[c] = batch[c].func;
+  }
+  kiln_runtime_module_t *module = NULL;
+  KILN_ASSERT_OK(kiln_codegen_build(kiln_allocator_system(), "c", funcs, count, &module));
+  for (int c = 0; c < count; ++c) {
+    run_pending(module, &batch[c]);
+  }
+  kiln_runtime_module_release(module);
+  release_pending(batch, count);
+}
+
+/* Queues `func` for the C backend; the batch compiles when full or at
+ * teardown. */
+static void queue_c_backend(const kiln_op_t *op, const kiln_tir_prim_func_t *func, int num_inputs,
+                            int num_outputs, kiln_tensor_t *const *args,
+                            kiln_tensor_t *const *want) {
+  pending_t *p = &pending[num_pending++];
+  p->op = op;
+  p->func = func;
+  p->num_inputs = num_inputs;
+  p->num_outputs = num_outputs;
+  for (int i = 0; i < num_inputs + num_outputs; ++i) {
+    p->args[i] = args[i];
+    kiln_tensor_retain(args[i]);
+  }
+  for (int i = 0; i < num_outputs; ++i) {
+    p->want[i] = want[i];
+    kiln_tensor_retain(want[i]);
+  }
+  if (num_pending == KILN_COMPUTE_TEST_BATCH) {
+    check_compute_flush();
   }
 }
 
@@ -138,8 +242,11 @@ void check_compute(const kiln_op_t *op, const void *attrs, int num_inputs,
   KILN_ASSERT_OK(op->reference(&kernel));
   kiln_schedule_target_t target = {512};
   const kiln_tir_prim_func_t *lowered = NULL, *passed = NULL;
+  char *name = NULL; /* in the arena: the PrimFunc keeps the pointer */
+  KILN_ASSERT_OK(kiln_arena_allocate(&kiln_op_test_arena, 32, 1, (void **)&name));
+  snprintf(name, 32, "compute_%d", num_compiled++);
   KILN_ASSERT_OK(
-      kiln_op_lower(op, attrs, num_inputs, types, &target, &kiln_op_test_arena, "main", &lowered));
+      kiln_op_lower(op, attrs, num_inputs, types, &target, &kiln_op_test_arena, name, &lowered));
   kiln_tir_pipeline_options_t options = kiln_tir_pipeline_options_default();
   KILN_ASSERT_OK(kiln_tir_lower_pipeline(&kiln_op_test_arena, lowered, &options, &passed));
   /* As lowered from the schedule, then after the lowering passes. */
@@ -152,9 +259,10 @@ void check_compute(const kiln_op_t *op, const void *attrs, int num_inputs,
     KILN_ASSERT_OK(
         kiln_tir_interp_run(kiln_allocator_system(), funcs[f], num_inputs + num_outputs, args));
     for (int i = 0; i < num_outputs; ++i) {
-      assert_outputs_agree(op, f, i, args[num_inputs + i], want[i]);
+      assert_outputs_agree(op, funcs[f]->name, f, i, args[num_inputs + i], want[i]);
     }
   }
+  queue_c_backend(op, passed, num_inputs, num_outputs, args, want);
   for (int i = 0; i < num_outputs; ++i) {
     kiln_tensor_release(want[i]);
     kiln_tensor_release(args[num_inputs + i]);

@@ -11,6 +11,14 @@
  * rtol 1e-4 and atol 1e-5 (NaN matches NaN, infinities their own sign). The
  * compiled outputs start filled with a poison pattern, so an element the
  * loops never write fails. Use with setup/teardown of kiln_op_test.h.
+ *
+ * It also runs the function after the passes through the C backend
+ * (codegen/target.h, target "c") with 1, 2 and 3 threads, against the
+ * same reference. Compiling a file per case would cost a compiler run each,
+ * so the cases are queued and compiled together, one C file per batch: when
+ * the batch is full and at the end of each test (teardown calls
+ * check_compute_flush), so a failure may show at teardown; it names the
+ * operator, the output, the element and the thread count.
  */
 #ifndef KILN_TESTS_SUPPORT_KILN_COMPUTE_TEST_H_
 #define KILN_TESTS_SUPPORT_KILN_COMPUTE_TEST_H_
@@ -25,6 +33,9 @@ kiln_tensor_t *random_tensor(kiln_dtype_t dtype, int ndim, const int64_t *shape,
 /* The inputs are the caller's (not released). */
 void check_compute(const kiln_op_t *op, const void *attrs, int num_inputs,
                    kiln_tensor_t *const *inputs);
+/* Compiles and checks the queued C-backend cases; kiln_op_test.h's teardown
+ * calls it. */
+void check_compute_flush(void);
 /* check_compute on fresh random inputs of the given types, in [lo, hi). */
 void check_compute_random(const kiln_op_t *op, const void *attrs, int num_inputs,
                           const kiln_type_t *const *types, double lo, double hi);

@@ -3,6 +3,8 @@
  */
 #include "kiln_op_test.h"
 
+#include "kiln_compute_test.h"
+
 #include <math.h>
 #include <stdbool.h>
 
@@ -18,6 +20,7 @@ int setup(void **state) {
 
 int teardown(void **state) {
   (void)state;
+  check_compute_flush(); /* the C-backend cases of the test (kiln_compute_test.h) */
   kiln_arena_deinitialize(&kiln_op_test_arena);
   assert_int_equal(kiln_status_live_count(), statuses_before);
   return 0;

@@ -1,0 +1,70 @@
+/*
+ * Runtime modules: compiled kernels loaded from a shared library.
+ *
+ * A kiln_runtime_module_t wraps a library opened with dlopen. Loading also wires the
+ * library to this runtime, as TVM's library module does: a generated library
+ * declares function-pointer globals for the backend ABI it calls
+ * (__kiln_backend_set_last_error, __kiln_parallel_launch, ...; see
+ * docs/codegen-c.md) and the loader stores the runtime's functions in those it
+ * finds, so the library needs no symbol of the executable. Functions are
+ * looked up by name and called with the packed calling convention
+ * (kiln/backend.h); kiln_runtime_module_call packs tensors for the caller and turns a
+ * kernel's -1 into an INTERNAL status carrying kiln_get_last_error().
+ *
+ * A module may keep the source it was compiled from (the C backend keeps its
+ * C file), returned by kiln_runtime_module_source. Modules are reference counted:
+ * release closes the library when the count reaches zero. The allocator given
+ * at load time holds the module's own memory.
+ */
+#ifndef KILN_MODULE_H_
+#define KILN_MODULE_H_
+
+#include "kiln/allocator.h"
+#include "kiln/backend.h"
+#include "kiln/status.h"
+#include "kiln/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct kiln_runtime_module_t kiln_runtime_module_t;
+
+/* Opens the shared library at `path` (count 1). IO_ERROR naming the file and
+ * dlerror's message when it cannot be opened. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_runtime_module_load(kiln_allocator_t allocator,
+                                                            const char *path,
+                                                            kiln_runtime_module_t **out_module);
+void kiln_runtime_module_retain(kiln_runtime_module_t *module);
+/* Drops a reference; the last one closes the library. NULL is a no-op. */
+void kiln_runtime_module_release(kiln_runtime_module_t *module);
+
+/* Keeps a copy of `source` as the module's source in `format` ("c"),
+ * replacing any kept before. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_runtime_module_set_source(kiln_runtime_module_t *module,
+                                                                  const char *format,
+                                                                  const char *source);
+/* The source kept in `format`, or NULL when there is none. */
+const char *kiln_runtime_module_source(const kiln_runtime_module_t *module, const char *format);
+/* The path the library was loaded from. */
+const char *kiln_runtime_module_path(const kiln_runtime_module_t *module);
+
+/* The packed function `name`; NOT_FOUND naming the function and the module
+ * otherwise. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_runtime_module_get_function(
+    const kiln_runtime_module_t *module, const char *name, kiln_packed_fn *out_fn);
+/* Calls `fn` with DLTensor arguments (type code KILN_ARG_DLTENSOR each).
+ * INTERNAL "<name>: <last error>" when it returns non-zero. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_packed_call_dl(kiln_allocator_t allocator,
+                                                       kiln_packed_fn fn, const char *name,
+                                                       int num_args, DLTensor *const *args);
+/* Looks `name` up and calls it with the tensors' DLTensors. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_runtime_module_call(const kiln_runtime_module_t *module,
+                                                            const char *name, int num_args,
+                                                            kiln_tensor_t *const *args);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KILN_MODULE_H_ */

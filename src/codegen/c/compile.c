@@ -1,0 +1,169 @@
+/*
+ * Compiling a C file into a loaded module, and the C target; see
+ * codegen_c.h.
+ *
+ * The file goes to a fresh directory made with mkdtemp under $TMPDIR (else
+ * /tmp); the compiler runs through posix_spawnp with an argument vector (no
+ * shell, so option words reach it exactly), its output into a log file in
+ * the same directory. On success the library is loaded (dlopen keeps it
+ * mapped), the source is attached to the module and the directory removed.
+ * On failure the source stays where it is, for the user to look at, and the
+ * status quotes the compiler's first lines.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/file.h"
+#include "base/strbuf.h"
+#include "codegen/c/codegen_c.h"
+
+#define KILN_CG_MAX_ARGS 64
+/* Lines of the compiler's output a failure quotes. */
+#define KILN_CG_ERROR_LINES 12
+
+typedef struct workdir_t {
+  char dir[512];
+  char source[600];
+  char library[600];
+  char log[600];
+} workdir_t;
+
+static kiln_status_t make_workdir(workdir_t *w) {
+  const char *tmp = getenv("TMPDIR");
+  snprintf(w->dir, sizeof(w->dir), "%s/kiln-c-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(w->dir)) {
+    return KILN_STATUS(IO_ERROR, "c backend: cannot make a temporary directory %s", w->dir);
+  }
+  snprintf(w->source, sizeof(w->source), "%s/kiln_module.c", w->dir);
+  snprintf(w->library, sizeof(w->library), "%s/kiln_module.so", w->dir);
+  snprintf(w->log, sizeof(w->log), "%s/cc.log", w->dir);
+  return KILN_OK;
+}
+
+/* Splits `text` (a copy the caller owns) into words appended to argv. */
+static int split_words(char *text, char **argv, int argc, int skip_chunk) {
+  for (char *word = strtok(text, " \t"); word && argc < KILN_CG_MAX_ARGS - 8;
+       word = strtok(NULL, " \t")) {
+    if (!(skip_chunk && strncmp(word, "chunk=", 6) == 0)) {
+      argv[argc++] = word;
+    }
+  }
+  return argc;
+}
+
+static kiln_status_t run_compiler(kiln_allocator_t allocator, const workdir_t *w,
+                                  const char *options, int *out_exit) {
+  const char *cc = getenv("CC");
+  char *cc_copy = NULL, *options_copy = NULL;
+  KILN_RETURN_IF_ERROR(kiln_allocator_strdup(allocator, cc && *cc ? cc : "cc", &cc_copy));
+  kiln_status_t status = kiln_allocator_strdup(allocator, options, &options_copy);
+  char *argv[KILN_CG_MAX_ARGS];
+  int argc = 0;
+  if (!status) {
+    argc = split_words(cc_copy, argv, 0, 0);
+    static const char *const defaults[] = {"-O2", "-shared", "-fPIC", "-fwrapv", "-std=gnu11"};
+    for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); ++i) {
+      memcpy(&argv[argc++], &defaults[i], sizeof(char *));
+    }
+    argc = split_words(options_copy, argv, argc, 1);
+    const char *tail[] = {"-o", w->library, w->source, "-lm", NULL};
+    memcpy(&argv[argc], tail, sizeof(tail));
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, w->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    pid_t pid = 0;
+    int error = posix_spawnp(&pid, argv[0], &actions, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&actions);
+    int wstatus = 0;
+    if (error != 0) {
+      status = KILN_STATUS(UNAVAILABLE, "c backend: cannot run the C compiler %s: %s", argv[0],
+                           strerror(error));
+    } else if (waitpid(pid, &wstatus, 0) < 0) {
+      status = KILN_STATUS(INTERNAL, "c backend: waiting for %s failed", argv[0]);
+    } else {
+      *out_exit = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+    }
+  }
+  kiln_allocator_free(allocator, cc_copy);
+  kiln_allocator_free(allocator, options_copy);
+  return status;
+}
+
+/* The status of a failed compilation: the log's first lines, the source. */
+static kiln_status_t compile_error(kiln_allocator_t allocator, const workdir_t *w, int exit_code) {
+  void *log = NULL;
+  size_t size = 0;
+  kiln_status_t status = kiln_file_read_all(allocator, w->log, &log, &size);
+  const char *text = status ? "(no compiler output)" : log;
+  kiln_status_free(status);
+  size_t end = 0;
+  for (int lines = 0; text[end] && lines < KILN_CG_ERROR_LINES; ++end) {
+    lines += text[end] == '\n';
+  }
+  status = KILN_STATUS(INVALID_ARGUMENT,
+                       "c backend: the C compiler failed (exit %d):\n%.*s\nthe source is kept "
+                       "at %s",
+                       exit_code, (int)end, text, w->source);
+  kiln_allocator_free(allocator, log);
+  unlink(w->log);
+  return status;
+}
+
+static void remove_workdir(const workdir_t *w) {
+  unlink(w->source);
+  unlink(w->library);
+  unlink(w->log);
+  rmdir(w->dir);
+}
+
+kiln_status_t kiln_codegen_c_compile(kiln_allocator_t allocator, const char *source,
+                                     const char *options, kiln_runtime_module_t **out_module) {
+  *out_module = NULL;
+  workdir_t w;
+  KILN_RETURN_IF_ERROR(make_workdir(&w));
+  int exit_code = 0;
+  kiln_status_t status = kiln_file_write_all(w.source, source, strlen(source));
+  if (!status) {
+    status = run_compiler(allocator, &w, options ? options : "", &exit_code);
+  }
+  if (!status && exit_code != 0) {
+    return compile_error(allocator, &w, exit_code); /* keeps the source */
+  }
+  kiln_runtime_module_t *module = NULL;
+  if (!status) {
+    status = kiln_runtime_module_load(allocator, w.library, &module);
+  }
+  if (!status) {
+    status = kiln_runtime_module_set_source(module, "c", source);
+  }
+  remove_workdir(&w);
+  if (status) {
+    kiln_runtime_module_release(module);
+    return status;
+  }
+  *out_module = module;
+  return KILN_OK;
+}
+
+static kiln_status_t build_c(kiln_allocator_t allocator, const kiln_tir_prim_func_t *const *funcs,
+                             int num_funcs, const char *options,
+                             kiln_runtime_module_t **out_module) {
+  *out_module = NULL;
+  kiln_codegen_chunk_t chunk = options && strstr(options, "chunk=stride")
+                                   ? KILN_CODEGEN_CHUNK_STRIDE
+                                   : KILN_CODEGEN_CHUNK_STATIC;
+  char *source = NULL;
+  KILN_RETURN_IF_ERROR(kiln_codegen_c_emit(allocator, funcs, num_funcs, chunk, &source));
+  kiln_status_t status = kiln_codegen_c_compile(allocator, source, options, out_module);
+  kiln_allocator_free(allocator, source);
+  return status;
+}
+
+const kiln_codegen_target_t kiln_codegen_target_c = {"c", build_c};
