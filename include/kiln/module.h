@@ -35,6 +35,22 @@ typedef struct kiln_runtime_module_t kiln_runtime_module_t;
 KILN_MUST_USE_RESULT kiln_status_t kiln_runtime_module_load(kiln_allocator_t allocator,
                                                             const char *path,
                                                             kiln_runtime_module_t **out_module);
+/* One function of an in-memory module. */
+typedef struct kiln_runtime_module_entry_t {
+  const char *name;
+  kiln_packed_fn fn;
+} kiln_runtime_module_entry_t;
+
+/* A module over functions already in this process (kernels compiled into
+ * the executable, TVM's system library, or code a JIT made): `name` names
+ * it in errors and as its path; the entries (names copied) are looked up by
+ * name. `release_owner(owner)`, when given, runs when the last reference
+ * goes (a JIT frees its code there). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_runtime_module_create_in_memory(
+    kiln_allocator_t allocator, const char *name, int num_entries,
+    const kiln_runtime_module_entry_t *entries, void (*release_owner)(void *owner), void *owner,
+    kiln_runtime_module_t **out_module);
+
 void kiln_runtime_module_retain(kiln_runtime_module_t *module);
 /* Drops a reference; the last one closes the library. NULL is a no-op. */
 void kiln_runtime_module_release(kiln_runtime_module_t *module);

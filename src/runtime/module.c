@@ -9,7 +9,9 @@
  * launch and the workspace allocator without linking against the
  * executable. The module's struct, path and kept source come from the
  * allocator given at load time; the count is atomic so modules can be shared
- * between threads.
+ * between threads. An in-memory module has no library handle: it keeps a
+ * copied table of names and function pointers, searched by name, and an
+ * owner released with it.
  */
 #include "kiln/module.h"
 
@@ -24,6 +26,12 @@ struct kiln_runtime_module_t {
   char *path;
   char *source_format;
   char *source;
+  /* In-memory modules only: */
+  int num_entries;
+  kiln_runtime_module_entry_t *entries; /* names point into `names` */
+  char *names;
+  void (*release_owner)(void *owner);
+  void *owner;
 };
 
 typedef struct abi_entry_t {
@@ -77,6 +85,60 @@ kiln_status_t kiln_runtime_module_load(kiln_allocator_t allocator, const char *p
   return KILN_OK;
 }
 
+static kiln_status_t copy_entries(kiln_runtime_module_t *module, int count,
+                                  const kiln_runtime_module_entry_t *entries) {
+  size_t bytes = 0;
+  for (int i = 0; i < count; ++i) {
+    if (!entries[i].name || !entries[i].fn) {
+      return KILN_STATUS(INVALID_ARGUMENT, "module %s: entry %d has no name or no function",
+                         module->path, i);
+    }
+    bytes += strlen(entries[i].name) + 1;
+  }
+  KILN_RETURN_IF_ERROR(kiln_allocator_malloc_array(module->allocator, count > 0 ? (size_t)count : 1,
+                                                   sizeof(*entries), (void **)&module->entries));
+  KILN_RETURN_IF_ERROR(
+      kiln_allocator_malloc(module->allocator, bytes > 0 ? bytes : 1, (void **)&module->names));
+  char *next = module->names;
+  for (int i = 0; i < count; ++i) {
+    size_t length = strlen(entries[i].name) + 1;
+    memcpy(next, entries[i].name, length);
+    module->entries[i] = (kiln_runtime_module_entry_t){next, entries[i].fn};
+    next += length;
+  }
+  module->num_entries = count;
+  return KILN_OK;
+}
+
+kiln_status_t kiln_runtime_module_create_in_memory(kiln_allocator_t allocator, const char *name,
+                                                   int num_entries,
+                                                   const kiln_runtime_module_entry_t *entries,
+                                                   void (*release_owner)(void *owner), void *owner,
+                                                   kiln_runtime_module_t **out_module) {
+  *out_module = NULL;
+  if (!name || num_entries < 0 || (num_entries > 0 && !entries)) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "kiln_runtime_module_create_in_memory: a name and %d entries are needed",
+                       num_entries);
+  }
+  kiln_runtime_module_t *module = NULL;
+  KILN_RETURN_IF_ERROR(kiln_allocator_malloc_zeroed(allocator, sizeof(*module), (void **)&module));
+  module->allocator = allocator;
+  atomic_init(&module->refs, 1);
+  kiln_status_t status = kiln_allocator_strdup(allocator, name, &module->path);
+  if (!status) {
+    status = copy_entries(module, num_entries, entries);
+  }
+  if (status) {
+    kiln_runtime_module_release(module);
+    return status; /* the owner stays the caller's */
+  }
+  module->release_owner = release_owner;
+  module->owner = owner;
+  *out_module = module;
+  return KILN_OK;
+}
+
 void kiln_runtime_module_retain(kiln_runtime_module_t *module) {
   atomic_fetch_add(&module->refs, 1);
 }
@@ -88,6 +150,11 @@ void kiln_runtime_module_release(kiln_runtime_module_t *module) {
   if (module->handle) {
     dlclose(module->handle);
   }
+  if (module->release_owner) {
+    module->release_owner(module->owner);
+  }
+  kiln_allocator_free(module->allocator, module->entries);
+  kiln_allocator_free(module->allocator, module->names);
   kiln_allocator_free(module->allocator, module->path);
   kiln_allocator_free(module->allocator, module->source_format);
   kiln_allocator_free(module->allocator, module->source);
@@ -124,7 +191,13 @@ const char *kiln_runtime_module_path(const kiln_runtime_module_t *module) {
 kiln_status_t kiln_runtime_module_get_function(const kiln_runtime_module_t *module,
                                                const char *name, kiln_packed_fn *out_fn) {
   *out_fn = NULL;
-  void *symbol = name ? dlsym(module->handle, name) : NULL;
+  for (int i = 0; name && !module->handle && i < module->num_entries; ++i) {
+    if (strcmp(module->entries[i].name, name) == 0) {
+      *out_fn = module->entries[i].fn;
+      return KILN_OK;
+    }
+  }
+  void *symbol = name && module->handle ? dlsym(module->handle, name) : NULL;
   if (!symbol) {
     return KILN_STATUS(NOT_FOUND, "function %s is not in module %s", name ? name : "(null)",
                        module->path);
@@ -151,7 +224,12 @@ kiln_status_t kiln_packed_call_dl(kiln_allocator_t allocator, kiln_packed_fn fn,
   int result = fn(values, codes, num_args, NULL, NULL, NULL);
   kiln_allocator_free(allocator, memory);
   if (result != 0) {
-    return KILN_STATUS(INTERNAL, "%s: %s", name, kiln_get_last_error());
+    /* Generated kernels name themselves in their messages. */
+    const char *error = kiln_get_last_error();
+    size_t length = strlen(name);
+    int named = strncmp(error, name, length) == 0 && error[length] == ':';
+    return named ? KILN_STATUS(INTERNAL, "%s", error)
+                 : KILN_STATUS(INTERNAL, "%s: %s", name, error);
   }
   return KILN_OK;
 }

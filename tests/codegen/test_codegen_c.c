@@ -269,7 +269,7 @@ static void test_argument_checks(void **state) {
   /* Through kiln_runtime_module_call the -1 becomes a status. */
   kiln_tensor_t *wrong[] = {a};
   KILN_ASSERT_STATUS(kiln_runtime_module_call(module, "scale", 1, wrong), INTERNAL,
-                     "scale: scale: expected 2 arguments, got 1");
+                     "scale: expected 2 arguments, got 1");
   kiln_tensor_release(a);
   kiln_tensor_release(b);
   kiln_runtime_module_release(module);
