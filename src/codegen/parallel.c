@@ -12,6 +12,8 @@
  */
 #include "codegen/parallel.h"
 
+#include "tir/functor.h"
+
 #include "base/array.h"
 
 typedef struct scan_t {
@@ -60,68 +62,17 @@ static kiln_status_t scan_expr(scan_t *scan, const kiln_tir_expr_t *e) {
   if (!e) {
     return KILN_OK;
   }
-  if (kiln_tir_expr_kind_is_binary(e->kind)) {
-    const kiln_tir_binary_t *n = (const void *)e;
-    KILN_RETURN_IF_ERROR(scan_expr(scan, n->a));
-    return scan_expr(scan, n->b);
-  }
-  switch (e->kind) {
-  case KILN_TIR_EXPR_VAR:
+  if (e->kind == KILN_TIR_EXPR_VAR) {
     return use(scan, (const kiln_tir_var_t *)e, 0);
-  case KILN_TIR_EXPR_NOT:
-    return scan_expr(scan, ((const kiln_tir_not_t *)e)->a);
-  case KILN_TIR_EXPR_SELECT: {
-    const kiln_tir_select_t *n = (const void *)e;
-    KILN_RETURN_IF_ERROR(scan_expr(scan, n->condition));
-    KILN_RETURN_IF_ERROR(scan_expr(scan, n->true_value));
-    return scan_expr(scan, n->false_value);
   }
-  case KILN_TIR_EXPR_CAST:
-    return scan_expr(scan, ((const kiln_tir_cast_t *)e)->value);
-  case KILN_TIR_EXPR_BUFFER_LOAD: {
-    const kiln_tir_buffer_load_t *n = (const void *)e;
-    KILN_RETURN_IF_ERROR(scan_buffer(scan, n->buffer));
-    return scan_exprs(scan, n->num_indices, n->indices);
+  if (e->kind == KILN_TIR_EXPR_BUFFER_LOAD) {
+    KILN_RETURN_IF_ERROR(scan_buffer(scan, ((const kiln_tir_buffer_load_t *)e)->buffer));
+  } else if (e->kind == KILN_TIR_EXPR_LET) {
+    /* Bound for the rest of the scan: its uses are not free variables. */
+    KILN_RETURN_IF_ERROR(kiln_array_push(&scan->bound, &((const kiln_tir_let_t *)e)->var));
   }
-  case KILN_TIR_EXPR_RAMP: {
-    const kiln_tir_ramp_t *n = (const void *)e;
-    KILN_RETURN_IF_ERROR(scan_expr(scan, n->start));
-    return scan_expr(scan, n->stride);
-  }
-  case KILN_TIR_EXPR_BROADCAST:
-    return scan_expr(scan, ((const kiln_tir_broadcast_t *)e)->value);
-  case KILN_TIR_EXPR_CALL: {
-    const kiln_tir_call_t *n = (const void *)e;
-    return scan_exprs(scan, n->num_args, n->args);
-  }
-  case KILN_TIR_EXPR_LET: {
-    const kiln_tir_let_t *n = (const void *)e;
-    KILN_RETURN_IF_ERROR(kiln_array_push(&scan->bound, &n->var));
-    KILN_RETURN_IF_ERROR(scan_expr(scan, n->value));
-    return scan_expr(scan, n->body);
-  }
-  case KILN_TIR_EXPR_INT_IMM:
-  case KILN_TIR_EXPR_FLOAT_IMM:
-  case KILN_TIR_EXPR_ADD:
-  case KILN_TIR_EXPR_SUB:
-  case KILN_TIR_EXPR_MUL:
-  case KILN_TIR_EXPR_DIV:
-  case KILN_TIR_EXPR_FLOOR_DIV:
-  case KILN_TIR_EXPR_FLOOR_MOD:
-  case KILN_TIR_EXPR_MIN:
-  case KILN_TIR_EXPR_MAX:
-  case KILN_TIR_EXPR_EQ:
-  case KILN_TIR_EXPR_NE:
-  case KILN_TIR_EXPR_LT:
-  case KILN_TIR_EXPR_LE:
-  case KILN_TIR_EXPR_GT:
-  case KILN_TIR_EXPR_GE:
-  case KILN_TIR_EXPR_AND:
-  case KILN_TIR_EXPR_OR:
-  case KILN_TIR_EXPR_KIND_COUNT_:
-    break;
-  }
-  return KILN_OK;
+  const kiln_tir_expr_t *operands[KILN_TIR_MAX_OPERANDS];
+  return scan_exprs(scan, kiln_tir_expr_operands(e, operands), operands);
 }
 
 static kiln_status_t scan_for(scan_t *scan, const kiln_tir_for_t *n) {

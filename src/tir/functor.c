@@ -1,19 +1,16 @@
 /*
  * Loop-IR visitor and mutator; see functor.h.
  *
- * An expression's children are listed once, by expr_children, so the visitor
- * and the mutator agree on them; rebuild_from_children makes a node of the
- * same kind over new children with the checking constructor. Statements have
- * few kinds with different shapes, so their rules are written out per kind.
+ * An expression's children are listed once, by kiln_tir_expr_operands, so the
+ * visitor, the mutator and every other walker agree on them; rebuild_from_children makes a node of
+ * the same kind over new children with the checking constructor. Statements have few kinds with
+ * different shapes, so their rules are written out per kind.
  */
 #include "tir/functor.h"
 
 #include <string.h>
 
-/* Enough for a load with one index per dim. */
-#define MAX_CHILDREN (KILN_TIR_MAX_DIMS + 2)
-
-static int expr_children(const kiln_tir_expr_t *e, const kiln_tir_expr_t **out) {
+int kiln_tir_expr_operands(const kiln_tir_expr_t *e, const kiln_tir_expr_t **out) {
   if (kiln_tir_expr_kind_is_binary(e->kind)) {
     const kiln_tir_binary_t *n = (const void *)e;
     out[0] = n->a;
@@ -176,8 +173,8 @@ kiln_status_t kiln_tir_visitor_visit_stmt(kiln_tir_visitor_t *visitor,
 
 kiln_status_t kiln_tir_visitor_expr_children(kiln_tir_visitor_t *visitor,
                                              const kiln_tir_expr_t *expr) {
-  const kiln_tir_expr_t *children[MAX_CHILDREN];
-  int n = expr_children(expr, children);
+  const kiln_tir_expr_t *children[KILN_TIR_MAX_OPERANDS];
+  int n = kiln_tir_expr_operands(expr, children);
   for (int i = 0; i < n; ++i) {
     KILN_RETURN_IF_ERROR(kiln_tir_visitor_visit_expr(visitor, children[i]));
   }
@@ -278,8 +275,8 @@ kiln_status_t kiln_tir_mutator_mutate_stmt(kiln_tir_mutator_t *mutator, const ki
 kiln_status_t kiln_tir_mutator_rebuild_expr(kiln_tir_mutator_t *mutator,
                                             const kiln_tir_expr_t *expr,
                                             const kiln_tir_expr_t **out_expr) {
-  const kiln_tir_expr_t *children[MAX_CHILDREN], *mutated[MAX_CHILDREN];
-  int n = expr_children(expr, children);
+  const kiln_tir_expr_t *children[KILN_TIR_MAX_OPERANDS], *mutated[KILN_TIR_MAX_OPERANDS];
+  int n = kiln_tir_expr_operands(expr, children);
   int changed = 0;
   for (int i = 0; i < n; ++i) {
     KILN_RETURN_IF_ERROR(kiln_tir_mutator_mutate_expr(mutator, children[i], &mutated[i]));

@@ -24,6 +24,16 @@
 
 /* ---- visitor ---- */
 
+/* Most operands an expression has (a load with one index per dim). */
+#define KILN_TIR_MAX_OPERANDS (KILN_TIR_MAX_DIMS + 2)
+
+/* The operands of `e` in order into `out` (KILN_TIR_MAX_OPERANDS entries):
+ * a binary node's a and b; Not's a; Select's condition and both values;
+ * Cast's value; a load's indices; Ramp's start and stride; Broadcast's
+ * value; a Call's arguments; Let's value and body. Returns their count (0
+ * for immediates and variables). */
+int kiln_tir_expr_operands(const kiln_tir_expr_t *e, const kiln_tir_expr_t **out);
+
 typedef struct kiln_tir_visitor_t kiln_tir_visitor_t;
 typedef kiln_status_t (*kiln_tir_visit_expr_fn)(kiln_tir_visitor_t *self,
                                                 const kiln_tir_expr_t *expr);

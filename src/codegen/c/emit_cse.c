@@ -19,73 +19,13 @@
 #include <string.h>
 
 #include "codegen/c/emit.h"
+#include "tir/functor.h"
 
-#define KILN_CG_MAX_OPERANDS (KILN_TIR_MAX_DIMS + 3)
+#define KILN_CG_MAX_OPERANDS KILN_TIR_MAX_OPERANDS
 
-/* The operands of `e` that hoisting looks into. */
+/* The operands of `e` that hoisting looks into: a Let is a leaf. */
 static int operands(const kiln_tir_expr_t *e, const kiln_tir_expr_t **out) {
-  if (kiln_tir_expr_kind_is_binary(e->kind)) {
-    out[0] = ((const kiln_tir_binary_t *)e)->a;
-    out[1] = ((const kiln_tir_binary_t *)e)->b;
-    return 2;
-  }
-  switch (e->kind) {
-  case KILN_TIR_EXPR_NOT:
-    out[0] = ((const kiln_tir_not_t *)e)->a;
-    return 1;
-  case KILN_TIR_EXPR_SELECT:
-    out[0] = ((const kiln_tir_select_t *)e)->condition;
-    out[1] = ((const kiln_tir_select_t *)e)->true_value;
-    out[2] = ((const kiln_tir_select_t *)e)->false_value;
-    return 3;
-  case KILN_TIR_EXPR_CAST:
-    out[0] = ((const kiln_tir_cast_t *)e)->value;
-    return 1;
-  case KILN_TIR_EXPR_BUFFER_LOAD: {
-    const kiln_tir_buffer_load_t *n = (const void *)e;
-    for (int i = 0; i < n->num_indices; ++i) {
-      out[i] = n->indices[i];
-    }
-    return n->num_indices;
-  }
-  case KILN_TIR_EXPR_RAMP:
-    out[0] = ((const kiln_tir_ramp_t *)e)->start;
-    out[1] = ((const kiln_tir_ramp_t *)e)->stride;
-    return 2;
-  case KILN_TIR_EXPR_BROADCAST:
-    out[0] = ((const kiln_tir_broadcast_t *)e)->value;
-    return 1;
-  case KILN_TIR_EXPR_CALL: {
-    const kiln_tir_call_t *n = (const void *)e;
-    for (int i = 0; i < n->num_args; ++i) {
-      out[i] = n->args[i];
-    }
-    return n->num_args;
-  }
-  case KILN_TIR_EXPR_INT_IMM:
-  case KILN_TIR_EXPR_FLOAT_IMM:
-  case KILN_TIR_EXPR_VAR:
-  case KILN_TIR_EXPR_LET:
-  case KILN_TIR_EXPR_ADD:
-  case KILN_TIR_EXPR_SUB:
-  case KILN_TIR_EXPR_MUL:
-  case KILN_TIR_EXPR_DIV:
-  case KILN_TIR_EXPR_FLOOR_DIV:
-  case KILN_TIR_EXPR_FLOOR_MOD:
-  case KILN_TIR_EXPR_MIN:
-  case KILN_TIR_EXPR_MAX:
-  case KILN_TIR_EXPR_EQ:
-  case KILN_TIR_EXPR_NE:
-  case KILN_TIR_EXPR_LT:
-  case KILN_TIR_EXPR_LE:
-  case KILN_TIR_EXPR_GT:
-  case KILN_TIR_EXPR_GE:
-  case KILN_TIR_EXPR_AND:
-  case KILN_TIR_EXPR_OR:
-  case KILN_TIR_EXPR_KIND_COUNT_:
-    break;
-  }
-  return 0;
+  return e->kind == KILN_TIR_EXPR_LET ? 0 : kiln_tir_expr_operands(e, out);
 }
 
 typedef struct cse_t {
