@@ -52,19 +52,14 @@ static const kiln_tir_expr_t *bool_constant(kiln_tir_builder_t *b, bool value) {
   return kiln_tir_b_int(b, KILN_DTYPE_BOOL, value ? 1 : 0);
 }
 
-static const kiln_tir_expr_t *bin(kiln_tir_builder_t *b, kiln_tir_expr_kind_t kind,
-                                  const kiln_tir_expr_t *x, const kiln_tir_expr_t *y) {
-  return kiln_tir_b_bin(b, kind, x, y);
-}
-
 static const kiln_tir_expr_t *sub(kiln_tir_builder_t *b, const kiln_tir_expr_t *x,
                                   const kiln_tir_expr_t *y) {
-  return bin(b, KILN_TIR_EXPR_SUB, x, y);
+  return kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, x, y);
 }
 
 static const kiln_tir_expr_t *div_(kiln_tir_builder_t *b, const kiln_tir_expr_t *x,
                                    const kiln_tir_expr_t *y) {
-  return bin(b, KILN_TIR_EXPR_DIV, x, y);
+  return kiln_tir_b_bin(b, KILN_TIR_EXPR_DIV, x, y);
 }
 
 static const kiln_tir_expr_t *call1(kiln_tir_builder_t *b, kiln_tir_intrinsic_t op,
@@ -87,42 +82,44 @@ static const kiln_tir_expr_t *select_(kiln_tir_builder_t *b, const kiln_tir_expr
 static const kiln_tir_expr_t *clamp01(kiln_tir_builder_t *b, const kiln_tir_expr_t *x) {
   const kiln_tir_expr_t *zero = constant(b, x, 0.0);
   const kiln_tir_expr_t *one = constant(b, x, 1.0);
-  return select_(b, bin(b, KILN_TIR_EXPR_LT, x, zero), zero,
-                 select_(b, bin(b, KILN_TIR_EXPR_GT, x, one), one, x));
+  return select_(b, kiln_tir_b_bin(b, KILN_TIR_EXPR_LT, x, zero), zero,
+                 select_(b, kiln_tir_b_bin(b, KILN_TIR_EXPR_GT, x, one), one, x));
 }
 
 /* x != x. */
 static const kiln_tir_expr_t *is_nan(kiln_tir_builder_t *b, const kiln_tir_expr_t *x) {
-  return bin(b, KILN_TIR_EXPR_NE, x, x);
+  return kiln_tir_b_bin(b, KILN_TIR_EXPR_NE, x, x);
 }
 
 /* (x < 0) != (y < 0): the signs of two integers differ. */
 static const kiln_tir_expr_t *signs_differ(kiln_tir_builder_t *b, const kiln_tir_expr_t *x,
                                            const kiln_tir_expr_t *y) {
-  return bin(b, KILN_TIR_EXPR_NE, bin(b, KILN_TIR_EXPR_LT, x, constant(b, x, 0.0)),
-             bin(b, KILN_TIR_EXPR_LT, y, constant(b, y, 0.0)));
+  return kiln_tir_b_bin(b, KILN_TIR_EXPR_NE,
+                        kiln_tir_b_bin(b, KILN_TIR_EXPR_LT, x, constant(b, x, 0.0)),
+                        kiln_tir_b_bin(b, KILN_TIR_EXPR_LT, y, constant(b, y, 0.0)));
 }
 
 /* Whether floor and truncation part: a nonzero floormod with signs that differ. */
 static const kiln_tir_expr_t *floor_is_not_trunc(kiln_tir_builder_t *b, const kiln_tir_expr_t *x,
                                                  const kiln_tir_expr_t *y,
                                                  const kiln_tir_expr_t *r) {
-  return bin(b, KILN_TIR_EXPR_AND, bin(b, KILN_TIR_EXPR_NE, r, constant(b, r, 0.0)),
-             signs_differ(b, x, y));
+  return kiln_tir_b_bin(b, KILN_TIR_EXPR_AND,
+                        kiln_tir_b_bin(b, KILN_TIR_EXPR_NE, r, constant(b, r, 0.0)),
+                        signs_differ(b, x, y));
 }
 
 /* C's x / y on signed integers (INT_MIN / -1 wraps, as floordiv does). */
 static const kiln_tir_expr_t *trunc_div(kiln_tir_builder_t *b, const kiln_tir_expr_t *x,
                                         const kiln_tir_expr_t *y) {
-  const kiln_tir_expr_t *q = bin(b, KILN_TIR_EXPR_FLOOR_DIV, x, y);
-  const kiln_tir_expr_t *r = bin(b, KILN_TIR_EXPR_FLOOR_MOD, x, y);
+  const kiln_tir_expr_t *q = kiln_tir_b_bin(b, KILN_TIR_EXPR_FLOOR_DIV, x, y);
+  const kiln_tir_expr_t *r = kiln_tir_b_bin(b, KILN_TIR_EXPR_FLOOR_MOD, x, y);
   return select_(b, floor_is_not_trunc(b, x, y, r), kiln_tir_b_add(b, q, constant(b, q, 1.0)), q);
 }
 
 /* C's x % y on signed integers: the sign of the dividend. */
 static const kiln_tir_expr_t *trunc_mod(kiln_tir_builder_t *b, const kiln_tir_expr_t *x,
                                         const kiln_tir_expr_t *y) {
-  const kiln_tir_expr_t *r = bin(b, KILN_TIR_EXPR_FLOOR_MOD, x, y);
+  const kiln_tir_expr_t *r = kiln_tir_b_bin(b, KILN_TIR_EXPR_FLOOR_MOD, x, y);
   return select_(b, floor_is_not_trunc(b, x, y, r), sub(b, r, y), r);
 }
 
@@ -137,8 +134,9 @@ static int bit_width(const kiln_tir_expr_t *x) {
 /* Bit k of e (shifted as unsigned bits): floormod(e >> k, 2) == 1. */
 static const kiln_tir_expr_t *bit_set(kiln_tir_builder_t *b, const kiln_tir_expr_t *e, int k) {
   const kiln_tir_expr_t *shifted = call2(b, KILN_TIR_INTRINSIC_SHIFT_RIGHT, e, constant(b, e, k));
-  return bin(b, KILN_TIR_EXPR_EQ, bin(b, KILN_TIR_EXPR_FLOOR_MOD, shifted, constant(b, e, 2.0)),
-             constant(b, e, 1.0));
+  return kiln_tir_b_bin(b, KILN_TIR_EXPR_EQ,
+                        kiln_tir_b_bin(b, KILN_TIR_EXPR_FLOOR_MOD, shifted, constant(b, e, 2.0)),
+                        constant(b, e, 1.0));
 }
 
 /* A Let-bound variable of e's dtype named `<prefix><k>`. */
@@ -225,13 +223,13 @@ INTRINSIC_RULE_(atanh, ATANH)
 RULE_(u_relu) {
   (void)args;
   const kiln_tir_expr_t *zero = constant(b, v[0], 0.0);
-  return select_(b, bin(b, KILN_TIR_EXPR_LT, v[0], zero), zero, v[0]);
+  return select_(b, kiln_tir_b_bin(b, KILN_TIR_EXPR_LT, v[0], zero), zero, v[0]);
 }
 
 RULE_(u_leaky_relu) {
   double alpha = ((const kiln_leaky_relu_attrs_t *)args->attrs)->alpha;
   const kiln_tir_expr_t *x = v[0];
-  return select_(b, bin(b, KILN_TIR_EXPR_LT, x, constant(b, x, 0.0)),
+  return select_(b, kiln_tir_b_bin(b, KILN_TIR_EXPR_LT, x, constant(b, x, 0.0)),
                  kiln_tir_b_mul(b, constant(b, x, alpha), x), x);
 }
 
@@ -244,8 +242,8 @@ static int64_t saturate_int64(double v) {
 /* x < lo ? lo : (x > hi ? hi : x) with lo and hi constants of x's dtype. */
 static const kiln_tir_expr_t *clamp(kiln_tir_builder_t *b, const kiln_tir_expr_t *x,
                                     const kiln_tir_expr_t *lo, const kiln_tir_expr_t *hi) {
-  return select_(b, bin(b, KILN_TIR_EXPR_LT, x, lo), lo,
-                 select_(b, bin(b, KILN_TIR_EXPR_GT, x, hi), hi, x));
+  return select_(b, kiln_tir_b_bin(b, KILN_TIR_EXPR_LT, x, lo), lo,
+                 select_(b, kiln_tir_b_bin(b, KILN_TIR_EXPR_GT, x, hi), hi, x));
 }
 
 /* Floats compare with the bounds (NaN stays). Integers compare with
@@ -314,7 +312,7 @@ RULE_(u_abs) {
   if (!x || kiln_tir_dtype_is_float(x->dtype)) {
     return call1(b, KILN_TIR_INTRINSIC_FABS, x);
   }
-  return select_(b, bin(b, KILN_TIR_EXPR_LT, x, constant(b, x, 0.0)),
+  return select_(b, kiln_tir_b_bin(b, KILN_TIR_EXPR_LT, x, constant(b, x, 0.0)),
                  kiln_tir_b_mul(b, x, constant(b, x, -1.0)), x);
 }
 
@@ -329,8 +327,8 @@ RULE_(u_sign) {
   (void)args;
   const kiln_tir_expr_t *x = v[0];
   const kiln_tir_expr_t *zero = constant(b, x, 0.0);
-  return select_(b, bin(b, KILN_TIR_EXPR_GT, x, zero), constant(b, x, 1.0),
-                 select_(b, bin(b, KILN_TIR_EXPR_LT, x, zero), constant(b, x, -1.0), x));
+  return select_(b, kiln_tir_b_bin(b, KILN_TIR_EXPR_GT, x, zero), constant(b, x, 1.0),
+                 select_(b, kiln_tir_b_bin(b, KILN_TIR_EXPR_LT, x, zero), constant(b, x, -1.0), x));
 }
 
 RULE_(u_reciprocal) {
@@ -361,11 +359,11 @@ RULE_(u_isinf) {
   }
   double max = float_max(x);
   const kiln_tir_expr_t *positive =
-      detect->detect_positive ? bin(b, KILN_TIR_EXPR_GT, x, constant(b, x, max)) : NULL;
+      detect->detect_positive ? kiln_tir_b_bin(b, KILN_TIR_EXPR_GT, x, constant(b, x, max)) : NULL;
   const kiln_tir_expr_t *negative =
-      detect->detect_negative ? bin(b, KILN_TIR_EXPR_LT, x, constant(b, x, -max)) : NULL;
+      detect->detect_negative ? kiln_tir_b_bin(b, KILN_TIR_EXPR_LT, x, constant(b, x, -max)) : NULL;
   if (positive && negative) {
-    return bin(b, KILN_TIR_EXPR_OR, positive, negative);
+    return kiln_tir_b_bin(b, KILN_TIR_EXPR_OR, positive, negative);
   }
   return positive ? positive : (negative ? negative : bool_constant(b, false));
 }
@@ -384,7 +382,8 @@ RULE_(u_softplus) {
       call1(b, KILN_TIR_INTRINSIC_LOG1P, call1(b, KILN_TIR_INTRINSIC_EXP, u_negative(b, v, args))));
   const kiln_tir_expr_t *otherwise =
       call1(b, KILN_TIR_INTRINSIC_LOG1P, call1(b, KILN_TIR_INTRINSIC_EXP, x));
-  return select_(b, bin(b, KILN_TIR_EXPR_GT, x, constant(b, x, 0.0)), positive, otherwise);
+  return select_(b, kiln_tir_b_bin(b, KILN_TIR_EXPR_GT, x, constant(b, x, 0.0)), positive,
+                 otherwise);
 }
 
 /* x / (1 + |x|). */
@@ -398,7 +397,7 @@ RULE_(u_softsign) {
 RULE_(u_elu) {
   double alpha = ((const kiln_alpha_attrs_t *)args->attrs)->alpha;
   const kiln_tir_expr_t *x = v[0];
-  return select_(b, bin(b, KILN_TIR_EXPR_LT, x, constant(b, x, 0.0)),
+  return select_(b, kiln_tir_b_bin(b, KILN_TIR_EXPR_LT, x, constant(b, x, 0.0)),
                  kiln_tir_b_mul(b, constant(b, x, alpha), call1(b, KILN_TIR_INTRINSIC_EXPM1, x)),
                  x);
 }
@@ -407,7 +406,7 @@ RULE_(u_elu) {
 RULE_(u_selu) {
   const kiln_selu_attrs_t *selu = args->attrs;
   const kiln_tir_expr_t *x = v[0];
-  return select_(b, bin(b, KILN_TIR_EXPR_GT, x, constant(b, x, 0.0)),
+  return select_(b, kiln_tir_b_bin(b, KILN_TIR_EXPR_GT, x, constant(b, x, 0.0)),
                  kiln_tir_b_mul(b, constant(b, x, selu->gamma), x),
                  kiln_tir_b_mul(b, constant(b, x, selu->gamma * selu->alpha),
                                 call1(b, KILN_TIR_INTRINSIC_EXPM1, x)));
@@ -421,15 +420,16 @@ RULE_(u_celu) {
   const kiln_tir_expr_t *n =
       kiln_tir_b_mul(b, constant(b, x, alpha),
                      call1(b, KILN_TIR_INTRINSIC_EXPM1, div_(b, x, constant(b, x, alpha))));
-  return kiln_tir_b_add(b, select_(b, bin(b, KILN_TIR_EXPR_GT, x, zero), x, zero),
-                        select_(b, bin(b, KILN_TIR_EXPR_LT, n, zero), n, zero));
+  return kiln_tir_b_add(b, select_(b, kiln_tir_b_bin(b, KILN_TIR_EXPR_GT, x, zero), x, zero),
+                        select_(b, kiln_tir_b_bin(b, KILN_TIR_EXPR_LT, n, zero), n, zero));
 }
 
 /* x > alpha ? x : 0 (NaN gives 0). */
 RULE_(u_thresholded_relu) {
   double alpha = ((const kiln_alpha_attrs_t *)args->attrs)->alpha;
   const kiln_tir_expr_t *x = v[0];
-  return select_(b, bin(b, KILN_TIR_EXPR_GT, x, constant(b, x, alpha)), x, constant(b, x, 0.0));
+  return select_(b, kiln_tir_b_bin(b, KILN_TIR_EXPR_GT, x, constant(b, x, alpha)), x,
+                 constant(b, x, 0.0));
 }
 
 /* x < -lambd ? x + bias : (x > lambd ? x - bias : 0). */
@@ -437,18 +437,18 @@ RULE_(u_shrink) {
   const kiln_shrink_attrs_t *shrink = args->attrs;
   const kiln_tir_expr_t *x = v[0];
   const kiln_tir_expr_t *bias = constant(b, x, shrink->bias);
-  return select_(b, bin(b, KILN_TIR_EXPR_LT, x, constant(b, x, -shrink->lambd)),
+  return select_(b, kiln_tir_b_bin(b, KILN_TIR_EXPR_LT, x, constant(b, x, -shrink->lambd)),
                  kiln_tir_b_add(b, x, bias),
-                 select_(b, bin(b, KILN_TIR_EXPR_GT, x, constant(b, x, shrink->lambd)),
+                 select_(b, kiln_tir_b_bin(b, KILN_TIR_EXPR_GT, x, constant(b, x, shrink->lambd)),
                          sub(b, x, bias), constant(b, x, 0.0)));
 }
 
 /* ---- binary rules (v[0] = a, v[1] = b) ---- */
 
-#define BINARY_KIND_RULE_(name, kind) \
-  RULE_(b_##name) {                   \
-    (void)args;                       \
-    return bin(b, kind, v[0], v[1]);  \
+#define BINARY_KIND_RULE_(name, kind)           \
+  RULE_(b_##name) {                             \
+    (void)args;                                 \
+    return kiln_tir_b_bin(b, kind, v[0], v[1]); \
   }
 
 BINARY_KIND_RULE_(add, KILN_TIR_EXPR_ADD)
@@ -470,7 +470,8 @@ RULE_(b_divide) {
   if (!v[0] || kiln_tir_dtype_is_float(v[0]->dtype)) {
     return div_(b, v[0], v[1]);
   }
-  return is_unsigned(v[0]) ? bin(b, KILN_TIR_EXPR_FLOOR_DIV, v[0], v[1]) : trunc_div(b, v[0], v[1]);
+  return is_unsigned(v[0]) ? kiln_tir_b_bin(b, KILN_TIR_EXPR_FLOOR_DIV, v[0], v[1])
+                           : trunc_div(b, v[0], v[1]);
 }
 
 /* pow on floats. On integers: the exponent's bits squared and multiplied,
@@ -488,12 +489,12 @@ RULE_(b_power) {
     return power_bits(b, x, y, bit_width(x));
   }
   const kiln_tir_expr_t *positive = power_bits(b, x, y, bit_width(x) - 1);
-  const kiln_tir_expr_t *negative_y = bin(b, KILN_TIR_EXPR_LT, y, constant(b, y, 0.0));
+  const kiln_tir_expr_t *negative_y = kiln_tir_b_bin(b, KILN_TIR_EXPR_LT, y, constant(b, y, 0.0));
   const kiln_tir_expr_t *t =
       trunc_div(b, constant(b, x, 1.0), select_(b, negative_y, x, constant(b, x, 1.0)));
-  const kiln_tir_expr_t *odd =
-      bin(b, KILN_TIR_EXPR_EQ, bin(b, KILN_TIR_EXPR_FLOOR_MOD, y, constant(b, y, 2.0)),
-          constant(b, y, 1.0));
+  const kiln_tir_expr_t *odd = kiln_tir_b_bin(
+      b, KILN_TIR_EXPR_EQ, kiln_tir_b_bin(b, KILN_TIR_EXPR_FLOOR_MOD, y, constant(b, y, 2.0)),
+      constant(b, y, 1.0));
   const kiln_tir_expr_t *negative = select_(b, odd, t, kiln_tir_b_mul(b, t, t));
   return select_(b, negative_y, negative, positive);
 }
@@ -504,10 +505,10 @@ static const kiln_tir_expr_t *extremum(kiln_tir_builder_t *b, const kiln_tir_exp
   const kiln_tir_expr_t *x = v[0];
   const kiln_tir_expr_t *y = v[1];
   if (!x || !kiln_tir_dtype_is_float(x->dtype)) {
-    return bin(b, int_kind, x, y);
+    return kiln_tir_b_bin(b, int_kind, x, y);
   }
   return select_(b, is_nan(b, x), x,
-                 select_(b, is_nan(b, y), y, select_(b, bin(b, pick, x, y), x, y)));
+                 select_(b, is_nan(b, y), y, select_(b, kiln_tir_b_bin(b, pick, x, y), x, y)));
 }
 
 RULE_(b_maximum) {
@@ -526,7 +527,8 @@ RULE_(b_mod) {
   if (!v[0] || kiln_tir_dtype_is_float(v[0]->dtype)) {
     return call2(b, KILN_TIR_INTRINSIC_FMOD, v[0], v[1]);
   }
-  return is_unsigned(v[0]) ? bin(b, KILN_TIR_EXPR_FLOOR_MOD, v[0], v[1]) : trunc_mod(b, v[0], v[1]);
+  return is_unsigned(v[0]) ? kiln_tir_b_bin(b, KILN_TIR_EXPR_FLOOR_MOD, v[0], v[1])
+                           : trunc_mod(b, v[0], v[1]);
 }
 
 /* Python's %: floormod on integers; on floats fmod moved into the divisor's
@@ -536,16 +538,17 @@ RULE_(b_floor_mod) {
   const kiln_tir_expr_t *x = v[0];
   const kiln_tir_expr_t *y = v[1];
   if (!x || !kiln_tir_dtype_is_float(x->dtype)) {
-    return bin(b, KILN_TIR_EXPR_FLOOR_MOD, x, y);
+    return kiln_tir_b_bin(b, KILN_TIR_EXPR_FLOOR_MOD, x, y);
   }
   const kiln_tir_expr_t *r = call2(b, KILN_TIR_INTRINSIC_FMOD, x, y);
   const kiln_tir_expr_t *zero = constant(b, x, 0.0);
-  const kiln_tir_expr_t *moved = bin(b, KILN_TIR_EXPR_AND, bin(b, KILN_TIR_EXPR_NE, r, zero),
-                                     bin(b, KILN_TIR_EXPR_NE, bin(b, KILN_TIR_EXPR_LT, r, zero),
-                                         bin(b, KILN_TIR_EXPR_LT, y, zero)));
+  const kiln_tir_expr_t *moved = kiln_tir_b_bin(
+      b, KILN_TIR_EXPR_AND, kiln_tir_b_bin(b, KILN_TIR_EXPR_NE, r, zero),
+      kiln_tir_b_bin(b, KILN_TIR_EXPR_NE, kiln_tir_b_bin(b, KILN_TIR_EXPR_LT, r, zero),
+                     kiln_tir_b_bin(b, KILN_TIR_EXPR_LT, y, zero)));
   const kiln_tir_expr_t *signed_zero = call2(b, KILN_TIR_INTRINSIC_COPYSIGN, zero, y);
   return select_(b, moved, kiln_tir_b_add(b, r, y),
-                 select_(b, bin(b, KILN_TIR_EXPR_EQ, r, zero), signed_zero, r));
+                 select_(b, kiln_tir_b_bin(b, KILN_TIR_EXPR_EQ, r, zero), signed_zero, r));
 }
 
 /* The bits shifted as unsigned; a shift by the width or more gives 0. */

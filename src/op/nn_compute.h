@@ -6,10 +6,9 @@
  * functions in their operator definitions.
  *
  * The small static inline helpers below are shared by those four files:
- * the dtype check that mirrors the float32-only reference kernels, an
- * index clamp (a select evaluates both of its arms, so a padded or
- * out-of-range cell is read at a clamped index and then masked), and the
- * short builder wrappers the rules are written with.
+ * a one-argument intrinsic call, and index lists with one index replaced,
+ * dropped or inserted. The dtype check and the index clamp they use are
+ * compute.h's.
  */
 #ifndef KILN_OP_NN_COMPUTE_H_
 #define KILN_OP_NN_COMPUTE_H_
@@ -34,17 +33,7 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_compute_layout_transform(const kiln_comp
 
 /* ---- helpers of the nn compute rules ---- */
 
-/* x - y, x / y (floats), f(x): the rules' most common nodes. */
-static inline const kiln_tir_expr_t *kiln_nn_c_sub(kiln_tir_builder_t *b, const kiln_tir_expr_t *x,
-                                                   const kiln_tir_expr_t *y) {
-  return kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, x, y);
-}
-
-static inline const kiln_tir_expr_t *kiln_nn_c_div(kiln_tir_builder_t *b, const kiln_tir_expr_t *x,
-                                                   const kiln_tir_expr_t *y) {
-  return kiln_tir_b_bin(b, KILN_TIR_EXPR_DIV, x, y);
-}
-
+/* f(x) for a one-argument intrinsic. */
 static inline const kiln_tir_expr_t *kiln_nn_c_call1(kiln_tir_builder_t *b, kiln_tir_intrinsic_t op,
                                                      const kiln_tir_expr_t *x) {
   return kiln_tir_b_call(b, op, 1, &x);

@@ -39,11 +39,6 @@ static const kiln_tir_expr_t *imm(kiln_tir_builder_t *b, int64_t value) {
   return kiln_tir_b_i32(b, value);
 }
 
-static const kiln_tir_expr_t *bin(kiln_tir_builder_t *b, kiln_tir_expr_kind_t kind,
-                                  const kiln_tir_expr_t *x, const kiln_tir_expr_t *y) {
-  return kiln_tir_b_bin(b, kind, x, y);
-}
-
 /* x clamped into [0, extent). */
 static const kiln_tir_expr_t *clamp(kiln_tir_builder_t *b, const kiln_tir_expr_t *x,
                                     int64_t extent) {
@@ -67,9 +62,9 @@ static void storage_indices(kiln_tir_builder_t *b, const kiln_nn_layout_t *layou
     const kiln_tir_expr_t *x = logical[strchr(order, primal) - order];
     int64_t factor = kiln_nn_layout_factor(layout, primal);
     if (axis != primal) {
-      out_indices[d] = bin(b, KILN_TIR_EXPR_FLOOR_MOD, x, imm(b, factor));
+      out_indices[d] = kiln_tir_b_bin(b, KILN_TIR_EXPR_FLOOR_MOD, x, imm(b, factor));
     } else {
-      out_indices[d] = factor ? bin(b, KILN_TIR_EXPR_FLOOR_DIV, x, imm(b, factor)) : x;
+      out_indices[d] = factor ? kiln_tir_b_bin(b, KILN_TIR_EXPR_FLOOR_DIV, x, imm(b, factor)) : x;
     }
   }
 }
@@ -142,12 +137,12 @@ static const kiln_tir_expr_t *pad_body(kiln_tir_builder_t *b, const kiln_tir_exp
   int hd = storage_dim(layout, 'H'), wd = storage_dim(layout, 'W');
   const kiln_tir_expr_t *at[KILN_NN_LAYOUT_MAX_AXES];
   memcpy(at, indices, (size_t)layout->ndim * sizeof(*at));
-  const kiln_tir_expr_t *h = bin(b, KILN_TIR_EXPR_SUB, indices[hd], imm(b, r->pad[0]));
-  const kiln_tir_expr_t *w = bin(b, KILN_TIR_EXPR_SUB, indices[wd], imm(b, r->pad[1]));
+  const kiln_tir_expr_t *h = kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, indices[hd], imm(b, r->pad[0]));
+  const kiln_tir_expr_t *w = kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, indices[wd], imm(b, r->pad[1]));
   at[hd] = clamp(b, h, r->in_h);
   at[wd] = clamp(b, w, r->in_w);
   const kiln_tir_expr_t *inside =
-      bin(b, KILN_TIR_EXPR_AND, in_range(b, h, r->in_h), in_range(b, w, r->in_w));
+      kiln_tir_b_bin(b, KILN_TIR_EXPR_AND, in_range(b, h, r->in_h), in_range(b, w, r->in_w));
   return kiln_tir_b_select(b, inside, kiln_te_read(b, r->input, layout->ndim, at),
                            kiln_tir_b_f32(b, 0.0));
 }
@@ -176,7 +171,8 @@ static const kiln_tir_expr_t *conv_body(kiln_tir_builder_t *b,
   const kiln_tir_expr_t *kw = kiln_tir_b_v(r->reduce[2]->var);
   const kiln_tir_expr_t *channel = ic;
   if (r->groups > 1) {
-    const kiln_tir_expr_t *group = bin(b, KILN_TIR_EXPR_FLOOR_DIV, out[1], imm(b, r->group_out));
+    const kiln_tir_expr_t *group =
+        kiln_tir_b_bin(b, KILN_TIR_EXPR_FLOOR_DIV, out[1], imm(b, r->group_out));
     channel = kiln_tir_b_add(b, kiln_tir_b_mul(b, group, imm(b, r->group_in)), ic);
   }
   const kiln_tir_expr_t *logical[4] = {
@@ -265,14 +261,16 @@ static const kiln_tir_expr_t *tconv_source(kiln_tir_builder_t *b, const kiln_tir
                                            const kiln_tir_expr_t *k, int64_t pad, int64_t stride,
                                            int64_t dilation, int64_t extent,
                                            const kiln_tir_expr_t **out_x) {
-  const kiln_tir_expr_t *t = bin(b, KILN_TIR_EXPR_SUB, kiln_tir_b_add(b, y, imm(b, pad)),
-                                 kiln_tir_b_mul(b, k, imm(b, dilation)));
-  const kiln_tir_expr_t *x = stride > 1 ? bin(b, KILN_TIR_EXPR_FLOOR_DIV, t, imm(b, stride)) : t;
+  const kiln_tir_expr_t *t = kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, kiln_tir_b_add(b, y, imm(b, pad)),
+                                            kiln_tir_b_mul(b, k, imm(b, dilation)));
+  const kiln_tir_expr_t *x =
+      stride > 1 ? kiln_tir_b_bin(b, KILN_TIR_EXPR_FLOOR_DIV, t, imm(b, stride)) : t;
   const kiln_tir_expr_t *valid = in_range(b, x, extent);
   if (stride > 1) {
-    valid = bin(
+    valid = kiln_tir_b_bin(
         b, KILN_TIR_EXPR_AND, valid,
-        bin(b, KILN_TIR_EXPR_EQ, bin(b, KILN_TIR_EXPR_FLOOR_MOD, t, imm(b, stride)), imm(b, 0)));
+        kiln_tir_b_bin(b, KILN_TIR_EXPR_EQ,
+                       kiln_tir_b_bin(b, KILN_TIR_EXPR_FLOOR_MOD, t, imm(b, stride)), imm(b, 0)));
   }
   *out_x = clamp(b, x, extent);
   return valid;
@@ -288,15 +286,16 @@ static const kiln_tir_expr_t *tconv_body(kiln_tir_builder_t *b,
   const kiln_tir_expr_t *kw = kiln_tir_b_v(r->reduce[2]->var);
   const kiln_tir_expr_t *channel = ic, *o = out[1];
   if (r->groups > 1) {
-    const kiln_tir_expr_t *group = bin(b, KILN_TIR_EXPR_FLOOR_DIV, out[1], imm(b, r->group_out));
+    const kiln_tir_expr_t *group =
+        kiln_tir_b_bin(b, KILN_TIR_EXPR_FLOOR_DIV, out[1], imm(b, r->group_out));
     channel = kiln_tir_b_add(b, kiln_tir_b_mul(b, group, imm(b, r->group_in)), ic);
-    o = bin(b, KILN_TIR_EXPR_FLOOR_MOD, out[1], imm(b, r->group_out));
+    o = kiln_tir_b_bin(b, KILN_TIR_EXPR_FLOOR_MOD, out[1], imm(b, r->group_out));
   }
   const kiln_tir_expr_t *ih = NULL, *iw = NULL;
-  const kiln_tir_expr_t *valid =
-      bin(b, KILN_TIR_EXPR_AND,
-          tconv_source(b, out[2], kh, r->pad[0], r->stride[0], r->dilation[0], r->in_h, &ih),
-          tconv_source(b, out[3], kw, r->pad[1], r->stride[1], r->dilation[1], r->in_w, &iw));
+  const kiln_tir_expr_t *valid = kiln_tir_b_bin(
+      b, KILN_TIR_EXPR_AND,
+      tconv_source(b, out[2], kh, r->pad[0], r->stride[0], r->dilation[0], r->in_h, &ih),
+      tconv_source(b, out[3], kw, r->pad[1], r->stride[1], r->dilation[1], r->in_w, &iw));
   const kiln_tir_expr_t *dl[4] = {out[0], channel, ih, iw};
   const kiln_tir_expr_t *at[KILN_NN_LAYOUT_MAX_AXES];
   storage_indices(b, &r->layouts[0], "NCHW", dl, at);

@@ -63,8 +63,9 @@ static const kiln_tir_expr_t *channel_body(kiln_tir_builder_t *b,
   }
   const kiln_tir_expr_t *var = kiln_tir_b_add(
       b, vector_at(b, n, 4, c), kiln_tir_b_float(b, n->data->dtype, n->norm->epsilon));
-  const kiln_tir_expr_t *y = kiln_nn_c_div(b, kiln_nn_c_sub(b, x, vector_at(b, n, 3, c)),
-                                           kiln_nn_c_call1(b, KILN_TIR_INTRINSIC_SQRT, var));
+  const kiln_tir_expr_t *y = kiln_tir_b_bin(
+      b, KILN_TIR_EXPR_DIV, kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, x, vector_at(b, n, 3, c)),
+      kiln_nn_c_call1(b, KILN_TIR_INTRINSIC_SQRT, var));
   if (n->norm->scale) {
     y = kiln_tir_b_mul(b, y, vector_at(b, n, 1, c));
   }
@@ -105,8 +106,8 @@ static int reduced_ndim(const norm_t *n) {
 static const kiln_tir_expr_t *group_mean(kiln_tir_builder_t *b, const norm_t *n,
                                          const kiln_te_tensor_t *sum,
                                          const kiln_tir_expr_t *const *at) {
-  return kiln_nn_c_div(b, kiln_te_read(b, sum, reduced_ndim(n), at),
-                       kiln_tir_b_float(b, n->data->dtype, (double)n->count));
+  return kiln_tir_b_bin(b, KILN_TIR_EXPR_DIV, kiln_te_read(b, sum, reduced_ndim(n), at),
+                        kiln_tir_b_float(b, n->data->dtype, (double)n->count));
 }
 
 static const kiln_tir_expr_t *sum_body(kiln_tir_builder_t *b, const kiln_tir_expr_t *const *indices,
@@ -123,7 +124,8 @@ static const kiln_tir_expr_t *varsum_body(kiln_tir_builder_t *b,
   const kiln_tir_expr_t *at[KILN_TIR_MAX_DIMS];
   group_indices(n, indices, at);
   const kiln_tir_expr_t *d =
-      kiln_nn_c_sub(b, kiln_te_read(b, n->data, n->ndim, at), group_mean(b, n, n->sum, indices));
+      kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, kiln_te_read(b, n->data, n->ndim, at),
+                     group_mean(b, n, n->sum, indices));
   return kiln_tir_b_mul(b, d, d);
 }
 
@@ -139,7 +141,7 @@ static const kiln_tir_expr_t *group_out_body(kiln_tir_builder_t *b,
                       kiln_tir_b_add(b, variance, kiln_tir_b_float(b, dtype, n->norm->epsilon)));
   const kiln_tir_expr_t *x = kiln_te_read(b, n->data, n->ndim, indices);
   const kiln_tir_expr_t *y =
-      kiln_tir_b_mul(b, kiln_nn_c_sub(b, x, group_mean(b, n, n->sum, at)), inv);
+      kiln_tir_b_mul(b, kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, x, group_mean(b, n, n->sum, at)), inv);
   const kiln_tir_expr_t *c = indices[n->axis];
   if (n->norm->scale) {
     y = kiln_tir_b_mul(b, y, vector_at(b, n, 1, c));

@@ -55,8 +55,9 @@ typedef struct pool_t {
 static const kiln_tir_expr_t *pool_cell(kiln_tir_builder_t *b, const pool_t *p, int dim,
                                         const kiln_tir_expr_t *o) {
   const kiln_nn_window_t *w = &p->window;
-  const kiln_tir_expr_t *start = kiln_nn_c_sub(
-      b, kiln_tir_b_mul(b, o, kiln_tir_b_i32(b, w->stride[dim])), kiln_tir_b_i32(b, w->pad[dim]));
+  const kiln_tir_expr_t *start =
+      kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, kiln_tir_b_mul(b, o, kiln_tir_b_i32(b, w->stride[dim])),
+                     kiln_tir_b_i32(b, w->pad[dim]));
   return kiln_tir_b_add(
       b, start,
       kiln_tir_b_mul(b, kiln_tir_b_v(p->r[dim]->var), kiln_tir_b_i32(b, w->dilation[dim])));
@@ -123,19 +124,21 @@ static const kiln_tir_expr_t *pool_count(kiln_tir_builder_t *b, const pool_t *p,
                                          const kiln_tir_expr_t *o, int64_t lo, int64_t hi) {
   const kiln_nn_window_t *w = &p->window;
   const kiln_tir_expr_t *d = kiln_tir_b_i32(b, w->dilation[dim]);
-  const kiln_tir_expr_t *start = kiln_nn_c_sub(
-      b, kiln_tir_b_mul(b, o, kiln_tir_b_i32(b, w->stride[dim])), kiln_tir_b_i32(b, w->pad[dim]));
-  const kiln_tir_expr_t *first =
-      kiln_tir_b_bin(b, KILN_TIR_EXPR_FLOOR_DIV,
-                     kiln_tir_b_add(b, kiln_nn_c_sub(b, kiln_tir_b_i32(b, lo), start),
-                                    kiln_tir_b_i32(b, w->dilation[dim] - 1)),
-                     d);
+  const kiln_tir_expr_t *start =
+      kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, kiln_tir_b_mul(b, o, kiln_tir_b_i32(b, w->stride[dim])),
+                     kiln_tir_b_i32(b, w->pad[dim]));
+  const kiln_tir_expr_t *first = kiln_tir_b_bin(
+      b, KILN_TIR_EXPR_FLOOR_DIV,
+      kiln_tir_b_add(b, kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, kiln_tir_b_i32(b, lo), start),
+                     kiln_tir_b_i32(b, w->dilation[dim] - 1)),
+      d);
   first = kiln_tir_b_bin(b, KILN_TIR_EXPR_MAX, first, kiln_tir_b_i32(b, 0));
   const kiln_tir_expr_t *last =
-      kiln_tir_b_bin(b, KILN_TIR_EXPR_FLOOR_DIV, kiln_nn_c_sub(b, kiln_tir_b_i32(b, hi), start), d);
+      kiln_tir_b_bin(b, KILN_TIR_EXPR_FLOOR_DIV,
+                     kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, kiln_tir_b_i32(b, hi), start), d);
   last = kiln_tir_b_bin(b, KILN_TIR_EXPR_MIN, last, kiln_tir_b_i32(b, w->kernel[dim] - 1));
   const kiln_tir_expr_t *count =
-      kiln_tir_b_add(b, kiln_nn_c_sub(b, last, first), kiln_tir_b_i32(b, 1));
+      kiln_tir_b_add(b, kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, last, first), kiln_tir_b_i32(b, 1));
   return kiln_tir_b_bin(b, KILN_TIR_EXPR_MAX, count, kiln_tir_b_i32(b, 0));
 }
 
@@ -146,7 +149,7 @@ static const kiln_tir_expr_t *avg_out_body(kiln_tir_builder_t *b,
   const kiln_tir_expr_t *sum = kiln_te_read(b, p->sum, p->ndim, indices);
   if (!p->mask[0] && !p->mask[1]) {
     double cells = (double)(p->window.kernel[0] * p->window.kernel[1]);
-    return kiln_nn_c_div(b, sum, kiln_tir_b_float(b, dtype, cells));
+    return kiln_tir_b_bin(b, KILN_TIR_EXPR_DIV, sum, kiln_tir_b_float(b, dtype, cells));
   }
   const kiln_tir_expr_t *counts[2];
   for (int dim = 0; dim < 2; ++dim) {
@@ -155,8 +158,8 @@ static const kiln_tir_expr_t *avg_out_body(kiln_tir_builder_t *b,
     counts[dim] = pool_count(b, p, dim, indices[p->pos[dim]], lo, hi);
   }
   const kiln_tir_expr_t *divisor = kiln_tir_b_mul(b, counts[0], counts[1]);
-  const kiln_tir_expr_t *mean =
-      kiln_nn_c_div(b, sum, kiln_tir_b_cast(b, kiln_tir_scalar(dtype), divisor));
+  const kiln_tir_expr_t *mean = kiln_tir_b_bin(b, KILN_TIR_EXPR_DIV, sum,
+                                               kiln_tir_b_cast(b, kiln_tir_scalar(dtype), divisor));
   return kiln_tir_b_select(b, kiln_tir_b_bin(b, KILN_TIR_EXPR_GT, divisor, kiln_tir_b_i32(b, 0)),
                            mean, kiln_tir_b_float(b, dtype, 0.0));
 }

@@ -111,19 +111,22 @@ static const kiln_tir_expr_t *softmax_sum_body(kiln_tir_builder_t *b,
   const line_t *line = user;
   const kiln_tir_expr_t *x = line_read(b, line, indices, kiln_tir_b_v(line->k->var));
   const kiln_tir_expr_t *max = kiln_te_read(b, line->max, line->ndim - 1, indices);
-  return kiln_nn_c_call1(b, KILN_TIR_INTRINSIC_EXP, kiln_nn_c_sub(b, x, max));
+  return kiln_nn_c_call1(b, KILN_TIR_INTRINSIC_EXP, kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, x, max));
 }
 
 static const kiln_tir_expr_t *softmax_out_body(kiln_tir_builder_t *b,
                                                const kiln_tir_expr_t *const *indices, void *user) {
   const line_t *line = user;
   const kiln_tir_expr_t *x = kiln_te_read(b, line->data, line->ndim, indices);
-  const kiln_tir_expr_t *shifted = kiln_nn_c_sub(b, x, line_reduced(b, line, line->max, indices));
+  const kiln_tir_expr_t *shifted =
+      kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, x, line_reduced(b, line, line->max, indices));
   const kiln_tir_expr_t *sum = line_reduced(b, line, line->sum, indices);
   if (line->args->op->id == KILN_OP_LOG_SOFTMAX) {
-    return kiln_nn_c_sub(b, shifted, kiln_nn_c_call1(b, KILN_TIR_INTRINSIC_LOG, sum));
+    return kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, shifted,
+                          kiln_nn_c_call1(b, KILN_TIR_INTRINSIC_LOG, sum));
   }
-  return kiln_nn_c_div(b, kiln_nn_c_call1(b, KILN_TIR_INTRINSIC_EXP, shifted), sum);
+  return kiln_tir_b_bin(b, KILN_TIR_EXPR_DIV, kiln_nn_c_call1(b, KILN_TIR_INTRINSIC_EXP, shifted),
+                        sum);
 }
 
 kiln_status_t kiln_compute_nn_softmax(const kiln_compute_args_t *args,
@@ -149,8 +152,8 @@ static const kiln_tir_expr_t *lrn_channel(kiln_tir_builder_t *b, const line_t *l
                                           const kiln_tir_expr_t *c) {
   const kiln_nn_lrn_attrs_t *a = line->args->attrs;
   int64_t below = (a->size - 1) / 2;
-  return kiln_nn_c_sub(b, kiln_tir_b_add(b, c, kiln_tir_b_v(line->k->var)),
-                       kiln_tir_b_i32(b, below));
+  return kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, kiln_tir_b_add(b, c, kiln_tir_b_v(line->k->var)),
+                        kiln_tir_b_i32(b, below));
 }
 
 static const kiln_tir_expr_t *lrn_sum_body(kiln_tir_builder_t *b,
@@ -177,7 +180,8 @@ static const kiln_tir_expr_t *lrn_out_body(kiln_tir_builder_t *b,
       b, kiln_tir_b_float(b, dtype, a->bias),
       kiln_tir_b_mul(b, kiln_tir_b_float(b, dtype, a->alpha / (double)a->size), sum));
   const kiln_tir_expr_t *pow_args[2] = {base, kiln_tir_b_float(b, dtype, a->beta)};
-  return kiln_nn_c_div(b, x, kiln_tir_b_call(b, KILN_TIR_INTRINSIC_POW, 2, pow_args));
+  return kiln_tir_b_bin(b, KILN_TIR_EXPR_DIV, x,
+                        kiln_tir_b_call(b, KILN_TIR_INTRINSIC_POW, 2, pow_args));
 }
 
 kiln_status_t kiln_compute_nn_lrn(const kiln_compute_args_t *args,

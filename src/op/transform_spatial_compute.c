@@ -150,11 +150,6 @@ static const kiln_tir_expr_t *f64(kiln_tir_builder_t *b, double value) {
   return kiln_tir_b_float(b, KILN_DTYPE_FLOAT64, value);
 }
 
-static const kiln_tir_expr_t *fbin(kiln_tir_builder_t *b, kiln_tir_expr_kind_t kind,
-                                   const kiln_tir_expr_t *x, const kiln_tir_expr_t *y) {
-  return kiln_tir_b_bin(b, kind, x, y);
-}
-
 static const kiln_tir_expr_t *ffloor(kiln_tir_builder_t *b, const kiln_tir_expr_t *x) {
   return kiln_tir_b_call(b, KILN_TIR_INTRINSIC_FLOOR, 1, &x);
 }
@@ -164,9 +159,9 @@ static const kiln_tir_expr_t *resize_coordinate(kiln_tir_builder_t *b, const res
                                                 const kiln_tir_expr_t *x, int64_t in, int64_t out) {
   const kiln_tir_expr_t *xf = kiln_tir_b_cast(b, kiln_tir_scalar(KILN_DTYPE_FLOAT64), x);
   const kiln_tir_expr_t *scale = f64(b, (double)out / (double)in);
-  const kiln_tir_expr_t *half_pixel =
-      fbin(b, KILN_TIR_EXPR_SUB,
-           fbin(b, KILN_TIR_EXPR_DIV, kiln_tir_b_add(b, xf, f64(b, 0.5)), scale), f64(b, 0.5));
+  const kiln_tir_expr_t *half_pixel = kiln_tir_b_bin(
+      b, KILN_TIR_EXPR_SUB,
+      kiln_tir_b_bin(b, KILN_TIR_EXPR_DIV, kiln_tir_b_add(b, xf, f64(b, 0.5)), scale), f64(b, 0.5));
   switch (r->coordinates) {
   case KILN_RESIZE_COORDINATES_PYTORCH_HALF_PIXEL:
     return out > 1 ? half_pixel : f64(b, 0.0);
@@ -176,10 +171,10 @@ static const kiln_tir_expr_t *resize_coordinate(kiln_tir_builder_t *b, const res
     if (out == 1) {
       return f64(b, 0.0);
     }
-    return fbin(b, KILN_TIR_EXPR_DIV, kiln_tir_b_mul(b, xf, f64(b, (double)(in - 1))),
-                f64(b, (double)(out - 1)));
+    return kiln_tir_b_bin(b, KILN_TIR_EXPR_DIV, kiln_tir_b_mul(b, xf, f64(b, (double)(in - 1))),
+                          f64(b, (double)(out - 1)));
   case KILN_RESIZE_COORDINATES_ASYMMETRIC:
-    return fbin(b, KILN_TIR_EXPR_DIV, xf, scale);
+    return kiln_tir_b_bin(b, KILN_TIR_EXPR_DIV, xf, scale);
   }
   return NULL;
 }
@@ -187,8 +182,8 @@ static const kiln_tir_expr_t *resize_coordinate(kiln_tir_builder_t *b, const res
 /* A float64 index in [0, in - 1] as int32. */
 static const kiln_tir_expr_t *clamped_index(kiln_tir_builder_t *b, const kiln_tir_expr_t *value,
                                             int64_t in) {
-  value = fbin(b, KILN_TIR_EXPR_MAX, value, f64(b, 0.0));
-  value = fbin(b, KILN_TIR_EXPR_MIN, value, f64(b, (double)(in - 1)));
+  value = kiln_tir_b_bin(b, KILN_TIR_EXPR_MAX, value, f64(b, 0.0));
+  value = kiln_tir_b_bin(b, KILN_TIR_EXPR_MIN, value, f64(b, (double)(in - 1)));
   return kiln_tir_b_cast(b, kiln_tir_scalar(KILN_DTYPE_INT32), value);
 }
 
@@ -202,19 +197,19 @@ typedef struct resize_tap_t {
 static const kiln_tir_expr_t *resize_nearest(kiln_tir_builder_t *b, const resize_t *r,
                                              const kiln_tir_expr_t *source, int64_t in) {
   const kiln_tir_expr_t *low = ffloor(b, source);
-  const kiln_tir_expr_t *ratio = fbin(b, KILN_TIR_EXPR_SUB, source, low);
+  const kiln_tir_expr_t *ratio = kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, source, low);
   const kiln_tir_expr_t *up = NULL;
   switch (r->rounding) {
   case KILN_RESIZE_ROUNDING_ROUND_PREFER_FLOOR:
-    up = fbin(b, KILN_TIR_EXPR_GT, ratio, f64(b, 0.5));
+    up = kiln_tir_b_bin(b, KILN_TIR_EXPR_GT, ratio, f64(b, 0.5));
     break;
   case KILN_RESIZE_ROUNDING_ROUND_PREFER_CEIL:
-    up = fbin(b, KILN_TIR_EXPR_GE, ratio, f64(b, 0.5));
+    up = kiln_tir_b_bin(b, KILN_TIR_EXPR_GE, ratio, f64(b, 0.5));
     break;
   case KILN_RESIZE_ROUNDING_FLOOR:
     return clamped_index(b, low, in);
   case KILN_RESIZE_ROUNDING_CEIL:
-    up = fbin(b, KILN_TIR_EXPR_GT, ratio, f64(b, 0.0));
+    up = kiln_tir_b_bin(b, KILN_TIR_EXPR_GT, ratio, f64(b, 0.0));
     break;
   }
   return clamped_index(b, kiln_tir_b_select(b, up, kiln_tir_b_add(b, low, f64(b, 1.0)), low), in);
@@ -227,13 +222,13 @@ static resize_tap_t resize_tap(kiln_tir_builder_t *b, const resize_t *r, const k
     const kiln_tir_expr_t *index = resize_nearest(b, r, source, in);
     return (resize_tap_t){index, index, NULL};
   }
-  const kiln_tir_expr_t *clamped = fbin(b, KILN_TIR_EXPR_MAX, source, f64(b, 0.0));
-  clamped = fbin(b, KILN_TIR_EXPR_MIN, clamped, f64(b, (double)(in - 1)));
+  const kiln_tir_expr_t *clamped = kiln_tir_b_bin(b, KILN_TIR_EXPR_MAX, source, f64(b, 0.0));
+  clamped = kiln_tir_b_bin(b, KILN_TIR_EXPR_MIN, clamped, f64(b, (double)(in - 1)));
   const kiln_tir_expr_t *low = ffloor(b, clamped);
   const kiln_tir_expr_t *i0 = kiln_tir_b_cast(b, kiln_tir_scalar(KILN_DTYPE_INT32), low);
   const kiln_tir_expr_t *i1 = kiln_tir_b_bin(
       b, KILN_TIR_EXPR_MIN, kiln_tir_b_add(b, i0, kiln_tir_b_i32(b, 1)), kiln_tir_b_i32(b, in - 1));
-  return (resize_tap_t){i0, i1, fbin(b, KILN_TIR_EXPR_SUB, clamped, low)};
+  return (resize_tap_t){i0, i1, kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, clamped, low)};
 }
 
 static const kiln_tir_expr_t *resize_read(kiln_tir_builder_t *b, const resize_t *r,
@@ -246,7 +241,7 @@ static const kiln_tir_expr_t *resize_read(kiln_tir_builder_t *b, const resize_t 
 /* (1 - t) a + t c, in float64. */
 static const kiln_tir_expr_t *lerp(kiln_tir_builder_t *b, const kiln_tir_expr_t *t,
                                    const kiln_tir_expr_t *a, const kiln_tir_expr_t *c) {
-  const kiln_tir_expr_t *one_minus = fbin(b, KILN_TIR_EXPR_SUB, f64(b, 1.0), t);
+  const kiln_tir_expr_t *one_minus = kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, f64(b, 1.0), t);
   return kiln_tir_b_add(b, kiln_tir_b_mul(b, one_minus, a), kiln_tir_b_mul(b, t, c));
 }
 

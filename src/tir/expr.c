@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tir/functor.h"
 #include "tir/tir.h"
 
 kiln_tir_dtype_t kiln_tir_scalar(kiln_dtype_t base) {
@@ -522,11 +523,30 @@ int kiln_tir_expr_as_int(const kiln_tir_expr_t *expr, int64_t *out_value) {
   return 1;
 }
 
-static int exprs_equal(int n, const kiln_tir_expr_t *const *a, const kiln_tir_expr_t *const *b) {
-  for (int i = 0; i < n; ++i) {
-    if (!kiln_tir_expr_equal(a[i], b[i])) {
-      return 0;
-    }
+/* What a node holds besides its operands: constants, and the buffer,
+ * intrinsic or variable it names (compared by identity). A variable is
+ * equal only to itself, which the caller has checked. */
+static int attributes_equal(const kiln_tir_expr_t *a, const kiln_tir_expr_t *b) {
+  if (a->kind == KILN_TIR_EXPR_VAR) {
+    return 0;
+  }
+  if (a->kind == KILN_TIR_EXPR_INT_IMM) {
+    return ((const kiln_tir_int_imm_t *)a)->value == ((const kiln_tir_int_imm_t *)b)->value;
+  }
+  if (a->kind == KILN_TIR_EXPR_FLOAT_IMM) {
+    double x = ((const kiln_tir_float_imm_t *)a)->value;
+    double y = ((const kiln_tir_float_imm_t *)b)->value;
+    return memcmp(&x, &y, sizeof(x)) == 0;
+  }
+  if (a->kind == KILN_TIR_EXPR_BUFFER_LOAD) {
+    return ((const kiln_tir_buffer_load_t *)a)->buffer ==
+           ((const kiln_tir_buffer_load_t *)b)->buffer;
+  }
+  if (a->kind == KILN_TIR_EXPR_CALL) {
+    return ((const kiln_tir_call_t *)a)->op == ((const kiln_tir_call_t *)b)->op;
+  }
+  if (a->kind == KILN_TIR_EXPR_LET) {
+    return ((const kiln_tir_let_t *)a)->var == ((const kiln_tir_let_t *)b)->var;
   }
   return 1;
 }
@@ -535,72 +555,19 @@ int kiln_tir_expr_equal(const kiln_tir_expr_t *a, const kiln_tir_expr_t *b) {
   if (a == b) {
     return 1;
   }
-  if (!a || !b || a->kind != b->kind || !kiln_tir_dtype_equal(a->dtype, b->dtype)) {
+  if (!a || !b || a->kind != b->kind || !kiln_tir_dtype_equal(a->dtype, b->dtype) ||
+      !attributes_equal(a, b)) {
     return 0;
   }
-  if (kiln_tir_expr_kind_is_binary(a->kind)) {
-    const kiln_tir_binary_t *x = (const void *)a, *y = (const void *)b;
-    return kiln_tir_expr_equal(x->a, y->a) && kiln_tir_expr_equal(x->b, y->b);
+  const kiln_tir_expr_t *x[KILN_TIR_MAX_OPERANDS], *y[KILN_TIR_MAX_OPERANDS];
+  int n = kiln_tir_expr_operands(a, x);
+  if (kiln_tir_expr_operands(b, y) != n) {
+    return 0;
   }
-  switch (a->kind) {
-  case KILN_TIR_EXPR_INT_IMM:
-    return ((const kiln_tir_int_imm_t *)a)->value == ((const kiln_tir_int_imm_t *)b)->value;
-  case KILN_TIR_EXPR_FLOAT_IMM: {
-    double x = ((const kiln_tir_float_imm_t *)a)->value;
-    double y = ((const kiln_tir_float_imm_t *)b)->value;
-    return memcmp(&x, &y, sizeof(x)) == 0;
+  for (int i = 0; i < n; ++i) {
+    if (!kiln_tir_expr_equal(x[i], y[i])) {
+      return 0;
+    }
   }
-  case KILN_TIR_EXPR_NOT:
-    return kiln_tir_expr_equal(((const kiln_tir_not_t *)a)->a, ((const kiln_tir_not_t *)b)->a);
-  case KILN_TIR_EXPR_SELECT: {
-    const kiln_tir_select_t *x = (const void *)a, *y = (const void *)b;
-    return kiln_tir_expr_equal(x->condition, y->condition) &&
-           kiln_tir_expr_equal(x->true_value, y->true_value) &&
-           kiln_tir_expr_equal(x->false_value, y->false_value);
-  }
-  case KILN_TIR_EXPR_CAST:
-    return kiln_tir_expr_equal(((const kiln_tir_cast_t *)a)->value,
-                               ((const kiln_tir_cast_t *)b)->value);
-  case KILN_TIR_EXPR_BUFFER_LOAD: {
-    const kiln_tir_buffer_load_t *x = (const void *)a, *y = (const void *)b;
-    return x->buffer == y->buffer && x->num_indices == y->num_indices &&
-           exprs_equal(x->num_indices, x->indices, y->indices);
-  }
-  case KILN_TIR_EXPR_RAMP: {
-    const kiln_tir_ramp_t *x = (const void *)a, *y = (const void *)b;
-    return kiln_tir_expr_equal(x->start, y->start) && kiln_tir_expr_equal(x->stride, y->stride);
-  }
-  case KILN_TIR_EXPR_BROADCAST:
-    return kiln_tir_expr_equal(((const kiln_tir_broadcast_t *)a)->value,
-                               ((const kiln_tir_broadcast_t *)b)->value);
-  case KILN_TIR_EXPR_CALL: {
-    const kiln_tir_call_t *x = (const void *)a, *y = (const void *)b;
-    return x->op == y->op && exprs_equal(x->num_args, x->args, y->args);
-  }
-  case KILN_TIR_EXPR_LET: {
-    const kiln_tir_let_t *x = (const void *)a, *y = (const void *)b;
-    return x->var == y->var && kiln_tir_expr_equal(x->value, y->value) &&
-           kiln_tir_expr_equal(x->body, y->body);
-  }
-  case KILN_TIR_EXPR_VAR: /* identity, checked above */
-  case KILN_TIR_EXPR_ADD:
-  case KILN_TIR_EXPR_SUB:
-  case KILN_TIR_EXPR_MUL:
-  case KILN_TIR_EXPR_DIV:
-  case KILN_TIR_EXPR_FLOOR_DIV:
-  case KILN_TIR_EXPR_FLOOR_MOD:
-  case KILN_TIR_EXPR_MIN:
-  case KILN_TIR_EXPR_MAX:
-  case KILN_TIR_EXPR_EQ:
-  case KILN_TIR_EXPR_NE:
-  case KILN_TIR_EXPR_LT:
-  case KILN_TIR_EXPR_LE:
-  case KILN_TIR_EXPR_GT:
-  case KILN_TIR_EXPR_GE:
-  case KILN_TIR_EXPR_AND:
-  case KILN_TIR_EXPR_OR:
-  case KILN_TIR_EXPR_KIND_COUNT_:
-    break;
-  }
-  return 0;
+  return 1;
 }
