@@ -28,9 +28,9 @@
 typedef struct kiln_pass_context_t kiln_pass_context_t;
 
 typedef struct kiln_pass_info_t {
-  const char *name;             /* "fuse_ops" */
-  int opt_level;                /* runs when the context's opt_level >= this */
-  const char *const *required;  /* names of passes to run first; NULL-terminated, or NULL */
+  const char *name;            /* "fuse_ops" */
+  int opt_level;               /* runs when the context's opt_level >= this */
+  const char *const *required; /* names of passes to run first; NULL-terminated, or NULL */
 } kiln_pass_info_t;
 
 typedef struct kiln_pass_t {
@@ -57,8 +57,7 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_pass_context_disable(kiln_pass_context_t
 KILN_MUST_USE_RESULT kiln_status_t kiln_pass_context_require(kiln_pass_context_t *context,
                                                              const char *pass_name);
 KILN_MUST_USE_RESULT kiln_status_t kiln_pass_context_set_option(kiln_pass_context_t *context,
-                                                                const char *key,
-                                                                const char *value);
+                                                                const char *key, const char *value);
 /* The option's value, or `fallback` when it is not set. */
 const char *kiln_pass_context_option(const kiln_pass_context_t *context, const char *key,
                                      const char *fallback);
