@@ -15,6 +15,16 @@
  * reg_n is KILN_SCHEDULE_NCHWC_REG_N; a width it does not divide gets the
  * guarded tail of te lowering.
  *
+ * Fused groups (the graph compiler lowers a conv or dense with the
+ * elementwise and broadcast ops after it as one function): when the
+ * schedule's single output is not the anchor's (the conv's or dense's)
+ * output but has its shape, the epilogue stages are inlined into that
+ * output, the output gets the loops the anchor's copy stage would have had,
+ * and the anchor itself takes the place of the local cache: computed at
+ * the output's tile, so the epilogue runs on the tile while it is in
+ * registers (TVM's _schedule_conv_NCHWc with C != O). An output of another
+ * shape falls back to the default schedule.
+ *
  * dense (any rank-2 output (M, N)): cache_write to local; the output tiled
  * by KILN_SCHEDULE_DENSE_ROWS rows and one vector of the target's lanes of
  * columns, the tile loops fused into one parallel loop, the columns
@@ -59,21 +69,73 @@ static const kiln_te_iter_var_t *axis(const kiln_te_tensor_t *t, int i) {
   return kiln_te_tensor_axis(t, i);
 }
 
-/* The padded data stage (the one that is neither the output nor its cache),
- * in parallel over (n, ic_chunk, ih). */
-static kiln_status_t schedule_pad(kiln_te_schedule_t *s, const kiln_te_tensor_t *output) {
-  for (int i = 0; i < s->num_stages; ++i) {
-    kiln_te_stage_t *st = s->stages[i];
-    if (st->output != output && st->op->reducer == KILN_TE_REDUCE_NONE) {
-      const kiln_te_iter_var_t *outer[3] = {axis(st->output, 0), axis(st->output, 1),
-                                            axis(st->output, 2)};
-      const kiln_te_iter_var_t *fused = NULL;
-      KILN_RETURN_IF_ERROR(fuse_all(s, st, 3, outer, &fused));
-      KILN_RETURN_IF_ERROR(kiln_te_parallel(st, fused));
-      KILN_RETURN_IF_ERROR(kiln_te_vectorize(st, axis(st->output, 4)));
+/* Whether `stage` computes one of the anchor's inputs (the padded data). */
+static bool feeds(const kiln_te_stage_t *stage, const kiln_te_tensor_t *anchor) {
+  for (int i = 0; i < anchor->op->num_inputs; ++i) {
+    if (anchor->op->inputs[i] == stage->output) {
+      return true;
     }
   }
+  return false;
+}
+
+/* With `pad`, the stage computing the anchor's (padded NCHWc) input is
+ * materialized in parallel over (n, ic_chunk, ih); every other stage but
+ * the anchor, `final` and reductions (the epilogue between the anchor and
+ * `final` when they differ) is inlined. */
+static kiln_status_t schedule_pad_and_epilogue(kiln_te_schedule_t *s,
+                                               const kiln_te_tensor_t *anchor,
+                                               const kiln_te_tensor_t *final, bool pad) {
+  for (int i = 0; i < s->num_stages; ++i) {
+    kiln_te_stage_t *st = s->stages[i];
+    if (st->output == anchor || st->output == final || st->op->reducer != KILN_TE_REDUCE_NONE) {
+      continue;
+    }
+    if (!pad || !feeds(st, anchor)) {
+      KILN_RETURN_IF_ERROR(kiln_te_compute_inline(st));
+      continue;
+    }
+    const kiln_te_iter_var_t *outer[3] = {axis(st->output, 0), axis(st->output, 1),
+                                          axis(st->output, 2)};
+    const kiln_te_iter_var_t *fused = NULL;
+    KILN_RETURN_IF_ERROR(fuse_all(s, st, 3, outer, &fused));
+    KILN_RETURN_IF_ERROR(kiln_te_parallel(st, fused));
+    KILN_RETURN_IF_ERROR(kiln_te_vectorize(st, axis(st->output, 4)));
+  }
   return KILN_OK;
+}
+
+/* The output a fused schedule writes, when the anchor's tuned loops can
+ * carry it: NULL for a group of another shape (the default schedule then). */
+static const kiln_te_tensor_t *fused_output(const kiln_te_schedule_t *s,
+                                            const kiln_te_tensor_t *anchor) {
+  if (s->num_outputs != 1) {
+    return NULL;
+  }
+  const kiln_te_tensor_t *final = s->outputs[0];
+  if (final == anchor) {
+    return final;
+  }
+  if (final->ndim != anchor->ndim || final->op->kind != KILN_TE_OP_COMPUTE ||
+      final->op->reducer != KILN_TE_REDUCE_NONE ||
+      memcmp(final->shape, anchor->shape, (size_t)anchor->ndim * sizeof(int64_t)) != 0) {
+    return NULL;
+  }
+  return final;
+}
+
+/* The stage that accumulates: a local cache of the anchor when the anchor
+ * is the output, else the anchor itself (its consumers are inlined into the
+ * final output). */
+static kiln_status_t accumulator_stage(kiln_te_schedule_t *s, const kiln_te_tensor_t *anchor,
+                                       const kiln_te_tensor_t *final, kiln_te_stage_t **out_stage,
+                                       kiln_te_stage_t **out_accumulator) {
+  const kiln_te_tensor_t *accumulator = anchor;
+  if (final == anchor) {
+    KILN_RETURN_IF_ERROR(kiln_te_cache_write(s, anchor, KILN_TIR_SCOPE_LOCAL, &accumulator));
+  }
+  KILN_RETURN_IF_ERROR(kiln_te_schedule_stage(s, final, out_stage));
+  return kiln_te_schedule_stage(s, accumulator, out_accumulator);
 }
 
 /* The register tile: the local stage at ow_chunk of the output. */
@@ -105,13 +167,14 @@ kiln_status_t kiln_schedule_conv2d_nchwc_x86(const kiln_schedule_target_t *targe
   if (!nchwc_layouts(args->attrs, &ic_block)) {
     return kiln_schedule_default(target, schedule);
   }
-  const kiln_te_tensor_t *out = result->outputs[0];
-  KILN_RETURN_IF_ERROR(schedule_pad(schedule, out));
-  const kiln_te_tensor_t *cache = NULL;
-  KILN_RETURN_IF_ERROR(kiln_te_cache_write(schedule, out, KILN_TIR_SCOPE_LOCAL, &cache));
+  const kiln_te_tensor_t *anchor = result->outputs[0];
+  const kiln_te_tensor_t *out = fused_output(schedule, anchor);
+  if (!out) {
+    return kiln_schedule_default(target, schedule);
+  }
+  KILN_RETURN_IF_ERROR(schedule_pad_and_epilogue(schedule, anchor, out, true));
   kiln_te_stage_t *stage = NULL, *local = NULL;
-  KILN_RETURN_IF_ERROR(kiln_te_schedule_stage(schedule, out, &stage));
-  KILN_RETURN_IF_ERROR(kiln_te_schedule_stage(schedule, cache, &local));
+  KILN_RETURN_IF_ERROR(accumulator_stage(schedule, anchor, out, &stage, &local));
   const kiln_te_iter_var_t *ow_chunk = NULL, *ow_block = NULL, *fused = NULL;
   KILN_RETURN_IF_ERROR(kiln_te_split(schedule, stage, axis(out, 3), KILN_SCHEDULE_NCHWC_REG_N,
                                      &ow_chunk, &ow_block));
@@ -130,15 +193,15 @@ kiln_status_t kiln_schedule_dense_x86(const kiln_schedule_target_t *target,
                                       const kiln_compute_result_t *result,
                                       kiln_te_schedule_t *schedule) {
   (void)args;
-  const kiln_te_tensor_t *out = result->outputs[0];
-  if (out->ndim != 2) {
+  const kiln_te_tensor_t *anchor = result->outputs[0];
+  const kiln_te_tensor_t *out = fused_output(schedule, anchor);
+  if (!out || out->ndim != 2) {
     return kiln_schedule_default(target, schedule);
   }
-  const kiln_te_tensor_t *cache = NULL;
-  KILN_RETURN_IF_ERROR(kiln_te_cache_write(schedule, out, KILN_TIR_SCOPE_LOCAL, &cache));
+  KILN_RETURN_IF_ERROR(schedule_pad_and_epilogue(schedule, anchor, out, false));
   kiln_te_stage_t *stage = NULL, *local = NULL;
-  KILN_RETURN_IF_ERROR(kiln_te_schedule_stage(schedule, out, &stage));
-  KILN_RETURN_IF_ERROR(kiln_te_schedule_stage(schedule, cache, &local));
+  KILN_RETURN_IF_ERROR(accumulator_stage(schedule, anchor, out, &stage, &local));
+  const kiln_te_tensor_t *cache = local->output;
   const kiln_te_iter_var_t *io = NULL, *ii = NULL, *jo = NULL, *ji = NULL, *fused = NULL;
   KILN_RETURN_IF_ERROR(
       kiln_te_split(schedule, stage, axis(out, 0), KILN_SCHEDULE_DENSE_ROWS, &io, &ii));

@@ -510,6 +510,11 @@ static kiln_status_t infer_region(lowerer_t *l, const nest_t *n, int leaf,
   c.buffer = t->buffer;
   c.count = 0;
   KILN_RETURN_IF_ERROR(kiln_tir_visitor_visit_expr(&c.visitor, body));
+  if (c.count == 0) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "compute_at: stage %s reads %s only through stages that are not inlined",
+                       n->stage->op->name, t->name);
+  }
   for (int d = 0; d < t->ndim; ++d) {
     a->base[d] = NULL;
     a->extent[d] = t->shape[d];

@@ -371,6 +371,21 @@ static int stage_position(const kiln_te_schedule_t *s, const kiln_te_stage_t *st
   return -1;
 }
 
+/* Whether `op` reads `tensor`, directly or through the computes it reads
+ * (which must be inlined by the time the schedule is lowered: lowering
+ * checks that the consumer's inlined body reads the stage). */
+static int reads_tensor(const kiln_te_operation_t *op, const kiln_te_tensor_t *tensor, int depth) {
+  if (op->kind != KILN_TE_OP_COMPUTE || depth > KILN_TE_MAX_STAGES) {
+    return 0;
+  }
+  for (int i = 0; i < op->num_inputs; ++i) {
+    if (op->inputs[i] == tensor || reads_tensor(op->inputs[i]->op, tensor, depth + 1)) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
 kiln_status_t kiln_te_compute_at(kiln_te_stage_t *stage, const kiln_te_stage_t *consumer,
                                  const kiln_te_iter_var_t *axis) {
   int leaf = 0;
@@ -381,11 +396,7 @@ kiln_status_t kiln_te_compute_at(kiln_te_stage_t *stage, const kiln_te_stage_t *
                        : stage->inlined ? "inlined"
                                         : "an extern op");
   }
-  int reads = 0;
-  for (int i = 0; i < consumer->op->num_inputs; ++i) {
-    reads |= consumer->op->inputs[i] == stage->output;
-  }
-  if (!reads) {
+  if (!reads_tensor(consumer->op, stage->output, 0)) {
     return KILN_STATUS(INVALID_ARGUMENT, "compute_at: stage %s does not read %s",
                        consumer->op->name, stage->output->name);
   }

@@ -835,6 +835,51 @@ static void test_compute_at_row(void **state) {
   fixture_done(&f);
 }
 
+/* B computed per row of D, which reads it through C, inlined: the region
+ * comes from D's body after inlining. Without the inline, lowering refuses. */
+static void test_compute_at_through_inlined(void **state) {
+  (void)state;
+  fixture_t f;
+  fixture_init(&f);
+  const int64_t shape[] = {M, N};
+  rule_t r1 = {.scale = 2.0}, r2 = {.scale = 0.25}, r3 = {.scale = -1.0};
+  KILN_ASSERT_OK(kiln_te_placeholder(&f.arena, "A", 2, shape, KILN_DTYPE_FLOAT32, &r1.a));
+  const kiln_te_tensor_t *B = NULL, *C = NULL, *D = NULL;
+  KILN_ASSERT_OK(kiln_te_compute(&f.arena, "B", 2, shape, 1, &r1.a, scale_rule, &r1, &B));
+  r2.a = B;
+  KILN_ASSERT_OK(kiln_te_compute(&f.arena, "C", 2, shape, 1, &B, scale_rule, &r2, &C));
+  r3.a = C;
+  KILN_ASSERT_OK(kiln_te_compute(&f.arena, "D", 2, shape, 1, &C, scale_rule, &r3, &D));
+  kiln_te_schedule_t *s = NULL;
+  KILN_ASSERT_OK(kiln_te_create_schedule(&f.arena, 1, &D, &s));
+  KILN_ASSERT_OK(kiln_te_compute_at(s->stages[0], s->stages[2], kiln_te_tensor_axis(D, 0)));
+  const kiln_te_tensor_t *args[] = {r1.a, D};
+  const kiln_tir_prim_func_t *func = NULL;
+  KILN_ASSERT_STATUS(kiln_te_lower(s, "through", 2, args, &func), INVALID_ARGUMENT,
+                     "compute_at: stage D reads B only through stages that are not inlined");
+  KILN_ASSERT_OK(kiln_te_compute_inline(s->stages[1]));
+  KILN_ASSERT_OK(kiln_te_lower(s, "through", 2, args, &func));
+  check_text(func,
+             "@T.prim_func\n"
+             "def through(A: T.Buffer((7, 13), \"float32\"), D: T.Buffer((7, 13), \"float32\")):\n"
+             "    for i in T.serial(7):\n"
+             "        B = T.decl_buffer((1, 13), \"float32\", scope=\"global\")\n"
+             "        for i in T.serial(1):\n"
+             "            for j in T.serial(13):\n"
+             "                B[i, j] = A[i + i, j] * T.float32(2.0)\n"
+             "        for j in T.serial(13):\n"
+             "            D[i, j] = B[0, j] * T.float32(0.25) * T.float32(-1.0)\n");
+  kiln_tensor_t *tensors[] = {make_tensor(2, shape, 6), make_tensor(2, shape, -1)};
+  run(func, 2, tensors);
+  float expected[M * N];
+  for (int i = 0; i < M * N; ++i) {
+    expected[i] = value_at(i, 6) * 2.0f * 0.25f * -1.0f;
+  }
+  check_floats(tensors[1], expected, M * N);
+  release_all(2, tensors);
+  fixture_done(&f);
+}
+
 static void test_compute_at_cache_write_errors(void **state) {
   (void)state;
   fixture_t f;
@@ -954,6 +999,7 @@ int main(void) {
       cmocka_unit_test(test_lower_verifies),
       cmocka_unit_test(test_cache_write_compute_at),
       cmocka_unit_test(test_compute_at_row),
+      cmocka_unit_test(test_compute_at_through_inlined),
       cmocka_unit_test(test_compute_at_cache_write_errors),
       cmocka_unit_test(test_allocation_failures),
   };

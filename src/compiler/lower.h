@@ -1,0 +1,40 @@
+/*
+ * Lowering a function of the graph IR to one PrimFunc: how a fused group
+ * (a primitive function made by fuse_ops) becomes one kernel (seed 001's
+ * LowerToTE / ScheduleBuilder: each op's compute, the anchor op's schedule,
+ * then lowering).
+ *
+ * The function's parameters become placeholders; its body is walked in the
+ * canonical order and every operator call runs its compute rule
+ * (op/compute.h) on the tensors of its arguments, so the group is one graph
+ * of tensor expressions. A Constant in the body becomes a compute of its
+ * value when it has one element (a scalar in the kernel); larger constants
+ * must be parameters (fuse_ops passes weights as arguments). Tuples and
+ * TupleGetItem only route tensors.
+ *
+ * The anchor is the call with the highest fusion pattern (TVM's
+ * OpPatternKind: a conv or dense over the elementwise ops after it, a
+ * reduction over its injective inputs), the first one on a tie. Its
+ * operator's schedule (or the default CPU schedule) is applied to the whole
+ * group: the tuned x86 schedules take the group's output as the tile they
+ * write and inline the epilogue (op/schedule_x86.c); the default schedule
+ * inlines every stage that is neither an output nor a reduction. The
+ * PrimFunc's parameters are the function's parameters, then its outputs
+ * (the fields of a tuple result, in order).
+ */
+#ifndef KILN_COMPILER_LOWER_H_
+#define KILN_COMPILER_LOWER_H_
+
+#include "ir/expr.h"
+#include "op/compute.h"
+#include "tir/tir.h"
+
+/* Lowers a typed function (kiln_ir_infer_types has run) into `arena`.
+ * INVALID_ARGUMENT naming the node for what a kernel cannot hold: a
+ * non-tensor parameter, a call of a function, a constant of more than one
+ * element, more than KILN_TE_MAX_INPUTS arguments to an op. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compiler_lower_function(
+    const kiln_function_t *function, const kiln_schedule_target_t *target, kiln_arena_t *arena,
+    const char *name, const kiln_tir_prim_func_t **out_func);
+
+#endif /* KILN_COMPILER_LOWER_H_ */
