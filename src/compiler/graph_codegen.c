@@ -1,0 +1,605 @@
+/*
+ * Graph code generation (graph_codegen.h).
+ *
+ * One walk over main's canonical order builds the node table, the entry
+ * table (one entry per node output, numbered in node order, so a node's
+ * entries are node_row_ptr[node] + output) and, per IR node, the entries it
+ * stands for. Kernels are found by key in a string map; the JSON is built
+ * with jansson at the end from the two tables.
+ */
+#include <string.h>
+
+#include "base/array.h"
+#include "base/hashmap.h"
+#include "base/json.h"
+#include "base/strbuf.h"
+#include "compiler/graph_codegen.h"
+#include "compiler/key.h"
+#include "compiler/lower.h"
+#include "ir/order.h"
+#include "op/nn_common.h"
+
+typedef struct node_t {
+  const char *name;
+  const char *func_name; /* NULL for an input or a param */
+  int num_inputs;
+  const int *inputs; /* entry ids */
+  int num_outputs;
+  int first_entry;
+  int64_t flops;
+} node_t;
+
+/* The entries an IR node stands for. */
+typedef struct value_t {
+  int count;
+  const int *entries;
+} value_t;
+
+typedef struct codegen_t {
+  kiln_allocator_t allocator;
+  kiln_arena_t *arena;
+  const kiln_schedule_target_t *target;
+  kiln_graph_codegen_t *out;
+  kiln_ir_order_t order;
+  bool have_order;
+  kiln_array_t nodes;     /* node_t */
+  kiln_array_t types;     /* const kiln_tensor_type_t *, per entry */
+  kiln_array_t funcs;     /* const kiln_tir_prim_func_t * */
+  kiln_array_t params;    /* kiln_tensor_t * (retained), param_names parallel */
+  kiln_array_t names;     /* const char * */
+  kiln_hashmap_t values;  /* IR node -> value_t * */
+  kiln_hashmap_t kernels; /* key -> func index + 1 */
+  kiln_hashmap_t used;    /* kernel name -> count of uses (for suffixes) */
+} codegen_t;
+
+/* ---- tables ---- */
+
+static kiln_status_t add_node(codegen_t *g, const char *name, const char *func_name, int num_inputs,
+                              const int *inputs, int num_outputs,
+                              const kiln_tensor_type_t *const *types, int64_t flops,
+                              value_t **out_value) {
+  node_t node = {name, func_name, num_inputs, inputs, num_outputs, (int)kiln_array_count(&g->types),
+                 flops};
+  KILN_RETURN_IF_ERROR(kiln_array_push(&g->nodes, &node));
+  int *entries = NULL;
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(g->arena, (size_t)num_outputs, sizeof(int),
+                                                 _Alignof(int), (void **)&entries));
+  for (int o = 0; o < num_outputs; ++o) {
+    entries[o] = node.first_entry + o;
+    KILN_RETURN_IF_ERROR(kiln_array_push(&g->types, &types[o]));
+  }
+  KILN_RETURN_IF_ERROR(
+      kiln_arena_allocate(g->arena, sizeof(value_t), _Alignof(value_t), (void **)out_value));
+  **out_value = (value_t){num_outputs, entries};
+  return KILN_OK;
+}
+
+static const value_t *value_of(const codegen_t *g, const kiln_expr_t *expr) {
+  void *value = NULL;
+  return kiln_hashmap_get(&g->values, expr, &value) ? value : NULL;
+}
+
+/* The tensor types of a node's outputs: its type, or its tuple's fields. */
+static kiln_status_t output_types(codegen_t *g, const kiln_type_t *type, int *out_count,
+                                  const kiln_tensor_type_t ***out_types) {
+  const kiln_tuple_type_t *tuple = type ? kiln_type_as_tuple(type) : NULL;
+  int count = tuple ? tuple->count : 1;
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(g->arena, (size_t)count, sizeof(void *),
+                                                 _Alignof(void *), (void **)out_types));
+  for (int i = 0; i < count; ++i) {
+    const kiln_type_t *field = tuple ? tuple->fields[i] : type;
+    (*out_types)[i] = field ? kiln_type_as_tensor(field) : NULL;
+    if (!(*out_types)[i]) {
+      return KILN_STATUS(INVALID_ARGUMENT, "output %d is not a typed tensor (run infer_type)", i);
+    }
+  }
+  *out_count = count;
+  return KILN_OK;
+}
+
+/* ---- inputs and params ---- */
+
+static kiln_status_t visit_var(codegen_t *g, const kiln_var_t *var, value_t **out_value) {
+  int count = 0;
+  const kiln_tensor_type_t **types = NULL;
+  KILN_RETURN_IF_ERROR(output_types(g, var->base.checked_type, &count, &types));
+  if (count != 1) {
+    return KILN_STATUS(INVALID_ARGUMENT, "input %%%s is a tuple; inputs must be tensors",
+                       var->name);
+  }
+  return add_node(g, var->name, NULL, 0, NULL, 1, types, 0, out_value);
+}
+
+static kiln_status_t visit_constant(codegen_t *g, const kiln_constant_t *constant,
+                                    value_t **out_value) {
+  char *name = NULL;
+  size_t index = kiln_array_count(&g->params);
+  char buffer[32];
+  snprintf(buffer, sizeof(buffer), "p%zu", index);
+  KILN_RETURN_IF_ERROR(kiln_arena_strdup(g->arena, buffer, &name));
+  const kiln_tensor_type_t *type = kiln_type_as_tensor(constant->base.checked_type);
+  if (!type) {
+    return KILN_STATUS(INVALID_ARGUMENT, "constant without a type (run infer_type)");
+  }
+  KILN_RETURN_IF_ERROR(kiln_array_push(&g->names, &name));
+  kiln_tensor_t *tensor = constant->value;
+  KILN_RETURN_IF_ERROR(kiln_array_push(&g->params, &tensor));
+  kiln_tensor_retain(tensor);
+  return add_node(g, name, NULL, 0, NULL, 1, &type, 0, out_value);
+}
+
+/* ---- kernels ---- */
+
+/* 2 x multiply-adds of the conv, dense and matmul calls of `function`. */
+static int64_t call_flops(const kiln_call_t *call) {
+  const kiln_tensor_type_t *out = kiln_type_as_tensor(call->base.checked_type);
+  if (!call->op || !out || call->num_args < 2) {
+    return 0;
+  }
+  int64_t out_elems = 1;
+  for (int d = 0; d < out->ndim; ++d) {
+    out_elems *= out->shape[d];
+  }
+  const kiln_tensor_type_t *x = kiln_type_as_tensor(call->args[0]->checked_type);
+  const kiln_tensor_type_t *w = kiln_type_as_tensor(call->args[1]->checked_type);
+  if (!x || !w) {
+    return 0;
+  }
+  const char *name = call->op->name;
+  if (strcmp(name, "nn.conv2d") == 0 || strcmp(name, "nn.contrib_conv2d_NCHWc") == 0) {
+    const kiln_nn_conv2d_attrs_t *a = call->attrs;
+    kiln_nn_layout_t layout;
+    if (kiln_nn_layout_parse(a->kernel_layout, &layout) != KILN_OK) {
+      return 0; /* validated already; no status can be pending here */
+    }
+    int64_t weight = 1, out_channels = 1;
+    for (int d = 0; d < w->ndim && d < layout.ndim; ++d) {
+      weight *= w->shape[d];
+      out_channels *= layout.axes[d] == 'O' || layout.axes[d] == 'o' ? w->shape[d] : 1;
+    }
+    return out_channels ? 2 * out_elems * (weight / out_channels) : 0;
+  }
+  if (strcmp(name, "nn.dense") == 0 || strcmp(name, "nn.matmul") == 0 ||
+      strcmp(name, "nn.batch_matmul") == 0) {
+    return 2 * out_elems * x->shape[x->ndim - 1];
+  }
+  return 0;
+}
+
+static int64_t function_flops(const kiln_ir_order_t *order) {
+  int64_t flops = 0;
+  for (size_t i = 0; i < kiln_ir_order_count(order); ++i) {
+    const kiln_call_t *call = kiln_expr_as_call(kiln_ir_order_node(order, i));
+    flops += call ? call_flops(call) : 0;
+  }
+  return flops;
+}
+
+/* "fused_nn_conv2d_add_nn_relu" (operators in order, dots as underscores),
+ * with "_<n>" when the name is taken by another kernel. */
+static kiln_status_t kernel_name(codegen_t *g, const kiln_ir_order_t *order, char **out_name) {
+  kiln_strbuf_t sb;
+  kiln_strbuf_initialize(&sb, g->allocator);
+  kiln_status_t status = kiln_strbuf_append(&sb, "fused");
+  for (size_t i = 0; !status && i < kiln_ir_order_count(order) && kiln_strbuf_length(&sb) < 80;
+       ++i) {
+    const kiln_call_t *call = kiln_expr_as_call(kiln_ir_order_node(order, i));
+    if (call && call->op) {
+      status = kiln_strbuf_appendf(&sb, "_%s", call->op->name);
+    }
+  }
+  void *uses = NULL;
+  if (!status && kiln_hashmap_get(&g->used, kiln_strbuf_c_str(&sb), &uses)) {
+    status = kiln_hashmap_put(&g->used, kiln_strbuf_c_str(&sb), (void *)((uintptr_t)uses + 1));
+    if (!status) {
+      status = kiln_strbuf_appendf(&sb, "_%zu", (size_t)(uintptr_t)uses);
+    }
+  } else if (!status) {
+    status = kiln_hashmap_put(&g->used, kiln_strbuf_c_str(&sb), (void *)(uintptr_t)1);
+  }
+  if (!status) {
+    status = kiln_arena_strdup(g->arena, kiln_strbuf_c_str(&sb), out_name);
+  }
+  kiln_strbuf_deinitialize(&sb);
+  if (!status) {
+    for (char *c = *out_name; *c; ++c) {
+      *c = *c == '.' ? '_' : *c;
+    }
+  }
+  return status;
+}
+
+/* The kernel of `function`: found by key, or lowered and added. */
+static kiln_status_t kernel_of(codegen_t *g, const kiln_function_t *function,
+                               const kiln_tir_prim_func_t **out_func, int64_t *out_flops) {
+  kiln_strbuf_t key;
+  kiln_strbuf_initialize(&key, g->allocator);
+  kiln_ir_order_t order;
+  kiln_status_t status = kiln_compiler_function_key(function, &key);
+  if (status) {
+    kiln_strbuf_deinitialize(&key);
+    return status;
+  }
+  status = kiln_ir_order_compute(function, g->allocator, &order);
+  if (!status) {
+    *out_flops = function_flops(&order);
+    void *found = NULL;
+    if (kiln_hashmap_get(&g->kernels, kiln_strbuf_c_str(&key), &found)) {
+      *out_func = *(const kiln_tir_prim_func_t **)kiln_array_at(&g->funcs, (uintptr_t)found - 1);
+    } else {
+      char *name = NULL;
+      status = kernel_name(g, &order, &name);
+      if (!status) {
+        status = kiln_compiler_lower_function(function, g->target, g->arena, name, out_func);
+      }
+      if (!status) {
+        status = kiln_array_push(&g->funcs, out_func);
+      }
+      if (!status) {
+        status = kiln_hashmap_put(&g->kernels, kiln_strbuf_c_str(&key),
+                                  (void *)(uintptr_t)kiln_array_count(&g->funcs));
+      }
+    }
+    kiln_ir_order_deinitialize(&order);
+  }
+  kiln_strbuf_deinitialize(&key);
+  return status;
+}
+
+static kiln_status_t visit_call(codegen_t *g, const kiln_call_t *call, value_t **out_value) {
+  if (call->op) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "main calls %s directly: kernels are made from primitive functions (run "
+                       "fuse_ops first)",
+                       call->op->name);
+  }
+  if (!call->callee->primitive) {
+    return KILN_STATUS(INVALID_ARGUMENT, "a call of a function that is not primitive");
+  }
+  int *inputs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(g->arena, (size_t)call->num_args + 1, sizeof(int),
+                                                 _Alignof(int), (void **)&inputs));
+  for (int a = 0; a < call->num_args; ++a) {
+    const value_t *arg = value_of(g, call->args[a]);
+    if (!arg || arg->count != 1) {
+      return KILN_STATUS(INVALID_ARGUMENT, "argument %d is not a tensor", a);
+    }
+    inputs[a] = arg->entries[0];
+  }
+  const kiln_tir_prim_func_t *func = NULL;
+  int64_t flops = 0;
+  KILN_RETURN_IF_ERROR(kernel_of(g, call->callee, &func, &flops));
+  int count = 0;
+  const kiln_tensor_type_t **types = NULL;
+  KILN_RETURN_IF_ERROR(output_types(g, call->base.checked_type, &count, &types));
+  return add_node(g, func->name, func->name, call->num_args, inputs, count, types, flops,
+                  out_value);
+}
+
+/* ---- routing ---- */
+
+static kiln_status_t visit_tuple(codegen_t *g, const kiln_tuple_t *tuple, value_t **out_value) {
+  int total = 0;
+  for (int f = 0; f < tuple->num_fields; ++f) {
+    const value_t *field = value_of(g, tuple->fields[f]);
+    total += field ? field->count : 0;
+  }
+  int *entries = NULL;
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(g->arena, (size_t)total + 1, sizeof(int),
+                                                 _Alignof(int), (void **)&entries));
+  int n = 0;
+  for (int f = 0; f < tuple->num_fields; ++f) {
+    const value_t *field = value_of(g, tuple->fields[f]);
+    for (int e = 0; field && e < field->count; ++e) {
+      entries[n++] = field->entries[e];
+    }
+  }
+  KILN_RETURN_IF_ERROR(
+      kiln_arena_allocate(g->arena, sizeof(value_t), _Alignof(value_t), (void **)out_value));
+  **out_value = (value_t){n, entries};
+  return KILN_OK;
+}
+
+static kiln_status_t visit_get_item(codegen_t *g, const kiln_tuple_get_item_t *item,
+                                    value_t **out_value) {
+  const value_t *tuple = value_of(g, item->tuple);
+  if (!tuple || item->index < 0 || item->index >= tuple->count) {
+    return KILN_STATUS(INVALID_ARGUMENT, "field %d of a value with %d fields", item->index,
+                       tuple ? tuple->count : 0);
+  }
+  KILN_RETURN_IF_ERROR(
+      kiln_arena_allocate(g->arena, sizeof(value_t), _Alignof(value_t), (void **)out_value));
+  **out_value = (value_t){1, &tuple->entries[item->index]};
+  return KILN_OK;
+}
+
+static kiln_status_t visit(codegen_t *g, const kiln_expr_t *expr, value_t **out_value) {
+  switch (expr->kind) {
+  case KILN_EXPR_KIND_VAR:
+    return visit_var(g, kiln_expr_as_var(expr), out_value);
+  case KILN_EXPR_KIND_CONSTANT:
+    return visit_constant(g, kiln_expr_as_constant(expr), out_value);
+  case KILN_EXPR_KIND_CALL:
+    return visit_call(g, kiln_expr_as_call(expr), out_value);
+  case KILN_EXPR_KIND_TUPLE:
+    return visit_tuple(g, kiln_expr_as_tuple(expr), out_value);
+  case KILN_EXPR_KIND_TUPLE_GET_ITEM:
+    return visit_get_item(g, kiln_expr_as_tuple_get_item(expr), out_value);
+  case KILN_EXPR_KIND_FUNCTION:
+  case KILN_EXPR_KIND_COUNT_:
+    break;
+  }
+  return KILN_STATUS(INVALID_ARGUMENT, "a %s in main", kiln_expr_kind_name(expr->kind));
+}
+
+/* Visits main's nodes; a primitive function's own nodes (which the order
+ * lists before its call) are skipped: only nodes of main itself count. */
+static kiln_status_t walk_main(codegen_t *g, const kiln_function_t *main_fn) {
+  KILN_RETURN_IF_ERROR(kiln_ir_order_compute(main_fn, g->allocator, &g->order));
+  g->have_order = true;
+  kiln_hashmap_t inner;
+  kiln_hashmap_initialize(&inner, g->allocator, KILN_HASHMAP_KEY_POINTER);
+  kiln_status_t status = KILN_OK;
+  size_t count = kiln_ir_order_count(&g->order);
+  for (size_t i = count; !status && i-- > 0;) { /* mark the nodes inside callees */
+    const kiln_call_t *call = kiln_expr_as_call(kiln_ir_order_node(&g->order, i));
+    if (call && call->callee) {
+      kiln_ir_order_t callee;
+      status = kiln_ir_order_compute(call->callee, g->allocator, &callee);
+      if (status) {
+        break;
+      }
+      status = kiln_hashmap_put(&inner, &call->callee->base, NULL);
+      for (size_t k = 0; !status && k < kiln_ir_order_count(&callee); ++k) {
+        status = kiln_hashmap_put(&inner, kiln_ir_order_node(&callee, k), NULL);
+      }
+      kiln_ir_order_deinitialize(&callee);
+    }
+  }
+  for (size_t i = 0; !status && i < count; ++i) {
+    const kiln_expr_t *expr = kiln_ir_order_node(&g->order, i);
+    if (kiln_hashmap_contains(&inner, expr) || value_of(g, expr)) {
+      continue;
+    }
+    value_t *value = NULL;
+    char buffer[64];
+    status = kiln_status_annotate(visit(g, expr, &value), "in @main, %s",
+                                  kiln_ir_order_describe(&g->order, i, buffer));
+    if (!status) {
+      status = kiln_hashmap_put(&g->values, expr, value);
+    }
+  }
+  kiln_hashmap_deinitialize(&inner);
+  return status;
+}
+
+/* ---- JSON ---- */
+
+/* Takes `value` (NULL when jansson could not allocate it). */
+static kiln_status_t set(json_t *object, const char *key, json_t *value) {
+  return kiln_json_object_set_new(object, key, value);
+}
+
+static kiln_status_t append(json_t *array, json_t *value) {
+  return kiln_json_array_append_new(array, value);
+}
+
+static kiln_status_t node_json(const codegen_t *g, const node_t *node, json_t **out) {
+  json_t *object = json_object(), *inputs = json_array();
+  *out = object;
+  if (!object || !inputs) {
+    json_decref(inputs);
+    return KILN_STATUS(RESOURCE_EXHAUSTED, "graph.json: out of memory");
+  }
+  KILN_RETURN_IF_ERROR(set(object, "op", json_string(node->func_name ? "tvm_op" : "null")));
+  KILN_RETURN_IF_ERROR(set(object, "name", json_string(node->name)));
+  if (node->func_name) {
+    json_t *attrs = json_object();
+    KILN_RETURN_IF_ERROR(set(object, "attrs", attrs));
+    char number[32];
+    KILN_RETURN_IF_ERROR(set(attrs, "func_name", json_string(node->func_name)));
+    snprintf(number, sizeof(number), "%d", node->num_inputs);
+    KILN_RETURN_IF_ERROR(set(attrs, "num_inputs", json_string(number)));
+    snprintf(number, sizeof(number), "%d", node->num_outputs);
+    KILN_RETURN_IF_ERROR(set(attrs, "num_outputs", json_string(number)));
+    KILN_RETURN_IF_ERROR(set(attrs, "flatten_data", json_string("0")));
+  }
+  KILN_RETURN_IF_ERROR(set(object, "inputs", inputs));
+  for (int i = 0; i < node->num_inputs; ++i) {
+    int entry = node->inputs[i];
+    const node_t *source = NULL;
+    int source_index = 0;
+    for (size_t n = 0; n < kiln_array_count(&g->nodes); ++n) {
+      const node_t *candidate = kiln_array_at(&g->nodes, n);
+      if (entry >= candidate->first_entry &&
+          entry < candidate->first_entry + candidate->num_outputs) {
+        source = candidate;
+        source_index = (int)n;
+      }
+    }
+    KILN_RETURN_IF_ERROR(append(
+        inputs, json_pack("[iii]", source_index, entry - (source ? source->first_entry : 0), 0)));
+  }
+  return KILN_OK;
+}
+
+/* ["list_int", [...]] style attribute arrays. */
+static kiln_status_t tagged(json_t *attrs, const char *key, const char *tag, json_t **out_list) {
+  *out_list = json_array();
+  json_t *pair = json_array();
+  KILN_RETURN_IF_ERROR(set(attrs, key, pair));
+  KILN_RETURN_IF_ERROR(append(pair, json_string(tag)));
+  return append(pair, *out_list);
+}
+
+static kiln_status_t attrs_json(const codegen_t *g, const int *storage_ids, json_t *graph) {
+  json_t *attrs = json_object();
+  KILN_RETURN_IF_ERROR(set(graph, "attrs", attrs));
+  json_t *dltype = NULL, *storage = NULL, *shape = NULL, *flops = NULL;
+  KILN_RETURN_IF_ERROR(tagged(attrs, "dltype", "list_str", &dltype));
+  KILN_RETURN_IF_ERROR(tagged(attrs, "storage_id", "list_int", &storage));
+  KILN_RETURN_IF_ERROR(tagged(attrs, "shape", "list_shape", &shape));
+  KILN_RETURN_IF_ERROR(tagged(attrs, "kiln_flops", "list_int", &flops));
+  for (size_t e = 0; e < kiln_array_count(&g->types); ++e) {
+    const kiln_tensor_type_t *type = *(const kiln_tensor_type_t **)kiln_array_at(&g->types, e);
+    KILN_RETURN_IF_ERROR(append(dltype, json_string(kiln_dtype_name(type->dtype))));
+    KILN_RETURN_IF_ERROR(
+        append(storage, json_integer(storage_ids ? storage_ids[e] : (json_int_t)e)));
+    json_t *dims = json_array();
+    KILN_RETURN_IF_ERROR(append(shape, dims));
+    for (int d = 0; d < type->ndim; ++d) {
+      KILN_RETURN_IF_ERROR(append(dims, json_integer(type->shape[d])));
+    }
+  }
+  for (size_t n = 0; n < kiln_array_count(&g->nodes); ++n) {
+    const node_t *node = kiln_array_at(&g->nodes, n);
+    KILN_RETURN_IF_ERROR(append(flops, json_integer(node->flops)));
+  }
+  return KILN_OK;
+}
+
+static kiln_status_t graph_json(const codegen_t *g, const value_t *heads, const int *storage_ids,
+                                json_t *graph) {
+  json_t *nodes = json_array(), *arg_nodes = json_array(), *row_ptr = json_array(),
+         *head_list = json_array();
+  KILN_RETURN_IF_ERROR(set(graph, "nodes", nodes));
+  KILN_RETURN_IF_ERROR(set(graph, "arg_nodes", arg_nodes));
+  KILN_RETURN_IF_ERROR(set(graph, "heads", head_list));
+  KILN_RETURN_IF_ERROR(set(graph, "node_row_ptr", row_ptr));
+  for (size_t n = 0; n < kiln_array_count(&g->nodes); ++n) {
+    const node_t *node = kiln_array_at(&g->nodes, n);
+    json_t *object = NULL;
+    kiln_status_t status = node_json(g, node, &object);
+    if (status) {
+      json_decref(object);
+      return status;
+    }
+    KILN_RETURN_IF_ERROR(append(nodes, object));
+    if (!node->func_name) {
+      KILN_RETURN_IF_ERROR(append(arg_nodes, json_integer((json_int_t)n)));
+    }
+    KILN_RETURN_IF_ERROR(append(row_ptr, json_integer(node->first_entry)));
+  }
+  KILN_RETURN_IF_ERROR(append(row_ptr, json_integer((json_int_t)kiln_array_count(&g->types))));
+  for (int h = 0; h < heads->count; ++h) {
+    int entry = heads->entries[h];
+    for (size_t n = 0; n < kiln_array_count(&g->nodes); ++n) {
+      const node_t *node = kiln_array_at(&g->nodes, n);
+      if (entry >= node->first_entry && entry < node->first_entry + node->num_outputs) {
+        KILN_RETURN_IF_ERROR(
+            append(head_list, json_pack("[iii]", (int)n, entry - node->first_entry, 0)));
+      }
+    }
+  }
+  return attrs_json(g, storage_ids, graph);
+}
+
+/* ---- entry point ---- */
+
+static kiln_status_t finish(codegen_t *g, const kiln_function_t *main_fn, const int *storage_ids) {
+  const value_t *heads = value_of(g, main_fn->body);
+  if (!heads) {
+    return KILN_STATUS(INTERNAL, "main's result has no entries");
+  }
+  json_t *graph = json_object();
+  kiln_status_t status = graph ? graph_json(g, heads, storage_ids, graph)
+                               : KILN_STATUS(RESOURCE_EXHAUSTED, "graph.json: out of memory");
+  if (!status) {
+    status = kiln_json_dump(g->allocator, graph, 1, &g->out->graph_json);
+  }
+  json_decref(graph);
+  KILN_RETURN_IF_ERROR(status);
+  kiln_graph_codegen_t *out = g->out;
+  out->num_funcs = (int)kiln_array_count(&g->funcs);
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(g->arena, (size_t)out->num_funcs + 1,
+                                                 sizeof(void *), _Alignof(void *),
+                                                 (void **)&out->funcs));
+  memcpy(out->funcs, kiln_array_data(&g->funcs), (size_t)out->num_funcs * sizeof(void *));
+  out->num_nodes = (int)kiln_array_count(&g->nodes);
+  out->num_entries = (int)kiln_array_count(&g->types);
+  for (size_t n = 0; n < kiln_array_count(&g->nodes); ++n) {
+    const node_t *node = kiln_array_at(&g->nodes, n);
+    out->num_kernel_calls += node->func_name != NULL;
+    out->total_flops += node->flops;
+  }
+  return KILN_OK;
+}
+
+/* Hands the params to the result (also on failure, so they are released). */
+static kiln_status_t take_params(codegen_t *g) {
+  kiln_graph_codegen_t *out = g->out;
+  size_t count = kiln_array_count(&g->params);
+  kiln_status_t status = kiln_arena_allocate_array(g->arena, count + 1, sizeof(void *),
+                                                   _Alignof(void *), (void **)&out->params);
+  if (!status) {
+    status = kiln_arena_allocate_array(g->arena, count + 1, sizeof(void *), _Alignof(void *),
+                                       (void **)&out->param_names);
+  }
+  if (status) {
+    for (size_t i = 0; i < count; ++i) {
+      kiln_tensor_release(*(kiln_tensor_t **)kiln_array_at(&g->params, i));
+    }
+    return status;
+  }
+  memcpy(out->params, kiln_array_data(&g->params), count * sizeof(void *));
+  memcpy(out->param_names, kiln_array_data(&g->names), count * sizeof(void *));
+  out->num_params = (int)count;
+  return KILN_OK;
+}
+
+kiln_status_t kiln_graph_codegen(kiln_allocator_t allocator, kiln_module_t *module,
+                                 const kiln_schedule_target_t *target, const int *storage_ids,
+                                 kiln_arena_t *arena, kiln_graph_codegen_t *out_graph) {
+  memset(out_graph, 0, sizeof(*out_graph));
+  out_graph->allocator = allocator;
+  const kiln_function_t *main_fn = kiln_module_get_function(module, "main");
+  if (!main_fn) {
+    return KILN_STATUS(INVALID_ARGUMENT, "the module has no main function");
+  }
+  codegen_t g = {.allocator = allocator, .arena = arena, .target = target, .out = out_graph};
+  kiln_array_initialize(&g.nodes, allocator, sizeof(node_t));
+  kiln_array_initialize(&g.types, allocator, sizeof(void *));
+  kiln_array_initialize(&g.funcs, allocator, sizeof(void *));
+  kiln_array_initialize(&g.params, allocator, sizeof(void *));
+  kiln_array_initialize(&g.names, allocator, sizeof(void *));
+  kiln_hashmap_initialize(&g.values, allocator, KILN_HASHMAP_KEY_POINTER);
+  kiln_hashmap_initialize(&g.kernels, allocator, KILN_HASHMAP_KEY_STRING);
+  kiln_hashmap_initialize(&g.used, allocator, KILN_HASHMAP_KEY_STRING);
+  kiln_status_t status = walk_main(&g, main_fn);
+  if (!status) {
+    status = finish(&g, main_fn, storage_ids);
+  }
+  kiln_status_t params_status = take_params(&g);
+  if (g.have_order) {
+    kiln_ir_order_deinitialize(&g.order);
+  }
+  kiln_array_deinitialize(&g.nodes);
+  kiln_array_deinitialize(&g.types);
+  kiln_array_deinitialize(&g.funcs);
+  kiln_array_deinitialize(&g.params);
+  kiln_array_deinitialize(&g.names);
+  kiln_hashmap_deinitialize(&g.values);
+  kiln_hashmap_deinitialize(&g.kernels);
+  kiln_hashmap_deinitialize(&g.used);
+  if (params_status && status) {
+    kiln_status_free(params_status);
+  } else if (params_status) {
+    status = params_status;
+  }
+  if (status) {
+    kiln_graph_codegen_deinitialize(out_graph);
+  }
+  return status;
+}
+
+void kiln_graph_codegen_deinitialize(kiln_graph_codegen_t *graph) {
+  for (int i = 0; i < graph->num_params; ++i) {
+    kiln_tensor_release(graph->params[i]);
+  }
+  if (graph->graph_json) {
+    kiln_allocator_free(graph->allocator, graph->graph_json);
+  }
+  kiln_allocator_t allocator = graph->allocator;
+  memset(graph, 0, sizeof(*graph));
+  graph->allocator = allocator;
+}

@@ -1,0 +1,56 @@
+/*
+ * Graph code generation (seed 001's GraphCodegen / GraphExecutorCodegen):
+ * from a fused module to the graph executor's JSON, its kernels and its
+ * params.
+ *
+ * main's body must be dataflow over its parameters, constants and calls of
+ * primitive functions (what fuse_ops leaves), routed by tuples and
+ * TupleGetItem. Walking it in the canonical order:
+ * - a parameter becomes an input node ("op": "null", its name);
+ * - a constant becomes a param node named p0, p1, ... in order of first use,
+ *   its tensor kept for params.bin;
+ * - a call of a primitive function becomes a "tvm_op" node whose inputs are
+ *   the entries of its arguments and whose outputs are the function's
+ *   (one, or a tuple's fields); the function is lowered to a PrimFunc
+ *   (compiler/lower.h) named after its operators (fused_nn_conv2d_add_nn_relu),
+ *   once per distinct function: two calls of functions with the same key
+ *   (compiler/key.h: operators, attributes, types) share one kernel;
+ * - a tuple and TupleGetItem only select entries.
+ * Every entry (one output of a node) has a dtype, a shape and a storage id:
+ * one storage per entry unless a memory plan is given (storage ids per
+ * entry). A call of an operator left in main is refused ("run fuse_ops
+ * first"). The JSON layout is docs/formats.md's ("graph.json").
+ */
+#ifndef KILN_COMPILER_GRAPH_CODEGEN_H_
+#define KILN_COMPILER_GRAPH_CODEGEN_H_
+
+#include "ir/expr.h"
+#include "op/compute.h"
+#include "tir/tir.h"
+
+typedef struct kiln_graph_codegen_t {
+  char *graph_json; /* made with the allocator given */
+  int num_funcs;
+  const kiln_tir_prim_func_t **funcs; /* as lowered (before the lowering passes), in the arena */
+  int num_params;
+  const char **param_names; /* in the arena */
+  kiln_tensor_t **params;   /* references held: kiln_graph_codegen_deinitialize drops them */
+  int num_nodes;
+  int num_entries;
+  int num_kernel_calls; /* tvm_op nodes */
+  int64_t total_flops;  /* of the conv, dense and matmul calls */
+  kiln_allocator_t allocator;
+} kiln_graph_codegen_t;
+
+/* Generates the graph of `module`'s main (typed; fuse_ops has run).
+ * `storage_ids`, when not NULL, gives entry i's storage (num_entries of
+ * them, as a memory plan numbers the entries: the canonical order of main's
+ * nodes, each node's outputs in order); NULL gives every entry its own. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_graph_codegen(kiln_allocator_t allocator,
+                                                      kiln_module_t *module,
+                                                      const kiln_schedule_target_t *target,
+                                                      const int *storage_ids, kiln_arena_t *arena,
+                                                      kiln_graph_codegen_t *out_graph);
+void kiln_graph_codegen_deinitialize(kiln_graph_codegen_t *graph);
+
+#endif /* KILN_COMPILER_GRAPH_CODEGEN_H_ */
