@@ -12,9 +12,12 @@
  * kernel's -1 into an INTERNAL status carrying kiln_get_last_error().
  *
  * A module may keep the source it was compiled from (the C backend keeps its
- * C file), returned by kiln_runtime_module_source. Modules are reference counted:
- * release closes the library when the count reaches zero. The allocator given
- * at load time holds the module's own memory.
+ * C file), returned by kiln_runtime_module_source, and the bytes of the shared
+ * library it was loaded from (kiln_runtime_module_set_binary: a backend that
+ * builds in a temporary directory keeps them before removing it), which
+ * kiln_runtime_module_save writes out as the lib.so of a build's artifacts. Modules are reference
+ * counted: release closes the library when the count reaches zero. The allocator given at load time
+ * holds the module's own memory.
  */
 #ifndef KILN_MODULE_H_
 #define KILN_MODULE_H_
@@ -62,6 +65,17 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_runtime_module_set_source(kiln_runtime_m
                                                                   const char *source);
 /* The source kept in `format`, or NULL when there is none. */
 const char *kiln_runtime_module_source(const kiln_runtime_module_t *module, const char *format);
+/* Keeps a copy of the `size` bytes of the module's shared library (the file
+ * it was loaded from), replacing any kept before. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_runtime_module_set_binary(kiln_runtime_module_t *module,
+                                                                  const void *bytes, size_t size);
+/* The library bytes kept, or NULL (and *out_size 0) when there are none. */
+const void *kiln_runtime_module_binary(const kiln_runtime_module_t *module, size_t *out_size);
+/* Writes the kept library bytes to `path` (replacing it atomically), ready
+ * for kiln_runtime_module_load. FAILED_PRECONDITION "module X has no library
+ * file (built in memory): ..." when none are kept; IO_ERROR naming the path. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_runtime_module_save(const kiln_runtime_module_t *module,
+                                                            const char *path);
 /* The path the library was loaded from. */
 const char *kiln_runtime_module_path(const kiln_runtime_module_t *module);
 

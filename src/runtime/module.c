@@ -11,13 +11,17 @@
  * allocator given at load time; the count is atomic so modules can be shared
  * between threads. An in-memory module has no library handle: it keeps a
  * copied table of names and function pointers, searched by name, and an
- * owner released with it.
+ * owner released with it. The library's bytes, when a backend hands them
+ * over, are one copy from the module's allocator, written out by save with
+ * the atomic whole-file write of base/file.h.
  */
 #include "kiln/module.h"
 
 #include <dlfcn.h>
 #include <stdatomic.h>
 #include <string.h>
+
+#include "base/file.h"
 
 struct kiln_runtime_module_t {
   kiln_allocator_t allocator;
@@ -26,6 +30,8 @@ struct kiln_runtime_module_t {
   char *path;
   char *source_format;
   char *source;
+  void *binary; /* the shared library's bytes, or NULL */
+  size_t binary_size;
   /* In-memory modules only: */
   int num_entries;
   kiln_runtime_module_entry_t *entries; /* names point into `names` */
@@ -158,6 +164,7 @@ void kiln_runtime_module_release(kiln_runtime_module_t *module) {
   kiln_allocator_free(module->allocator, module->path);
   kiln_allocator_free(module->allocator, module->source_format);
   kiln_allocator_free(module->allocator, module->source);
+  kiln_allocator_free(module->allocator, module->binary);
   kiln_allocator_free(module->allocator, module);
 }
 
@@ -182,6 +189,38 @@ const char *kiln_runtime_module_source(const kiln_runtime_module_t *module, cons
     return NULL;
   }
   return module->source;
+}
+
+kiln_status_t kiln_runtime_module_set_binary(kiln_runtime_module_t *module, const void *bytes,
+                                             size_t size) {
+  if (!bytes && size > 0) {
+    return KILN_STATUS(INVALID_ARGUMENT, "module %s: %zu library bytes at NULL", module->path,
+                       size);
+  }
+  void *copy = NULL;
+  KILN_RETURN_IF_ERROR(kiln_allocator_malloc(module->allocator, size > 0 ? size : 1, &copy));
+  if (size > 0) {
+    memcpy(copy, bytes, size);
+  }
+  kiln_allocator_free(module->allocator, module->binary);
+  module->binary = copy;
+  module->binary_size = size;
+  return KILN_OK;
+}
+
+const void *kiln_runtime_module_binary(const kiln_runtime_module_t *module, size_t *out_size) {
+  *out_size = module->binary ? module->binary_size : 0;
+  return module->binary;
+}
+
+kiln_status_t kiln_runtime_module_save(const kiln_runtime_module_t *module, const char *path) {
+  if (!module->binary) {
+    return KILN_STATUS(FAILED_PRECONDITION,
+                       "module %s has no library file (built in memory): build with an "
+                       "object-file target to save it",
+                       module->path);
+  }
+  return kiln_file_write_all(path, module->binary, module->binary_size);
 }
 
 const char *kiln_runtime_module_path(const kiln_runtime_module_t *module) {

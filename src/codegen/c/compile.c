@@ -6,7 +6,8 @@
  * /tmp); the compiler runs through posix_spawnp with an argument vector (no
  * shell, so option words reach it exactly), its output into a log file in
  * the same directory. On success the library is loaded (dlopen keeps it
- * mapped), the source is attached to the module and the directory removed.
+ * mapped), the source and the library's bytes (so the module can be saved
+ * as a build's lib.so) are attached to the module and the directory removed.
  * On failure the source stays where it is, for the user to look at, and the
  * status quotes the compiler's first lines.
  */
@@ -123,6 +124,17 @@ static void remove_workdir(const workdir_t *w) {
   rmdir(w->dir);
 }
 
+/* Reads the built library into the module, for kiln_runtime_module_save. */
+static kiln_status_t keep_library(kiln_allocator_t allocator, const workdir_t *w,
+                                  kiln_runtime_module_t *module) {
+  void *bytes = NULL;
+  size_t size = 0;
+  KILN_RETURN_IF_ERROR(kiln_file_read_all(allocator, w->library, &bytes, &size));
+  kiln_status_t status = kiln_runtime_module_set_binary(module, bytes, size);
+  kiln_allocator_free(allocator, bytes);
+  return status;
+}
+
 kiln_status_t kiln_codegen_c_compile(kiln_allocator_t allocator, const char *source,
                                      const char *options, kiln_runtime_module_t **out_module) {
   *out_module = NULL;
@@ -142,6 +154,9 @@ kiln_status_t kiln_codegen_c_compile(kiln_allocator_t allocator, const char *sou
   }
   if (!status) {
     status = kiln_runtime_module_set_source(module, "c", source);
+  }
+  if (!status) {
+    status = keep_library(allocator, &w, module);
   }
   remove_workdir(&w);
   if (status) {
