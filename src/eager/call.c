@@ -1,0 +1,268 @@
+/*
+ * Calling an operator eagerly: kiln_eager_call and kiln_eager_call_into.
+ *
+ * On the caller's thread: find the operator, parse the attributes into a
+ * scratch arena (errors name the operator and the attribute), build the
+ * input types there, and look the call up in the kernel cache, which runs
+ * the type relation on a miss (its errors come back at once) and keeps the
+ * output types. Then make (or check) the output tensors, build one
+ * "cpu.call_kernel" message and hand it to the VM. No kernel runs here; the
+ * kernel's own errors surface later, on the tensors it writes.
+ *
+ * Each thread remembers its last few calls (operator name, attribute text,
+ * input dtypes and shapes -> cache entry, for the environment that made the
+ * entry), so a loop that repeats a call skips the parsing, the key's text
+ * and the cache's lock: the hot path of small eager operations.
+ */
+#include <string.h>
+
+#include "base/arena.h"
+#include "eager/builder.h"
+#include "op/compute.h"
+
+#define SCRATCH_BLOCK_SIZE 2048
+#define MEMO_ENTRIES       8
+#define MEMO_ATTRS_TEXT    160
+
+typedef struct call_t {
+  const kiln_op_t *op;
+  const kiln_kernel_t *kernel;
+} call_t;
+
+static kiln_status_t parse_attrs(const kiln_op_t *op, int num_attrs, const kiln_eager_attr_t *attrs,
+                                 kiln_arena_t *arena, void **out_attrs) {
+  *out_attrs = NULL;
+  if (op->attrs_size == 0) {
+    if (num_attrs > 0) {
+      return KILN_STATUS(INVALID_ARGUMENT, "%s: takes no attributes, got \"%s\"", op->name,
+                         attrs[0].name);
+    }
+    return KILN_OK;
+  }
+  KILN_RETURN_IF_ERROR(kiln_op_attrs_create_default(op, arena, out_attrs));
+  for (int i = 0; i < num_attrs; ++i) {
+    if (!attrs[i].name || !attrs[i].value) {
+      return KILN_STATUS(INVALID_ARGUMENT, "%s: attribute %d has no name or no value", op->name, i);
+    }
+    KILN_RETURN_IF_ERROR(
+        kiln_op_attrs_set_text(op, *out_attrs, attrs[i].name, attrs[i].value, arena));
+  }
+  return kiln_op_attrs_validate(op, *out_attrs);
+}
+
+static kiln_status_t check_inputs(const kiln_op_t *op, int num_inputs,
+                                  kiln_eager_tensor_t *const *inputs) {
+  if (num_inputs < 0 || num_inputs > KILN_TE_MAX_INPUTS) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: %d inputs; an eager call takes 0 to %d", op->name,
+                       num_inputs, KILN_TE_MAX_INPUTS);
+  }
+  for (int i = 0; i < num_inputs; ++i) {
+    if (!inputs[i]) {
+      return KILN_STATUS(INVALID_ARGUMENT, "%s: input %d is NULL", op->name, i);
+    }
+  }
+  return KILN_OK;
+}
+
+/* ---- the per-thread memo of recent calls ---- */
+
+typedef struct memo_entry_t {
+  uint64_t generation; /* the environment's; 0: empty */
+  const kiln_kernel_t *kernel;
+  char attrs[MEMO_ATTRS_TEXT]; /* "name=value;" for each attribute given */
+} memo_entry_t;
+
+static _Thread_local memo_entry_t memo[MEMO_ENTRIES];
+static _Thread_local unsigned memo_next;
+
+/* The attributes as "name=value;..." into `buffer`; false when they do not fit. */
+static bool attrs_text(int num_attrs, const kiln_eager_attr_t *attrs, char *buffer) {
+  size_t used = 0;
+  for (int i = 0; i < num_attrs; ++i) {
+    if (!attrs[i].name || !attrs[i].value) {
+      return false;
+    }
+    size_t n = strlen(attrs[i].name), v = strlen(attrs[i].value);
+    if (used + n + v + 3 > MEMO_ATTRS_TEXT) {
+      return false;
+    }
+    memcpy(buffer + used, attrs[i].name, n);
+    buffer[used + n] = '=';
+    memcpy(buffer + used + n + 1, attrs[i].value, v);
+    buffer[used + n + 1 + v] = ';';
+    used += n + v + 2;
+  }
+  buffer[used] = '\0';
+  return true;
+}
+
+static bool inputs_match(const kiln_kernel_t *kernel, int num_inputs,
+                         kiln_eager_tensor_t *const *inputs) {
+  if (kernel->num_inputs != num_inputs) {
+    return false;
+  }
+  for (int i = 0; i < num_inputs; ++i) {
+    const kiln_tensor_type_t *type = kiln_type_as_tensor(kernel->input_types[i]);
+    const kiln_tensor_t *t = inputs[i] ? inputs[i]->storage : NULL;
+    if (!type || !t || type->dtype != kiln_tensor_dtype(t) ||
+        !kiln_shape_equal(type->ndim, type->shape, kiln_tensor_ndim(t), kiln_tensor_shape(t))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+static const kiln_kernel_t *memo_find(const kiln_eager_env_t *env, const char *op_name,
+                                      const char *attrs, int num_inputs,
+                                      kiln_eager_tensor_t *const *inputs) {
+  for (int i = 0; i < MEMO_ENTRIES; ++i) {
+    const memo_entry_t *e = &memo[i];
+    if (e->generation == env->generation && strcmp(e->kernel->op->name, op_name) == 0 &&
+        strcmp(e->attrs, attrs) == 0 && inputs_match(e->kernel, num_inputs, inputs)) {
+      return e->kernel;
+    }
+  }
+  return NULL;
+}
+
+static void memo_add(const kiln_eager_env_t *env, const kiln_kernel_t *kernel, const char *attrs) {
+  memo_entry_t *e = &memo[memo_next++ % MEMO_ENTRIES];
+  e->generation = env->generation;
+  e->kernel = kernel;
+  strcpy(e->attrs, attrs);
+}
+
+/* The operator and the cache entry of the call. */
+static kiln_status_t prepare(kiln_eager_env_t *env, const char *op_name, int num_inputs,
+                             kiln_eager_tensor_t *const *inputs, int num_attrs,
+                             const kiln_eager_attr_t *attrs, call_t *out_call) {
+  char text[MEMO_ATTRS_TEXT];
+  bool memoizable = op_name && attrs_text(num_attrs, attrs, text);
+  if (memoizable) {
+    out_call->kernel = memo_find(env, op_name, text, num_inputs, inputs);
+    if (out_call->kernel) {
+      out_call->op = out_call->kernel->op;
+      return KILN_OK;
+    }
+  }
+  KILN_RETURN_IF_ERROR(kiln_op_find(op_name ? op_name : "(null)", &out_call->op));
+  const kiln_op_t *op = out_call->op;
+  KILN_RETURN_IF_ERROR(check_inputs(op, num_inputs, inputs));
+  kiln_arena_t scratch;
+  kiln_arena_initialize(&scratch, env->options.allocator, SCRATCH_BLOCK_SIZE);
+  void *parsed = NULL;
+  const kiln_type_t *types[KILN_TE_MAX_INPUTS];
+  kiln_status_t status = parse_attrs(op, num_attrs, attrs, &scratch, &parsed);
+  for (int i = 0; i < num_inputs && !status; ++i) {
+    status = kiln_tensor_type_of(&scratch, inputs[i]->storage, &types[i]);
+  }
+  if (!status) {
+    status = kiln_kernel_cache_lookup(env->kernel_cache, op, parsed, num_inputs, types,
+                                      &out_call->kernel);
+  }
+  kiln_arena_deinitialize(&scratch);
+  if (!status && memoizable) {
+    memo_add(env, out_call->kernel, text);
+  }
+  return status;
+}
+
+static kiln_status_t submit(kiln_eager_builder_t *builder, const call_t *call,
+                            kiln_eager_tensor_t *const *inputs,
+                            kiln_eager_tensor_t *const *outputs) {
+  KILN_RETURN_IF_ERROR(kiln_eager_builder_call_kernel(builder, call->kernel, inputs, outputs));
+  kiln_eager_builder_submit(builder);
+  return KILN_OK;
+}
+
+static void release_all(int count, kiln_eager_tensor_t **tensors) {
+  for (int i = 0; i < count; ++i) {
+    kiln_eager_tensor_release(tensors[i]);
+    tensors[i] = NULL;
+  }
+}
+
+kiln_status_t kiln_eager_call(const char *op_name, int num_inputs,
+                              kiln_eager_tensor_t *const *inputs, int num_attrs,
+                              const kiln_eager_attr_t *attrs, int capacity, int *out_num_outputs,
+                              kiln_eager_tensor_t **out_outputs) {
+  *out_num_outputs = 0;
+  kiln_eager_builder_t builder;
+  KILN_RETURN_IF_ERROR(kiln_eager_builder_initialize(&builder));
+  call_t call;
+  KILN_RETURN_IF_ERROR(prepare(builder.env, op_name, num_inputs, inputs, num_attrs, attrs, &call));
+  const kiln_kernel_t *kernel = call.kernel;
+  if (kernel->num_outputs > capacity) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: makes %d outputs, room for %d", call.op->name,
+                       kernel->num_outputs, capacity);
+  }
+  kiln_status_t status = KILN_OK;
+  int made = 0;
+  for (; made < kernel->num_outputs && !status; ++made) {
+    const kiln_tensor_type_t *type = kernel->output_types[made];
+    status = kiln_eager_tensor_create_empty(builder.env->options.allocator, type->dtype, type->ndim,
+                                            type->shape, &out_outputs[made]);
+  }
+  if (!status) {
+    status = submit(&builder, &call, inputs, out_outputs);
+  }
+  if (status) {
+    release_all(made, out_outputs);
+    return status;
+  }
+  *out_num_outputs = kernel->num_outputs;
+  return KILN_OK;
+}
+
+static kiln_status_t check_output(const kiln_kernel_t *kernel, int index,
+                                  kiln_eager_tensor_t *const *inputs,
+                                  kiln_eager_tensor_t *const *outputs) {
+  const kiln_op_t *op = kernel->op;
+  kiln_eager_tensor_t *output = outputs[index];
+  if (!output) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: output %d is NULL", op->name, index);
+  }
+  for (int i = 0; i < kernel->num_inputs; ++i) {
+    if (inputs[i] == output) {
+      return KILN_STATUS(INVALID_ARGUMENT,
+                         "%s: output %d is also input %d; write to another tensor", op->name, index,
+                         i);
+    }
+  }
+  for (int i = 0; i < index; ++i) {
+    if (outputs[i] == output) {
+      return KILN_STATUS(INVALID_ARGUMENT, "%s: output %d is also output %d", op->name, index, i);
+    }
+  }
+  const kiln_tensor_type_t *want = kernel->output_types[index];
+  const kiln_tensor_t *storage = output->storage;
+  if (kiln_tensor_dtype(storage) != want->dtype ||
+      !kiln_shape_equal(kiln_tensor_ndim(storage), kiln_tensor_shape(storage), want->ndim,
+                        want->shape)) {
+    char got[KILN_SHAPE_TEXT_CAPACITY], expected[KILN_SHAPE_TEXT_CAPACITY];
+    kiln_shape_format(kiln_tensor_ndim(storage), kiln_tensor_shape(storage), got, sizeof(got));
+    kiln_shape_format(want->ndim, want->shape, expected, sizeof(expected));
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: output %d is %s %s, expected %s %s", op->name, index,
+                       kiln_dtype_name(kiln_tensor_dtype(storage)), got,
+                       kiln_dtype_name(want->dtype), expected);
+  }
+  return KILN_OK;
+}
+
+kiln_status_t kiln_eager_call_into(const char *op_name, int num_inputs,
+                                   kiln_eager_tensor_t *const *inputs, int num_attrs,
+                                   const kiln_eager_attr_t *attrs, int num_outputs,
+                                   kiln_eager_tensor_t *const *outputs) {
+  kiln_eager_builder_t builder;
+  KILN_RETURN_IF_ERROR(kiln_eager_builder_initialize(&builder));
+  call_t call;
+  KILN_RETURN_IF_ERROR(prepare(builder.env, op_name, num_inputs, inputs, num_attrs, attrs, &call));
+  if (num_outputs != call.kernel->num_outputs) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: makes %d outputs, %d given", call.op->name,
+                       call.kernel->num_outputs, num_outputs);
+  }
+  for (int i = 0; i < num_outputs; ++i) {
+    KILN_RETURN_IF_ERROR(check_output(call.kernel, i, inputs, outputs));
+  }
+  return submit(&builder, &call, inputs, outputs);
+}
