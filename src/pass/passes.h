@@ -9,7 +9,7 @@
 
 #include "pass/pass.h"
 
-#define KILN_PASS_LIST(X) X(infer_type)
+#define KILN_PASS_LIST(X) X(infer_type) X(alter_op_layout) X(fuse_ops) X(plan_memory)
 
 #define KILN_PASS_DECLARE_(name) extern const kiln_pass_t kiln_pass_##name;
 KILN_PASS_LIST(KILN_PASS_DECLARE_)

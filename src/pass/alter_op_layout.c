@@ -1,0 +1,498 @@
+/*
+ * alter_op_layout: nn.conv2d in NCHW/OIHW becomes nn.contrib_conv2d_NCHWc
+ * with data NCHW{ic}c, weight OIHW{ic}i{oc}o and output NCHW{oc}c, and the
+ * blocked layout flows on through the operators that can work in it, so
+ * layout_transform appears only at the edges (TVM's AlterOpLayout with the
+ * x86 conv2d_NCHWc rule, and the layout rules of NNVM's CorrectLayout).
+ *
+ * Blocks: the largest divisor of the channel count not above the option
+ * "alter_op_layout.block" (default 16), separately for the input and the
+ * output channels; a conv whose output channels have no divisor above 1 in
+ * that range, a grouped or depthwise conv (the NCHWc operator has no groups)
+ * or a conv in other layouts stays as it is. A first conv with 3 input
+ * channels gets ic = 3.
+ *
+ * The rewrite walks the nodes in post order and keeps, per node, its new
+ * value in the original layout and/or in a blocked layout, making each from
+ * the other on demand with one layout_transform (memoized, so a value is
+ * transformed once however many readers want it, and a value that has a
+ * blocked form is never transformed to plain and back: back-to-back
+ * transforms cannot arise, and an explicit pair already in the graph
+ * cancels). A reader chooses by its registry rules:
+ * - the NCHWc conv wants its data blocked by its ic;
+ * - a layout-agnostic elementwise operator (no layout rule) follows a
+ *   blocked input;
+ * - a broadcast operator (kiln_broadcast_correct_layout) follows its
+ *   blocked 4-d input: other 4-d inputs are blocked the same way, lower-rank
+ *   ones (per-channel (C, 1, 1) scales and shifts) are blocked as "CHW{c}c"
+ *   or, without a channel axis to split, get a trailing axis of 1 so they
+ *   still line up from the right; constants are transformed right here
+ *   with layout_transform's reference kernel, so the weights are re-laid
+ *   out once, at compile time;
+ * - pooling takes the blocked layout through its layout attribute;
+ * - anything else reads the original layout.
+ * The function's results are returned in their original layouts.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ir/infer.h"
+#include "op/broadcast.h"
+#include "op/nn_common.h"
+#include "pass/dominator.h"
+#include "pass/passes.h"
+
+#define ALTER_DEFAULT_BLOCK 16
+
+typedef struct value_t {
+  kiln_expr_t *plain;   /* in the original layout, or NULL while only blocked */
+  kiln_expr_t *blocked; /* in `layout`, or NULL */
+  const char *layout;   /* "NCHW16c" */
+} value_t;
+
+typedef struct alterer_t {
+  kiln_module_t *module;
+  kiln_arena_t *arena;
+  kiln_allocator_t allocator;
+  kiln_array_t nodes;   /* kiln_expr_t *, post order */
+  kiln_hashmap_t index; /* node -> position */
+  value_t *values;
+  kiln_array_t args; /* kiln_expr_t *, scratch */
+  int64_t block;
+  int converted;
+} alterer_t;
+
+/* ---- helpers ---- */
+
+static kiln_expr_t *node_at(const alterer_t *a, int32_t index) {
+  return KILN_ARRAY_AT(&a->nodes, kiln_expr_t *, (size_t)index);
+}
+
+static value_t *value_of(const alterer_t *a, const kiln_expr_t *expr) {
+  return &a->values[kiln_dataflow_order_index(&a->index, expr)];
+}
+
+static int64_t largest_divisor(int64_t n, int64_t limit) {
+  for (int64_t b = limit < n ? limit : n; b > 1; --b) {
+    if (n % b == 0) {
+      return b;
+    }
+  }
+  return 1;
+}
+
+/* "NCHW{c}c", or with o > 0 the weight's "OIHW{c}i{o}o", in the arena. */
+static kiln_status_t layout_text(alterer_t *a, int64_t c, int64_t o, const char **out_text) {
+  char buffer[64];
+  if (o > 0) {
+    snprintf(buffer, sizeof(buffer), "OIHW%lldi%lldo", (long long)c, (long long)o);
+  } else {
+    snprintf(buffer, sizeof(buffer), "NCHW%lldc", (long long)c);
+  }
+  char *copy = NULL;
+  KILN_RETURN_IF_ERROR(kiln_arena_strdup(a->arena, buffer, &copy));
+  *out_text = copy;
+  return KILN_OK;
+}
+
+static kiln_status_t call_op(alterer_t *a, const kiln_op_t *op, int num_args,
+                             kiln_expr_t *const *args, const void *attrs, kiln_expr_t **out) {
+  kiln_call_t *call = NULL;
+  KILN_RETURN_IF_ERROR(kiln_ir_call_create(a->module, op, num_args, args, attrs, &call));
+  *out = &call->base;
+  return KILN_OK;
+}
+
+/* layout_transform(src -> dst) of `input`; computed now when it is a
+ * constant, by layout_transform's reference kernel. */
+static kiln_status_t fold_transform(alterer_t *a, kiln_constant_t *constant,
+                                    const kiln_nn_layout_transform_attrs_t *attrs,
+                                    kiln_expr_t **out) {
+  const kiln_type_t *in_type = NULL, *out_type = NULL;
+  KILN_RETURN_IF_ERROR(kiln_tensor_type_of(a->arena, constant->value, &in_type));
+  KILN_RETURN_IF_ERROR(
+      kiln_op_infer_type(&kiln_op_layout_transform, attrs, 1, &in_type, a->arena, &out_type));
+  const kiln_tensor_type_t *t = kiln_type_as_tensor(out_type);
+  kiln_tensor_t *result = NULL;
+  KILN_RETURN_IF_ERROR(kiln_tensor_create(a->allocator, t->dtype, t->ndim, t->shape, &result));
+  kiln_kernel_args_t args = {.op = &kiln_op_layout_transform,
+                             .attrs = attrs,
+                             .num_inputs = 1,
+                             .inputs = &constant->value,
+                             .num_outputs = 1,
+                             .outputs = &result};
+  kiln_status_t status = kiln_op_layout_transform.reference(&args);
+  kiln_constant_t *folded = NULL;
+  if (!status) {
+    status = kiln_ir_constant_create(a->module, result, &folded);
+  }
+  kiln_tensor_release(result);
+  KILN_RETURN_IF_ERROR(status);
+  *out = &folded->base;
+  return KILN_OK;
+}
+
+static kiln_status_t transform(alterer_t *a, kiln_expr_t *input, const char *src, const char *dst,
+                               kiln_expr_t **out) {
+  kiln_nn_layout_transform_attrs_t *attrs = NULL;
+  KILN_RETURN_IF_ERROR(
+      kiln_op_attrs_create_default(&kiln_op_layout_transform, a->arena, (void **)&attrs));
+  attrs->src_layout = src;
+  attrs->dst_layout = dst;
+  kiln_constant_t *constant = kiln_expr_as_constant(input);
+  if (constant) {
+    return fold_transform(a, constant, attrs, out);
+  }
+  return call_op(a, &kiln_op_layout_transform, 1, &input, attrs, out);
+}
+
+/* `input` with a trailing axis of 1 (a constant is reshaped right here). */
+static kiln_status_t append_unit_axis(alterer_t *a, kiln_expr_t *input, int rank,
+                                      kiln_expr_t **out) {
+  kiln_constant_t *constant = kiln_expr_as_constant(input);
+  if (constant) {
+    int64_t shape[KILN_MAX_RANK + 1];
+    const int64_t *old = kiln_tensor_shape(constant->value);
+    for (int i = 0; i < rank; ++i) {
+      shape[i] = old[i];
+    }
+    shape[rank] = 1;
+    kiln_tensor_t *copy = NULL;
+    KILN_RETURN_IF_ERROR(kiln_tensor_create_copy(a->allocator, kiln_tensor_dtype(constant->value),
+                                                 rank + 1, shape, kiln_tensor_data(constant->value),
+                                                 kiln_tensor_byte_size(constant->value), &copy));
+    kiln_constant_t *reshaped = NULL;
+    kiln_status_t status = kiln_ir_constant_create(a->module, copy, &reshaped);
+    kiln_tensor_release(copy);
+    KILN_RETURN_IF_ERROR(status);
+    *out = &reshaped->base;
+    return KILN_OK;
+  }
+  void *attrs = NULL;
+  char axis[16];
+  snprintf(axis, sizeof(axis), "%d", rank);
+  KILN_RETURN_IF_ERROR(kiln_op_attrs_create_default(&kiln_op_expand_dims, a->arena, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_op_attrs_set_text(&kiln_op_expand_dims, attrs, "axis", axis, a->arena));
+  return call_op(a, &kiln_op_expand_dims, 1, &input, attrs, out);
+}
+
+/* ---- values in either layout ---- */
+
+static kiln_status_t plain_of(alterer_t *a, const kiln_expr_t *expr, kiln_expr_t **out) {
+  value_t *v = value_of(a, expr);
+  if (!v->plain) {
+    KILN_RETURN_IF_ERROR(transform(a, v->blocked, v->layout, "NCHW", &v->plain));
+  }
+  *out = v->plain;
+  return KILN_OK;
+}
+
+/* `expr` (a 4-d NCHW tensor) in `layout` (NCHW{b}c). */
+static kiln_status_t blocked_of(alterer_t *a, const kiln_expr_t *expr, const char *layout,
+                                kiln_expr_t **out) {
+  value_t *v = value_of(a, expr);
+  if (v->blocked && strcmp(v->layout, layout) == 0) {
+    *out = v->blocked;
+    return KILN_OK;
+  }
+  const kiln_tensor_type_t *type = kiln_type_as_tensor(expr->checked_type);
+  if (type->shape[1] == 1) { /* a channel broadcast: a trailing unit axis lines it up */
+    kiln_expr_t *plain = NULL;
+    KILN_RETURN_IF_ERROR(plain_of(a, expr, &plain));
+    return append_unit_axis(a, plain, 4, out);
+  }
+  if (v->blocked) {
+    return transform(a, v->blocked, v->layout, layout, out);
+  }
+  KILN_RETURN_IF_ERROR(transform(a, v->plain, "NCHW", layout, &v->blocked));
+  v->layout = layout;
+  *out = v->blocked;
+  return KILN_OK;
+}
+
+static bool is_nchw_float(const kiln_expr_t *expr) {
+  const kiln_tensor_type_t *type = kiln_type_as_tensor(expr->checked_type);
+  return type && type->ndim == 4 && type->dtype == KILN_DTYPE_FLOAT32;
+}
+
+/* ---- the rules ---- */
+
+static kiln_status_t set_blocked(alterer_t *a, int32_t node, kiln_expr_t *expr,
+                                 const char *layout) {
+  a->values[node].blocked = expr;
+  a->values[node].layout = layout;
+  return KILN_OK;
+}
+
+static kiln_status_t convert_conv(alterer_t *a, int32_t node, const kiln_call_t *call) {
+  const kiln_nn_conv2d_attrs_t *attrs = call->attrs;
+  const kiln_tensor_type_t *data = kiln_type_as_tensor(call->args[0]->checked_type);
+  const kiln_tensor_type_t *out = kiln_type_as_tensor(call->base.checked_type);
+  int64_t ic = largest_divisor(data->shape[1], a->block);
+  int64_t oc = largest_divisor(out->shape[1], a->block);
+  kiln_nn_conv2d_attrs_t *blocked = NULL;
+  KILN_RETURN_IF_ERROR(
+      kiln_op_attrs_create_default(&kiln_op_conv2d_nchwc, a->arena, (void **)&blocked));
+  *blocked = *attrs;
+  KILN_RETURN_IF_ERROR(layout_text(a, ic, 0, &blocked->data_layout));
+  KILN_RETURN_IF_ERROR(layout_text(a, ic, oc, &blocked->kernel_layout));
+  KILN_RETURN_IF_ERROR(layout_text(a, oc, 0, &blocked->out_layout));
+  kiln_expr_t *args[2] = {NULL, NULL};
+  KILN_RETURN_IF_ERROR(blocked_of(a, call->args[0], blocked->data_layout, &args[0]));
+  kiln_expr_t *weight = NULL;
+  KILN_RETURN_IF_ERROR(plain_of(a, call->args[1], &weight));
+  KILN_RETURN_IF_ERROR(transform(a, weight, "OIHW", blocked->kernel_layout, &args[1]));
+  kiln_expr_t *conv = NULL;
+  KILN_RETURN_IF_ERROR(call_op(a, &kiln_op_conv2d_nchwc, 2, args, blocked, &conv));
+  a->converted += 1;
+  return set_blocked(a, node, conv, blocked->out_layout);
+}
+
+static bool convertible_conv(const alterer_t *a, const kiln_call_t *call) {
+  if (call->op != &kiln_op_conv2d) {
+    return false;
+  }
+  const kiln_nn_conv2d_attrs_t *attrs = call->attrs;
+  const kiln_tensor_type_t *out = kiln_type_as_tensor(call->base.checked_type);
+  return attrs->groups == 1 && strcmp(attrs->data_layout, "NCHW") == 0 &&
+         strcmp(attrs->kernel_layout, "OIHW") == 0 &&
+         (!*attrs->out_layout || strcmp(attrs->out_layout, "NCHW") == 0) &&
+         is_nchw_float(call->args[0]) && is_nchw_float(call->args[1]) &&
+         (out->shape[1] == 1 || largest_divisor(out->shape[1], a->block) > 1);
+}
+
+/* The first input that has a blocked form, or -1. */
+static int blocked_input(const alterer_t *a, const kiln_call_t *call) {
+  for (int i = 0; i < call->num_args; ++i) {
+    if (value_of(a, call->args[i])->blocked && is_nchw_float(call->args[i])) {
+      return i;
+    }
+  }
+  return -1;
+}
+
+/* A lower-rank operand of a broadcast whose main input is in `layout`. */
+static kiln_status_t broadcast_operand(alterer_t *a, const kiln_expr_t *arg, const char *layout,
+                                       kiln_expr_t **out) {
+  const kiln_tensor_type_t *type = kiln_type_as_tensor(arg->checked_type);
+  kiln_expr_t *plain = NULL;
+  KILN_RETURN_IF_ERROR(plain_of(a, arg, &plain));
+  if (type->ndim == 0) {
+    *out = plain;
+    return KILN_OK;
+  }
+  if (type->ndim == 3 && type->shape[0] > 1) {
+    /* (C, H, W): split C as the main input does ("NCHW16c" -> "CHW16c") */
+    return transform(a, plain, "CHW", layout + 1, out);
+  }
+  return append_unit_axis(a, plain, type->ndim, out);
+}
+
+static bool follows_layout(const kiln_call_t *call, int main_input) {
+  const kiln_op_t *op = call->op;
+  const kiln_tensor_type_t *out = kiln_type_as_tensor(call->base.checked_type);
+  if (!out || out->ndim != 4) {
+    return false;
+  }
+  if (!op->correct_layout) {
+    return call->num_args == 1;
+  }
+  if (op->correct_layout == kiln_broadcast_correct_layout) {
+    for (int i = 0; i < call->num_args; ++i) {
+      const kiln_tensor_type_t *t = kiln_type_as_tensor(call->args[i]->checked_type);
+      if (!t || t->ndim > 4 || (t->ndim == 4 && i != main_input && !is_nchw_float(call->args[i]))) {
+        return false;
+      }
+    }
+    return true;
+  }
+  return op == &kiln_op_max_pool2d || op == &kiln_op_avg_pool2d ||
+         op == &kiln_op_global_avg_pool2d || op == &kiln_op_global_max_pool2d;
+}
+
+/* Rebuilds `call` reading its inputs in `layout`; the pools get the layout
+ * in their attributes. */
+static kiln_status_t follow(alterer_t *a, int32_t node, const kiln_call_t *call,
+                            const char *layout) {
+  kiln_array_clear(&a->args);
+  for (int i = 0; i < call->num_args; ++i) {
+    const kiln_tensor_type_t *t = kiln_type_as_tensor(call->args[i]->checked_type);
+    kiln_expr_t *arg = NULL;
+    if (t->ndim == 4) {
+      KILN_RETURN_IF_ERROR(blocked_of(a, call->args[i], layout, &arg));
+    } else {
+      KILN_RETURN_IF_ERROR(broadcast_operand(a, call->args[i], layout, &arg));
+    }
+    KILN_RETURN_IF_ERROR(kiln_array_push(&a->args, &arg));
+  }
+  const void *attrs = call->attrs;
+  if (call->op == &kiln_op_max_pool2d || call->op == &kiln_op_avg_pool2d) {
+    kiln_nn_pool2d_attrs_t *pool = NULL;
+    KILN_RETURN_IF_ERROR(kiln_arena_allocate(a->arena, sizeof(*pool), 8, (void **)&pool));
+    *pool = *(const kiln_nn_pool2d_attrs_t *)call->attrs;
+    pool->layout = layout;
+    attrs = pool;
+  } else if (call->op == &kiln_op_global_avg_pool2d || call->op == &kiln_op_global_max_pool2d) {
+    kiln_nn_global_pool2d_attrs_t *pool = NULL;
+    KILN_RETURN_IF_ERROR(kiln_arena_allocate(a->arena, sizeof(*pool), 8, (void **)&pool));
+    pool->layout = layout;
+    attrs = pool;
+  }
+  kiln_expr_t *expr = NULL;
+  KILN_RETURN_IF_ERROR(
+      call_op(a, call->op, call->num_args, kiln_array_data(&a->args), attrs, &expr));
+  return set_blocked(a, node, expr, layout);
+}
+
+/* A node that reads its inputs in their original layouts. */
+static kiln_status_t rebuild_plain(alterer_t *a, int32_t node) {
+  kiln_expr_t *expr = node_at(a, node);
+  kiln_array_clear(&a->args);
+  bool same = true;
+  for (int i = 0; i < kiln_dataflow_child_count(expr); ++i) {
+    kiln_expr_t *arg = NULL;
+    KILN_RETURN_IF_ERROR(plain_of(a, kiln_dataflow_child_at(expr, i), &arg));
+    same = same && arg == kiln_dataflow_child_at(expr, i);
+    KILN_RETURN_IF_ERROR(kiln_array_push(&a->args, &arg));
+  }
+  kiln_expr_t **args = kiln_array_data(&a->args);
+  const kiln_call_t *call = kiln_expr_as_call(expr);
+  a->values[node].plain = expr;
+  if (same) {
+    return KILN_OK;
+  }
+  kiln_call_t *new_call = NULL;
+  if (call && call->op) {
+    return call_op(a, call->op, call->num_args, args, call->attrs, &a->values[node].plain);
+  } else if (call) {
+    KILN_RETURN_IF_ERROR(
+        kiln_ir_call_function_create(a->module, call->callee, call->num_args, args, &new_call));
+    a->values[node].plain = &new_call->base;
+  } else if (expr->kind == KILN_EXPR_KIND_TUPLE) {
+    kiln_tuple_t *tuple = NULL;
+    KILN_RETURN_IF_ERROR(
+        kiln_ir_tuple_create(a->module, (int)kiln_array_count(&a->args), args, &tuple));
+    a->values[node].plain = &tuple->base;
+  } else if (expr->kind == KILN_EXPR_KIND_TUPLE_GET_ITEM) {
+    kiln_tuple_get_item_t *item = NULL;
+    KILN_RETURN_IF_ERROR(kiln_ir_tuple_get_item_create(
+        a->module, args[0], ((const kiln_tuple_get_item_t *)expr)->index, &item));
+    a->values[node].plain = &item->base;
+  }
+  return KILN_OK;
+}
+
+/* An explicit layout_transform: NCHW -> the blocked layout its input already
+ * has is that blocked form; an inverse transform right before cancels. */
+static kiln_status_t alter_transform(alterer_t *a, int32_t node, const kiln_call_t *call) {
+  const kiln_nn_layout_transform_attrs_t *t = call->attrs;
+  value_t *input = value_of(a, call->args[0]);
+  if (input->blocked && strcmp(t->src_layout, "NCHW") == 0 &&
+      strcmp(t->dst_layout, input->layout) == 0) {
+    a->values[node].plain = input->blocked;
+    return KILN_OK;
+  }
+  kiln_expr_t *arg = NULL;
+  KILN_RETURN_IF_ERROR(plain_of(a, call->args[0], &arg));
+  kiln_call_t *inner = kiln_expr_as_call(arg);
+  if (inner && inner->op == &kiln_op_layout_transform) {
+    const kiln_nn_layout_transform_attrs_t *before = inner->attrs;
+    if (strcmp(before->src_layout, t->dst_layout) == 0 &&
+        strcmp(before->dst_layout, t->src_layout) == 0) {
+      a->values[node].plain = inner->args[0];
+      return KILN_OK;
+    }
+  }
+  if (arg == call->args[0]) {
+    a->values[node].plain = node_at(a, node);
+    return KILN_OK;
+  }
+  return call_op(a, &kiln_op_layout_transform, 1, &arg, t, &a->values[node].plain);
+}
+
+static kiln_status_t alter_node(alterer_t *a, int32_t node) {
+  kiln_expr_t *expr = node_at(a, node);
+  const kiln_call_t *call = kiln_expr_as_call(expr);
+  if (!expr->checked_type && expr->kind != KILN_EXPR_KIND_FUNCTION) {
+    return KILN_STATUS(FAILED_PRECONDITION,
+                       "alter_op_layout needs types: a %s has no checked type (run infer_type "
+                       "first)",
+                       kiln_expr_kind_name(expr->kind));
+  }
+  if (call && call->op && convertible_conv(a, call)) {
+    return convert_conv(a, node, call);
+  }
+  if (call && call->op == &kiln_op_layout_transform) {
+    return alter_transform(a, node, call);
+  }
+  int main_input = call && call->op ? blocked_input(a, call) : -1;
+  if (main_input >= 0 && follows_layout(call, main_input)) {
+    return follow(a, node, call, value_of(a, call->args[main_input])->layout);
+  }
+  return rebuild_plain(a, node);
+}
+
+static kiln_status_t alter_steps(alterer_t *a, kiln_function_t *function, const char *name) {
+  KILN_RETURN_IF_ERROR(kiln_dataflow_order_compute(function, &a->nodes, &a->index));
+  size_t count = kiln_array_count(&a->nodes);
+  KILN_RETURN_IF_ERROR(
+      kiln_allocator_malloc_zeroed(a->allocator, count * sizeof(value_t), (void **)&a->values));
+  for (size_t node = 0; node < count; ++node) {
+    KILN_RETURN_IF_ERROR(alter_node(a, (int32_t)node));
+  }
+  kiln_expr_t *body = NULL;
+  KILN_RETURN_IF_ERROR(plain_of(a, function->body, &body));
+  if (body == function->body) {
+    return KILN_OK;
+  }
+  kiln_function_t *rewritten = NULL;
+  KILN_RETURN_IF_ERROR(
+      kiln_ir_function_create(a->module, function->num_params, function->params, body, &rewritten));
+  KILN_RETURN_IF_ERROR(kiln_module_set_function(a->module, name, rewritten));
+  return kiln_ir_infer_function(a->module, name, rewritten);
+}
+
+static kiln_status_t alter_function(kiln_module_t *module, const char *name,
+                                    kiln_function_t *function, int64_t block) {
+  alterer_t a;
+  memset(&a, 0, sizeof(a));
+  a.module = module;
+  a.arena = kiln_module_arena(module);
+  a.allocator = kiln_module_allocator(module);
+  a.block = block;
+  kiln_array_initialize(&a.nodes, a.allocator, sizeof(kiln_expr_t *));
+  kiln_hashmap_initialize(&a.index, a.allocator, KILN_HASHMAP_KEY_POINTER);
+  kiln_array_initialize(&a.args, a.allocator, sizeof(kiln_expr_t *));
+  kiln_status_t status = alter_steps(&a, function, name);
+  kiln_allocator_free(a.allocator, a.values);
+  kiln_array_deinitialize(&a.nodes);
+  kiln_hashmap_deinitialize(&a.index);
+  kiln_array_deinitialize(&a.args);
+  return status;
+}
+
+static kiln_status_t alter_op_layout_run(kiln_module_t *module, kiln_pass_context_t *context) {
+  int64_t block = 0;
+  KILN_RETURN_IF_ERROR(
+      kiln_pass_context_option_int(context, "alter_op_layout.block", ALTER_DEFAULT_BLOCK, &block));
+  if (block < 1 || block > 1024) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "option alter_op_layout.block must be in [1, 1024], got %lld",
+                       (long long)block);
+  }
+  for (int i = 0; i < kiln_module_function_count(module); ++i) {
+    kiln_function_t *function = kiln_module_function_at(module, i);
+    if (!function->primitive) {
+      KILN_RETURN_IF_ERROR(
+          alter_function(module, kiln_module_function_name(module, i), function, block));
+    }
+  }
+  return KILN_OK;
+}
+
+static const char *const alter_op_layout_required[] = {"infer_type", NULL};
+
+const kiln_pass_t kiln_pass_alter_op_layout = {
+    .info = {.name = "alter_op_layout", .opt_level = 3, .required = alter_op_layout_required},
+    .run = alter_op_layout_run,
+};

@@ -1,0 +1,393 @@
+/*
+ * plan_memory: liveness-based storage planning (plan_memory.h), and the pass
+ * that reports it.
+ *
+ * Each node of main, in the post order of dataflow (pass/dominator.h), gets
+ * a list of the tensors it stands for, as indices into the plan's entries
+ * (-1 for a tensor main's caller owns): a Call lists its own new entries
+ * (one per field of its type, flattened), a Tuple the lists of its fields
+ * one after the other, a TupleGetItem its field's part of the tuple's list,
+ * a parameter or constant -1s. A first walk counts each entry's readers
+ * (every Call argument that lists it) and marks what the body lists as
+ * external; a second walk hands out and takes back storages as the header
+ * describes. The free list is searched linearly: it holds as many storages
+ * as tensors are live at once, a few dozen in the largest networks.
+ */
+#include "pass/plan_memory.h"
+
+#include <string.h>
+
+#include "base/log.h"
+#include "pass/dominator.h"
+#include "pass/passes.h"
+
+/* A free storage is reused for a tensor within this factor of its size. */
+#define PLAN_MATCH_RANGE 16
+
+typedef struct planner_t {
+  kiln_allocator_t allocator;
+  kiln_array_t nodes;    /* kiln_expr_t *, post order */
+  kiln_hashmap_t index;  /* kiln_expr_t * -> position */
+  int32_t *first;        /* per node: where its list starts in refs */
+  int32_t *count;        /* per node: its length */
+  kiln_array_t refs;     /* int32_t: an entry, or -1 */
+  kiln_array_t entries;  /* kiln_memory_plan_entry_t */
+  kiln_array_t uses;     /* int32_t per entry: readers left */
+  kiln_array_t storages; /* kiln_memory_storage_t */
+  kiln_array_t free_ids; /* int32_t: storages free for reuse */
+  size_t tensor_bytes;
+} planner_t;
+
+static size_t aligned_size(size_t bytes) {
+  size_t unit = KILN_MEMORY_PLAN_ALIGNMENT;
+  return bytes == 0 ? unit : (bytes + unit - 1) / unit * unit;
+}
+
+static int32_t tensor_count(const kiln_type_t *type) {
+  const kiln_tuple_type_t *tuple = kiln_type_as_tuple(type);
+  if (!tuple) {
+    return 1;
+  }
+  int32_t count = 0;
+  for (int i = 0; i < tuple->count; ++i) {
+    count += tensor_count(tuple->fields[i]);
+  }
+  return count;
+}
+
+static kiln_expr_t *node_at(const planner_t *p, int32_t index) {
+  return KILN_ARRAY_AT(&p->nodes, kiln_expr_t *, (size_t)index);
+}
+
+static int32_t *ref_at(const planner_t *p, int32_t node, int32_t k) {
+  return kiln_array_at(&p->refs, (size_t)(p->first[node] + k));
+}
+
+static kiln_status_t push_ref(planner_t *p, int32_t ref) {
+  return kiln_array_push(&p->refs, &ref);
+}
+
+/* New entries for the tensors of `type` (fields flattened), made by `call`. */
+static kiln_status_t push_entries(planner_t *p, const kiln_expr_t *call, const kiln_type_t *type,
+                                  int *field) {
+  const kiln_tuple_type_t *tuple = kiln_type_as_tuple(type);
+  if (tuple) {
+    for (int i = 0; i < tuple->count; ++i) {
+      KILN_RETURN_IF_ERROR(push_entries(p, call, tuple->fields[i], field));
+    }
+    return KILN_OK;
+  }
+  const kiln_tensor_type_t *tensor = kiln_type_as_tensor(type);
+  kiln_memory_plan_entry_t entry = {
+      .expr = call, .field = (*field)++, .storage_id = -1, .dtype = tensor->dtype};
+  KILN_RETURN_IF_ERROR(
+      kiln_shape_byte_size(tensor->dtype, tensor->ndim, tensor->shape, &entry.bytes));
+  int32_t ref = (int32_t)kiln_array_count(&p->entries);
+  int32_t uses = 0;
+  KILN_RETURN_IF_ERROR(kiln_array_push(&p->entries, &entry));
+  KILN_RETURN_IF_ERROR(kiln_array_push(&p->uses, &uses));
+  return push_ref(p, ref);
+}
+
+/* Appends node `node`'s k-th..(k+n)-th refs again (a Tuple's field, a
+ * TupleGetItem's part). */
+static kiln_status_t copy_refs(planner_t *p, int32_t node, int32_t k, int32_t n) {
+  for (int32_t i = 0; i < n; ++i) {
+    KILN_RETURN_IF_ERROR(push_ref(p, *ref_at(p, node, k + i)));
+  }
+  return KILN_OK;
+}
+
+static kiln_status_t list_item(planner_t *p, const kiln_tuple_get_item_t *item) {
+  int32_t tuple = kiln_dataflow_order_index(&p->index, item->tuple);
+  const kiln_tuple_type_t *type = kiln_type_as_tuple(item->tuple->checked_type);
+  int32_t offset = 0;
+  for (int i = 0; type && i < item->index; ++i) {
+    offset += tensor_count(type->fields[i]);
+  }
+  return copy_refs(p, tuple, offset, tensor_count(item->base.checked_type));
+}
+
+static kiln_status_t list_node(planner_t *p, int32_t node) {
+  kiln_expr_t *expr = node_at(p, node);
+  int field = 0;
+  switch (expr->kind) {
+  case KILN_EXPR_KIND_CALL:
+    return push_entries(p, expr, expr->checked_type, &field);
+  case KILN_EXPR_KIND_TUPLE:
+    for (int i = 0; i < kiln_dataflow_child_count(expr); ++i) {
+      int32_t child = kiln_dataflow_order_index(&p->index, kiln_dataflow_child_at(expr, i));
+      KILN_RETURN_IF_ERROR(copy_refs(p, child, 0, p->count[child]));
+    }
+    return KILN_OK;
+  case KILN_EXPR_KIND_TUPLE_GET_ITEM:
+    return list_item(p, (const kiln_tuple_get_item_t *)expr);
+  case KILN_EXPR_KIND_VAR:
+  case KILN_EXPR_KIND_CONSTANT:
+    for (int32_t i = 0; i < tensor_count(expr->checked_type); ++i) {
+      KILN_RETURN_IF_ERROR(push_ref(p, -1));
+    }
+    return KILN_OK;
+  case KILN_EXPR_KIND_FUNCTION:
+  case KILN_EXPR_KIND_COUNT_:
+    break;
+  }
+  return KILN_OK;
+}
+
+static kiln_status_t check_typed(const kiln_expr_t *expr) {
+  if (expr->checked_type || expr->kind == KILN_EXPR_KIND_FUNCTION) {
+    return KILN_OK;
+  }
+  const kiln_call_t *call = kiln_expr_as_call(expr);
+  return KILN_STATUS(FAILED_PRECONDITION,
+                     "plan_memory needs types: in @main, a %s%s%s has no checked type (run "
+                     "infer_type first)",
+                     kiln_expr_kind_name(expr->kind), call && call->op ? " of " : "",
+                     call && call->op ? call->op->name : "");
+}
+
+static kiln_status_t list_tensors(planner_t *p) {
+  int32_t count = (int32_t)kiln_array_count(&p->nodes);
+  KILN_RETURN_IF_ERROR(kiln_allocator_malloc_array(p->allocator, (size_t)count, sizeof(int32_t),
+                                                   (void **)&p->first));
+  KILN_RETURN_IF_ERROR(kiln_allocator_malloc_array(p->allocator, (size_t)count, sizeof(int32_t),
+                                                   (void **)&p->count));
+  for (int32_t node = 0; node < count; ++node) {
+    KILN_RETURN_IF_ERROR(check_typed(node_at(p, node)));
+    p->first[node] = (int32_t)kiln_array_count(&p->refs);
+    KILN_RETURN_IF_ERROR(list_node(p, node));
+    p->count[node] = (int32_t)kiln_array_count(&p->refs) - p->first[node];
+  }
+  return KILN_OK;
+}
+
+/* ---- liveness ---- */
+
+static kiln_memory_plan_entry_t *entry_at(const planner_t *p, int32_t ref) {
+  return kiln_array_at(&p->entries, (size_t)ref);
+}
+
+static int32_t *uses_at(const planner_t *p, int32_t ref) {
+  return kiln_array_at(&p->uses, (size_t)ref);
+}
+
+/* Counts readers; the body's tensors become external (uses -1). */
+static void count_uses(planner_t *p) {
+  int32_t count = (int32_t)kiln_array_count(&p->nodes);
+  for (int32_t node = 0; node < count; ++node) {
+    const kiln_expr_t *expr = node_at(p, node);
+    for (int i = 0; expr->kind == KILN_EXPR_KIND_CALL && i < kiln_dataflow_child_count(expr); ++i) {
+      int32_t arg = kiln_dataflow_order_index(&p->index, kiln_dataflow_child_at(expr, i));
+      for (int32_t k = 0; k < p->count[arg]; ++k) {
+        int32_t ref = *ref_at(p, arg, k);
+        if (ref >= 0) {
+          *uses_at(p, ref) += 1;
+        }
+      }
+    }
+  }
+  for (int32_t k = 0; k < p->count[count - 1]; ++k) {
+    int32_t ref = *ref_at(p, count - 1, k);
+    if (ref >= 0) {
+      *uses_at(p, ref) = -1;
+    }
+  }
+}
+
+/* ---- storages ---- */
+
+static kiln_memory_storage_t *storage_at(const planner_t *p, int32_t id) {
+  return kiln_array_at(&p->storages, (size_t)id);
+}
+
+/* The free-list position of the storage to reuse for `size` bytes of
+ * `dtype`, or -1. */
+static int32_t pick_free(const planner_t *p, kiln_dtype_t dtype, size_t size) {
+  int32_t larger = -1, smaller = -1;
+  for (size_t i = 0; i < kiln_array_count(&p->free_ids); ++i) {
+    const kiln_memory_storage_t *s = storage_at(p, KILN_ARRAY_AT(&p->free_ids, int32_t, i));
+    if (s->dtype != dtype) {
+      continue;
+    }
+    if (s->bytes >= size && s->bytes / PLAN_MATCH_RANGE <= size &&
+        (larger < 0 ||
+         s->bytes < storage_at(p, KILN_ARRAY_AT(&p->free_ids, int32_t, (size_t)larger))->bytes)) {
+      larger = (int32_t)i;
+    }
+    if (s->bytes < size && s->bytes >= size / PLAN_MATCH_RANGE &&
+        (smaller < 0 ||
+         s->bytes > storage_at(p, KILN_ARRAY_AT(&p->free_ids, int32_t, (size_t)smaller))->bytes)) {
+      smaller = (int32_t)i;
+    }
+  }
+  return larger >= 0 ? larger : smaller;
+}
+
+static kiln_status_t request_storage(planner_t *p, kiln_memory_plan_entry_t *entry) {
+  size_t size = aligned_size(entry->bytes);
+  p->tensor_bytes += size;
+  int32_t position = pick_free(p, entry->dtype, size);
+  if (position >= 0) {
+    kiln_array_remove(&p->free_ids, (size_t)position, &entry->storage_id);
+    kiln_memory_storage_t *storage = storage_at(p, entry->storage_id);
+    storage->bytes = storage->bytes > size ? storage->bytes : size;
+    return KILN_OK;
+  }
+  kiln_memory_storage_t storage = {.dtype = entry->dtype, .bytes = size};
+  entry->storage_id = (int)kiln_array_count(&p->storages);
+  return kiln_array_push(&p->storages, &storage);
+}
+
+static kiln_status_t release_if_dead(planner_t *p, int32_t ref) {
+  if (ref < 0 || *uses_at(p, ref) != 0) {
+    return KILN_OK;
+  }
+  *uses_at(p, ref) = -2; /* released */
+  int32_t id = entry_at(p, ref)->storage_id;
+  return kiln_array_push(&p->free_ids, &id);
+}
+
+static kiln_status_t plan_call(planner_t *p, int32_t node) {
+  const kiln_expr_t *expr = node_at(p, node);
+  for (int32_t k = 0; k < p->count[node]; ++k) {
+    int32_t ref = *ref_at(p, node, k);
+    if (*uses_at(p, ref) >= 0) {
+      KILN_RETURN_IF_ERROR(request_storage(p, entry_at(p, ref)));
+    }
+  }
+  for (int i = 0; i < kiln_dataflow_child_count(expr); ++i) {
+    int32_t arg = kiln_dataflow_order_index(&p->index, kiln_dataflow_child_at(expr, i));
+    for (int32_t k = 0; k < p->count[arg]; ++k) {
+      int32_t ref = *ref_at(p, arg, k);
+      if (ref >= 0 && *uses_at(p, ref) > 0) {
+        *uses_at(p, ref) -= 1;
+        KILN_RETURN_IF_ERROR(release_if_dead(p, ref));
+      }
+    }
+  }
+  for (int32_t k = 0; k < p->count[node]; ++k) {
+    KILN_RETURN_IF_ERROR(release_if_dead(p, *ref_at(p, node, k)));
+  }
+  return KILN_OK;
+}
+
+static kiln_status_t plan_steps(planner_t *p, const kiln_function_t *main_fn) {
+  KILN_RETURN_IF_ERROR(kiln_dataflow_order_compute(main_fn, &p->nodes, &p->index));
+  KILN_RETURN_IF_ERROR(list_tensors(p));
+  count_uses(p);
+  int32_t count = (int32_t)kiln_array_count(&p->nodes);
+  for (int32_t node = 0; node < count; ++node) {
+    if (node_at(p, node)->kind == KILN_EXPR_KIND_CALL) {
+      KILN_RETURN_IF_ERROR(plan_call(p, node));
+    }
+  }
+  return KILN_OK;
+}
+
+/* ---- the plan ---- */
+
+static kiln_status_t copy_out(const planner_t *p, kiln_allocator_t allocator,
+                              kiln_memory_plan_t **out_plan) {
+  kiln_memory_plan_t *plan = NULL;
+  KILN_RETURN_IF_ERROR(kiln_allocator_malloc_zeroed(allocator, sizeof(*plan), (void **)&plan));
+  plan->allocator = allocator;
+  plan->num_storages = (int)kiln_array_count(&p->storages);
+  plan->num_entries = (int)kiln_array_count(&p->entries);
+  plan->tensor_bytes = p->tensor_bytes;
+  kiln_status_t status =
+      kiln_allocator_malloc_array(allocator, (size_t)plan->num_storages + 1,
+                                  sizeof(kiln_memory_storage_t), (void **)&plan->storages);
+  if (!status) {
+    status = kiln_allocator_malloc_array(allocator, (size_t)plan->num_entries + 1,
+                                         sizeof(kiln_memory_plan_entry_t), (void **)&plan->entries);
+  }
+  if (status) {
+    kiln_pass_plan_memory_destroy(plan);
+    return status;
+  }
+  if (plan->num_storages > 0) {
+    memcpy(plan->storages, kiln_array_data(&p->storages),
+           (size_t)plan->num_storages * sizeof(kiln_memory_storage_t));
+  }
+  if (plan->num_entries > 0) {
+    memcpy(plan->entries, kiln_array_data(&p->entries),
+           (size_t)plan->num_entries * sizeof(kiln_memory_plan_entry_t));
+  }
+  for (int i = 0; i < plan->num_storages; ++i) {
+    plan->planned_bytes += plan->storages[i].bytes;
+  }
+  *out_plan = plan;
+  return KILN_OK;
+}
+
+kiln_status_t kiln_pass_plan_memory_compute(const kiln_module_t *module, kiln_allocator_t allocator,
+                                            kiln_memory_plan_t **out_plan) {
+  *out_plan = NULL;
+  const kiln_function_t *main_fn = kiln_module_get_function(module, "main");
+  if (!main_fn) {
+    return KILN_STATUS(NOT_FOUND, "plan_memory: the module has no function @main");
+  }
+  planner_t p;
+  memset(&p, 0, sizeof(p));
+  p.allocator = allocator;
+  kiln_array_initialize(&p.nodes, allocator, sizeof(kiln_expr_t *));
+  kiln_hashmap_initialize(&p.index, allocator, KILN_HASHMAP_KEY_POINTER);
+  kiln_array_initialize(&p.refs, allocator, sizeof(int32_t));
+  kiln_array_initialize(&p.entries, allocator, sizeof(kiln_memory_plan_entry_t));
+  kiln_array_initialize(&p.uses, allocator, sizeof(int32_t));
+  kiln_array_initialize(&p.storages, allocator, sizeof(kiln_memory_storage_t));
+  kiln_array_initialize(&p.free_ids, allocator, sizeof(int32_t));
+  kiln_status_t status = plan_steps(&p, main_fn);
+  if (!status) {
+    status = copy_out(&p, allocator, out_plan);
+  }
+  kiln_allocator_free(allocator, p.first);
+  kiln_allocator_free(allocator, p.count);
+  kiln_array_deinitialize(&p.nodes);
+  kiln_hashmap_deinitialize(&p.index);
+  kiln_array_deinitialize(&p.refs);
+  kiln_array_deinitialize(&p.entries);
+  kiln_array_deinitialize(&p.uses);
+  kiln_array_deinitialize(&p.storages);
+  kiln_array_deinitialize(&p.free_ids);
+  return status;
+}
+
+void kiln_pass_plan_memory_destroy(kiln_memory_plan_t *plan) {
+  if (!plan) {
+    return;
+  }
+  kiln_allocator_free(plan->allocator, plan->storages);
+  kiln_allocator_free(plan->allocator, plan->entries);
+  kiln_allocator_free(plan->allocator, plan);
+}
+
+const kiln_memory_plan_entry_t *kiln_memory_plan_find(const kiln_memory_plan_t *plan,
+                                                      const kiln_expr_t *expr, int field) {
+  for (int i = 0; i < plan->num_entries; ++i) {
+    if (plan->entries[i].expr == expr && plan->entries[i].field == field) {
+      return &plan->entries[i];
+    }
+  }
+  return NULL;
+}
+
+/* ---- the pass ---- */
+
+static kiln_status_t plan_memory_run(kiln_module_t *module, kiln_pass_context_t *context) {
+  (void)context;
+  kiln_memory_plan_t *plan = NULL;
+  KILN_RETURN_IF_ERROR(kiln_pass_plan_memory_compute(module, kiln_module_allocator(module), &plan));
+  KILN_LOG_INFO("plan_memory: %d storages, %zu bytes, against %zu bytes for all tensors",
+                plan->num_storages, plan->planned_bytes, plan->tensor_bytes);
+  kiln_pass_plan_memory_destroy(plan);
+  return KILN_OK;
+}
+
+static const char *const plan_memory_required[] = {"infer_type", NULL};
+
+const kiln_pass_t kiln_pass_plan_memory = {
+    .info = {.name = "plan_memory", .opt_level = 0, .required = plan_memory_required},
+    .run = plan_memory_run,
+};

@@ -1,0 +1,428 @@
+/*
+ * alter_op_layout (pass/alter_op_layout.c): before/after texts for
+ * conv-relu-conv (the first conv's 3 input channels give ic = 3, no
+ * transform between the convs), conv-add(bias)-relu (the per-channel bias
+ * blocked as CHW8c), a resnet block with its residual, pooling and the
+ * return to NCHW before batch_flatten, the block option, an explicit
+ * transform pair cancelled, a depthwise conv and a conv with 17 output
+ * channels left alone, and the pass followed by fuse_ops; every one also on
+ * the interpreter before and after. Constant weights are transformed at
+ * compile time (no layout_transform left on them). opt_level 2 skips the
+ * pass; its errors; allocation failures; and every built-in workload after
+ * alter_op_layout and fuse_ops gives the interpreter's numbers of before.
+ */
+#include <string.h>
+
+#include "frontend/testing/workloads.h"
+#include "ir/infer.h"
+#include "ir/order.h"
+#include "ir/params.h"
+#include "kiln_ir_test.h"
+#include "kiln_pass_test.h"
+#include "op/op.h"
+
+#define CONV_RELU_CONV                                                                 \
+  "def @main(%x: Tensor[(1, 3, 6, 6), float32], %w1: Tensor[(32, 3, 3, 3), float32], " \
+  "%w2: Tensor[(16, 32, 1, 1), float32]) {\n"                                          \
+  "  %0 = nn.conv2d(%x, %w1, padding=[1, 1, 1, 1]);\n"                                 \
+  "  %1 = nn.relu(%0);\n"                                                              \
+  "  %2 = nn.conv2d(%1, %w2);\n"                                                       \
+  "  %2\n"                                                                             \
+  "}\n"
+#define CONV_BIAS_RELU                                                               \
+  "def @main(%x: Tensor[(1, 8, 5, 5), float32], %w: Tensor[(8, 8, 3, 3), float32], " \
+  "%b: Tensor[(8, 1, 1), float32]) {\n"                                              \
+  "  %0 = nn.conv2d(%x, %w, padding=[1, 1, 1, 1]);\n"                                \
+  "  %1 = add(%0, %b);\n"                                                            \
+  "  %2 = nn.relu(%1);\n"                                                            \
+  "  %2\n"                                                                           \
+  "}\n"
+#define RESIDUAL                                                                         \
+  "def @main(%x: Tensor[(1, 16, 4, 4), float32], %w1: Tensor[(16, 16, 3, 3), float32], " \
+  "%w2: Tensor[(16, 16, 3, 3), float32], %s: Tensor[(16, 1, 1), float32]) {\n"           \
+  "  %0 = nn.conv2d(%x, %w1, padding=[1, 1, 1, 1]);\n"                                   \
+  "  %1 = nn.relu(%0);\n"                                                                \
+  "  %2 = nn.conv2d(%1, %w2, padding=[1, 1, 1, 1]);\n"                                   \
+  "  %3 = multiply(%2, %s);\n"                                                           \
+  "  %4 = add(%3, %x);\n"                                                                \
+  "  %5 = nn.relu(%4);\n"                                                                \
+  "  %6 = nn.max_pool2d(%5, pool_size=[2, 2], strides=[2, 2]);\n"                        \
+  "  %7 = nn.global_avg_pool2d(%6);\n"                                                   \
+  "  %8 = nn.batch_flatten(%7);\n"                                                       \
+  "  %8\n"                                                                               \
+  "}\n"
+#define PAIR                                                                   \
+  "def @main(%x: Tensor[(1, 16, 2, 2), float32]) {\n"                          \
+  "  %0 = layout_transform(%x, src_layout=\"NCHW\", dst_layout=\"NCHW8c\");\n" \
+  "  %1 = layout_transform(%0, src_layout=\"NCHW8c\", dst_layout=\"NCHW\");\n" \
+  "  %2 = nn.relu(%1);\n"                                                      \
+  "  %2\n"                                                                     \
+  "}\n"
+
+#define DEPTHWISE                                                                    \
+  "def @main(%x: Tensor[(1, 8, 4, 4), float32], %w: Tensor[(8, 1, 3, 3), float32], " \
+  "%v: Tensor[(17, 8, 1, 1), float32]) {\n"                                          \
+  "  %0 = nn.conv2d(%x, %w, padding=[1, 1, 1, 1], groups=8);\n"                      \
+  "  %1 = nn.conv2d(%0, %v);\n"                                                      \
+  "  %1\n"                                                                           \
+  "}\n"
+
+static const char conv_relu_conv_after[] =
+    "def @main(%x: Tensor[(1, 3, 6, 6), float32], %w1: Tensor[(32, 3, 3, 3), float32], %w2: "
+    "Tensor[(16, 32, 1, 1), float32]) -> Tensor[(1, 16, 6, 6), float32] {\n"
+    "  %0 = layout_transform(%x, src_layout=\"NCHW\", dst_layout=\"NCHW3c\") /* Tensor[(1, 1, 6, "
+    "6, 3), float32] */;\n"
+    "  %1 = layout_transform(%w1, src_layout=\"OIHW\", dst_layout=\"OIHW3i16o\") /* Tensor[(2, 1, "
+    "3, 3, 3, 16), float32] */;\n"
+    "  %2 = nn.contrib_conv2d_NCHWc(%0, %1, padding=[1, 1, 1, 1], data_layout=\"NCHW3c\", "
+    "kernel_layout=\"OIHW3i16o\") /* Tensor[(1, 2, 6, 6, 16), float32] */;\n"
+    "  %3 = nn.relu(%2) /* Tensor[(1, 2, 6, 6, 16), float32] */;\n"
+    "  %4 = layout_transform(%w2, src_layout=\"OIHW\", dst_layout=\"OIHW16i16o\") /* Tensor[(1, 2, "
+    "1, 1, 16, 16), float32] */;\n"
+    "  %5 = nn.contrib_conv2d_NCHWc(%3, %4) /* Tensor[(1, 1, 6, 6, 16), float32] */;\n"
+    "  %6 = layout_transform(%5, src_layout=\"NCHW16c\", dst_layout=\"NCHW\") /* Tensor[(1, 16, 6, "
+    "6), float32] */;\n"
+    "  %6\n"
+    "}\n";
+
+static const char conv_bias_relu_after[] =
+    "def @main(%x: Tensor[(1, 8, 5, 5), float32], %w: Tensor[(8, 8, 3, 3), float32], %b: "
+    "Tensor[(8, 1, 1), float32]) -> Tensor[(1, 8, 5, 5), float32] {\n"
+    "  %0 = layout_transform(%x, src_layout=\"NCHW\", dst_layout=\"NCHW8c\") /* Tensor[(1, 1, 5, "
+    "5, 8), float32] */;\n"
+    "  %1 = layout_transform(%w, src_layout=\"OIHW\", dst_layout=\"OIHW8i8o\") /* Tensor[(1, 1, 3, "
+    "3, 8, 8), float32] */;\n"
+    "  %2 = nn.contrib_conv2d_NCHWc(%0, %1, padding=[1, 1, 1, 1], data_layout=\"NCHW8c\", "
+    "kernel_layout=\"OIHW8i8o\", out_layout=\"NCHW8c\") /* Tensor[(1, 1, 5, 5, 8), float32] */;\n"
+    "  %3 = layout_transform(%b, src_layout=\"CHW\", dst_layout=\"CHW8c\") /* Tensor[(1, 1, 1, 8), "
+    "float32] */;\n"
+    "  %4 = add(%2, %3) /* Tensor[(1, 1, 5, 5, 8), float32] */;\n"
+    "  %5 = nn.relu(%4) /* Tensor[(1, 1, 5, 5, 8), float32] */;\n"
+    "  %6 = layout_transform(%5, src_layout=\"NCHW8c\", dst_layout=\"NCHW\") /* Tensor[(1, 8, 5, "
+    "5), float32] */;\n"
+    "  %6\n"
+    "}\n";
+
+static const char residual_after[] =
+    "def @main(%x: Tensor[(1, 16, 4, 4), float32], %w1: Tensor[(16, 16, 3, 3), float32], %w2: "
+    "Tensor[(16, 16, 3, 3), float32], %s: Tensor[(16, 1, 1), float32]) -> Tensor[(1, 16), float32] "
+    "{\n"
+    "  %0 = layout_transform(%x, src_layout=\"NCHW\", dst_layout=\"NCHW16c\") /* Tensor[(1, 1, 4, "
+    "4, 16), float32] */;\n"
+    "  %1 = layout_transform(%w1, src_layout=\"OIHW\", dst_layout=\"OIHW16i16o\") /* Tensor[(1, 1, "
+    "3, 3, 16, 16), float32] */;\n"
+    "  %2 = nn.contrib_conv2d_NCHWc(%0, %1, padding=[1, 1, 1, 1]) /* Tensor[(1, 1, 4, 4, 16), "
+    "float32] */;\n"
+    "  %3 = nn.relu(%2) /* Tensor[(1, 1, 4, 4, 16), float32] */;\n"
+    "  %4 = layout_transform(%w2, src_layout=\"OIHW\", dst_layout=\"OIHW16i16o\") /* Tensor[(1, 1, "
+    "3, 3, 16, 16), float32] */;\n"
+    "  %5 = nn.contrib_conv2d_NCHWc(%3, %4, padding=[1, 1, 1, 1]) /* Tensor[(1, 1, 4, 4, 16), "
+    "float32] */;\n"
+    "  %6 = layout_transform(%s, src_layout=\"CHW\", dst_layout=\"CHW16c\") /* Tensor[(1, 1, 1, "
+    "16), float32] */;\n"
+    "  %7 = multiply(%5, %6) /* Tensor[(1, 1, 4, 4, 16), float32] */;\n"
+    "  %8 = add(%7, %0) /* Tensor[(1, 1, 4, 4, 16), float32] */;\n"
+    "  %9 = nn.relu(%8) /* Tensor[(1, 1, 4, 4, 16), float32] */;\n"
+    "  %10 = nn.max_pool2d(%9, pool_size=[2, 2], strides=[2, 2], layout=\"NCHW16c\") /* Tensor[(1, "
+    "1, 2, 2, 16), float32] */;\n"
+    "  %11 = nn.global_avg_pool2d(%10, layout=\"NCHW16c\") /* Tensor[(1, 1, 1, 1, 16), float32] "
+    "*/;\n"
+    "  %12 = layout_transform(%11, src_layout=\"NCHW16c\", dst_layout=\"NCHW\") /* Tensor[(1, 16, "
+    "1, 1), float32] */;\n"
+    "  %13 = nn.batch_flatten(%12) /* Tensor[(1, 16), float32] */;\n"
+    "  %13\n"
+    "}\n";
+
+static const char pair_after[] =
+    "def @main(%x: Tensor[(1, 16, 2, 2), float32]) -> Tensor[(1, 16, 2, 2), float32] {\n"
+    "  %0 = nn.relu(%x) /* Tensor[(1, 16, 2, 2), float32] */;\n"
+    "  %0\n"
+    "}\n";
+
+static const char depthwise_after[] =
+    "def @main(%x: Tensor[(1, 8, 4, 4), float32], %w: Tensor[(8, 1, 3, 3), float32], %v: "
+    "Tensor[(17, 8, 1, 1), float32]) -> Tensor[(1, 17, 4, 4), float32] {\n"
+    "  %0 = nn.conv2d(%x, %w, padding=[1, 1, 1, 1], groups=8) /* Tensor[(1, 8, 4, 4), float32] "
+    "*/;\n"
+    "  %1 = nn.conv2d(%0, %v) /* Tensor[(1, 17, 4, 4), float32] */;\n"
+    "  %1\n"
+    "}\n";
+
+static const char fused_after[] =
+    "def @main(%x: Tensor[(1, 8, 5, 5), float32], %w: Tensor[(8, 8, 3, 3), float32], %b: "
+    "Tensor[(8, 1, 1), float32]) -> Tensor[(1, 8, 5, 5), float32] {\n"
+    "  %1 = fn (%p0: Tensor[(1, 1, 5, 5, 8), float32], Primitive=1) -> Tensor[(1, 8, 5, 5), "
+    "float32] {\n"
+    "    %0 = layout_transform(%p0, src_layout=\"NCHW8c\", dst_layout=\"NCHW\") /* Tensor[(1, 8, "
+    "5, 5), float32] */;\n"
+    "    %0\n"
+    "  };\n"
+    "  %5 = fn (%p0: Tensor[(1, 1, 5, 5, 8), float32], %p1: Tensor[(1, 1, 3, 3, 8, 8), float32], "
+    "%p2: Tensor[(1, 1, 1, 8), float32], Primitive=1) -> Tensor[(1, 1, 5, 5, 8), float32] {\n"
+    "    %2 = nn.contrib_conv2d_NCHWc(%p0, %p1, padding=[1, 1, 1, 1], data_layout=\"NCHW8c\", "
+    "kernel_layout=\"OIHW8i8o\", out_layout=\"NCHW8c\") /* Tensor[(1, 1, 5, 5, 8), float32] */;\n"
+    "    %3 = add(%2, %p2) /* Tensor[(1, 1, 5, 5, 8), float32] */;\n"
+    "    %4 = nn.relu(%3) /* Tensor[(1, 1, 5, 5, 8), float32] */;\n"
+    "    %4\n"
+    "  };\n"
+    "  %7 = fn (%p0: Tensor[(1, 8, 5, 5), float32], Primitive=1) -> Tensor[(1, 1, 5, 5, 8), "
+    "float32] {\n"
+    "    %6 = layout_transform(%p0, src_layout=\"NCHW\", dst_layout=\"NCHW8c\") /* Tensor[(1, 1, "
+    "5, 5, 8), float32] */;\n"
+    "    %6\n"
+    "  };\n"
+    "  %8 = %7(%x) /* Tensor[(1, 1, 5, 5, 8), float32] */;\n"
+    "  %10 = fn (%p0: Tensor[(8, 8, 3, 3), float32], Primitive=1) -> Tensor[(1, 1, 3, 3, 8, 8), "
+    "float32] {\n"
+    "    %9 = layout_transform(%p0, src_layout=\"OIHW\", dst_layout=\"OIHW8i8o\") /* Tensor[(1, 1, "
+    "3, 3, 8, 8), float32] */;\n"
+    "    %9\n"
+    "  };\n"
+    "  %11 = %10(%w) /* Tensor[(1, 1, 3, 3, 8, 8), float32] */;\n"
+    "  %13 = fn (%p0: Tensor[(8, 1, 1), float32], Primitive=1) -> Tensor[(1, 1, 1, 8), float32] {\n"
+    "    %12 = layout_transform(%p0, src_layout=\"CHW\", dst_layout=\"CHW8c\") /* Tensor[(1, 1, 1, "
+    "8), float32] */;\n"
+    "    %12\n"
+    "  };\n"
+    "  %14 = %13(%b) /* Tensor[(1, 1, 1, 8), float32] */;\n"
+    "  %15 = %5(%8, %11, %14) /* Tensor[(1, 1, 5, 5, 8), float32] */;\n"
+    "  %16 = %1(%15) /* Tensor[(1, 8, 5, 5), float32] */;\n"
+    "  %16\n"
+    "}\n";
+
+static const char residual_block4_after[] =
+    "def @main(%x: Tensor[(1, 16, 4, 4), float32], %w1: Tensor[(16, 16, 3, 3), float32], %w2: "
+    "Tensor[(16, 16, 3, 3), float32], %s: Tensor[(16, 1, 1), float32]) -> Tensor[(1, 16), float32] "
+    "{\n"
+    "  %0 = layout_transform(%x, src_layout=\"NCHW\", dst_layout=\"NCHW4c\") /* Tensor[(1, 4, 4, "
+    "4, 4), float32] */;\n"
+    "  %1 = layout_transform(%w1, src_layout=\"OIHW\", dst_layout=\"OIHW4i4o\") /* Tensor[(4, 4, "
+    "3, 3, 4, 4), float32] */;\n"
+    "  %2 = nn.contrib_conv2d_NCHWc(%0, %1, padding=[1, 1, 1, 1], data_layout=\"NCHW4c\", "
+    "kernel_layout=\"OIHW4i4o\", out_layout=\"NCHW4c\") /* Tensor[(1, 4, 4, 4, 4), float32] */;\n"
+    "  %3 = nn.relu(%2) /* Tensor[(1, 4, 4, 4, 4), float32] */;\n"
+    "  %4 = layout_transform(%w2, src_layout=\"OIHW\", dst_layout=\"OIHW4i4o\") /* Tensor[(4, 4, "
+    "3, 3, 4, 4), float32] */;\n"
+    "  %5 = nn.contrib_conv2d_NCHWc(%3, %4, padding=[1, 1, 1, 1], data_layout=\"NCHW4c\", "
+    "kernel_layout=\"OIHW4i4o\", out_layout=\"NCHW4c\") /* Tensor[(1, 4, 4, 4, 4), float32] */;\n"
+    "  %6 = layout_transform(%s, src_layout=\"CHW\", dst_layout=\"CHW4c\") /* Tensor[(4, 1, 1, 4), "
+    "float32] */;\n"
+    "  %7 = multiply(%5, %6) /* Tensor[(1, 4, 4, 4, 4), float32] */;\n"
+    "  %8 = add(%7, %0) /* Tensor[(1, 4, 4, 4, 4), float32] */;\n"
+    "  %9 = nn.relu(%8) /* Tensor[(1, 4, 4, 4, 4), float32] */;\n"
+    "  %10 = nn.max_pool2d(%9, pool_size=[2, 2], strides=[2, 2], layout=\"NCHW4c\") /* Tensor[(1, "
+    "4, 2, 2, 4), float32] */;\n"
+    "  %11 = nn.global_avg_pool2d(%10, layout=\"NCHW4c\") /* Tensor[(1, 4, 1, 1, 4), float32] */;\n"
+    "  %12 = layout_transform(%11, src_layout=\"NCHW4c\", dst_layout=\"NCHW\") /* Tensor[(1, 16, "
+    "1, 1), float32] */;\n"
+    "  %13 = nn.batch_flatten(%12) /* Tensor[(1, 16), float32] */;\n"
+    "  %13\n"
+    "}\n";
+
+static void test_conv_relu_conv(void **state) {
+  (void)state;
+  kpt_check(CONV_RELU_CONV, 3, "alter_op_layout", conv_relu_conv_after);
+}
+
+static void test_conv_bias_relu(void **state) {
+  (void)state;
+  kpt_check(CONV_BIAS_RELU, 3, "alter_op_layout", conv_bias_relu_after);
+  kpt_check(CONV_BIAS_RELU, 3, "alter_op_layout fuse_ops", fused_after);
+}
+
+static void test_residual_block_and_pools(void **state) {
+  (void)state;
+  kpt_check(RESIDUAL, 3, "alter_op_layout", residual_after);
+  kiln_pass_context_t *context = kpt_context(3);
+  KILN_ASSERT_OK(kiln_pass_context_set_option(context, "alter_op_layout.block", "4"));
+  kpt_check_in(RESIDUAL, context, "alter_op_layout", residual_block4_after);
+  kiln_pass_context_destroy(context);
+}
+
+static void test_transform_pair_cancels(void **state) {
+  (void)state;
+  kpt_check(PAIR, 3, "alter_op_layout", pair_after);
+}
+
+static void test_depthwise_and_odd_channels_stay(void **state) {
+  (void)state;
+  kpt_check(DEPTHWISE, 3, "alter_op_layout", depthwise_after);
+}
+
+static void test_runs_at_opt_level_3_only(void **state) {
+  (void)state;
+  kiln_module_t *m = kpt_parse(CONV_BIAS_RELU);
+  char *before = kpt_print(m);
+  kiln_pass_context_t *context = kpt_context(2);
+  kpt_expect_in(m, context, "alter_op_layout", before);
+  kiln_pass_context_destroy(context);
+  kpt_free(before);
+  kiln_module_destroy(m);
+}
+
+/* conv(x, W) + B with constant weights W (8, 8, 3, 3) and bias B (8, 1, 1). */
+static kiln_module_t *constant_weights_module(void) {
+  kiln_module_t *m = irt_module();
+  kiln_var_t *x = irt_var(m, "x", KILN_DTYPE_FLOAT32, 4, SHAPE(1, 8, 5, 5));
+  float w[8 * 8 * 3 * 3], b[8];
+  for (int i = 0; i < 8 * 8 * 3 * 3; ++i) {
+    w[i] = (float)((i * 37) % 19 - 9) / 9.0f;
+  }
+  for (int i = 0; i < 8; ++i) {
+    b[i] = (float)i - 3.5f;
+  }
+  kiln_expr_t *weight = irt_constant_f32(m, 4, SHAPE(8, 8, 3, 3), w);
+  kiln_expr_t *bias = irt_constant_f32(m, 3, SHAPE(8, 1, 1), b);
+  kiln_expr_t *conv =
+      IRT_CALL(m, "nn.conv2d", IRT_ATTRS("padding", "[1, 1, 1, 1]"), &x->base, weight);
+  irt_add_function(m, "main", 1, &x, IRT_CALL(m, "add", NULL, conv, bias));
+  KILN_ASSERT_OK(kiln_ir_infer_types(m));
+  return m;
+}
+
+static const char constant_weights_after[] =
+    "def @main(%x: Tensor[(1, 8, 5, 5), float32]) -> Tensor[(1, 8, 5, 5), float32] {\n"
+    "  %0 = layout_transform(%x, src_layout=\"NCHW\", dst_layout=\"NCHW8c\") /* Tensor[(1, 1, "
+    "5, 5, 8), float32] */;\n"
+    "  %1 = nn.contrib_conv2d_NCHWc(%0, meta[Constant][0], padding=[1, 1, 1, 1], "
+    "data_layout=\"NCHW8c\", kernel_layout=\"OIHW8i8o\", out_layout=\"NCHW8c\") /* Tensor[(1, "
+    "1, 5, 5, 8), float32] */;\n"
+    "  %2 = add(%1, meta[Constant][1]) /* Tensor[(1, 1, 5, 5, 8), float32] */;\n"
+    "  %3 = layout_transform(%2, src_layout=\"NCHW8c\", dst_layout=\"NCHW\") /* Tensor[(1, 8, "
+    "5, 5), float32] */;\n"
+    "  %3\n"
+    "}\n";
+
+static void test_constant_weights_are_transformed_now(void **state) {
+  (void)state;
+  kiln_module_t *reference = constant_weights_module();
+  kiln_module_t *m = constant_weights_module();
+  kiln_pass_context_t *context = kpt_context(3);
+  kpt_expect_in(m, context, "alter_op_layout", constant_weights_after);
+  kiln_pass_context_destroy(context);
+  kiln_call_t *add =
+      kiln_expr_as_call(kiln_expr_as_call(kiln_module_get_function(m, "main")->body)->args[0]);
+  kiln_call_t *conv = kiln_expr_as_call(add->args[0]);
+  kiln_constant_t *weight = kiln_expr_as_constant(conv->args[1]);
+  kiln_constant_t *bias = kiln_expr_as_constant(add->args[1]);
+  assert_int_equal(kiln_tensor_ndim(weight->value), 6);
+  assert_int_equal(kiln_tensor_ndim(bias->value), 4);
+  /* OIHW8i8o: element (o, i, kh, kw) at [0, 0, kh, kw, i, o]. */
+  const float *blocked = kiln_tensor_data(weight->value);
+  kiln_constant_t *original = kiln_expr_as_constant(
+      kiln_expr_as_call(
+          kiln_expr_as_call(kiln_module_get_function(reference, "main")->body)->args[0])
+          ->args[1]);
+  const float *plain = kiln_tensor_data(original->value);
+  assert_true(blocked[((1 * 3 + 2) * 8 + 5) * 8 + 3] == plain[((3 * 8 + 5) * 3 + 1) * 3 + 2]);
+  kpt_assert_same_numbers(reference, m, 2);
+  kiln_module_destroy(reference);
+  kiln_module_destroy(m);
+}
+
+static void test_errors(void **state) {
+  (void)state;
+  kiln_module_t *m = kpt_parse(CONV_BIAS_RELU);
+  kiln_pass_context_t *context = kpt_context(3);
+  KILN_ASSERT_OK(kiln_pass_context_set_option(context, "alter_op_layout.block", "0"));
+  KILN_ASSERT_STATUS(kpt_run(m, context, "alter_op_layout"), INVALID_ARGUMENT,
+                     "alter_op_layout: option alter_op_layout.block must be in [1, 1024], got 0");
+  kiln_pass_context_destroy(context);
+  kiln_module_destroy(m);
+
+  m = irt_module();
+  kiln_var_t *x = irt_var(m, "x", KILN_DTYPE_FLOAT32, 2, SHAPE(2, 3));
+  irt_add_function(m, "main", 1, &x, IRT_CALL(m, "nn.relu", NULL, &x->base));
+  context = kpt_context(3);
+  KILN_ASSERT_STATUS(kiln_pass_alter_op_layout.run(m, context), FAILED_PRECONDITION,
+                     "alter_op_layout needs types: a Var has no checked type (run infer_type "
+                     "first)");
+  kiln_pass_context_destroy(context);
+  kiln_module_destroy(m);
+}
+
+static kiln_status_t alter_scenario(kiln_allocator_t allocator, void *data) {
+  (void)data;
+  kiln_module_t *m = NULL;
+  KILN_RETURN_IF_ERROR(kiln_ir_parse_module("before", RESIDUAL, allocator, &m));
+  kiln_pass_context_t *context = NULL;
+  kiln_status_t status = kiln_pass_context_create(allocator, 3, &context);
+  const kiln_pass_t *pass = &kiln_pass_alter_op_layout;
+  if (!status) {
+    status = kiln_pass_sequential_run(m, context, &pass, 1);
+  }
+  kiln_pass_context_destroy(context);
+  kiln_module_destroy(m);
+  return status;
+}
+
+static void test_allocation_failures(void **state) {
+  (void)state;
+  assert_true(kiln_test_sweep_allocation_failures(alter_scenario, NULL) > 10);
+}
+
+static int count_op(const kiln_module_t *m, const kiln_op_t *op) {
+  kiln_ir_order_t order;
+  KILN_ASSERT_OK(
+      kiln_ir_order_compute(kiln_module_get_function(m, "main"), kiln_allocator_system(), &order));
+  int count = 0;
+  for (size_t i = 0; i < kiln_ir_order_count(&order); ++i) {
+    kiln_call_t *call = kiln_expr_as_call(kiln_ir_order_node(&order, i));
+    count += call && call->op == op ? 1 : 0;
+  }
+  kiln_ir_order_deinitialize(&order);
+  return count;
+}
+
+static kiln_module_t *build_workload(const char *name, kiln_params_t *params) {
+  kiln_workload_options_t options = kiln_workload_options_default();
+  options.image_size = 32;
+  kiln_params_initialize(params, kiln_allocator_system());
+  kiln_module_t *m = NULL;
+  KILN_ASSERT_OK(kiln_workload_build(name, &options, kiln_allocator_system(), params, &m));
+  KILN_ASSERT_OK(kiln_ir_bind_params(m, "main", params));
+  return m;
+}
+
+static void test_workloads_keep_their_numbers(void **state) {
+  (void)state;
+  for (const char *const *name = kiln_workload_names(); *name; ++name) {
+    kiln_params_t params_a, params_b;
+    kiln_module_t *reference = build_workload(*name, &params_a);
+    kiln_module_t *m = build_workload(*name, &params_b);
+    int convs = count_op(m, &kiln_op_conv2d);
+    kiln_pass_context_t *context = kpt_context(3);
+    KILN_ASSERT_OK(kpt_run(m, context, "alter_op_layout"));
+    int blocked = count_op(m, &kiln_op_conv2d_nchwc);
+    int transforms = count_op(m, &kiln_op_layout_transform);
+    KILN_ASSERT_OK(kpt_run(m, context, "fuse_ops"));
+    kiln_pass_context_destroy(context);
+    printf("%-14s %3d of %3d convs blocked, %3d layout transforms\n", *name, blocked, convs,
+           transforms);
+    if (strcmp(*name, "resnet18") == 0 || strcmp(*name, "resnet50") == 0 ||
+        strcmp(*name, "squeezenet1_1") == 0) {
+      assert_int_equal(blocked, convs);
+    }
+    kpt_assert_same_numbers(reference, m, 5);
+    kiln_module_destroy(reference);
+    kiln_module_destroy(m);
+    kiln_params_deinitialize(&params_a);
+    kiln_params_deinitialize(&params_b);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_conv_relu_conv),
+      cmocka_unit_test(test_conv_bias_relu),
+      cmocka_unit_test(test_residual_block_and_pools),
+      cmocka_unit_test(test_transform_pair_cancels),
+      cmocka_unit_test(test_depthwise_and_odd_channels_stay),
+      cmocka_unit_test(test_runs_at_opt_level_3_only),
+      cmocka_unit_test(test_constant_weights_are_transformed_now),
+      cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_allocation_failures),
+      cmocka_unit_test(test_workloads_keep_their_numbers),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
