@@ -29,6 +29,14 @@ typedef struct node_t {
   int64_t flops;
 } node_t;
 
+/* One output of a node: its type, and the call and field it comes from
+ * (NULL for an input or a param), which the memory plan knows it by. */
+typedef struct entry_t {
+  const kiln_tensor_type_t *type;
+  const kiln_expr_t *expr;
+  int field;
+} entry_t;
+
 /* The entries an IR node stands for. */
 typedef struct value_t {
   int count;
@@ -54,10 +62,10 @@ typedef struct codegen_t {
 
 /* ---- tables ---- */
 
-static kiln_status_t add_node(codegen_t *g, const char *name, const char *func_name, int num_inputs,
-                              const int *inputs, int num_outputs,
-                              const kiln_tensor_type_t *const *types, int64_t flops,
-                              value_t **out_value) {
+static kiln_status_t add_node(codegen_t *g, const kiln_expr_t *call, const char *name,
+                              const char *func_name, int num_inputs, const int *inputs,
+                              int num_outputs, const kiln_tensor_type_t *const *types,
+                              int64_t flops, value_t **out_value) {
   node_t node = {name, func_name, num_inputs, inputs, num_outputs, (int)kiln_array_count(&g->types),
                  flops};
   KILN_RETURN_IF_ERROR(kiln_array_push(&g->nodes, &node));
@@ -66,7 +74,8 @@ static kiln_status_t add_node(codegen_t *g, const char *name, const char *func_n
                                                  _Alignof(int), (void **)&entries));
   for (int o = 0; o < num_outputs; ++o) {
     entries[o] = node.first_entry + o;
-    KILN_RETURN_IF_ERROR(kiln_array_push(&g->types, &types[o]));
+    entry_t entry = {types[o], call, o};
+    KILN_RETURN_IF_ERROR(kiln_array_push(&g->types, &entry));
   }
   KILN_RETURN_IF_ERROR(
       kiln_arena_allocate(g->arena, sizeof(value_t), _Alignof(value_t), (void **)out_value));
@@ -107,7 +116,7 @@ static kiln_status_t visit_var(codegen_t *g, const kiln_var_t *var, value_t **ou
     return KILN_STATUS(INVALID_ARGUMENT, "input %%%s is a tuple; inputs must be tensors",
                        var->name);
   }
-  return add_node(g, var->name, NULL, 0, NULL, 1, types, 0, out_value);
+  return add_node(g, NULL, var->name, NULL, 0, NULL, 1, types, 0, out_value);
 }
 
 static kiln_status_t visit_constant(codegen_t *g, const kiln_constant_t *constant,
@@ -125,7 +134,7 @@ static kiln_status_t visit_constant(codegen_t *g, const kiln_constant_t *constan
   kiln_tensor_t *tensor = constant->value;
   KILN_RETURN_IF_ERROR(kiln_array_push(&g->params, &tensor));
   kiln_tensor_retain(tensor);
-  return add_node(g, name, NULL, 0, NULL, 1, &type, 0, out_value);
+  return add_node(g, NULL, name, NULL, 0, NULL, 1, &type, 0, out_value);
 }
 
 /* ---- kernels ---- */
@@ -272,8 +281,8 @@ static kiln_status_t visit_call(codegen_t *g, const kiln_call_t *call, value_t *
   int count = 0;
   const kiln_tensor_type_t **types = NULL;
   KILN_RETURN_IF_ERROR(output_types(g, call->base.checked_type, &count, &types));
-  return add_node(g, func->name, func->name, call->num_args, inputs, count, types, flops,
-                  out_value);
+  return add_node(g, &call->base, func->name, func->name, call->num_args, inputs, count, types,
+                  flops, out_value);
 }
 
 /* ---- routing ---- */
@@ -432,7 +441,14 @@ static kiln_status_t tagged(json_t *attrs, const char *key, const char *tag, jso
   return append(pair, *out_list);
 }
 
-static kiln_status_t attrs_json(const codegen_t *g, const int *storage_ids, json_t *graph) {
+/* The plan's storage of an entry, or a fresh one after the plan's. */
+static int storage_of(const entry_t *entry, const kiln_memory_plan_t *plan, int *next_fresh) {
+  const kiln_memory_plan_entry_t *planned =
+      plan && entry->expr ? kiln_memory_plan_find(plan, entry->expr, entry->field) : NULL;
+  return planned && planned->storage_id >= 0 ? planned->storage_id : (*next_fresh)++;
+}
+
+static kiln_status_t attrs_json(const codegen_t *g, const kiln_memory_plan_t *plan, json_t *graph) {
   json_t *attrs = json_object();
   KILN_RETURN_IF_ERROR(set(graph, "attrs", attrs));
   json_t *dltype = NULL, *storage = NULL, *shape = NULL, *flops = NULL;
@@ -440,11 +456,12 @@ static kiln_status_t attrs_json(const codegen_t *g, const int *storage_ids, json
   KILN_RETURN_IF_ERROR(tagged(attrs, "storage_id", "list_int", &storage));
   KILN_RETURN_IF_ERROR(tagged(attrs, "shape", "list_shape", &shape));
   KILN_RETURN_IF_ERROR(tagged(attrs, "kiln_flops", "list_int", &flops));
+  int next_fresh = plan ? plan->num_storages : 0;
   for (size_t e = 0; e < kiln_array_count(&g->types); ++e) {
-    const kiln_tensor_type_t *type = *(const kiln_tensor_type_t **)kiln_array_at(&g->types, e);
+    const entry_t *entry = kiln_array_at(&g->types, e);
+    const kiln_tensor_type_t *type = entry->type;
     KILN_RETURN_IF_ERROR(append(dltype, json_string(kiln_dtype_name(type->dtype))));
-    KILN_RETURN_IF_ERROR(
-        append(storage, json_integer(storage_ids ? storage_ids[e] : (json_int_t)e)));
+    KILN_RETURN_IF_ERROR(append(storage, json_integer(storage_of(entry, plan, &next_fresh))));
     json_t *dims = json_array();
     KILN_RETURN_IF_ERROR(append(shape, dims));
     for (int d = 0; d < type->ndim; ++d) {
@@ -458,8 +475,8 @@ static kiln_status_t attrs_json(const codegen_t *g, const int *storage_ids, json
   return KILN_OK;
 }
 
-static kiln_status_t graph_json(const codegen_t *g, const value_t *heads, const int *storage_ids,
-                                json_t *graph) {
+static kiln_status_t graph_json(const codegen_t *g, const value_t *heads,
+                                const kiln_memory_plan_t *plan, json_t *graph) {
   json_t *nodes = json_array(), *arg_nodes = json_array(), *row_ptr = json_array(),
          *head_list = json_array();
   KILN_RETURN_IF_ERROR(set(graph, "nodes", nodes));
@@ -491,18 +508,19 @@ static kiln_status_t graph_json(const codegen_t *g, const value_t *heads, const 
       }
     }
   }
-  return attrs_json(g, storage_ids, graph);
+  return attrs_json(g, plan, graph);
 }
 
 /* ---- entry point ---- */
 
-static kiln_status_t finish(codegen_t *g, const kiln_function_t *main_fn, const int *storage_ids) {
+static kiln_status_t finish(codegen_t *g, const kiln_function_t *main_fn,
+                            const kiln_memory_plan_t *plan) {
   const value_t *heads = value_of(g, main_fn->body);
   if (!heads) {
     return KILN_STATUS(INTERNAL, "main's result has no entries");
   }
   json_t *graph = json_object();
-  kiln_status_t status = graph ? graph_json(g, heads, storage_ids, graph)
+  kiln_status_t status = graph ? graph_json(g, heads, plan, graph)
                                : KILN_STATUS(RESOURCE_EXHAUSTED, "graph.json: out of memory");
   if (!status) {
     status = kiln_json_dump(g->allocator, graph, 1, &g->out->graph_json);
@@ -548,8 +566,9 @@ static kiln_status_t take_params(codegen_t *g) {
 }
 
 kiln_status_t kiln_graph_codegen(kiln_allocator_t allocator, kiln_module_t *module,
-                                 const kiln_schedule_target_t *target, const int *storage_ids,
-                                 kiln_arena_t *arena, kiln_graph_codegen_t *out_graph) {
+                                 const kiln_schedule_target_t *target,
+                                 const kiln_memory_plan_t *plan, kiln_arena_t *arena,
+                                 kiln_graph_codegen_t *out_graph) {
   memset(out_graph, 0, sizeof(*out_graph));
   out_graph->allocator = allocator;
   const kiln_function_t *main_fn = kiln_module_get_function(module, "main");
@@ -558,7 +577,7 @@ kiln_status_t kiln_graph_codegen(kiln_allocator_t allocator, kiln_module_t *modu
   }
   codegen_t g = {.allocator = allocator, .arena = arena, .target = target, .out = out_graph};
   kiln_array_initialize(&g.nodes, allocator, sizeof(node_t));
-  kiln_array_initialize(&g.types, allocator, sizeof(void *));
+  kiln_array_initialize(&g.types, allocator, sizeof(entry_t));
   kiln_array_initialize(&g.funcs, allocator, sizeof(void *));
   kiln_array_initialize(&g.params, allocator, sizeof(void *));
   kiln_array_initialize(&g.names, allocator, sizeof(void *));
@@ -567,7 +586,7 @@ kiln_status_t kiln_graph_codegen(kiln_allocator_t allocator, kiln_module_t *modu
   kiln_hashmap_initialize(&g.used, allocator, KILN_HASHMAP_KEY_STRING);
   kiln_status_t status = walk_main(&g, main_fn);
   if (!status) {
-    status = finish(&g, main_fn, storage_ids);
+    status = finish(&g, main_fn, plan);
   }
   kiln_status_t params_status = take_params(&g);
   if (g.have_order) {

@@ -17,8 +17,10 @@
  *   (compiler/key.h: operators, attributes, types) share one kernel;
  * - a tuple and TupleGetItem only select entries.
  * Every entry (one output of a node) has a dtype, a shape and a storage id:
- * one storage per entry unless a memory plan is given (storage ids per
- * entry). A call of an operator left in main is refused ("run fuse_ops
+ * a call's output takes its storage from the memory plan when one is given
+ * (pass/plan_memory.h: ids 0 .. num_storages - 1); inputs, params, main's
+ * results and everything without a plan get storages of their own, numbered
+ * after the plan's. A call of an operator left in main is refused ("run fuse_ops
  * first"). The JSON layout is docs/formats.md's ("graph.json").
  */
 #ifndef KILN_COMPILER_GRAPH_CODEGEN_H_
@@ -26,6 +28,7 @@
 
 #include "ir/expr.h"
 #include "op/compute.h"
+#include "pass/plan_memory.h"
 #include "tir/tir.h"
 
 typedef struct kiln_graph_codegen_t {
@@ -42,15 +45,11 @@ typedef struct kiln_graph_codegen_t {
   kiln_allocator_t allocator;
 } kiln_graph_codegen_t;
 
-/* Generates the graph of `module`'s main (typed; fuse_ops has run).
- * `storage_ids`, when not NULL, gives entry i's storage (num_entries of
- * them, as a memory plan numbers the entries: the canonical order of main's
- * nodes, each node's outputs in order); NULL gives every entry its own. */
-KILN_MUST_USE_RESULT kiln_status_t kiln_graph_codegen(kiln_allocator_t allocator,
-                                                      kiln_module_t *module,
-                                                      const kiln_schedule_target_t *target,
-                                                      const int *storage_ids, kiln_arena_t *arena,
-                                                      kiln_graph_codegen_t *out_graph);
+/* Generates the graph of `module`'s main (typed; fuse_ops has run), with
+ * the storages of `plan` (NULL: a storage per entry). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_graph_codegen(
+    kiln_allocator_t allocator, kiln_module_t *module, const kiln_schedule_target_t *target,
+    const kiln_memory_plan_t *plan, kiln_arena_t *arena, kiln_graph_codegen_t *out_graph);
 void kiln_graph_codegen_deinitialize(kiln_graph_codegen_t *graph);
 
 #endif /* KILN_COMPILER_GRAPH_CODEGEN_H_ */
