@@ -1,0 +1,95 @@
+/*
+ * kiln's graph compiler: a model in, the three artifacts of a build out
+ * (docs/graph-compiler.md): graph.json, lib.so and params.bin, which the
+ * graph executor (kiln/runtime.h) runs with the runtime alone.
+ *
+ *   kiln_compiler_options_t options = kiln_compiler_options_default();
+ *   options.opt_level = 3;
+ *   kiln_compiled_t *compiled = NULL;
+ *   KILN_RETURN_IF_ERROR(kiln_compile(allocator, "resnet18.onnx", &options, &compiled));
+ *   KILN_RETURN_IF_ERROR(kiln_compiled_save(compiled, "out/"));
+ *   kiln_compiled_destroy(compiled);
+ *
+ * A model is an ONNX file (a path ending in ".onnx") or the name of a
+ * built-in workload (resnet18, mobilenet_v2, ...; docs/workloads.md), whose
+ * weights become params. The target is a code-generation target string
+ * ("llvm", "llvm -mcpu=skylake-avx512", "c", "c -march=native");
+ * kiln_compiler_default_target() is LLVM's host target when kiln was built
+ * with LLVM, else the C backend's.
+ */
+#ifndef KILN_COMPILER_H_
+#define KILN_COMPILER_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "kiln/allocator.h"
+#include "kiln/module.h"
+#include "kiln/runtime.h"
+#include "kiln/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct kiln_compiler_options_t {
+  const char *target;   /* NULL: kiln_compiler_default_target() */
+  int opt_level;        /* 0 to 3 (default 3) */
+  int num_input_shapes; /* ONNX: "name=1x3x224x224" for symbolic dims */
+  const char *const *input_shapes;
+  int num_disabled_passes; /* passes not to run, by name */
+  const char *const *disabled_passes;
+  bool verify;    /* the IR verifier after every pass */
+  int batch;      /* workloads: batch size (default 1) */
+  int image_size; /* workloads: image side (default: the network's) */
+  FILE *progress; /* a line per phase when not NULL */
+} kiln_compiler_options_t;
+
+typedef struct kiln_compile_stats_t {
+  double seconds_import;  /* reading the model */
+  double seconds_passes;  /* the pass pipeline and the memory plan */
+  double seconds_lower;   /* graph codegen, te lowering, the loop-IR passes */
+  double seconds_codegen; /* the target's code generation (and its compiler) */
+  double seconds_total;
+  int num_kernels;      /* distinct kernels in the library */
+  int num_kernel_calls; /* kernel calls in the graph */
+  int num_params;
+  int64_t flops;        /* of the conv, dense and matmul calls */
+  size_t planned_bytes; /* the intermediate tensors' storage after the plan */
+  size_t tensor_bytes;  /* the same without reuse */
+} kiln_compile_stats_t;
+
+typedef struct kiln_compiled_t kiln_compiled_t;
+
+kiln_compiler_options_t kiln_compiler_options_default(void);
+/* "llvm" when built with LLVM, else "c -march=native". */
+const char *kiln_compiler_default_target(void);
+
+/* Imports (or builds) `model` and compiles it. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compile(kiln_allocator_t allocator, const char *model,
+                                                const kiln_compiler_options_t *options,
+                                                kiln_compiled_t **out_compiled);
+void kiln_compiled_destroy(kiln_compiled_t *compiled);
+
+const char *kiln_compiled_graph_json(const kiln_compiled_t *compiled);
+/* Borrowed: retain it to keep it past the compiled model. */
+kiln_runtime_module_t *kiln_compiled_library(const kiln_compiled_t *compiled);
+void kiln_compiled_get_stats(const kiln_compiled_t *compiled, kiln_compile_stats_t *out_stats);
+/* A copy of the params (the caller destroys it). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compiled_params(const kiln_compiled_t *compiled,
+                                                        kiln_runtime_params_t **out_params);
+/* Writes DIR/graph.json, DIR/lib.so and DIR/params.bin (DIR is made when
+ * missing). FAILED_PRECONDITION when the library was built in memory (a
+ * JIT target): build with an object-file target to save. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compiled_save(const kiln_compiled_t *compiled,
+                                                      const char *dir);
+/* A graph executor over the compiled model, in memory (nothing written). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compiled_create_executor(
+    const kiln_compiled_t *compiled, kiln_graph_executor_t **out_executor);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KILN_COMPILER_H_ */

@@ -1,0 +1,41 @@
+/*
+ * The graph compiler's driver for a module in memory (seed 001's
+ * relay.build → BuildRelay: Optimize, then GraphCodegen, then the target's
+ * code generation), what kiln/compiler.h wraps for model files.
+ *
+ * kiln_compiler_build runs, in order:
+ * 1. the default pass pipeline (pass/pipeline.h) under a context at the
+ *    options' opt_level, with the verifier between passes when asked; it
+ *    ends with fuse_ops, so main calls primitive functions only;
+ * 2. the memory plan of main's tensors (pass/plan_memory.h);
+ * 3. graph code generation (graph_codegen.h): the JSON with the plan's
+ *    storage ids, one PrimFunc per distinct fused function, the params;
+ * 4. the lowering passes on each PrimFunc (tir/transform.h);
+ * 5. the target's code generation of all of them into one runtime module
+ *    (codegen/target.h).
+ * The module is consumed: passes rewrite it in place. Each phase's time is
+ * kept for the report.
+ */
+#ifndef KILN_COMPILER_BUILD_H_
+#define KILN_COMPILER_BUILD_H_
+
+#include "compiler/graph_codegen.h"
+#include "kiln/compiler.h"
+
+struct kiln_compiled_t {
+  kiln_allocator_t allocator;
+  kiln_arena_t arena; /* the PrimFuncs, names */
+  kiln_graph_codegen_t graph;
+  kiln_runtime_module_t *library;
+  char *target;
+  kiln_compile_stats_t stats;
+};
+
+/* Builds `module` (typed or not; kiln_ir_infer_types runs first) with
+ * `options` (NULL: kiln_compiler_options_default()). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compiler_build(kiln_allocator_t allocator,
+                                                       kiln_module_t *module,
+                                                       const kiln_compiler_options_t *options,
+                                                       kiln_compiled_t **out_compiled);
+
+#endif /* KILN_COMPILER_BUILD_H_ */

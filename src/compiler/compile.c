@@ -1,0 +1,157 @@
+/*
+ * kiln/compiler.h: a model file or workload in, a compiled model out; its
+ * accessors, saving the three artifacts, and an executor over it in memory.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "base/json.h"
+#include "codegen/target.h"
+#include "compiler/build.h"
+#include "frontend/onnx/onnx_import.h"
+#include "frontend/testing/workloads.h"
+#include "ir/params.h"
+
+kiln_compiler_options_t kiln_compiler_options_default(void) {
+  kiln_compiler_options_t options;
+  memset(&options, 0, sizeof(options));
+  options.opt_level = 3;
+  options.batch = 1;
+  return options;
+}
+
+const char *kiln_compiler_default_target(void) {
+  return "c -march=native";
+}
+
+static int is_onnx(const char *model) {
+  size_t length = strlen(model);
+  return length > 5 && strcmp(model + length - 5, ".onnx") == 0;
+}
+
+/* An ONNX file imported, or a workload built with its weights bound. */
+static kiln_status_t load_model(kiln_allocator_t allocator, const char *model,
+                                const kiln_compiler_options_t *options,
+                                kiln_module_t **out_module) {
+  if (is_onnx(model)) {
+    kiln_onnx_import_options_t import = {.num_input_shapes = options->num_input_shapes,
+                                         .input_shape_specs = options->input_shapes};
+    return kiln_onnx_import_file(model, &import, allocator, out_module);
+  }
+  if (options->num_input_shapes > 0) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "%s: input shapes are for ONNX models; workloads take "
+                       "a batch and an image size",
+                       model);
+  }
+  kiln_workload_options_t workload = kiln_workload_options_default();
+  workload.batch_size = options->batch > 0 ? options->batch : workload.batch_size;
+  workload.image_size = options->image_size > 0 ? options->image_size : workload.image_size;
+  kiln_params_t params;
+  kiln_params_initialize(&params, allocator);
+  kiln_module_t *module = NULL;
+  kiln_status_t status = kiln_workload_build(model, &workload, allocator, &params, &module);
+  if (!status) {
+    status = kiln_ir_bind_params(module, "main", &params);
+  }
+  kiln_params_deinitialize(&params);
+  if (status) {
+    kiln_module_destroy(module);
+    return status;
+  }
+  *out_module = module;
+  return KILN_OK;
+}
+
+kiln_status_t kiln_compile(kiln_allocator_t allocator, const char *model,
+                           const kiln_compiler_options_t *options, kiln_compiled_t **out_compiled) {
+  *out_compiled = NULL;
+  kiln_compiler_options_t defaults = kiln_compiler_options_default();
+  options = options ? options : &defaults;
+  struct timespec start, end;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  kiln_module_t *module = NULL;
+  KILN_RETURN_IF_ERROR(load_model(allocator, model, options, &module));
+  clock_gettime(CLOCK_MONOTONIC, &end);
+  if (options->progress) {
+    fprintf(options->progress, "kiln: %s loaded\n", model);
+  }
+  kiln_status_t status = kiln_compiler_build(allocator, module, options, out_compiled);
+  kiln_module_destroy(module);
+  if (!status) {
+    kiln_compile_stats_t *stats = &(*out_compiled)->stats;
+    stats->seconds_import =
+        (double)(end.tv_sec - start.tv_sec) + (double)(end.tv_nsec - start.tv_nsec) * 1e-9;
+    stats->seconds_total += stats->seconds_import;
+  }
+  return kiln_status_annotate(status, "%s", model);
+}
+
+void kiln_compiled_destroy(kiln_compiled_t *compiled) {
+  if (!compiled) {
+    return;
+  }
+  kiln_graph_codegen_deinitialize(&compiled->graph);
+  kiln_runtime_module_release(compiled->library);
+  kiln_arena_deinitialize(&compiled->arena);
+  kiln_allocator_free(compiled->allocator, compiled->target);
+  kiln_allocator_free(compiled->allocator, compiled);
+}
+
+const char *kiln_compiled_graph_json(const kiln_compiled_t *compiled) {
+  return compiled->graph.graph_json;
+}
+
+kiln_runtime_module_t *kiln_compiled_library(const kiln_compiled_t *compiled) {
+  return compiled->library;
+}
+
+void kiln_compiled_get_stats(const kiln_compiled_t *compiled, kiln_compile_stats_t *out_stats) {
+  *out_stats = compiled->stats;
+}
+
+kiln_status_t kiln_compiled_params(const kiln_compiled_t *compiled,
+                                   kiln_runtime_params_t **out_params) {
+  return kiln_runtime_params_create(compiled->allocator, compiled->graph.num_params,
+                                    compiled->graph.param_names, compiled->graph.params,
+                                    out_params);
+}
+
+static kiln_status_t write_text(const char *path, const char *text) {
+  FILE *file = fopen(path, "wb");
+  if (!file) {
+    return KILN_STATUS(IO_ERROR, "%s: cannot create: %s", path, strerror(errno));
+  }
+  size_t length = strlen(text);
+  int failed = fwrite(text, 1, length, file) != length;
+  failed |= fclose(file) != 0;
+  return failed ? KILN_STATUS(IO_ERROR, "%s: cannot write", path) : KILN_OK;
+}
+
+kiln_status_t kiln_compiled_save(const kiln_compiled_t *compiled, const char *dir) {
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+    return KILN_STATUS(IO_ERROR, "%s: cannot make the folder: %s", dir, strerror(errno));
+  }
+  char path[4096];
+  snprintf(path, sizeof(path), "%s/lib.so", dir);
+  KILN_RETURN_IF_ERROR(kiln_runtime_module_save(compiled->library, path));
+  snprintf(path, sizeof(path), "%s/graph.json", dir);
+  KILN_RETURN_IF_ERROR(write_text(path, compiled->graph.graph_json));
+  snprintf(path, sizeof(path), "%s/params.bin", dir);
+  return kiln_runtime_params_save(path, compiled->graph.num_params, compiled->graph.param_names,
+                                  compiled->graph.params);
+}
+
+kiln_status_t kiln_compiled_create_executor(const kiln_compiled_t *compiled,
+                                            kiln_graph_executor_t **out_executor) {
+  kiln_runtime_params_t *params = NULL;
+  KILN_RETURN_IF_ERROR(kiln_compiled_params(compiled, &params));
+  kiln_status_t status =
+      kiln_graph_executor_create(compiled->allocator, compiled->graph.graph_json, "graph.json",
+                                 compiled->library, params, out_executor);
+  kiln_runtime_params_destroy(params);
+  return status;
+}
