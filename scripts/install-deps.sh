@@ -7,7 +7,8 @@ set -eu
 
 PACKAGES="cmake make gcc clang pkg-config libc6-dev clang-format
 libcmocka-dev libdlpack-dev libjansson-dev
-libprotobuf-c-dev protobuf-c-compiler libonnx-dev libonnx-testdata"
+libprotobuf-c-dev protobuf-c-compiler libonnx-dev libonnx-testdata
+llvm-14-dev"
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
   echo "kiln: not a Debian system; make sure these are installed: $(echo $PACKAGES)" >&2

@@ -11,13 +11,15 @@
  * (kiln/backend.h); kiln_runtime_module_call packs tensors for the caller and turns a
  * kernel's -1 into an INTERNAL status carrying kiln_get_last_error().
  *
- * A module may keep the source it was compiled from (the C backend keeps its
- * C file), returned by kiln_runtime_module_source, and the bytes of the shared
- * library it was loaded from (kiln_runtime_module_set_binary: a backend that
- * builds in a temporary directory keeps them before removing it), which
- * kiln_runtime_module_save writes out as the lib.so of a build's artifacts. Modules are reference
- * counted: release closes the library when the count reaches zero. The allocator given at load time
- * holds the module's own memory.
+ * A module may keep the source it was compiled from, in one or more formats
+ * (the C backend keeps its C file, the LLVM backend its IR and assembly),
+ * returned by kiln_runtime_module_source, and the bytes of the shared library
+ * it was loaded from (kiln_runtime_module_set_binary: a backend that builds in
+ * a temporary directory keeps them before removing it), which
+ * kiln_runtime_module_save writes out as the lib.so of a build's artifacts.
+ * Modules are reference counted: release closes the library when the count
+ * reaches zero. The allocator given at load time holds the module's own
+ * memory.
  */
 #ifndef KILN_MODULE_H_
 #define KILN_MODULE_H_
@@ -58,8 +60,12 @@ void kiln_runtime_module_retain(kiln_runtime_module_t *module);
 /* Drops a reference; the last one closes the library. NULL is a no-op. */
 void kiln_runtime_module_release(kiln_runtime_module_t *module);
 
-/* Keeps a copy of `source` as the module's source in `format` ("c"),
- * replacing any kept before. */
+/* Most source formats a module keeps ("c"; "ll" and "asm"). */
+#define KILN_RUNTIME_MODULE_MAX_SOURCES 4
+
+/* Keeps a copy of `source` as the module's source in `format` ("c", "ll",
+ * "asm"), replacing any kept before in that format. INVALID_ARGUMENT when
+ * the module already keeps KILN_RUNTIME_MODULE_MAX_SOURCES other formats. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_runtime_module_set_source(kiln_runtime_module_t *module,
                                                                   const char *format,
                                                                   const char *source);

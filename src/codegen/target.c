@@ -1,12 +1,27 @@
 /*
  * The table of code-generation targets; see target.h. A target string is
- * "<name>[ <options>]"; the name must match a target's exactly.
+ * "<name>[ <options>]"; the name must match a target's exactly. The LLVM
+ * target is in the table when kiln was built with LLVM (KILN_HAVE_LLVM,
+ * cmake/KilnLlvm.cmake); it is then the default.
  */
 #include "codegen/target.h"
 
 #include <string.h>
 
-static const kiln_codegen_target_t *const targets[] = {&kiln_codegen_target_c};
+static const kiln_codegen_target_t *const targets[] = {
+    &kiln_codegen_target_c,
+#ifdef KILN_HAVE_LLVM
+    &kiln_codegen_target_llvm,
+#endif
+};
+
+const char *kiln_codegen_default_target(void) {
+#ifdef KILN_HAVE_LLVM
+  return "llvm";
+#else
+  return "c -march=native";
+#endif
+}
 
 kiln_status_t kiln_codegen_target_find(const char *target_string,
                                        const kiln_codegen_target_t **out_target,
@@ -15,14 +30,22 @@ kiln_status_t kiln_codegen_target_find(const char *target_string,
   *out_options = "";
   const char *text = target_string ? target_string : "";
   size_t length = strcspn(text, " ");
+  char known[128] = "";
   for (size_t i = 0; i < sizeof(targets) / sizeof(targets[0]); ++i) {
     if (strlen(targets[i]->name) == length && strncmp(targets[i]->name, text, length) == 0) {
       *out_target = targets[i];
       *out_options = text + length + (text[length] == ' ');
       return KILN_OK;
     }
+    strcat(known, i ? ", " : "");
+    strcat(known, targets[i]->name);
   }
-  return KILN_STATUS(NOT_FOUND, "unknown code-generation target \"%s\" (known: c)", text);
+  if (length == 4 && strncmp(text, "llvm", 4) == 0) {
+    return KILN_STATUS(NOT_FOUND,
+                       "code-generation target \"%s\": kiln was built without LLVM (known: %s)",
+                       text, known);
+  }
+  return KILN_STATUS(NOT_FOUND, "unknown code-generation target \"%s\" (known: %s)", text, known);
 }
 
 kiln_status_t kiln_codegen_build(kiln_allocator_t allocator, const char *target_string,

@@ -7,7 +7,8 @@
  * InitContextFunctions): each of the names below found with dlsym gets the
  * runtime's function, so generated code reaches the last error, the parallel
  * launch and the workspace allocator without linking against the
- * executable. The module's struct, path and kept source come from the
+ * executable. The module's struct, path and kept sources (one per format,
+ * a few formats) come from the
  * allocator given at load time; the count is atomic so modules can be shared
  * between threads. An in-memory module has no library handle: it keeps a
  * copied table of names and function pointers, searched by name, and an
@@ -28,8 +29,9 @@ struct kiln_runtime_module_t {
   atomic_int refs;
   void *handle;
   char *path;
-  char *source_format;
-  char *source;
+  int num_sources;
+  char *source_formats[KILN_RUNTIME_MODULE_MAX_SOURCES];
+  char *sources[KILN_RUNTIME_MODULE_MAX_SOURCES];
   void *binary; /* the shared library's bytes, or NULL */
   size_t binary_size;
   /* In-memory modules only: */
@@ -162,14 +164,24 @@ void kiln_runtime_module_release(kiln_runtime_module_t *module) {
   kiln_allocator_free(module->allocator, module->entries);
   kiln_allocator_free(module->allocator, module->names);
   kiln_allocator_free(module->allocator, module->path);
-  kiln_allocator_free(module->allocator, module->source_format);
-  kiln_allocator_free(module->allocator, module->source);
+  for (int i = 0; i < module->num_sources; ++i) {
+    kiln_allocator_free(module->allocator, module->source_formats[i]);
+    kiln_allocator_free(module->allocator, module->sources[i]);
+  }
   kiln_allocator_free(module->allocator, module->binary);
   kiln_allocator_free(module->allocator, module);
 }
 
 kiln_status_t kiln_runtime_module_set_source(kiln_runtime_module_t *module, const char *format,
                                              const char *source) {
+  int slot = 0;
+  while (slot < module->num_sources && strcmp(module->source_formats[slot], format) != 0) {
+    ++slot;
+  }
+  if (slot == KILN_RUNTIME_MODULE_MAX_SOURCES) {
+    return KILN_STATUS(INVALID_ARGUMENT, "module %s: cannot keep a %s source: it keeps %d formats",
+                       module->path, format, KILN_RUNTIME_MODULE_MAX_SOURCES);
+  }
   char *format_copy = NULL, *source_copy = NULL;
   KILN_RETURN_IF_ERROR(kiln_allocator_strdup(module->allocator, format, &format_copy));
   kiln_status_t status = kiln_allocator_strdup(module->allocator, source, &source_copy);
@@ -177,18 +189,24 @@ kiln_status_t kiln_runtime_module_set_source(kiln_runtime_module_t *module, cons
     kiln_allocator_free(module->allocator, format_copy);
     return status;
   }
-  kiln_allocator_free(module->allocator, module->source_format);
-  kiln_allocator_free(module->allocator, module->source);
-  module->source_format = format_copy;
-  module->source = source_copy;
+  if (slot < module->num_sources) {
+    kiln_allocator_free(module->allocator, module->source_formats[slot]);
+    kiln_allocator_free(module->allocator, module->sources[slot]);
+  } else {
+    module->num_sources = slot + 1;
+  }
+  module->source_formats[slot] = format_copy;
+  module->sources[slot] = source_copy;
   return KILN_OK;
 }
 
 const char *kiln_runtime_module_source(const kiln_runtime_module_t *module, const char *format) {
-  if (!module || !format || !module->source_format || strcmp(module->source_format, format) != 0) {
-    return NULL;
+  for (int i = 0; module && format && i < module->num_sources; ++i) {
+    if (strcmp(module->source_formats[i], format) == 0) {
+      return module->sources[i];
+    }
   }
-  return module->source;
+  return NULL;
 }
 
 kiln_status_t kiln_runtime_module_set_binary(kiln_runtime_module_t *module, const void *bytes,

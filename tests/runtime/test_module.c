@@ -101,6 +101,28 @@ static void test_bad_entries(void **state) {
   kiln_runtime_module_release(module);
 }
 
+/* One source per format, replaced only by the same format, up to
+ * KILN_RUNTIME_MODULE_MAX_SOURCES formats. */
+static void test_sources(void **state) {
+  (void)state;
+  kiln_runtime_module_t *module = NULL;
+  KILN_ASSERT_OK(kiln_runtime_module_create_in_memory(kiln_allocator_system(), "kernels", 2,
+                                                      entries, NULL, NULL, &module));
+  assert_null(kiln_runtime_module_source(module, "ll"));
+  KILN_ASSERT_OK(kiln_runtime_module_set_source(module, "ll", "define void @f()"));
+  KILN_ASSERT_OK(kiln_runtime_module_set_source(module, "asm", "f:"));
+  KILN_ASSERT_OK(kiln_runtime_module_set_source(module, "ll", "define void @g()"));
+  assert_string_equal(kiln_runtime_module_source(module, "ll"), "define void @g()");
+  assert_string_equal(kiln_runtime_module_source(module, "asm"), "f:");
+  KILN_ASSERT_OK(kiln_runtime_module_set_source(module, "c", "int x;"));
+  KILN_ASSERT_OK(kiln_runtime_module_set_source(module, "h", "int y;"));
+  KILN_ASSERT_STATUS(kiln_runtime_module_set_source(module, "json", "{}"), INVALID_ARGUMENT,
+                     "module kernels: cannot keep a json source: it keeps 4 formats");
+  assert_null(kiln_runtime_module_source(module, "json"));
+  assert_string_equal(kiln_runtime_module_source(module, "h"), "int y;");
+  kiln_runtime_module_release(module);
+}
+
 static kiln_status_t create_scenario(kiln_allocator_t allocator, void *context) {
   (void)context;
   kiln_runtime_module_t *module = NULL;
@@ -120,6 +142,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_in_memory_module),
       cmocka_unit_test(test_bad_entries),
+      cmocka_unit_test(test_sources),
       cmocka_unit_test(test_allocation_failures),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -89,28 +89,37 @@ static int close_enough(double got, double want) {
   return fabs(got - want) <= 1e-5 + 1e-4 * fabs(want);
 }
 
-/* 0: the loop IR as lowered, 1: after the passes, 2 + n: C backend, n threads. */
+/* 0: the loop IR as lowered, 1: after the passes. */
 static const char *stage_text(int stage) {
-  return stage == 0   ? "through the loop IR"
-         : stage == 1 ? "through the loop IR after the lowering passes"
-                      : "through the C backend with threads: ";
+  return stage == 0 ? "through the loop IR" : "through the loop IR after the lowering passes";
 }
 
-static void assert_outputs_agree(const kiln_op_t *op, const char *func, int passes, int index,
-                                 const kiln_tensor_t *got, const kiln_tensor_t *want) {
+static void assert_outputs_agree(const kiln_op_t *op, const char *func, const char *stage,
+                                 int index, const kiln_tensor_t *got, const kiln_tensor_t *want) {
   int is_float = kiln_tensor_dtype(want) == KILN_DTYPE_FLOAT32 ||
                  kiln_tensor_dtype(want) == KILN_DTYPE_FLOAT64;
   for (int64_t i = 0; i < kiln_tensor_element_count(want); ++i) {
     double g = kiln_tensor_element_as_double(got, i);
     double w = kiln_tensor_element_as_double(want, i);
     if (is_float ? !close_enough(g, w) : g != w) {
-      fail_msg("%s (%s): output %d element %lld is %.9g %s%.0d, %.9g in the reference", op->name,
-               func, index, (long long)i, g, stage_text(passes), passes > 2 ? passes - 2 : 0, w);
+      fail_msg("%s (%s): output %d element %lld is %.9g %s, %.9g in the reference", op->name, func,
+               index, (long long)i, g, stage, w);
     }
   }
 }
 
-/* A case whose C-backend run waits for the batch's compilation: the
+/* The targets every queued case runs through: the C backend and, when
+ * built, the LLVM backend's object-file and JIT modules (without keeping
+ * their assembly, a second code generation the cases do not read). */
+static const char *const backend_targets[] = {
+    "c",
+#ifdef KILN_HAVE_LLVM
+    "llvm -noasm",
+    "llvm -jit -noasm",
+#endif
+};
+
+/* A case whose backend runs wait for the batch's compilation: the
  * function (in kiln_op_test_arena), its arguments and the reference outputs
  * (the case holds a reference to each). */
 typedef struct pending_t {
@@ -129,7 +138,8 @@ static int num_pending;
 static int num_compiled;
 
 /* Runs one case with 1, 2 and 3 threads (fresh poison each time). */
-static void run_pending(const kiln_runtime_module_t *module, const pending_t *p) {
+static void run_pending(const kiln_runtime_module_t *module, const char *target,
+                        const pending_t *p) {
   int threads_before = kiln_parallel_get_num_threads();
   int num_args = p->num_inputs + p->num_outputs;
   for (int threads = 1; threads <= 3; ++threads) {
@@ -138,9 +148,11 @@ static void run_pending(const kiln_runtime_module_t *module, const pending_t *p)
       memset(kiln_tensor_data(p->args[i]), 0x7f, kiln_tensor_byte_size(p->args[i]));
     }
     KILN_ASSERT_OK(kiln_runtime_module_call(module, p->func->name, num_args, p->args));
+    char stage[96];
+    snprintf(stage, sizeof(stage), "through target \"%s\" with %d thread%s", target, threads,
+             threads > 1 ? "s" : "");
     for (int i = 0; i < p->num_outputs; ++i) {
-      assert_outputs_agree(p->op, p->func->name, 2 + threads, i, p->args[p->num_inputs + i],
-                           p->want[i]);
+      assert_outputs_agree(p->op, p->func->name, stage, i, p->args[p->num_inputs + i], p->want[i]);
     }
   }
   KILN_ASSERT_OK(kiln_parallel_set_num_threads(threads_before));
@@ -170,16 +182,19 @@ void check_compute_flush(void) {
   for (int c = 0; c < count; ++c) {
     funcs[c] = batch[c].func;
   }
-  kiln_runtime_module_t *module = NULL;
-  KILN_ASSERT_OK(kiln_codegen_build(kiln_allocator_system(), "c", funcs, count, &module));
-  for (int c = 0; c < count; ++c) {
-    run_pending(module, &batch[c]);
+  for (size_t t = 0; t < sizeof(backend_targets) / sizeof(backend_targets[0]); ++t) {
+    kiln_runtime_module_t *module = NULL;
+    KILN_ASSERT_OK(
+        kiln_codegen_build(kiln_allocator_system(), backend_targets[t], funcs, count, &module));
+    for (int c = 0; c < count; ++c) {
+      run_pending(module, backend_targets[t], &batch[c]);
+    }
+    kiln_runtime_module_release(module);
   }
-  kiln_runtime_module_release(module);
   release_pending(batch, count);
 }
 
-/* Queues `func` for the C backend; the batch compiles when full or at
+/* Queues `func` for the backends; the batch compiles when full or at
  * teardown. */
 static void queue_c_backend(const kiln_op_t *op, const kiln_tir_prim_func_t *func, int num_inputs,
                             int num_outputs, kiln_tensor_t *const *args,
@@ -259,7 +274,7 @@ void check_compute(const kiln_op_t *op, const void *attrs, int num_inputs,
     KILN_ASSERT_OK(
         kiln_tir_interp_run(kiln_allocator_system(), funcs[f], num_inputs + num_outputs, args));
     for (int i = 0; i < num_outputs; ++i) {
-      assert_outputs_agree(op, funcs[f]->name, f, i, args[num_inputs + i], want[i]);
+      assert_outputs_agree(op, funcs[f]->name, stage_text(f), i, args[num_inputs + i], want[i]);
     }
   }
   queue_c_backend(op, passed, num_inputs, num_outputs, args, want);

@@ -12,13 +12,14 @@
  * compiled outputs start filled with a poison pattern, so an element the
  * loops never write fails. Use with setup/teardown of kiln_op_test.h.
  *
- * It also runs the function after the passes through the C backend
- * (codegen/target.h, target "c") with 1, 2 and 3 threads, against the
- * same reference. Compiling a file per case would cost a compiler run each,
- * so the cases are queued and compiled together, one C file per batch: when
+ * It also runs the function after the passes through every built backend
+ * (codegen/target.h: target "c", and "llvm" and "llvm -jit" when kiln was
+ * built with LLVM) with 1, 2 and 3 threads, against the same reference.
+ * Compiling a module per case would cost a compiler run each, so the cases
+ * are queued and compiled together, one module per batch and target: when
  * the batch is full and at the end of each test (teardown calls
  * check_compute_flush), so a failure may show at teardown; it names the
- * operator, the output, the element and the thread count.
+ * operator, the output, the element, the target and the thread count.
  */
 #ifndef KILN_TESTS_SUPPORT_KILN_COMPUTE_TEST_H_
 #define KILN_TESTS_SUPPORT_KILN_COMPUTE_TEST_H_
@@ -33,7 +34,7 @@ kiln_tensor_t *random_tensor(kiln_dtype_t dtype, int ndim, const int64_t *shape,
 /* The inputs are the caller's (not released). */
 void check_compute(const kiln_op_t *op, const void *attrs, int num_inputs,
                    kiln_tensor_t *const *inputs);
-/* Compiles and checks the queued C-backend cases; kiln_op_test.h's teardown
+/* Compiles and checks the queued backend cases; kiln_op_test.h's teardown
  * calls it. */
 void check_compute_flush(void);
 /* check_compute on fresh random inputs of the given types, in [lo, hi). */

@@ -5,24 +5,23 @@
  * The file goes to a fresh directory made with mkdtemp under $TMPDIR (else
  * /tmp); the compiler runs through posix_spawnp with an argument vector (no
  * shell, so option words reach it exactly), its output into a log file in
- * the same directory. On success the library is loaded (dlopen keeps it
- * mapped), the source and the library's bytes (so the module can be saved
- * as a build's lib.so) are attached to the module and the directory removed.
+ * the same directory (codegen/toolchain.h). On success the library is
+ * loaded (dlopen keeps it mapped), the source and the library's bytes (so
+ * the module can be saved as a build's lib.so) are attached to the module
+ * and the directory removed.
  * On failure the source stays where it is, for the user to look at, and the
  * status quotes the compiler's first lines.
  */
 #define _GNU_SOURCE
-#include <fcntl.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/file.h"
 #include "base/strbuf.h"
 #include "codegen/c/codegen_c.h"
+#include "codegen/toolchain.h"
 
 #define KILN_CG_MAX_ARGS 64
 /* Lines of the compiler's output a failure quotes. */
@@ -36,11 +35,7 @@ typedef struct workdir_t {
 } workdir_t;
 
 static kiln_status_t make_workdir(workdir_t *w) {
-  const char *tmp = getenv("TMPDIR");
-  snprintf(w->dir, sizeof(w->dir), "%s/kiln-c-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  if (!mkdtemp(w->dir)) {
-    return KILN_STATUS(IO_ERROR, "c backend: cannot make a temporary directory %s", w->dir);
-  }
+  KILN_RETURN_IF_ERROR(kiln_codegen_temp_dir("c backend", "kiln-c", w->dir, sizeof(w->dir)));
   snprintf(w->source, sizeof(w->source), "%s/kiln_module.c", w->dir);
   snprintf(w->library, sizeof(w->library), "%s/kiln_module.so", w->dir);
   snprintf(w->log, sizeof(w->log), "%s/cc.log", w->dir);
@@ -75,22 +70,7 @@ static kiln_status_t run_compiler(kiln_allocator_t allocator, const workdir_t *w
     argc = split_words(options_copy, argv, argc, 1);
     const char *tail[] = {"-o", w->library, w->source, "-lm", NULL};
     memcpy(&argv[argc], tail, sizeof(tail));
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, w->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    pid_t pid = 0;
-    int error = posix_spawnp(&pid, argv[0], &actions, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&actions);
-    int wstatus = 0;
-    if (error != 0) {
-      status = KILN_STATUS(UNAVAILABLE, "c backend: cannot run the C compiler %s: %s", argv[0],
-                           strerror(error));
-    } else if (waitpid(pid, &wstatus, 0) < 0) {
-      status = KILN_STATUS(INTERNAL, "c backend: waiting for %s failed", argv[0]);
-    } else {
-      *out_exit = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
-    }
+    status = kiln_codegen_spawn("c backend", argv, w->log, out_exit);
   }
   kiln_allocator_free(allocator, cc_copy);
   kiln_allocator_free(allocator, options_copy);
