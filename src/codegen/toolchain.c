@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/file.h"
+
 kiln_status_t kiln_codegen_spawn(const char *who, char *const *argv, const char *log_path,
                                  int *out_exit) {
   posix_spawn_file_actions_t actions;
@@ -40,4 +42,21 @@ kiln_status_t kiln_codegen_temp_dir(const char *who, const char *prefix, char *d
     return KILN_STATUS(IO_ERROR, "%s: cannot make a temporary directory %s", who, dir);
   }
   return KILN_OK;
+}
+
+kiln_status_t kiln_codegen_load_library(kiln_allocator_t allocator, const char *path,
+                                        kiln_runtime_module_t **out_module) {
+  KILN_RETURN_IF_ERROR(kiln_runtime_module_load(allocator, path, out_module));
+  void *bytes = NULL;
+  size_t size = 0;
+  kiln_status_t status = kiln_file_read_all(allocator, path, &bytes, &size);
+  if (!status) {
+    status = kiln_runtime_module_set_binary(*out_module, bytes, size);
+    kiln_allocator_free(allocator, bytes);
+  }
+  if (status) {
+    kiln_runtime_module_release(*out_module);
+    *out_module = NULL;
+  }
+  return status;
 }

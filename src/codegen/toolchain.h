@@ -6,12 +6,16 @@
  * vector (no shell, so every word reaches it exactly), its stdout and
  * stderr into a log file, and waits for it. kiln_codegen_temp_dir makes a
  * fresh private directory with mkdtemp under $TMPDIR (else /tmp).
+ * kiln_codegen_load_library loads a library the toolchain built as a
+ * runtime module that also keeps the library's bytes, so the module can be
+ * saved (kiln_runtime_module_save) after the directory is gone.
  */
 #ifndef KILN_CODEGEN_TOOLCHAIN_H_
 #define KILN_CODEGEN_TOOLCHAIN_H_
 
 #include <stddef.h>
 
+#include "kiln/module.h"
 #include "kiln/status.h"
 
 /* Runs argv (NULL-terminated; argv[0] looked up on PATH) with its output
@@ -23,5 +27,10 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_codegen_spawn(const char *who, char *con
  * `who` and the path when it cannot be made. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_codegen_temp_dir(const char *who, const char *prefix,
                                                          char *dir, size_t capacity);
+
+/* kiln_runtime_module_load, then the file's bytes kept in the module. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_codegen_load_library(kiln_allocator_t allocator,
+                                                             const char *path,
+                                                             kiln_runtime_module_t **out_module);
 
 #endif /* KILN_CODEGEN_TOOLCHAIN_H_ */

@@ -24,7 +24,7 @@ kiln_compiler_options_t kiln_compiler_options_default(void) {
 }
 
 const char *kiln_compiler_default_target(void) {
-  return "c -march=native";
+  return kiln_codegen_default_target();
 }
 
 static int is_onnx(const char *model) {

@@ -20,6 +20,10 @@
 #include "kiln/npy.h"
 #include "kiln_compute_test.h"
 
+static bool has_llvm(void) {
+  return strncmp(kiln_compiler_default_target(), "llvm", 4) == 0;
+}
+
 static kiln_module_t *workload(const char *name, int64_t image_size) {
   kiln_workload_options_t options = kiln_workload_options_default();
   options.image_size = image_size;
@@ -60,7 +64,8 @@ static void run_and_compare(const char *what, kiln_graph_executor_t *executor,
   }
 }
 
-static void check_workload(const char *name, int64_t image_size, int opt_level, bool save) {
+static void check_workload(const char *name, int64_t image_size, const char *target, int opt_level,
+                           bool save) {
   kiln_module_t *reference = workload(name, image_size);
   const kiln_tensor_type_t *type =
       kiln_type_as_tensor(kiln_module_get_function(reference, "main")->params[0]->type_annotation);
@@ -73,7 +78,7 @@ static void check_workload(const char *name, int64_t image_size, int opt_level, 
 
   kiln_module_t *m = workload(name, image_size);
   kiln_compiler_options_t options = kiln_compiler_options_default();
-  options.target = "c -march=native";
+  options.target = target;
   options.opt_level = opt_level;
   options.verify = true;
   kiln_compiled_t *compiled = NULL;
@@ -81,11 +86,11 @@ static void check_workload(const char *name, int64_t image_size, int opt_level, 
   kiln_module_destroy(m);
   kiln_compile_stats_t stats;
   kiln_compiled_get_stats(compiled, &stats);
-  print_message("%s opt_level %d: %d kernels, %d calls, %.2f s (passes %.2f, lower %.2f, "
+  print_message("%s, %s, opt_level %d: %d kernels, %d calls, %.2f s (passes %.2f, lower %.2f, "
                 "codegen %.2f), %zu of %zu bytes planned\n",
-                name, opt_level, stats.num_kernels, stats.num_kernel_calls, stats.seconds_total,
-                stats.seconds_passes, stats.seconds_lower, stats.seconds_codegen,
-                stats.planned_bytes, stats.tensor_bytes);
+                name, target, opt_level, stats.num_kernels, stats.num_kernel_calls,
+                stats.seconds_total, stats.seconds_passes, stats.seconds_lower,
+                stats.seconds_codegen, stats.planned_bytes, stats.tensor_bytes);
   assert_true(stats.num_kernels > 0 && stats.num_kernels <= stats.num_kernel_calls);
   assert_true(stats.planned_bytes <= stats.tensor_bytes);
   kiln_graph_executor_t *executor = NULL;
@@ -111,29 +116,37 @@ static void check_workload(const char *name, int64_t image_size, int opt_level, 
 
 static void test_mlp(void **state) {
   (void)state;
-  check_workload("mlp", 0, 0, true);
-  check_workload("mlp", 0, 3, false);
+  check_workload("mlp", 0, "c -march=native", 0, true);
+  check_workload("mlp", 0, "c -march=native", 3, false);
+  if (has_llvm()) {
+    check_workload("mlp", 0, "llvm", 3, true);
+    check_workload("mlp", 0, "llvm -jit", 0, false);
+  }
 }
 
 static void test_resnet18(void **state) {
   (void)state;
-  check_workload("resnet18", 32, 0, false);
-  check_workload("resnet18", 32, 3, true);
+  check_workload("resnet18", 32, "c -march=native", 0, false);
+  check_workload("resnet18", 32, "c -march=native", 3, true);
+  if (has_llvm()) {
+    check_workload("resnet18", 32, "llvm", 3, true);
+    check_workload("resnet18", 32, "llvm -jit", 0, false);
+  }
 }
 
 static void test_mobilenet_v2(void **state) {
   (void)state;
-  check_workload("mobilenet_v2", 32, 3, false);
+  check_workload("mobilenet_v2", 32, kiln_compiler_default_target(), 3, false);
 }
 
 static void test_squeezenet(void **state) {
   (void)state;
-  check_workload("squeezenet1_1", 33, 3, false);
+  check_workload("squeezenet1_1", 33, kiln_compiler_default_target(), 3, false);
 }
 
 static void test_transformer(void **state) {
   (void)state;
-  check_workload("transformer", 0, 3, false);
+  check_workload("transformer", 0, kiln_compiler_default_target(), 3, false);
 }
 
 int main(void) {

@@ -104,17 +104,6 @@ static void remove_workdir(const workdir_t *w) {
   rmdir(w->dir);
 }
 
-/* Reads the built library into the module, for kiln_runtime_module_save. */
-static kiln_status_t keep_library(kiln_allocator_t allocator, const workdir_t *w,
-                                  kiln_runtime_module_t *module) {
-  void *bytes = NULL;
-  size_t size = 0;
-  KILN_RETURN_IF_ERROR(kiln_file_read_all(allocator, w->library, &bytes, &size));
-  kiln_status_t status = kiln_runtime_module_set_binary(module, bytes, size);
-  kiln_allocator_free(allocator, bytes);
-  return status;
-}
-
 kiln_status_t kiln_codegen_c_compile(kiln_allocator_t allocator, const char *source,
                                      const char *options, kiln_runtime_module_t **out_module) {
   *out_module = NULL;
@@ -130,13 +119,10 @@ kiln_status_t kiln_codegen_c_compile(kiln_allocator_t allocator, const char *sou
   }
   kiln_runtime_module_t *module = NULL;
   if (!status) {
-    status = kiln_runtime_module_load(allocator, w.library, &module);
+    status = kiln_codegen_load_library(allocator, w.library, &module);
   }
   if (!status) {
     status = kiln_runtime_module_set_source(module, "c", source);
-  }
-  if (!status) {
-    status = keep_library(allocator, &w, module);
   }
   remove_workdir(&w);
   if (status) {

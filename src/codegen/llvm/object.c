@@ -5,7 +5,8 @@
  * the system C compiler links it: `$CC -shared -o kiln_module.so
  * kiln_module.o -lm` ($CC else cc), so libm's functions the code calls
  * resolve as in the C backend's libraries. The library is loaded with
- * kiln_runtime_module_load, which fills the backend-ABI pointers the module
+ * kiln_codegen_load_library (keeping its bytes for saving), which fills the
+ * backend-ABI pointers the module
  * defines (__kiln_parallel_launch, ...), and the directory is removed. A
  * failed link is INVALID_ARGUMENT quoting the linker's first lines.
  */
@@ -78,7 +79,7 @@ kiln_status_t kiln_llvm_link_object(kiln_allocator_t allocator, LLVMMemoryBuffer
     status = run_linker(allocator, &d);
   }
   if (!status) {
-    status = kiln_runtime_module_load(allocator, d.library, out_module);
+    status = kiln_codegen_load_library(allocator, d.library, out_module);
   }
   unlink(d.object);
   unlink(d.library);
