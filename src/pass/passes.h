@@ -9,7 +9,17 @@
 
 #include "pass/pass.h"
 
-#define KILN_PASS_LIST(X) X(infer_type)
+#define KILN_PASS_LIST(X)     \
+  X(infer_type)               \
+  X(remove_unused_functions)  \
+  X(simplify_inference)       \
+  X(eliminate_common_subexpr) \
+  X(combine_parallel_conv2d)  \
+  X(fold_constant)            \
+  X(fold_scale_axis)          \
+  X(canonicalize_ops)         \
+  X(fast_math)                \
+  X(dead_code_elimination)
 
 #define KILN_PASS_DECLARE_(name) extern const kiln_pass_t kiln_pass_##name;
 KILN_PASS_LIST(KILN_PASS_DECLARE_)
