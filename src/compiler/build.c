@@ -9,7 +9,7 @@
 #include "codegen/target.h"
 #include "compiler/build.h"
 #include "ir/infer.h"
-#include "pass/passes.h"
+#include "pass/pipeline.h"
 #include "pass/plan_memory.h"
 #include "tir/transform.h"
 
@@ -43,13 +43,7 @@ static kiln_status_t run_passes(kiln_allocator_t allocator, kiln_module_t *modul
   kiln_pass_context_t *context = NULL;
   kiln_status_t status = make_context(allocator, options, &context);
   if (!status) {
-    static const kiln_pass_t *const passes[] = {
-#define KILN_BUILD_PASS_(name) &kiln_pass_##name,
-        KILN_PASS_LIST(KILN_BUILD_PASS_)
-#undef KILN_BUILD_PASS_
-    };
-    status = kiln_pass_sequential_run(module, context, passes,
-                                      (int)(sizeof(passes) / sizeof(passes[0])));
+    status = kiln_pass_run_default_pipeline(module, context);
   }
   kiln_pass_context_destroy(context);
   return status;

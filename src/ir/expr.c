@@ -122,6 +122,17 @@ kiln_status_t kiln_module_set_function(kiln_module_t *module, const char *name,
   return KILN_OK;
 }
 
+kiln_status_t kiln_module_remove_function(kiln_module_t *module, const char *name) {
+  for (size_t i = 0; i < kiln_array_count(&module->functions); ++i) {
+    kiln_module_entry_t *entry = kiln_array_at(&module->functions, i);
+    if (strcmp(entry->name, name) == 0) {
+      kiln_array_remove(&module->functions, i, NULL);
+      return KILN_OK;
+    }
+  }
+  return KILN_STATUS(NOT_FOUND, "module has no function named '%s'", name);
+}
+
 kiln_function_t *kiln_module_get_function(const kiln_module_t *module, const char *name) {
   kiln_module_entry_t *entry = kiln_module_find(module, name);
   return entry ? entry->function : NULL;

@@ -124,6 +124,10 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_module_add_function(kiln_module_t *modul
 /* Replaces the function of an existing name (passes do this). */
 KILN_MUST_USE_RESULT kiln_status_t kiln_module_set_function(kiln_module_t *module, const char *name,
                                                             kiln_function_t *function);
+/* Removes the function of that name (its nodes stay in the arena); NOT_FOUND
+ * when there is none. The other functions keep their order. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_module_remove_function(kiln_module_t *module,
+                                                               const char *name);
 /* NULL when there is no function of that name. */
 kiln_function_t *kiln_module_get_function(const kiln_module_t *module, const char *name);
 int kiln_module_function_count(const kiln_module_t *module);

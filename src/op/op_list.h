@@ -130,9 +130,16 @@
   X(DEPTH_TO_SPACE, "nn.depth_to_space", kiln_op_depth_to_space)    \
   X(SPACE_TO_DEPTH, "nn.space_to_depth", kiln_op_space_to_depth)
 
-#define KILN_OP_LIST(X)    \
-  KILN_OP_LIST_NN(X)       \
-  KILN_OP_LIST_ELEMWISE(X) \
-  KILN_OP_LIST_TRANSFORM(X)
+/* elemwise_fast.c: fast approximations, substituted by the fast_math pass */
+#define KILN_OP_LIST_FAST(X)                \
+  X(FAST_EXP, "fast_exp", kiln_op_fast_exp) \
+  X(FAST_ERF, "fast_erf", kiln_op_fast_erf) \
+  X(FAST_TANH, "fast_tanh", kiln_op_fast_tanh)
+
+#define KILN_OP_LIST(X)     \
+  KILN_OP_LIST_NN(X)        \
+  KILN_OP_LIST_ELEMWISE(X)  \
+  KILN_OP_LIST_TRANSFORM(X) \
+  KILN_OP_LIST_FAST(X)
 
 #endif /* KILN_OP_OP_LIST_H_ */

@@ -9,7 +9,20 @@
 
 #include "pass/pass.h"
 
-#define KILN_PASS_LIST(X) X(infer_type) X(alter_op_layout) X(fuse_ops) X(plan_memory)
+#define KILN_PASS_LIST(X)     \
+  X(infer_type)               \
+  X(remove_unused_functions)  \
+  X(simplify_inference)       \
+  X(eliminate_common_subexpr) \
+  X(combine_parallel_conv2d)  \
+  X(fold_constant)            \
+  X(fold_scale_axis)          \
+  X(canonicalize_ops)         \
+  X(fast_math)                \
+  X(alter_op_layout)          \
+  X(dead_code_elimination)    \
+  X(fuse_ops)                 \
+  X(plan_memory)
 
 #define KILN_PASS_DECLARE_(name) extern const kiln_pass_t kiln_pass_##name;
 KILN_PASS_LIST(KILN_PASS_DECLARE_)
