@@ -30,6 +30,11 @@ void kiln_cli_print_summary(const char *label, const kiln_tensor_t *tensor);
 kiln_status_t kiln_cli_show(int argc, char **argv);
 kiln_status_t kiln_cli_interp(int argc, char **argv);
 
+/* The compiler commands (cli_compile.c). */
+kiln_status_t kiln_cli_compile(int argc, char **argv);
+kiln_status_t kiln_cli_run(int argc, char **argv);
+kiln_status_t kiln_cli_bench(int argc, char **argv);
+
 /* ONNX's backend node tests through the importer and the interpreter
  * (cli_conformance.c). */
 kiln_status_t kiln_cli_conformance(int argc, char **argv);

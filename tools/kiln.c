@@ -196,6 +196,18 @@ static const kiln_cli_command_t kiln_cli_commands[] = {
      "Y.npy...] "
      "[--input-shape NAME=DIMS...] [--batch N] [--image-size N] [--seed N]",
      "run a model on the reference interpreter", kiln_cli_interp},
+    {"compile",
+     "kiln compile MODEL -o DIR [--target llvm|c|\"llvm -mcpu=...\"] [--opt-level 0..3] "
+     "[--input-shape NAME=DIMS...] [--batch N] [--image-size N]",
+     "compile a model into DIR/graph.json, lib.so and params.bin", kiln_cli_compile},
+    {"run",
+     "kiln run DIR --input X.npy... [--output Y.npy...] [--threads N] [--profile] "
+     "[--debug-dir D]",
+     "run a compiled model with the graph executor", kiln_cli_run},
+    {"bench",
+     "kiln bench MODEL [--threads N] [--runs N] [--target T] [--opt-level N] "
+     "[--input-shape NAME=DIMS...]",
+     "compile a model in memory; print compile time and median latency", kiln_cli_bench},
     {"conformance",
      "kiln conformance [CASES_DIR] [--report FILE.md] [--pass-list FILE] [--write-pass-list FILE] "
      "[--filter TEXT] [--jobs N] [--timeout SECONDS] [--verbose]",

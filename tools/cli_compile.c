@@ -1,0 +1,326 @@
+/*
+ * The kiln tool's compiler commands (docs/cli.md):
+ *   compile MODEL -o DIR   build the three artifacts into DIR;
+ *   run DIR --input X.npy  run them with the graph executor alone;
+ *   bench MODEL            compile in memory, report compile time and the
+ *                          median latency of runs.
+ * MODEL is an ONNX file or a built-in workload, as for `show` and `interp`.
+ * Options shared by compile and bench are parsed by one function; a
+ * mistake exits with code 2 and the usage.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "kiln/compiler.h"
+#include "kiln/npy.h"
+#include "kiln/parallel.h"
+
+#define KILN_CLI_MAX_VALUES 16
+
+typedef struct compile_args_t {
+  const char *model;
+  const char *out_dir;
+  kiln_compiler_options_t options;
+  const char *input_shapes[KILN_CLI_MAX_VALUES];
+  int threads;
+  int runs;
+} compile_args_t;
+
+static kiln_status_t parse_count(const char *flag, const char *text, int minimum, int *out) {
+  char *end = NULL;
+  errno = 0;
+  long value = text ? strtol(text, &end, 10) : 0;
+  if (!text || errno || end == text || *end || value < minimum || value > 1000000) {
+    return kiln_cli_usage("expected a whole number after", flag);
+  }
+  *out = (int)value;
+  return KILN_OK;
+}
+
+static kiln_status_t parse_compile_option(int argc, char **argv, int *i, compile_args_t *a) {
+  const char *flag = argv[*i];
+  const char *value = *i + 1 < argc ? argv[*i + 1] : NULL;
+  ++*i;
+  if (strcmp(flag, "-o") == 0 || strcmp(flag, "--output-dir") == 0) {
+    a->out_dir = value;
+    return value ? KILN_OK : kiln_cli_usage("missing folder after", flag);
+  }
+  if (strcmp(flag, "--target") == 0) {
+    a->options.target = value;
+    return value ? KILN_OK : kiln_cli_usage("missing target after", flag);
+  }
+  if (strcmp(flag, "--opt-level") == 0) {
+    KILN_RETURN_IF_ERROR(parse_count(flag, value, 0, &a->options.opt_level));
+    return a->options.opt_level <= 3 ? KILN_OK : kiln_cli_usage("expected 0 to 3 after", flag);
+  }
+  if (strcmp(flag, "--input-shape") == 0) {
+    if (!value || a->options.num_input_shapes == KILN_CLI_MAX_VALUES) {
+      return kiln_cli_usage("expected NAME=DIMS after", flag);
+    }
+    a->input_shapes[a->options.num_input_shapes++] = value;
+    return KILN_OK;
+  }
+  if (strcmp(flag, "--batch") == 0) {
+    return parse_count(flag, value, 1, &a->options.batch);
+  }
+  if (strcmp(flag, "--image-size") == 0) {
+    return parse_count(flag, value, 1, &a->options.image_size);
+  }
+  if (strcmp(flag, "--threads") == 0) {
+    return parse_count(flag, value, 1, &a->threads);
+  }
+  if (strcmp(flag, "--runs") == 0) {
+    return parse_count(flag, value, 1, &a->runs);
+  }
+  --*i;
+  return kiln_cli_usage("unknown option", flag);
+}
+
+static kiln_status_t parse_compile_args(int argc, char **argv, compile_args_t *a) {
+  memset(a, 0, sizeof(*a));
+  a->options = kiln_compiler_options_default();
+  a->options.input_shapes = a->input_shapes;
+  a->runs = 20;
+  for (int i = 1; i < argc;) {
+    if (argv[i][0] == '-') {
+      KILN_RETURN_IF_ERROR(parse_compile_option(argc, argv, &i, a));
+      ++i;
+    } else if (!a->model) {
+      a->model = argv[i++];
+    } else {
+      return kiln_cli_usage("unexpected argument", argv[i]);
+    }
+  }
+  if (!a->model) {
+    return kiln_cli_usage("missing the model (FILE.onnx or a workload name)", NULL);
+  }
+  a->options.progress = isatty(STDERR_FILENO) ? stderr : NULL;
+  return KILN_OK;
+}
+
+static void print_stats(const char *model, const char *target, const kiln_compiled_t *compiled) {
+  kiln_compile_stats_t s;
+  kiln_compiled_get_stats(compiled, &s);
+  printf("%s: compiled for %s in %.2f s (import %.2f, passes %.2f, lowering %.2f, code "
+         "generation %.2f)\n",
+         model, target, s.seconds_total, s.seconds_import, s.seconds_passes, s.seconds_lower,
+         s.seconds_codegen);
+  printf("  %d kernels, %d kernel calls, %d params, %.2f GFLOP per run\n", s.num_kernels,
+         s.num_kernel_calls, s.num_params, (double)s.flops * 1e-9);
+  printf("  intermediate tensors: %.2f MiB planned, %.2f MiB without reuse\n",
+         (double)s.planned_bytes / 1048576.0, (double)s.tensor_bytes / 1048576.0);
+}
+
+kiln_status_t kiln_cli_compile(int argc, char **argv) {
+  compile_args_t a;
+  KILN_RETURN_IF_ERROR(parse_compile_args(argc, argv, &a));
+  if (!a.out_dir) {
+    return kiln_cli_usage("missing -o DIR", NULL);
+  }
+  kiln_compiled_t *compiled = NULL;
+  KILN_RETURN_IF_ERROR(kiln_compile(kiln_allocator_system(), a.model, &a.options, &compiled));
+  kiln_status_t status = kiln_compiled_save(compiled, a.out_dir);
+  if (!status) {
+    print_stats(a.model, a.options.target ? a.options.target : kiln_compiler_default_target(),
+                compiled);
+    printf("  wrote %s/graph.json, %s/lib.so, %s/params.bin\n", a.out_dir, a.out_dir, a.out_dir);
+  }
+  kiln_compiled_destroy(compiled);
+  return status;
+}
+
+/* ---- run ---- */
+
+typedef struct run_args_t {
+  const char *dir;
+  int num_inputs;
+  const char *inputs[KILN_CLI_MAX_VALUES];
+  int num_outputs;
+  const char *outputs[KILN_CLI_MAX_VALUES];
+  int threads;
+  int profile;
+  const char *debug_dir;
+} run_args_t;
+
+static kiln_status_t parse_run_args(int argc, char **argv, run_args_t *a) {
+  memset(a, 0, sizeof(*a));
+  for (int i = 1; i < argc; ++i) {
+    const char *flag = argv[i];
+    const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+    if (strcmp(flag, "--profile") == 0) {
+      a->profile = 1;
+    } else if ((strcmp(flag, "--input") == 0 || strcmp(flag, "--output") == 0) && value) {
+      int *count = flag[2] == 'i' ? &a->num_inputs : &a->num_outputs;
+      const char **list = flag[2] == 'i' ? a->inputs : a->outputs;
+      if (*count == KILN_CLI_MAX_VALUES) {
+        return kiln_cli_usage("too many files for", flag);
+      }
+      list[(*count)++] = argv[++i];
+    } else if (strcmp(flag, "--threads") == 0) {
+      KILN_RETURN_IF_ERROR(parse_count(flag, value, 1, &a->threads));
+      ++i;
+    } else if (strcmp(flag, "--debug-dir") == 0 && value) {
+      a->debug_dir = argv[++i];
+    } else if (flag[0] != '-' && !a->dir) {
+      a->dir = flag;
+    } else {
+      return kiln_cli_usage("unexpected argument", flag);
+    }
+  }
+  return a->dir ? KILN_OK : kiln_cli_usage("missing the folder of a compiled model", NULL);
+}
+
+static kiln_status_t set_inputs(kiln_graph_executor_t *gx, const run_args_t *a) {
+  int expected = kiln_graph_executor_num_inputs(gx);
+  if (a->num_inputs != expected) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s takes %d inputs, %d given with --input", a->dir,
+                       expected, a->num_inputs);
+  }
+  for (int i = 0; i < a->num_inputs; ++i) {
+    kiln_tensor_t *tensor = NULL;
+    KILN_RETURN_IF_ERROR(kiln_npy_read_file(kiln_allocator_system(), a->inputs[i], &tensor));
+    kiln_status_t status = kiln_graph_executor_set_input(gx, i, kiln_tensor_dl(tensor));
+    kiln_tensor_release(tensor);
+    KILN_RETURN_IF_ERROR_ANNOTATE(status, "%s", a->inputs[i]);
+  }
+  return KILN_OK;
+}
+
+static kiln_status_t report_outputs(kiln_graph_executor_t *gx, const run_args_t *a) {
+  for (int o = 0; o < kiln_graph_executor_num_outputs(gx); ++o) {
+    kiln_tensor_t *out = NULL;
+    KILN_RETURN_IF_ERROR(kiln_graph_executor_copy_output(gx, o, kiln_allocator_system(), &out));
+    char label[32];
+    snprintf(label, sizeof(label), "output %d", o);
+    kiln_cli_print_summary(label, out);
+    kiln_status_t status = KILN_OK;
+    if (o < a->num_outputs) {
+      status = kiln_npy_write_file(kiln_allocator_system(), out, a->outputs[o]);
+    }
+    kiln_tensor_release(out);
+    KILN_RETURN_IF_ERROR(status);
+  }
+  return KILN_OK;
+}
+
+static kiln_status_t run_profile(kiln_graph_executor_t *gx) {
+  kiln_graph_profile_t *profile = NULL;
+  KILN_RETURN_IF_ERROR(kiln_graph_executor_profile(gx, 10, &profile));
+  char *text = NULL;
+  kiln_status_t status = kiln_graph_profile_format(profile, kiln_allocator_system(), &text);
+  if (!status) {
+    fputs(text, stdout);
+    kiln_allocator_free(kiln_allocator_system(), text);
+  }
+  kiln_graph_profile_destroy(profile);
+  return status;
+}
+
+kiln_status_t kiln_cli_run(int argc, char **argv) {
+  run_args_t a;
+  KILN_RETURN_IF_ERROR(parse_run_args(argc, argv, &a));
+  if (a.threads > 0) {
+    KILN_RETURN_IF_ERROR(kiln_parallel_set_num_threads(a.threads));
+  }
+  kiln_graph_executor_t *gx = NULL;
+  KILN_RETURN_IF_ERROR(kiln_graph_executor_load(kiln_allocator_system(), a.dir, &gx));
+  kiln_status_t status = set_inputs(gx, &a);
+  if (!status) {
+    status =
+        a.debug_dir ? kiln_graph_executor_run_debug(gx, a.debug_dir) : kiln_graph_executor_run(gx);
+  }
+  if (!status) {
+    status = report_outputs(gx, &a);
+  }
+  if (!status && a.profile) {
+    status = run_profile(gx);
+  }
+  kiln_graph_executor_destroy(gx);
+  return status;
+}
+
+/* ---- bench ---- */
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static int compare_doubles(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Inputs filled with a fixed pattern (latency does not depend on values). */
+static kiln_status_t fill_inputs(kiln_graph_executor_t *gx) {
+  for (int i = 0; i < kiln_graph_executor_num_inputs(gx); ++i) {
+    kiln_graph_executor_tensor_info_t info;
+    KILN_RETURN_IF_ERROR(kiln_graph_executor_input_info(gx, i, &info));
+    kiln_tensor_t *t = NULL;
+    KILN_RETURN_IF_ERROR(
+        kiln_tensor_create(kiln_allocator_system(), info.dtype, info.ndim, info.shape, &t));
+    unsigned char *bytes = kiln_tensor_data(t);
+    for (size_t b = 0; b < kiln_tensor_byte_size(t); ++b) {
+      bytes[b] = info.dtype == KILN_DTYPE_FLOAT32 && b % 4 == 3 ? 0x3e : (unsigned char)(b * 7);
+    }
+    kiln_status_t status = kiln_graph_executor_set_input(gx, i, kiln_tensor_dl(t));
+    kiln_tensor_release(t);
+    KILN_RETURN_IF_ERROR(status);
+  }
+  return KILN_OK;
+}
+
+static kiln_status_t time_runs(kiln_graph_executor_t *gx, int runs, double *out_median) {
+  double *times = calloc((size_t)runs, sizeof(double));
+  if (!times) {
+    return KILN_STATUS(RESOURCE_EXHAUSTED, "bench: out of memory");
+  }
+  kiln_status_t status = kiln_graph_executor_run(gx); /* warm-up */
+  for (int r = 0; !status && r < runs; ++r) {
+    double start = now_ms();
+    status = kiln_graph_executor_run(gx);
+    times[r] = now_ms() - start;
+  }
+  qsort(times, (size_t)runs, sizeof(double), compare_doubles);
+  *out_median = runs % 2 ? times[runs / 2] : 0.5 * (times[runs / 2 - 1] + times[runs / 2]);
+  free(times);
+  return status;
+}
+
+kiln_status_t kiln_cli_bench(int argc, char **argv) {
+  compile_args_t a;
+  KILN_RETURN_IF_ERROR(parse_compile_args(argc, argv, &a));
+  if (a.out_dir) {
+    return kiln_cli_usage("bench compiles in memory; use compile for", "-o");
+  }
+  if (a.threads > 0) {
+    KILN_RETURN_IF_ERROR(kiln_parallel_set_num_threads(a.threads));
+  }
+  kiln_compiled_t *compiled = NULL;
+  KILN_RETURN_IF_ERROR(kiln_compile(kiln_allocator_system(), a.model, &a.options, &compiled));
+  kiln_graph_executor_t *gx = NULL;
+  kiln_status_t status = kiln_compiled_create_executor(compiled, &gx);
+  double median = 0;
+  if (!status) {
+    status = fill_inputs(gx);
+  }
+  if (!status) {
+    status = time_runs(gx, a.runs, &median);
+  }
+  if (!status) {
+    print_stats(a.model, a.options.target ? a.options.target : kiln_compiler_default_target(),
+                compiled);
+    printf("  latency: median %.3f ms over %d runs, %d threads\n", median, a.runs,
+           kiln_parallel_get_num_threads());
+  }
+  kiln_graph_executor_destroy(gx);
+  kiln_compiled_destroy(compiled);
+  return status;
+}
