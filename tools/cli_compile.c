@@ -10,6 +10,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "compiler/build.h"
+#include "interp/interp.h"
+#include "ir/infer.h"
 #include "kiln/compiler.h"
 #include "kiln/npy.h"
 #include "kiln/parallel.h"
@@ -30,6 +34,7 @@ typedef struct compile_args_t {
   const char *input_shapes[KILN_CLI_MAX_VALUES];
   int threads;
   int runs;
+  int check;
 } compile_args_t;
 
 static kiln_status_t parse_count(const char *flag, const char *text, int minimum, int *out) {
@@ -74,6 +79,11 @@ static kiln_status_t parse_compile_option(int argc, char **argv, int *i, compile
   }
   if (strcmp(flag, "--threads") == 0) {
     return parse_count(flag, value, 1, &a->threads);
+  }
+  if (strcmp(flag, "--check") == 0) {
+    --*i;
+    a->check = 1;
+    return KILN_OK;
   }
   if (strcmp(flag, "--runs") == 0) {
     return parse_count(flag, value, 1, &a->runs);
@@ -258,21 +268,24 @@ static int compare_doubles(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Inputs filled with a fixed pattern (latency does not depend on values). */
-static kiln_status_t fill_inputs(kiln_graph_executor_t *gx) {
-  for (int i = 0; i < kiln_graph_executor_num_inputs(gx); ++i) {
+/* Inputs uniform in [-1, 1) from a fixed seed, kept for --check. */
+static kiln_status_t fill_inputs(kiln_graph_executor_t *gx, kiln_tensor_t **inputs) {
+  uint64_t state = 0x9E3779B97F4A7C15u;
+  for (int i = 0; i < kiln_graph_executor_num_inputs(gx) && i < KILN_CLI_MAX_VALUES; ++i) {
     kiln_graph_executor_tensor_info_t info;
     KILN_RETURN_IF_ERROR(kiln_graph_executor_input_info(gx, i, &info));
-    kiln_tensor_t *t = NULL;
-    KILN_RETURN_IF_ERROR(
-        kiln_tensor_create(kiln_allocator_system(), info.dtype, info.ndim, info.shape, &t));
-    unsigned char *bytes = kiln_tensor_data(t);
-    for (size_t b = 0; b < kiln_tensor_byte_size(t); ++b) {
-      bytes[b] = info.dtype == KILN_DTYPE_FLOAT32 && b % 4 == 3 ? 0x3e : (unsigned char)(b * 7);
+    if (info.dtype != KILN_DTYPE_FLOAT32) {
+      return KILN_STATUS(UNIMPLEMENTED, "bench: input %s is %s; bench makes float32 inputs",
+                         info.name, kiln_dtype_name(info.dtype));
     }
-    kiln_status_t status = kiln_graph_executor_set_input(gx, i, kiln_tensor_dl(t));
-    kiln_tensor_release(t);
-    KILN_RETURN_IF_ERROR(status);
+    KILN_RETURN_IF_ERROR(
+        kiln_tensor_create(kiln_allocator_system(), info.dtype, info.ndim, info.shape, &inputs[i]));
+    float *data = kiln_tensor_data(inputs[i]);
+    for (int64_t e = 0; e < kiln_tensor_element_count(inputs[i]); ++e) {
+      state = state * 6364136223846793005u + 1442695040888963407u;
+      data[e] = (float)((double)(state >> 40) / (double)(1u << 24) * 2.0 - 1.0);
+    }
+    KILN_RETURN_IF_ERROR(kiln_graph_executor_set_input(gx, i, kiln_tensor_dl(inputs[i])));
   }
   return KILN_OK;
 }
@@ -294,6 +307,96 @@ static kiln_status_t time_runs(kiln_graph_executor_t *gx, int runs, double *out_
   return status;
 }
 
+/* The five largest values of the first output, with their indices. */
+static void print_top5(const kiln_tensor_t *out) {
+  int64_t n = kiln_tensor_element_count(out);
+  int64_t best[5] = {-1, -1, -1, -1, -1};
+  for (int k = 0; k < 5 && k < n; ++k) {
+    for (int64_t e = 0; e < n; ++e) {
+      int taken = 0;
+      for (int j = 0; j < k; ++j) {
+        taken |= best[j] == e;
+      }
+      if (!taken && (best[k] < 0 || kiln_tensor_element_as_double(out, e) >
+                                        kiln_tensor_element_as_double(out, best[k]))) {
+        best[k] = e;
+      }
+    }
+  }
+  printf("  top-5 classes:");
+  for (int k = 0; k < 5 && best[k] >= 0; ++k) {
+    printf(" %lld (%.4g)", (long long)best[k], kiln_tensor_element_as_double(out, best[k]));
+  }
+  printf("\n");
+}
+
+/* Runs the model on the reference interpreter on the same inputs and prints
+ * the largest difference from the compiled outputs; a difference beyond
+ * rtol 1e-3, atol 1e-4 fails. */
+static kiln_status_t check_against_interpreter(const compile_args_t *a, kiln_graph_executor_t *gx,
+                                               kiln_tensor_t *const *inputs) {
+  kiln_module_t *module = NULL;
+  KILN_RETURN_IF_ERROR(
+      kiln_compiler_load_model(kiln_allocator_system(), a->model, &a->options, &module));
+  int num_want = 0;
+  kiln_tensor_t **want = NULL;
+  kiln_status_t status = kiln_ir_infer_types(module);
+  if (!status) {
+    status = kiln_interp_run(module, "main", kiln_graph_executor_num_inputs(gx), inputs,
+                             kiln_allocator_system(), &num_want, &want);
+  }
+  double worst = 0;
+  int bad = 0;
+  for (int o = 0; !status && o < num_want; ++o) {
+    const DLTensor *got = NULL;
+    status = kiln_graph_executor_get_output(gx, o, &got);
+    for (int64_t e = 0; !status && e < kiln_tensor_element_count(want[o]); ++e) {
+      double w = kiln_tensor_element_as_double(want[o], e);
+      double g = ((const float *)got->data)[e];
+      worst = fabs(g - w) > worst ? fabs(g - w) : worst;
+      bad |= !(fabs(g - w) <= 1e-4 + 1e-3 * fabs(w));
+    }
+    if (!status && o == 0) {
+      print_top5(want[o]);
+    }
+  }
+  for (int o = 0; o < num_want; ++o) {
+    kiln_tensor_release(want[o]);
+  }
+  kiln_allocator_free(kiln_allocator_system(), want);
+  kiln_module_destroy(module);
+  KILN_RETURN_IF_ERROR(status);
+  printf("  largest difference from the reference interpreter: %.3g\n", worst);
+  return bad ? KILN_STATUS(INTERNAL,
+                           "%s: the compiled model differs from the reference "
+                           "interpreter beyond rtol 1e-3, atol 1e-4",
+                           a->model)
+             : KILN_OK;
+}
+
+static kiln_status_t bench_executor(const compile_args_t *a, kiln_graph_executor_t *gx,
+                                    const kiln_compiled_t *compiled) {
+  kiln_tensor_t *inputs[KILN_CLI_MAX_VALUES] = {NULL};
+  double median = 0;
+  kiln_status_t status = fill_inputs(gx, inputs);
+  if (!status) {
+    status = time_runs(gx, a->runs, &median);
+  }
+  if (!status) {
+    print_stats(a->model, a->options.target ? a->options.target : kiln_compiler_default_target(),
+                compiled);
+    printf("  latency: median %.3f ms over %d runs, %d threads\n", median, a->runs,
+           kiln_parallel_get_num_threads());
+  }
+  if (!status && a->check) {
+    status = check_against_interpreter(a, gx, inputs);
+  }
+  for (int i = 0; i < KILN_CLI_MAX_VALUES; ++i) {
+    kiln_tensor_release(inputs[i]);
+  }
+  return status;
+}
+
 kiln_status_t kiln_cli_bench(int argc, char **argv) {
   compile_args_t a;
   KILN_RETURN_IF_ERROR(parse_compile_args(argc, argv, &a));
@@ -307,18 +410,8 @@ kiln_status_t kiln_cli_bench(int argc, char **argv) {
   KILN_RETURN_IF_ERROR(kiln_compile(kiln_allocator_system(), a.model, &a.options, &compiled));
   kiln_graph_executor_t *gx = NULL;
   kiln_status_t status = kiln_compiled_create_executor(compiled, &gx);
-  double median = 0;
   if (!status) {
-    status = fill_inputs(gx);
-  }
-  if (!status) {
-    status = time_runs(gx, a.runs, &median);
-  }
-  if (!status) {
-    print_stats(a.model, a.options.target ? a.options.target : kiln_compiler_default_target(),
-                compiled);
-    printf("  latency: median %.3f ms over %d runs, %d threads\n", median, a.runs,
-           kiln_parallel_get_num_threads());
+    status = bench_executor(&a, gx, compiled);
   }
   kiln_graph_executor_destroy(gx);
   kiln_compiled_destroy(compiled);

@@ -38,4 +38,12 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_compiler_build(kiln_allocator_t allocato
                                                        const kiln_compiler_options_t *options,
                                                        kiln_compiled_t **out_compiled);
 
+/* The module kiln_compile builds from `model`: an ONNX file imported with
+ * the options' input shapes, or a workload with its weights bound as
+ * constants (the options' batch and image size). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compiler_load_model(kiln_allocator_t allocator,
+                                                            const char *model,
+                                                            const kiln_compiler_options_t *options,
+                                                            kiln_module_t **out_module);
+
 #endif /* KILN_COMPILER_BUILD_H_ */

@@ -32,10 +32,9 @@ static int is_onnx(const char *model) {
   return length > 5 && strcmp(model + length - 5, ".onnx") == 0;
 }
 
-/* An ONNX file imported, or a workload built with its weights bound. */
-static kiln_status_t load_model(kiln_allocator_t allocator, const char *model,
-                                const kiln_compiler_options_t *options,
-                                kiln_module_t **out_module) {
+kiln_status_t kiln_compiler_load_model(kiln_allocator_t allocator, const char *model,
+                                       const kiln_compiler_options_t *options,
+                                       kiln_module_t **out_module) {
   if (is_onnx(model)) {
     kiln_onnx_import_options_t import = {.num_input_shapes = options->num_input_shapes,
                                          .input_shape_specs = options->input_shapes};
@@ -74,7 +73,7 @@ kiln_status_t kiln_compile(kiln_allocator_t allocator, const char *model,
   struct timespec start, end;
   clock_gettime(CLOCK_MONOTONIC, &start);
   kiln_module_t *module = NULL;
-  KILN_RETURN_IF_ERROR(load_model(allocator, model, options, &module));
+  KILN_RETURN_IF_ERROR(kiln_compiler_load_model(allocator, model, options, &module));
   clock_gettime(CLOCK_MONOTONIC, &end);
   if (options->progress) {
     fprintf(options->progress, "kiln: %s loaded\n", model);
