@@ -1,0 +1,30 @@
+#!/bin/sh
+# kiln against ONNX Runtime on the shared ONNX models, in one run: for each
+# model and thread count, `kiln bench` (compile in memory, median latency of
+# RUNS runs after a warm-up) and ../shared/bench/ort_bench.js (the same
+# input file's shape; median of RUNS runs after 5 warm-ups), then the ratio
+# kiln / ORT of the medians. Usage: bench/models/run.sh [RUNS] [THREADS...]
+set -eu
+cd "$(dirname "$0")/../.."
+RUNS=${1:-30}
+shift 2>/dev/null || true
+THREADS=${*:-1 2}
+MODELS=${MODELS_DIR:-../shared/models}
+BUILD=${BUILD_DIR:-build-release}
+cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$BUILD" --target kiln -j2 >/dev/null
+NODE_PATH=${NODE_PATH:-$(bash ../shared/bench/peer-setup.sh)}
+export NODE_PATH
+printf '%-16s %7s %12s %12s %10s %10s\n' model threads kiln_ms ort_ms kiln/ort compile_s
+for model in mlp squeezenet1_1 mobilenet_v2 resnet18; do
+  for t in $THREADS; do
+    out=$("$BUILD/tools/kiln" bench "$MODELS/$model.onnx" --threads "$t" --runs "$RUNS")
+    kiln_ms=$(echo "$out" | sed -n 's/.*latency: median \([0-9.]*\) ms.*/\1/p')
+    compile_s=$(echo "$out" | sed -n 's/.* in \([0-9.]*\) s (import.*/\1/p')
+    ort=$(node ../shared/bench/ort_bench.js "$MODELS/$model.onnx" "$MODELS/$model.input.npy" \
+      --threads "$t" --runs "$RUNS")
+    ort_ms=$(echo "$ort" | sed -n 's/.*"median_ms": *\([0-9.]*\).*/\1/p')
+    ratio=$(awk -v a="$kiln_ms" -v b="$ort_ms" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
+    printf '%-16s %7s %12s %12s %10s %10s\n' "$model" "$t" "$kiln_ms" "$ort_ms" "$ratio" "$compile_s"
+  done
+done
