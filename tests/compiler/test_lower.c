@@ -102,8 +102,9 @@ static char *text_of(const kiln_tir_prim_func_t *func) {
 
 static int count_of(const char *text, const char *needle) {
   int n = 0;
-  for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle)) {
-    ++n;
+  size_t length = strlen(needle);
+  for (size_t at = 0; text[at]; ++at) {
+    n += strncmp(text + at, needle, length) == 0;
   }
   return n;
 }
