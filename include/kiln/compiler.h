@@ -48,9 +48,9 @@ typedef struct kiln_compiler_options_t {
 
 typedef struct kiln_compile_stats_t {
   double seconds_import;  /* reading the model */
-  double seconds_passes;  /* the pass pipeline and the memory plan */
-  double seconds_lower;   /* graph codegen, te lowering, the loop-IR passes */
-  double seconds_codegen; /* the target's code generation (and its compiler) */
+  double seconds_passes;  /* the pass pipeline */
+  double seconds_lower;   /* the memory plan, graph codegen, te lowering */
+  double seconds_codegen; /* the loop-IR passes, the target's code generation */
   double seconds_total;
   int num_kernels;      /* distinct kernels in the library */
   int num_kernel_calls; /* kernel calls in the graph */

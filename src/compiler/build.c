@@ -77,25 +77,25 @@ static kiln_status_t lower_and_generate(kiln_compiled_t *c) {
   c->stats.num_kernel_calls = c->graph.num_kernel_calls;
   c->stats.num_params = c->graph.num_params;
   c->stats.flops = c->graph.total_flops;
-  c->stats.seconds_lower = now_seconds() - c->stats.seconds_lower;
-  double start = now_seconds();
-  KILN_RETURN_IF_ERROR(kiln_codegen_build(c->allocator, c->target, passed, n, &c->library));
-  c->stats.seconds_codegen = now_seconds() - start;
-  return KILN_OK;
+  return kiln_codegen_build(c->allocator, c->target, passed, n, &c->library);
 }
 
 static kiln_status_t build(kiln_compiled_t *c, kiln_module_t *module,
                            const kiln_compiler_options_t *options) {
   double start = now_seconds();
   KILN_RETURN_IF_ERROR(run_passes(c->allocator, module, options));
-  progress(options, "passes done", now_seconds() - start);
+  double passed = now_seconds();
+  progress(options, "passes done", passed - start);
   kiln_schedule_target_t target = kiln_schedule_target_host();
-  c->stats.seconds_lower = now_seconds();
   KILN_RETURN_IF_ERROR(plan_and_generate(c, module, &target));
-  c->stats.seconds_passes = c->stats.seconds_lower - start;
+  double lowered = now_seconds();
   KILN_RETURN_IF_ERROR(lower_and_generate(c));
-  progress(options, "code generated", now_seconds() - start);
-  c->stats.seconds_total = now_seconds() - start;
+  double generated = now_seconds();
+  progress(options, "code generated", generated - start);
+  c->stats.seconds_passes = passed - start;
+  c->stats.seconds_lower = lowered - passed;
+  c->stats.seconds_codegen = generated - lowered;
+  c->stats.seconds_total = generated - start;
   return KILN_OK;
 }
 

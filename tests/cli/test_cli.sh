@@ -45,6 +45,36 @@ if [ -n "$fixture" ]; then
   expect 1 err "%data" -- "$kiln" interp mlp --input "$fixture"
 fi
 
+# The compiler: mlp compiled into a folder (C backend, then the default
+# target), run by the graph executor from it on an input of zeros written
+# here (its output checked against the interpreter's on the same input),
+# benchmarked in memory; and the mistakes. The input is a (1, 784) float32
+# .npy made by hand (version 1.0: magic, version, header length, the header
+# padded to 128 bytes, then the data).
+header="{'descr': '<f4', 'fortran_order': False, 'shape': (1, 784), }"
+pad=$((128 - 10 - ${#header} - 1))
+{ printf '\223NUMPY\001\000\166\000%s%*s\n' "$header" "$pad" ""; head -c 3136 /dev/zero; } >"$work/x.npy"
+expect 0 out "float32 \(1, 784\), 3136 bytes" -- "$kiln" npy-info "$work/x.npy"
+expect 0 out "wrote .*/mlp/graph.json" -- "$kiln" compile mlp -o "$work/mlp" --target c --opt-level 2
+expect 0 out "3 kernels, 3 kernel calls, 6 params" -- "$kiln" compile mlp -o "$work/mlp"
+expect 0 out "output 0: float32 \(1, 10\)" -- "$kiln" run "$work/mlp" --input "$work/x.npy" --output "$work/got.npy"
+expect 0 out "output 0 matches" -- "$kiln" interp mlp --input "$work/x.npy" --expect "$work/got.npy"
+expect 0 out "fused_nn_dense" -- "$kiln" run "$work/mlp" --input "$work/x.npy" --profile --threads 1
+expect 0 out "output 0" -- "$kiln" run "$work/mlp" --input "$work/x.npy" --debug-dir "$work/debug"
+[ -n "$(ls "$work/debug" 2>/dev/null)" ] || fail "kiln run --debug-dir wrote nothing"
+expect 0 out "latency: median [0-9.]+ ms over 3 runs, 1 threads" -- "$kiln" bench mlp --runs 3 --threads 1
+expect 0 out "largest difference from the reference interpreter" -- "$kiln" bench mlp --runs 1 --check
+expect 2 err "missing -o DIR" -- "$kiln" compile mlp
+expect 2 err "expected 0 to 3 after '--opt-level'" -- "$kiln" compile mlp -o "$work/x" --opt-level 4
+expect 2 err "unknown option '--frob'" -- "$kiln" compile mlp --frob
+expect 1 err "kiln compile: .*nosuch.*resnet18" -- "$kiln" compile nosuch -o "$work/x"
+expect 1 err "cuda" -- "$kiln" compile mlp -o "$work/x" --target cuda
+expect 1 err "graph.json" -- "$kiln" run "$work/none" --input "$work/x.npy"
+expect 1 err "takes 1 inputs, 0 given" -- "$kiln" run "$work/mlp"
+expect 1 err "shape" -- "$kiln" run "$work/mlp" --input "$work/got.npy"
+expect 2 err "missing the folder" -- "$kiln" run
+expect 2 err "bench compiles in memory" -- "$kiln" bench mlp -o "$work/x"
+
 # ONNX models: the shared ones through the importer and the interpreter,
 # checked against their expected outputs.
 expect 1 err "kiln interp: .*missing.onnx" -- "$kiln" interp "$work/missing.onnx" --random-input
