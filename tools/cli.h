@@ -34,6 +34,7 @@ kiln_status_t kiln_cli_interp(int argc, char **argv);
 kiln_status_t kiln_cli_compile(int argc, char **argv);
 kiln_status_t kiln_cli_run(int argc, char **argv);
 kiln_status_t kiln_cli_bench(int argc, char **argv);
+kiln_status_t kiln_cli_graph(int argc, char **argv);
 
 /* ONNX's backend node tests through the importer and the interpreter
  * (cli_conformance.c). */

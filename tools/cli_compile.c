@@ -17,13 +17,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/file.h"
+#include "base/strbuf.h"
 #include "cli.h"
 #include "compiler/build.h"
+#include "compiler/dot.h"
 #include "interp/interp.h"
 #include "ir/infer.h"
 #include "kiln/compiler.h"
 #include "kiln/npy.h"
 #include "kiln/parallel.h"
+#include "pass/pipeline.h"
 
 #define KILN_CLI_MAX_VALUES 16
 
@@ -415,5 +419,47 @@ kiln_status_t kiln_cli_bench(int argc, char **argv) {
   }
   kiln_graph_executor_destroy(gx);
   kiln_compiled_destroy(compiled);
+  return status;
+}
+
+/* ---- graph ---- */
+
+/* The model through the default pipeline (fusion included), as dot. */
+static kiln_status_t fused_graph_dot(const compile_args_t *a, kiln_strbuf_t *dot) {
+  kiln_module_t *module = NULL;
+  KILN_RETURN_IF_ERROR(
+      kiln_compiler_load_model(kiln_allocator_system(), a->model, &a->options, &module));
+  kiln_pass_context_t *context = NULL;
+  kiln_status_t status = kiln_ir_infer_types(module);
+  if (!status) {
+    status = kiln_pass_context_create(kiln_allocator_system(), a->options.opt_level, &context);
+  }
+  if (!status) {
+    status = kiln_pass_run_default_pipeline(module, context);
+  }
+  if (!status) {
+    status = kiln_compiler_graph_dot(module, dot);
+  }
+  kiln_pass_context_destroy(context);
+  kiln_module_destroy(module);
+  return status;
+}
+
+kiln_status_t kiln_cli_graph(int argc, char **argv) {
+  compile_args_t a;
+  KILN_RETURN_IF_ERROR(parse_compile_args(argc, argv, &a));
+  if (!a.out_dir) {
+    return kiln_cli_usage("missing -o FILE.dot", NULL);
+  }
+  kiln_strbuf_t dot;
+  kiln_strbuf_initialize(&dot, kiln_allocator_system());
+  kiln_status_t status = fused_graph_dot(&a, &dot);
+  if (!status) {
+    status = kiln_file_write_all(a.out_dir, kiln_strbuf_c_str(&dot), kiln_strbuf_length(&dot));
+  }
+  if (!status) {
+    printf("wrote %s (render with: dot -Tsvg %s -o graph.svg)\n", a.out_dir, a.out_dir);
+  }
+  kiln_strbuf_deinitialize(&dot);
   return status;
 }

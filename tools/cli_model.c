@@ -23,9 +23,12 @@
 #include "frontend/onnx/onnx_import.h"
 #include "frontend/testing/workloads.h"
 #include "interp/interp.h"
+#include "ir/infer.h"
 #include "ir/params.h"
 #include "ir/text.h"
 #include "kiln/npy.h"
+#include "pass/instrument.h"
+#include "pass/pipeline.h"
 
 #define KILN_CLI_MAX_FILES 16
 
@@ -42,6 +45,8 @@ typedef struct kiln_cli_model_options_t {
   const char *expects[KILN_CLI_MAX_FILES];
   int random_input;
   int metadata;
+  const char *after; /* show: the IR after this pass of the default pipeline */
+  int64_t opt_level; /* show --after: the pipeline's opt_level (default 3) */
 } kiln_cli_model_options_t;
 
 static kiln_status_t kiln_cli_parse_int(const char *flag, const char *text, int64_t minimum,
@@ -105,6 +110,19 @@ static kiln_status_t kiln_cli_parse_option(int argc, char **argv, int *index,
     options->workload.image_size = number;
     return KILN_OK;
   }
+  if (strcmp(flag, "--after") == 0) {
+    if (value == NULL)
+      return kiln_cli_usage("missing pass name after", flag);
+    options->after = value;
+    return KILN_OK;
+  }
+  if (strcmp(flag, "--opt-level") == 0) {
+    KILN_RETURN_IF_ERROR(kiln_cli_parse_int(flag, value, 0, &number));
+    if (number > 3)
+      return kiln_cli_usage("expected 0 to 3 after", flag);
+    options->opt_level = number;
+    return KILN_OK;
+  }
   if (strcmp(flag, "--seed") == 0) {
     KILN_RETURN_IF_ERROR(kiln_cli_parse_int(flag, value, 0, &number));
     options->workload.seed = (uint64_t)number;
@@ -117,6 +135,7 @@ static kiln_status_t kiln_cli_parse_model_options(int argc, char **argv,
                                                   kiln_cli_model_options_t *options) {
   memset(options, 0, sizeof(*options));
   options->workload = kiln_workload_options_default();
+  options->opt_level = 3;
   for (int i = 1; i < argc; i++) {
     if (strncmp(argv[i], "--", 2) == 0) {
       KILN_RETURN_IF_ERROR(kiln_cli_parse_option(argc, argv, &i, options));
@@ -166,12 +185,48 @@ static kiln_status_t kiln_cli_load(const kiln_cli_model_options_t *options, int 
   return KILN_OK;
 }
 
+/* Runs the default pass pipeline on the model (weights bound) and prints
+ * the module after pass `options->after`. */
+static kiln_status_t kiln_cli_show_after(const kiln_cli_model_options_t *options) {
+  const kiln_pass_t *pass = NULL;
+  KILN_RETURN_IF_ERROR(kiln_pass_find(options->after, &pass));
+  kiln_module_t *module = NULL;
+  KILN_RETURN_IF_ERROR(kiln_cli_load(options, 1, &module));
+  kiln_pass_context_t *context = NULL;
+  kiln_pass_printer_t printer;
+  kiln_pass_printer_initialize(&printer, stdout, options->after, kiln_allocator_system());
+  kiln_status_t status = kiln_ir_infer_types(module);
+  if (!status)
+    status = kiln_pass_context_create(kiln_allocator_system(), (int)options->opt_level, &context);
+  if (!status) {
+    kiln_pass_instrument_t instrument = kiln_pass_printer_instrument(&printer);
+    status = kiln_pass_context_add_instrument(context, &instrument);
+  }
+  if (!status)
+    status = kiln_pass_run_default_pipeline(module, context);
+  kiln_status_t printed = kiln_pass_printer_finish(&printer);
+  if (!status && printed == KILN_OK && printer.printed == 0) {
+    status = KILN_STATUS(FAILED_PRECONDITION,
+                         "pass %s did not run at opt_level %d (it runs from opt_level %d)",
+                         options->after, (int)options->opt_level, pass->info.opt_level);
+  }
+  if (status)
+    kiln_status_free(printed);
+  else
+    status = printed;
+  kiln_pass_context_destroy(context);
+  kiln_module_destroy(module);
+  return status;
+}
+
 kiln_status_t kiln_cli_show(int argc, char **argv) {
   kiln_cli_model_options_t options;
   KILN_RETURN_IF_ERROR(kiln_cli_parse_model_options(argc, argv, &options));
   if (options.num_inputs || options.num_outputs || options.random_input) {
     return kiln_cli_usage("show takes no --input, --output or --random-input", NULL);
   }
+  if (options.after)
+    return kiln_cli_show_after(&options);
   kiln_module_t *module = NULL;
   KILN_RETURN_IF_ERROR(kiln_cli_load(&options, 0, &module));
   kiln_strbuf_t text;

@@ -189,7 +189,7 @@ static const kiln_cli_command_t kiln_cli_commands[] = {
      kiln_cli_npy_info},
     {"show",
      "kiln show MODEL [--input-shape NAME=1x3x224x224] [--batch N] [--image-size N] [--seed N] "
-     "[--metadata]",
+     "[--metadata] [--after PASS [--opt-level N]]",
      "print a model's typed IR (MODEL: FILE.onnx or a built-in workload)", kiln_cli_show},
     {"interp",
      "kiln interp MODEL (--input X.npy... | --random-input) [--output Y.npy...] [--expect "
@@ -210,6 +210,10 @@ static const kiln_cli_command_t kiln_cli_commands[] = {
      "compile a model in memory; print compile time, median latency (--check: top-5 and the "
      "difference from the interpreter)",
      kiln_cli_bench},
+    {"graph",
+     "kiln graph MODEL -o FILE.dot [--opt-level N] [--input-shape NAME=DIMS...] [--batch N] "
+     "[--image-size N]",
+     "write the fused graph (after the passes) for graphviz", kiln_cli_graph},
     {"conformance",
      "kiln conformance [CASES_DIR] [--report FILE.md] [--pass-list FILE] [--write-pass-list FILE] "
      "[--filter TEXT] [--jobs N] [--timeout SECONDS] [--verbose]",

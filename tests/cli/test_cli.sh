@@ -74,6 +74,13 @@ expect 1 err "takes 1 inputs, 0 given" -- "$kiln" run "$work/mlp"
 expect 1 err "shape" -- "$kiln" run "$work/mlp" --input "$work/got.npy"
 expect 2 err "missing the folder" -- "$kiln" run
 expect 2 err "bench compiles in memory" -- "$kiln" bench mlp -o "$work/x"
+expect 0 out "wrote .*/mlp.dot" -- "$kiln" graph mlp -o "$work/mlp.dot"
+grep -q 'label="nn.dense\\nadd\\nnn.relu' "$work/mlp.dot" || fail "kiln graph: no fused dense, add, relu box in mlp.dot"
+expect 2 err "missing -o FILE.dot" -- "$kiln" graph mlp
+expect 0 out "// after fuse_ops" -- "$kiln" show mlp --after fuse_ops
+expect 0 out "Primitive=1" -- "$kiln" show mlp --after fuse_ops
+expect 1 err "pass fold_scale_axis did not run at opt_level 1" -- "$kiln" show mlp --after fold_scale_axis --opt-level 1
+expect 1 err "no pass named \"nosuch\"" -- "$kiln" show mlp --after nosuch
 
 # ONNX models: the shared ones through the importer and the interpreter,
 # checked against their expected outputs.
