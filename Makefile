@@ -59,6 +59,9 @@ fuzz: deps
 conformance: build
 	$(BUILD_DIR)/tools/kiln conformance --report docs/conformance.md \
 	  --write-pass-list tests/onnx/conformance_pass.txt
+	$(BUILD_DIR)/tools/kiln conformance --target "llvm -jit" --jobs $(JOBS) \
+	  --report docs/conformance-compiled.md \
+	  --write-pass-list tests/onnx/conformance_compiled_pass.txt
 
 format:
 	git ls-files '*.c' '*.h' | xargs clang-format -i

@@ -1,6 +1,7 @@
 /*
  * `kiln conformance`: ONNX's backend node tests through the importer and the
- * reference interpreter.
+ * reference interpreter, or with --target T through the graph compiler
+ * (kiln_compiler_build for T at opt_level 3) and the graph executor.
  *
  * Each case folder of CASES_DIR (sorted by name) runs in a fork()ed child
  * with an alarm, so a crash, an abort or a hang in one case is recorded
@@ -42,6 +43,7 @@
 #include "base/hashmap.h"
 #include "base/strbuf.h"
 #include "cli.h"
+#include "compiler/build.h"
 #include "frontend/onnx/onnx_case.h"
 #include "frontend/onnx/onnx_proto.h"
 #include "interp/interp.h"
@@ -73,6 +75,7 @@ typedef struct kiln_conformance_options_t {
   const char *pass_list;
   const char *write_pass_list;
   const char *filter;
+  const char *target; /* NULL: the interpreter; else compiled for this target */
   int64_t jobs;
   int64_t timeout;
   bool verbose;
@@ -145,6 +148,7 @@ static kiln_status_t kiln_conformance_parse_value(int argc, char **argv, int *in
                       : strcmp(flag, "--pass-list") == 0       ? &options->pass_list
                       : strcmp(flag, "--write-pass-list") == 0 ? &options->write_pass_list
                       : strcmp(flag, "--filter") == 0          ? &options->filter
+                      : strcmp(flag, "--target") == 0          ? &options->target
                                                                : NULL;
   if (slot == NULL) {
     return kiln_cli_usage("unknown option", flag);
@@ -312,12 +316,53 @@ static kiln_status_t kiln_conformance_compare_outputs(const kiln_onnx_case_t *on
   return KILN_OK;
 }
 
-static kiln_status_t kiln_conformance_run_loaded(const kiln_onnx_case_t *onnx_case) {
+/* The case's model compiled for `target` (opt_level 3) and run by the
+ * graph executor; the outputs are copies the caller releases. */
+static kiln_status_t kiln_conformance_run_compiled(const kiln_onnx_case_t *onnx_case,
+                                                   const char *target, int *out_num_outputs,
+                                                   kiln_tensor_t ***out_outputs) {
+  kiln_compiler_options_t options = kiln_compiler_options_default();
+  options.target = target;
+  kiln_compiled_t *compiled = NULL;
+  KILN_RETURN_IF_ERROR(
+      kiln_compiler_build(onnx_case->allocator, onnx_case->module, &options, &compiled));
+  kiln_graph_executor_t *gx = NULL;
+  kiln_status_t status = kiln_compiled_create_executor(compiled, &gx);
+  for (int i = 0; !status && i < onnx_case->num_inputs; i++) {
+    status = kiln_graph_executor_set_input(gx, i, kiln_tensor_dl(onnx_case->inputs[i]));
+  }
+  if (!status) {
+    status = kiln_graph_executor_run(gx);
+  }
+  int count = status ? 0 : kiln_graph_executor_num_outputs(gx);
+  if (!status) {
+    status = kiln_allocator_malloc(onnx_case->allocator, (size_t)(count + 1) * sizeof(void *),
+                                   (void **)out_outputs);
+  }
+  for (int o = 0; !status && o < count; o++) {
+    status = kiln_graph_executor_copy_output(gx, o, onnx_case->allocator, &(*out_outputs)[o]);
+    *out_num_outputs = status ? o : o + 1;
+  }
+  kiln_graph_executor_destroy(gx);
+  kiln_compiled_destroy(compiled);
+  return status;
+}
+
+static kiln_status_t kiln_conformance_run_loaded(const kiln_onnx_case_t *onnx_case,
+                                                 const char *target) {
   int num_outputs = 0;
   kiln_tensor_t **outputs = NULL;
-  KILN_RETURN_IF_ERROR(kiln_interp_run(onnx_case->module, "main", onnx_case->num_inputs,
-                                       onnx_case->inputs, onnx_case->allocator, &num_outputs,
-                                       &outputs));
+  kiln_status_t run =
+      target ? kiln_conformance_run_compiled(onnx_case, target, &num_outputs, &outputs)
+             : kiln_interp_run(onnx_case->module, "main", onnx_case->num_inputs, onnx_case->inputs,
+                               onnx_case->allocator, &num_outputs, &outputs);
+  if (run) {
+    for (int i = 0; i < num_outputs; i++) {
+      kiln_tensor_release(outputs[i]);
+    }
+    kiln_allocator_free(onnx_case->allocator, outputs);
+    return run;
+  }
   kiln_status_t status = kiln_conformance_compare_outputs(onnx_case, num_outputs, outputs);
   for (int i = 0; i < num_outputs; i++) {
     kiln_tensor_release(outputs[i]);
@@ -329,6 +374,7 @@ static kiln_status_t kiln_conformance_run_loaded(const kiln_onnx_case_t *onnx_ca
 /* Loads, runs and compares case folder `dir`; *out_status says why when it
  * is not a pass. */
 static kiln_conformance_result_t kiln_conformance_check(kiln_allocator_t allocator, const char *dir,
+                                                        const char *target,
                                                         kiln_status_t *out_status) {
   kiln_onnx_case_t onnx_case;
   kiln_status_t status = kiln_onnx_case_load(dir, false, allocator, &onnx_case);
@@ -338,7 +384,7 @@ static kiln_conformance_result_t kiln_conformance_check(kiln_allocator_t allocat
       result = KILN_CONFORMANCE_UNSUPPORTED;
     }
   } else {
-    status = kiln_conformance_run_loaded(&onnx_case);
+    status = kiln_conformance_run_loaded(&onnx_case, target);
     result = status == KILN_OK ? KILN_CONFORMANCE_PASS : KILN_CONFORMANCE_FAIL;
   }
   kiln_onnx_case_deinitialize(&onnx_case);
@@ -381,7 +427,8 @@ static void kiln_conformance_child(const kiln_conformance_options_t *options, co
   kiln_status_free(kiln_conformance_read_ops(allocator, dir, ops, sizeof(ops)));
   snprintf(line, sizeof(line), "ops\t%s\n", ops);
   kiln_conformance_send(fd, line);
-  kiln_conformance_result_t result = kiln_conformance_check(allocator, dir, &status);
+  kiln_conformance_result_t result =
+      kiln_conformance_check(allocator, dir, options->target, &status);
   char reason[KILN_CONFORMANCE_REASON_CAPACITY];
   kiln_conformance_reason(status, dir, reason, sizeof(reason));
   kiln_status_free(status);
@@ -741,7 +788,7 @@ static void kiln_conformance_put_header(kiln_conformance_writer_t *writer,
   kiln_conformance_put(writer,
                        "# ONNX conformance\n\n"
                        "ONNX's backend node tests (`%s`) through kiln's ONNX\n"
-                       "importer and its reference interpreter. Each case's model is imported "
+                       "importer and %s. Each case's model is imported "
                        "with the\ncase's inputs as input values, run on those inputs, and every "
                        "output is compared\nas ONNX compares: the same count, dtype and shape, "
                        "and |actual - expected| <=\natol + rtol |expected| with rtol 1e-3, atol "
@@ -749,9 +796,12 @@ static void kiln_conformance_put_header(kiln_conformance_writer_t *writer,
                        "form kiln does not have). FAIL: anything else (an\nimport error, a run "
                        "error, a wrong output, a crash or a time-out). How to run\nit and read "
                        "it: docs/onnx.md, \"Conformance\".\n\nProduced by `kiln",
-                       options->cases_dir);
+                       options->cases_dir,
+                       options->target ? "the graph compiler (opt_level 3) and its graph executor"
+                                       : "its reference interpreter");
   for (int i = 0; i < options->argc; i++) {
-    kiln_conformance_put(writer, " %s", options->argv[i]);
+    kiln_conformance_put(writer, strchr(options->argv[i], ' ') ? " \"%s\"" : " %s",
+                         options->argv[i]);
   }
   size_t total = kiln_array_count(&run->cases);
   kiln_conformance_put(

@@ -216,8 +216,9 @@ static const kiln_cli_command_t kiln_cli_commands[] = {
      "write the fused graph (after the passes) for graphviz", kiln_cli_graph},
     {"conformance",
      "kiln conformance [CASES_DIR] [--report FILE.md] [--pass-list FILE] [--write-pass-list FILE] "
-     "[--filter TEXT] [--jobs N] [--timeout SECONDS] [--verbose]",
-     "run ONNX's backend node tests on the importer and interpreter", kiln_cli_conformance},
+     "[--filter TEXT] [--jobs N] [--timeout SECONDS] [--target T] [--verbose]",
+     "run ONNX's backend node tests on the importer and interpreter (--target: compiled)",
+     kiln_cli_conformance},
 };
 
 static const size_t kiln_cli_command_count =

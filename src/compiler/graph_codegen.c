@@ -111,7 +111,9 @@ static kiln_status_t output_types(codegen_t *g, const kiln_type_t *type, int *ou
 static kiln_status_t visit_var(codegen_t *g, const kiln_var_t *var, value_t **out_value) {
   int count = 0;
   const kiln_tensor_type_t **types = NULL;
-  KILN_RETURN_IF_ERROR(output_types(g, var->base.checked_type, &count, &types));
+  /* A parameter the body does not read has no checked type: its annotation. */
+  const kiln_type_t *type = var->base.checked_type ? var->base.checked_type : var->type_annotation;
+  KILN_RETURN_IF_ERROR(output_types(g, type, &count, &types));
   if (count != 1) {
     return KILN_STATUS(INVALID_ARGUMENT, "input %%%s is a tuple; inputs must be tensors",
                        var->name);
@@ -363,6 +365,14 @@ static kiln_status_t walk_main(codegen_t *g, const kiln_function_t *main_fn) {
         status = kiln_hashmap_put(&inner, kiln_ir_order_node(&callee, k), NULL);
       }
       kiln_ir_order_deinitialize(&callee);
+    }
+  }
+  /* Every parameter is an input, in parameter order, used or not. */
+  for (int p = 0; !status && p < main_fn->num_params; ++p) {
+    value_t *value = NULL;
+    status = kiln_status_annotate(visit_var(g, main_fn->params[p], &value), "in @main");
+    if (!status) {
+      status = kiln_hashmap_put(&g->values, &main_fn->params[p]->base, value);
     }
   }
   for (size_t i = 0; !status && i < count; ++i) {

@@ -161,6 +161,40 @@ static void test_storage_plan_is_used(void **state) {
   kiln_module_destroy(m);
 }
 
+/* Inputs are main's parameters in their order, an unused one included,
+ * whatever order the body reads them in. */
+static void test_inputs_in_parameter_order(void **state) {
+  (void)state;
+  kiln_module_t *m = irt_module();
+  kiln_var_t *params[3] = {irt_var(m, "a", KILN_DTYPE_FLOAT32, 1, SHAPE(3)),
+                           irt_var(m, "unused", KILN_DTYPE_INT64, 1, SHAPE(2)),
+                           irt_var(m, "c", KILN_DTYPE_FLOAT32, 1, SHAPE(3))};
+  kiln_var_t *y = irt_var(m, "y", KILN_DTYPE_FLOAT32, 1, SHAPE(3));
+  kiln_function_t *f = irt_function(m, 1, &y, IRT_CALL(m, "exp", NULL, &y->base));
+  f->primitive = true;
+  kiln_expr_t *first = call(m, f, 1, (kiln_expr_t *[]){&params[2]->base});
+  irt_add_function(m, "main", 3, params, first);
+  KILN_ASSERT_OK(kiln_ir_infer_types(m));
+  kiln_schedule_target_t target = kiln_schedule_target_host();
+  kiln_graph_codegen_t g;
+  KILN_ASSERT_OK(kiln_graph_codegen(kiln_allocator_system(), m, &target, NULL, &arena, &g));
+  json_error_t error;
+  json_t *root = json_loads(g.graph_json, 0, &error);
+  json_t *nodes = json_object_get(root, "nodes");
+  assert_string_equal(node_field(nodes, 0, "name"), "a");
+  assert_string_equal(node_field(nodes, 1, "name"), "unused");
+  assert_string_equal(node_field(nodes, 2, "name"), "c");
+  char *text = json_dumps(json_object_get(json_array_get(nodes, 3), "inputs"), JSON_COMPACT);
+  assert_string_equal(text, "[[2,0,0]]");
+  free(text);
+  text = json_dumps(json_object_get(json_object_get(root, "attrs"), "dltype"), JSON_COMPACT);
+  assert_string_equal(text, "[\"list_str\",[\"float32\",\"int64\",\"float32\",\"float32\"]]");
+  free(text);
+  json_decref(root);
+  kiln_graph_codegen_deinitialize(&g);
+  kiln_module_destroy(m);
+}
+
 static void test_errors(void **state) {
   (void)state;
   kiln_schedule_target_t target = kiln_schedule_target_host();
@@ -187,6 +221,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_graph_json, setup, teardown),
       cmocka_unit_test_setup_teardown(test_storage_plan_is_used, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_inputs_in_parameter_order, setup, teardown),
       cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
