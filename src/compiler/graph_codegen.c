@@ -542,7 +542,9 @@ static kiln_status_t finish(codegen_t *g, const kiln_function_t *main_fn,
   KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(g->arena, (size_t)out->num_funcs + 1,
                                                  sizeof(void *), _Alignof(void *),
                                                  (void **)&out->funcs));
-  memcpy(out->funcs, kiln_array_data(&g->funcs), (size_t)out->num_funcs * sizeof(void *));
+  if (out->num_funcs > 0) {
+    memcpy(out->funcs, kiln_array_data(&g->funcs), (size_t)out->num_funcs * sizeof(void *));
+  }
   out->num_nodes = (int)kiln_array_count(&g->nodes);
   out->num_entries = (int)kiln_array_count(&g->types);
   for (size_t n = 0; n < kiln_array_count(&g->nodes); ++n) {
@@ -569,8 +571,10 @@ static kiln_status_t take_params(codegen_t *g) {
     }
     return status;
   }
-  memcpy(out->params, kiln_array_data(&g->params), count * sizeof(void *));
-  memcpy(out->param_names, kiln_array_data(&g->names), count * sizeof(void *));
+  if (count > 0) { /* an empty array has no data */
+    memcpy(out->params, kiln_array_data(&g->params), count * sizeof(void *));
+    memcpy(out->param_names, kiln_array_data(&g->names), count * sizeof(void *));
+  }
   out->num_params = (int)count;
   return KILN_OK;
 }
