@@ -26,6 +26,10 @@ kiln_status_t kiln_cli_usage(const char *message, const char *argument);
 /* Prints "label: dtype (shape), N bytes, min/max/mean" of a tensor. */
 void kiln_cli_print_summary(const char *label, const kiln_tensor_t *tensor);
 
+/* The integer after `flag` (at least `minimum`), or a usage error. */
+kiln_status_t kiln_cli_parse_int(const char *flag, const char *text, int64_t minimum,
+                                 int64_t *out_value);
+
 /* Commands on models (cli_model.c). */
 kiln_status_t kiln_cli_show(int argc, char **argv);
 kiln_status_t kiln_cli_interp(int argc, char **argv);

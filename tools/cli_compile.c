@@ -41,12 +41,12 @@ typedef struct compile_args_t {
   int check;
 } compile_args_t;
 
+/* kiln_cli_parse_int, for the options that are ints. */
 static kiln_status_t parse_count(const char *flag, const char *text, int minimum, int *out) {
-  char *end = NULL;
-  errno = 0;
-  long value = text ? strtol(text, &end, 10) : 0;
-  if (!text || errno || end == text || *end || value < minimum || value > 1000000) {
-    return kiln_cli_usage("expected a whole number after", flag);
+  int64_t value = 0;
+  KILN_RETURN_IF_ERROR(kiln_cli_parse_int(flag, text, minimum, &value));
+  if (value > 1000000) {
+    return kiln_cli_usage("expected at most 1000000 after", flag);
   }
   *out = (int)value;
   return KILN_OK;

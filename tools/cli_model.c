@@ -49,8 +49,8 @@ typedef struct kiln_cli_model_options_t {
   int64_t opt_level; /* show --after: the pipeline's opt_level (default 3) */
 } kiln_cli_model_options_t;
 
-static kiln_status_t kiln_cli_parse_int(const char *flag, const char *text, int64_t minimum,
-                                        int64_t *out_value) {
+kiln_status_t kiln_cli_parse_int(const char *flag, const char *text, int64_t minimum,
+                                 int64_t *out_value) {
   if (text == NULL)
     return kiln_cli_usage("missing value after", flag);
   char *end = NULL;
