@@ -1,7 +1,7 @@
 #!/bin/sh
 # The eager VM's per-op scheduling overhead against PyTorch eager, in one
-# run: builds kiln (Release, in BUILD_DIR, default build-bench), compiles
-# bench/eager/eager_bench.c against it, runs it, runs torch_eager.py with
+# run: builds the eager_bench target (bench/CMakeLists.txt; Release, in
+# BUILD_DIR, default build-bench), runs it, runs torch_eager.py with
 # Debian's python3-torch (installed with apt-get when missing and root),
 # and prints both and the ratio. Arguments: [ops per round] [rounds].
 # KILN_KERNELS=reference measures the reference kernels instead of the
@@ -13,14 +13,8 @@ JOBS=${JOBS:-2}
 OPS=${1:-100000}
 ROUNDS=${2:-7}
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$BUILD_DIR" -j"$JOBS" --target kiln_eager >/dev/null
-L="$BUILD_DIR/src"
-# shellcheck disable=SC2046
-${CC:-cc} -std=c11 -O2 -Wall -Wextra -Iinclude -Isrc bench/eager/eager_bench.c \
-  "$L/libkiln_eager.a" "$L/libkiln_compiler.a" "$L/libkiln_graph.a" "$L/libkiln_codegen.a" \
-  "$L/libkiln_te.a" "$L/libkiln_tir.a" "$L/libkiln_runtime.a" "$L/libkiln_base.a" \
-  $(pkg-config --libs jansson) -ldl -lpthread -lm -o "$BUILD_DIR/eager_bench"
-KILN_OUT=$("$BUILD_DIR/eager_bench" "$OPS" "$ROUNDS")
+cmake --build "$BUILD_DIR" -j"$JOBS" --target eager_bench >/dev/null
+KILN_OUT=$("$BUILD_DIR/bench/eager_bench" "$OPS" "$ROUNDS")
 echo "$KILN_OUT" | grep -v '^KILN_US_PER_OP'
 KILN_US=$(echo "$KILN_OUT" | sed -n 's/^KILN_US_PER_OP //p')
 
