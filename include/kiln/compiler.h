@@ -44,6 +44,9 @@ typedef struct kiln_compiler_options_t {
   int batch;      /* workloads: batch size (default 1) */
   int image_size; /* workloads: image side (default: the network's) */
   FILE *progress; /* a line per phase when not NULL */
+  /* Compile every kernel here instead of taking (and offering) kernels
+   * through the process's kernel cache (docs/graph-compiler.md). */
+  bool private_kernels;
 } kiln_compiler_options_t;
 
 typedef struct kiln_compile_stats_t {
@@ -53,6 +56,7 @@ typedef struct kiln_compile_stats_t {
   double seconds_codegen; /* the loop-IR passes, the target's code generation */
   double seconds_total;
   int num_kernels;      /* distinct kernels in the library */
+  int num_kernels_reused; /* of those, taken compiled from the process's kernel cache */
   int num_kernel_calls; /* kernel calls in the graph */
   int num_params;
   int64_t flops;        /* of the conv, dense and matmul calls */

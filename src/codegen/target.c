@@ -6,6 +6,7 @@
  */
 #include "codegen/target.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 static const kiln_codegen_target_t *const targets[] = {
@@ -21,6 +22,42 @@ const char *kiln_codegen_default_target(void) {
 #else
   return "c -march=native";
 #endif
+}
+
+const char *kiln_codegen_default_jit_target(void) {
+#ifdef KILN_HAVE_LLVM
+  return "llvm -jit -noasm";
+#else
+  return "c -march=native";
+#endif
+}
+
+/* Whether the `length` characters at `word` are one of `words`. */
+static bool is_one_of(const char *word, size_t length, const char *words) {
+  while (*words) {
+    size_t n = strcspn(words, " ");
+    if (n == length && strncmp(words, word, length) == 0) {
+      return true;
+    }
+    words += n + (words[n] == ' ');
+  }
+  return false;
+}
+
+kiln_status_t kiln_codegen_target_code(const char *target_string, kiln_strbuf_t *sb) {
+  const kiln_codegen_target_t *target = NULL;
+  const char *options = NULL;
+  KILN_RETURN_IF_ERROR(kiln_codegen_target_find(target_string, &target, &options));
+  KILN_RETURN_IF_ERROR(kiln_strbuf_append(sb, target->name));
+  while (*options) {
+    options += strspn(options, " ");
+    size_t length = strcspn(options, " ");
+    if (length && !is_one_of(options, length, target->delivery_words)) {
+      KILN_RETURN_IF_ERROR(kiln_strbuf_appendf(sb, " %.*s", (int)length, options));
+    }
+    options += length;
+  }
+  return KILN_OK;
 }
 
 kiln_status_t kiln_codegen_target_find(const char *target_string,

@@ -12,6 +12,7 @@
 #ifndef KILN_CODEGEN_TARGET_H_
 #define KILN_CODEGEN_TARGET_H_
 
+#include "base/strbuf.h"
 #include "kiln/module.h"
 #include "tir/tir.h"
 
@@ -20,6 +21,11 @@ typedef struct kiln_codegen_target_t {
   /* `options`: the target string after the name ("" when none). */
   kiln_status_t (*build)(kiln_allocator_t allocator, const kiln_tir_prim_func_t *const *funcs,
                          int num_funcs, const char *options, kiln_runtime_module_t **out_module);
+  /* Option words that change how the code is delivered (in memory or as a
+   * file, with or without its assembly) and not the code itself, separated
+   * by spaces ("-jit -noasm"); "" when none. kiln_codegen_target_code
+   * leaves them out. */
+  const char *delivery_words;
 } kiln_codegen_target_t;
 
 /* The C backend (codegen/c/codegen_c.h). */
@@ -31,6 +37,18 @@ extern const kiln_codegen_target_t kiln_codegen_target_llvm;
 /* The target string to use when none is asked for: "llvm" when kiln was
  * built with LLVM, else "c -march=native". */
 const char *kiln_codegen_default_target(void);
+/* The target for kernels compiled one at a time in this process (the eager
+ * VM's): "llvm -jit -noasm" when kiln was built with LLVM (no file, no
+ * system compiler), else "c -march=native". */
+const char *kiln_codegen_default_jit_target(void);
+
+/* Appends what decides the code a target string makes: its name and its
+ * options without the target's delivery words, one space apart ("llvm
+ * -jit -mcpu=x" and "llvm  -mcpu=x" both give "llvm -mcpu=x"). Kernel
+ * caches key by it, so a kernel compiled in memory serves a build that
+ * writes files. NOT_FOUND as kiln_codegen_target_find. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_codegen_target_code(const char *target_string,
+                                                           kiln_strbuf_t *sb);
 
 /* The target a target string names; NOT_FOUND naming it and the known ones. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_codegen_target_find(

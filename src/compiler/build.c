@@ -62,22 +62,162 @@ static kiln_status_t plan_and_generate(kiln_compiled_t *c, kiln_module_t *module
   return status;
 }
 
-static kiln_status_t lower_and_generate(kiln_compiled_t *c) {
+/* The loop-IR passes over every kernel, into c->lowered. */
+static kiln_status_t lower_all(kiln_compiled_t *c) {
   int n = c->graph.num_funcs;
-  const kiln_tir_prim_func_t **passed = NULL;
   KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(&c->arena, (size_t)n + 1, sizeof(void *),
-                                                 _Alignof(void *), (void **)&passed));
+                                                 _Alignof(void *), (void **)&c->lowered));
   kiln_tir_pipeline_options_t pipeline = kiln_tir_pipeline_options_default();
   for (int i = 0; i < n; ++i) {
     KILN_RETURN_IF_ERROR_ANNOTATE(
-        kiln_tir_lower_pipeline(&c->arena, c->graph.funcs[i], &pipeline, &passed[i]), "kernel %s",
-        c->graph.funcs[i]->name);
+        kiln_tir_lower_pipeline(&c->arena, c->graph.funcs[i], &pipeline, &c->lowered[i]),
+        "kernel %s", c->graph.funcs[i]->name);
   }
-  c->stats.num_kernels = n;
+  return KILN_OK;
+}
+
+/* The modules a library over shared kernels holds. */
+typedef struct held_modules_t {
+  kiln_allocator_t allocator;
+  int count;
+  kiln_runtime_module_t *modules[];
+} held_modules_t;
+
+static void release_held(void *owner) {
+  held_modules_t *held = owner;
+  for (int i = 0; i < held->count; ++i) {
+    kiln_runtime_module_release(held->modules[i]);
+  }
+  kiln_allocator_free(held->allocator, held);
+}
+
+/* The library over each kernel's function, found in `modules` (one per
+ * kernel, references handed over: each goes to the library, or is
+ * released on failure). */
+static kiln_status_t make_library(kiln_compiled_t *c, kiln_runtime_module_t **modules,
+                                  const kiln_packed_fn *fns) {
+  int n = c->graph.num_funcs;
+  held_modules_t *held = NULL;
+  kiln_runtime_module_entry_t *entries = NULL;
+  kiln_status_t status = kiln_allocator_malloc_zeroed(
+      c->allocator, sizeof(*held) + (size_t)n * sizeof(held->modules[0]), (void **)&held);
+  if (!status) {
+    held->allocator = c->allocator;
+    held->count = n;
+    memcpy(held->modules, modules, (size_t)n * sizeof(modules[0]));
+    memset(modules, 0, (size_t)n * sizeof(modules[0]));
+    status = kiln_arena_allocate_array(&c->arena, (size_t)n + 1, sizeof(*entries),
+                                       _Alignof(kiln_runtime_module_entry_t), (void **)&entries);
+  }
+  for (int i = 0; i < n && !status; ++i) {
+    entries[i].name = c->lowered[i]->name;
+    entries[i].fn = fns[i];
+  }
+  if (!status) {
+    status = kiln_runtime_module_create_in_memory(c->allocator, "kernels (shared)", n, entries,
+                                                  release_held, held, &c->library);
+  }
+  if (status && held) {
+    release_held(held);
+  }
+  for (int i = 0; i < n; ++i) {
+    kiln_runtime_module_release(modules[i]);
+  }
+  return status;
+}
+
+/* Builds the kernels `missing` (indices into c->lowered) into one module
+ * and offers each to the cache; fills their modules and fns. */
+static kiln_status_t build_missing(kiln_compiled_t *c, int num_missing, const int *missing,
+                                   kiln_runtime_module_t **modules, kiln_packed_fn *fns) {
+  const kiln_tir_prim_func_t **funcs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(&c->arena, (size_t)num_missing + 1,
+                                                 sizeof(void *), _Alignof(void *),
+                                                 (void **)&funcs));
+  for (int m = 0; m < num_missing; ++m) {
+    funcs[m] = c->lowered[missing[m]];
+  }
+  kiln_runtime_module_t *built = NULL;
+  KILN_RETURN_IF_ERROR(kiln_codegen_build(c->allocator, c->target, funcs, num_missing, &built));
+  kiln_status_t status = KILN_OK;
+  for (int m = 0; m < num_missing && !status; ++m) {
+    int i = missing[m];
+    status = kiln_runtime_module_get_function(built, funcs[m]->name, &fns[i]);
+    if (!status) {
+      status = kiln_kernel_cache_add_compiled(c->kernels, c->graph.func_keys[i], built, fns[i]);
+    }
+    if (!status) {
+      kiln_runtime_module_retain(built);
+      modules[i] = built;
+    }
+  }
+  if (!status && num_missing == c->graph.num_funcs) {
+    kiln_runtime_module_retain(built); /* nothing reused: the built module is the library */
+    c->library = built;
+  }
+  kiln_runtime_module_release(built);
+  return status;
+}
+
+/* Takes what the kernel cache has, builds the rest, makes the library. */
+static kiln_status_t generate_shared(kiln_compiled_t *c) {
+  int n = c->graph.num_funcs;
+  kiln_kernel_cache_options_t options = {.target = c->target, .shared = true};
+  KILN_RETURN_IF_ERROR(kiln_kernel_cache_create(c->allocator, &options, &c->kernels));
+  kiln_runtime_module_t **modules = NULL;
+  kiln_packed_fn *fns = NULL;
+  int *missing = NULL;
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(&c->arena, (size_t)n + 1, sizeof(*modules),
+                                                 _Alignof(void *), (void **)&modules));
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(&c->arena, (size_t)n + 1, sizeof(*fns),
+                                                 _Alignof(kiln_packed_fn), (void **)&fns));
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(&c->arena, (size_t)n + 1, sizeof(*missing),
+                                                 _Alignof(int), (void **)&missing));
+  int num_missing = 0;
+  for (int i = 0; i < n; ++i) {
+    modules[i] = NULL;
+    if (!kiln_kernel_cache_find_compiled(c->kernels, c->graph.func_keys[i], &modules[i],
+                                         &fns[i])) {
+      missing[num_missing++] = i;
+    }
+  }
+  c->stats.num_kernels_reused = n - num_missing;
+  kiln_status_t status = KILN_OK;
+  if (num_missing > 0) {
+    status = build_missing(c, num_missing, missing, modules, fns);
+  }
+  if (!status && !c->library) {
+    return make_library(c, modules, fns);
+  }
+  for (int i = 0; i < n; ++i) {
+    kiln_runtime_module_release(modules[i]);
+  }
+  return status;
+}
+
+static kiln_status_t lower_and_generate(kiln_compiled_t *c, const kiln_compiler_options_t *options) {
+  KILN_RETURN_IF_ERROR(lower_all(c));
+  c->stats.num_kernels = c->graph.num_funcs;
   c->stats.num_kernel_calls = c->graph.num_kernel_calls;
   c->stats.num_params = c->graph.num_params;
   c->stats.flops = c->graph.total_flops;
-  return kiln_codegen_build(c->allocator, c->target, passed, n, &c->library);
+  if (options->private_kernels) {
+    return kiln_codegen_build(c->allocator, c->target, c->lowered, c->graph.num_funcs,
+                              &c->library);
+  }
+  return generate_shared(c);
+}
+
+kiln_status_t kiln_compiler_build_standalone(const kiln_compiled_t *compiled,
+                                             kiln_runtime_module_t **out_library) {
+  *out_library = NULL;
+  if (compiled->stats.num_kernels_reused == 0) { /* one module, as the target built it */
+    kiln_runtime_module_retain(compiled->library);
+    *out_library = compiled->library;
+    return KILN_OK;
+  }
+  return kiln_codegen_build(compiled->allocator, compiled->target, compiled->lowered,
+                            compiled->graph.num_funcs, out_library);
 }
 
 static kiln_status_t build(kiln_compiled_t *c, kiln_module_t *module,
@@ -89,7 +229,7 @@ static kiln_status_t build(kiln_compiled_t *c, kiln_module_t *module,
   kiln_schedule_target_t target = kiln_schedule_target_host();
   KILN_RETURN_IF_ERROR(plan_and_generate(c, module, &target));
   double lowered = now_seconds();
-  KILN_RETURN_IF_ERROR(lower_and_generate(c));
+  KILN_RETURN_IF_ERROR(lower_and_generate(c, options));
   double generated = now_seconds();
   progress(options, "code generated", generated - start);
   c->stats.seconds_passes = passed - start;

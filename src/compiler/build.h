@@ -20,13 +20,16 @@
 #define KILN_COMPILER_BUILD_H_
 
 #include "compiler/graph_codegen.h"
+#include "compiler/kernel_cache.h"
 #include "kiln/compiler.h"
 
 struct kiln_compiled_t {
   kiln_allocator_t allocator;
   kiln_arena_t arena; /* the PrimFuncs, names */
   kiln_graph_codegen_t graph;
-  kiln_runtime_module_t *library;
+  kiln_runtime_module_t *library; /* one built module, or one over kernels of several */
+  const kiln_tir_prim_func_t **lowered; /* every kernel after the loop-IR passes */
+  kiln_kernel_cache_t *kernels;         /* the shared cache's view; NULL: private kernels */
   char *target;
   kiln_compile_stats_t stats;
 };
@@ -37,6 +40,13 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_compiler_build(kiln_allocator_t allocato
                                                        kiln_module_t *module,
                                                        const kiln_compiler_options_t *options,
                                                        kiln_compiled_t **out_compiled);
+
+/* The library as one module of its own: the library itself when it is
+ * one built module (with its file, or in memory by a JIT target), else the
+ * kernels built again into one (a library over kernels reused from the
+ * kernel cache has no file of its own). A reference for the caller. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compiler_build_standalone(
+    const kiln_compiled_t *compiled, kiln_runtime_module_t **out_library);
 
 /* The module kiln_compile builds from `model`: an ONNX file imported with
  * the options' input shapes, or a workload with its weights bound as

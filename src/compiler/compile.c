@@ -95,6 +95,7 @@ void kiln_compiled_destroy(kiln_compiled_t *compiled) {
   }
   kiln_graph_codegen_deinitialize(&compiled->graph);
   kiln_runtime_module_release(compiled->library);
+  kiln_kernel_cache_destroy(compiled->kernels);
   kiln_arena_deinitialize(&compiled->arena);
   kiln_allocator_free(compiled->allocator, compiled->target);
   kiln_allocator_free(compiled->allocator, compiled);
@@ -136,7 +137,11 @@ kiln_status_t kiln_compiled_save(const kiln_compiled_t *compiled, const char *di
   }
   char path[4096];
   snprintf(path, sizeof(path), "%s/lib.so", dir);
-  KILN_RETURN_IF_ERROR(kiln_runtime_module_save(compiled->library, path));
+  kiln_runtime_module_t *library = NULL;
+  KILN_RETURN_IF_ERROR(kiln_compiler_build_standalone(compiled, &library));
+  kiln_status_t status = kiln_runtime_module_save(library, path);
+  kiln_runtime_module_release(library);
+  KILN_RETURN_IF_ERROR(status);
   snprintf(path, sizeof(path), "%s/graph.json", dir);
   KILN_RETURN_IF_ERROR(write_text(path, compiled->graph.graph_json));
   snprintf(path, sizeof(path), "%s/params.bin", dir);

@@ -53,6 +53,7 @@ typedef struct codegen_t {
   kiln_array_t nodes;     /* node_t */
   kiln_array_t types;     /* const kiln_tensor_type_t *, per entry */
   kiln_array_t funcs;     /* const kiln_tir_prim_func_t * */
+  kiln_array_t keys;      /* const char * (in the arena): each func's key */
   kiln_array_t params;    /* kiln_tensor_t * (retained), param_names parallel */
   kiln_array_t names;     /* const char * */
   kiln_hashmap_t values;  /* IR node -> value_t * */
@@ -242,6 +243,13 @@ static kiln_status_t kernel_of(codegen_t *g, const kiln_function_t *function,
       status = kernel_name(g, &order, &name);
       if (!status) {
         status = kiln_compiler_lower_function(function, g->target, g->arena, name, out_func);
+      }
+      char *key_copy = NULL;
+      if (!status) {
+        status = kiln_arena_strdup(g->arena, kiln_strbuf_c_str(&key), &key_copy);
+      }
+      if (!status) {
+        status = kiln_array_push(&g->keys, &key_copy);
       }
       if (!status) {
         status = kiln_array_push(&g->funcs, out_func);
@@ -542,8 +550,12 @@ static kiln_status_t finish(codegen_t *g, const kiln_function_t *main_fn,
   KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(g->arena, (size_t)out->num_funcs + 1,
                                                  sizeof(void *), _Alignof(void *),
                                                  (void **)&out->funcs));
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(g->arena, (size_t)out->num_funcs + 1,
+                                                 sizeof(void *), _Alignof(void *),
+                                                 (void **)&out->func_keys));
   if (out->num_funcs > 0) {
     memcpy(out->funcs, kiln_array_data(&g->funcs), (size_t)out->num_funcs * sizeof(void *));
+    memcpy(out->func_keys, kiln_array_data(&g->keys), (size_t)out->num_funcs * sizeof(void *));
   }
   out->num_nodes = (int)kiln_array_count(&g->nodes);
   out->num_entries = (int)kiln_array_count(&g->types);
@@ -593,6 +605,7 @@ kiln_status_t kiln_graph_codegen(kiln_allocator_t allocator, kiln_module_t *modu
   kiln_array_initialize(&g.nodes, allocator, sizeof(node_t));
   kiln_array_initialize(&g.types, allocator, sizeof(entry_t));
   kiln_array_initialize(&g.funcs, allocator, sizeof(void *));
+  kiln_array_initialize(&g.keys, allocator, sizeof(void *));
   kiln_array_initialize(&g.params, allocator, sizeof(void *));
   kiln_array_initialize(&g.names, allocator, sizeof(void *));
   kiln_hashmap_initialize(&g.values, allocator, KILN_HASHMAP_KEY_POINTER);
@@ -609,6 +622,7 @@ kiln_status_t kiln_graph_codegen(kiln_allocator_t allocator, kiln_module_t *modu
   kiln_array_deinitialize(&g.nodes);
   kiln_array_deinitialize(&g.types);
   kiln_array_deinitialize(&g.funcs);
+  kiln_array_deinitialize(&g.keys);
   kiln_array_deinitialize(&g.params);
   kiln_array_deinitialize(&g.names);
   kiln_hashmap_deinitialize(&g.values);

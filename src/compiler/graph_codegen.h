@@ -35,6 +35,7 @@ typedef struct kiln_graph_codegen_t {
   char *graph_json; /* made with the allocator given */
   int num_funcs;
   const kiln_tir_prim_func_t **funcs; /* as lowered (before the lowering passes), in the arena */
+  const char **func_keys;             /* each func's key (key.h), in the arena */
   int num_params;
   const char **param_names; /* in the arena */
   kiln_tensor_t **params;   /* references held: kiln_graph_codegen_deinitialize drops them */

@@ -1,11 +1,14 @@
 /*
- * The kernel cache (kernel_cache.h): a string-keyed hash map of entries in
- * one arena, behind one mutex. Entries are made complete under the lock (the
- * key, the attrs and types copied, the output types inferred), so a pointer
- * handed out is immutable but for its path, which is an atomic word: a run
- * reads it without the lock once it is resolved. Compiling happens outside
- * the lock; the entry's `compiling` flag (under the lock) and one condition
- * variable make a second thread wait for the first one's compile.
+ * The kernel cache (kernel_cache.h). A store is a string-keyed hash map of
+ * entries in one arena, behind one mutex; the process's shared store is
+ * counted by the views on it (under a static mutex) and freed with the last.
+ * An entry's call fields are filled under the lock by the first call lookup
+ * that meets it, so a pointer handed out is immutable but for its path, an
+ * atomic word that a run reads without the lock once it is resolved (the
+ * module and function are stored before the path says COMPILED). Compiling
+ * happens outside the lock; the entry's `compiling` flag (under the lock)
+ * and one condition variable make a second thread wait for the first one's
+ * compile.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -20,30 +23,44 @@
 #include "base/hashmap.h"
 #include "base/log.h"
 #include "codegen/target.h"
+#include "compiler/call_function.h"
+#include "compiler/key.h"
+#include "compiler/lower.h"
 #include "op/compute.h"
 #include "tir/transform.h"
 
 #define MAX_KERNEL_ARGS (KILN_TE_MAX_INPUTS + KILN_COMPUTE_MAX_OUTPUTS)
 
 typedef struct entry_t {
-  kiln_kernel_t kernel; /* first: a kiln_kernel_t * is an entry_t * */
+  kiln_kernel_t kernel; /* first: a kiln_kernel_t * is an entry_t *; op NULL until a call */
   atomic_int path;      /* kiln_kernel_path_t */
-  int compiling;        /* under the cache's lock */
-  const char *func_name;
+  int compiling;        /* under the store's lock */
   kiln_runtime_module_t *module;
   kiln_packed_fn fn;
 } entry_t;
 
-struct kiln_kernel_cache_t {
+typedef struct store_t {
   kiln_allocator_t allocator;
-  char *target;
-  bool reference_only;
+  int views; /* the shared store's, under shared_lock */
   pthread_mutex_t lock;
   pthread_cond_t compiled; /* an entry's compile ended */
   kiln_hashmap_t map;      /* key -> entry_t * */
   kiln_arena_t arena;      /* entries, keys, attrs, types */
-  kiln_kernel_cache_stats_t stats;
+  int64_t entries;
+} store_t;
+
+struct kiln_kernel_cache_t {
+  kiln_allocator_t allocator;
+  char *target;
+  char *code; /* the key prefix: kiln_codegen_target_code of the target */
+  bool reference_only;
+  bool shared;    /* store is the shared store */
+  store_t *store; /* the shared one, or the cache's own */
+  kiln_kernel_cache_stats_t stats; /* under the store's lock */
 };
+
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+static store_t *shared_store;
 
 /* The entry of a kernel handed out (entries are ours to update). */
 static entry_t *entry_of(const kiln_kernel_t *kernel) {
@@ -64,29 +81,95 @@ const char *kiln_kernel_path_name(kiln_kernel_path_t path) {
   return "invalid";
 }
 
+/* ---- stores ---- */
+
+static kiln_status_t store_create(kiln_allocator_t allocator, store_t **out_store) {
+  store_t *store = NULL;
+  KILN_RETURN_IF_ERROR(kiln_allocator_malloc_zeroed(allocator, sizeof(*store), (void **)&store));
+  store->allocator = allocator;
+  pthread_mutex_init(&store->lock, NULL);
+  pthread_cond_init(&store->compiled, NULL);
+  kiln_hashmap_initialize(&store->map, allocator, KILN_HASHMAP_KEY_STRING);
+  kiln_arena_initialize(&store->arena, allocator, 0);
+  *out_store = store;
+  return KILN_OK;
+}
+
+static void store_destroy(store_t *store) {
+  kiln_hashmap_iterator_t it;
+  kiln_hashmap_iterator_initialize(&it, &store->map);
+  const void *key = NULL;
+  void *value = NULL;
+  while (kiln_hashmap_iterator_next(&it, &key, &value)) {
+    kiln_runtime_module_release(((entry_t *)value)->module);
+  }
+  kiln_hashmap_deinitialize(&store->map);
+  kiln_arena_deinitialize(&store->arena);
+  pthread_cond_destroy(&store->compiled);
+  pthread_mutex_destroy(&store->lock);
+  kiln_allocator_free(store->allocator, store);
+}
+
+/* The shared store with one more view (made by the first; its memory is the
+ * system allocator's, since it outlives any one view). */
+static kiln_status_t shared_store_acquire(store_t **out_store) {
+  kiln_status_t status = KILN_OK;
+  pthread_mutex_lock(&shared_lock);
+  if (!shared_store) {
+    status = store_create(kiln_allocator_system(), &shared_store);
+  }
+  if (!status) {
+    shared_store->views++;
+    *out_store = shared_store;
+  }
+  pthread_mutex_unlock(&shared_lock);
+  return status;
+}
+
+static void shared_store_release(store_t *store) {
+  pthread_mutex_lock(&shared_lock);
+  if (--store->views == 0) {
+    store_destroy(store);
+    shared_store = NULL;
+  }
+  pthread_mutex_unlock(&shared_lock);
+}
+
+/* ---- caches (views) ---- */
+
+static kiln_status_t set_target(kiln_kernel_cache_t *cache, const char *target) {
+  kiln_strbuf_t code;
+  kiln_strbuf_initialize(&code, cache->allocator);
+  kiln_status_t status = kiln_codegen_target_code(target, &code);
+  if (!status) {
+    status = kiln_allocator_strdup(cache->allocator, kiln_strbuf_c_str(&code), &cache->code);
+  }
+  if (!status) {
+    status = kiln_allocator_strdup(cache->allocator, target, &cache->target);
+  }
+  kiln_strbuf_deinitialize(&code);
+  return kiln_status_annotate(status, "kernel cache");
+}
+
 kiln_status_t kiln_kernel_cache_create(kiln_allocator_t allocator,
                                        const kiln_kernel_cache_options_t *options,
                                        kiln_kernel_cache_t **out_cache) {
   *out_cache = NULL;
-  const char *target =
-      options && options->target ? options->target : KILN_KERNEL_CACHE_DEFAULT_TARGET;
-  const kiln_codegen_target_t *found = NULL;
-  const char *target_options = NULL;
-  KILN_RETURN_IF_ERROR_ANNOTATE(kiln_codegen_target_find(target, &found, &target_options),
-                                "kernel cache");
   kiln_kernel_cache_t *cache = NULL;
   KILN_RETURN_IF_ERROR(kiln_allocator_malloc_zeroed(allocator, sizeof(*cache), (void **)&cache));
   cache->allocator = allocator;
-  kiln_status_t status = kiln_allocator_strdup(allocator, target, &cache->target);
+  cache->reference_only = options && options->reference_only;
+  kiln_status_t status = set_target(
+      cache, options && options->target ? options->target : kiln_codegen_default_jit_target());
+  cache->shared = options && options->shared;
+  if (!status) {
+    status = cache->shared ? shared_store_acquire(&cache->store)
+                           : store_create(allocator, &cache->store);
+  }
   if (status) {
-    kiln_allocator_free(allocator, cache);
+    kiln_kernel_cache_destroy(cache);
     return status;
   }
-  cache->reference_only = options && options->reference_only;
-  pthread_mutex_init(&cache->lock, NULL);
-  pthread_cond_init(&cache->compiled, NULL);
-  kiln_hashmap_initialize(&cache->map, allocator, KILN_HASHMAP_KEY_STRING);
-  kiln_arena_initialize(&cache->arena, allocator, 0);
   *out_cache = cache;
   return KILN_OK;
 }
@@ -95,17 +178,12 @@ void kiln_kernel_cache_destroy(kiln_kernel_cache_t *cache) {
   if (!cache) {
     return;
   }
-  kiln_hashmap_iterator_t it;
-  kiln_hashmap_iterator_initialize(&it, &cache->map);
-  const void *key = NULL;
-  void *value = NULL;
-  while (kiln_hashmap_iterator_next(&it, &key, &value)) {
-    kiln_runtime_module_release(((entry_t *)value)->module);
+  if (cache->store && cache->shared) {
+    shared_store_release(cache->store);
+  } else if (cache->store) {
+    store_destroy(cache->store);
   }
-  kiln_hashmap_deinitialize(&cache->map);
-  kiln_arena_deinitialize(&cache->arena);
-  pthread_cond_destroy(&cache->compiled);
-  pthread_mutex_destroy(&cache->lock);
+  kiln_allocator_free(cache->allocator, cache->code);
   kiln_allocator_free(cache->allocator, cache->target);
   kiln_allocator_free(cache->allocator, cache);
 }
@@ -118,37 +196,58 @@ bool kiln_kernel_cache_reference_only(const kiln_kernel_cache_t *cache) {
   return cache->reference_only;
 }
 
+bool kiln_kernel_cache_shared(const kiln_kernel_cache_t *cache) {
+  return cache->shared;
+}
+
+int64_t kiln_kernel_cache_store_entries(kiln_kernel_cache_t *cache) {
+  pthread_mutex_lock(&cache->store->lock);
+  int64_t entries = cache->store->entries;
+  pthread_mutex_unlock(&cache->store->lock);
+  return entries;
+}
+
 /* ---- keys ---- */
+
+/* The call's key without the target: the key of its function. */
+static kiln_status_t call_key(kiln_allocator_t allocator, const kiln_op_t *op, const void *attrs,
+                              int num_inputs, const kiln_type_t *const *input_types,
+                              kiln_strbuf_t *sb) {
+  kiln_module_t *module = NULL;
+  kiln_function_t *function = NULL;
+  KILN_RETURN_IF_ERROR(kiln_compiler_call_function(allocator, op, attrs, num_inputs, input_types,
+                                                   &module, &function));
+  kiln_status_t status = kiln_compiler_function_key(function, sb);
+  kiln_module_destroy(module);
+  return status;
+}
 
 kiln_status_t kiln_kernel_cache_key(const char *target, const kiln_op_t *op, const void *attrs,
                                     int num_inputs, const kiln_type_t *const *input_types,
                                     kiln_strbuf_t *sb) {
-  KILN_RETURN_IF_ERROR(kiln_strbuf_appendf(sb, "%s|%s|", target, op->name));
-  if (attrs && op->num_attr_fields > 0) {
-    KILN_RETURN_IF_ERROR(kiln_op_attrs_format(op, attrs, sb));
-  }
+  KILN_RETURN_IF_ERROR(kiln_codegen_target_code(target, sb));
   KILN_RETURN_IF_ERROR(kiln_strbuf_append_char(sb, '|'));
-  for (int i = 0; i < num_inputs; ++i) {
-    if (i > 0) {
-      KILN_RETURN_IF_ERROR(kiln_strbuf_append_char(sb, ','));
-    }
-    KILN_RETURN_IF_ERROR(kiln_type_format(input_types[i], sb));
-  }
-  return KILN_OK;
+  return call_key(sb->allocator, op, attrs, num_inputs, input_types, sb);
+}
+
+/* Appends "code|function key" (the cache's prefix on a key without one). */
+static kiln_status_t prefixed(const kiln_kernel_cache_t *cache, const char *function_key,
+                              kiln_strbuf_t *sb) {
+  return kiln_strbuf_appendf(sb, "%s|%s", cache->code, function_key);
 }
 
 /* ---- making an entry (under the lock) ---- */
 
-static kiln_status_t copy_attrs(kiln_kernel_cache_t *cache, const kiln_op_t *op, const void *attrs,
+static kiln_status_t copy_attrs(store_t *store, const kiln_op_t *op, const void *attrs,
                                 const void **out_attrs) {
   *out_attrs = NULL;
   if (!attrs || op->attrs_size == 0) {
     return KILN_OK;
   }
   void *copy = NULL;
-  KILN_RETURN_IF_ERROR(kiln_op_attrs_create_default(op, &cache->arena, &copy));
+  KILN_RETURN_IF_ERROR(kiln_op_attrs_create_default(op, &store->arena, &copy));
   kiln_strbuf_t text;
-  kiln_strbuf_initialize(&text, cache->allocator);
+  kiln_strbuf_initialize(&text, store->allocator);
   kiln_status_t status = KILN_OK;
   for (int i = 0; i < op->num_attr_fields && !status; ++i) {
     const kiln_attr_field_t *field = &op->attr_fields[i];
@@ -156,7 +255,7 @@ static kiln_status_t copy_attrs(kiln_kernel_cache_t *cache, const kiln_op_t *op,
     status = kiln_op_attrs_format_field(op, attrs, field, &text);
     if (!status) {
       status =
-          kiln_op_attrs_set_text(op, copy, field->name, kiln_strbuf_c_str(&text), &cache->arena);
+          kiln_op_attrs_set_text(op, copy, field->name, kiln_strbuf_c_str(&text), &store->arena);
     }
   }
   kiln_strbuf_deinitialize(&text);
@@ -208,19 +307,38 @@ static kiln_status_t flatten_outputs(kiln_arena_t *arena, const kiln_op_t *op,
   return KILN_OK;
 }
 
-static kiln_status_t make_entry(kiln_kernel_cache_t *cache, const char *key, const kiln_op_t *op,
-                                const void *attrs, int num_inputs,
-                                const kiln_type_t *const *input_types, entry_t **out_entry) {
-  kiln_arena_t *arena = &cache->arena;
+
+/* Under the lock: an entry for `key`, made when there is none. */
+static kiln_status_t entry_for(kiln_kernel_cache_t *cache, const char *key, bool *out_made,
+                               entry_t **out_entry) {
+  store_t *store = cache->store;
+  void *found = NULL;
+  *out_made = false;
+  if (kiln_hashmap_get(&store->map, key, &found)) {
+    *out_entry = found;
+    return KILN_OK;
+  }
   entry_t *e = NULL;
   KILN_RETURN_IF_ERROR(
-      kiln_arena_allocate_zeroed(arena, sizeof(*e), _Alignof(entry_t), (void **)&e));
+      kiln_arena_allocate_zeroed(&store->arena, sizeof(*e), _Alignof(entry_t), (void **)&e));
   size_t key_size = strlen(key) + 1;
-  char *key_copy = NULL, *name = NULL;
-  KILN_RETURN_IF_ERROR(kiln_arena_allocate(arena, key_size, 1, (void **)&key_copy));
+  char *key_copy = NULL;
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate(&store->arena, key_size, 1, (void **)&key_copy));
   memcpy(key_copy, key, key_size);
-  KILN_RETURN_IF_ERROR(kiln_arena_allocate(arena, 32, 1, (void **)&name));
-  snprintf(name, 32, "kernel_%lld", (long long)cache->stats.entries);
+  e->kernel.key = key_copy;
+  atomic_init(&e->path, KILN_KERNEL_PATH_UNRESOLVED);
+  KILN_RETURN_IF_ERROR(kiln_hashmap_put(&store->map, key_copy, e));
+  store->entries++;
+  cache->stats.entries++;
+  *out_made = true;
+  *out_entry = e;
+  return KILN_OK;
+}
+
+/* Under the lock: the call's fields of an entry that has none yet. */
+static kiln_status_t fill_call(store_t *store, entry_t *e, const kiln_op_t *op, const void *attrs,
+                               int num_inputs, const kiln_type_t *const *input_types) {
+  kiln_arena_t *arena = &store->arena;
   const kiln_type_t **types = NULL;
   KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(arena, (size_t)(num_inputs ? num_inputs : 1),
                                                  sizeof(*types), sizeof(void *), (void **)&types));
@@ -228,23 +346,28 @@ static kiln_status_t make_entry(kiln_kernel_cache_t *cache, const char *key, con
     KILN_RETURN_IF_ERROR(copy_type(arena, input_types[i], &types[i]));
   }
   const void *attrs_copy = NULL;
-  KILN_RETURN_IF_ERROR(copy_attrs(cache, op, attrs, &attrs_copy));
+  KILN_RETURN_IF_ERROR(copy_attrs(store, op, attrs, &attrs_copy));
   const kiln_type_t *output = NULL;
   KILN_RETURN_IF_ERROR(kiln_op_infer_type(op, attrs_copy, num_inputs, types, arena, &output));
-  KILN_RETURN_IF_ERROR(
-      flatten_outputs(arena, op, output, &e->kernel.num_outputs, &e->kernel.output_types));
-  e->kernel.key = key_copy;
-  e->kernel.op = op;
+  int num_outputs = 0;
+  const kiln_tensor_type_t *const *output_types = NULL;
+  KILN_RETURN_IF_ERROR(flatten_outputs(arena, op, output, &num_outputs, &output_types));
   e->kernel.attrs = attrs_copy;
   e->kernel.num_inputs = num_inputs;
   e->kernel.input_types = types;
   e->kernel.output_type = output;
-  e->func_name = name;
-  atomic_init(&e->path, KILN_KERNEL_PATH_UNRESOLVED);
-  KILN_RETURN_IF_ERROR(kiln_hashmap_put(&cache->map, key_copy, e));
-  cache->stats.entries++;
-  *out_entry = e;
+  e->kernel.num_outputs = num_outputs;
+  e->kernel.output_types = output_types;
+  e->kernel.op = op; /* last: an entry with an op is complete */
   return KILN_OK;
+}
+
+/* Under the lock: counts a lookup that met `e`. */
+static void count_lookup(kiln_kernel_cache_t *cache, const entry_t *e, bool made) {
+  cache->stats.lookups++;
+  if (!made && atomic_load(&e->path) == KILN_KERNEL_PATH_COMPILED) {
+    cache->stats.hits++;
+  }
 }
 
 kiln_status_t kiln_kernel_cache_lookup(kiln_kernel_cache_t *cache, const kiln_op_t *op,
@@ -254,40 +377,119 @@ kiln_status_t kiln_kernel_cache_lookup(kiln_kernel_cache_t *cache, const kiln_op
   *out_kernel = NULL;
   kiln_strbuf_t key;
   kiln_strbuf_initialize(&key, cache->allocator);
-  kiln_status_t status = kiln_strbuf_reserve(&key, 192);
+  kiln_status_t status = kiln_strbuf_reserve(&key, 256);
   if (!status) {
-    status = kiln_kernel_cache_key(cache->target, op, attrs, num_inputs, input_types, &key);
+    status = kiln_strbuf_appendf(&key, "%s|", cache->code);
+  }
+  if (!status) {
+    status = call_key(cache->allocator, op, attrs, num_inputs, input_types, &key);
   }
   if (status) {
     kiln_strbuf_deinitialize(&key);
     return status;
   }
-  pthread_mutex_lock(&cache->lock);
-  void *found = NULL;
-  if (!kiln_hashmap_get(&cache->map, kiln_strbuf_c_str(&key), &found)) {
-    entry_t *e = NULL;
-    status = make_entry(cache, kiln_strbuf_c_str(&key), op, attrs, num_inputs, input_types, &e);
-    found = e;
+  store_t *store = cache->store;
+  pthread_mutex_lock(&store->lock);
+  entry_t *e = NULL;
+  bool made = false;
+  status = entry_for(cache, kiln_strbuf_c_str(&key), &made, &e);
+  if (!status && !e->kernel.op) {
+    status = fill_call(store, e, op, attrs, num_inputs, input_types);
   }
-  pthread_mutex_unlock(&cache->lock);
+  if (!status) {
+    count_lookup(cache, e, made);
+    cache->stats.reference += cache->reference_only;
+  }
+  pthread_mutex_unlock(&store->lock);
   kiln_strbuf_deinitialize(&key);
   if (!status) {
-    *out_kernel = found;
+    *out_kernel = &e->kernel;
   }
   return status;
 }
 
+/* ---- the graph compiler's kernels ---- */
+
+bool kiln_kernel_cache_find_compiled(kiln_kernel_cache_t *cache, const char *function_key,
+                                     kiln_runtime_module_t **out_module, kiln_packed_fn *out_fn) {
+  *out_module = NULL;
+  *out_fn = NULL;
+  kiln_strbuf_t key;
+  kiln_strbuf_initialize(&key, cache->allocator);
+  if (cache->reference_only || prefixed(cache, function_key, &key)) {
+    kiln_strbuf_deinitialize(&key); /* an allocation failure is a miss */
+    return false;
+  }
+  store_t *store = cache->store;
+  pthread_mutex_lock(&store->lock);
+  void *found = NULL;
+  cache->stats.lookups++;
+  if (kiln_hashmap_get(&store->map, kiln_strbuf_c_str(&key), &found) &&
+      atomic_load(&((entry_t *)found)->path) == KILN_KERNEL_PATH_COMPILED) {
+    entry_t *e = found;
+    kiln_runtime_module_retain(e->module);
+    *out_module = e->module;
+    *out_fn = e->fn;
+    cache->stats.hits++;
+  }
+  pthread_mutex_unlock(&store->lock);
+  kiln_strbuf_deinitialize(&key);
+  return *out_fn != NULL;
+}
+
+kiln_status_t kiln_kernel_cache_add_compiled(kiln_kernel_cache_t *cache, const char *function_key,
+                                             kiln_runtime_module_t *module, kiln_packed_fn fn) {
+  kiln_strbuf_t key;
+  kiln_strbuf_initialize(&key, cache->allocator);
+  kiln_status_t status = prefixed(cache, function_key, &key);
+  if (status) {
+    kiln_strbuf_deinitialize(&key);
+    return status;
+  }
+  store_t *store = cache->store;
+  pthread_mutex_lock(&store->lock);
+  entry_t *e = NULL;
+  bool made = false;
+  status = entry_for(cache, kiln_strbuf_c_str(&key), &made, &e);
+  if (!status && !e->compiling && atomic_load(&e->path) != KILN_KERNEL_PATH_COMPILED) {
+    kiln_runtime_module_retain(module);
+    e->module = module;
+    e->fn = fn;
+    atomic_store(&e->path, KILN_KERNEL_PATH_COMPILED);
+  }
+  pthread_mutex_unlock(&store->lock);
+  kiln_strbuf_deinitialize(&key);
+  return status;
+}
+
 /* ---- compiling ---- */
+
+static kiln_status_t lower(kiln_kernel_cache_t *cache, const kiln_kernel_t *kernel,
+                           kiln_arena_t *arena, const char *name,
+                           const kiln_tir_prim_func_t **out_func) {
+  kiln_module_t *module = NULL;
+  kiln_function_t *function = NULL;
+  KILN_RETURN_IF_ERROR(kiln_compiler_call_function(cache->allocator, kernel->op, kernel->attrs,
+                                                   kernel->num_inputs, kernel->input_types,
+                                                   &module, &function));
+  kiln_schedule_target_t target = kiln_schedule_target_host();
+  kiln_status_t status = kiln_compiler_lower_function(function, &target, arena, name, out_func);
+  kiln_module_destroy(module);
+  return status;
+}
 
 static kiln_status_t compile(kiln_kernel_cache_t *cache, const entry_t *e,
                              kiln_runtime_module_t **out_module, kiln_packed_fn *out_fn) {
   *out_module = NULL;
   kiln_arena_t arena;
   kiln_arena_initialize(&arena, cache->allocator, 0);
-  kiln_schedule_target_t target = kiln_schedule_target_host();
+  char name[48];
+  snprintf(name, sizeof(name), "kernel_%s", e->kernel.op->name);
+  for (char *c = name; *c; ++c) {
+    *c = *c == '.' ? '_' : *c;
+  }
   const kiln_tir_prim_func_t *func = NULL;
-  kiln_status_t status = kiln_op_lower(e->kernel.op, e->kernel.attrs, e->kernel.num_inputs,
-                                       e->kernel.input_types, &target, &arena, e->func_name, &func);
+  kiln_status_t status = lower(cache, &e->kernel, &arena, name, &func);
   if (!status) {
     status = kiln_tir_lower_pipeline(&arena, func, NULL, &func);
   }
@@ -295,7 +497,7 @@ static kiln_status_t compile(kiln_kernel_cache_t *cache, const entry_t *e,
     status = kiln_codegen_build(cache->allocator, cache->target, &func, 1, out_module);
   }
   if (!status) {
-    status = kiln_runtime_module_get_function(*out_module, e->func_name, out_fn);
+    status = kiln_runtime_module_get_function(*out_module, name, out_fn);
   }
   kiln_arena_deinitialize(&arena);
   if (status) {
@@ -331,36 +533,36 @@ kiln_status_t kiln_kernel_cache_prepare(kiln_kernel_cache_t *cache, const kiln_k
                                         kiln_kernel_path_t *out_path) {
   entry_t *e = entry_of(kernel);
   kiln_kernel_path_t path = (kiln_kernel_path_t)atomic_load(&e->path);
-  if (path != KILN_KERNEL_PATH_UNRESOLVED) {
-    *out_path = path;
+  if (cache->reference_only || path != KILN_KERNEL_PATH_UNRESOLVED) {
+    *out_path = cache->reference_only ? KILN_KERNEL_PATH_REFERENCE : path;
     return KILN_OK;
   }
-  pthread_mutex_lock(&cache->lock);
+  store_t *store = cache->store;
+  pthread_mutex_lock(&store->lock);
   while (e->compiling) {
-    pthread_cond_wait(&cache->compiled, &cache->lock);
+    pthread_cond_wait(&store->compiled, &store->lock);
   }
   kiln_status_t status = KILN_OK;
-  if (atomic_load(&e->path) == KILN_KERNEL_PATH_UNRESOLVED && cache->reference_only) {
-    cache->stats.reference++;
-    atomic_store(&e->path, KILN_KERNEL_PATH_REFERENCE);
-  } else if (atomic_load(&e->path) == KILN_KERNEL_PATH_UNRESOLVED) {
+  if (atomic_load(&e->path) == KILN_KERNEL_PATH_UNRESOLVED) {
     e->compiling = 1;
-    pthread_mutex_unlock(&cache->lock);
+    pthread_mutex_unlock(&store->lock);
     kiln_runtime_module_t *module = NULL;
     kiln_packed_fn fn = NULL;
     kiln_status_t compiled = compile(cache, e, &module, &fn);
-    pthread_mutex_lock(&cache->lock);
+    pthread_mutex_lock(&store->lock);
     status = record_compile(cache, e, compiled, module, fn);
     e->compiling = 0;
-    pthread_cond_broadcast(&cache->compiled);
+    pthread_cond_broadcast(&store->compiled);
   }
-  pthread_mutex_unlock(&cache->lock);
+  pthread_mutex_unlock(&store->lock);
   *out_path = (kiln_kernel_path_t)atomic_load(&e->path);
   return status;
 }
 
-kiln_kernel_path_t kiln_kernel_cache_path(const kiln_kernel_t *kernel) {
-  return (kiln_kernel_path_t)atomic_load(&entry_of(kernel)->path);
+kiln_kernel_path_t kiln_kernel_cache_path(const kiln_kernel_cache_t *cache,
+                                          const kiln_kernel_t *kernel) {
+  return cache->reference_only ? KILN_KERNEL_PATH_REFERENCE
+                               : (kiln_kernel_path_t)atomic_load(&entry_of(kernel)->path);
 }
 
 /* ---- running ---- */
@@ -410,7 +612,7 @@ kiln_status_t kiln_kernel_cache_run(kiln_kernel_cache_t *cache, const kiln_kerne
 }
 
 void kiln_kernel_cache_get_stats(kiln_kernel_cache_t *cache, kiln_kernel_cache_stats_t *out_stats) {
-  pthread_mutex_lock(&cache->lock);
+  pthread_mutex_lock(&cache->store->lock);
   *out_stats = cache->stats;
-  pthread_mutex_unlock(&cache->lock);
+  pthread_mutex_unlock(&cache->store->lock);
 }

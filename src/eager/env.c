@@ -35,7 +35,7 @@ static kiln_status_t set_up_instruction_types(kiln_eager_env_t *env) {
 }
 
 static kiln_status_t set_up_kernel_cache(kiln_eager_env_t *env) {
-  kiln_kernel_cache_options_t options = {env->options.target, env->options.reference_kernels};
+  kiln_kernel_cache_options_t options = {env->options.target, env->options.reference_kernels, true};
   return kiln_kernel_cache_create(env->options.allocator, &options, &env->kernel_cache);
 }
 

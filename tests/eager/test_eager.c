@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "codegen/target.h"
 #include "eager/builder.h"
 #include "eager/env.h"
 #include "eager/vm.h"
@@ -534,7 +535,7 @@ static void test_environment_set_up_order_and_errors(void **state) {
   kiln_eager_options_t got;
   KILN_ASSERT_OK(kiln_eager_get_options(&got));
   assert_true(got.reference_kernels);
-  assert_string_equal(got.target, "c -march=native");
+  assert_string_equal(got.target, kiln_codegen_default_jit_target());
   kiln_eager_shutdown();
   kiln_eager_shutdown(); /* twice is fine */
   kiln_eager_options_t options = kiln_eager_options_default();

@@ -1,11 +1,15 @@
 /*
- * Tests of the kernel cache (src/compiler/kernel_cache.c): the key text;
+ * Tests of the kernel cache (src/compiler/kernel_cache.c): the key text
+ * (the code target, then the graph compiler's key of the call's function);
  * one entry per (target, op, attrs, input types) with its own copies of the
  * attrs and types and the inferred output types; a compile that two threads
  * ask for at once runs once; a kernel the C backend refuses (float16) falls
  * back to the reference kernel and is not compiled again; reference-only
- * caches never compile; type-relation and target errors; an allocation-
- * failure sweep over create, lookup and run.
+ * caches never compile; the shared store: views that see each other's
+ * kernels, a kernel offered by function key (as the graph compiler does)
+ * that a call lookup then runs without compiling, the store freed with its
+ * last view; type-relation and target errors; an allocation-failure sweep
+ * over create, lookup and run.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -13,10 +17,16 @@
 #include <string.h>
 
 #include "base/arena.h"
+#include "codegen/target.h"
 #include "compiler/kernel_cache.h"
 #include "kiln_test.h"
 
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
+
+/* The key of nn.softmax(axis=0) over a (2, 3) float32 tensor, target "c". */
+#define SOFTMAX_23_KEY                                                                             \
+  "c|Tensor[(2, 3), float32];|param 0:Tensor[(2, 3), float32]|nn.softmax(axis=0)[$0]:Tensor[(2, " \
+  "3), float32]"
 
 static kiln_arena_t arena;
 
@@ -59,10 +69,23 @@ static void test_keys_and_entries(void **state) {
   kiln_strbuf_t sb;
   kiln_strbuf_initialize(&sb, kiln_allocator_system());
   KILN_ASSERT_OK(kiln_kernel_cache_key("c", softmax, softmax_attrs("0"), 1, &t23, &sb));
-  assert_string_equal(kiln_strbuf_c_str(&sb), "c|nn.softmax|axis=0|Tensor[(2, 3), float32]");
+  assert_string_equal(kiln_strbuf_c_str(&sb), SOFTMAX_23_KEY);
+  kiln_strbuf_reset(&sb);
+  /* Delivery words and extra spaces do not change the code target. */
+  KILN_ASSERT_OK(kiln_codegen_target_code("c   -march=native ", &sb));
+  assert_string_equal(kiln_strbuf_c_str(&sb), "c -march=native");
+  const kiln_codegen_target_t *llvm = NULL;
+  const char *llvm_options = NULL;
+  kiln_status_t found = kiln_codegen_target_find("llvm", &llvm, &llvm_options);
+  if (!found) {
+    kiln_strbuf_reset(&sb);
+    KILN_ASSERT_OK(kiln_codegen_target_code("llvm -jit -mcpu=haswell -noasm", &sb));
+    assert_string_equal(kiln_strbuf_c_str(&sb), "llvm -mcpu=haswell");
+  }
+  kiln_status_free(found);
   kiln_strbuf_deinitialize(&sb);
 
-  kiln_kernel_cache_options_t options = {"c", true};
+  kiln_kernel_cache_options_t options = {"c", true, false};
   kiln_kernel_cache_t *cache = NULL;
   KILN_ASSERT_OK(kiln_kernel_cache_create(kiln_allocator_system(), &options, &cache));
   assert_string_equal(kiln_kernel_cache_target(cache), "c");
@@ -76,12 +99,12 @@ static void test_keys_and_entries(void **state) {
   assert_ptr_equal(a, b);
   assert_ptr_not_equal(a, c);
   assert_ptr_not_equal(a, d);
-  assert_string_equal(a->key, "c|nn.softmax|axis=0|Tensor[(2, 3), float32]");
+  assert_string_equal(a->key, SOFTMAX_23_KEY);
   assert_ptr_equal(a->op, softmax);
   assert_int_equal(a->num_outputs, 1);
   assert_int_equal(a->output_types[0]->ndim, 2);
   assert_int_equal(a->output_types[0]->shape[1], 3);
-  assert_int_equal(kiln_kernel_cache_path(a), KILN_KERNEL_PATH_UNRESOLVED);
+  assert_int_equal(kiln_kernel_cache_path(cache, a), KILN_KERNEL_PATH_REFERENCE);
   kiln_kernel_path_t path = KILN_KERNEL_PATH_UNRESOLVED;
   KILN_ASSERT_OK(kiln_kernel_cache_prepare(cache, a, &path));
   assert_int_equal(path, KILN_KERNEL_PATH_REFERENCE);
@@ -100,8 +123,11 @@ static void test_keys_and_entries(void **state) {
   kiln_kernel_cache_stats_t stats;
   kiln_kernel_cache_get_stats(cache, &stats);
   assert_int_equal(stats.entries, 4);
+  assert_int_equal(stats.lookups, 5);
   assert_int_equal(stats.compiles, 0);
-  assert_int_equal(stats.reference, 1);
+  assert_int_equal(stats.reference, 5); /* reference-only: every lookup */
+  assert_int_equal(kiln_kernel_cache_store_entries(cache), 4);
+  assert_false(kiln_kernel_cache_shared(cache));
   kiln_kernel_cache_destroy(cache);
   kiln_kernel_cache_destroy(NULL);
 
@@ -130,7 +156,10 @@ static void test_two_threads_compile_once_and_fallback_is_kept(void **state) {
   (void)state;
   kiln_kernel_cache_t *cache = NULL;
   KILN_ASSERT_OK(kiln_kernel_cache_create(kiln_allocator_system(), NULL, &cache));
-  assert_string_equal(kiln_kernel_cache_target(cache), KILN_KERNEL_CACHE_DEFAULT_TARGET);
+  assert_string_equal(kiln_kernel_cache_target(cache), kiln_codegen_default_jit_target());
+  kiln_kernel_cache_destroy(cache);
+  kiln_kernel_cache_options_t options = {"c -march=native", false, false};
+  KILN_ASSERT_OK(kiln_kernel_cache_create(kiln_allocator_system(), &options, &cache));
   const kiln_op_t *add = op_named("add");
   const kiln_type_t *types[] = {tensor_type(KILN_DTYPE_FLOAT32, 1, SHAPE(5)),
                                 tensor_type(KILN_DTYPE_FLOAT32, 1, SHAPE(5))};
@@ -189,9 +218,104 @@ static void test_two_threads_compile_once_and_fallback_is_kept(void **state) {
   kiln_kernel_cache_destroy(cache);
 }
 
+static kiln_tensor_t *vector5(const float *values) {
+  kiln_tensor_t *t = NULL;
+  if (values) {
+    KILN_ASSERT_OK(kiln_tensor_create_copy(kiln_allocator_system(), KILN_DTYPE_FLOAT32, 1, SHAPE(5),
+                                           values, 5 * sizeof(float), &t));
+  } else {
+    KILN_ASSERT_OK(
+        kiln_tensor_create(kiln_allocator_system(), KILN_DTYPE_FLOAT32, 1, SHAPE(5), &t));
+  }
+  return t;
+}
+
+static void test_shared_store(void **state) {
+  (void)state;
+  const kiln_op_t *add = op_named("add");
+  const kiln_type_t *types[] = {tensor_type(KILN_DTYPE_FLOAT32, 1, SHAPE(5)),
+                                tensor_type(KILN_DTYPE_FLOAT32, 1, SHAPE(5))};
+  /* A private cache compiles add; its function key is the key without the
+   * code target. */
+  kiln_kernel_cache_options_t options = {"c", false, false};
+  kiln_kernel_cache_t *own = NULL;
+  KILN_ASSERT_OK(kiln_kernel_cache_create(kiln_allocator_system(), &options, &own));
+  const kiln_kernel_t *kernel = NULL;
+  kiln_kernel_path_t path = KILN_KERNEL_PATH_UNRESOLVED;
+  KILN_ASSERT_OK(kiln_kernel_cache_lookup(own, add, NULL, 2, types, &kernel));
+  KILN_ASSERT_OK(kiln_kernel_cache_prepare(own, kernel, &path));
+  assert_int_equal(path, KILN_KERNEL_PATH_COMPILED);
+  assert_true(strncmp(kernel->key, "c|", 2) == 0);
+  const char *function_key = kernel->key + 2;
+  kiln_runtime_module_t *module = NULL;
+  kiln_packed_fn fn = NULL;
+  assert_true(kiln_kernel_cache_find_compiled(own, function_key, &module, &fn));
+  assert_non_null(fn);
+
+  /* Two shared views: what one is offered, the other's call lookup runs
+   * without compiling. A private cache and another code target see
+   * nothing of it. */
+  options.shared = true;
+  kiln_kernel_cache_t *graph = NULL, *eager = NULL, *other = NULL;
+  KILN_ASSERT_OK(kiln_kernel_cache_create(kiln_allocator_system(), &options, &graph));
+  KILN_ASSERT_OK(kiln_kernel_cache_create(kiln_allocator_system(), &options, &eager));
+  assert_true(kiln_kernel_cache_shared(eager));
+  kiln_runtime_module_t *none = NULL;
+  kiln_packed_fn no_fn = NULL;
+  assert_false(kiln_kernel_cache_find_compiled(graph, function_key, &none, &no_fn));
+  assert_null(none);
+  KILN_ASSERT_OK(kiln_kernel_cache_add_compiled(graph, function_key, module, fn));
+  kiln_runtime_module_release(module);
+  kiln_kernel_cache_destroy(own); /* the shared store keeps the module */
+  assert_int_equal(kiln_kernel_cache_store_entries(eager), 1);
+  const kiln_kernel_t *shared = NULL;
+  KILN_ASSERT_OK(kiln_kernel_cache_lookup(eager, add, NULL, 2, types, &shared));
+  assert_int_equal(kiln_kernel_cache_path(eager, shared), KILN_KERNEL_PATH_COMPILED);
+  assert_ptr_equal(shared->op, add);
+  assert_int_equal(shared->num_outputs, 1);
+  float values[5] = {1, 2, 3, 4, 5};
+  kiln_tensor_t *x = vector5(values), *y = vector5(NULL);
+  kiln_tensor_t *inputs[] = {x, x};
+  KILN_ASSERT_OK(kiln_kernel_cache_run(eager, shared, inputs, &y));
+  for (int i = 0; i < 5; ++i) {
+    assert_true(((float *)kiln_tensor_data(y))[i] == 2 * values[i]);
+  }
+  kiln_kernel_cache_stats_t stats;
+  kiln_kernel_cache_get_stats(eager, &stats);
+  assert_int_equal(stats.lookups, 1);
+  assert_int_equal(stats.hits, 1);
+  assert_int_equal(stats.compiles, 0);
+  assert_int_equal(stats.entries, 0);
+  kiln_kernel_cache_get_stats(graph, &stats);
+  assert_int_equal(stats.entries, 1);
+  options.target = "c -O0";
+  KILN_ASSERT_OK(kiln_kernel_cache_create(kiln_allocator_system(), &options, &other));
+  assert_false(kiln_kernel_cache_find_compiled(other, function_key, &none, &no_fn));
+  kiln_kernel_cache_destroy(other);
+
+  /* A kernel one view compiles, the other finds by function key. */
+  const kiln_op_t *multiply = op_named("multiply");
+  KILN_ASSERT_OK(kiln_kernel_cache_lookup(eager, multiply, NULL, 2, types, &kernel));
+  KILN_ASSERT_OK(kiln_kernel_cache_prepare(eager, kernel, &path));
+  assert_int_equal(path, KILN_KERNEL_PATH_COMPILED);
+  assert_true(kiln_kernel_cache_find_compiled(graph, kernel->key + 2, &module, &fn));
+  kiln_runtime_module_release(module);
+  kiln_kernel_cache_get_stats(graph, &stats);
+  assert_int_equal(stats.hits, 1);
+
+  /* The store goes with its last view: a new one starts empty. */
+  kiln_kernel_cache_destroy(graph);
+  kiln_kernel_cache_destroy(eager);
+  KILN_ASSERT_OK(kiln_kernel_cache_create(kiln_allocator_system(), &options, &eager));
+  assert_int_equal(kiln_kernel_cache_store_entries(eager), 0);
+  kiln_kernel_cache_destroy(eager);
+  kiln_tensor_release(x);
+  kiln_tensor_release(y);
+}
+
 static kiln_status_t cache_session(kiln_allocator_t allocator, void *context) {
   (void)context;
-  kiln_kernel_cache_options_t options = {"c", true};
+  kiln_kernel_cache_options_t options = {"c", true, false};
   kiln_kernel_cache_t *cache = NULL;
   KILN_RETURN_IF_ERROR(kiln_kernel_cache_create(allocator, &options, &cache));
   const kiln_kernel_t *kernel = NULL;
@@ -216,6 +340,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_keys_and_entries, setup, teardown),
       cmocka_unit_test_setup_teardown(test_two_threads_compile_once_and_fallback_is_kept, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(test_shared_store, setup, teardown),
       cmocka_unit_test_setup_teardown(test_allocation_failures, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -147,4 +147,4 @@ static kiln_status_t build_c(kiln_allocator_t allocator, const kiln_tir_prim_fun
   return status;
 }
 
-const kiln_codegen_target_t kiln_codegen_target_c = {"c", build_c};
+const kiln_codegen_target_t kiln_codegen_target_c = {"c", build_c, ""};

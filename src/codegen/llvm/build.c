@@ -176,4 +176,4 @@ static kiln_status_t build_llvm(kiln_allocator_t allocator,
   return kiln_codegen_llvm_build(allocator, funcs, num_funcs, options, out_module);
 }
 
-const kiln_codegen_target_t kiln_codegen_target_llvm = {"llvm", build_llvm};
+const kiln_codegen_target_t kiln_codegen_target_llvm = {"llvm", build_llvm, "-jit -noasm"};
