@@ -87,10 +87,11 @@ int main(int argc, char **argv) {
   check(kiln_eager_env_get(&env), "env");
   kiln_kernel_cache_stats_t stats;
   kiln_kernel_cache_get_stats(env->kernel_cache, &stats);
-  printf("kiln eager: kernels %s (target \"%s\": %lld compiled, %lld reference)\n",
-         stats.compiled > 0 && stats.reference == 0 ? "compiled" : "reference",
+  bool reference = kiln_kernel_cache_reference_only(env->kernel_cache);
+  printf("kiln eager: kernels %s (target \"%s\": %lld compiled here, %lld found compiled)\n",
+         reference ? "reference (KILN_KERNELS=reference)" : "compiled",
          kiln_kernel_cache_target(env->kernel_cache), (long long)stats.compiled,
-         (long long)stats.reference);
+         (long long)stats.hits);
   printf("kiln eager: %d ops x %d rounds, median %.3f us/op, %.0f ops/s (y = %g)\n", ops, rounds,
          median / ops * 1e6, ops / median, (double)value);
   printf("kiln eager: the calling thread's share (queueing): median %.3f us/op\n",

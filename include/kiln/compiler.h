@@ -55,9 +55,9 @@ typedef struct kiln_compile_stats_t {
   double seconds_lower;   /* the memory plan, graph codegen, te lowering */
   double seconds_codegen; /* the loop-IR passes, the target's code generation */
   double seconds_total;
-  int num_kernels;      /* distinct kernels in the library */
+  int num_kernels;        /* distinct kernels in the library */
   int num_kernels_reused; /* of those, taken compiled from the process's kernel cache */
-  int num_kernel_calls; /* kernel calls in the graph */
+  int num_kernel_calls;   /* kernel calls in the graph */
   int num_params;
   int64_t flops;        /* of the conv, dense and matmul calls */
   size_t planned_bytes; /* the intermediate tensors' storage after the plan */

@@ -46,7 +46,8 @@ typedef struct kiln_eager_tensor_t kiln_eager_tensor_t;
 
 typedef struct kiln_eager_options_t {
   kiln_allocator_t allocator; /* the VM's bookkeeping, tensors and kernels */
-  const char *target;         /* code-generation target; NULL: "llvm -jit -noasm" with LLVM, else "c -march=native" */
+  const char *target;         /* code-generation target; NULL: "llvm -jit -noasm" with LLVM, else "c
+                                 -march=native" */
   bool reference_kernels;     /* run every operator's reference kernel, never compile */
   int spin_count;             /* polls before a waiting thread sleeps; -1: default */
 } kiln_eager_options_t;

@@ -48,7 +48,7 @@ const char *kiln_codegen_default_jit_target(void);
  * caches key by it, so a kernel compiled in memory serves a build that
  * writes files. NOT_FOUND as kiln_codegen_target_find. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_codegen_target_code(const char *target_string,
-                                                           kiln_strbuf_t *sb);
+                                                            kiln_strbuf_t *sb);
 
 /* The target a target string names; NOT_FOUND naming it and the known ones. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_codegen_target_find(

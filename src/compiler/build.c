@@ -131,9 +131,8 @@ static kiln_status_t make_library(kiln_compiled_t *c, kiln_runtime_module_t **mo
 static kiln_status_t build_missing(kiln_compiled_t *c, int num_missing, const int *missing,
                                    kiln_runtime_module_t **modules, kiln_packed_fn *fns) {
   const kiln_tir_prim_func_t **funcs = NULL;
-  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(&c->arena, (size_t)num_missing + 1,
-                                                 sizeof(void *), _Alignof(void *),
-                                                 (void **)&funcs));
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(&c->arena, (size_t)num_missing + 1, sizeof(void *),
+                                                 _Alignof(void *), (void **)&funcs));
   for (int m = 0; m < num_missing; ++m) {
     funcs[m] = c->lowered[missing[m]];
   }
@@ -176,8 +175,7 @@ static kiln_status_t generate_shared(kiln_compiled_t *c) {
   int num_missing = 0;
   for (int i = 0; i < n; ++i) {
     modules[i] = NULL;
-    if (!kiln_kernel_cache_find_compiled(c->kernels, c->graph.func_keys[i], &modules[i],
-                                         &fns[i])) {
+    if (!kiln_kernel_cache_find_compiled(c->kernels, c->graph.func_keys[i], &modules[i], &fns[i])) {
       missing[num_missing++] = i;
     }
   }
@@ -195,15 +193,15 @@ static kiln_status_t generate_shared(kiln_compiled_t *c) {
   return status;
 }
 
-static kiln_status_t lower_and_generate(kiln_compiled_t *c, const kiln_compiler_options_t *options) {
+static kiln_status_t lower_and_generate(kiln_compiled_t *c,
+                                        const kiln_compiler_options_t *options) {
   KILN_RETURN_IF_ERROR(lower_all(c));
   c->stats.num_kernels = c->graph.num_funcs;
   c->stats.num_kernel_calls = c->graph.num_kernel_calls;
   c->stats.num_params = c->graph.num_params;
   c->stats.flops = c->graph.total_flops;
   if (options->private_kernels) {
-    return kiln_codegen_build(c->allocator, c->target, c->lowered, c->graph.num_funcs,
-                              &c->library);
+    return kiln_codegen_build(c->allocator, c->target, c->lowered, c->graph.num_funcs, &c->library);
   }
   return generate_shared(c);
 }

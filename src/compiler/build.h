@@ -27,7 +27,7 @@ struct kiln_compiled_t {
   kiln_allocator_t allocator;
   kiln_arena_t arena; /* the PrimFuncs, names */
   kiln_graph_codegen_t graph;
-  kiln_runtime_module_t *library; /* one built module, or one over kernels of several */
+  kiln_runtime_module_t *library;       /* one built module, or one over kernels of several */
   const kiln_tir_prim_func_t **lowered; /* every kernel after the loop-IR passes */
   kiln_kernel_cache_t *kernels;         /* the shared cache's view; NULL: private kernels */
   char *target;

@@ -19,8 +19,8 @@ static kiln_status_t build(kiln_module_t *module, const kiln_op_t *op, const voi
   kiln_var_t **params = NULL;
   kiln_expr_t **args = NULL;
   size_t count = (size_t)(num_inputs ? num_inputs : 1);
-  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(arena, count, sizeof(*params), _Alignof(void *),
-                                                 (void **)&params));
+  KILN_RETURN_IF_ERROR(
+      kiln_arena_allocate_array(arena, count, sizeof(*params), _Alignof(void *), (void **)&params));
   KILN_RETURN_IF_ERROR(
       kiln_arena_allocate_array(arena, count, sizeof(*args), _Alignof(void *), (void **)&args));
   for (int i = 0; i < num_inputs; ++i) {
@@ -31,7 +31,8 @@ static kiln_status_t build(kiln_module_t *module, const kiln_op_t *op, const voi
   }
   kiln_call_t *call = NULL;
   KILN_RETURN_IF_ERROR(kiln_ir_call_create(module, op, num_inputs, args, attrs, &call));
-  KILN_RETURN_IF_ERROR(kiln_ir_function_create(module, num_inputs, params, &call->base, out_function));
+  KILN_RETURN_IF_ERROR(
+      kiln_ir_function_create(module, num_inputs, params, &call->base, out_function));
   KILN_RETURN_IF_ERROR(kiln_module_add_function(module, "main", *out_function));
   return kiln_ir_infer_function(module, "main", *out_function);
 }

@@ -20,9 +20,9 @@
  * runs first: its error (naming the operator and the types) comes back
  * unchanged when it refuses the inputs. The caller destroys *out_module;
  * *out_function lives in it. */
-KILN_MUST_USE_RESULT kiln_status_t kiln_compiler_call_function(
-    kiln_allocator_t allocator, const kiln_op_t *op, const void *attrs, int num_inputs,
-    const kiln_type_t *const *input_types, kiln_module_t **out_module,
-    kiln_function_t **out_function);
+KILN_MUST_USE_RESULT kiln_status_t
+kiln_compiler_call_function(kiln_allocator_t allocator, const kiln_op_t *op, const void *attrs,
+                            int num_inputs, const kiln_type_t *const *input_types,
+                            kiln_module_t **out_module, kiln_function_t **out_function);
 
 #endif /* KILN_COMPILER_CALL_FUNCTION_H_ */

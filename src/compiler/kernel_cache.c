@@ -54,8 +54,8 @@ struct kiln_kernel_cache_t {
   char *target;
   char *code; /* the key prefix: kiln_codegen_target_code of the target */
   bool reference_only;
-  bool shared;    /* store is the shared store */
-  store_t *store; /* the shared one, or the cache's own */
+  bool shared;                     /* store is the shared store */
+  store_t *store;                  /* the shared one, or the cache's own */
   kiln_kernel_cache_stats_t stats; /* under the store's lock */
 };
 
@@ -307,7 +307,6 @@ static kiln_status_t flatten_outputs(kiln_arena_t *arena, const kiln_op_t *op,
   return KILN_OK;
 }
 
-
 /* Under the lock: an entry for `key`, made when there is none. */
 static kiln_status_t entry_for(kiln_kernel_cache_t *cache, const char *key, bool *out_made,
                                entry_t **out_entry) {
@@ -470,8 +469,8 @@ static kiln_status_t lower(kiln_kernel_cache_t *cache, const kiln_kernel_t *kern
   kiln_module_t *module = NULL;
   kiln_function_t *function = NULL;
   KILN_RETURN_IF_ERROR(kiln_compiler_call_function(cache->allocator, kernel->op, kernel->attrs,
-                                                   kernel->num_inputs, kernel->input_types,
-                                                   &module, &function));
+                                                   kernel->num_inputs, kernel->input_types, &module,
+                                                   &function));
   kiln_schedule_target_t target = kiln_schedule_target_host();
   kiln_status_t status = kiln_compiler_lower_function(function, &target, arena, name, out_func);
   kiln_module_destroy(module);

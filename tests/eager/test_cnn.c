@@ -5,8 +5,8 @@
  * max pool -> conv (stride 2) -> relu -> global average pool -> flatten ->
  * dense -> bias -> softmax, on odd shapes, with deterministic random
  * weights. The eager run goes through the kernel cache's compiled kernels
- * (the C backend: each kernel compiles once, then a second forward pass
- * reuses them) and again on the reference kernels.
+ * (the default eager target, the LLVM JIT when kiln has LLVM: each kernel compiles once, then a
+ * second forward pass reuses them) and again on the reference kernels.
  */
 #define _POSIX_C_SOURCE 200809L
 

@@ -24,7 +24,7 @@
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
 
 /* The key of nn.softmax(axis=0) over a (2, 3) float32 tensor, target "c". */
-#define SOFTMAX_23_KEY                                                                             \
+#define SOFTMAX_23_KEY                                                                            \
   "c|Tensor[(2, 3), float32];|param 0:Tensor[(2, 3), float32]|nn.softmax(axis=0)[$0]:Tensor[(2, " \
   "3), float32]"
 

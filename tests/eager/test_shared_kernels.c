@@ -5,9 +5,9 @@
  * the same type then runs that kernel without compiling, and in the other
  * order the graph compiler takes the eager call's kernel (its stats count
  * it reused). Both sides use their default targets: the eager VM's JIT
- * target and the graph compiler's object-file target make the same code. Both give the numbers of a plain C reference; a compiled model
- * that reused a kernel saves one library of its own that loads and runs
- * the same; private_kernels turns the sharing off.
+ * target and the graph compiler's object-file target make the same code. Both give the numbers of a
+ * plain C reference; a compiled model that reused a kernel saves one library of its own that loads
+ * and runs the same; private_kernels turns the sharing off.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -23,9 +23,9 @@
 #include "kiln_test.h"
 
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
-#define ROWS 4
-#define COLS 6
-#define DEPTH 10
+#define ROWS       4
+#define COLS       6
+#define DEPTH      10
 
 static const char *const network =
     "def @main(%x: Tensor[(4, 10), float32], %w: Tensor[(6, 10), float32]) {\n"
