@@ -1,6 +1,10 @@
 /*
  * The graph compiler's driver (build.h): passes, memory plan, graph
  * codegen, loop-IR passes and target code generation, timed phase by phase.
+ * Kernels are looked up in the shared kernel cache by their function keys
+ * (graph_codegen keeps one per kernel); only the missing ones are built,
+ * in one module, and the library holds a reference to each module it
+ * calls into.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <string.h>
@@ -200,7 +204,7 @@ static kiln_status_t lower_and_generate(kiln_compiled_t *c,
   c->stats.num_kernel_calls = c->graph.num_kernel_calls;
   c->stats.num_params = c->graph.num_params;
   c->stats.flops = c->graph.total_flops;
-  if (options->private_kernels) {
+  if (options->private_kernels || c->graph.num_funcs == 0) {
     return kiln_codegen_build(c->allocator, c->target, c->lowered, c->graph.num_funcs, &c->library);
   }
   return generate_shared(c);

@@ -12,7 +12,10 @@
  *    storage ids, one PrimFunc per distinct fused function, the params;
  * 4. the lowering passes on each PrimFunc (tir/transform.h);
  * 5. the target's code generation of all of them into one runtime module
- *    (codegen/target.h).
+ *    (codegen/target.h), but for the kernels the process's kernel cache
+ *    has compiled already (kernel_cache.h), which are taken from it; the
+ *    ones built are offered to it. With any taken, the library is an
+ *    in-memory module over the functions of every module involved.
  * The module is consumed: passes rewrite it in place. Each phase's time is
  * kept for the report.
  */
