@@ -334,6 +334,29 @@ static kiln_status_t entry_for(kiln_kernel_cache_t *cache, const char *key, bool
   return KILN_OK;
 }
 
+/* With the key built by `status`'s step: locks the store and finds or
+ * makes the key's entry. On an error the key is freed and the lock not
+ * held; otherwise leave() ends it. */
+static kiln_status_t enter(kiln_kernel_cache_t *cache, kiln_strbuf_t *key, kiln_status_t status,
+                           bool *out_made, entry_t **out_entry) {
+  if (!status) {
+    pthread_mutex_lock(&cache->store->lock);
+    status = entry_for(cache, kiln_strbuf_c_str(key), out_made, out_entry);
+    if (status) {
+      pthread_mutex_unlock(&cache->store->lock);
+    }
+  }
+  if (status) {
+    kiln_strbuf_deinitialize(key);
+  }
+  return status;
+}
+
+static void leave(kiln_kernel_cache_t *cache, kiln_strbuf_t *key) {
+  pthread_mutex_unlock(&cache->store->lock);
+  kiln_strbuf_deinitialize(key);
+}
+
 /* Under the lock: the call's fields of an entry that has none yet. */
 static kiln_status_t fill_call(store_t *store, entry_t *e, const kiln_op_t *op, const void *attrs,
                                int num_inputs, const kiln_type_t *const *input_types) {
@@ -383,27 +406,16 @@ kiln_status_t kiln_kernel_cache_lookup(kiln_kernel_cache_t *cache, const kiln_op
   if (!status) {
     status = call_key(cache->allocator, op, attrs, num_inputs, input_types, &key);
   }
-  if (status) {
-    kiln_strbuf_deinitialize(&key);
-    return status;
-  }
-  store_t *store = cache->store;
-  pthread_mutex_lock(&store->lock);
   entry_t *e = NULL;
   bool made = false;
-  status = entry_for(cache, kiln_strbuf_c_str(&key), &made, &e);
-  if (!status && !e->kernel.op) {
-    status = fill_call(store, e, op, attrs, num_inputs, input_types);
-  }
+  KILN_RETURN_IF_ERROR(enter(cache, &key, status, &made, &e));
+  status = e->kernel.op ? KILN_OK : fill_call(cache->store, e, op, attrs, num_inputs, input_types);
   if (!status) {
     count_lookup(cache, e, made);
     cache->stats.reference += cache->reference_only;
-  }
-  pthread_mutex_unlock(&store->lock);
-  kiln_strbuf_deinitialize(&key);
-  if (!status) {
     *out_kernel = &e->kernel;
   }
+  leave(cache, &key);
   return status;
 }
 
@@ -440,25 +452,17 @@ kiln_status_t kiln_kernel_cache_add_compiled(kiln_kernel_cache_t *cache, const c
                                              kiln_runtime_module_t *module, kiln_packed_fn fn) {
   kiln_strbuf_t key;
   kiln_strbuf_initialize(&key, cache->allocator);
-  kiln_status_t status = prefixed(cache, function_key, &key);
-  if (status) {
-    kiln_strbuf_deinitialize(&key);
-    return status;
-  }
-  store_t *store = cache->store;
-  pthread_mutex_lock(&store->lock);
   entry_t *e = NULL;
   bool made = false;
-  status = entry_for(cache, kiln_strbuf_c_str(&key), &made, &e);
-  if (!status && !e->compiling && atomic_load(&e->path) != KILN_KERNEL_PATH_COMPILED) {
+  KILN_RETURN_IF_ERROR(enter(cache, &key, prefixed(cache, function_key, &key), &made, &e));
+  if (!e->compiling && atomic_load(&e->path) != KILN_KERNEL_PATH_COMPILED) {
     kiln_runtime_module_retain(module);
     e->module = module;
     e->fn = fn;
     atomic_store(&e->path, KILN_KERNEL_PATH_COMPILED);
   }
-  pthread_mutex_unlock(&store->lock);
-  kiln_strbuf_deinitialize(&key);
-  return status;
+  leave(cache, &key);
+  return KILN_OK;
 }
 
 /* ---- compiling ---- */
