@@ -246,7 +246,8 @@ static void test_shared_store(void **state) {
   KILN_ASSERT_OK(kiln_kernel_cache_prepare(own, kernel, &path));
   assert_int_equal(path, KILN_KERNEL_PATH_COMPILED);
   assert_true(strncmp(kernel->key, "c|", 2) == 0);
-  const char *function_key = kernel->key + 2;
+  char *function_key = NULL; /* a copy: the private store goes first */
+  KILN_ASSERT_OK(kiln_arena_strdup(&arena, kernel->key + 2, &function_key));
   kiln_runtime_module_t *module = NULL;
   kiln_packed_fn fn = NULL;
   assert_true(kiln_kernel_cache_find_compiled(own, function_key, &module, &fn));

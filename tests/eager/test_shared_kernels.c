@@ -124,6 +124,7 @@ static void run_eager_softmax(kiln_kernel_cache_stats_t *out_stats) {
   kiln_tensor_t *out = NULL;
   KILN_ASSERT_OK(kiln_eager_tensor_read(y, &out));
   assert_softmax(out, "eager softmax");
+  kiln_tensor_release(out); /* the read's reference */
   kiln_eager_tensor_release(h);
   kiln_eager_tensor_release(y);
   kiln_eager_env_t *env = NULL;
