@@ -17,7 +17,10 @@
  * is its own stage (as TVM's topi pad): the data in its own layout with H
  * and W grown by the four pads, zero outside. The loop IR's select
  * evaluates both sides, so the load inside it reads at clamped indices.
- * Without padding the conv reads the data directly.
+ * Without padding the conv reads the data directly. The NCHWc form takes
+ * groups too (weight OIHW1i{oc}o); depthwise with data and output split by
+ * the same block reads the data at the output's own (C, c) indices, so
+ * bound inference sees one data chunk per output chunk.
  *
  * conv2d_transpose: the reference's gather, in one body: output row oh
  * takes kernel row kh from input row (oh + pad_top - kh * dh) / sh when
@@ -179,7 +182,7 @@ static const kiln_tir_expr_t *conv_body(kiln_tir_builder_t *b,
   const kiln_tir_expr_t *kh = kiln_tir_b_v(r->reduce[1]->var);
   const kiln_tir_expr_t *kw = kiln_tir_b_v(r->reduce[2]->var);
   const kiln_tir_expr_t *channel = ic;
-  if (r->groups > 1) { /* depthwise (one in, one out per group): the output's channel */
+  if (r->groups > 1) { /* g * group_in + ic, g = o / group_out; o itself for depthwise */
     const kiln_tir_expr_t *group = r->group_out == 1 ? out[1]
                                                      : kiln_tir_b_bin(b, KILN_TIR_EXPR_FLOOR_DIV,
                                                                       out[1], imm(b, r->group_out));

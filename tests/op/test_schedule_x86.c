@@ -2,8 +2,11 @@
  * The tuned x86 schedules of op/schedule_x86.c: TVM's conv2d_NCHWc
  * (register tile of reg_n output columns by the vectorized output-channel
  * block, accumulated locally, reduction ic_chunk, kh, kw, ic_block,
- * ow_block, oc_block, parallel over the fused n, oc_chunk, oh) and the
- * blocked dense (4 x 16 tiles, local accumulator, k outside the tile).
+ * ow_block, oc_block, parallel over the fused n, oc_chunk, oh), its
+ * depthwise form (a row accumulator per fused n, oc_chunk, oh, register
+ * tiles of ow's divisor up to 14 or 8 with a tail, kh and kw unrolled, the
+ * padding folded into the reads) and the blocked dense (4 x 16 tiles,
+ * local accumulator, k outside the tile).
  * Each is lowered and run against the reference kernel on shapes its
  * blocks divide and on shapes they do not, and a small case is checked as
  * printed loop IR so the loop structure itself is pinned.
@@ -242,7 +245,7 @@ static void test_fallback_default(void **state) {
   assert_non_null(strstr(text, "scope=\"local\""));
 }
 
-/* Lowering through both schedules (and the conv2d and gemm rules) with
+/* Lowering through the three schedules (and the conv2d and gemm rules) with
  * every allocation of the arena made to fail in turn. */
 typedef struct lower_case_t {
   const kiln_op_t *op;
@@ -256,7 +259,7 @@ static kiln_status_t lower_scenario(kiln_allocator_t allocator, void *context) {
   kiln_arena_initialize(&arena, allocator, 1024);
   kiln_schedule_target_t target = {512};
   kiln_status_t status = KILN_OK;
-  for (int i = 0; i < 2 && !status; ++i) {
+  for (int i = 0; i < 3 && !status; ++i) {
     const kiln_tir_prim_func_t *func = NULL;
     status = kiln_op_lower(cases[i].op, cases[i].attrs, 2, cases[i].types, &target, &arena, "main",
                            &func);
@@ -267,11 +270,15 @@ static kiln_status_t lower_scenario(kiln_allocator_t allocator, void *context) {
 
 static void test_allocation_failures(void **state) {
   (void)state;
-  lower_case_t cases[2] = {
+  lower_case_t cases[3] = {
       {&kiln_op_conv2d_nchwc,
        nchwc_attrs("[1, 0, 0, 1]", "\"NCHW4c\"", "\"OIHW4i4o\"", "\"NCHW4c\""),
        {ttype(KILN_DTYPE_FLOAT32, 5, SHAPE(1, 1, 3, 9, 4)),
         ttype(KILN_DTYPE_FLOAT32, 6, SHAPE(1, 1, 2, 2, 4, 4))}},
+      {&kiln_op_conv2d_nchwc,
+       depthwise_attrs("[2, 2]", "[1, 1, 1, 1]", "8", "\"NCHW4c\"", "\"OIHW1i4o\""),
+       {ttype(KILN_DTYPE_FLOAT32, 5, SHAPE(1, 2, 5, 9, 4)),
+        ttype(KILN_DTYPE_FLOAT32, 6, SHAPE(2, 1, 3, 3, 1, 4))}},
       {&kiln_op_dense,
        ATTRS(&kiln_op_dense, "units", "0"),
        {ttype(KILN_DTYPE_FLOAT32, 2, SHAPE(7, 13)), ttype(KILN_DTYPE_FLOAT32, 2, SHAPE(5, 13))}},
