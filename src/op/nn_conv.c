@@ -5,8 +5,11 @@
  * (O, I, KH, KW) weights; they differ only in how the tensors are stored.
  * conv2d takes any order of the primal axes (NCHW, NHWC; OIHW, HWIO, ...)
  * and no split; the NCHWc form takes data NCHW{ic}c, weight OIHW{ic}i{oc}o
- * and output NCHW{oc}c. So one plan (conv_plan_make: layouts, axis views,
- * channel and group checks, output extents and storage shape) serves both
+ * and output NCHW{oc}c; with groups (depthwise: groups == C == O) its
+ * weight is OIHW1i{oc}o, an input-channel block of 1 as TVM's
+ * depthwise_conv2d_NCHWc has, since a wider block would straddle groups.
+ * So one plan (conv_plan_make: layouts, axis views, channel and group
+ * checks, output extents and storage shape) serves both
  * type relations and both kernels, and one loop computes both: for every
  * output element, a double accumulator sums data * weight over the input
  * channels of its group, then KH, then KW, reading every tensor through its
@@ -45,11 +48,10 @@ typedef struct conv_form_t {
   const char *kernel_splits;
   const char *out_splits;
   bool out_may_be_empty; /* "" means data_layout */
-  bool grouped;          /* groups > 1 supported */
 } conv_form_t;
 
-static const conv_form_t conv2d_form = {"", "", "", true, true};
-static const conv_form_t conv2d_nchwc_form = {"c", "io", "c", false, false};
+static const conv_form_t conv2d_form = {"", "", "", true};
+static const conv_form_t conv2d_nchwc_form = {"c", "io", "c", false};
 
 static const conv_form_t *conv_form(const kiln_op_t *op) {
   return op->id == KILN_OP_CONV2D_NCHWC ? &conv2d_nchwc_form : &conv2d_form;
@@ -83,10 +85,6 @@ static kiln_status_t conv_validate(const kiln_op_t *op, const void *attrs) {
     return KILN_STATUS(INVALID_ARGUMENT, "%s: groups is %lld; it must be positive", op->name,
                        (long long)a->groups);
   }
-  if (a->groups > 1 && !conv_form(op)->grouped) {
-    return KILN_STATUS(UNIMPLEMENTED, "%s: groups %lld is not supported (only 1)", op->name,
-                       (long long)a->groups);
-  }
   if (a->channels < 0) {
     return KILN_STATUS(INVALID_ARGUMENT, "%s: channels is %lld; it must be 0 or positive", op->name,
                        (long long)a->channels);
@@ -107,15 +105,24 @@ typedef struct conv_plan_t {
   int64_t out_shape[KILN_NN_LAYOUT_MAX_AXES];
 } conv_plan_t;
 
-/* The blocks of data C and kernel I, and of output C and kernel O, agree. */
-static kiln_status_t conv_check_blocks(const kiln_op_t *op, const kiln_nn_layout_t *data,
-                                       const kiln_nn_layout_t *kernel,
+/* The blocks of output C and kernel O agree; without groups the blocks of
+ * data C and kernel I agree too, and with groups the kernel's I block is 1
+ * (depthwise OIHW1i{o}o: a block of input channels would straddle groups). */
+static kiln_status_t conv_check_blocks(const kiln_op_t *op, int64_t groups,
+                                       const kiln_nn_layout_t *data, const kiln_nn_layout_t *kernel,
                                        const kiln_nn_layout_t *out) {
-  if (kiln_nn_layout_factor(data, 'C') != kiln_nn_layout_factor(kernel, 'I')) {
+  int64_t kernel_i = kiln_nn_layout_factor(kernel, 'I');
+  if (groups == 1 && kiln_nn_layout_factor(data, 'C') != kernel_i) {
     return KILN_STATUS(INVALID_ARGUMENT,
                        "%s: data_layout %s and kernel_layout %s split the input channels "
                        "differently",
                        op->name, data->text, kernel->text);
+  }
+  if (groups > 1 && kernel_i > 1) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "%s: groups %lld needs an input-channel block of 1 in kernel_layout "
+                       "(OIHW1i{o}o), not %s",
+                       op->name, (long long)groups, kernel->text);
   }
   if (kiln_nn_layout_factor(out, 'C') != kiln_nn_layout_factor(kernel, 'O')) {
     return KILN_STATUS(INVALID_ARGUMENT,
@@ -165,7 +172,8 @@ static kiln_status_t conv_plan_make(const kiln_op_t *op, const kiln_nn_conv2d_at
                                     const kiln_tensor_type_t *weight, conv_plan_t *out_plan) {
   kiln_nn_layout_t data_layout, kernel_layout;
   KILN_RETURN_IF_ERROR(conv_layouts(op, a, &data_layout, &kernel_layout, &out_plan->out_layout));
-  KILN_RETURN_IF_ERROR(conv_check_blocks(op, &data_layout, &kernel_layout, &out_plan->out_layout));
+  KILN_RETURN_IF_ERROR(
+      conv_check_blocks(op, a->groups, &data_layout, &kernel_layout, &out_plan->out_layout));
   KILN_RETURN_IF_ERROR_ANNOTATE(
       kiln_nn_layout_view(&data_layout, "NCHW", data->ndim, data->shape, out_plan->data),
       "%s: data", op->name);

@@ -17,7 +17,10 @@
  * is its own stage (as TVM's topi pad): the data in its own layout with H
  * and W grown by the four pads, zero outside. The loop IR's select
  * evaluates both sides, so the load inside it reads at clamped indices.
- * Without padding the conv reads the data directly.
+ * Without padding the conv reads the data directly. The NCHWc form takes
+ * groups too (weight OIHW1i{oc}o); depthwise with data and output split by
+ * the same block reads the data at the output's own (C, c) indices, so
+ * bound inference sees one data chunk per output chunk.
  *
  * conv2d_transpose: the reference's gather, in one body: output row oh
  * takes kernel row kh from input row (oh + pad_top - kh * dh) / sh when
@@ -161,6 +164,15 @@ static kiln_status_t conv_pad(const kiln_compute_args_t *args, conv_rule_t *r) {
   return kiln_te_compute(args->arena, pad_name, data->ndim, shape, 1, &data, pad_body, r, &r->data);
 }
 
+/* Whether data channel c is output channel c (depthwise: one input and one
+ * output channel per group) and both split C by the same block, so the data
+ * is read at the output's own (C, c) storage indices. */
+static bool same_channel_split(const conv_rule_t *r) {
+  int64_t block = kiln_nn_layout_factor(&r->layouts[0], 'C');
+  return r->groups > 1 && r->group_in == 1 && r->group_out == 1 && block > 0 &&
+         kiln_nn_layout_factor(&r->layouts[2], 'C') == block;
+}
+
 static const kiln_tir_expr_t *conv_body(kiln_tir_builder_t *b,
                                         const kiln_tir_expr_t *const *indices, void *user) {
   const conv_rule_t *r = user;
@@ -170,10 +182,13 @@ static const kiln_tir_expr_t *conv_body(kiln_tir_builder_t *b,
   const kiln_tir_expr_t *kh = kiln_tir_b_v(r->reduce[1]->var);
   const kiln_tir_expr_t *kw = kiln_tir_b_v(r->reduce[2]->var);
   const kiln_tir_expr_t *channel = ic;
-  if (r->groups > 1) {
-    const kiln_tir_expr_t *group =
-        kiln_tir_b_bin(b, KILN_TIR_EXPR_FLOOR_DIV, out[1], imm(b, r->group_out));
-    channel = kiln_tir_b_add(b, kiln_tir_b_mul(b, group, imm(b, r->group_in)), ic);
+  if (r->groups > 1) { /* g * group_in + ic, g = o / group_out; o itself for depthwise */
+    const kiln_tir_expr_t *group = r->group_out == 1 ? out[1]
+                                                     : kiln_tir_b_bin(b, KILN_TIR_EXPR_FLOOR_DIV,
+                                                                      out[1], imm(b, r->group_out));
+    channel = r->group_in == 1
+                  ? group
+                  : kiln_tir_b_add(b, kiln_tir_b_mul(b, group, imm(b, r->group_in)), ic);
   }
   const kiln_tir_expr_t *logical[4] = {
       out[0], channel,
@@ -183,6 +198,10 @@ static const kiln_tir_expr_t *conv_body(kiln_tir_builder_t *b,
                      kiln_tir_b_mul(b, kw, imm(b, r->dilation[1])))};
   const kiln_tir_expr_t *at[KILN_NN_LAYOUT_MAX_AXES];
   storage_indices(b, &r->layouts[0], "NCHW", logical, at);
+  if (same_channel_split(r)) { /* the output's own chunk and lane, no floordiv to see through */
+    at[storage_dim(&r->layouts[0], 'C')] = indices[storage_dim(&r->layouts[2], 'C')];
+    at[storage_dim(&r->layouts[0], 'c')] = indices[storage_dim(&r->layouts[2], 'c')];
+  }
   const kiln_tir_expr_t *x = kiln_te_read(b, r->data, r->data->ndim, at);
   const kiln_tir_expr_t *wl[4] = {out[1], ic, kh, kw};
   storage_indices(b, &r->layouts[1], "OIHW", wl, at);

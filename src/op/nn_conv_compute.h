@@ -26,6 +26,9 @@
 
 /* Columns of the conv2d_NCHWc register tile (TVM's reg_n). */
 #define KILN_SCHEDULE_NCHWC_REG_N 8
+/* The widest depthwise register tile (accumulators; with the 9 weights of a
+ * 3x3 kernel and the data in flight they fill AVX-512's 32 registers). */
+#define KILN_SCHEDULE_DEPTHWISE_REG_N 14
 /* Rows of the dense register tile. */
 #define KILN_SCHEDULE_DENSE_ROWS 4
 

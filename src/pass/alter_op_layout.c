@@ -8,9 +8,14 @@
  * Blocks: the largest divisor of the channel count not above the option
  * "alter_op_layout.block" (default 16), separately for the input and the
  * output channels; a conv whose output channels have no divisor above 1 in
- * that range, a grouped or depthwise conv (the NCHWc operator has no groups)
- * or a conv in other layouts stays as it is. A first conv with 3 input
- * channels gets ic = 3.
+ * that range, a grouped conv that is not depthwise or a conv in other
+ * layouts stays as it is. A first conv with 3 input channels gets ic = 3.
+ * A depthwise conv (groups == C == O, TVM's depthwise_conv2d_NCHWc) becomes
+ * the NCHWc form with its groups: data and output in one block b, weight
+ * OIHW1i{b}o (transformed at compile time like the others), where b is the
+ * block its data already has when that divides C (so the chain blocked 1x1
+ * conv -> depthwise -> 1x1 conv of MobileNet has no layout_transform), else
+ * the largest divisor as above.
  *
  * The rewrite walks the nodes in post order and keeps, per node, its new
  * value in the original layout and/or in a blocked layout, making each from
@@ -248,17 +253,68 @@ static kiln_status_t convert_conv(alterer_t *a, int32_t node, const kiln_call_t 
   return set_blocked(a, node, conv, blocked->out_layout);
 }
 
+/* Whether the conv is depthwise: groups == C == O, one input channel each. */
+static bool is_depthwise(const kiln_call_t *call) {
+  const kiln_nn_conv2d_attrs_t *attrs = call->attrs;
+  const kiln_tensor_type_t *data = kiln_type_as_tensor(call->args[0]->checked_type);
+  const kiln_tensor_type_t *weight = kiln_type_as_tensor(call->args[1]->checked_type);
+  return attrs->groups > 1 && attrs->groups == data->shape[1] &&
+         weight->shape[0] == data->shape[1] && weight->shape[1] == 1;
+}
+
+/* The channel block of a depthwise conv: its data's block when the data is
+ * blocked already and the block divides the channels (the blocked chain of
+ * 1x1 convs goes on with no transform), else the largest divisor. */
+static int64_t depthwise_block(const alterer_t *a, const kiln_call_t *call) {
+  const kiln_tensor_type_t *data = kiln_type_as_tensor(call->args[0]->checked_type);
+  const value_t *v = value_of(a, call->args[0]);
+  kiln_nn_layout_t layout;
+  if (v->blocked && kiln_nn_layout_parse(v->layout, &layout) == KILN_OK) {
+    int64_t factor = kiln_nn_layout_factor(&layout, 'C');
+    if (factor > 1 && data->shape[1] % factor == 0) {
+      return factor;
+    }
+  }
+  return largest_divisor(data->shape[1], a->block);
+}
+
+/* A depthwise conv becomes the NCHWc form with groups: data and output in
+ * blocks of b, weight OIHW1i{b}o, transformed now when it is a constant. */
+static kiln_status_t convert_depthwise(alterer_t *a, int32_t node, const kiln_call_t *call) {
+  int64_t b = depthwise_block(a, call);
+  kiln_nn_conv2d_attrs_t *blocked = NULL;
+  KILN_RETURN_IF_ERROR(
+      kiln_op_attrs_create_default(&kiln_op_conv2d_nchwc, a->arena, (void **)&blocked));
+  *blocked = *(const kiln_nn_conv2d_attrs_t *)call->attrs;
+  KILN_RETURN_IF_ERROR(layout_text(a, b, 0, &blocked->data_layout));
+  KILN_RETURN_IF_ERROR(layout_text(a, 1, b, &blocked->kernel_layout));
+  blocked->out_layout = blocked->data_layout;
+  kiln_expr_t *args[2] = {NULL, NULL};
+  KILN_RETURN_IF_ERROR(blocked_of(a, call->args[0], blocked->data_layout, &args[0]));
+  kiln_expr_t *weight = NULL;
+  KILN_RETURN_IF_ERROR(plain_of(a, call->args[1], &weight));
+  KILN_RETURN_IF_ERROR(transform(a, weight, "OIHW", blocked->kernel_layout, &args[1]));
+  kiln_expr_t *conv = NULL;
+  KILN_RETURN_IF_ERROR(call_op(a, &kiln_op_conv2d_nchwc, 2, args, blocked, &conv));
+  a->converted += 1;
+  return set_blocked(a, node, conv, blocked->out_layout);
+}
+
 static bool convertible_conv(const alterer_t *a, const kiln_call_t *call) {
   if (call->op != &kiln_op_conv2d) {
     return false;
   }
   const kiln_nn_conv2d_attrs_t *attrs = call->attrs;
   const kiln_tensor_type_t *out = kiln_type_as_tensor(call->base.checked_type);
-  return attrs->groups == 1 && strcmp(attrs->data_layout, "NCHW") == 0 &&
-         strcmp(attrs->kernel_layout, "OIHW") == 0 &&
-         (!*attrs->out_layout || strcmp(attrs->out_layout, "NCHW") == 0) &&
-         is_nchw_float(call->args[0]) && is_nchw_float(call->args[1]) &&
-         (out->shape[1] == 1 || largest_divisor(out->shape[1], a->block) > 1);
+  if (strcmp(attrs->data_layout, "NCHW") != 0 || strcmp(attrs->kernel_layout, "OIHW") != 0 ||
+      (*attrs->out_layout && strcmp(attrs->out_layout, "NCHW") != 0) ||
+      !is_nchw_float(call->args[0]) || !is_nchw_float(call->args[1])) {
+    return false;
+  }
+  if (attrs->groups > 1) {
+    return is_depthwise(call) && depthwise_block(a, call) > 1;
+  }
+  return out->shape[1] == 1 || largest_divisor(out->shape[1], a->block) > 1;
 }
 
 /* The first input that has a blocked form, or -1. */
@@ -420,7 +476,7 @@ static kiln_status_t alter_node(alterer_t *a, int32_t node) {
                        kiln_expr_kind_name(expr->kind));
   }
   if (call && call->op && convertible_conv(a, call)) {
-    return convert_conv(a, node, call);
+    return is_depthwise(call) ? convert_depthwise(a, node, call) : convert_conv(a, node, call);
   }
   if (call && call->op == &kiln_op_layout_transform) {
     return alter_transform(a, node, call);

@@ -1,6 +1,7 @@
 /*
  * Lowering graph-IR functions to one kernel each (compiler/lower.h): a conv
- * with its bias and relu, a dense with its epilogue, an elementwise chain
+ * with its bias and relu, a depthwise NCHWc conv with its bias and clip, a
+ * dense with its epilogue, an elementwise chain
  * with a scalar constant, a reduction over injective inputs, a tuple of
  * outputs. Each kernel runs on the loop-IR interpreter as lowered and,
  * after the lowering passes, through the C backend with 1, 2 and 3
@@ -146,6 +147,42 @@ static void test_conv_bias_relu(void **state) {
   kiln_module_destroy(m);
 }
 
+/* Depthwise NCHWc (stride 2, 48 channels in blocks of 16, ow 11: a tile
+ * and a tail) with its bias and clip, as alter_op_layout leaves
+ * MobileNet's: the clip is written from the conv's row. */
+static void test_depthwise_bias_clip(void **state) {
+  (void)state;
+  kiln_module_t *m = irt_module();
+  kiln_var_t *params[3] = {
+      irt_var(m, "x", KILN_DTYPE_FLOAT32, 5, SHAPE(1, 3, 9, 21, 16)),
+      irt_var(m, "w", KILN_DTYPE_FLOAT32, 6, SHAPE(3, 1, 3, 3, 1, 16)),
+      irt_var(m, "b", KILN_DTYPE_FLOAT32, 4, SHAPE(3, 1, 1, 16)),
+  };
+  kiln_expr_t *conv = IRT_CALL(m, "nn.contrib_conv2d_NCHWc",
+                               IRT_ATTRS("strides", "[2, 2]", "padding", "[1, 1, 1, 1]", "groups",
+                                         "48", "kernel_layout", "\"OIHW1i16o\""),
+                               &params[0]->base, &params[1]->base);
+  kiln_expr_t *add = IRT_CALL(m, "add", NULL, conv, &params[2]->base);
+  irt_add_function(m, "main", 3, params,
+                   IRT_CALL(m, "clip", IRT_ATTRS("a_min", "0", "a_max", "6"), add));
+  kiln_tensor_t *inputs[3] = {
+      random_tensor(KILN_DTYPE_FLOAT32, 5, SHAPE(1, 3, 9, 21, 16), -8, 8),
+      random_tensor(KILN_DTYPE_FLOAT32, 6, SHAPE(3, 1, 3, 3, 1, 16), -1, 1),
+      random_tensor(KILN_DTYPE_FLOAT32, 4, SHAPE(3, 1, 1, 16), -1, 1),
+  };
+  char *text = text_of(check_lowered(m, 3, inputs));
+  /* one parallel loop: the padding is folded into the reads (no pad
+   * stage), and clip writes from the conv's row */
+  assert_int_equal(count_of(text, "T.parallel"), 1);
+  assert_null(strstr(text, "_pad"));
+  assert_non_null(strstr(text, "T.max("));
+  assert_non_null(strstr(text, "T.min("));
+  assert_null(strstr(text, "T_add"));
+  free(text);
+  release_all(3, inputs);
+  kiln_module_destroy(m);
+}
+
 static void test_dense_bias_relu(void **state) {
   (void)state;
   kiln_module_t *m = irt_module();
@@ -269,6 +306,7 @@ static void test_errors(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_conv_bias_relu, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_depthwise_bias_clip, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dense_bias_relu, setup, teardown),
       cmocka_unit_test_setup_teardown(test_elementwise_chain_with_scalar, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reduction_over_injective, setup, teardown),

@@ -4,7 +4,9 @@
  * schedule; the NCHWc form with its x86 schedule) and run on the loop-IR
  * interpreter against the reference kernels, on odd shapes and every
  * attribute the references take: strides, four-sided padding, dilation,
- * groups (depthwise included), NHWC/HWIO layouts, channel blocks.
+ * groups (depthwise included), NHWC/HWIO layouts, channel blocks; the
+ * NCHWc form with groups: depthwise on its x86 tile (strides 1 and 2,
+ * padding, odd sizes, ow tails), other blocks and general groups.
  */
 #include "kiln_compute_test.h"
 #include "op/nn_conv_compute.h"
@@ -78,6 +80,46 @@ static void test_conv2d_nchwc(void **state) {
              ATTRS(op, "padding", "[1, 1, 1, 1]", "data_layout", "\"NHWC4c\"", "kernel_layout",
                    "\"OIHW4i4o\"", "out_layout", "\"NHWC4c\""),
              SHAPE(1, 5, 6, 1, 4), 5, SHAPE(2, 1, 3, 3, 4, 4), 6);
+}
+
+/* Depthwise NCHWc (groups == C == O, weight OIHW1i{b}o): with data and
+ * output in one block, the x86 depthwise tile; other blocks and general
+ * groups, the default schedule. */
+static void test_conv2d_nchwc_depthwise(void **state) {
+  (void)state;
+  const kiln_op_t *op = &kiln_op_conv2d_nchwc;
+  /* 32 channels in blocks of 16, stride 1, pad 1, ow 9 (a tail of the tile) */
+  check_conv(op,
+             ATTRS(op, "padding", "[1, 1, 1, 1]", "groups", "32", "data_layout", "\"NCHW16c\"",
+                   "kernel_layout", "\"OIHW1i16o\"", "out_layout", "\"NCHW16c\""),
+             SHAPE(1, 2, 7, 9, 16), 5, SHAPE(2, 1, 3, 3, 1, 16), 6);
+  /* stride 2, odd sizes, 12 channels in blocks of 4, batch 2 */
+  check_conv(op,
+             ATTRS(op, "strides", "[2, 2]", "padding", "[1, 1, 1, 1]", "groups", "12",
+                   "data_layout", "\"NCHW4c\"", "kernel_layout", "\"OIHW1i4o\"", "out_layout",
+                   "\"NCHW4c\""),
+             SHAPE(2, 3, 11, 13, 4), 5, SHAPE(3, 1, 3, 3, 1, 4), 6);
+  /* asymmetric pads, strides 2 and 1, dilation, a 5x3 kernel */
+  check_conv(op,
+             ATTRS(op, "strides", "[2, 1]", "dilation", "[1, 2]", "padding", "[0, 2, 1, 0]",
+                   "groups", "8", "data_layout", "\"NCHW8c\"", "kernel_layout", "\"OIHW1i8o\"",
+                   "out_layout", "\"NCHW8c\""),
+             SHAPE(1, 1, 9, 10, 8), 5, SHAPE(1, 1, 5, 3, 1, 8), 6);
+  /* no padding: no pad stage */
+  check_conv(op,
+             ATTRS(op, "groups", "6", "data_layout", "\"NCHW2c\"", "kernel_layout", "\"OIHW1i2o\"",
+                   "out_layout", "\"NCHW2c\""),
+             SHAPE(1, 3, 5, 6, 2), 5, SHAPE(3, 1, 3, 3, 1, 2), 6);
+  /* data in blocks of 4, output in blocks of 8: the default schedule */
+  check_conv(op,
+             ATTRS(op, "padding", "[1, 1, 1, 1]", "groups", "16", "data_layout", "\"NCHW4c\"",
+                   "kernel_layout", "\"OIHW1i8o\"", "out_layout", "\"NCHW8c\""),
+             SHAPE(1, 4, 5, 7, 4), 5, SHAPE(2, 1, 3, 3, 1, 8), 6);
+  /* groups 2 with 4 input and 6 output channels each (not depthwise) */
+  check_conv(op,
+             ATTRS(op, "padding", "[1, 0, 0, 1]", "groups", "2", "data_layout", "\"NCHW4c\"",
+                   "kernel_layout", "\"OIHW1i4o\"", "out_layout", "\"NCHW4c\""),
+             SHAPE(1, 2, 5, 6, 4), 5, SHAPE(3, 4, 3, 2, 1, 4), 6);
 }
 
 static void test_conv2d_transpose(void **state) {
@@ -157,6 +199,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_conv2d_dilation_asymmetric, setup, teardown),
       cmocka_unit_test_setup_teardown(test_conv2d_layouts, setup, teardown),
       cmocka_unit_test_setup_teardown(test_conv2d_nchwc, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_conv2d_nchwc_depthwise, setup, teardown),
       cmocka_unit_test_setup_teardown(test_conv2d_transpose, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dtype_unimplemented, setup, teardown),
       cmocka_unit_test_setup_teardown(test_golden_conv2d, setup, teardown),

@@ -5,10 +5,12 @@
  * seven-loop convolution written here (odd shapes, strides, asymmetric
  * padding, dilation, groups, depthwise), NHWC/HWIO against NCHW/OIHW, and
  * the NCHWc kernel against conv2d bit for bit on data blocked by
- * layout_transform.
+ * layout_transform, with groups too (depthwise and general, weight
+ * OIHW1i{b}o); the grouped NCHWc relation and its errors.
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "kiln_op_test.h"
 #include "op/nn_common.h"
@@ -69,8 +71,7 @@ static void test_validation(void **state) {
   assert_attr_invalid(conv, "kernel_layout", "\"OIHW4o\"", unsupported,
                       "nn.conv2d: kernel_layout OIHW4o");
   const kiln_op_t *nchwc = &kiln_op_conv2d_nchwc;
-  assert_attr_invalid(nchwc, "groups", "2", unsupported,
-                      "nn.contrib_conv2d_NCHWc: groups 2 is not supported");
+  assert_attr_invalid(nchwc, "groups", "0", bad, "nn.contrib_conv2d_NCHWc: groups is 0");
   assert_attr_invalid(nchwc, "data_layout", "\"NCHW\"", unsupported,
                       "nn.contrib_conv2d_NCHWc: data_layout NCHW is not supported");
   assert_attr_invalid(nchwc, "kernel_layout", "\"OIHW4i\"", unsupported, "kernel_layout OIHW4i");
@@ -78,6 +79,9 @@ static void test_validation(void **state) {
   /* Accepted: NHWC / HWIO for conv2d, any order of the NCHWc axes. */
   KILN_ASSERT_OK(kiln_op_attrs_validate(
       conv, ATTRS(conv, "data_layout", "\"NHWC\"", "kernel_layout", "\"HWIO\"")));
+  /* The NCHWc form takes groups (depthwise). */
+  KILN_ASSERT_OK(kiln_op_attrs_validate(
+      nchwc, ATTRS(nchwc, "groups", "32", "kernel_layout", "\"OIHW1i16o\"")));
 }
 
 /* ---- type relation ---- */
@@ -149,6 +153,56 @@ static void test_relation_nchwc(void **state) {
   KILN_ASSERT_STATUS(INFER(op, a, &out, ttype(F32, 5, SHAPE(1, 2, 5, 7, 3)),
                            ttype(F32, 6, SHAPE(2, 2, 3, 3, 3, 4))),
                      INVALID_ARGUMENT, "split the output channels differently");
+}
+
+/* Depthwise NCHWc: weight OIHW1i{b}o (C / b, 1, KH, KW, 1, b). */
+static void test_relation_nchwc_depthwise(void **state) {
+  (void)state;
+  const kiln_op_t *op = &kiln_op_conv2d_nchwc;
+  const kiln_type_t *out = NULL;
+  void *a = ATTRS(op, "groups", "32", "strides", "[2, 2]", "padding", "[1, 1, 1, 1]",
+                  "kernel_layout", "\"OIHW1i16o\"");
+  KILN_ASSERT_OK(INFER(op, a, &out, ttype(F32, 5, SHAPE(1, 2, 7, 9, 16)),
+                       ttype(F32, 6, SHAPE(2, 1, 3, 3, 1, 16))));
+  assert_type(out, F32, 5, SHAPE(1, 2, 4, 5, 16));
+  /* groups 2, 8 input and 8 output channels each, data in blocks of 4 */
+  a = ATTRS(op, "groups", "2", "data_layout", "\"NCHW4c\"", "kernel_layout", "\"OIHW1i8o\"",
+            "out_layout", "\"NCHW8c\"");
+  KILN_ASSERT_OK(INFER(op, a, &out, ttype(F32, 5, SHAPE(1, 4, 5, 5, 4)),
+                       ttype(F32, 6, SHAPE(2, 8, 3, 3, 1, 8))));
+  assert_type(out, F32, 5, SHAPE(1, 2, 3, 3, 8));
+  /* an input-channel block above 1 would straddle groups */
+  a = ATTRS(op, "groups", "32");
+  KILN_ASSERT_STATUS(INFER(op, a, &out, ttype(F32, 5, SHAPE(1, 2, 7, 9, 16)),
+                           ttype(F32, 6, SHAPE(2, 1, 3, 3, 16, 16))),
+                     INVALID_ARGUMENT,
+                     "nn.contrib_conv2d_NCHWc: groups 32 needs an input-channel block of 1 in "
+                     "kernel_layout (OIHW1i{o}o), not OIHW16i16o");
+  /* the weight's input channels against groups */
+  a = ATTRS(op, "groups", "32", "kernel_layout", "\"OIHW1i16o\"");
+  KILN_ASSERT_STATUS(INFER(op, a, &out, ttype(F32, 5, SHAPE(1, 2, 7, 9, 16)),
+                           ttype(F32, 6, SHAPE(2, 2, 3, 3, 1, 16))),
+                     INVALID_ARGUMENT,
+                     "nn.contrib_conv2d_NCHWc: data (1, 2, 7, 9, 16) has 32 channels but weight "
+                     "(2, 2, 3, 3, 1, 16) expects 64 (groups 32)");
+  KILN_ASSERT_STATUS(INFER(op, a, &out, ttype(F32, 5, SHAPE(1, 2, 7, 9, 16)),
+                           ttype(F32, 6, SHAPE(2, 1, 3, 3, 2, 16))),
+                     INVALID_ARGUMENT,
+                     "nn.contrib_conv2d_NCHWc: weight: (2, 1, 3, 3, 2, 16) has 2 at axis 'i' of "
+                     "layout OIHW1i16o, not 1");
+  /* groups that do not divide the output channels */
+  a = ATTRS(op, "groups", "3", "data_layout", "\"NCHW3c\"", "kernel_layout", "\"OIHW1i4o\"",
+            "out_layout", "\"NCHW4c\"");
+  KILN_ASSERT_STATUS(INFER(op, a, &out, ttype(F32, 5, SHAPE(1, 2, 5, 5, 3)),
+                           ttype(F32, 6, SHAPE(1, 2, 3, 3, 1, 4))),
+                     INVALID_ARGUMENT,
+                     "nn.contrib_conv2d_NCHWc: groups 3 does not divide the 4 output channels");
+  a = ATTRS(op, "groups", "32", "kernel_layout", "\"OIHW1i16o\"", "out_layout", "\"NCHW8c\"");
+  KILN_ASSERT_STATUS(INFER(op, a, &out, ttype(F32, 5, SHAPE(1, 2, 7, 9, 16)),
+                           ttype(F32, 6, SHAPE(2, 1, 3, 3, 1, 16))),
+                     INVALID_ARGUMENT,
+                     "out_layout NCHW8c and kernel_layout OIHW1i16o split the output channels "
+                     "differently");
 }
 
 static void test_relation_errors(void **state) {
@@ -476,6 +530,48 @@ static void test_kernel_nchwc_matches_conv2d(void **state) {
   }
 }
 
+/* Grouped NCHWc against grouped conv2d bit for bit: `groups` over C
+ * channels of data (2, C, 7, 9) blocked by b, O outputs with weight
+ * OIHW1i{b}o, stride 2 and asymmetric padding. */
+static void check_grouped_nchwc(int64_t c, int64_t o, int64_t b, const char *groups) {
+  int64_t g = atoll(groups);
+  kiln_tensor_t *data = f32_filled(5, 4, SHAPE(2, c, 7, 9));
+  kiln_tensor_t *weight = tensor_zeros(F32, 4, SHAPE(o, c / g, 3, 3));
+  float *w = kiln_tensor_data(weight);
+  for (int64_t i = 0; i < kiln_tensor_element_count(weight); ++i) {
+    w[i] = sinf((float)i * 0.53f);
+  }
+  const char *window[] = {"strides", "[2, 2]", "padding", "[1, 0, 1, 2]", "groups", groups};
+  kiln_tensor_t *want = NULL;
+  KILN_ASSERT_OK(
+      RUN(&kiln_op_conv2d,
+          ATTRS(&kiln_op_conv2d, window[0], window[1], window[2], window[3], window[4], window[5]),
+          &want, data, weight));
+  char data_layout[32], kernel_layout[32];
+  snprintf(data_layout, sizeof(data_layout), "\"NCHW%lldc\"", (long long)b);
+  snprintf(kernel_layout, sizeof(kernel_layout), "\"OIHW1i%lldo\"", (long long)b);
+  kiln_tensor_t *blocked_data = transform(data, "\"NCHW\"", data_layout);
+  kiln_tensor_t *blocked_weight = transform(weight, "\"OIHW\"", kernel_layout);
+  void *a =
+      ATTRS(&kiln_op_conv2d_nchwc, window[0], window[1], window[2], window[3], window[4], window[5],
+            "data_layout", data_layout, "kernel_layout", kernel_layout, "out_layout", data_layout);
+  kiln_tensor_t *blocked_out = NULL;
+  KILN_ASSERT_OK(RUN(&kiln_op_conv2d_nchwc, a, &blocked_out, blocked_data, blocked_weight));
+  kiln_tensor_t *got = transform(blocked_out, data_layout, "\"NCHW\"");
+  assert_int_equal(kiln_tensor_element_count(got), kiln_tensor_element_count(want));
+  assert_memory_equal(kiln_tensor_data(got), kiln_tensor_data(want), kiln_tensor_byte_size(want));
+  kiln_tensor_t *tensors[] = {data, weight, want, blocked_data, blocked_weight, blocked_out, got};
+  for (size_t i = 0; i < sizeof(tensors) / sizeof(tensors[0]); ++i) {
+    kiln_tensor_release(tensors[i]);
+  }
+}
+
+static void test_kernel_nchwc_grouped_matches_conv2d(void **state) {
+  (void)state;
+  check_grouped_nchwc(12, 12, 4, "12"); /* depthwise */
+  check_grouped_nchwc(8, 8, 4, "2");    /* 4 channels per group */
+}
+
 static void test_kernel_errors(void **state) {
   (void)state;
   kiln_tensor_t *data = tensor_zeros(KILN_DTYPE_INT64, 4, SHAPE(1, 1, 3, 3));
@@ -515,12 +611,14 @@ int main(void) {
       cmocka_unit_test(test_validation),
       cmocka_unit_test(test_relation_shapes),
       cmocka_unit_test(test_relation_nchwc),
+      cmocka_unit_test(test_relation_nchwc_depthwise),
       cmocka_unit_test(test_relation_errors),
       cmocka_unit_test(test_layout_rule),
       cmocka_unit_test(test_kernel_by_hand),
       cmocka_unit_test(test_kernel_odd_shapes),
       cmocka_unit_test(test_kernel_nhwc),
       cmocka_unit_test(test_kernel_nchwc_matches_conv2d),
+      cmocka_unit_test(test_kernel_nchwc_grouped_matches_conv2d),
       cmocka_unit_test(test_kernel_errors),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -2,8 +2,11 @@
  * The tuned x86 schedules of op/schedule_x86.c: TVM's conv2d_NCHWc
  * (register tile of reg_n output columns by the vectorized output-channel
  * block, accumulated locally, reduction ic_chunk, kh, kw, ic_block,
- * ow_block, oc_block, parallel over the fused n, oc_chunk, oh) and the
- * blocked dense (4 x 16 tiles, local accumulator, k outside the tile).
+ * ow_block, oc_block, parallel over the fused n, oc_chunk, oh), its
+ * depthwise form (a row accumulator per fused n, oc_chunk, oh, register
+ * tiles of ow's divisor up to 14 or 8 with a tail, kh and kw unrolled, the
+ * padding folded into the reads) and the blocked dense (4 x 16 tiles,
+ * local accumulator, k outside the tile).
  * Each is lowered and run against the reference kernel on shapes its
  * blocks divide and on shapes they do not, and a small case is checked as
  * printed loop IR so the loop structure itself is pinned.
@@ -96,6 +99,83 @@ static void test_nchwc_golden(void **state) {
             "l_inner, m] = T_contrib_conv2d_NCHWc_local[0, 0, 0, l_inner, m]\n");
 }
 
+static const void *depthwise_attrs(const char *strides, const char *padding, const char *groups,
+                                   const char *data, const char *kernel) {
+  const kiln_op_t *op = &kiln_op_conv2d_nchwc;
+  return ATTRS(op, "strides", strides, "padding", padding, "groups", groups, "data_layout", data,
+               "kernel_layout", kernel, "out_layout", data);
+}
+
+/* Depthwise: 64 channels in blocks of 16, ow 16 = two register tiles, with
+ * strides 1 and 2. */
+static void test_depthwise_blocks_divide(void **state) {
+  (void)state;
+  check_pair(&kiln_op_conv2d_nchwc,
+             depthwise_attrs("[1, 1]", "[1, 1, 1, 1]", "64", "\"NCHW16c\"", "\"OIHW1i16o\""), 5,
+             SHAPE(1, 4, 6, 16, 16), 6, SHAPE(4, 1, 3, 3, 1, 16));
+  check_pair(&kiln_op_conv2d_nchwc,
+             depthwise_attrs("[2, 2]", "[0, 0, 1, 1]", "64", "\"NCHW16c\"", "\"OIHW1i16o\""), 5,
+             SHAPE(1, 4, 8, 32, 16), 6, SHAPE(4, 1, 3, 3, 1, 16));
+}
+
+/* ow 17 and 19 (no divisor from 14 down to 7): tiles of 8 and a tail; ow
+ * 13, one tile of 13; odd heights and blocks. */
+static void test_depthwise_tail(void **state) {
+  (void)state;
+  check_pair(&kiln_op_conv2d_nchwc,
+             depthwise_attrs("[1, 1]", "[1, 1, 1, 1]", "16", "\"NCHW16c\"", "\"OIHW1i16o\""), 5,
+             SHAPE(1, 1, 5, 17, 16), 6, SHAPE(1, 1, 3, 3, 1, 16));
+  check_pair(&kiln_op_conv2d_nchwc,
+             depthwise_attrs("[2, 2]", "[1, 1, 1, 1]", "15", "\"NCHW5c\"", "\"OIHW1i5o\""), 5,
+             SHAPE(2, 3, 7, 37, 5), 6, SHAPE(3, 1, 3, 3, 1, 5));
+  check_pair(&kiln_op_conv2d_nchwc,
+             depthwise_attrs("[1, 1]", "[0, 1, 2, 1]", "32", "\"NCHW16c\"", "\"OIHW1i16o\""), 5,
+             SHAPE(1, 2, 6, 13, 16), 6, SHAPE(2, 1, 3, 3, 1, 16));
+}
+
+/* The depthwise loop nest: per (n, oc_chunk, oh) a local row accumulator,
+ * its ow split into register tiles of 9 (ow's divisor), each reducing kh
+ * and kw (unrolled) over the unrolled ow_block and the vectorized oc_block,
+ * the padding folded into the reads (no pad stage); then the row copied
+ * out. */
+static void test_depthwise_golden(void **state) {
+  (void)state;
+  const kiln_type_t *types[] = {ttype(KILN_DTYPE_FLOAT32, 5, SHAPE(1, 1, 2, 9, 4)),
+                                ttype(KILN_DTYPE_FLOAT32, 6, SHAPE(1, 1, 1, 2, 1, 4))};
+  const char *text = lowered_text(
+      &kiln_op_conv2d_nchwc,
+      depthwise_attrs("[1, 1]", "[0, 0, 0, 1]", "4", "\"NCHW4c\"", "\"OIHW1i4o\""), 2, types, 128);
+  assert_string_equal(
+      text, "@T.prim_func\n"
+            "def main(p0: T.Buffer((1, 1, 2, 9, 4), \"float32\"), p1: T.Buffer((1, 1, 1, 2, 1, 4), "
+            "\"float32\"), T_contrib_conv2d_NCHWc: T.Buffer((1, 1, 2, 9, 4), \"float32\")):\n"
+            "    for i_j_fused_k_fused in T.parallel(2):\n"
+            "        T_contrib_conv2d_NCHWc_local = T.decl_buffer((1, 1, 1, 9, 4), \"float32\", "
+            "scope=\"local\")\n"
+            "        for i_c in T.serial(1):\n"
+            "            for j_c in T.serial(1):\n"
+            "                for k_c in T.serial(1):\n"
+            "                    for l_c_outer in T.serial(1):\n"
+            "                        for l_c_inner_init in T.unroll(9):\n"
+            "                            for m_c_init in T.vectorized(4):\n"
+            "                                T_contrib_conv2d_NCHWc_local[i_c, j_c, k_c, l_c_outer "
+            "* 9 + l_c_inner_init, m_c_init] = T.float32(0.0)\n"
+            "                        for ic in T.serial(1):\n"
+            "                            for kh in T.unroll(1):\n"
+            "                                for kw in T.unroll(2):\n"
+            "                                    for l_c_inner in T.unroll(9):\n"
+            "                                        for m_c in T.vectorized(4):\n"
+            "                                            T_contrib_conv2d_NCHWc_local[i_c, j_c, "
+            "k_c, l_c_outer * 9 + l_c_inner, m_c] = T_contrib_conv2d_NCHWc_local[i_c, j_c, k_c, "
+            "l_c_outer * 9 + l_c_inner, m_c] + T.Select(l_c_outer * 9 + l_c_inner + kw < 9, "
+            "p0[i_c, j_c, i_j_fused_k_fused + k_c + kh, T.min(l_c_outer * 9 + l_c_inner + kw, 8), "
+            "m_c], T.float32(0.0)) * p1[j_c, ic, kh, kw, 0, m_c]\n"
+            "        for l in T.serial(9):\n"
+            "            for m in T.vectorized(4):\n"
+            "                T_contrib_conv2d_NCHWc[0, 0, i_j_fused_k_fused, l, m] = "
+            "T_contrib_conv2d_NCHWc_local[0, 0, 0, l, m]\n");
+}
+
 /* 32x64 . (48x64)^T: 8 x 3 tiles of 4 x 16. */
 static void test_dense_blocks_divide(void **state) {
   (void)state;
@@ -165,7 +245,7 @@ static void test_fallback_default(void **state) {
   assert_non_null(strstr(text, "scope=\"local\""));
 }
 
-/* Lowering through both schedules (and the conv2d and gemm rules) with
+/* Lowering through the three schedules (and the conv2d and gemm rules) with
  * every allocation of the arena made to fail in turn. */
 typedef struct lower_case_t {
   const kiln_op_t *op;
@@ -179,7 +259,7 @@ static kiln_status_t lower_scenario(kiln_allocator_t allocator, void *context) {
   kiln_arena_initialize(&arena, allocator, 1024);
   kiln_schedule_target_t target = {512};
   kiln_status_t status = KILN_OK;
-  for (int i = 0; i < 2 && !status; ++i) {
+  for (int i = 0; i < 3 && !status; ++i) {
     const kiln_tir_prim_func_t *func = NULL;
     status = kiln_op_lower(cases[i].op, cases[i].attrs, 2, cases[i].types, &target, &arena, "main",
                            &func);
@@ -190,11 +270,15 @@ static kiln_status_t lower_scenario(kiln_allocator_t allocator, void *context) {
 
 static void test_allocation_failures(void **state) {
   (void)state;
-  lower_case_t cases[2] = {
+  lower_case_t cases[3] = {
       {&kiln_op_conv2d_nchwc,
        nchwc_attrs("[1, 0, 0, 1]", "\"NCHW4c\"", "\"OIHW4i4o\"", "\"NCHW4c\""),
        {ttype(KILN_DTYPE_FLOAT32, 5, SHAPE(1, 1, 3, 9, 4)),
         ttype(KILN_DTYPE_FLOAT32, 6, SHAPE(1, 1, 2, 2, 4, 4))}},
+      {&kiln_op_conv2d_nchwc,
+       depthwise_attrs("[2, 2]", "[1, 1, 1, 1]", "8", "\"NCHW4c\"", "\"OIHW1i4o\""),
+       {ttype(KILN_DTYPE_FLOAT32, 5, SHAPE(1, 2, 5, 9, 4)),
+        ttype(KILN_DTYPE_FLOAT32, 6, SHAPE(2, 1, 3, 3, 1, 4))}},
       {&kiln_op_dense,
        ATTRS(&kiln_op_dense, "units", "0"),
        {ttype(KILN_DTYPE_FLOAT32, 2, SHAPE(7, 13)), ttype(KILN_DTYPE_FLOAT32, 2, SHAPE(5, 13))}},
@@ -205,6 +289,9 @@ static void test_allocation_failures(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_depthwise_blocks_divide, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_depthwise_tail, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_depthwise_golden, setup, teardown),
       cmocka_unit_test_setup_teardown(test_nchwc_blocks_divide, setup, teardown),
       cmocka_unit_test_setup_teardown(test_nchwc_tail, setup, teardown),
       cmocka_unit_test_setup_teardown(test_nchwc_golden, setup, teardown),

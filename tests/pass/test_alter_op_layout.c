@@ -4,8 +4,11 @@
  * transform between the convs), conv-add(bias)-relu (the per-channel bias
  * blocked as CHW8c), a resnet block with its residual, pooling and the
  * return to NCHW before batch_flatten, the block option, an explicit
- * transform pair cancelled, a depthwise conv and a conv with 17 output
- * channels left alone, and the pass followed by fuse_ops; every one also on
+ * transform pair cancelled, a depthwise conv blocked by its own channels
+ * before a conv with 17 output channels left alone, MobileNet's inverted
+ * residual (1x1, depthwise, 1x1 with no transform between the blocked
+ * convs: the depthwise conv takes its producer's block), and the pass
+ * followed by fuse_ops; every one also on
  * the interpreter before and after. Constant weights are transformed at
  * compile time (no layout_transform left on them). opt_level 2 skips the
  * pass; its errors; allocation failures; and every built-in workload after
@@ -65,6 +68,23 @@
   "  %0 = nn.conv2d(%x, %w, padding=[1, 1, 1, 1], groups=8);\n"                      \
   "  %1 = nn.conv2d(%0, %v);\n"                                                      \
   "  %1\n"                                                                           \
+  "}\n"
+
+/* MobileNet v2's inverted residual: 1x1 expand, depthwise 3x3 (stride 1),
+ * 1x1 project, each with a per-channel bias; clip after the first two. */
+#define MOBILENET_BLOCK                                                                \
+  "def @main(%x: Tensor[(1, 8, 7, 7), float32], %w1: Tensor[(32, 8, 1, 1), float32], " \
+  "%b1: Tensor[(32, 1, 1), float32], %w2: Tensor[(32, 1, 3, 3), float32], "            \
+  "%b2: Tensor[(32, 1, 1), float32], %w3: Tensor[(8, 32, 1, 1), float32]) {\n"         \
+  "  %0 = nn.conv2d(%x, %w1);\n"                                                       \
+  "  %1 = add(%0, %b1);\n"                                                             \
+  "  %2 = clip(%1, a_min=0, a_max=6);\n"                                               \
+  "  %3 = nn.conv2d(%2, %w2, padding=[1, 1, 1, 1], groups=32);\n"                      \
+  "  %4 = add(%3, %b2);\n"                                                             \
+  "  %5 = clip(%4, a_min=0, a_max=6);\n"                                               \
+  "  %6 = nn.conv2d(%5, %w3);\n"                                                       \
+  "  %7 = add(%6, %x);\n"                                                              \
+  "  %7\n"                                                                             \
   "}\n"
 
 static const char conv_relu_conv_after[] =
@@ -142,10 +162,131 @@ static const char pair_after[] =
 static const char depthwise_after[] =
     "def @main(%x: Tensor[(1, 8, 4, 4), float32], %w: Tensor[(8, 1, 3, 3), float32], %v: "
     "Tensor[(17, 8, 1, 1), float32]) -> Tensor[(1, 17, 4, 4), float32] {\n"
-    "  %0 = nn.conv2d(%x, %w, padding=[1, 1, 1, 1], groups=8) /* Tensor[(1, 8, 4, 4), float32] "
-    "*/;\n"
-    "  %1 = nn.conv2d(%0, %v) /* Tensor[(1, 17, 4, 4), float32] */;\n"
-    "  %1\n"
+    "  %0 = layout_transform(%x, src_layout=\"NCHW\", dst_layout=\"NCHW8c\") /* Tensor[(1, 1, 4, "
+    "4, 8), float32] */;\n"
+    "  %1 = layout_transform(%w, src_layout=\"OIHW\", dst_layout=\"OIHW1i8o\") /* Tensor[(1, 1, 3, "
+    "3, 1, 8), float32] */;\n"
+    "  %2 = nn.contrib_conv2d_NCHWc(%0, %1, padding=[1, 1, 1, 1], groups=8, "
+    "data_layout=\"NCHW8c\", kernel_layout=\"OIHW1i8o\", out_layout=\"NCHW8c\") /* Tensor[(1, 1, "
+    "4, 4, 8), float32] */;\n"
+    "  %3 = layout_transform(%2, src_layout=\"NCHW8c\", dst_layout=\"NCHW\") /* Tensor[(1, 8, 4, "
+    "4), float32] */;\n"
+    "  %4 = nn.conv2d(%3, %v) /* Tensor[(1, 17, 4, 4), float32] */;\n"
+    "  %4\n"
+    "}\n";
+
+static const char mobilenet_block_after[] =
+    "def @main(%x: Tensor[(1, 8, 7, 7), float32], %w1: Tensor[(32, 8, 1, 1), float32], %b1: "
+    "Tensor[(32, 1, 1), float32], %w2: Tensor[(32, 1, 3, 3), float32], %b2: Tensor[(32, 1, 1), "
+    "float32], %w3: Tensor[(8, 32, 1, 1), float32]) -> Tensor[(1, 8, 7, 7), float32] {\n"
+    "  %0 = layout_transform(%x, src_layout=\"NCHW\", dst_layout=\"NCHW8c\") /* Tensor[(1, 1, 7, "
+    "7, 8), float32] */;\n"
+    "  %1 = layout_transform(%w1, src_layout=\"OIHW\", dst_layout=\"OIHW8i16o\") /* Tensor[(2, 1, "
+    "1, 1, 8, 16), float32] */;\n"
+    "  %2 = nn.contrib_conv2d_NCHWc(%0, %1, data_layout=\"NCHW8c\", kernel_layout=\"OIHW8i16o\") "
+    "/* Tensor[(1, 2, 7, 7, 16), float32] */;\n"
+    "  %3 = layout_transform(%b1, src_layout=\"CHW\", dst_layout=\"CHW16c\") /* Tensor[(2, 1, 1, "
+    "16), float32] */;\n"
+    "  %4 = add(%2, %3) /* Tensor[(1, 2, 7, 7, 16), float32] */;\n"
+    "  %5 = clip(%4, a_min=0, a_max=6) /* Tensor[(1, 2, 7, 7, 16), float32] */;\n"
+    "  %6 = layout_transform(%w2, src_layout=\"OIHW\", dst_layout=\"OIHW1i16o\") /* Tensor[(2, 1, "
+    "3, 3, 1, 16), float32] */;\n"
+    "  %7 = nn.contrib_conv2d_NCHWc(%5, %6, padding=[1, 1, 1, 1], groups=32, "
+    "kernel_layout=\"OIHW1i16o\") /* Tensor[(1, 2, 7, 7, 16), float32] */;\n"
+    "  %8 = layout_transform(%b2, src_layout=\"CHW\", dst_layout=\"CHW16c\") /* Tensor[(2, 1, 1, "
+    "16), float32] */;\n"
+    "  %9 = add(%7, %8) /* Tensor[(1, 2, 7, 7, 16), float32] */;\n"
+    "  %10 = clip(%9, a_min=0, a_max=6) /* Tensor[(1, 2, 7, 7, 16), float32] */;\n"
+    "  %11 = layout_transform(%w3, src_layout=\"OIHW\", dst_layout=\"OIHW16i8o\") /* Tensor[(1, 2, "
+    "1, 1, 16, 8), float32] */;\n"
+    "  %12 = nn.contrib_conv2d_NCHWc(%10, %11, kernel_layout=\"OIHW16i8o\", out_layout=\"NCHW8c\") "
+    "/* Tensor[(1, 1, 7, 7, 8), float32] */;\n"
+    "  %13 = add(%12, %0) /* Tensor[(1, 1, 7, 7, 8), float32] */;\n"
+    "  %14 = layout_transform(%13, src_layout=\"NCHW8c\", dst_layout=\"NCHW\") /* Tensor[(1, 8, 7, "
+    "7), float32] */;\n"
+    "  %14\n"
+    "}\n";
+
+static const char mobilenet_block_fused[] =
+    "def @main(%x: Tensor[(1, 8, 7, 7), float32], %w1: Tensor[(32, 8, 1, 1), float32], %b1: "
+    "Tensor[(32, 1, 1), float32], %w2: Tensor[(32, 1, 3, 3), float32], %b2: Tensor[(32, 1, 1), "
+    "float32], %w3: Tensor[(8, 32, 1, 1), float32]) -> Tensor[(1, 8, 7, 7), float32] {\n"
+    "  %1 = fn (%p0: Tensor[(1, 1, 7, 7, 8), float32], Primitive=1) -> Tensor[(1, 8, 7, 7), "
+    "float32] {\n"
+    "    %0 = layout_transform(%p0, src_layout=\"NCHW8c\", dst_layout=\"NCHW\") /* Tensor[(1, 8, "
+    "7, 7), float32] */;\n"
+    "    %0\n"
+    "  };\n"
+    "  %4 = fn (%p0: Tensor[(1, 2, 7, 7, 16), float32], %p1: Tensor[(1, 2, 1, 1, 16, 8), float32], "
+    "%p2: Tensor[(1, 1, 7, 7, 8), float32], Primitive=1) -> Tensor[(1, 1, 7, 7, 8), float32] {\n"
+    "    %2 = nn.contrib_conv2d_NCHWc(%p0, %p1, kernel_layout=\"OIHW16i8o\", "
+    "out_layout=\"NCHW8c\") /* Tensor[(1, 1, 7, 7, 8), float32] */;\n"
+    "    %3 = add(%2, %p2) /* Tensor[(1, 1, 7, 7, 8), float32] */;\n"
+    "    %3\n"
+    "  };\n"
+    "  %8 = fn (%p0: Tensor[(1, 2, 7, 7, 16), float32], %p1: Tensor[(2, 1, 3, 3, 1, 16), float32], "
+    "%p2: Tensor[(2, 1, 1, 16), float32], Primitive=1) -> Tensor[(1, 2, 7, 7, 16), float32] {\n"
+    "    %5 = nn.contrib_conv2d_NCHWc(%p0, %p1, padding=[1, 1, 1, 1], groups=32, "
+    "kernel_layout=\"OIHW1i16o\") /* Tensor[(1, 2, 7, 7, 16), float32] */;\n"
+    "    %6 = add(%5, %p2) /* Tensor[(1, 2, 7, 7, 16), float32] */;\n"
+    "    %7 = clip(%6, a_min=0, a_max=6) /* Tensor[(1, 2, 7, 7, 16), float32] */;\n"
+    "    %7\n"
+    "  };\n"
+    "  %12 = fn (%p0: Tensor[(1, 1, 7, 7, 8), float32], %p1: Tensor[(2, 1, 1, 1, 8, 16), float32], "
+    "%p2: Tensor[(2, 1, 1, 16), float32], Primitive=1) -> Tensor[(1, 2, 7, 7, 16), float32] {\n"
+    "    %9 = nn.contrib_conv2d_NCHWc(%p0, %p1, data_layout=\"NCHW8c\", "
+    "kernel_layout=\"OIHW8i16o\") /* Tensor[(1, 2, 7, 7, 16), float32] */;\n"
+    "    %10 = add(%9, %p2) /* Tensor[(1, 2, 7, 7, 16), float32] */;\n"
+    "    %11 = clip(%10, a_min=0, a_max=6) /* Tensor[(1, 2, 7, 7, 16), float32] */;\n"
+    "    %11\n"
+    "  };\n"
+    "  %14 = fn (%p0: Tensor[(1, 8, 7, 7), float32], Primitive=1) -> Tensor[(1, 1, 7, 7, 8), "
+    "float32] {\n"
+    "    %13 = layout_transform(%p0, src_layout=\"NCHW\", dst_layout=\"NCHW8c\") /* Tensor[(1, 1, "
+    "7, 7, 8), float32] */;\n"
+    "    %13\n"
+    "  };\n"
+    "  %15 = %14(%x) /* Tensor[(1, 1, 7, 7, 8), float32] */;\n"
+    "  %17 = fn (%p0: Tensor[(32, 8, 1, 1), float32], Primitive=1) -> Tensor[(2, 1, 1, 1, 8, 16), "
+    "float32] {\n"
+    "    %16 = layout_transform(%p0, src_layout=\"OIHW\", dst_layout=\"OIHW8i16o\") /* Tensor[(2, "
+    "1, 1, 1, 8, 16), float32] */;\n"
+    "    %16\n"
+    "  };\n"
+    "  %18 = %17(%w1) /* Tensor[(2, 1, 1, 1, 8, 16), float32] */;\n"
+    "  %20 = fn (%p0: Tensor[(32, 1, 1), float32], Primitive=1) -> Tensor[(2, 1, 1, 16), float32] "
+    "{\n"
+    "    %19 = layout_transform(%p0, src_layout=\"CHW\", dst_layout=\"CHW16c\") /* Tensor[(2, 1, "
+    "1, 16), float32] */;\n"
+    "    %19\n"
+    "  };\n"
+    "  %21 = %20(%b1) /* Tensor[(2, 1, 1, 16), float32] */;\n"
+    "  %22 = %12(%15, %18, %21) /* Tensor[(1, 2, 7, 7, 16), float32] */;\n"
+    "  %24 = fn (%p0: Tensor[(32, 1, 3, 3), float32], Primitive=1) -> Tensor[(2, 1, 3, 3, 1, 16), "
+    "float32] {\n"
+    "    %23 = layout_transform(%p0, src_layout=\"OIHW\", dst_layout=\"OIHW1i16o\") /* Tensor[(2, "
+    "1, 3, 3, 1, 16), float32] */;\n"
+    "    %23\n"
+    "  };\n"
+    "  %25 = %24(%w2) /* Tensor[(2, 1, 3, 3, 1, 16), float32] */;\n"
+    "  %27 = fn (%p0: Tensor[(32, 1, 1), float32], Primitive=1) -> Tensor[(2, 1, 1, 16), float32] "
+    "{\n"
+    "    %26 = layout_transform(%p0, src_layout=\"CHW\", dst_layout=\"CHW16c\") /* Tensor[(2, 1, "
+    "1, 16), float32] */;\n"
+    "    %26\n"
+    "  };\n"
+    "  %28 = %27(%b2) /* Tensor[(2, 1, 1, 16), float32] */;\n"
+    "  %29 = %8(%22, %25, %28) /* Tensor[(1, 2, 7, 7, 16), float32] */;\n"
+    "  %31 = fn (%p0: Tensor[(8, 32, 1, 1), float32], Primitive=1) -> Tensor[(1, 2, 1, 1, 16, 8), "
+    "float32] {\n"
+    "    %30 = layout_transform(%p0, src_layout=\"OIHW\", dst_layout=\"OIHW16i8o\") /* Tensor[(1, "
+    "2, 1, 1, 16, 8), float32] */;\n"
+    "    %30\n"
+    "  };\n"
+    "  %32 = %31(%w3) /* Tensor[(1, 2, 1, 1, 16, 8), float32] */;\n"
+    "  %33 = %4(%29, %32, %15) /* Tensor[(1, 1, 7, 7, 8), float32] */;\n"
+    "  %34 = %1(%33) /* Tensor[(1, 8, 7, 7), float32] */;\n"
+    "  %34\n"
     "}\n";
 
 static const char fused_after[] =
@@ -244,9 +385,25 @@ static void test_transform_pair_cancels(void **state) {
   kpt_check(PAIR, 3, "alter_op_layout", pair_after);
 }
 
-static void test_depthwise_and_odd_channels_stay(void **state) {
+static void test_depthwise_blocked_odd_channels_stay(void **state) {
   (void)state;
   kpt_check(DEPTHWISE, 3, "alter_op_layout", depthwise_after);
+}
+
+/* The depthwise conv takes the 16c block of the expand conv before it, so
+ * the three convs, their biases and clips stay blocked: the only transforms
+ * left on activations are at the function's edges, and after fuse_ops the
+ * depthwise conv carries its bias and clip. The blocked text parses back. */
+static void test_mobilenet_block(void **state) {
+  (void)state;
+  kpt_check(MOBILENET_BLOCK, 3, "alter_op_layout", mobilenet_block_after);
+  kpt_check(MOBILENET_BLOCK, 3, "alter_op_layout fuse_ops", mobilenet_block_fused);
+  kiln_module_t *m = kpt_parse(mobilenet_block_after);
+  KILN_ASSERT_OK(kiln_ir_infer_types(m));
+  char *text = kpt_print(m);
+  assert_string_equal(text, mobilenet_block_after);
+  kpt_free(text);
+  kiln_module_destroy(m);
 }
 
 static void test_runs_at_opt_level_3_only(void **state) {
@@ -341,10 +498,11 @@ static void test_errors(void **state) {
   kiln_module_destroy(m);
 }
 
+/* `data` points to the module's text. */
 static kiln_status_t alter_scenario(kiln_allocator_t allocator, void *data) {
-  (void)data;
+  const char *const *text = data;
   kiln_module_t *m = NULL;
-  KILN_RETURN_IF_ERROR(kiln_ir_parse_module("before", RESIDUAL, allocator, &m));
+  KILN_RETURN_IF_ERROR(kiln_ir_parse_module("before", *text, allocator, &m));
   kiln_pass_context_t *context = NULL;
   kiln_status_t status = kiln_pass_context_create(allocator, 3, &context);
   const kiln_pass_t *pass = &kiln_pass_alter_op_layout;
@@ -358,7 +516,10 @@ static kiln_status_t alter_scenario(kiln_allocator_t allocator, void *data) {
 
 static void test_allocation_failures(void **state) {
   (void)state;
-  assert_true(kiln_test_sweep_allocation_failures(alter_scenario, NULL) > 10);
+  const char *texts[] = {RESIDUAL, MOBILENET_BLOCK};
+  for (int i = 0; i < 2; ++i) {
+    assert_true(kiln_test_sweep_allocation_failures(alter_scenario, &texts[i]) > 10);
+  }
 }
 
 static int count_op(const kiln_module_t *m, const kiln_op_t *op) {
@@ -400,7 +561,7 @@ static void test_workloads_keep_their_numbers(void **state) {
     printf("%-14s %3d of %3d convs blocked, %3d layout transforms\n", *name, blocked, convs,
            transforms);
     if (strcmp(*name, "resnet18") == 0 || strcmp(*name, "resnet50") == 0 ||
-        strcmp(*name, "squeezenet1_1") == 0) {
+        strcmp(*name, "squeezenet1_1") == 0 || strcmp(*name, "mobilenet_v2") == 0) {
       assert_int_equal(blocked, convs);
     }
     kpt_assert_same_numbers(reference, m, 5);
@@ -417,7 +578,8 @@ int main(void) {
       cmocka_unit_test(test_conv_bias_relu),
       cmocka_unit_test(test_residual_block_and_pools),
       cmocka_unit_test(test_transform_pair_cancels),
-      cmocka_unit_test(test_depthwise_and_odd_channels_stay),
+      cmocka_unit_test(test_depthwise_blocked_odd_channels_stay),
+      cmocka_unit_test(test_mobilenet_block),
       cmocka_unit_test(test_runs_at_opt_level_3_only),
       cmocka_unit_test(test_constant_weights_are_transformed_now),
       cmocka_unit_test(test_errors),
