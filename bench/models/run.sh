@@ -7,7 +7,7 @@
 set -eu
 cd "$(dirname "$0")/../.."
 RUNS=${1:-30}
-shift 2>/dev/null || true
+if [ $# -gt 0 ]; then shift; fi
 THREADS=${*:-1 2}
 MODELS=${MODELS_DIR:-../shared/models}
 BUILD=${BUILD_DIR:-build-release}
