@@ -229,18 +229,17 @@ static kiln_status_t set_blocked(alterer_t *a, int32_t node, kiln_expr_t *expr,
   return KILN_OK;
 }
 
-static kiln_status_t convert_conv(alterer_t *a, int32_t node, const kiln_call_t *call) {
-  const kiln_nn_conv2d_attrs_t *attrs = call->attrs;
-  const kiln_tensor_type_t *data = kiln_type_as_tensor(call->args[0]->checked_type);
-  const kiln_tensor_type_t *out = kiln_type_as_tensor(call->base.checked_type);
-  int64_t ic = largest_divisor(data->shape[1], a->block);
-  int64_t oc = largest_divisor(out->shape[1], a->block);
+/* The conv in the NCHWc form: data in blocks of `ic`, weight
+ * OIHW{weight_ic}i{oc}o (transformed now when it is a constant), output in
+ * blocks of `oc`. */
+static kiln_status_t convert_blocked(alterer_t *a, int32_t node, const kiln_call_t *call,
+                                     int64_t ic, int64_t weight_ic, int64_t oc) {
   kiln_nn_conv2d_attrs_t *blocked = NULL;
   KILN_RETURN_IF_ERROR(
       kiln_op_attrs_create_default(&kiln_op_conv2d_nchwc, a->arena, (void **)&blocked));
-  *blocked = *attrs;
+  *blocked = *(const kiln_nn_conv2d_attrs_t *)call->attrs;
   KILN_RETURN_IF_ERROR(layout_text(a, ic, 0, &blocked->data_layout));
-  KILN_RETURN_IF_ERROR(layout_text(a, ic, oc, &blocked->kernel_layout));
+  KILN_RETURN_IF_ERROR(layout_text(a, weight_ic, oc, &blocked->kernel_layout));
   KILN_RETURN_IF_ERROR(layout_text(a, oc, 0, &blocked->out_layout));
   kiln_expr_t *args[2] = {NULL, NULL};
   KILN_RETURN_IF_ERROR(blocked_of(a, call->args[0], blocked->data_layout, &args[0]));
@@ -251,6 +250,13 @@ static kiln_status_t convert_conv(alterer_t *a, int32_t node, const kiln_call_t 
   KILN_RETURN_IF_ERROR(call_op(a, &kiln_op_conv2d_nchwc, 2, args, blocked, &conv));
   a->converted += 1;
   return set_blocked(a, node, conv, blocked->out_layout);
+}
+
+static kiln_status_t convert_conv(alterer_t *a, int32_t node, const kiln_call_t *call) {
+  const kiln_tensor_type_t *data = kiln_type_as_tensor(call->args[0]->checked_type);
+  const kiln_tensor_type_t *out = kiln_type_as_tensor(call->base.checked_type);
+  int64_t ic = largest_divisor(data->shape[1], a->block);
+  return convert_blocked(a, node, call, ic, ic, largest_divisor(out->shape[1], a->block));
 }
 
 /* Whether the conv is depthwise: groups == C == O, one input channel each. */
@@ -279,25 +285,10 @@ static int64_t depthwise_block(const alterer_t *a, const kiln_call_t *call) {
 }
 
 /* A depthwise conv becomes the NCHWc form with groups: data and output in
- * blocks of b, weight OIHW1i{b}o, transformed now when it is a constant. */
+ * blocks of b, weight OIHW1i{b}o. */
 static kiln_status_t convert_depthwise(alterer_t *a, int32_t node, const kiln_call_t *call) {
   int64_t b = depthwise_block(a, call);
-  kiln_nn_conv2d_attrs_t *blocked = NULL;
-  KILN_RETURN_IF_ERROR(
-      kiln_op_attrs_create_default(&kiln_op_conv2d_nchwc, a->arena, (void **)&blocked));
-  *blocked = *(const kiln_nn_conv2d_attrs_t *)call->attrs;
-  KILN_RETURN_IF_ERROR(layout_text(a, b, 0, &blocked->data_layout));
-  KILN_RETURN_IF_ERROR(layout_text(a, 1, b, &blocked->kernel_layout));
-  blocked->out_layout = blocked->data_layout;
-  kiln_expr_t *args[2] = {NULL, NULL};
-  KILN_RETURN_IF_ERROR(blocked_of(a, call->args[0], blocked->data_layout, &args[0]));
-  kiln_expr_t *weight = NULL;
-  KILN_RETURN_IF_ERROR(plain_of(a, call->args[1], &weight));
-  KILN_RETURN_IF_ERROR(transform(a, weight, "OIHW", blocked->kernel_layout, &args[1]));
-  kiln_expr_t *conv = NULL;
-  KILN_RETURN_IF_ERROR(call_op(a, &kiln_op_conv2d_nchwc, 2, args, blocked, &conv));
-  a->converted += 1;
-  return set_blocked(a, node, conv, blocked->out_layout);
+  return convert_blocked(a, node, call, b, 1, b);
 }
 
 static bool convertible_conv(const alterer_t *a, const kiln_call_t *call) {

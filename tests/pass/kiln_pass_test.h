@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frontend/testing/workloads.h"
 #include "interp/interp.h"
+#include "ir/params.h"
 #include "ir/text.h"
 #include "kiln_test.h"
 #include "pass/passes.h"
@@ -175,6 +177,18 @@ static inline void kpt_check(const char *before, int opt_level, const char *name
   kiln_pass_context_t *context = kpt_context(opt_level);
   kpt_check_in(before, context, names, expected);
   kiln_pass_context_destroy(context);
+}
+
+/* Built-in workload `name` at 32x32 with its weights bound as constants;
+ * `params` holds them (the caller deinitializes it). */
+static inline kiln_module_t *kpt_build_workload(const char *name, kiln_params_t *params) {
+  kiln_workload_options_t options = kiln_workload_options_default();
+  options.image_size = 32;
+  kiln_params_initialize(params, kiln_allocator_system());
+  kiln_module_t *m = NULL;
+  KILN_ASSERT_OK(kiln_workload_build(name, &options, kiln_allocator_system(), params, &m));
+  KILN_ASSERT_OK(kiln_ir_bind_params(m, "main", params));
+  return m;
 }
 
 #endif /* KILN_TESTS_PASS_KILN_PASS_TEST_H_ */

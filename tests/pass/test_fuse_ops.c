@@ -524,22 +524,12 @@ static census_t take_census(const kiln_module_t *m) {
   return census;
 }
 
-static kiln_module_t *build_workload(const char *name, kiln_params_t *params) {
-  kiln_workload_options_t options = kiln_workload_options_default();
-  options.image_size = 32;
-  kiln_params_initialize(params, kiln_allocator_system());
-  kiln_module_t *m = NULL;
-  KILN_ASSERT_OK(kiln_workload_build(name, &options, kiln_allocator_system(), params, &m));
-  KILN_ASSERT_OK(kiln_ir_bind_params(m, "main", params));
-  return m;
-}
-
 static void test_workloads_keep_their_numbers(void **state) {
   (void)state;
   for (const char *const *name = kiln_workload_names(); *name; ++name) {
     kiln_params_t params_a, params_b;
-    kiln_module_t *reference = build_workload(*name, &params_a);
-    kiln_module_t *m = build_workload(*name, &params_b);
+    kiln_module_t *reference = kpt_build_workload(*name, &params_a);
+    kiln_module_t *m = kpt_build_workload(*name, &params_b);
     int ops = take_census(m).loose_ops;
     kiln_pass_context_t *context = kpt_context(2);
     KILN_ASSERT_OK(kpt_run(m, context, "fuse_ops"));
