@@ -7,6 +7,7 @@
  * Arrays handed in (indices, statements, annotations, shapes) are copied into
  * the arena, so callers may build them on the stack.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "tir/tir.h"
@@ -395,4 +396,21 @@ kiln_status_t kiln_tir_prim_func_create(kiln_arena_t *arena, const char *name, i
   func->num_attrs = num_attrs;
   *out_func = func;
   return KILN_OK;
+}
+
+void kiln_tir_buffer_shape_text(const kiln_tir_buffer_t *buffer, char *text, size_t capacity) {
+  size_t n = (size_t)snprintf(text, capacity, "(");
+  for (int d = 0; d < buffer->ndim && n + 40 < capacity; ++d) {
+    int64_t extent = 0;
+    const kiln_tir_expr_t *dim = buffer->shape[d];
+    const char *sep = d ? ", " : "";
+    if (kiln_tir_expr_as_int(dim, &extent)) {
+      n += (size_t)snprintf(text + n, capacity - n, "%s%lld", sep, (long long)extent);
+    } else {
+      n += (size_t)snprintf(text + n, capacity - n, "%s%.20s", sep,
+                            dim->kind == KILN_TIR_EXPR_VAR ? ((const kiln_tir_var_t *)dim)->name
+                                                           : "?");
+    }
+  }
+  snprintf(text + n, capacity - n, buffer->ndim == 1 ? ",)" : ")");
 }

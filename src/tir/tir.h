@@ -331,6 +331,11 @@ KILN_MUST_USE_RESULT kiln_status_t
 kiln_tir_buffer_create_const(kiln_arena_t *arena, const char *name, kiln_dtype_t dtype, int ndim,
                              const int64_t *shape, const kiln_tir_buffer_t **out_buffer);
 
+/* "(1, 64, 58, 58)" of a buffer's shape (symbolic dims by their variable's
+ * name, "(n,)" for one dim) into `text` of `capacity` bytes: how argument
+ * checks of every backend say what a buffer should be. */
+void kiln_tir_buffer_shape_text(const kiln_tir_buffer_t *buffer, char *text, size_t capacity);
+
 /* ---- statements ---- */
 
 #define KILN_TIR_STMT_KIND_LIST(X) \

@@ -137,24 +137,6 @@ static kiln_status_t emit_prelude(kiln_cg_t *cg) {
   return KILN_OK;
 }
 
-/* "(1, 64, 58, 58)" of a buffer's shape (variables by name). */
-static void expected_shape(const kiln_tir_buffer_t *buffer, char *text, size_t capacity) {
-  size_t n = (size_t)snprintf(text, capacity, "(");
-  for (int d = 0; d < buffer->ndim && n + 40 < capacity; ++d) {
-    int64_t extent = 0;
-    const kiln_tir_expr_t *dim = buffer->shape[d];
-    const char *sep = d ? ", " : "";
-    if (kiln_tir_expr_as_int(dim, &extent)) {
-      n += (size_t)snprintf(text + n, capacity - n, "%s%lld", sep, (long long)extent);
-    } else {
-      n += (size_t)snprintf(text + n, capacity - n, "%s%.20s", sep,
-                            dim->kind == KILN_TIR_EXPR_VAR ? ((const kiln_tir_var_t *)dim)->name
-                                                           : "?");
-    }
-  }
-  snprintf(text + n, capacity - n, buffer->ndim == 1 ? ",)" : ")");
-}
-
 static int is_declared(const kiln_array_t *declared, const kiln_tir_var_t *var) {
   for (size_t i = 0; i < kiln_array_count(declared); ++i) {
     if (*(const kiln_tir_var_t *const *)kiln_array_at(declared, i) == var) {
@@ -178,7 +160,7 @@ static kiln_status_t emit_shape_check(kiln_cg_t *cg, const kiln_tir_buffer_t *bu
     }
   }
   char expected[512];
-  expected_shape(buffer, expected, sizeof(expected));
+  kiln_tir_buffer_shape_text(buffer, expected, sizeof(expected));
   A("  if (!(1");
   for (int d = 0; d < buffer->ndim; ++d) {
     A(" && kiln_arg%d->shape[%d] == (int64_t)", i, d);

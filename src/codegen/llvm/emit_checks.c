@@ -100,24 +100,6 @@ static kiln_status_t check_dtype(kiln_llvm_t *ll, const kiln_tir_buffer_t *buffe
   return KILN_OK;
 }
 
-/* "(1, 64, 58, 58)" of a buffer's shape (variables by name). */
-static void expected_shape(const kiln_tir_buffer_t *buffer, char *text, size_t capacity) {
-  size_t n = (size_t)snprintf(text, capacity, "(");
-  for (int d = 0; d < buffer->ndim && n + 40 < capacity; ++d) {
-    int64_t extent = 0;
-    const kiln_tir_expr_t *dim = buffer->shape[d];
-    const char *sep = d ? ", " : "";
-    if (kiln_tir_expr_as_int(dim, &extent)) {
-      n += (size_t)snprintf(text + n, capacity - n, "%s%lld", sep, (long long)extent);
-    } else {
-      n += (size_t)snprintf(text + n, capacity - n, "%s%.20s", sep,
-                            dim->kind == KILN_TIR_EXPR_VAR ? ((const kiln_tir_var_t *)dim)->name
-                                                           : "?");
-    }
-  }
-  snprintf(text + n, capacity - n, buffer->ndim == 1 ? ",)" : ")");
-}
-
 static int contains(const kiln_array_t *array, const kiln_tir_var_t *var) {
   for (size_t i = 0; i < kiln_array_count(array); ++i) {
     if (*(const kiln_tir_var_t *const *)kiln_array_at(array, i) == var) {
@@ -157,7 +139,7 @@ static kiln_status_t check_shape(checker_t *c, const kiln_tir_buffer_t *buffer, 
   LLVMBasicBlockRef next = NULL;
   KILN_RETURN_IF_ERROR(kiln_llvm_check(ll, ok, "shape", &next));
   char expected[512], format[1024];
-  expected_shape(buffer, expected, sizeof(expected));
+  kiln_tir_buffer_shape_text(buffer, expected, sizeof(expected));
   const char *escaped = NULL;
   KILN_RETURN_IF_ERROR(escape(ll, expected, &escaped));
   snprintf(format, sizeof(format), "%s: argument %d has shape %%s, expected %s", ll->func->name, i,
