@@ -29,8 +29,16 @@
 /* The widest depthwise register tile (accumulators; with the 9 weights of a
  * 3x3 kernel and the data in flight they fill AVX-512's 32 registers). */
 #define KILN_SCHEDULE_DEPTHWISE_REG_N 14
-/* Rows of the dense register tile. */
-#define KILN_SCHEDULE_DENSE_ROWS 4
+/* The GEMM register tile's limits: accumulators (vectors) and rows. */
+#define KILN_SCHEDULE_GEMM_MAX_ACCUMULATORS 16
+#define KILN_SCHEDULE_GEMM_MAX_ROWS         8
+
+/* The knobs of the GEMM schedule (schedule_x86_dense.c). */
+typedef struct kiln_schedule_gemm_config_t {
+  int64_t tile_rows;  /* output rows per register tile */
+  int64_t tile_cols;  /* output columns per register tile */
+  bool columns_outer; /* the parallel loop runs column blocks outside row blocks */
+} kiln_schedule_gemm_config_t;
 
 /* nn.conv2d and nn.contrib_conv2d_NCHWc. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_compute_conv2d(const kiln_compute_args_t *args,
@@ -47,10 +55,21 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_compute_gemm(const kiln_compute_args_t *
 KILN_MUST_USE_RESULT kiln_status_t kiln_schedule_conv2d_nchwc_x86(
     const kiln_schedule_target_t *target, const kiln_compute_args_t *args,
     const kiln_compute_result_t *result, struct kiln_te_schedule_t *schedule);
-/* The blocked GEMM schedule of a rank-2 output (other ranks: the default). */
+/* The register-tiled GEMM schedule of nn.dense, nn.matmul and
+ * nn.batch_matmul with an output of rank >= 2 (others: the default), with
+ * the knobs of kiln_schedule_gemm_x86_config. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_schedule_dense_x86(const kiln_schedule_target_t *target,
                                                            const kiln_compute_args_t *args,
                                                            const kiln_compute_result_t *result,
                                                            struct kiln_te_schedule_t *schedule);
+/* The default knobs for an output of m rows and n columns over k. */
+kiln_schedule_gemm_config_t kiln_schedule_gemm_x86_config(const kiln_schedule_target_t *target,
+                                                          int64_t m, int64_t n, int64_t k);
+/* The GEMM schedule with the given knobs, the tile's rows along output dim
+ * `row`: `anchor` is the product's output, `out` the group's output of the
+ * same shape (or the anchor). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_schedule_gemm_x86_apply(
+    const kiln_schedule_gemm_config_t *config, int row, const struct kiln_te_tensor_t *anchor,
+    const struct kiln_te_tensor_t *out, struct kiln_te_schedule_t *schedule);
 
 #endif /* KILN_OP_NN_CONV_COMPUTE_H_ */

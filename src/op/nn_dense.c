@@ -316,4 +316,5 @@ GEMM_OP(kiln_op_dense, "nn.dense", KILN_OP_DENSE, sizeof(kiln_nn_dense_attrs_t),
         dense_validate, kiln_schedule_dense_x86);
 GEMM_OP(kiln_op_matmul, "nn.matmul", KILN_OP_MATMUL, 0, NULL, 0, NULL, kiln_schedule_dense_x86);
 GEMM_OP(kiln_op_batch_matmul, "nn.batch_matmul", KILN_OP_BATCH_MATMUL,
-        sizeof(kiln_nn_batch_matmul_attrs_t), batch_matmul_fields, 2, NULL, NULL);
+        sizeof(kiln_nn_batch_matmul_attrs_t), batch_matmul_fields, 2, NULL,
+        kiln_schedule_dense_x86);

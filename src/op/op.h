@@ -136,6 +136,7 @@ typedef struct kiln_compute_args_t kiln_compute_args_t;
 typedef struct kiln_compute_result_t kiln_compute_result_t;
 typedef struct kiln_schedule_target_t kiln_schedule_target_t;
 struct kiln_te_schedule_t;
+struct kiln_te_tensor_t;
 
 typedef kiln_status_t (*kiln_op_compute_fn)(const kiln_compute_args_t *args,
                                             kiln_compute_result_t *out_result);

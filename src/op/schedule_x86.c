@@ -1,7 +1,7 @@
 /*
  * Tuned x86 schedules (nn_conv_compute.h): TVM topi's conv2d_NCHWc
  * (topi/x86/conv2d_avx_common.py), its depthwise form
- * (topi/x86/depthwise_conv2d.py) and a blocked dense.
+ * (topi/x86/depthwise_conv2d.py).
  *
  * conv2d_NCHWc, output (n, oc_chunk, oh, ow, oc_block):
  * - the padded data, when there is padding, is materialized in parallel
@@ -43,17 +43,16 @@
  * registers (TVM's _schedule_conv_NCHWc with C != O). An output of another
  * shape falls back to the default schedule.
  *
- * dense (any rank-2 output (M, N)): cache_write to local; the output tiled
- * by KILN_SCHEDULE_DENSE_ROWS rows and one vector of the target's lanes of
- * columns, the tile loops fused into one parallel loop, the columns
- * vectorized; the local accumulator computed at the fused loop with k
- * outside its rows (unrolled) and columns (vectorized).
+ * The matrix products' schedule is in schedule_x86_dense.c; the helpers it
+ * shares with the convolutions (the fused output, the inlined epilogue, the
+ * accumulator stage) are declared in schedule_x86.h.
  */
 #include <string.h>
 
 #include "op/compute.h"
 #include "op/nn_common.h"
 #include "op/nn_conv_compute.h"
+#include "op/schedule_x86.h"
 
 /* ---- conv2d_NCHWc ---- */
 
@@ -263,35 +262,28 @@ kiln_status_t kiln_schedule_conv2d_nchwc_x86(const kiln_schedule_target_t *targe
   return schedule_nchwc_tile(schedule, local, ic_block);
 }
 
-/* ---- dense ---- */
+/* ---- shared with the other x86 schedules (schedule_x86.h) ---- */
 
-kiln_status_t kiln_schedule_dense_x86(const kiln_schedule_target_t *target,
-                                      const kiln_compute_args_t *args,
-                                      const kiln_compute_result_t *result,
-                                      kiln_te_schedule_t *schedule) {
-  (void)args;
-  const kiln_te_tensor_t *anchor = result->outputs[0];
-  const kiln_te_tensor_t *out = fused_output(schedule, anchor);
-  if (!out || out->ndim != 2) {
-    return kiln_schedule_default(target, schedule);
-  }
-  KILN_RETURN_IF_ERROR(schedule_pad_and_epilogue(schedule, anchor, out, false));
-  kiln_te_stage_t *stage = NULL, *local = NULL;
-  KILN_RETURN_IF_ERROR(accumulator_stage(schedule, anchor, out, &stage, &local));
-  const kiln_te_tensor_t *cache = local->output;
-  const kiln_te_iter_var_t *io = NULL, *ii = NULL, *jo = NULL, *ji = NULL, *fused = NULL;
-  KILN_RETURN_IF_ERROR(
-      kiln_te_split(schedule, stage, axis(out, 0), KILN_SCHEDULE_DENSE_ROWS, &io, &ii));
-  KILN_RETURN_IF_ERROR(kiln_te_split(schedule, stage, axis(out, 1),
-                                     kiln_schedule_lanes(target, out->dtype), &jo, &ji));
-  const kiln_te_iter_var_t *order[] = {io, jo, ii, ji};
-  KILN_RETURN_IF_ERROR(kiln_te_reorder(stage, 4, order));
-  KILN_RETURN_IF_ERROR(kiln_te_fuse(schedule, stage, io, jo, &fused));
-  KILN_RETURN_IF_ERROR(kiln_te_parallel(stage, fused));
-  KILN_RETURN_IF_ERROR(kiln_te_vectorize(stage, ji));
-  KILN_RETURN_IF_ERROR(kiln_te_compute_at(local, stage, fused));
-  const kiln_te_iter_var_t *inner[] = {local->op->reduce_axes[0], axis(cache, 0), axis(cache, 1)};
-  KILN_RETURN_IF_ERROR(kiln_te_reorder(local, 3, inner));
-  KILN_RETURN_IF_ERROR(kiln_te_unroll(local, axis(cache, 0)));
-  return kiln_te_vectorize(local, axis(cache, 1));
+const kiln_te_tensor_t *kiln_schedule_x86_fused_output(const kiln_te_schedule_t *s,
+                                                       const kiln_te_tensor_t *anchor) {
+  return fused_output(s, anchor);
+}
+
+kiln_status_t kiln_schedule_x86_inline_epilogue(kiln_te_schedule_t *s,
+                                                const kiln_te_tensor_t *anchor,
+                                                const kiln_te_tensor_t *final) {
+  return schedule_pad_and_epilogue(s, anchor, final, false);
+}
+
+kiln_status_t kiln_schedule_x86_accumulator(kiln_te_schedule_t *s, const kiln_te_tensor_t *anchor,
+                                            const kiln_te_tensor_t *final,
+                                            kiln_te_stage_t **out_stage,
+                                            kiln_te_stage_t **out_accumulator) {
+  return accumulator_stage(s, anchor, final, out_stage, out_accumulator);
+}
+
+kiln_status_t kiln_schedule_x86_fuse_all(kiln_te_schedule_t *s, kiln_te_stage_t *st, int count,
+                                         const kiln_te_iter_var_t *const *axes,
+                                         const kiln_te_iter_var_t **out_fused) {
+  return fuse_all(s, st, count, axes, out_fused);
 }

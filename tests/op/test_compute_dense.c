@@ -85,17 +85,26 @@ static void test_golden_batch_matmul(void **state) {
                                 ttype(KILN_DTYPE_FLOAT32, 3, SHAPE(2, 3, 2))};
   const char *text = lowered_text(op, ATTRS(op, "transpose_b", "False"), 2, types, 512);
   assert_string_equal(
-      text, "@T.prim_func\n"
-            "def main(p0: T.Buffer((1, 2, 3), \"float32\"), p1: T.Buffer((2, 3, 2), \"float32\"), "
-            "T_batch_matmul: T.Buffer((2, 2, 2), \"float32\")):\n"
-            "    for i_j_fused_k_fused in T.parallel(8):\n"
-            "        T_batch_matmul[i_j_fused_k_fused // 2 // 2, i_j_fused_k_fused // 2 % 2, "
-            "i_j_fused_k_fused % 2] = T.float32(0.0)\n"
-            "        for rk in T.serial(3):\n"
-            "            T_batch_matmul[i_j_fused_k_fused // 2 // 2, i_j_fused_k_fused // 2 % 2, "
-            "i_j_fused_k_fused % 2] = T_batch_matmul[i_j_fused_k_fused // 2 // 2, "
-            "i_j_fused_k_fused // 2 % 2, i_j_fused_k_fused % 2] + p0[0, i_j_fused_k_fused // 2 % "
-            "2, rk] * p1[i_j_fused_k_fused // 2 // 2, rk, i_j_fused_k_fused % 2]\n");
+      text,
+      "@T.prim_func\n"
+      "def main(p0: T.Buffer((1, 2, 3), \"float32\"), p1: T.Buffer((2, 3, 2), \"float32\"), "
+      "T_batch_matmul: T.Buffer((2, 2, 2), \"float32\")):\n"
+      "    for i_k_outer_fused_j_outer_fused in T.parallel(2):\n"
+      "        T_batch_matmul_local = T.decl_buffer((1, 2, 2), \"float32\", scope=\"local\")\n"
+      "        for i_c_init in T.serial(1):\n"
+      "            for j_c_init in T.unroll(2):\n"
+      "                for k_c_init in T.vectorized(2):\n"
+      "                    T_batch_matmul_local[i_c_init, j_c_init, k_c_init] = T.float32(0.0)\n"
+      "        for rk in T.serial(3):\n"
+      "            for i_c in T.serial(1):\n"
+      "                for j_c in T.unroll(2):\n"
+      "                    for k_c in T.vectorized(2):\n"
+      "                        T_batch_matmul_local[i_c, j_c, k_c] = T_batch_matmul_local[i_c, "
+      "j_c, k_c] + p0[0, j_c, rk] * p1[i_k_outer_fused_j_outer_fused + i_c, rk, k_c]\n"
+      "        for j_inner in T.serial(2):\n"
+      "            for k_inner in T.vectorized(2):\n"
+      "                T_batch_matmul[i_k_outer_fused_j_outer_fused, j_inner, k_inner] = "
+      "T_batch_matmul_local[0, j_inner, k_inner]\n");
 }
 
 int main(void) {

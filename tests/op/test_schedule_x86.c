@@ -5,8 +5,8 @@
  * ow_block, oc_block, parallel over the fused n, oc_chunk, oh), its
  * depthwise form (a row accumulator per fused n, oc_chunk, oh, register
  * tiles of ow's divisor up to 14 or 8 with a tail, kh and kw unrolled, the
- * padding folded into the reads) and the blocked dense (4 x 16 tiles,
- * local accumulator, k outside the tile).
+ * padding folded into the reads) and the GEMM of schedule_x86_dense.c
+ * on small cases (its own tests are test_schedule_x86_dense.c).
  * Each is lowered and run against the reference kernel on shapes its
  * blocks divide and on shapes they do not, and a small case is checked as
  * printed loop IR so the loop structure itself is pinned.
@@ -176,7 +176,7 @@ static void test_depthwise_golden(void **state) {
             "T_contrib_conv2d_NCHWc_local[0, 0, 0, l, m]\n");
 }
 
-/* 32x64 . (48x64)^T: 8 x 3 tiles of 4 x 16. */
+/* 32x64 . (48x64)^T: 4 x 2 tiles of 8 x 32 (the last half full). */
 static void test_dense_blocks_divide(void **state) {
   (void)state;
   const kiln_op_t *op = &kiln_op_dense;
@@ -199,34 +199,30 @@ static void test_dense_golden(void **state) {
                                 ttype(KILN_DTYPE_FLOAT32, 2, SHAPE(5, 3))};
   const char *text = lowered_text(op, ATTRS(op, "units", "0"), 2, types, 128);
   assert_string_equal(
-      text,
-      "@T.prim_func\n"
-      "def main(p0: T.Buffer((6, 3), \"float32\"), p1: T.Buffer((5, 3), \"float32\"), T_dense: "
-      "T.Buffer((6, 5), \"float32\")):\n"
-      "    for i_outer_j_outer_fused in T.parallel(4):\n"
-      "        T_dense_local = T.decl_buffer((4, 4), \"float32\", scope=\"local\")\n"
-      "        for i_c_init in T.unroll(4):\n"
-      "            for j_c_init in T.vectorized(4):\n"
-      "                if i_outer_j_outer_fused // 2 * 4 + i_c_init < 6 and i_outer_j_outer_fused "
-      "% 2 * 4 + j_c_init < 5:\n"
-      "                    T_dense_local[i_c_init, j_c_init] = T.float32(0.0)\n"
-      "        for rk in T.serial(3):\n"
-      "            for i_c in T.unroll(4):\n"
-      "                for j_c in T.vectorized(4):\n"
-      "                    if i_outer_j_outer_fused // 2 * 4 + i_c < 6 and i_outer_j_outer_fused % "
-      "2 * 4 + j_c < 5:\n"
-      "                        T_dense_local[i_c, j_c] = T_dense_local[i_c, j_c] + "
-      "p0[i_outer_j_outer_fused // 2 * 4 + i_c, rk] * p1[i_outer_j_outer_fused % 2 * 4 + j_c, rk]\n"
-      "        for i_inner in T.serial(4):\n"
-      "            for j_inner in T.vectorized(4):\n"
-      "                if i_outer_j_outer_fused % 2 * 4 + j_inner < 5 and i_outer_j_outer_fused // "
-      "2 * 4 + i_inner < 6:\n"
-      "                    T_dense[i_outer_j_outer_fused // 2 * 4 + i_inner, i_outer_j_outer_fused "
-      "% 2 * 4 + j_inner] = T_dense_local[i_inner, j_inner]\n");
+      text, "@T.prim_func\n"
+            "def main(p0: T.Buffer((6, 3), \"float32\"), p1: T.Buffer((5, 3), \"float32\"), "
+            "T_dense: T.Buffer((6, 5), \"float32\")):\n"
+            "    for j_outer_i_outer_fused in T.parallel(2):\n"
+            "        T_dense_local = T.decl_buffer((6, 4), \"float32\", scope=\"local\")\n"
+            "        for i_c_init in T.unroll(6):\n"
+            "            for j_c_init in T.vectorized(4):\n"
+            "                if j_outer_i_outer_fused * 4 + j_c_init < 5:\n"
+            "                    T_dense_local[i_c_init, j_c_init] = T.float32(0.0)\n"
+            "        for rk in T.serial(3):\n"
+            "            for i_c in T.unroll(6):\n"
+            "                for j_c in T.vectorized(4):\n"
+            "                    if j_outer_i_outer_fused * 4 + j_c < 5:\n"
+            "                        T_dense_local[i_c, j_c] = T_dense_local[i_c, j_c] + p0[i_c, "
+            "rk] * p1[j_outer_i_outer_fused * 4 + j_c, rk]\n"
+            "        for i_inner in T.serial(6):\n"
+            "            for j_inner in T.vectorized(4):\n"
+            "                if j_outer_i_outer_fused * 4 + j_inner < 5:\n"
+            "                    T_dense[i_inner, j_outer_i_outer_fused * 4 + j_inner] = "
+            "T_dense_local[i_inner, j_inner]\n");
 }
 
-/* Layouts other than NCHW{c}c / OIHW{i}i{o}o, and outputs that are not
- * matrices, take the default schedule: no local buffer. */
+/* Layouts other than NCHW{c}c / OIHW{i}i{o}o, and products whose output
+ * has rank 1 (a vector's), take the default schedule: no local buffer. */
 static void test_fallback_default(void **state) {
   (void)state;
   const kiln_type_t *conv[] = {ttype(KILN_DTYPE_FLOAT32, 5, SHAPE(1, 3, 3, 1, 4)),
@@ -235,7 +231,7 @@ static void test_fallback_default(void **state) {
       &kiln_op_conv2d_nchwc,
       nchwc_attrs("[0, 0, 0, 0]", "\"NHWC4c\"", "\"OIHW4i4o\"", "\"NHWC4c\""), 2, conv, 512);
   assert_null(strstr(text, "local"));
-  const kiln_type_t *dense[] = {ttype(KILN_DTYPE_FLOAT32, 3, SHAPE(2, 3, 4)),
+  const kiln_type_t *dense[] = {ttype(KILN_DTYPE_FLOAT32, 1, SHAPE(4)),
                                 ttype(KILN_DTYPE_FLOAT32, 2, SHAPE(5, 4))};
   text = lowered_text(&kiln_op_dense, ATTRS(&kiln_op_dense, "units", "0"), 2, dense, 512);
   assert_null(strstr(text, "local"));

@@ -1,0 +1,167 @@
+/*
+ * The x86 schedule of the matrix products nn.dense, nn.matmul and
+ * nn.batch_matmul (nn_conv_compute.h): a register-tiled GEMM in the manner
+ * of TVM's topi/x86/dense.py (dense_pack) and batch_matmul.py.
+ *
+ * The output (batch..., M, N) (any rank >= 2; a matmul with a 1-D operand
+ * has no M or no N and gets the default schedule) is cut into register
+ * tiles of tile_rows rows by tile_cols columns. The batch dims and the
+ * two tile loops are fused into one parallel loop, column blocks outside
+ * row blocks when columns_outer (consecutive tasks then share one panel of
+ * the right operand, which stays in the cache), so that threads have work
+ * whatever M is: with M = 1 (a GEMV) the column blocks alone are the
+ * tasks. Within a tile the accumulator is a local (stack) buffer computed
+ * at the fused loop, its reduction k outermost, then the tile's rows
+ * (unrolled) and columns (vectorized): each step of k loads tile_cols
+ * columns of the right operand once and broadcasts one element of each
+ * row of the left, so tile_rows x tile_cols / lanes accumulators stay in
+ * vector registers. The epilogue of a fused group (bias, activation,
+ * residual add: the elementwise ops of the output's shape) is inlined
+ * into the output's copy of the tile, so it runs while the tile is in
+ * registers. A tile that overshoots M or N gets the guarded tail of te
+ * lowering, never a wrong answer.
+ *
+ * The right operand is read along N: contiguously for nn.matmul (K, N) and
+ * for a packed weight; a dense weight (N, K) that is not a compile-time
+ * constant is read with a stride (a gather per vector).
+ *
+ * The knobs are data (kiln_schedule_gemm_config_t): the default rule
+ * (kiln_schedule_gemm_x86_config) picks two vectors of columns (one when N
+ * is narrower, N itself below one vector) and up to
+ * KILN_SCHEDULE_GEMM_MAX_ACCUMULATORS accumulators' worth of rows,
+ * preferring a row count that divides M so that no tile has a tail.
+ */
+#include <string.h>
+
+#include "op/compute.h"
+#include "op/nn_conv_compute.h"
+#include "op/schedule_x86.h"
+
+static const kiln_te_iter_var_t *axis(const kiln_te_tensor_t *t, int i) {
+  return kiln_te_tensor_axis(t, i);
+}
+
+/* Rows per tile: m when it fits, else the largest divisor of m from `limit`
+ * down to half of it, else `limit` (with a tail). */
+static int64_t gemm_tile_rows(int64_t m, int64_t limit) {
+  if (m <= limit) {
+    return m;
+  }
+  for (int64_t r = limit; 2 * r >= limit; --r) {
+    if (m % r == 0) {
+      return r;
+    }
+  }
+  return limit;
+}
+
+kiln_schedule_gemm_config_t kiln_schedule_gemm_x86_config(const kiln_schedule_target_t *target,
+                                                          int64_t m, int64_t n, int64_t k) {
+  (void)k;
+  int64_t lanes = kiln_schedule_lanes(target, KILN_DTYPE_FLOAT32);
+  int64_t cols = n >= 2 * lanes ? 2 * lanes : n >= lanes ? lanes : n;
+  int64_t vectors = (cols + lanes - 1) / lanes;
+  int64_t limit = KILN_SCHEDULE_GEMM_MAX_ACCUMULATORS / vectors;
+  if (limit > KILN_SCHEDULE_GEMM_MAX_ROWS) {
+    limit = KILN_SCHEDULE_GEMM_MAX_ROWS;
+  }
+  return (kiln_schedule_gemm_config_t){
+      .tile_rows = gemm_tile_rows(m, limit), .tile_cols = cols, .columns_outer = true};
+}
+
+/* Whether the right operand is the same matrix for every index of output
+ * dim `d` (a dim before the last two): true for dense, whose weight has no
+ * batch, and for a matmul whose right operand has no such dim or a 1. */
+static bool right_operand_shared(const kiln_compute_args_t *args, const kiln_te_tensor_t *out,
+                                 int d) {
+  const kiln_te_tensor_t *b = args->inputs[1];
+  if (args->op->id == KILN_OP_DENSE) {
+    return true;
+  }
+  int j = d - (out->ndim - b->ndim);
+  return j < 0 || b->shape[j] == 1;
+}
+
+/* The output dim the tile's rows run along: M (the second last), or, when
+ * M is narrower than a tile, the widest earlier dim over which the right
+ * operand is shared (a sequence-first (S, 1, K) @ (K, N) has M = 1 and its
+ * rows along S). */
+static int gemm_row_dim(const kiln_compute_args_t *args, const kiln_te_tensor_t *out) {
+  int row = out->ndim - 2;
+  for (int d = 0; d < out->ndim - 2 && out->shape[row] < KILN_SCHEDULE_GEMM_MAX_ROWS; ++d) {
+    if (right_operand_shared(args, out, d) && out->shape[d] > out->shape[row]) {
+      row = d;
+    }
+  }
+  return row;
+}
+
+/* The output's loops: the other dims, then the tiles, fused and parallel;
+ * the tile's columns vectorized. Returns the fused loop. */
+static kiln_status_t gemm_output_loops(kiln_te_schedule_t *s, kiln_te_stage_t *stage,
+                                       const kiln_te_tensor_t *out, int row,
+                                       const kiln_schedule_gemm_config_t *config,
+                                       const kiln_te_iter_var_t **out_fused) {
+  int batch = out->ndim - 2;
+  const kiln_te_iter_var_t *mo = NULL, *mi = NULL, *no = NULL, *ni = NULL;
+  KILN_RETURN_IF_ERROR(kiln_te_split(s, stage, axis(out, row), config->tile_rows, &mo, &mi));
+  KILN_RETURN_IF_ERROR(kiln_te_split(s, stage, axis(out, batch + 1), config->tile_cols, &no, &ni));
+  const kiln_te_iter_var_t *order[KILN_TIR_MAX_DIMS + 2];
+  for (int d = 0, i = 0; d <= batch; ++d) {
+    if (d != row) {
+      order[i++] = axis(out, d);
+    }
+  }
+  order[batch] = config->columns_outer ? no : mo;
+  order[batch + 1] = config->columns_outer ? mo : no;
+  order[batch + 2] = mi;
+  order[batch + 3] = ni;
+  KILN_RETURN_IF_ERROR(kiln_te_reorder(stage, batch + 4, order));
+  KILN_RETURN_IF_ERROR(kiln_schedule_x86_fuse_all(s, stage, batch + 2, order, out_fused));
+  KILN_RETURN_IF_ERROR(kiln_te_parallel(stage, *out_fused));
+  return kiln_te_vectorize(stage, ni);
+}
+
+/* The accumulator's loops within a tile: k, then the rows (unrolled) and
+ * the columns (vectorized). */
+static kiln_status_t gemm_tile_loops(kiln_te_stage_t *local, int row) {
+  const kiln_te_tensor_t *cache = local->output;
+  int ndim = cache->ndim;
+  const kiln_te_iter_var_t *order[KILN_TIR_MAX_DIMS + 1];
+  order[0] = local->op->reduce_axes[0];
+  for (int d = 0; d < ndim; ++d) {
+    order[d + 1] = axis(cache, d);
+  }
+  KILN_RETURN_IF_ERROR(kiln_te_reorder(local, ndim + 1, order));
+  KILN_RETURN_IF_ERROR(kiln_te_unroll(local, axis(cache, row)));
+  return kiln_te_vectorize(local, axis(cache, ndim - 1));
+}
+
+kiln_status_t kiln_schedule_gemm_x86_apply(const kiln_schedule_gemm_config_t *config, int row,
+                                           const kiln_te_tensor_t *anchor,
+                                           const kiln_te_tensor_t *out,
+                                           kiln_te_schedule_t *schedule) {
+  KILN_RETURN_IF_ERROR(kiln_schedule_x86_inline_epilogue(schedule, anchor, out));
+  kiln_te_stage_t *stage = NULL, *local = NULL;
+  KILN_RETURN_IF_ERROR(kiln_schedule_x86_accumulator(schedule, anchor, out, &stage, &local));
+  const kiln_te_iter_var_t *fused = NULL;
+  KILN_RETURN_IF_ERROR(gemm_output_loops(schedule, stage, out, row, config, &fused));
+  KILN_RETURN_IF_ERROR(kiln_te_compute_at(local, stage, fused));
+  return gemm_tile_loops(local, row);
+}
+
+kiln_status_t kiln_schedule_dense_x86(const kiln_schedule_target_t *target,
+                                      const kiln_compute_args_t *args,
+                                      const kiln_compute_result_t *result,
+                                      kiln_te_schedule_t *schedule) {
+  const kiln_te_tensor_t *anchor = result->outputs[0];
+  const kiln_te_tensor_t *out = kiln_schedule_x86_fused_output(schedule, anchor);
+  if (!out || out->ndim < 2 || anchor->op->num_reduce_axes != 1) {
+    return kiln_schedule_default(target, schedule);
+  }
+  int row = gemm_row_dim(args, out);
+  int64_t m = out->shape[row], n = out->shape[out->ndim - 1];
+  int64_t k = anchor->op->reduce_axes[0]->extent;
+  kiln_schedule_gemm_config_t config = kiln_schedule_gemm_x86_config(target, m, n, k);
+  return kiln_schedule_gemm_x86_apply(&config, row, anchor, out, schedule);
+}

@@ -1,0 +1,104 @@
+/*
+ * The register-tiled GEMM schedule of op/schedule_x86_dense.c, on the
+ * shapes a model's matrix products take: every M, N and K of
+ * {1, 7, 17, 63, 65, 127, 1000} (tiles that divide and tails in rows,
+ * columns and both), rank-3 dense data, a matmul whose batch broadcasts
+ * its right operand, the sequence-first (S, 1, K) @ (K, N) whose tile rows
+ * run along S, and attention's batched Q.K^T and softmax.V. Each is
+ * lowered and run through every execution path (check_compute_random: the
+ * loop-IR interpreter, C, LLVM and the JIT with 1 to 3 threads) against the
+ * reference kernel; the default knobs and the tile's row dim are pinned
+ * as printed loop IR.
+ */
+#include <string.h>
+
+#include "kiln_compute_test.h"
+#include "op/nn_conv_compute.h"
+
+static void check_pair(const kiln_op_t *op, const void *attrs, int a_ndim, const int64_t *a_shape,
+                       int b_ndim, const int64_t *b_shape) {
+  const kiln_type_t *types[] = {ttype(KILN_DTYPE_FLOAT32, a_ndim, a_shape),
+                                ttype(KILN_DTYPE_FLOAT32, b_ndim, b_shape)};
+  check_compute_random(op, attrs, 2, types, -1.0, 1.0);
+}
+
+/* Each size of the list once as M, as N and as K, the other two cycling
+ * through the list, for dense and for matmul. */
+static void test_gemm_sizes(void **state) {
+  (void)state;
+  static const int64_t sizes[] = {1, 7, 17, 63, 65, 127, 1000};
+  const int count = (int)(sizeof(sizes) / sizeof(sizes[0]));
+  for (int i = 0; i < count; ++i) {
+    int64_t m = sizes[i], n = sizes[(i + 2) % count], k = sizes[(i + 5) % count];
+    check_pair(&kiln_op_dense, ATTRS(&kiln_op_dense, "units", "0"), 2, SHAPE(m, k), 2,
+               SHAPE(n, k));
+    check_pair(&kiln_op_matmul, NULL, 2, SHAPE(m, k), 2, SHAPE(k, n));
+  }
+}
+
+/* Rank-3 data: dense over (2, 9, 13), a matmul whose (1, 13, 40) right
+ * operand broadcasts over a batch of 3, and the sequence-first forms whose
+ * M is 1: (17, 1, 13) . (33, 13)^T and (20, 1, 24) @ (24, 50). */
+static void test_gemm_batch_and_sequence_first(void **state) {
+  (void)state;
+  const void *dense = ATTRS(&kiln_op_dense, "units", "0");
+  check_pair(&kiln_op_dense, dense, 3, SHAPE(2, 9, 13), 2, SHAPE(33, 13));
+  check_pair(&kiln_op_matmul, NULL, 3, SHAPE(3, 10, 13), 3, SHAPE(1, 13, 40));
+  check_pair(&kiln_op_dense, dense, 3, SHAPE(17, 1, 13), 2, SHAPE(33, 13));
+  check_pair(&kiln_op_matmul, NULL, 3, SHAPE(20, 1, 24), 2, SHAPE(24, 50));
+}
+
+/* Attention: (heads, S, d) @ (heads, d, S) and back, with S 19 (tails),
+ * as matmul and as batch_matmul with either operand transposed. */
+static void test_gemm_attention(void **state) {
+  (void)state;
+  check_pair(&kiln_op_matmul, NULL, 3, SHAPE(3, 19, 8), 3, SHAPE(3, 8, 19));
+  check_pair(&kiln_op_matmul, NULL, 4, SHAPE(1, 3, 19, 19), 4, SHAPE(1, 3, 19, 8));
+  const kiln_op_t *op = &kiln_op_batch_matmul;
+  check_pair(op, ATTRS(op, "transpose_b", "False"), 3, SHAPE(3, 19, 8), 3, SHAPE(3, 8, 19));
+  check_pair(op, ATTRS(op, "transpose_a", "True"), 3, SHAPE(3, 8, 19), 3, SHAPE(3, 21, 8));
+}
+
+/* The default knobs: two vectors of columns, rows up to 8 that divide M
+ * when they can, one vector or N itself when N is narrower. */
+static void test_gemm_default_config(void **state) {
+  (void)state;
+  kiln_schedule_target_t avx512 = {512};
+  kiln_schedule_gemm_config_t c = kiln_schedule_gemm_x86_config(&avx512, 64, 1152, 384);
+  assert_int_equal(c.tile_rows, 8);
+  assert_int_equal(c.tile_cols, 32);
+  assert_true(c.columns_outer);
+  c = kiln_schedule_gemm_x86_config(&avx512, 1, 10, 784);
+  assert_int_equal(c.tile_rows, 1);
+  assert_int_equal(c.tile_cols, 10);
+  c = kiln_schedule_gemm_x86_config(&avx512, 196, 20, 7);
+  assert_int_equal(c.tile_rows, 7); /* 196 = 28 x 7 */
+  assert_int_equal(c.tile_cols, 16);
+  c = kiln_schedule_gemm_x86_config(&avx512, 127, 64, 7);
+  assert_int_equal(c.tile_rows, 8); /* no divisor in 4..8: a tail */
+}
+
+/* A sequence-first dense (6, 1, 3) . (5, 3)^T at 128 bits: the tile's
+ * six rows run along dim 0, the columns (one vector of 4 and a tail). */
+static void test_gemm_sequence_first_golden(void **state) {
+  (void)state;
+  const kiln_op_t *op = &kiln_op_dense;
+  const kiln_type_t *types[] = {ttype(KILN_DTYPE_FLOAT32, 3, SHAPE(6, 1, 3)),
+                                ttype(KILN_DTYPE_FLOAT32, 2, SHAPE(5, 3))};
+  const char *text = lowered_text(op, ATTRS(op, "units", "0"), 2, types, 128);
+  assert_non_null(strstr(text, "T_dense_local = T.decl_buffer((6, 1, 4), \"float32\", "
+                               "scope=\"local\")"));
+  assert_non_null(strstr(text, "for i_c in T.unroll(6):"));
+  assert_non_null(strstr(text, "T.parallel(2)"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_gemm_sizes, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_gemm_batch_and_sequence_first, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_gemm_attention, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_gemm_default_config, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_gemm_sequence_first_golden, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
