@@ -142,7 +142,9 @@ static kiln_status_t visit_constant(codegen_t *g, const kiln_constant_t *constan
 
 /* ---- kernels ---- */
 
-/* 2 x multiply-adds of the conv, dense and matmul calls of `function`. */
+/* 2 x multiply-adds of the conv and matrix-product calls of `function`
+ * (nn.dense, nn.matmul, nn.batch_matmul, nn.contrib_dense_pack: the ids
+ * op_list.h keeps together). */
 static int64_t call_flops(const kiln_call_t *call) {
   const kiln_tensor_type_t *out = kiln_type_as_tensor(call->base.checked_type);
   if (!call->op || !out || call->num_args < 2) {
@@ -171,8 +173,7 @@ static int64_t call_flops(const kiln_call_t *call) {
     }
     return out_channels ? 2 * out_elems * (weight / out_channels) : 0;
   }
-  if (strcmp(name, "nn.dense") == 0 || strcmp(name, "nn.matmul") == 0 ||
-      strcmp(name, "nn.batch_matmul") == 0) {
+  if (call->op->id >= KILN_OP_DENSE && call->op->id <= KILN_OP_DENSE_PACK) {
     return 2 * out_elems * x->shape[x->ndim - 1];
   }
   return 0;

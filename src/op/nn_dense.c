@@ -16,6 +16,12 @@
  *   dropped from the result; the dims before the last two broadcast.
  * - batch_matmul: Relay's, x (B, M, K) and y (B, N, K) by default
  *   (transpose_a False, transpose_b True); a batch of 1 broadcasts.
+ * - contrib_dense_pack: dense with its weight packed in column blocks
+ *   (TVM's dense_pack, weight layout NK{b}n): data (..., K) and weight
+ *   (ceil(N / b), K, b), whose element (k, n) is weight[n / b, k, n % b],
+ *   so a block of b columns is one contiguous panel over K. units is N
+ *   (0: every packed column); the last block's columns past N are padding,
+ *   never read. pack_dense makes it from nn.dense with a constant weight.
  */
 #include "op/nn_common.h"
 #include "op/nn_conv_compute.h"
@@ -44,6 +50,7 @@ static kiln_status_t dense_validate(const kiln_op_t *op, const void *attrs) {
 
 typedef struct gemm_plan_t {
   int64_t m, n, k;
+  int64_t pack;     /* contrib_dense_pack's column block b, else 0 */
   int64_t a_m, a_k; /* strides of A's element (m, k) within its matrix */
   int64_t b_k, b_n; /* strides of B's element (k, n) */
   int batch_ndim;   /* the output's batch dims */
@@ -118,6 +125,38 @@ static kiln_status_t dense_plan(const kiln_op_t *op, const kiln_nn_dense_attrs_t
     plan->out_shape[i] = data->shape[i];
   }
   plan->out_shape[data->ndim - 1] = plan->n;
+  return KILN_OK;
+}
+
+static kiln_status_t dense_pack_plan(const kiln_op_t *op, const kiln_nn_dense_attrs_t *attrs,
+                                     const kiln_tensor_type_t *data,
+                                     const kiln_tensor_type_t *weight, gemm_plan_t *plan) {
+  char data_text[KILN_SHAPE_TEXT_CAPACITY], weight_text[KILN_SHAPE_TEXT_CAPACITY];
+  kiln_op_shape_text(data, data_text);
+  kiln_op_shape_text(weight, weight_text);
+  if (data->ndim < 1 || weight->ndim != 3 || weight->shape[2] < 1) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "%s: data %s must have rank >= 1 and weight %s rank 3 (N/b, K, b)", op->name,
+                       data_text, weight_text);
+  }
+  int64_t k = data->shape[data->ndim - 1], b = weight->shape[2];
+  int64_t n = attrs->units ? attrs->units : weight->shape[0] * b;
+  if (weight->shape[1] != k) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: data %s has %lld features but weight %s expects %lld",
+                       op->name, data_text, (long long)k, weight_text, (long long)weight->shape[1]);
+  }
+  if (n > weight->shape[0] * b || n <= (weight->shape[0] - 1) * b) {
+    return KILN_STATUS(
+        INVALID_ARGUMENT,
+        "%s: units %lld does not fill the last of the %lld blocks of %lld columns of "
+        "weight %s",
+        op->name, (long long)n, (long long)weight->shape[0], (long long)b, weight_text);
+  }
+  kiln_nn_dense_attrs_t unchecked = {0};
+  const int64_t shape[2] = {n, k};
+  kiln_tensor_type_t unpacked = {.dtype = weight->dtype, .ndim = 2, .shape = shape};
+  KILN_RETURN_IF_ERROR(dense_plan(op, &unchecked, data, &unpacked, plan));
+  plan->pack = b;
   return KILN_OK;
 }
 
@@ -201,18 +240,23 @@ static kiln_status_t gemm_plan_make(const kiln_op_t *op, const void *attrs,
   if (op->id == KILN_OP_BATCH_MATMUL) {
     return batch_matmul_plan(op, attrs, a, b, plan);
   }
+  if (op->id == KILN_OP_DENSE_PACK) {
+    return dense_pack_plan(op, attrs, a, b, plan);
+  }
   return matmul_plan(op, a, b, plan);
 }
 
 /* ---- rules ---- */
 
-_Static_assert(KILN_OP_MATMUL == KILN_OP_DENSE + 1 && KILN_OP_BATCH_MATMUL == KILN_OP_DENSE + 2,
+_Static_assert(KILN_OP_MATMUL == KILN_OP_DENSE + 1 && KILN_OP_BATCH_MATMUL == KILN_OP_DENSE + 2 &&
+                   KILN_OP_DENSE_PACK == KILN_OP_DENSE + 3,
                "gemm_input_names follows op_list.h");
 
-static const char *const gemm_input_names[3][2] = {
+static const char *const gemm_input_names[4][2] = {
     {"data", "weight"}, /* dense */
     {"a", "b"},         /* matmul */
     {"x", "y"},         /* batch_matmul */
+    {"data", "weight"}, /* contrib_dense_pack */
 };
 
 static kiln_status_t gemm_infer(const kiln_type_relation_t *relation,
@@ -232,7 +276,8 @@ static kiln_status_t gemm_infer(const kiln_type_relation_t *relation,
 /* Inputs in the primal form of their layouts; dense's output keeps data's
  * axes, a matmul's may change rank, so its layout is left unknown. */
 static kiln_status_t gemm_correct_layout(kiln_layout_relation_t *relation) {
-  return kiln_nn_layout_rule_primal(relation, relation->op->id == KILN_OP_DENSE);
+  kiln_op_id_t id = relation->op->id;
+  return kiln_nn_layout_rule_primal(relation, id == KILN_OP_DENSE || id == KILN_OP_DENSE_PACK);
 }
 
 /* ---- reference kernel ---- */
@@ -254,6 +299,14 @@ static int64_t gemm_batch_offset(const gemm_plan_t *plan, int ndim, const int64_
   return offset;
 }
 
+/* Offset of B's element (k, n) within its matrix. */
+static int64_t gemm_b_offset(const gemm_plan_t *plan, int64_t k, int64_t n) {
+  if (plan->pack) {
+    return (n / plan->pack) * plan->k * plan->pack + k * plan->pack + n % plan->pack;
+  }
+  return k * plan->b_k + n * plan->b_n;
+}
+
 static void gemm_run(const gemm_plan_t *plan, const float *a, const float *b, float *out) {
   int64_t batches = 1;
   for (int i = 0; i < plan->batch_ndim; ++i) {
@@ -269,8 +322,7 @@ static void gemm_run(const gemm_plan_t *plan, const float *a, const float *b, fl
       for (int64_t j = 0; j < plan->n; ++j) {
         double sum = 0.0;
         for (int64_t q = 0; q < plan->k; ++q) {
-          sum +=
-              (double)ma[i * plan->a_m + q * plan->a_k] * (double)mb[q * plan->b_k + j * plan->b_n];
+          sum += (double)ma[i * plan->a_m + q * plan->a_k] * (double)mb[gemm_b_offset(plan, q, j)];
         }
         mo[i * plan->n + j] = (float)sum;
       }
@@ -315,6 +367,8 @@ static kiln_status_t gemm_reference(const kiln_kernel_args_t *args) {
 GEMM_OP(kiln_op_dense, "nn.dense", KILN_OP_DENSE, sizeof(kiln_nn_dense_attrs_t), dense_fields, 1,
         dense_validate, kiln_schedule_dense_x86);
 GEMM_OP(kiln_op_matmul, "nn.matmul", KILN_OP_MATMUL, 0, NULL, 0, NULL, kiln_schedule_dense_x86);
+GEMM_OP(kiln_op_dense_pack, "nn.contrib_dense_pack", KILN_OP_DENSE_PACK,
+        sizeof(kiln_nn_dense_attrs_t), dense_fields, 1, dense_validate, kiln_schedule_dense_x86);
 GEMM_OP(kiln_op_batch_matmul, "nn.batch_matmul", KILN_OP_BATCH_MATMUL,
         sizeof(kiln_nn_batch_matmul_attrs_t), batch_matmul_fields, 2, NULL,
         kiln_schedule_dense_x86);

@@ -11,7 +11,10 @@
  *   then lacks; the batch dims broadcast, aligned from the right, a dim of
  *   1 read at 0;
  * - batch_matmul: x (B, M, K) or (B, K, M) with transpose_a, y (B, N, K)
- *   with transpose_b or (B, K, N); a batch of 1 broadcasts.
+ *   with transpose_b or (B, K, N); a batch of 1 broadcasts;
+ * - contrib_dense_pack: dense with the weight packed in column blocks of
+ *   b, read at weight[n / b, k, n % b] (the schedule's column tiles are
+ *   whole blocks, so the simplifier reduces both to the tile's indices).
  * The sum is float32 (the reference's is double, rounded once); the
  * reduce axis is named rk so that it cannot be confused with the output's
  * axis k of a rank-3 result.
@@ -33,13 +36,18 @@ typedef struct gemm_operand_t {
 typedef struct gemm_rule_t {
   gemm_operand_t operand[2];
   int out_batch_ndim;
+  int64_t pack;   /* contrib_dense_pack's column block, else 0 */
   int has_row[2]; /* the output has an m dim, an n dim */
   const kiln_te_iter_var_t *k;
 } gemm_rule_t;
 
 static void gemm_layout(const kiln_compute_args_t *args, int out_ndim, gemm_rule_t *g) {
   const kiln_te_tensor_t *a = args->inputs[0], *b = args->inputs[1];
-  if (args->op->id == KILN_OP_DENSE) {
+  if (args->op->id == KILN_OP_DENSE_PACK) {
+    g->operand[0] = (gemm_operand_t){a, a->ndim - 1, -1, a->ndim - 1};
+    g->operand[1] = (gemm_operand_t){b, 0, 0, 1};
+    g->pack = b->shape[2];
+  } else if (args->op->id == KILN_OP_DENSE) {
     g->operand[0] = (gemm_operand_t){a, a->ndim - 1, -1, a->ndim - 1};
     g->operand[1] = (gemm_operand_t){b, 0, 0, 1};
   } else if (args->op->id == KILN_OP_BATCH_MATMUL) {
@@ -61,10 +69,23 @@ static void gemm_layout(const kiln_compute_args_t *args, int out_ndim, gemm_rule
   g->out_batch_ndim = out_ndim - g->has_row[0] - g->has_row[1];
 }
 
+/* The packed weight's element (k, n): weight[n / b, k, n % b]. */
+static const kiln_tir_expr_t *gemm_read_packed(kiln_tir_builder_t *b, const gemm_rule_t *g,
+                                               const kiln_tir_expr_t *n) {
+  const kiln_tir_expr_t *block = kiln_tir_b_i32(b, g->pack);
+  const kiln_tir_expr_t *at[3] = {kiln_tir_b_bin(b, KILN_TIR_EXPR_FLOOR_DIV, n, block),
+                                  kiln_tir_b_v(g->k->var),
+                                  kiln_tir_b_bin(b, KILN_TIR_EXPR_FLOOR_MOD, n, block)};
+  return kiln_te_read(b, g->operand[1].tensor, 3, at);
+}
+
 /* The load of one operand at output indices `indices` and k. */
 static const kiln_tir_expr_t *gemm_read(kiln_tir_builder_t *b, const gemm_rule_t *g, int which,
                                         const kiln_tir_expr_t *const *indices) {
   const gemm_operand_t *p = &g->operand[which];
+  if (which == 1 && g->pack) {
+    return gemm_read_packed(b, g, indices[g->out_batch_ndim + g->has_row[0]]);
+  }
   const kiln_tir_expr_t *at[KILN_TIR_MAX_DIMS];
   int offset = g->out_batch_ndim - p->batch_ndim;
   for (int d = 0; d < p->batch_ndim; ++d) {

@@ -15,6 +15,7 @@
   X(DENSE, "nn.dense", kiln_op_dense)                                     \
   X(MATMUL, "nn.matmul", kiln_op_matmul)                                  \
   X(BATCH_MATMUL, "nn.batch_matmul", kiln_op_batch_matmul)                \
+  X(DENSE_PACK, "nn.contrib_dense_pack", kiln_op_dense_pack)              \
   X(BATCH_NORM, "nn.batch_norm", kiln_op_batch_norm)                      \
   X(LAYER_NORM, "nn.layer_norm", kiln_op_layer_norm)                      \
   X(BIAS_ADD, "nn.bias_add", kiln_op_bias_add)                            \

@@ -16,16 +16,20 @@
 const kiln_te_tensor_t *kiln_schedule_x86_fused_output(const kiln_te_schedule_t *s,
                                                        const kiln_te_tensor_t *anchor);
 /* Inlines every stage but the anchor, `final` and reductions. */
-KILN_MUST_USE_RESULT kiln_status_t kiln_schedule_x86_inline_epilogue(
-    kiln_te_schedule_t *s, const kiln_te_tensor_t *anchor, const kiln_te_tensor_t *final);
+KILN_MUST_USE_RESULT kiln_status_t kiln_schedule_x86_inline_epilogue(kiln_te_schedule_t *s,
+                                                                     const kiln_te_tensor_t *anchor,
+                                                                     const kiln_te_tensor_t *final);
 /* The stage of `final` and the local accumulating stage: a local cache of
  * the anchor when the anchor is `final`, else the anchor itself. */
-KILN_MUST_USE_RESULT kiln_status_t kiln_schedule_x86_accumulator(
-    kiln_te_schedule_t *s, const kiln_te_tensor_t *anchor, const kiln_te_tensor_t *final,
-    kiln_te_stage_t **out_stage, kiln_te_stage_t **out_accumulator);
+KILN_MUST_USE_RESULT kiln_status_t kiln_schedule_x86_accumulator(kiln_te_schedule_t *s,
+                                                                 const kiln_te_tensor_t *anchor,
+                                                                 const kiln_te_tensor_t *final,
+                                                                 kiln_te_stage_t **out_stage,
+                                                                 kiln_te_stage_t **out_accumulator);
 /* Fuses the adjacent leaves axes[0..count) (outer first) into one. */
-KILN_MUST_USE_RESULT kiln_status_t kiln_schedule_x86_fuse_all(
-    kiln_te_schedule_t *s, kiln_te_stage_t *st, int count, const kiln_te_iter_var_t *const *axes,
-    const kiln_te_iter_var_t **out_fused);
+KILN_MUST_USE_RESULT kiln_status_t kiln_schedule_x86_fuse_all(kiln_te_schedule_t *s,
+                                                              kiln_te_stage_t *st, int count,
+                                                              const kiln_te_iter_var_t *const *axes,
+                                                              const kiln_te_iter_var_t **out_fused);
 
 #endif /* KILN_OP_SCHEDULE_X86_H_ */

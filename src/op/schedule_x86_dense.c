@@ -75,7 +75,7 @@ kiln_schedule_gemm_config_t kiln_schedule_gemm_x86_config(const kiln_schedule_ta
 static bool right_operand_shared(const kiln_compute_args_t *args, const kiln_te_tensor_t *out,
                                  int d) {
   const kiln_te_tensor_t *b = args->inputs[1];
-  if (args->op->id == KILN_OP_DENSE) {
+  if (args->op->id == KILN_OP_DENSE || args->op->id == KILN_OP_DENSE_PACK) {
     return true;
   }
   int j = d - (out->ndim - b->ndim);
@@ -163,5 +163,8 @@ kiln_status_t kiln_schedule_dense_x86(const kiln_schedule_target_t *target,
   int64_t m = out->shape[row], n = out->shape[out->ndim - 1];
   int64_t k = anchor->op->reduce_axes[0]->extent;
   kiln_schedule_gemm_config_t config = kiln_schedule_gemm_x86_config(target, m, n, k);
+  if (args->op->id == KILN_OP_DENSE_PACK) {
+    config.tile_cols = args->inputs[1]->shape[2]; /* whole blocks */
+  }
   return kiln_schedule_gemm_x86_apply(&config, row, anchor, out, schedule);
 }

@@ -16,10 +16,12 @@
   X(eliminate_common_subexpr) \
   X(combine_parallel_conv2d)  \
   X(fold_constant)            \
+  X(matmul_to_dense)          \
   X(fold_scale_axis)          \
   X(canonicalize_ops)         \
   X(fast_math)                \
   X(alter_op_layout)          \
+  X(pack_dense)               \
   X(dead_code_elimination)    \
   X(fuse_ops)                 \
   X(plan_memory)

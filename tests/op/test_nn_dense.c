@@ -1,5 +1,6 @@
 /*
- * Tests of nn.dense, nn.matmul and nn.batch_matmul: attributes, the type
+ * Tests of nn.dense, nn.matmul, nn.batch_matmul and nn.contrib_dense_pack
+ * (dense with its weight in column blocks): attributes, the type
  * relations with every error (NumPy's 1-D promotion and batch broadcasting
  * for matmul, Relay's transposes for batch_matmul), the layout rule, and the
  * reference kernels against hand-computed products and against direct loops
@@ -203,6 +204,55 @@ static void test_dense_odd_shapes(void **state) {
   release_all(all, 3);
 }
 
+/* contrib_dense_pack: the relation and its errors, and the kernel against
+ * dense on the unpacked weight, 11 columns in blocks of 4 (one padded). */
+static void test_dense_pack_relation(void **state) {
+  (void)state;
+  const kiln_op_t *op = &kiln_op_dense_pack;
+  const kiln_type_t *out = NULL;
+  KILN_ASSERT_OK(INFER(op, ATTRS(op, "units", "11"), &out, ttype(F32, 3, SHAPE(2, 5, 7)),
+                       ttype(F32, 3, SHAPE(3, 7, 4))));
+  assert_type(out, F32, 3, SHAPE(2, 5, 11));
+  KILN_ASSERT_OK(INFER(op, ATTRS(op, "units", "0"), &out, ttype(F32, 2, SHAPE(2, 7)),
+                       ttype(F32, 3, SHAPE(3, 7, 4))));
+  assert_type(out, F32, 2, SHAPE(2, 12));
+  KILN_ASSERT_STATUS(INFER(op, ATTRS(op, "units", "8"), &out, ttype(F32, 2, SHAPE(2, 7)),
+                           ttype(F32, 3, SHAPE(3, 7, 4))),
+                     INVALID_ARGUMENT,
+                     "nn.contrib_dense_pack: units 8 does not fill the last of the 3 blocks of 4 "
+                     "columns of weight (3, 7, 4)");
+  KILN_ASSERT_STATUS(INFER(op, ATTRS(op, "units", "0"), &out, ttype(F32, 2, SHAPE(2, 6)),
+                           ttype(F32, 3, SHAPE(3, 7, 4))),
+                     INVALID_ARGUMENT,
+                     "nn.contrib_dense_pack: data (2, 6) has 6 features but weight (3, 7, 4) "
+                     "expects 7");
+  KILN_ASSERT_STATUS(INFER(op, ATTRS(op, "units", "0"), &out, ttype(F32, 2, SHAPE(2, 6)),
+                           ttype(F32, 2, SHAPE(4, 6))),
+                     INVALID_ARGUMENT, "weight (4, 6) rank 3 (N/b, K, b)");
+}
+
+static void test_dense_pack_against_dense(void **state) {
+  (void)state;
+  enum { R = 5, K = 7, N = 11, B = 4, NB = 3 };
+  kiln_tensor_t *data = f32_filled(1, 2, SHAPE(R, K));
+  kiln_tensor_t *weight = f32_filled(2, 2, SHAPE(N, K));
+  kiln_tensor_t *packed = tensor_zeros(F32, 3, SHAPE(NB, K, B));
+  const float *w = kiln_tensor_data(weight);
+  float *p = kiln_tensor_data(packed);
+  for (int n = 0; n < N; ++n) {
+    for (int k = 0; k < K; ++k) {
+      p[(n / B) * K * B + k * B + n % B] = w[n * K + k];
+    }
+  }
+  kiln_tensor_t *want = NULL, *out = NULL;
+  KILN_ASSERT_OK(RUN(&kiln_op_dense, attrs_with(&kiln_op_dense, NULL), &want, data, weight));
+  KILN_ASSERT_OK(
+      RUN(&kiln_op_dense_pack, ATTRS(&kiln_op_dense_pack, "units", "11"), &out, data, packed));
+  assert_f32_floats(out, kiln_tensor_data(want), R * N);
+  kiln_tensor_t *all[] = {data, weight, packed, want, out};
+  release_all(all, 5);
+}
+
 static void test_matmul_vectors(void **state) {
   (void)state;
   kiln_tensor_t *v = tensor_of(F32, 1, SHAPE(3), (const float[]){1, 2, 3});
@@ -294,12 +344,19 @@ static void test_kernel_errors(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_metadata_and_attrs), cmocka_unit_test(test_dense_relation),
-      cmocka_unit_test(test_matmul_relation),    cmocka_unit_test(test_batch_matmul_relation),
-      cmocka_unit_test(test_layout_rule),        cmocka_unit_test(test_dense_by_hand),
-      cmocka_unit_test(test_dense_odd_shapes),   cmocka_unit_test(test_matmul_vectors),
-      cmocka_unit_test(test_matmul_broadcast),   cmocka_unit_test(test_batch_matmul),
+      cmocka_unit_test(test_metadata_and_attrs),
+      cmocka_unit_test(test_dense_relation),
+      cmocka_unit_test(test_matmul_relation),
+      cmocka_unit_test(test_batch_matmul_relation),
+      cmocka_unit_test(test_layout_rule),
+      cmocka_unit_test(test_dense_by_hand),
+      cmocka_unit_test(test_dense_odd_shapes),
+      cmocka_unit_test(test_matmul_vectors),
+      cmocka_unit_test(test_matmul_broadcast),
+      cmocka_unit_test(test_batch_matmul),
       cmocka_unit_test(test_kernel_errors),
+      cmocka_unit_test(test_dense_pack_relation),
+      cmocka_unit_test(test_dense_pack_against_dense),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

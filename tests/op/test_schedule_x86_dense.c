@@ -4,7 +4,8 @@
  * {1, 7, 17, 63, 65, 127, 1000} (tiles that divide and tails in rows,
  * columns and both), rank-3 dense data, a matmul whose batch broadcasts
  * its right operand, the sequence-first (S, 1, K) @ (K, N) whose tile rows
- * run along S, and attention's batched Q.K^T and softmax.V. Each is
+ * run along S, attention's batched Q.K^T and softmax.V, and the packed
+ * dense (nn.contrib_dense_pack) with whole and padded blocks. Each is
  * lowered and run through every execution path (check_compute_random: the
  * loop-IR interpreter, C, LLVM and the JIT with 1 to 3 threads) against the
  * reference kernel; the default knobs and the tile's row dim are pinned
@@ -30,8 +31,7 @@ static void test_gemm_sizes(void **state) {
   const int count = (int)(sizeof(sizes) / sizeof(sizes[0]));
   for (int i = 0; i < count; ++i) {
     int64_t m = sizes[i], n = sizes[(i + 2) % count], k = sizes[(i + 5) % count];
-    check_pair(&kiln_op_dense, ATTRS(&kiln_op_dense, "units", "0"), 2, SHAPE(m, k), 2,
-               SHAPE(n, k));
+    check_pair(&kiln_op_dense, ATTRS(&kiln_op_dense, "units", "0"), 2, SHAPE(m, k), 2, SHAPE(n, k));
     check_pair(&kiln_op_matmul, NULL, 2, SHAPE(m, k), 2, SHAPE(k, n));
   }
 }
@@ -57,6 +57,18 @@ static void test_gemm_attention(void **state) {
   const kiln_op_t *op = &kiln_op_batch_matmul;
   check_pair(op, ATTRS(op, "transpose_b", "False"), 3, SHAPE(3, 19, 8), 3, SHAPE(3, 8, 19));
   check_pair(op, ATTRS(op, "transpose_a", "True"), 3, SHAPE(3, 8, 19), 3, SHAPE(3, 21, 8));
+}
+
+/* contrib_dense_pack, whose column tiles are its blocks: blocks of 32
+ * over 1000 columns (the last a quarter full), of 16 over 48, one block of
+ * 5, over rank-2, rank-3 and sequence-first data. */
+static void test_dense_pack(void **state) {
+  (void)state;
+  const kiln_op_t *op = &kiln_op_dense_pack;
+  check_pair(op, ATTRS(op, "units", "1000"), 2, SHAPE(3, 17), 3, SHAPE(32, 17, 32));
+  check_pair(op, ATTRS(op, "units", "48"), 3, SHAPE(2, 9, 13), 3, SHAPE(3, 13, 16));
+  check_pair(op, ATTRS(op, "units", "5"), 2, SHAPE(65, 7), 3, SHAPE(1, 7, 5));
+  check_pair(op, ATTRS(op, "units", "40"), 3, SHAPE(19, 1, 8), 3, SHAPE(2, 8, 32));
 }
 
 /* The default knobs: two vectors of columns, rows up to 8 that divide M
@@ -97,6 +109,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_gemm_sizes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_gemm_batch_and_sequence_first, setup, teardown),
       cmocka_unit_test_setup_teardown(test_gemm_attention, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_dense_pack, setup, teardown),
       cmocka_unit_test_setup_teardown(test_gemm_default_config, setup, teardown),
       cmocka_unit_test_setup_teardown(test_gemm_sequence_first_golden, setup, teardown),
   };
