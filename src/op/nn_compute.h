@@ -73,4 +73,50 @@ static inline kiln_status_t kiln_nn_c_float_const(kiln_arena_t *arena, kiln_dtyp
   return kiln_tir_builder_finish(&b);
 }
 
+/* ---- reductions along the last axis in lanes (nn_line_compute.c) ---- */
+
+/* Lanes of a line reduction's partial stage: a vector of AVX-512 floats
+ * (two of AVX2's). */
+#define KILN_NN_LINE_LANES 16
+
+/* The element of the line at position `c` (in bounds) of the row at the
+ * reduced tensor's `row` indices. */
+typedef const kiln_tir_expr_t *(*kiln_nn_line_element_fn)(kiln_tir_builder_t *b,
+                                                          const kiln_tir_expr_t *const *row,
+                                                          const kiln_tir_expr_t *c, void *user);
+
+/* A reduction of each row's `extent` elements along the data's last axis,
+ * as two stages: T_<op>_<stage>_lanes (rows..., KILN_NN_LINE_LANES), lane
+ * l reducing the elements c = p * lanes + l (positions past the line are
+ * `identity`), then T_<op>_<stage> (rows...) reducing the lanes. The
+ * schedule vectorizes the first over its lanes (kiln_schedule_line_x86).
+ * `init` as kiln_te_compute_reduce's (NULL: the reducer's own). */
+typedef struct kiln_nn_line_reduce_t {
+  const kiln_compute_args_t *args;
+  const char *stage;
+  int rows_ndim;
+  const int64_t *rows_shape;
+  int64_t extent;
+  kiln_te_reducer_t reducer;
+  const kiln_tir_expr_t *init;
+  double identity;
+  int num_inputs;
+  const kiln_te_tensor_t *const *inputs;
+  kiln_nn_line_element_fn element;
+  void *user;
+} kiln_nn_line_reduce_t;
+
+KILN_MUST_USE_RESULT kiln_status_t kiln_nn_line_reduce(const kiln_nn_line_reduce_t *r,
+                                                       const kiln_te_tensor_t **out_tensor);
+
+/* The x86 schedule of softmax, log_softmax and layer_norm along the last
+ * axis (schedule_x86_line.c); other axes: the default schedule. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_schedule_line_x86(const kiln_schedule_target_t *target,
+                                                          const kiln_compute_args_t *args,
+                                                          const kiln_compute_result_t *result,
+                                                          struct kiln_te_schedule_t *schedule);
+/* Whether the operator (softmax, log_softmax, layer_norm) works along the
+ * data's last axis, where the compute rules reduce in lanes. */
+bool kiln_nn_line_axis_is_last(const kiln_compute_args_t *args);
+
 #endif /* KILN_OP_NN_COMPUTE_H_ */

@@ -312,6 +312,7 @@ static kiln_status_t norm_reference(const kiln_kernel_args_t *args) {
       .correct_layout = norm_correct_layout,                                              \
       .reference = norm_reference,                                                        \
       .compute = kiln_compute_nn_norm,                                                    \
+      .schedule = kiln_schedule_line_x86,                                                 \
   }
 
 NORM_OP(kiln_op_batch_norm, "nn.batch_norm", KILN_OP_BATCH_NORM, 5, KILN_OP_PATTERN_BROADCAST,

@@ -19,8 +19,12 @@
  * batch element and one channel (the reductions have shape (N, C) and
  * reduce every other dim; data of rank 2 gets one reduce axis of extent 1).
  *
- * The default schedule runs the reductions parallel over their data axes
- * and the output fused, parallel and vectorized. The reference kernels
+ * A layer_norm along the last axis (the usual case) makes both reductions
+ * in vector lanes (kiln_nn_line_reduce, nn_line_compute.c) and is
+ * scheduled by kiln_schedule_line_x86: one row per parallel task, its
+ * partial sums and its output vectorized. Otherwise the default schedule
+ * runs the reductions parallel over their data axes and the output fused,
+ * parallel and vectorized. The reference kernels
  * handle float32 only, so do these rules (UNIMPLEMENTED otherwise).
  */
 #include <stdio.h>
@@ -199,8 +203,56 @@ static kiln_status_t group_reduce(norm_t *n, const char *stage, int num_inputs,
                                 out_tensor);
 }
 
+/* The line's element at `c` of the row at reduced `row`, and its squared
+ * deviation from the row's mean: the elements of the two lane sums. */
+static const kiln_tir_expr_t *line_element(kiln_tir_builder_t *b, const kiln_tir_expr_t *const *row,
+                                           const kiln_tir_expr_t *c, void *user) {
+  const norm_t *n = user;
+  const kiln_tir_expr_t *at[KILN_TIR_MAX_DIMS];
+  kiln_nn_c_insert_index(n->ndim - 1, row, n->axis, c, at);
+  return kiln_te_read(b, n->data, n->ndim, at);
+}
+
+static const kiln_tir_expr_t *line_deviation_squared(kiln_tir_builder_t *b,
+                                                     const kiln_tir_expr_t *const *row,
+                                                     const kiln_tir_expr_t *c, void *user) {
+  const norm_t *n = user;
+  const kiln_tir_expr_t *d = kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, line_element(b, row, c, user),
+                                            group_mean(b, n, n->sum, row));
+  return kiln_tir_b_mul(b, d, d);
+}
+
+/* layer_norm along the last axis: both sums in lanes. */
+static kiln_status_t line_stages(norm_t *n) {
+  int64_t shape[KILN_TIR_MAX_DIMS];
+  for (int d = 0; d < n->ndim - 1; ++d) {
+    shape[d] = n->data->shape[d];
+  }
+  n->count = n->data->shape[n->axis];
+  kiln_nn_line_reduce_t r = {.args = n->args,
+                             .stage = "sum",
+                             .rows_ndim = n->ndim - 1,
+                             .rows_shape = shape,
+                             .extent = n->count,
+                             .reducer = KILN_TE_REDUCE_SUM,
+                             .num_inputs = 1,
+                             .inputs = &n->data,
+                             .element = line_element,
+                             .user = n};
+  KILN_RETURN_IF_ERROR(kiln_nn_line_reduce(&r, &n->sum));
+  const kiln_te_tensor_t *inputs[2] = {n->data, n->sum};
+  r.stage = "varsum";
+  r.num_inputs = 2;
+  r.inputs = inputs;
+  r.element = line_deviation_squared;
+  return kiln_nn_line_reduce(&r, &n->varsum);
+}
+
 /* Fresh reduce axes for the variance pass (an axis belongs to one compute). */
 static kiln_status_t group_stages(norm_t *n) {
+  if (n->args->op->id == KILN_OP_LAYER_NORM && n->axis == n->ndim - 1) {
+    return line_stages(n);
+  }
   KILN_RETURN_IF_ERROR(group_axes(n));
   KILN_RETURN_IF_ERROR(group_reduce(n, "sum", 1, &n->data, sum_body, &n->sum));
   KILN_RETURN_IF_ERROR(group_axes(n));

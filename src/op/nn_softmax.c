@@ -179,6 +179,7 @@ const kiln_op_t kiln_op_lrn = {
       .correct_layout = softmax_correct_layout,                              \
       .reference = softmax_reference,                                        \
       .compute = kiln_compute_nn_softmax,                                    \
+      .schedule = kiln_schedule_line_x86,                                    \
   }
 
 SOFTMAX_OP(kiln_op_softmax, "nn.softmax", KILN_OP_SOFTMAX);

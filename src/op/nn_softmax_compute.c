@@ -15,9 +15,13 @@
  * `size` cells whose cells outside the channels are masked to 0 (read at a
  * clamped channel), and the output x / (bias + alpha / size * sum)^beta.
  *
- * Under the default schedule the reductions run their data-parallel axes
- * fused and parallel with the line inside; the output stage is fused,
- * parallel and vectorized. The reference kernels handle float32 only, so do
+ * Along the last axis (the usual case), the two reductions are made in
+ * vector lanes (kiln_nn_line_reduce, nn_line_compute.c) and scheduled by
+ * kiln_schedule_line_x86: one row per parallel task, its partial
+ * reductions and its output vectorized. Along another axis, the default
+ * schedule runs the reductions' data-parallel axes fused and parallel
+ * with the line inside, and the output stage fused, parallel and
+ * vectorized. The reference kernels handle float32 only, so do
  * these rules (UNIMPLEMENTED otherwise).
  */
 #include <math.h>
@@ -129,6 +133,50 @@ static const kiln_tir_expr_t *softmax_out_body(kiln_tir_builder_t *b,
                         sum);
 }
 
+/* The line's element at `c` of the row at reduced `row`, and its exp
+ * shifted by the row's max: the elements of the two lane reductions. */
+static const kiln_tir_expr_t *line_element(kiln_tir_builder_t *b, const kiln_tir_expr_t *const *row,
+                                           const kiln_tir_expr_t *c, void *user) {
+  return line_read(b, user, row, c);
+}
+
+static const kiln_tir_expr_t *line_exp_element(kiln_tir_builder_t *b,
+                                               const kiln_tir_expr_t *const *row,
+                                               const kiln_tir_expr_t *c, void *user) {
+  const line_t *line = user;
+  const kiln_tir_expr_t *max = kiln_te_read(b, line->max, line->ndim - 1, row);
+  return kiln_nn_c_call1(b, KILN_TIR_INTRINSIC_EXP,
+                         kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, line_read(b, line, row, c), max));
+}
+
+/* The max and the sum of exps of each row in lanes (the axis is last). */
+static kiln_status_t softmax_lanes(line_t *line, const kiln_tir_expr_t *minus_inf) {
+  int64_t shape[KILN_TIR_MAX_DIMS];
+  line_reduced_shape(line, shape);
+  kiln_nn_line_reduce_t r = {.args = line->args,
+                             .stage = "maxelem",
+                             .rows_ndim = line->ndim - 1,
+                             .rows_shape = shape,
+                             .extent = line->data->shape[line->axis],
+                             .reducer = KILN_TE_REDUCE_MAX,
+                             .init = minus_inf,
+                             .identity = -(double)INFINITY,
+                             .num_inputs = 1,
+                             .inputs = &line->data,
+                             .element = line_element,
+                             .user = line};
+  KILN_RETURN_IF_ERROR(kiln_nn_line_reduce(&r, &line->max));
+  const kiln_te_tensor_t *sum_inputs[2] = {line->data, line->max};
+  r.stage = "expsum";
+  r.reducer = KILN_TE_REDUCE_SUM;
+  r.init = NULL;
+  r.identity = 0.0;
+  r.num_inputs = 2;
+  r.inputs = sum_inputs;
+  r.element = line_exp_element;
+  return kiln_nn_line_reduce(&r, &line->sum);
+}
+
 kiln_status_t kiln_compute_nn_softmax(const kiln_compute_args_t *args,
                                       kiln_compute_result_t *out_result) {
   line_t line;
@@ -136,12 +184,20 @@ kiln_status_t kiln_compute_nn_softmax(const kiln_compute_args_t *args,
   const kiln_tir_expr_t *minus_inf = NULL;
   KILN_RETURN_IF_ERROR(
       kiln_nn_c_float_const(args->arena, line.data->dtype, -(double)INFINITY, &minus_inf));
+  const kiln_te_tensor_t *out_inputs[3] = {line.data, NULL, NULL};
+  if (line.axis == line.ndim - 1) {
+    KILN_RETURN_IF_ERROR(softmax_lanes(&line, minus_inf));
+    out_inputs[1] = line.max;
+    out_inputs[2] = line.sum;
+    return line_output(&line, 3, out_inputs, softmax_out_body, out_result);
+  }
   KILN_RETURN_IF_ERROR(line_reduce(&line, "maxelem", KILN_TE_REDUCE_MAX, minus_inf, 1, &line.data,
                                    softmax_max_body, &line.max));
   const kiln_te_tensor_t *sum_inputs[2] = {line.data, line.max};
   KILN_RETURN_IF_ERROR(line_reduce(&line, "expsum", KILN_TE_REDUCE_SUM, NULL, 2, sum_inputs,
                                    softmax_sum_body, &line.sum));
-  const kiln_te_tensor_t *out_inputs[3] = {line.data, line.max, line.sum};
+  out_inputs[1] = line.max;
+  out_inputs[2] = line.sum;
   return line_output(&line, 3, out_inputs, softmax_out_body, out_result);
 }
 

@@ -51,8 +51,8 @@ static kiln_status_t pack_weight(kiln_module_t *module, kiln_expr_t *weight, int
     KILN_RETURN_IF_ERROR(
         kiln_pass_make_call_folded(module, &kiln_op_pad, 1, &weight, pad_settings, &padded));
   }
-  KILN_RETURN_IF_ERROR(kiln_pass_make_call_folded(module, &kiln_op_reshape, 1, &padded,
-                                                  reshape_settings, &blocked));
+  KILN_RETURN_IF_ERROR(
+      kiln_pass_make_call_folded(module, &kiln_op_reshape, 1, &padded, reshape_settings, &blocked));
   return kiln_pass_make_call_folded(module, &kiln_op_transpose, 1, &blocked, transpose_settings,
                                     out_expr);
 }
@@ -85,8 +85,7 @@ static kiln_status_t pack_dense_call(kiln_pass_rewriter_t *rewriter, kiln_call_t
 
 static kiln_status_t pack_dense_run(kiln_module_t *module, kiln_pass_context_t *context) {
   packer_t packer = {0};
-  KILN_RETURN_IF_ERROR(
-      kiln_pass_context_option_int(context, "pack_dense.block", 0, &packer.block));
+  KILN_RETURN_IF_ERROR(kiln_pass_context_option_int(context, "pack_dense.block", 0, &packer.block));
   if (packer.block < 0 || packer.block > 1024) {
     return KILN_STATUS(INVALID_ARGUMENT,
                        "option pack_dense.block must be in [1, 1024] (0: the schedule's rule), got "

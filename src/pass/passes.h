@@ -17,6 +17,7 @@
   X(combine_parallel_conv2d)  \
   X(fold_constant)            \
   X(matmul_to_dense)          \
+  X(rewrite_layer_norm)       \
   X(fold_scale_axis)          \
   X(canonicalize_ops)         \
   X(fast_math)                \

@@ -59,6 +59,19 @@ static void test_layer_norm(void **state) {
   check_vectors(op, ATTRS(op, "axis", "0"), 1, SHAPE(17), 0, 2, -1);
 }
 
+/* Along the last axis the sums are made in 16 lanes: rows of 1, 15, 16,
+ * 17, 64 and 100 (whole vectors and masked tails), rank 1 to 4. */
+static void test_layer_norm_lanes(void **state) {
+  (void)state;
+  const kiln_op_t *op = &kiln_op_layer_norm;
+  static const int64_t lengths[] = {1, 15, 16, 17, 64, 100};
+  for (int i = 0; i < 6; ++i) {
+    check_vectors(op, ATTRS(op, "axis", "-1"), 2, SHAPE(5, lengths[i]), -1, 2, -1);
+  }
+  check_vectors(op, ATTRS(op, "axis", "0", "center", "False"), 1, SHAPE(33), 0, 2, -1);
+  check_vectors(op, ATTRS(op, "axis", "3", "scale", "False"), 4, SHAPE(2, 1, 3, 40), 3, 2, -1);
+}
+
 static void test_instance_norm(void **state) {
   (void)state;
   const kiln_op_t *op = &kiln_op_instance_norm;
@@ -183,6 +196,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_every_operator_has_a_rule, setup, teardown),
       cmocka_unit_test_setup_teardown(test_batch_norm, setup, teardown),
       cmocka_unit_test_setup_teardown(test_layer_norm, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_layer_norm_lanes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_instance_norm, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bias_add_and_prelu, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bias_add_lowered_text, setup, teardown),

@@ -48,6 +48,39 @@ static void test_softmax_axes(void **state) {
   }
 }
 
+/* Along the last axis the max and the sum are made in 16 lanes: rows of
+ * 1, 15, 16, 17, 64 and 100 (whole vectors and masked tails), rank 1 to
+ * 4; a row of 20 with +inf, NaN and -inf past the first vector. */
+static void test_softmax_lanes(void **state) {
+  (void)state;
+  static const int64_t lengths[] = {1, 15, 16, 17, 64, 100};
+  for (int i = 0; i < 2; ++i) {
+    const void *attrs = ATTRS(softmax_ops[i], "axis", "-1");
+    for (int n = 0; n < 6; ++n) {
+      const kiln_type_t *type = ttype(KILN_DTYPE_FLOAT32, 2, SHAPE(3, lengths[n]));
+      check_compute_random(softmax_ops[i], attrs, 1, &type, -8.0, 8.0);
+    }
+    const kiln_type_t *vector = ttype(KILN_DTYPE_FLOAT32, 1, SHAPE(33));
+    const kiln_type_t *four = ttype(KILN_DTYPE_FLOAT32, 4, SHAPE(2, 3, 5, 19));
+    check_compute_random(softmax_ops[i], attrs, 1, &vector, -3.0, 3.0);
+    check_compute_random(softmax_ops[i], attrs, 1, &four, -3.0, 3.0);
+  }
+  float values[4 * 20];
+  for (int i = 0; i < 80; ++i) {
+    values[i] = (float)(i % 7) - 3.0f;
+  }
+  values[20 + 18] = INFINITY;
+  values[40 + 17] = NAN;
+  for (int i = 0; i < 20; ++i) {
+    values[60 + i] = i == 19 ? 1.0f : -INFINITY;
+  }
+  kiln_tensor_t *data = tensor_of(KILN_DTYPE_FLOAT32, 2, SHAPE(4, 20), values);
+  for (int i = 0; i < 2; ++i) {
+    check_compute(softmax_ops[i], ATTRS(softmax_ops[i], "axis", "-1"), 1, &data);
+  }
+  kiln_tensor_release(data);
+}
+
 /* A line with +inf, one with NaN and one of -inf give NaN; the others not. */
 static void test_softmax_inf_and_nan(void **state) {
   (void)state;
@@ -90,21 +123,37 @@ static void test_softmax_lowered_text(void **state) {
       "    T_softmax_maxelem = T.decl_buffer((2,), \"float32\", scope=\"global\")\n"
       "    T_softmax_expsum = T.decl_buffer((2,), \"float32\", scope=\"global\")\n"
       "    for i in T.parallel(2):\n"
+      "        T_softmax_maxelem_lanes = T.decl_buffer((1, 16), \"float32\", scope=\"local\")\n"
+      "        for i in T.serial(1):\n"
+      "            for j_init in T.vectorized(16):\n"
+      "                T_softmax_maxelem_lanes[i, j_init] = T.float32(\"-inf\")\n"
+      "            for p in T.serial(1):\n"
+      "                for j in T.vectorized(16):\n"
+      "                    T_softmax_maxelem_lanes[i, j] = T.max(T_softmax_maxelem_lanes[i, j], "
+      "T.Select(p * 16 + j < 3, p0[i + i, T.min(p * 16 + j, 2)], T.float32(\"-inf\")))\n"
       "        T_softmax_maxelem[i] = T.float32(\"-inf\")\n"
-      "        for k in T.serial(3):\n"
-      "            T_softmax_maxelem[i] = T.max(T_softmax_maxelem[i], p0[i, k])\n"
+      "        for l in T.serial(16):\n"
+      "            T_softmax_maxelem[i] = T.max(T_softmax_maxelem[i], T_softmax_maxelem_lanes[0, "
+      "l])\n"
       "    for i in T.parallel(2):\n"
+      "        T_softmax_expsum_lanes = T.decl_buffer((1, 16), \"float32\", scope=\"local\")\n"
+      "        for i in T.serial(1):\n"
+      "            for j_init in T.vectorized(16):\n"
+      "                T_softmax_expsum_lanes[i, j_init] = T.float32(0.0)\n"
+      "            for p in T.serial(1):\n"
+      "                for j in T.vectorized(16):\n"
+      "                    T_softmax_expsum_lanes[i, j] = T_softmax_expsum_lanes[i, j] + "
+      "T.Select(p * 16 + j < 3, T.exp(p0[i + i, T.min(p * 16 + j, 2)] - T_softmax_maxelem[i + i]), "
+      "T.float32(0.0))\n"
       "        T_softmax_expsum[i] = T.float32(0.0)\n"
-      "        for k in T.serial(3):\n"
-      "            T_softmax_expsum[i] = T_softmax_expsum[i] + T.exp(p0[i, k] - "
-      "T_softmax_maxelem[i])\n"
-      "    for i_j_fused_outer in T.parallel(2):\n"
-      "        for i_j_fused_inner in T.vectorized(4):\n"
-      "            if i_j_fused_outer * 4 + i_j_fused_inner < 6:\n"
-      "                T_softmax[(i_j_fused_outer * 4 + i_j_fused_inner) // 3, (i_j_fused_outer * "
-      "4 + i_j_fused_inner) % 3] = T.exp(p0[(i_j_fused_outer * 4 + i_j_fused_inner) // 3, "
-      "(i_j_fused_outer * 4 + i_j_fused_inner) % 3] - T_softmax_maxelem[(i_j_fused_outer * 4 + "
-      "i_j_fused_inner) // 3]) / T_softmax_expsum[(i_j_fused_outer * 4 + i_j_fused_inner) // 3]\n");
+      "        for l in T.serial(16):\n"
+      "            T_softmax_expsum[i] = T_softmax_expsum[i] + T_softmax_expsum_lanes[0, l]\n"
+      "    for i in T.parallel(2):\n"
+      "        for j_outer in T.serial(1):\n"
+      "            for j_inner in T.vectorized(4):\n"
+      "                if j_outer * 4 + j_inner < 3:\n"
+      "                    T_softmax[i, j_outer * 4 + j_inner] = T.exp(p0[i, j_outer * 4 + "
+      "j_inner] - T_softmax_maxelem[i]) / T_softmax_expsum[i]\n");
 }
 
 static void test_dtype_errors(void **state) {
@@ -156,6 +205,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_softmax_over_1000, setup, teardown),
       cmocka_unit_test_setup_teardown(test_softmax_axes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_softmax_inf_and_nan, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_softmax_lanes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lrn_windows, setup, teardown),
       cmocka_unit_test_setup_teardown(test_softmax_lowered_text, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dtype_errors, setup, teardown),

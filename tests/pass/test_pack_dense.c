@@ -19,7 +19,8 @@ static const char *const text =
     "16, 17, 18, 19]\n";
 
 static kiln_call_t *first_call(kiln_module_t *m) {
-  return kiln_expr_as_call(kiln_expr_as_tuple(kiln_module_get_function(m, "main")->body)->fields[0]);
+  return kiln_expr_as_call(
+      kiln_expr_as_tuple(kiln_module_get_function(m, "main")->body)->fields[0]);
 }
 
 static kiln_status_t pack_by_two(kiln_module_t *module, void *user) {
