@@ -30,10 +30,9 @@ static const kiln_tir_expr_t *partial_body(kiln_tir_builder_t *b,
                                            const kiln_tir_expr_t *const *indices, void *user) {
   const lanes_t *lanes = user;
   const kiln_nn_line_reduce_t *r = lanes->r;
-  const kiln_tir_expr_t *c =
-      kiln_tir_b_add(b, kiln_tir_b_mul(b, kiln_tir_b_v(lanes->p->var),
-                                       kiln_tir_b_i32(b, KILN_NN_LINE_LANES)),
-                     indices[r->rows_ndim]);
+  const kiln_tir_expr_t *c = kiln_tir_b_add(
+      b, kiln_tir_b_mul(b, kiln_tir_b_v(lanes->p->var), kiln_tir_b_i32(b, KILN_NN_LINE_LANES)),
+      indices[r->rows_ndim]);
   if (r->extent % KILN_NN_LINE_LANES == 0) {
     return r->element(b, indices, c, r->user);
   }
@@ -63,9 +62,9 @@ static kiln_status_t partial_stage(lanes_t *lanes, const char *name) {
   shape[r->rows_ndim] = KILN_NN_LINE_LANES;
   int64_t vectors = (r->extent + KILN_NN_LINE_LANES - 1) / KILN_NN_LINE_LANES;
   KILN_RETURN_IF_ERROR(kiln_te_reduce_axis(r->args->arena, "p", 0, vectors, &lanes->p));
-  return kiln_te_compute_reduce(r->args->arena, name, r->rows_ndim + 1, shape, r->reducer,
-                                r->init, 1, &lanes->p, r->num_inputs, r->inputs, partial_body,
-                                lanes, &lanes->partial);
+  return kiln_te_compute_reduce(r->args->arena, name, r->rows_ndim + 1, shape, r->reducer, r->init,
+                                1, &lanes->p, r->num_inputs, r->inputs, partial_body, lanes,
+                                &lanes->partial);
 }
 
 kiln_status_t kiln_nn_line_reduce(const kiln_nn_line_reduce_t *r,

@@ -118,7 +118,8 @@ static bool match_normalize(const kiln_call_t *call, layer_norm_match_t *m) {
 static kiln_status_t filled_vector(kiln_module_t *module, int64_t c, float value,
                                    kiln_expr_t **out_expr) {
   kiln_tensor_t *t = NULL;
-  KILN_RETURN_IF_ERROR(kiln_tensor_create(kiln_module_allocator(module), KILN_DTYPE_FLOAT32, 1, &c, &t));
+  KILN_RETURN_IF_ERROR(
+      kiln_tensor_create(kiln_module_allocator(module), KILN_DTYPE_FLOAT32, 1, &c, &t));
   float *data = kiln_tensor_data(t);
   for (int64_t i = 0; i < c; ++i) {
     data[i] = value;
@@ -134,9 +135,11 @@ static kiln_status_t make_layer_norm(kiln_module_t *module, kiln_expr_t *x, kiln
   char axis[24], epsilon[48];
   snprintf(axis, sizeof(axis), "%lld", (long long)attrs->axis);
   snprintf(epsilon, sizeof(epsilon), "%.9g", attrs->epsilon);
-  const char *const settings[] = {"axis",   axis, "epsilon", epsilon, "center",
-                                  attrs->center ? "True" : "False", "scale",
-                                  attrs->scale ? "True" : "False",  NULL};
+  const char *const settings[] = {"axis",    axis,
+                                  "epsilon", epsilon,
+                                  "center",  attrs->center ? "True" : "False",
+                                  "scale",   attrs->scale ? "True" : "False",
+                                  NULL};
   kiln_expr_t *args[] = {x, gamma, beta};
   return kiln_pass_make_call(module, &kiln_op_layer_norm, 3, args, settings, out_expr);
 }
@@ -218,8 +221,6 @@ static kiln_status_t rewrite_layer_norm_run(kiln_module_t *module, kiln_pass_con
 static const char *const rewrite_layer_norm_required[] = {"infer_type", NULL};
 
 const kiln_pass_t kiln_pass_rewrite_layer_norm = {
-    .info = {.name = "rewrite_layer_norm",
-             .opt_level = 3,
-             .required = rewrite_layer_norm_required},
+    .info = {.name = "rewrite_layer_norm", .opt_level = 3, .required = rewrite_layer_norm_required},
     .run = rewrite_layer_norm_run,
 };

@@ -48,10 +48,12 @@ static void test_pipeline_by_opt_level(void **state) {
                                 "dead_code_elimination"};
   const char *const level2[] = {"infer_type", "remove_unused_functions", "simplify_inference",
                                 "fold_constant", "dead_code_elimination"};
-  const char *const level3[] = {
-      "infer_type",    "remove_unused_functions", "simplify_inference", "eliminate_common_subexpr",
-      "fold_constant", "matmul_to_dense",         "fold_scale_axis",    "canonicalize_ops",
-      "pack_dense",    "dead_code_elimination"};
+  const char *const level3[] = {"infer_type",           "remove_unused_functions",
+                                "simplify_inference",   "eliminate_common_subexpr",
+                                "fold_constant",        "matmul_to_dense",
+                                "rewrite_layer_norm",   "fold_scale_axis",
+                                "canonicalize_ops",     "pack_dense",
+                                "dead_code_elimination"};
   const char *const *want[] = {level0, level1, level2, level3};
   size_t want_count[] = {2, 4, 5, 11};
   for (int level = 0; level <= 3; ++level) {

@@ -67,19 +67,18 @@ static void test_pattern_becomes_layer_norm(void **state) {
  * add after the layer_norm. */
 static void test_shift_along_other_axis_stays(void **state) {
   (void)state;
-  static const char *const shifted =
-      "def @main(%x: Tensor[(3, 8), float32]) {\n"
-      "  %0 = mean(%x, axis=[1], keepdims=True);\n"
-      "  %1 = subtract(%x, %0);\n"
-      "  %2 = multiply(%1, %1);\n"
-      "  %3 = mean(%2, axis=[1], keepdims=True);\n"
-      "  %4 = add(%3, meta[Constant][0]);\n"
-      "  %5 = divide(%1, sqrt(%4));\n"
-      "  add(%5, meta[Constant][1])\n"
-      "}\n"
-      "#[metadata]\n"
-      "Constant[0] = Tensor[(), float32] [0.00001]\n"
-      "Constant[1] = Tensor[(3, 1), float32] [1, 2, 3]\n";
+  static const char *const shifted = "def @main(%x: Tensor[(3, 8), float32]) {\n"
+                                     "  %0 = mean(%x, axis=[1], keepdims=True);\n"
+                                     "  %1 = subtract(%x, %0);\n"
+                                     "  %2 = multiply(%1, %1);\n"
+                                     "  %3 = mean(%2, axis=[1], keepdims=True);\n"
+                                     "  %4 = add(%3, meta[Constant][0]);\n"
+                                     "  %5 = divide(%1, sqrt(%4));\n"
+                                     "  add(%5, meta[Constant][1])\n"
+                                     "}\n"
+                                     "#[metadata]\n"
+                                     "Constant[0] = Tensor[(), float32] [0.00001]\n"
+                                     "Constant[1] = Tensor[(3, 1), float32] [1, 2, 3]\n";
   kiln_module_t *m = pf_parse(shifted);
   pf_assert_pass_keeps_numbers(m, "rewrite_layer_norm");
   assert_int_equal(pf_count(m, &kiln_op_layer_norm), 1);
