@@ -36,6 +36,8 @@ typedef struct compile_args_t {
   const char *out_dir;
   kiln_compiler_options_t options;
   const char *input_shapes[KILN_CLI_MAX_VALUES];
+  int num_inputs; /* bench --input FILE.npy, in main's input order */
+  const char *inputs[KILN_CLI_MAX_VALUES];
   int threads;
   int runs;
   int check;
@@ -73,6 +75,13 @@ static kiln_status_t parse_compile_option(int argc, char **argv, int *i, compile
       return kiln_cli_usage("expected NAME=DIMS after", flag);
     }
     a->input_shapes[a->options.num_input_shapes++] = value;
+    return KILN_OK;
+  }
+  if (strcmp(flag, "--input") == 0) {
+    if (!value || a->num_inputs == KILN_CLI_MAX_VALUES) {
+      return kiln_cli_usage(value ? "too many files for" : "missing FILE.npy after", flag);
+    }
+    a->inputs[a->num_inputs++] = value;
     return KILN_OK;
   }
   if (strcmp(flag, "--batch") == 0) {
@@ -272,24 +281,45 @@ static int compare_doubles(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Inputs uniform in [-1, 1) from a fixed seed, kept for --check. */
-static kiln_status_t fill_inputs(kiln_graph_executor_t *gx, kiln_tensor_t **inputs) {
+/* An input made up: float32 uniform in [-1, 1) from `state`; other dtypes
+ * (token ids, masks) zeros, a valid index and a valid mask. */
+static kiln_status_t made_up_input(const kiln_graph_executor_tensor_info_t *info, uint64_t *state,
+                                   kiln_tensor_t **out_tensor) {
+  KILN_RETURN_IF_ERROR(kiln_tensor_create(kiln_allocator_system(), info->dtype, info->ndim,
+                                          info->shape, out_tensor));
+  if (info->dtype != KILN_DTYPE_FLOAT32) {
+    return KILN_OK;
+  }
+  float *data = kiln_tensor_data(*out_tensor);
+  for (int64_t e = 0; e < kiln_tensor_element_count(*out_tensor); ++e) {
+    *state = *state * 6364136223846793005u + 1442695040888963407u;
+    data[e] = (float)((double)(*state >> 40) / (double)(1u << 24) * 2.0 - 1.0);
+  }
+  return KILN_OK;
+}
+
+/* The inputs, from --input files in main's order or made up from a fixed
+ * seed; kept for --check. */
+static kiln_status_t fill_inputs(const compile_args_t *a, kiln_graph_executor_t *gx,
+                                 kiln_tensor_t **inputs) {
+  int count = kiln_graph_executor_num_inputs(gx);
+  if (count > KILN_CLI_MAX_VALUES || (a->num_inputs > 0 && a->num_inputs != count)) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s takes %d inputs, %d given with --input%s", a->model,
+                       count, a->num_inputs,
+                       count > KILN_CLI_MAX_VALUES ? " (bench takes at most 16)" : "");
+  }
   uint64_t state = 0x9E3779B97F4A7C15u;
-  for (int i = 0; i < kiln_graph_executor_num_inputs(gx) && i < KILN_CLI_MAX_VALUES; ++i) {
+  for (int i = 0; i < count; ++i) {
     kiln_graph_executor_tensor_info_t info;
     KILN_RETURN_IF_ERROR(kiln_graph_executor_input_info(gx, i, &info));
-    if (info.dtype != KILN_DTYPE_FLOAT32) {
-      return KILN_STATUS(UNIMPLEMENTED, "bench: input %s is %s; bench makes float32 inputs",
-                         info.name, kiln_dtype_name(info.dtype));
+    if (a->num_inputs > 0) {
+      KILN_RETURN_IF_ERROR(kiln_npy_read_file(kiln_allocator_system(), a->inputs[i], &inputs[i]));
+    } else {
+      KILN_RETURN_IF_ERROR(made_up_input(&info, &state, &inputs[i]));
     }
-    KILN_RETURN_IF_ERROR(
-        kiln_tensor_create(kiln_allocator_system(), info.dtype, info.ndim, info.shape, &inputs[i]));
-    float *data = kiln_tensor_data(inputs[i]);
-    for (int64_t e = 0; e < kiln_tensor_element_count(inputs[i]); ++e) {
-      state = state * 6364136223846793005u + 1442695040888963407u;
-      data[e] = (float)((double)(state >> 40) / (double)(1u << 24) * 2.0 - 1.0);
-    }
-    KILN_RETURN_IF_ERROR(kiln_graph_executor_set_input(gx, i, kiln_tensor_dl(inputs[i])));
+    KILN_RETURN_IF_ERROR_ANNOTATE(
+        kiln_graph_executor_set_input(gx, i, kiln_tensor_dl(inputs[i])), "input %d (%s)%s%s", i,
+        info.name, a->num_inputs > 0 ? " from " : "", a->num_inputs > 0 ? a->inputs[i] : "");
   }
   return KILN_OK;
 }
@@ -352,14 +382,15 @@ static kiln_status_t check_against_interpreter(const compile_args_t *a, kiln_gra
   double worst = 0;
   int bad = 0;
   for (int o = 0; !status && o < num_want; ++o) {
-    const DLTensor *got = NULL;
-    status = kiln_graph_executor_get_output(gx, o, &got);
+    kiln_tensor_t *got = NULL;
+    status = kiln_graph_executor_copy_output(gx, o, kiln_allocator_system(), &got);
     for (int64_t e = 0; !status && e < kiln_tensor_element_count(want[o]); ++e) {
       double w = kiln_tensor_element_as_double(want[o], e);
-      double g = ((const float *)got->data)[e];
+      double g = kiln_tensor_element_as_double(got, e);
       worst = fabs(g - w) > worst ? fabs(g - w) : worst;
-      bad |= !(fabs(g - w) <= 1e-4 + 1e-3 * fabs(w));
+      bad |= !(fabs(g - w) <= 1e-4 + 1e-3 * fabs(w)) && !(isnan(g) && isnan(w));
     }
+    kiln_tensor_release(got);
     if (!status && o == 0) {
       print_top5(want[o]);
     }
@@ -382,7 +413,7 @@ static kiln_status_t bench_executor(const compile_args_t *a, kiln_graph_executor
                                     const kiln_compiled_t *compiled) {
   kiln_tensor_t *inputs[KILN_CLI_MAX_VALUES] = {NULL};
   double median = 0;
-  kiln_status_t status = fill_inputs(gx, inputs);
+  kiln_status_t status = fill_inputs(a, gx, inputs);
   if (!status) {
     status = time_runs(gx, a->runs, &median);
   }

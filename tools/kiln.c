@@ -205,8 +205,8 @@ static const kiln_cli_command_t kiln_cli_commands[] = {
      "[--debug-dir D]",
      "run a compiled model with the graph executor", kiln_cli_run},
     {"bench",
-     "kiln bench MODEL [--threads N] [--runs N] [--check] [--target T] [--opt-level N] "
-     "[--input-shape NAME=DIMS...]",
+     "kiln bench MODEL [--input X.npy...] [--threads N] [--runs N] [--check] [--target T] "
+     "[--opt-level N] [--input-shape NAME=DIMS...]",
      "compile a model in memory; print compile time, median latency (--check: top-5 and the "
      "difference from the interpreter)",
      kiln_cli_bench},

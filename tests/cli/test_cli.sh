@@ -59,11 +59,15 @@ expect 0 out "wrote .*/mlp/graph.json" -- "$kiln" compile mlp -o "$work/mlp" --t
 expect 0 out "3 kernels, 3 kernel calls, 6 params" -- "$kiln" compile mlp -o "$work/mlp"
 expect 0 out "output 0: float32 \(1, 10\)" -- "$kiln" run "$work/mlp" --input "$work/x.npy" --output "$work/got.npy"
 expect 0 out "output 0 matches" -- "$kiln" interp mlp --input "$work/x.npy" --expect "$work/got.npy"
-expect 0 out "fused_nn_dense" -- "$kiln" run "$work/mlp" --input "$work/x.npy" --profile --threads 1
+expect 0 out "fused_nn_contrib_dense_pack" -- "$kiln" run "$work/mlp" --input "$work/x.npy" --profile --threads 1
 expect 0 out "output 0" -- "$kiln" run "$work/mlp" --input "$work/x.npy" --debug-dir "$work/debug"
 [ -n "$(ls "$work/debug" 2>/dev/null)" ] || fail "kiln run --debug-dir wrote nothing"
 expect 0 out "latency: median [0-9.]+ ms over 3 runs, 1 threads" -- "$kiln" bench mlp --runs 3 --threads 1
 expect 0 out "largest difference from the reference interpreter" -- "$kiln" bench mlp --runs 1 --check
+expect 0 out "largest difference from the reference interpreter" -- "$kiln" bench mlp --runs 1 --check --input "$work/x.npy"
+expect 1 err "mlp takes 1 inputs, 2 given with --input" -- "$kiln" bench mlp --input "$work/x.npy" --input "$work/x.npy"
+expect 1 err "input 0 \(.*\) from .*got.npy: .*shape" -- "$kiln" bench mlp --input "$work/got.npy"
+expect 2 err "missing FILE.npy after '--input'" -- "$kiln" bench mlp --input
 expect 2 err "missing -o DIR" -- "$kiln" compile mlp
 expect 2 err "expected 0 to 3 after '--opt-level'" -- "$kiln" compile mlp -o "$work/x" --opt-level 4
 expect 2 err "unknown option '--frob'" -- "$kiln" compile mlp --frob
@@ -75,7 +79,7 @@ expect 1 err "shape" -- "$kiln" run "$work/mlp" --input "$work/got.npy"
 expect 2 err "missing the folder" -- "$kiln" run
 expect 2 err "bench compiles in memory" -- "$kiln" bench mlp -o "$work/x"
 expect 0 out "wrote .*/mlp.dot" -- "$kiln" graph mlp -o "$work/mlp.dot"
-grep -q 'label="nn.dense\\nadd\\nnn.relu' "$work/mlp.dot" || fail "kiln graph: no fused dense, add, relu box in mlp.dot"
+grep -q 'label="nn.contrib_dense_pack\\nadd\\nnn.relu' "$work/mlp.dot" || fail "kiln graph: no fused dense, add, relu box in mlp.dot"
 expect 2 err "missing -o FILE.dot" -- "$kiln" graph mlp
 expect 0 out "// after fuse_ops" -- "$kiln" show mlp --after fuse_ops
 expect 0 out "Primitive=1" -- "$kiln" show mlp --after fuse_ops
