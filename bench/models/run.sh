@@ -1,9 +1,12 @@
 #!/bin/sh
 # kiln against ONNX Runtime on the shared ONNX models, in one run: for each
-# model and thread count, `kiln bench` (compile in memory, median latency of
-# RUNS runs after a warm-up) and ../shared/bench/ort_bench.js (the same
-# input file's shape; median of RUNS runs after 5 warm-ups), then the ratio
-# kiln / ORT of the medians. Usage: bench/models/run.sh [RUNS] [THREADS...]
+# model and thread count, `kiln bench --input` (compile in memory, median
+# latency of RUNS runs after a warm-up) and ../shared/bench/ort_bench.js,
+# both on the model's own input file (median of RUNS runs after 5
+# warm-ups), then the ratio kiln / ORT of the medians. Every shared model
+# is run (MODELS_LIST names others). A model kiln cannot compile is
+# reported as such on its line, and the script goes on.
+# Usage: bench/models/run.sh [RUNS] [THREADS...]
 set -eu
 cd "$(dirname "$0")/../.."
 RUNS=${1:-30}
@@ -16,9 +19,14 @@ cmake --build "$BUILD" --target kiln -j2 >/dev/null
 NODE_PATH=${NODE_PATH:-$(bash ../shared/bench/peer-setup.sh)}
 export NODE_PATH
 printf '%-16s %7s %12s %12s %10s %10s\n' model threads kiln_ms ort_ms kiln/ort compile_s
-for model in mlp squeezenet1_1 mobilenet_v2 resnet18; do
+LIST=${MODELS_LIST:-mlp encoder_layer squeezenet1_1 mobilenet_v2 resnet18 cnn_mix}
+for model in $LIST; do
   for t in $THREADS; do
-    out=$("$BUILD/tools/kiln" bench "$MODELS/$model.onnx" --threads "$t" --runs "$RUNS")
+    if ! out=$("$BUILD/tools/kiln" bench "$MODELS/$model.onnx" --input "$MODELS/$model.input.npy" \
+      --threads "$t" --runs "$RUNS" 2>&1); then
+      printf '%-16s %7s %s\n' "$model" "$t" "kiln failed: $(echo "$out" | tail -1)"
+      continue
+    fi
     kiln_ms=$(echo "$out" | sed -n 's/.*latency: median \([0-9.]*\) ms.*/\1/p')
     compile_s=$(echo "$out" | sed -n 's/.* in \([0-9.]*\) s (import.*/\1/p')
     ort=$(node ../shared/bench/ort_bench.js "$MODELS/$model.onnx" "$MODELS/$model.input.npy" \
