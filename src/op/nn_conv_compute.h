@@ -29,9 +29,13 @@
 /* The widest depthwise register tile (accumulators; with the 9 weights of a
  * 3x3 kernel and the data in flight they fill AVX-512's 32 registers). */
 #define KILN_SCHEDULE_DEPTHWISE_REG_N 14
-/* The GEMM register tile's limits: accumulators (vectors) and rows. */
+/* The GEMM register tile's limits: accumulators (vectors), rows, and
+ * vectors of columns. */
 #define KILN_SCHEDULE_GEMM_MAX_ACCUMULATORS 16
 #define KILN_SCHEDULE_GEMM_MAX_ROWS         8
+#define KILN_SCHEDULE_GEMM_MAX_VECTORS      8
+/* The vector a tile wider than a loop-IR vector is vectorized by. */
+#define KILN_SCHEDULE_GEMM_CHUNK 16
 
 /* The knobs of the GEMM schedule (schedule_x86_dense.c). */
 typedef struct kiln_schedule_gemm_config_t {

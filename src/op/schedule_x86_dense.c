@@ -25,11 +25,15 @@
  * for a packed weight; a dense weight (N, K) that is not a compile-time
  * constant is read with a stride (a gather per vector).
  *
- * The knobs are data (kiln_schedule_gemm_config_t): the default rule
- * (kiln_schedule_gemm_x86_config) picks two vectors of columns (one when N
- * is narrower, N itself below one vector) and up to
- * KILN_SCHEDULE_GEMM_MAX_ACCUMULATORS accumulators' worth of rows,
- * preferring a row count that divides M so that no tile has a tail.
+ * The knobs are data (kiln_schedule_gemm_config_t). The default rule
+ * (kiln_schedule_gemm_x86_config) takes up to KILN_SCHEDULE_GEMM_MAX_ROWS
+ * rows, preferring a count that divides M so that no tile has a tail, then
+ * as many vectors of columns as KILN_SCHEDULE_GEMM_MAX_ACCUMULATORS
+ * accumulators allow for those rows (2 to KILN_SCHEDULE_GEMM_MAX_VECTORS,
+ * preferring a width that divides N): 8 rows by 2 vectors for a GEMM, 1
+ * row by 8 vectors for a GEMV (M = 1), whose accumulators would otherwise
+ * be too few to hide the latency of the multiply-adds; a narrower N takes
+ * its whole vectors, or N itself below one vector.
  */
 #include <string.h>
 
@@ -55,18 +59,43 @@ static int64_t gemm_tile_rows(int64_t m, int64_t limit) {
   return limit;
 }
 
+/* Vectors of columns per tile: as many as the accumulators allow for
+ * `rows` (at least 2, at most KILN_SCHEDULE_GEMM_MAX_VECTORS), the widest
+ * from there down to half of it whose tile divides n. */
+static int64_t gemm_tile_vectors(int64_t rows, int64_t n, int64_t lanes) {
+  int64_t most = KILN_SCHEDULE_GEMM_MAX_ACCUMULATORS / rows;
+  most = most < 2 ? 2 : most > KILN_SCHEDULE_GEMM_MAX_VECTORS ? KILN_SCHEDULE_GEMM_MAX_VECTORS : most;
+  for (int64_t v = most; 2 * v >= most; --v) {
+    if (n % (v * lanes) == 0) {
+      return v;
+    }
+  }
+  return most;
+}
+
 kiln_schedule_gemm_config_t kiln_schedule_gemm_x86_config(const kiln_schedule_target_t *target,
                                                           int64_t m, int64_t n, int64_t k) {
   (void)k;
   int64_t lanes = kiln_schedule_lanes(target, KILN_DTYPE_FLOAT32);
-  int64_t cols = n >= 2 * lanes ? 2 * lanes : n >= lanes ? lanes : n;
-  int64_t vectors = (cols + lanes - 1) / lanes;
-  int64_t limit = KILN_SCHEDULE_GEMM_MAX_ACCUMULATORS / vectors;
-  if (limit > KILN_SCHEDULE_GEMM_MAX_ROWS) {
-    limit = KILN_SCHEDULE_GEMM_MAX_ROWS;
+  int64_t rows = gemm_tile_rows(m, KILN_SCHEDULE_GEMM_MAX_ROWS);
+  int64_t cols = gemm_tile_vectors(rows, n, lanes) * lanes;
+  if (n < cols) {
+    cols = n < lanes ? n : n / lanes * lanes;
   }
-  return (kiln_schedule_gemm_config_t){
-      .tile_rows = gemm_tile_rows(m, limit), .tile_cols = cols, .columns_outer = true};
+  return (kiln_schedule_gemm_config_t){.tile_rows = rows, .tile_cols = cols, .columns_outer = true};
+}
+
+/* Vectorizes a tile's columns: as one vector, or, wider than
+ * KILN_TIR_MAX_LANES, as unrolled vectors of KILN_SCHEDULE_GEMM_CHUNK. */
+static kiln_status_t vectorize_columns(kiln_te_schedule_t *s, kiln_te_stage_t *st,
+                                       const kiln_te_iter_var_t *columns, int64_t width) {
+  if (width <= KILN_TIR_MAX_LANES) {
+    return kiln_te_vectorize(st, columns);
+  }
+  const kiln_te_iter_var_t *outer = NULL, *inner = NULL;
+  KILN_RETURN_IF_ERROR(kiln_te_split(s, st, columns, KILN_SCHEDULE_GEMM_CHUNK, &outer, &inner));
+  KILN_RETURN_IF_ERROR(kiln_te_unroll(st, outer));
+  return kiln_te_vectorize(st, inner);
 }
 
 /* Whether the right operand is the same matrix for every index of output
@@ -119,12 +148,14 @@ static kiln_status_t gemm_output_loops(kiln_te_schedule_t *s, kiln_te_stage_t *s
   KILN_RETURN_IF_ERROR(kiln_te_reorder(stage, batch + 4, order));
   KILN_RETURN_IF_ERROR(kiln_schedule_x86_fuse_all(s, stage, batch + 2, order, out_fused));
   KILN_RETURN_IF_ERROR(kiln_te_parallel(stage, *out_fused));
-  return kiln_te_vectorize(stage, ni);
+  return vectorize_columns(s, stage, ni, config->tile_cols);
 }
 
 /* The accumulator's loops within a tile: k, then the rows (unrolled) and
- * the columns (vectorized). */
-static kiln_status_t gemm_tile_loops(kiln_te_stage_t *local, int row) {
+ * the columns (vectorized, in unrolled vectors when wider than one
+ * loop-IR vector may be). */
+static kiln_status_t gemm_tile_loops(kiln_te_schedule_t *s, kiln_te_stage_t *local, int row,
+                                     int64_t width) {
   const kiln_te_tensor_t *cache = local->output;
   int ndim = cache->ndim;
   const kiln_te_iter_var_t *order[KILN_TIR_MAX_DIMS + 1];
@@ -134,7 +165,7 @@ static kiln_status_t gemm_tile_loops(kiln_te_stage_t *local, int row) {
   }
   KILN_RETURN_IF_ERROR(kiln_te_reorder(local, ndim + 1, order));
   KILN_RETURN_IF_ERROR(kiln_te_unroll(local, axis(cache, row)));
-  return kiln_te_vectorize(local, axis(cache, ndim - 1));
+  return vectorize_columns(s, local, axis(cache, ndim - 1), width);
 }
 
 kiln_status_t kiln_schedule_gemm_x86_apply(const kiln_schedule_gemm_config_t *config, int row,
@@ -147,7 +178,7 @@ kiln_status_t kiln_schedule_gemm_x86_apply(const kiln_schedule_gemm_config_t *co
   const kiln_te_iter_var_t *fused = NULL;
   KILN_RETURN_IF_ERROR(gemm_output_loops(schedule, stage, out, row, config, &fused));
   KILN_RETURN_IF_ERROR(kiln_te_compute_at(local, stage, fused));
-  return gemm_tile_loops(local, row);
+  return gemm_tile_loops(schedule, local, row, config->tile_cols);
 }
 
 kiln_status_t kiln_schedule_dense_x86(const kiln_schedule_target_t *target,

@@ -27,12 +27,18 @@ typedef struct packer_t {
   int64_t block; /* 0: the schedule's rule */
 } packer_t;
 
-static int64_t pack_block(const packer_t *p, int64_t n, int64_t k) {
+/* The block for a product of m rows (data's leading dims) by n by k. */
+static int64_t pack_block(const packer_t *p, const kiln_tensor_type_t *data, int64_t n,
+                          int64_t k) {
   if (p->block > 0) {
     return p->block;
   }
+  int64_t m = 1;
+  for (int d = 0; d + 1 < data->ndim; ++d) {
+    m *= data->shape[d];
+  }
   kiln_schedule_target_t host = kiln_schedule_target_host();
-  return kiln_schedule_gemm_x86_config(&host, 1, n, k).tile_cols;
+  return kiln_schedule_gemm_x86_config(&host, m, n, k).tile_cols;
 }
 
 /* weight (N, K) -> (ceil(N / b), K, b), evaluated now. */
@@ -64,14 +70,15 @@ static kiln_status_t pack_dense_call(kiln_pass_rewriter_t *rewriter, kiln_call_t
     return KILN_OK;
   }
   const kiln_tensor_type_t *weight = kiln_pass_tensor_type(call->args[1]);
+  const kiln_tensor_type_t *data = kiln_pass_tensor_type(call->args[0]);
   if (call->args[1]->kind != KILN_EXPR_KIND_CONSTANT || !weight ||
-      weight->dtype != KILN_DTYPE_FLOAT32 || !kiln_pass_tensor_type(call->args[0])) {
+      weight->dtype != KILN_DTYPE_FLOAT32 || !data) {
     return KILN_OK;
   }
   int64_t n = weight->shape[0], k = weight->shape[1];
   kiln_expr_t *packed = NULL;
   KILN_RETURN_IF_ERROR(pack_weight(rewriter->module, call->args[1], n, k,
-                                   pack_block(rewriter->state, n, k), &packed));
+                                   pack_block(rewriter->state, data, n, k), &packed));
   if (packed->kind != KILN_EXPR_KIND_CONSTANT) {
     return KILN_OK; /* not evaluated here: keep the dense */
   }

@@ -45,6 +45,7 @@ typedef struct kiln_llvm_t {
   kiln_array_t memo_log;     /* exprs put in memo, in order */
   kiln_hashmap_t has_load;   /* expr -> (void *)1 or 2: contains a load */
   kiln_array_t workspaces;   /* LLVMValueRef: live workspaces, innermost last */
+  int in_index;              /* > 0 while emitting a buffer index (emit_expr.c) */
   /* Types. */
   LLVMTypeRef t_void, t_i1, t_i8, t_i16, t_i32, t_i64, t_f32, t_f64, t_ptr;
   LLVMTypeRef t_tensor, t_value, t_penv, t_lambda;

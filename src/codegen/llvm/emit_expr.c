@@ -194,14 +194,15 @@ static LLVMValueRef float_compare(kiln_llvm_t *ll, kiln_tir_expr_kind_t kind, LL
 static LLVMValueRef int_binary(kiln_llvm_t *ll, kiln_tir_expr_kind_t kind, int s, LLVMValueRef a,
                                LLVMValueRef b) {
   LLVMBuilderRef bd = ll->builder;
+  bool nsw = s && ll->in_index > 0; /* see offset() */
   if (kind == KILN_TIR_EXPR_ADD) {
-    return LLVMBuildAdd(bd, a, b, "");
+    return nsw ? LLVMBuildNSWAdd(bd, a, b, "") : LLVMBuildAdd(bd, a, b, "");
   }
   if (kind == KILN_TIR_EXPR_SUB) {
-    return LLVMBuildSub(bd, a, b, "");
+    return nsw ? LLVMBuildNSWSub(bd, a, b, "") : LLVMBuildSub(bd, a, b, "");
   }
   if (kind == KILN_TIR_EXPR_MUL) {
-    return LLVMBuildMul(bd, a, b, "");
+    return nsw ? LLVMBuildNSWMul(bd, a, b, "") : LLVMBuildMul(bd, a, b, "");
   }
   if (kind == KILN_TIR_EXPR_DIV || kind == KILN_TIR_EXPR_FLOOR_DIV) {
     return floor_div_mod(ll, 0, s, a, b);
@@ -430,12 +431,12 @@ static kiln_status_t emit_float_imm(kiln_llvm_t *ll, const kiln_tir_float_imm_t 
 
 static LLVMValueRef add_mixed(kiln_llvm_t *ll, LLVMValueRef a, LLVMValueRef b) {
   match_lanes(ll, &a, &b);
-  return LLVMBuildAdd(ll->builder, a, b, "");
+  return LLVMBuildNSWAdd(ll->builder, a, b, "");
 }
 
 static LLVMValueRef mul_mixed(kiln_llvm_t *ll, LLVMValueRef a, LLVMValueRef b) {
   match_lanes(ll, &a, &b);
-  return LLVMBuildMul(ll->builder, a, b, "");
+  return LLVMBuildNSWMul(ll->builder, a, b, "");
 }
 
 static kiln_status_t expr_i64(kiln_llvm_t *ll, const kiln_tir_expr_t *e, LLVMValueRef *out) {
@@ -444,6 +445,9 @@ static kiln_status_t expr_i64(kiln_llvm_t *ll, const kiln_tir_expr_t *e, LLVMVal
   *out = kiln_llvm_to_i64(ll, v, e->dtype);
   return KILN_OK;
 }
+
+static kiln_status_t offset_of(kiln_llvm_t *ll, const kiln_tir_buffer_t *buffer, int num_indices,
+                               const kiln_tir_expr_t *const *indices, LLVMValueRef *out);
 
 /* Stride of dim d: the buffer's, else the product of the later dims. */
 static kiln_status_t stride(kiln_llvm_t *ll, const kiln_tir_buffer_t *buffer, int d,
@@ -461,9 +465,21 @@ static kiln_status_t stride(kiln_llvm_t *ll, const kiln_tir_buffer_t *buffer, in
   return KILN_OK;
 }
 
-/* The flat element offset (i64, or <lanes x i64> for vector indices). */
+/* The flat element offset (i64, or <lanes x i64> for vector indices).
+ * Signed index arithmetic is emitted with no signed wrap: an index that
+ * wrapped would address outside its buffer, which lowering rules out
+ * (extents are checked against int32), so LLVM may widen the int32 index
+ * arithmetic to i64 and fold its constant parts into addressing modes. */
 static kiln_status_t offset(kiln_llvm_t *ll, const kiln_tir_buffer_t *buffer, int num_indices,
                             const kiln_tir_expr_t *const *indices, LLVMValueRef *out) {
+  ll->in_index++;
+  kiln_status_t status = offset_of(ll, buffer, num_indices, indices, out);
+  ll->in_index--;
+  return status;
+}
+
+static kiln_status_t offset_of(kiln_llvm_t *ll, const kiln_tir_buffer_t *buffer, int num_indices,
+                               const kiln_tir_expr_t *const *indices, LLVMValueRef *out) {
   LLVMValueRef total = LLVMConstInt(ll->t_i64, 0, 0);
   if (buffer->elem_offset) {
     KILN_RETURN_IF_ERROR(expr_i64(ll, buffer->elem_offset, &total));
