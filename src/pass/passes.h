@@ -21,6 +21,7 @@
   X(fast_math)                \
   X(alter_op_layout)          \
   X(dead_code_elimination)    \
+  X(split_args)               \
   X(fuse_ops)                 \
   X(plan_memory)
 
