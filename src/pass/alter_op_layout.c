@@ -35,6 +35,12 @@
  *   with layout_transform's reference kernel, so the weights are re-laid
  *   out once, at compile time;
  * - pooling takes the blocked layout through its layout attribute;
+ * - a concatenate on the channel axis whose inputs are all blocked with one
+ *   block b, each with a multiple of b channels, concatenates the blocked
+ *   values on their axis 1 (the chunks of b channels: the chunks of each
+ *   input follow those of the one before, as its channels do) and stays
+ *   blocked, so a fire module's or a DenseNet block's concatenate needs no
+ *   layout_transform on either side;
  * - anything else reads the original layout.
  * The function's results are returned in their original layouts.
  */
@@ -44,6 +50,7 @@
 #include "ir/infer.h"
 #include "op/broadcast.h"
 #include "op/nn_common.h"
+#include "op/transform_attrs.h"
 #include "pass/dominator.h"
 #include "pass/passes.h"
 
@@ -391,6 +398,52 @@ static kiln_status_t follow(alterer_t *a, int32_t node, const kiln_call_t *call,
   return set_blocked(a, node, expr, layout);
 }
 
+/* The channel block of `expr`'s blocked form ("NCHW{b}c"), or 0. */
+static int64_t blocked_factor(const alterer_t *a, const kiln_expr_t *expr) {
+  const value_t *v = value_of(a, expr);
+  kiln_nn_layout_t layout;
+  if (!v->blocked || !is_nchw_float(expr) || kiln_nn_layout_parse(v->layout, &layout) != KILN_OK) {
+    return 0;
+  }
+  return kiln_nn_layout_factor(&layout, 'C');
+}
+
+/* Whether `call` concatenates channels of inputs all blocked by one block
+ * that divides each input's channels. */
+static bool concatenates_blocked(const alterer_t *a, const kiln_call_t *call) {
+  if (call->op != &kiln_op_concatenate || !is_nchw_float(&call->base)) {
+    return false;
+  }
+  int64_t axis = ((const kiln_concatenate_attrs_t *)call->attrs)->axis;
+  if (axis != 1 && axis != -3) {
+    return false;
+  }
+  int64_t block = blocked_factor(a, call->args[0]);
+  for (int i = 0; i < call->num_args; ++i) {
+    const kiln_tensor_type_t *type = kiln_type_as_tensor(call->args[i]->checked_type);
+    if (block < 2 || blocked_factor(a, call->args[i]) != block || type->shape[1] % block != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/* The concatenate of the blocked inputs on their chunk axis (1). */
+static kiln_status_t concatenate_blocked(alterer_t *a, int32_t node, const kiln_call_t *call) {
+  kiln_array_clear(&a->args);
+  for (int i = 0; i < call->num_args; ++i) {
+    KILN_RETURN_IF_ERROR(kiln_array_push(&a->args, &value_of(a, call->args[i])->blocked));
+  }
+  kiln_concatenate_attrs_t *attrs = NULL;
+  KILN_RETURN_IF_ERROR(
+      kiln_op_attrs_create_default(&kiln_op_concatenate, a->arena, (void **)&attrs));
+  attrs->axis = 1;
+  kiln_expr_t *expr = NULL;
+  KILN_RETURN_IF_ERROR(
+      call_op(a, call->op, call->num_args, kiln_array_data(&a->args), attrs, &expr));
+  return set_blocked(a, node, expr, value_of(a, call->args[0])->layout);
+}
+
 /* A node that reads its inputs in their original layouts. */
 static kiln_status_t rebuild_plain(alterer_t *a, int32_t node) {
   kiln_expr_t *expr = node_at(a, node);
@@ -471,6 +524,9 @@ static kiln_status_t alter_node(alterer_t *a, int32_t node) {
   }
   if (call && call->op == &kiln_op_layout_transform) {
     return alter_transform(a, node, call);
+  }
+  if (call && concatenates_blocked(a, call)) {
+    return concatenate_blocked(a, node, call);
   }
   int main_input = call && call->op ? blocked_input(a, call) : -1;
   if (main_input >= 0 && follows_layout(call, main_input)) {

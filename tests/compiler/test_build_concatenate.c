@@ -2,9 +2,11 @@
  * Concatenates of more tensors than a kernel takes (KILN_OP_MAX_FUNCTION_ARGS),
  * compiled end to end and run by the graph executor against the reference
  * interpreter on the same module (rtol 1e-3, atol 1e-4): a 40-way
- * concatenate of 1x1 convs (blocked by alter_op_layout at opt_level 3), a
- * 19-way and a 40-way one of scaled copies of the input (one kernel holding
- * the whole tree of concatenates), at opt_level 0 and 3. Every kernel's
+ * concatenate of 1x1 convs, a 19-way and a 40-way one of scaled copies of
+ * the input, at opt_level 0 and 3. At 3, alter_op_layout blocks the convs
+ * (NCHW4c) and the input (NCHW8c, for the convs; the scaled copies follow
+ * it), so all three concatenate blocked values on their chunk axis, split
+ * by split_args first. Every kernel's
  * parameters stay within the limit, and the build fails on none.
  */
 #include <math.h>

@@ -32,8 +32,8 @@ static kiln_module_t *concatenate_module(int count) {
 /* The argument counts of main's concatenates, and how many there are. */
 static int concatenates(const kiln_module_t *m, int *widest) {
   kiln_ir_order_t order;
-  KILN_ASSERT_OK(kiln_ir_order_compute(kiln_module_get_function(m, "main"),
-                                       kiln_allocator_system(), &order));
+  KILN_ASSERT_OK(
+      kiln_ir_order_compute(kiln_module_get_function(m, "main"), kiln_allocator_system(), &order));
   int count = 0;
   *widest = 0;
   for (size_t i = 0; i < kiln_ir_order_count(&order); ++i) {
@@ -84,7 +84,8 @@ static const char split_17_after[] =
     "  %15 = add(%x, meta[Constant][14]) /* Tensor[(1, 2), float32] */;\n"
     "  %16 = add(%x, meta[Constant][15]) /* Tensor[(1, 2), float32] */;\n"
     "  %17 = add(%x, meta[Constant][16]) /* Tensor[(1, 2), float32] */;\n"
-    "  %18 = concatenate(%9, %10, %11, %12, %13, %14, %15, %16, %17, axis=1) /* Tensor[(1, 18), float32] */;\n"
+    "  %18 = concatenate(%9, %10, %11, %12, %13, %14, %15, %16, %17, axis=1) /* Tensor[(1, 18), "
+    "float32] */;\n"
     "  %19 = concatenate(%8, %18, axis=1) /* Tensor[(1, 34), float32] */;\n"
     "  %19\n"
     "}\n";
