@@ -41,6 +41,13 @@
  *   input follow those of the one before, as its channels do) and stays
  *   blocked, so a fire module's or a DenseNet block's concatenate needs no
  *   layout_transform on either side;
+ * - channel slices of a blocked input whose cuts fall on chunk boundaries
+ *   slice whole chunks and stay blocked: a split on the channel axis whose
+ *   parts each hold a multiple of b channels splits the blocked value on
+ *   axis 1 (its TupleGetItems pick blocked parts; the plain split is kept
+ *   for readers of the whole tuple), and a strided_slice that only takes
+ *   channels [begin, begin + C') with step 1, begin and C' multiples of b,
+ *   takes chunks [begin / b, (begin + C') / b);
  * - anything else reads the original layout.
  * The function's results are returned in their original layouts.
  */
@@ -444,6 +451,131 @@ static kiln_status_t concatenate_blocked(alterer_t *a, int32_t node, const kiln_
   return set_blocked(a, node, expr, value_of(a, call->args[0])->layout);
 }
 
+/* ---- channel slices ---- */
+
+/* An attribute list of `count` integers, *out_values to fill them. */
+static kiln_status_t make_ints(alterer_t *a, int count, kiln_ints_t *out, int64_t **out_values) {
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(a->arena, (size_t)(count ? count : 1),
+                                                 sizeof(int64_t), _Alignof(int64_t),
+                                                 (void **)out_values));
+  *out = (kiln_ints_t){count, *out_values};
+  return KILN_OK;
+}
+
+/* The block of a split on the channels of a blocked input whose parts each
+ * hold whole chunks, or 0. */
+static int64_t split_block(const alterer_t *a, const kiln_call_t *call) {
+  if (call->op != &kiln_op_split) {
+    return 0;
+  }
+  const kiln_split_attrs_t *attrs = call->attrs;
+  const kiln_tuple_type_t *parts = kiln_type_as_tuple(call->base.checked_type);
+  int64_t block = blocked_factor(a, call->args[0]);
+  if ((attrs->axis != 1 && attrs->axis != -3) || !parts || block < 2) {
+    return 0;
+  }
+  for (int i = 0; i < parts->count; ++i) {
+    const kiln_tensor_type_t *part = kiln_type_as_tensor(parts->fields[i]);
+    if (!part || part->ndim != 4 || part->shape[1] == 0 || part->shape[1] % block != 0) {
+      return 0;
+    }
+  }
+  return block;
+}
+
+/* The split of the blocked input at the same cuts, in chunks, on axis 1;
+ * the plain split stays the tuple's plain form. */
+static kiln_status_t split_blocked(alterer_t *a, int32_t node, const kiln_call_t *call,
+                                   int64_t block) {
+  const kiln_tuple_type_t *parts = kiln_type_as_tuple(call->base.checked_type);
+  kiln_split_attrs_t *attrs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_op_attrs_create_default(&kiln_op_split, a->arena, (void **)&attrs));
+  attrs->axis = 1;
+  attrs->sections = parts->count == 1 ? 1 : 0;
+  int64_t *cuts = NULL;
+  KILN_RETURN_IF_ERROR(make_ints(a, parts->count - 1, &attrs->indices, &cuts));
+  for (int i = 0; i + 1 < parts->count; ++i) {
+    cuts[i] = (i ? cuts[i - 1] : 0) + kiln_type_as_tensor(parts->fields[i])->shape[1] / block;
+  }
+  kiln_expr_t *plain = NULL, *blocked = value_of(a, call->args[0])->blocked;
+  KILN_RETURN_IF_ERROR(plain_of(a, call->args[0], &plain));
+  KILN_RETURN_IF_ERROR(call_op(a, call->op, 1, &plain, call->attrs, &a->values[node].plain));
+  KILN_RETURN_IF_ERROR(call_op(a, call->op, 1, &blocked, attrs, &blocked));
+  return set_blocked(a, node, blocked, value_of(a, call->args[0])->layout);
+}
+
+/* A TupleGetItem of a blocked split picks the blocked part. */
+static kiln_status_t pick_blocked(alterer_t *a, int32_t node, const kiln_tuple_get_item_t *item) {
+  const value_t *tuple = value_of(a, item->tuple);
+  kiln_tuple_get_item_t *picked = NULL;
+  KILN_RETURN_IF_ERROR(
+      kiln_ir_tuple_get_item_create(a->module, tuple->blocked, item->index, &picked));
+  return set_blocked(a, node, &picked->base, tuple->layout);
+}
+
+static bool picks_blocked(const alterer_t *a, const kiln_expr_t *expr) {
+  const kiln_tuple_get_item_t *item = kiln_expr_as_tuple_get_item(expr);
+  return item && !kiln_type_as_tensor(item->tuple->checked_type) &&
+         value_of(a, item->tuple)->blocked;
+}
+
+/* The first channel a strided_slice takes (step 1 everywhere), or -1 when
+ * a step is not 1. */
+static int64_t slice_begin(const kiln_strided_slice_attrs_t *attrs, int64_t channels) {
+  for (int k = 0; k < attrs->strides.count; ++k) {
+    if (attrs->strides.values[k] != 1) {
+      return -1;
+    }
+  }
+  for (int k = 0; k < attrs->begin.count; ++k) {
+    int64_t axis = attrs->axes.count ? attrs->axes.values[k] : k;
+    if (axis == 1 || axis == -3) {
+      int64_t begin =
+          attrs->begin.values[k] < 0 ? attrs->begin.values[k] + channels : attrs->begin.values[k];
+      return begin < 0 ? 0 : (begin > channels ? channels : begin);
+    }
+  }
+  return 0;
+}
+
+/* The block of a strided_slice that takes whole chunks of a blocked input's
+ * channels and nothing else, or 0. */
+static int64_t slice_block(const alterer_t *a, const kiln_call_t *call) {
+  if (call->op != &kiln_op_strided_slice) {
+    return 0;
+  }
+  const kiln_tensor_type_t *in = kiln_type_as_tensor(call->args[0]->checked_type);
+  const kiln_tensor_type_t *out = kiln_type_as_tensor(call->base.checked_type);
+  int64_t block = blocked_factor(a, call->args[0]);
+  if (block < 2 || !is_nchw_float(&call->base) || in->shape[0] != out->shape[0] ||
+      in->shape[2] != out->shape[2] || in->shape[3] != out->shape[3] || out->shape[1] == 0 ||
+      out->shape[1] % block != 0) {
+    return 0;
+  }
+  int64_t begin = slice_begin(call->attrs, in->shape[1]);
+  return begin >= 0 && begin % block == 0 ? block : 0;
+}
+
+/* The strided_slice of the blocked input's chunks. */
+static kiln_status_t slice_blocked(alterer_t *a, int32_t node, const kiln_call_t *call,
+                                   int64_t block) {
+  const kiln_tensor_type_t *in = kiln_type_as_tensor(call->args[0]->checked_type);
+  const kiln_tensor_type_t *out = kiln_type_as_tensor(call->base.checked_type);
+  kiln_strided_slice_attrs_t *attrs = NULL;
+  KILN_RETURN_IF_ERROR(
+      kiln_op_attrs_create_default(&kiln_op_strided_slice, a->arena, (void **)&attrs));
+  int64_t *begin = NULL, *end = NULL, *axes = NULL;
+  KILN_RETURN_IF_ERROR(make_ints(a, 1, &attrs->begin, &begin));
+  KILN_RETURN_IF_ERROR(make_ints(a, 1, &attrs->end, &end));
+  KILN_RETURN_IF_ERROR(make_ints(a, 1, &attrs->axes, &axes));
+  begin[0] = slice_begin(call->attrs, in->shape[1]) / block;
+  end[0] = begin[0] + out->shape[1] / block;
+  axes[0] = 1;
+  kiln_expr_t *expr = NULL;
+  KILN_RETURN_IF_ERROR(call_op(a, call->op, 1, &value_of(a, call->args[0])->blocked, attrs, &expr));
+  return set_blocked(a, node, expr, value_of(a, call->args[0])->layout);
+}
+
 /* A node that reads its inputs in their original layouts. */
 static kiln_status_t rebuild_plain(alterer_t *a, int32_t node) {
   kiln_expr_t *expr = node_at(a, node);
@@ -527,6 +659,17 @@ static kiln_status_t alter_node(alterer_t *a, int32_t node) {
   }
   if (call && concatenates_blocked(a, call)) {
     return concatenate_blocked(a, node, call);
+  }
+  int64_t block = call && call->op ? split_block(a, call) : 0;
+  if (block > 0) {
+    return split_blocked(a, node, call, block);
+  }
+  block = call && call->op ? slice_block(a, call) : 0;
+  if (block > 0) {
+    return slice_blocked(a, node, call, block);
+  }
+  if (picks_blocked(a, expr)) {
+    return pick_blocked(a, node, kiln_expr_as_tuple_get_item(expr));
   }
   int main_input = call && call->op ? blocked_input(a, call) : -1;
   if (main_input >= 0 && follows_layout(call, main_input)) {

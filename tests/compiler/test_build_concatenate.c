@@ -6,7 +6,8 @@
  * the input, at opt_level 0 and 3. At 3, alter_op_layout blocks the convs
  * (NCHW4c) and the input (NCHW8c, for the convs; the scaled copies follow
  * it), so all three concatenate blocked values on their chunk axis, split
- * by split_args first. Every kernel's
+ * by split_args first; the split and the strided_slice of the convs'
+ * concatenate cut on chunk boundaries and stay blocked too. Every kernel's
  * parameters stay within the limit, and the build fails on none.
  */
 #include <math.h>
@@ -20,7 +21,8 @@
 #include "kiln_ir_test.h"
 #include "op/op.h"
 
-#define CONVS 40
+#define CONVS   40
+#define OUTPUTS 5
 
 static float pseudo_random(uint64_t *state) {
   *state = *state * 6364136223846793005ull + 1442695040888963407ull;
@@ -47,7 +49,9 @@ static kiln_expr_t *scaled_copies(kiln_module_t *m, kiln_expr_t *x, int count) {
   return irt_call(m, "concatenate", IRT_ATTRS("axis", "1"), count, parts);
 }
 
-/* main(x: (1, 8, 6, 6)) = (concatenate of 40 convs, of 19 and of 40 copies). */
+/* main(x: (1, 8, 6, 6)) = (concatenate of 40 convs, of 19 and of 40 copies,
+ * the convs' part [40, 100) of a split at 40 and 100, and their channels
+ * [8, 48) by strided_slice). */
 static kiln_module_t *concatenations(void) {
   kiln_module_t *m = irt_module();
   kiln_var_t *x = irt_var(m, "x", KILN_DTYPE_FLOAT32, 4, SHAPE(1, 8, 6, 6));
@@ -56,13 +60,19 @@ static kiln_module_t *concatenations(void) {
   for (int i = 0; i < CONVS; ++i) {
     convs[i] = small_conv(m, &x->base, &state);
   }
-  kiln_expr_t *fields[3] = {
-      irt_call(m, "concatenate", IRT_ATTRS("axis", "1"), CONVS, convs),
+  kiln_expr_t *joined = irt_call(m, "concatenate", IRT_ATTRS("axis", "1"), CONVS, convs);
+  kiln_expr_t *parts = IRT_CALL(m, "split", IRT_ATTRS("indices", "[40, 100]", "axis", "1"), joined);
+  kiln_tuple_get_item_t *middle = NULL;
+  KILN_ASSERT_OK(kiln_ir_tuple_get_item_create(m, parts, 1, &middle));
+  kiln_expr_t *fields[OUTPUTS] = {
+      joined,
       scaled_copies(m, &x->base, 19),
       scaled_copies(m, &x->base, 40),
+      IRT_CALL(m, "nn.relu", NULL, &middle->base),
+      IRT_CALL(m, "strided_slice", IRT_ATTRS("begin", "[8]", "end", "[48]", "axes", "[1]"), joined),
   };
   kiln_tuple_t *tuple = NULL;
-  KILN_ASSERT_OK(kiln_ir_tuple_create(m, 3, fields, &tuple));
+  KILN_ASSERT_OK(kiln_ir_tuple_create(m, OUTPUTS, fields, &tuple));
   irt_add_function(m, "main", 1, &x, &tuple->base);
   KILN_ASSERT_OK(kiln_ir_infer_types(m));
   return m;
@@ -93,7 +103,7 @@ static void check_concatenations(const char *target, int opt_level) {
   KILN_ASSERT_OK(
       kiln_interp_run(reference, "main", 1, &input, kiln_allocator_system(), &num_want, &want));
   kiln_module_destroy(reference);
-  assert_int_equal(num_want, 3);
+  assert_int_equal(num_want, OUTPUTS);
   assert_int_equal(kiln_tensor_shape(want[0])[1], 4 * CONVS);
   assert_int_equal(kiln_tensor_shape(want[1])[1], 8 * 19);
 
@@ -113,8 +123,8 @@ static void check_concatenations(const char *target, int opt_level) {
   KILN_ASSERT_OK(kiln_compiled_create_executor(compiled, &executor));
   KILN_ASSERT_OK(kiln_graph_executor_set_input(executor, 0, kiln_tensor_dl(input)));
   KILN_ASSERT_OK(kiln_graph_executor_run(executor));
-  assert_int_equal(kiln_graph_executor_num_outputs(executor), 3);
-  for (int o = 0; o < 3; ++o) {
+  assert_int_equal(kiln_graph_executor_num_outputs(executor), OUTPUTS);
+  for (int o = 0; o < OUTPUTS; ++o) {
     kiln_tensor_t *got = NULL;
     KILN_ASSERT_OK(kiln_graph_executor_copy_output(executor, o, kiln_allocator_system(), &got));
     assert_close(o, got, want[o]);
