@@ -290,8 +290,8 @@ static kiln_status_t flatten_outputs(kiln_arena_t *arena, const kiln_op_t *op,
   const kiln_tuple_type_t *tuple = kiln_type_as_tuple(type);
   int count = tuple ? tuple->count : 1;
   if (count > KILN_COMPUTE_MAX_OUTPUTS) {
-    return KILN_STATUS(UNIMPLEMENTED, "%s: %d outputs; a kernel takes at most %d", op->name, count,
-                       KILN_COMPUTE_MAX_OUTPUTS);
+    return KILN_STATUS(UNIMPLEMENTED, "%s: %d outputs; a kernel returns at most %d", op->name,
+                       count, KILN_COMPUTE_MAX_OUTPUTS);
   }
   const kiln_tensor_type_t **types = NULL;
   KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(arena, (size_t)(count ? count : 1), sizeof(*types),

@@ -106,9 +106,9 @@ static kiln_status_t lower_call(walk_t *w, const kiln_call_t *call, slot_t *slot
   if (!call->op) {
     return KILN_STATUS(INVALID_ARGUMENT, "a call of a function inside a kernel");
   }
-  if (call->num_args > KILN_TE_MAX_INPUTS) {
+  if (call->num_args > KILN_OP_MAX_FUNCTION_ARGS) {
     return KILN_STATUS(INVALID_ARGUMENT, "%s has %d arguments, a kernel takes at most %d",
-                       call->op->name, call->num_args, KILN_TE_MAX_INPUTS);
+                       call->op->name, call->num_args, KILN_OP_MAX_FUNCTION_ARGS);
   }
   const kiln_te_tensor_t **inputs = NULL;
   KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(
@@ -177,9 +177,9 @@ static kiln_status_t lower_node(walk_t *w, kiln_expr_t *expr, slot_t *slot) {
 
 static kiln_status_t make_params(walk_t *w) {
   const kiln_function_t *f = w->function;
-  if (f->num_params > KILN_TE_MAX_STAGES) {
+  if (f->num_params > KILN_OP_MAX_FUNCTION_ARGS) {
     return KILN_STATUS(INVALID_ARGUMENT, "%d parameters, a kernel takes at most %d", f->num_params,
-                       KILN_TE_MAX_STAGES);
+                       KILN_OP_MAX_FUNCTION_ARGS);
   }
   for (int p = 0; p < f->num_params; ++p) {
     const kiln_var_t *var = f->params[p];

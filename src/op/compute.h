@@ -36,6 +36,11 @@
 /* Largest number of outputs of one operator (split's sections, topk's two). */
 #define KILN_COMPUTE_MAX_OUTPUTS KILN_TE_MAX_INPUTS
 
+_Static_assert(KILN_OP_MAX_FUNCTION_ARGS <= KILN_TE_MAX_INPUTS,
+               "a kernel's arguments must fit in one compute's inputs");
+_Static_assert(KILN_OP_MAX_FUNCTION_COMPUTES - 1 + KILN_OP_MAX_ANCHOR_STAGES <= KILN_TE_MAX_STAGES,
+               "the stages of a fused group's calls must fit in one schedule");
+
 struct kiln_compute_args_t {
   const kiln_op_t *op;
   const void *attrs;

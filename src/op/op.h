@@ -35,6 +35,23 @@
 #include "kiln/status.h"
 #include "kiln/tensor.h"
 
+/* The most parameters one kernel takes (TVM's max_function_args): a fused
+ * primitive function's parameters, and so the arguments of any one operator
+ * call inside it. fuse_ops keeps every group within it, split_args splits a
+ * longer concatenate into a tree of them, and the lowering checks it
+ * (compiler/lower.c). One definition; compute.h asserts that the tensor
+ * expressions can hold it. */
+#define KILN_OP_MAX_FUNCTION_ARGS 16
+
+/* The most computes (operator calls and scalar constants) fuse_ops puts in
+ * one group. A scalar constant, an elementwise or injective call makes one
+ * stage of tensor expressions, the group's one
+ * anchor (a conv, a pool, a reduction: padding, cache_write) a few more, at
+ * most KILN_OP_MAX_ANCHOR_STAGES; compute.h asserts that the total fits one
+ * schedule (KILN_TE_MAX_STAGES). */
+#define KILN_OP_MAX_ANCHOR_STAGES     8
+#define KILN_OP_MAX_FUNCTION_COMPUTES 24
+
 /* TVM's OpPatternKind, with its numbering: fusion compares kinds by order. */
 typedef enum kiln_op_pattern_e {
   KILN_OP_PATTERN_ELEMWISE = 0,

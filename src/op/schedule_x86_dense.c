@@ -64,7 +64,9 @@ static int64_t gemm_tile_rows(int64_t m, int64_t limit) {
  * from there down to half of it whose tile divides n. */
 static int64_t gemm_tile_vectors(int64_t rows, int64_t n, int64_t lanes) {
   int64_t most = KILN_SCHEDULE_GEMM_MAX_ACCUMULATORS / rows;
-  most = most < 2 ? 2 : most > KILN_SCHEDULE_GEMM_MAX_VECTORS ? KILN_SCHEDULE_GEMM_MAX_VECTORS : most;
+  most = most < 2                                ? 2
+         : most > KILN_SCHEDULE_GEMM_MAX_VECTORS ? KILN_SCHEDULE_GEMM_MAX_VECTORS
+                                                 : most;
   for (int64_t v = most; 2 * v >= most; --v) {
     if (n % (v * lanes) == 0) {
       return v;

@@ -35,6 +35,19 @@
  *   with layout_transform's reference kernel, so the weights are re-laid
  *   out once, at compile time;
  * - pooling takes the blocked layout through its layout attribute;
+ * - a concatenate on the channel axis whose inputs are all blocked with one
+ *   block b, each with a multiple of b channels, concatenates the blocked
+ *   values on their axis 1 (the chunks of b channels: the chunks of each
+ *   input follow those of the one before, as its channels do) and stays
+ *   blocked, so a fire module's or a DenseNet block's concatenate needs no
+ *   layout_transform on either side;
+ * - channel slices of a blocked input whose cuts fall on chunk boundaries
+ *   slice whole chunks and stay blocked: a split on the channel axis whose
+ *   parts each hold a multiple of b channels splits the blocked value on
+ *   axis 1 (its TupleGetItems pick blocked parts; the plain split is kept
+ *   for readers of the whole tuple), and a strided_slice that only takes
+ *   channels [begin, begin + C') with step 1, begin and C' multiples of b,
+ *   takes chunks [begin / b, (begin + C') / b);
  * - anything else reads the original layout.
  * The function's results are returned in their original layouts.
  */
@@ -44,6 +57,7 @@
 #include "ir/infer.h"
 #include "op/broadcast.h"
 #include "op/nn_common.h"
+#include "op/transform_attrs.h"
 #include "pass/dominator.h"
 #include "pass/passes.h"
 
@@ -391,6 +405,177 @@ static kiln_status_t follow(alterer_t *a, int32_t node, const kiln_call_t *call,
   return set_blocked(a, node, expr, layout);
 }
 
+/* The channel block of `expr`'s blocked form ("NCHW{b}c"), or 0. */
+static int64_t blocked_factor(const alterer_t *a, const kiln_expr_t *expr) {
+  const value_t *v = value_of(a, expr);
+  kiln_nn_layout_t layout;
+  if (!v->blocked || !is_nchw_float(expr) || kiln_nn_layout_parse(v->layout, &layout) != KILN_OK) {
+    return 0;
+  }
+  return kiln_nn_layout_factor(&layout, 'C');
+}
+
+/* Whether `call` concatenates channels of inputs all blocked by one block
+ * that divides each input's channels. */
+static bool concatenates_blocked(const alterer_t *a, const kiln_call_t *call) {
+  if (call->op != &kiln_op_concatenate || !is_nchw_float(&call->base)) {
+    return false;
+  }
+  int64_t axis = ((const kiln_concatenate_attrs_t *)call->attrs)->axis;
+  if (axis != 1 && axis != -3) {
+    return false;
+  }
+  int64_t block = blocked_factor(a, call->args[0]);
+  for (int i = 0; i < call->num_args; ++i) {
+    const kiln_tensor_type_t *type = kiln_type_as_tensor(call->args[i]->checked_type);
+    if (block < 2 || blocked_factor(a, call->args[i]) != block || type->shape[1] % block != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/* The concatenate of the blocked inputs on their chunk axis (1). */
+static kiln_status_t concatenate_blocked(alterer_t *a, int32_t node, const kiln_call_t *call) {
+  kiln_array_clear(&a->args);
+  for (int i = 0; i < call->num_args; ++i) {
+    KILN_RETURN_IF_ERROR(kiln_array_push(&a->args, &value_of(a, call->args[i])->blocked));
+  }
+  kiln_concatenate_attrs_t *attrs = NULL;
+  KILN_RETURN_IF_ERROR(
+      kiln_op_attrs_create_default(&kiln_op_concatenate, a->arena, (void **)&attrs));
+  attrs->axis = 1;
+  kiln_expr_t *expr = NULL;
+  KILN_RETURN_IF_ERROR(
+      call_op(a, call->op, call->num_args, kiln_array_data(&a->args), attrs, &expr));
+  return set_blocked(a, node, expr, value_of(a, call->args[0])->layout);
+}
+
+/* ---- channel slices ---- */
+
+/* An attribute list of `count` integers, *out_values to fill them. */
+static kiln_status_t make_ints(alterer_t *a, int count, kiln_ints_t *out, int64_t **out_values) {
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(a->arena, (size_t)(count ? count : 1),
+                                                 sizeof(int64_t), _Alignof(int64_t),
+                                                 (void **)out_values));
+  *out = (kiln_ints_t){count, *out_values};
+  return KILN_OK;
+}
+
+/* The block of a split on the channels of a blocked input whose parts each
+ * hold whole chunks, or 0. */
+static int64_t split_block(const alterer_t *a, const kiln_call_t *call) {
+  if (call->op != &kiln_op_split) {
+    return 0;
+  }
+  const kiln_split_attrs_t *attrs = call->attrs;
+  const kiln_tuple_type_t *parts = kiln_type_as_tuple(call->base.checked_type);
+  int64_t block = blocked_factor(a, call->args[0]);
+  if ((attrs->axis != 1 && attrs->axis != -3) || !parts || block < 2) {
+    return 0;
+  }
+  for (int i = 0; i < parts->count; ++i) {
+    const kiln_tensor_type_t *part = kiln_type_as_tensor(parts->fields[i]);
+    if (!part || part->ndim != 4 || part->shape[1] == 0 || part->shape[1] % block != 0) {
+      return 0;
+    }
+  }
+  return block;
+}
+
+/* The split of the blocked input at the same cuts, in chunks, on axis 1;
+ * the plain split stays the tuple's plain form. */
+static kiln_status_t split_blocked(alterer_t *a, int32_t node, const kiln_call_t *call,
+                                   int64_t block) {
+  const kiln_tuple_type_t *parts = kiln_type_as_tuple(call->base.checked_type);
+  kiln_split_attrs_t *attrs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_op_attrs_create_default(&kiln_op_split, a->arena, (void **)&attrs));
+  attrs->axis = 1;
+  attrs->sections = parts->count == 1 ? 1 : 0;
+  int64_t *cuts = NULL;
+  KILN_RETURN_IF_ERROR(make_ints(a, parts->count - 1, &attrs->indices, &cuts));
+  for (int i = 0; i + 1 < parts->count; ++i) {
+    cuts[i] = (i ? cuts[i - 1] : 0) + kiln_type_as_tensor(parts->fields[i])->shape[1] / block;
+  }
+  kiln_expr_t *plain = NULL, *blocked = value_of(a, call->args[0])->blocked;
+  KILN_RETURN_IF_ERROR(plain_of(a, call->args[0], &plain));
+  KILN_RETURN_IF_ERROR(call_op(a, call->op, 1, &plain, call->attrs, &a->values[node].plain));
+  KILN_RETURN_IF_ERROR(call_op(a, call->op, 1, &blocked, attrs, &blocked));
+  return set_blocked(a, node, blocked, value_of(a, call->args[0])->layout);
+}
+
+/* A TupleGetItem of a blocked split picks the blocked part. */
+static kiln_status_t pick_blocked(alterer_t *a, int32_t node, const kiln_tuple_get_item_t *item) {
+  const value_t *tuple = value_of(a, item->tuple);
+  kiln_tuple_get_item_t *picked = NULL;
+  KILN_RETURN_IF_ERROR(
+      kiln_ir_tuple_get_item_create(a->module, tuple->blocked, item->index, &picked));
+  return set_blocked(a, node, &picked->base, tuple->layout);
+}
+
+static bool picks_blocked(const alterer_t *a, const kiln_expr_t *expr) {
+  const kiln_tuple_get_item_t *item = kiln_expr_as_tuple_get_item(expr);
+  return item && !kiln_type_as_tensor(item->tuple->checked_type) &&
+         value_of(a, item->tuple)->blocked;
+}
+
+/* The first channel a strided_slice takes (step 1 everywhere), or -1 when
+ * a step is not 1. */
+static int64_t slice_begin(const kiln_strided_slice_attrs_t *attrs, int64_t channels) {
+  for (int k = 0; k < attrs->strides.count; ++k) {
+    if (attrs->strides.values[k] != 1) {
+      return -1;
+    }
+  }
+  for (int k = 0; k < attrs->begin.count; ++k) {
+    int64_t axis = attrs->axes.count ? attrs->axes.values[k] : k;
+    if (axis == 1 || axis == -3) {
+      int64_t begin =
+          attrs->begin.values[k] < 0 ? attrs->begin.values[k] + channels : attrs->begin.values[k];
+      return begin < 0 ? 0 : (begin > channels ? channels : begin);
+    }
+  }
+  return 0;
+}
+
+/* The block of a strided_slice that takes whole chunks of a blocked input's
+ * channels and nothing else, or 0. */
+static int64_t slice_block(const alterer_t *a, const kiln_call_t *call) {
+  if (call->op != &kiln_op_strided_slice) {
+    return 0;
+  }
+  const kiln_tensor_type_t *in = kiln_type_as_tensor(call->args[0]->checked_type);
+  const kiln_tensor_type_t *out = kiln_type_as_tensor(call->base.checked_type);
+  int64_t block = blocked_factor(a, call->args[0]);
+  if (block < 2 || !is_nchw_float(&call->base) || in->shape[0] != out->shape[0] ||
+      in->shape[2] != out->shape[2] || in->shape[3] != out->shape[3] || out->shape[1] == 0 ||
+      out->shape[1] % block != 0) {
+    return 0;
+  }
+  int64_t begin = slice_begin(call->attrs, in->shape[1]);
+  return begin >= 0 && begin % block == 0 ? block : 0;
+}
+
+/* The strided_slice of the blocked input's chunks. */
+static kiln_status_t slice_blocked(alterer_t *a, int32_t node, const kiln_call_t *call,
+                                   int64_t block) {
+  const kiln_tensor_type_t *in = kiln_type_as_tensor(call->args[0]->checked_type);
+  const kiln_tensor_type_t *out = kiln_type_as_tensor(call->base.checked_type);
+  kiln_strided_slice_attrs_t *attrs = NULL;
+  KILN_RETURN_IF_ERROR(
+      kiln_op_attrs_create_default(&kiln_op_strided_slice, a->arena, (void **)&attrs));
+  int64_t *begin = NULL, *end = NULL, *axes = NULL;
+  KILN_RETURN_IF_ERROR(make_ints(a, 1, &attrs->begin, &begin));
+  KILN_RETURN_IF_ERROR(make_ints(a, 1, &attrs->end, &end));
+  KILN_RETURN_IF_ERROR(make_ints(a, 1, &attrs->axes, &axes));
+  begin[0] = slice_begin(call->attrs, in->shape[1]) / block;
+  end[0] = begin[0] + out->shape[1] / block;
+  axes[0] = 1;
+  kiln_expr_t *expr = NULL;
+  KILN_RETURN_IF_ERROR(call_op(a, call->op, 1, &value_of(a, call->args[0])->blocked, attrs, &expr));
+  return set_blocked(a, node, expr, value_of(a, call->args[0])->layout);
+}
+
 /* A node that reads its inputs in their original layouts. */
 static kiln_status_t rebuild_plain(alterer_t *a, int32_t node) {
   kiln_expr_t *expr = node_at(a, node);
@@ -471,6 +656,20 @@ static kiln_status_t alter_node(alterer_t *a, int32_t node) {
   }
   if (call && call->op == &kiln_op_layout_transform) {
     return alter_transform(a, node, call);
+  }
+  if (call && concatenates_blocked(a, call)) {
+    return concatenate_blocked(a, node, call);
+  }
+  int64_t block = call && call->op ? split_block(a, call) : 0;
+  if (block > 0) {
+    return split_blocked(a, node, call, block);
+  }
+  block = call && call->op ? slice_block(a, call) : 0;
+  if (block > 0) {
+    return slice_blocked(a, node, call, block);
+  }
+  if (picks_blocked(a, expr)) {
+    return pick_blocked(a, node, kiln_expr_as_tuple_get_item(expr));
   }
   int main_input = call && call->op ? blocked_input(a, call) : -1;
   if (main_input >= 0 && follows_layout(call, main_input)) {

@@ -29,8 +29,16 @@
  *    - phase 2: an injective node fuses into a tuple that was itself fused
  *      into injective ops after it.
  *    Opaque nodes never fuse. A fusion that would make a group larger than
- *    "fuse_ops.max_depth" nodes (default 256) is refused. At opt_level 0
- *    nothing fuses: each call is alone in its group.
+ *    "fuse_ops.max_depth" nodes (default 256) or than
+ *    KILN_OP_MAX_FUNCTION_COMPUTES operator calls and scalar constants (what
+ *    one kernel's tensor expressions hold) is refused, and so is one
+ *    whose function would take more than KILN_OP_MAX_FUNCTION_ARGS
+ *    parameters (TVM's max_function_args: the distinct values read from
+ *    outside the merged group, counted over its members, which each group
+ *    keeps as a ring; the group stays split there, so every kernel keeps
+ *    within what the lowering takes; split_args, required before, leaves no
+ *    single call over it). At opt_level 0 nothing fuses: each call is alone
+ *    in its group.
  * 4. Rewrite: walking the nodes in post order, a group holding an operator
  *    call becomes, at its last node (the only one read outside the group),
  *    a primitive function whose parameters are the group's inputs from
@@ -57,7 +65,8 @@ typedef struct group_t {
   int32_t parent; /* -1 for a root */
   kiln_op_pattern_t pattern;
   int32_t num_nodes;
-  bool anchored; /* holds an out-elementwise-fusable op */
+  int32_t num_computes; /* operator calls and scalar constants among them */
+  bool anchored;        /* holds an out-elementwise-fusable op */
 } group_t;
 
 typedef struct fuser_t {
@@ -73,7 +82,9 @@ typedef struct fuser_t {
   int32_t stamp;
   int32_t *group_marks; /* per group root, for counting each group once */
   int32_t group_stamp;
-  kiln_array_t stack; /* int32_t, for the walks */
+  int32_t *ring;          /* per node, the next member of its group (a cycle) */
+  kiln_array_t roots_met; /* int32_t, the group roots a fusion would merge */
+  kiln_array_t stack;     /* int32_t, for the walks */
   int64_t max_depth;
   /* the rewrite, per node (roots, last and has_op indexed by group root) */
   int32_t *roots;           /* the node's group root */
@@ -244,7 +255,11 @@ static void merge_into(fuser_t *f, int32_t child, int32_t parent) {
   }
   group_t *c = &f->groups[child];
   group_t *p = &f->groups[parent];
+  int32_t next = f->ring[child]; /* splices the two cycles into one */
+  f->ring[child] = f->ring[parent];
+  f->ring[parent] = next;
   p->num_nodes += c->num_nodes;
+  p->num_computes += c->num_computes;
   c->parent = parent;
   if (c->anchored) {
     p->anchored = true;
@@ -323,14 +338,22 @@ static bool commit_visit(fuser_t *f, int32_t node, bool is_sink, void *context) 
   return true;
 }
 
-/* Counts the nodes of the groups met on the way (each group once, by a
- * second stamp on its root) into *(int64_t *)context. */
+/* The nodes of a group, and its computes: operator calls and scalar
+ * constants, each a stage of tensor expressions when lowered. */
+typedef struct group_size_t {
+  int64_t nodes;
+  int64_t computes;
+} group_size_t;
+
+/* Counts the nodes and computes of the groups met on the way (each group once,
+ * by a second stamp on its root) into *(group_size_t *)context. */
 static bool count_visit(fuser_t *f, int32_t node, bool is_sink, void *context) {
   if (!is_sink) {
     int32_t root = find_root(f, node);
     if (f->group_marks[root] != f->group_stamp) {
       f->group_marks[root] = f->group_stamp;
-      *(int64_t *)context += f->groups[root].num_nodes;
+      ((group_size_t *)context)->nodes += f->groups[root].num_nodes;
+      ((group_size_t *)context)->computes += f->groups[root].num_computes;
     }
   }
   return true;
@@ -350,11 +373,11 @@ static kiln_status_t commit_fuse(fuser_t *f, int32_t source, int32_t sink) {
 }
 
 /* The size sink's group would have after fusing `source` into it. */
-static kiln_status_t fused_size(fuser_t *f, int32_t source, int32_t sink, int64_t *out_size) {
+static kiln_status_t fused_size(fuser_t *f, int32_t source, int32_t sink, group_size_t *out_size) {
   f->group_stamp += 1;
   int32_t sink_root = find_root(f, sink);
   f->group_marks[sink_root] = f->group_stamp;
-  int64_t total = f->groups[sink_root].num_nodes;
+  group_size_t total = {f->groups[sink_root].num_nodes, f->groups[sink_root].num_computes};
   (void)count_visit(f, source, false, &total);
   bool all = true;
   KILN_RETURN_IF_ERROR(walk_paths(f, source, sink, count_visit, &total, &all));
@@ -362,11 +385,77 @@ static kiln_status_t fused_size(fuser_t *f, int32_t source, int32_t sink, int64_
   return KILN_OK;
 }
 
+/* Marks the group of `node` with the group stamp and lists its root. */
+static kiln_status_t meet_group(fuser_t *f, int32_t node) {
+  int32_t root = find_root(f, node);
+  if (f->group_marks[root] == f->group_stamp) {
+    return KILN_OK;
+  }
+  f->group_marks[root] = f->group_stamp;
+  return kiln_array_push(&f->roots_met, &root);
+}
+
+static bool meet_visit(fuser_t *f, int32_t node, bool is_sink, void *context) {
+  kiln_status_t *status = context;
+  if (!is_sink && *status == KILN_OK) {
+    *status = meet_group(f, node);
+  }
+  return *status == KILN_OK;
+}
+
+/* Counts `value` (a node outside the merged group) once, by the node stamp. */
+static void count_param(fuser_t *f, int32_t value, int64_t *count) {
+  if (f->marks[value] != f->stamp) {
+    f->marks[value] = f->stamp;
+    *count += 1;
+  }
+}
+
+/* The parameters the members of group `root` read from outside the groups
+ * marked by the group stamp: distinct values, except that a TupleGetItem of
+ * an outside tuple is a parameter of its own (fuse_ops ejects it). */
+static void count_group_params(fuser_t *f, int32_t root, int64_t *count) {
+  int32_t member = root;
+  do {
+    kiln_expr_t *expr = node_at(f, member);
+    for (int i = 0; i < kiln_dataflow_child_count(expr); ++i) {
+      int32_t child = node_index(f, kiln_dataflow_child_at(expr, i));
+      if (f->group_marks[find_root(f, child)] != f->group_stamp) {
+        count_param(f, expr->kind == KILN_EXPR_KIND_TUPLE_GET_ITEM ? member : child, count);
+      }
+    }
+    member = f->ring[member];
+  } while (member != root);
+}
+
+/* The number of parameters the function of sink's group would take after
+ * fusing `source` (and the nodes on its paths to `sink`) into it. */
+static kiln_status_t fused_params(fuser_t *f, int32_t source, int32_t sink, int64_t *out_count) {
+  f->group_stamp += 1;
+  kiln_array_clear(&f->roots_met);
+  KILN_RETURN_IF_ERROR(meet_group(f, sink));
+  KILN_RETURN_IF_ERROR(meet_group(f, source));
+  kiln_status_t status = KILN_OK;
+  bool all = true;
+  KILN_RETURN_IF_ERROR(walk_paths(f, source, sink, meet_visit, &status, &all));
+  KILN_RETURN_IF_ERROR(status);
+  f->stamp += 1;
+  *out_count = 0;
+  for (size_t i = 0; i < kiln_array_count(&f->roots_met); ++i) {
+    count_group_params(f, KILN_ARRAY_AT(&f->roots_met, int32_t, i), out_count);
+  }
+  return KILN_OK;
+}
+
 static kiln_status_t try_fuse(fuser_t *f, int32_t source, int32_t sink,
                               path_condition_fn condition) {
   bool ok = false;
   KILN_RETURN_IF_ERROR(check_path(f, source, sink, condition, &ok));
-  return ok ? commit_fuse(f, source, sink) : KILN_OK;
+  int64_t params = 0;
+  if (ok) {
+    KILN_RETURN_IF_ERROR(fused_params(f, source, sink, &params));
+  }
+  return ok && params <= KILN_OP_MAX_FUNCTION_ARGS ? commit_fuse(f, source, sink) : KILN_OK;
 }
 
 /* Phase 2: an injective node joins a tuple already fused into injective ops. */
@@ -421,14 +510,21 @@ static kiln_status_t run_phase(fuser_t *f, int phase) {
     if (f->groups[node].pattern == KILN_OP_PATTERN_OPAQUE || f->tree.parent[node] < 0) {
       continue;
     }
-    int64_t size = 0;
+    group_size_t size = {0, 0};
     KILN_RETURN_IF_ERROR(fused_size(f, node, f->tree.parent[node], &size));
-    if (size > f->max_depth) {
+    if (size.nodes > f->max_depth || size.computes > KILN_OP_MAX_FUNCTION_COMPUTES) {
       continue;
     }
     KILN_RETURN_IF_ERROR(fuse_node(f, node, phase));
   }
   return KILN_OK;
+}
+
+/* Whether the node lowers to a compute: an operator call, or a constant
+ * (only scalar ones are ever members). */
+static int is_compute(const kiln_expr_t *expr) {
+  const kiln_call_t *call = kiln_expr_as_call(expr);
+  return (call && call->op) || expr->kind == KILN_EXPR_KIND_CONSTANT;
 }
 
 static kiln_status_t partition(fuser_t *f, bool fuse) {
@@ -437,11 +533,15 @@ static kiln_status_t partition(fuser_t *f, bool fuse) {
                                                    (void **)&f->groups));
   KILN_RETURN_IF_ERROR(kiln_allocator_malloc_zeroed(f->allocator, (size_t)count * sizeof(int32_t),
                                                     (void **)&f->marks));
+  KILN_RETURN_IF_ERROR(
+      kiln_allocator_malloc_array(f->allocator, (size_t)count, sizeof(int32_t), (void **)&f->ring));
   for (int32_t i = 0; i < count; ++i) {
     kiln_op_pattern_t pattern = f->graph.patterns[i];
+    f->ring[i] = i;
     f->groups[i] = (group_t){.parent = -1,
                              .pattern = pattern,
                              .num_nodes = 1,
+                             .num_computes = is_compute(node_at(f, i)),
                              .anchored = pattern == KILN_OP_PATTERN_OUT_ELEMWISE_FUSABLE};
   }
   if (!fuse) {
@@ -675,6 +775,7 @@ static void fuser_initialize(fuser_t *f, kiln_module_t *module, kiln_function_t 
   kiln_array_initialize(&f->nodes, f->allocator, sizeof(kiln_expr_t *));
   kiln_hashmap_initialize(&f->index, f->allocator, KILN_HASHMAP_KEY_POINTER);
   kiln_array_initialize(&f->stack, f->allocator, sizeof(int32_t));
+  kiln_array_initialize(&f->roots_met, f->allocator, sizeof(int32_t));
   kiln_array_initialize(&f->children, f->allocator, sizeof(kiln_expr_t *));
   kiln_array_initialize(&f->params, f->allocator, sizeof(kiln_var_t *));
   kiln_array_initialize(&f->args, f->allocator, sizeof(kiln_expr_t *));
@@ -682,7 +783,7 @@ static void fuser_initialize(fuser_t *f, kiln_module_t *module, kiln_function_t 
 }
 
 static void fuser_deinitialize(fuser_t *f) {
-  void *blocks[] = {f->groups, f->marks,        f->group_marks, f->roots,     f->last,
+  void *blocks[] = {f->groups, f->marks,        f->group_marks, f->ring,      f->roots, f->last,
                     f->has_op, f->member_begin, f->members,     f->new_exprs, f->inner};
   for (size_t i = 0; i < sizeof(blocks) / sizeof(blocks[0]); ++i) {
     kiln_allocator_free(f->allocator, blocks[i]);
@@ -692,6 +793,7 @@ static void fuser_deinitialize(fuser_t *f) {
   kiln_dataflow_graph_deinitialize(&f->graph);
   kiln_postdom_tree_deinitialize(&f->tree);
   kiln_array_deinitialize(&f->stack);
+  kiln_array_deinitialize(&f->roots_met);
   kiln_array_deinitialize(&f->children);
   kiln_array_deinitialize(&f->params);
   kiln_array_deinitialize(&f->args);
@@ -750,7 +852,7 @@ static kiln_status_t fuse_ops_run(kiln_module_t *module, kiln_pass_context_t *co
   return KILN_OK;
 }
 
-static const char *const fuse_ops_required[] = {"infer_type", NULL};
+static const char *const fuse_ops_required[] = {"infer_type", "split_args", NULL};
 
 const kiln_pass_t kiln_pass_fuse_ops = {
     .info = {.name = "fuse_ops", .opt_level = 0, .required = fuse_ops_required},

@@ -28,8 +28,7 @@ typedef struct packer_t {
 } packer_t;
 
 /* The block for a product of m rows (data's leading dims) by n by k. */
-static int64_t pack_block(const packer_t *p, const kiln_tensor_type_t *data, int64_t n,
-                          int64_t k) {
+static int64_t pack_block(const packer_t *p, const kiln_tensor_type_t *data, int64_t n, int64_t k) {
   if (p->block > 0) {
     return p->block;
   }

@@ -24,6 +24,7 @@
   X(alter_op_layout)          \
   X(pack_dense)               \
   X(dead_code_elimination)    \
+  X(split_args)               \
   X(fuse_ops)                 \
   X(plan_memory)
 

@@ -1,9 +1,11 @@
 /*
- * The four shared ONNX models (../shared/models) compiled end to end and
+ * The five shared ONNX models (../shared/models) compiled end to end and
  * run by the graph executor, against their expected outputs (rtol 1e-3,
  * atol 1e-4): each with the default target and with the C backend, at
- * opt_level 0 and 3 (LLVM through its JIT at 0). Skipped (77) when the
- * folder is not there.
+ * opt_level 0 and 3 (LLVM through its JIT at 0). cnn_mix has a 19-way
+ * concatenate (over the kernel argument limit: split_args splits it),
+ * grouped convs, a channel shuffle and every kind of pooling. Skipped (77)
+ * when the folder is not there.
  */
 #include <math.h>
 #include <stdio.h>
@@ -95,16 +97,20 @@ static void test_resnet18(void **state) {
   check_all("resnet18");
 }
 
+static void test_cnn_mix(void **state) {
+  (void)state;
+  check_all("cnn_mix");
+}
+
 int main(void) {
   if (!kiln_test_shared_models_dir()) {
     printf("skipped: ../shared/models is not there\n");
     return KILN_TEST_SKIP_EXIT_CODE;
   }
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_mlp),
-      cmocka_unit_test(test_squeezenet),
-      cmocka_unit_test(test_mobilenet_v2),
-      cmocka_unit_test(test_resnet18),
+      cmocka_unit_test(test_mlp),          cmocka_unit_test(test_squeezenet),
+      cmocka_unit_test(test_mobilenet_v2), cmocka_unit_test(test_resnet18),
+      cmocka_unit_test(test_cnn_mix),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

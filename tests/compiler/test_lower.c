@@ -10,6 +10,7 @@
  * output from a register tile. Then the errors.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -300,6 +301,42 @@ static void test_errors(void **state) {
   KILN_ASSERT_STATUS(kiln_compiler_lower_function(kiln_module_get_function(m, "main"), &target,
                                                   &arena, "k", &func),
                      INVALID_ARGUMENT, "a call of a function inside a kernel");
+  kiln_module_destroy(m);
+
+  /* More parameters than a kernel takes (fuse_ops never makes such a
+   * group), and a call of more arguments (split_args splits those). */
+  m = irt_module();
+  kiln_var_t *xs[KILN_OP_MAX_FUNCTION_ARGS + 1];
+  for (int i = 0; i <= KILN_OP_MAX_FUNCTION_ARGS; ++i) {
+    char name[8];
+    snprintf(name, sizeof(name), "x%d", i);
+    xs[i] = irt_var(m, name, KILN_DTYPE_FLOAT32, 1, SHAPE(3));
+  }
+  kiln_expr_t *sum = &xs[0]->base;
+  for (int i = 1; i <= KILN_OP_MAX_FUNCTION_ARGS; ++i) {
+    sum = IRT_CALL(m, "add", NULL, sum, &xs[i]->base);
+  }
+  irt_add_function(m, "main", KILN_OP_MAX_FUNCTION_ARGS + 1, xs, sum);
+  KILN_ASSERT_OK(kiln_ir_infer_types(m));
+  KILN_ASSERT_STATUS(kiln_compiler_lower_function(kiln_module_get_function(m, "main"), &target,
+                                                  &arena, "k", &func),
+                     INVALID_ARGUMENT, "lowering k: 17 parameters, a kernel takes at most 16");
+  kiln_module_destroy(m);
+
+  m = irt_module();
+  x = irt_var(m, "x", KILN_DTYPE_FLOAT32, 1, SHAPE(3));
+  kiln_expr_t *parts[KILN_OP_MAX_FUNCTION_ARGS + 1];
+  for (int i = 0; i <= KILN_OP_MAX_FUNCTION_ARGS; ++i) {
+    parts[i] = &x->base;
+  }
+  irt_add_function(m, "main", 1, &x,
+                   irt_call(m, "concatenate", NULL, KILN_OP_MAX_FUNCTION_ARGS + 1, parts));
+  KILN_ASSERT_OK(kiln_ir_infer_types(m));
+  KILN_ASSERT_STATUS(kiln_compiler_lower_function(kiln_module_get_function(m, "main"), &target,
+                                                  &arena, "k", &func),
+                     INVALID_ARGUMENT,
+                     "lowering k: %0 = concatenate: concatenate has 17 arguments, a kernel takes "
+                     "at most 16");
   kiln_module_destroy(m);
 }
 

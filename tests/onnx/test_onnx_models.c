@@ -1,5 +1,5 @@
 /*
- * The importer on real files: the four shared models (../shared/models,
+ * The importer on real files: the five shared models (../shared/models,
  * torchvision exports with an input and ONNX Runtime's output) and ONNX's
  * own backend node tests (libonnx-testdata). Shared models: the output type,
  * the parameter, plausible operator counts, and for the three smaller ones
@@ -68,6 +68,7 @@ static const shared_model_t shared_models[] = {
     {"mobilenet_v2", {1, 3, 224, 224}, 4, 1000, &kiln_op_conv2d, 52, true},
     {"squeezenet1_1", {1, 3, 224, 224}, 4, 1000, &kiln_op_conv2d, 26, true},
     {"mlp", {1, 784}, 2, 10, &kiln_op_dense, 3, true},
+    {"cnn_mix", {1, 3, 160, 160}, 4, 100, &kiln_op_conv2d, 43, true},
 };
 
 static char *shared_path(const char *name, const char *suffix) {

@@ -7,7 +7,9 @@
  * transform pair cancelled, a depthwise conv blocked by its own channels
  * before a conv with 17 output channels left alone, MobileNet's inverted
  * residual (1x1, depthwise, 1x1 with no transform between the blocked
- * convs: the depthwise conv takes its producer's block), and the pass
+ * convs: the depthwise conv takes its producer's block), a fire module's
+ * concatenate kept blocked (and one of mixed blocks that is not), channel
+ * splits and slices on chunk boundaries kept blocked, and the pass
  * followed by fuse_ops; every one also on
  * the interpreter before and after. Constant weights are transformed at
  * compile time (no layout_transform left on them). opt_level 2 skips the
@@ -24,6 +26,57 @@
 #include "kiln_pass_test.h"
 #include "op/op.h"
 
+/* A SqueezeNet fire module: squeeze, two expands (16 channels each,
+ * blocked NCHW16c), their concatenate, and the next squeeze reading it. */
+#define FIRE                                                                          \
+  "def @main(%x: Tensor[(1, 8, 4, 4), float32], %w1: Tensor[(8, 8, 1, 1), float32], " \
+  "%w2: Tensor[(16, 8, 1, 1), float32], %w3: Tensor[(16, 8, 3, 3), float32], "        \
+  "%w4: Tensor[(16, 32, 1, 1), float32]) {\n"                                         \
+  "  %0 = nn.conv2d(%x, %w1);\n"                                                      \
+  "  %1 = nn.relu(%0);\n"                                                             \
+  "  %2 = nn.conv2d(%1, %w2);\n"                                                      \
+  "  %3 = nn.relu(%2);\n"                                                             \
+  "  %4 = nn.conv2d(%1, %w3, padding=[1, 1, 1, 1]);\n"                                \
+  "  %5 = nn.relu(%4);\n"                                                             \
+  "  %6 = concatenate(%3, %5, axis=1);\n"                                             \
+  "  %7 = nn.conv2d(%6, %w4);\n"                                                      \
+  "  %7\n"                                                                            \
+  "}\n"
+/* The same with expands of 16 and 12 channels: blocks 16 and 12 differ, so
+ * the concatenate reads NCHW as before. */
+#define FIRE_MIXED                                                                    \
+  "def @main(%x: Tensor[(1, 8, 4, 4), float32], %w1: Tensor[(8, 8, 1, 1), float32], " \
+  "%w2: Tensor[(16, 8, 1, 1), float32], %w3: Tensor[(12, 8, 3, 3), float32], "        \
+  "%w4: Tensor[(16, 28, 1, 1), float32]) {\n"                                         \
+  "  %0 = nn.conv2d(%x, %w1);\n"                                                      \
+  "  %1 = nn.relu(%0);\n"                                                             \
+  "  %2 = nn.conv2d(%1, %w2);\n"                                                      \
+  "  %3 = nn.relu(%2);\n"                                                             \
+  "  %4 = nn.conv2d(%1, %w3, padding=[1, 1, 1, 1]);\n"                                \
+  "  %5 = nn.relu(%4);\n"                                                             \
+  "  %6 = concatenate(%3, %5, axis=1);\n"                                             \
+  "  %7 = nn.conv2d(%6, %w4);\n"                                                      \
+  "  %7\n"                                                                            \
+  "}\n"
+/* Channel slices of a blocked NCHW16c value: a split at 16 and a
+ * strided_slice of channels [16, 32) stay blocked; a split at 8 does not
+ * fall on a chunk boundary and reads NCHW. */
+#define SLICES                                                                         \
+  "def @main(%x: Tensor[(1, 8, 4, 4), float32], %w1: Tensor[(32, 8, 1, 1), float32], " \
+  "%w2: Tensor[(16, 16, 1, 1), float32]) {\n"                                          \
+  "  %0 = nn.conv2d(%x, %w1);\n"                                                       \
+  "  %1 = nn.relu(%0);\n"                                                              \
+  "  %2 = split(%1, indices=[16], axis=1);\n"                                          \
+  "  %3 = %2.0;\n"                                                                     \
+  "  %4 = %2.1;\n"                                                                     \
+  "  %5 = add(%3, %4);\n"                                                              \
+  "  %6 = strided_slice(%1, begin=[16], end=[32], axes=[1]);\n"                        \
+  "  %7 = multiply(%5, %6);\n"                                                         \
+  "  %8 = nn.conv2d(%7, %w2);\n"                                                       \
+  "  %9 = split(%1, indices=[8], axis=1);\n"                                           \
+  "  %10 = %9.0;\n"                                                                    \
+  "  (%8, %10)\n"                                                                      \
+  "}\n"
 #define CONV_RELU_CONV                                                                 \
   "def @main(%x: Tensor[(1, 3, 6, 6), float32], %w1: Tensor[(32, 3, 3, 3), float32], " \
   "%w2: Tensor[(16, 32, 1, 1), float32]) {\n"                                          \
@@ -360,6 +413,117 @@ static const char residual_block4_after[] =
     "  %13\n"
     "}\n";
 
+static const char fire_after[] =
+    "def @main(%x: Tensor[(1, 8, 4, 4), float32], %w1: Tensor[(8, 8, 1, 1), float32], %w2: "
+    "Tensor[(16, 8, 1, 1), float32], %w3: Tensor[(16, 8, 3, 3), float32], %w4: Tensor[(16, 32, 1, "
+    "1), float32]) -> Tensor[(1, 16, 4, 4), float32] {\n"
+    "  %0 = layout_transform(%x, src_layout=\"NCHW\", dst_layout=\"NCHW8c\") /* Tensor[(1, 1, 4, "
+    "4, 8), float32] */;\n"
+    "  %1 = layout_transform(%w1, src_layout=\"OIHW\", dst_layout=\"OIHW8i8o\") /* Tensor[(1, 1, "
+    "1, 1, 8, 8), float32] */;\n"
+    "  %2 = nn.contrib_conv2d_NCHWc(%0, %1, data_layout=\"NCHW8c\", kernel_layout=\"OIHW8i8o\", "
+    "out_layout=\"NCHW8c\") /* Tensor[(1, 1, 4, 4, 8), float32] */;\n"
+    "  %3 = nn.relu(%2) /* Tensor[(1, 1, 4, 4, 8), float32] */;\n"
+    "  %4 = layout_transform(%w2, src_layout=\"OIHW\", dst_layout=\"OIHW8i16o\") /* Tensor[(1, 1, "
+    "1, 1, 8, 16), float32] */;\n"
+    "  %5 = nn.contrib_conv2d_NCHWc(%3, %4, data_layout=\"NCHW8c\", kernel_layout=\"OIHW8i16o\") "
+    "/* Tensor[(1, 1, 4, 4, 16), float32] */;\n"
+    "  %6 = nn.relu(%5) /* Tensor[(1, 1, 4, 4, 16), float32] */;\n"
+    "  %7 = layout_transform(%w3, src_layout=\"OIHW\", dst_layout=\"OIHW8i16o\") /* Tensor[(1, 1, "
+    "3, 3, 8, 16), float32] */;\n"
+    "  %8 = nn.contrib_conv2d_NCHWc(%3, %7, padding=[1, 1, 1, 1], data_layout=\"NCHW8c\", "
+    "kernel_layout=\"OIHW8i16o\") /* Tensor[(1, 1, 4, 4, 16), float32] */;\n"
+    "  %9 = nn.relu(%8) /* Tensor[(1, 1, 4, 4, 16), float32] */;\n"
+    "  %10 = concatenate(%6, %9, axis=1) /* Tensor[(1, 2, 4, 4, 16), float32] */;\n"
+    "  %11 = layout_transform(%w4, src_layout=\"OIHW\", dst_layout=\"OIHW16i16o\") /* Tensor[(1, "
+    "2, 1, 1, 16, 16), float32] */;\n"
+    "  %12 = nn.contrib_conv2d_NCHWc(%10, %11) /* Tensor[(1, 1, 4, 4, 16), float32] */;\n"
+    "  %13 = layout_transform(%12, src_layout=\"NCHW16c\", dst_layout=\"NCHW\") /* Tensor[(1, 16, "
+    "4, 4), float32] */;\n"
+    "  %13\n"
+    "}\n";
+static const char fire_mixed_after[] =
+    "def @main(%x: Tensor[(1, 8, 4, 4), float32], %w1: Tensor[(8, 8, 1, 1), float32], %w2: "
+    "Tensor[(16, 8, 1, 1), float32], %w3: Tensor[(12, 8, 3, 3), float32], %w4: Tensor[(16, 28, 1, "
+    "1), float32]) -> Tensor[(1, 16, 4, 4), float32] {\n"
+    "  %0 = layout_transform(%x, src_layout=\"NCHW\", dst_layout=\"NCHW8c\") /* Tensor[(1, 1, 4, "
+    "4, 8), float32] */;\n"
+    "  %1 = layout_transform(%w1, src_layout=\"OIHW\", dst_layout=\"OIHW8i8o\") /* Tensor[(1, 1, "
+    "1, 1, 8, 8), float32] */;\n"
+    "  %2 = nn.contrib_conv2d_NCHWc(%0, %1, data_layout=\"NCHW8c\", kernel_layout=\"OIHW8i8o\", "
+    "out_layout=\"NCHW8c\") /* Tensor[(1, 1, 4, 4, 8), float32] */;\n"
+    "  %3 = nn.relu(%2) /* Tensor[(1, 1, 4, 4, 8), float32] */;\n"
+    "  %4 = layout_transform(%w2, src_layout=\"OIHW\", dst_layout=\"OIHW8i16o\") /* Tensor[(1, 1, "
+    "1, 1, 8, 16), float32] */;\n"
+    "  %5 = nn.contrib_conv2d_NCHWc(%3, %4, data_layout=\"NCHW8c\", kernel_layout=\"OIHW8i16o\") "
+    "/* Tensor[(1, 1, 4, 4, 16), float32] */;\n"
+    "  %6 = nn.relu(%5) /* Tensor[(1, 1, 4, 4, 16), float32] */;\n"
+    "  %7 = layout_transform(%6, src_layout=\"NCHW16c\", dst_layout=\"NCHW\") /* Tensor[(1, 16, 4, "
+    "4), float32] */;\n"
+    "  %8 = layout_transform(%w3, src_layout=\"OIHW\", dst_layout=\"OIHW8i12o\") /* Tensor[(1, 1, "
+    "3, 3, 8, 12), float32] */;\n"
+    "  %9 = nn.contrib_conv2d_NCHWc(%3, %8, padding=[1, 1, 1, 1], data_layout=\"NCHW8c\", "
+    "kernel_layout=\"OIHW8i12o\", out_layout=\"NCHW12c\") /* Tensor[(1, 1, 4, 4, 12), float32] "
+    "*/;\n"
+    "  %10 = nn.relu(%9) /* Tensor[(1, 1, 4, 4, 12), float32] */;\n"
+    "  %11 = layout_transform(%10, src_layout=\"NCHW12c\", dst_layout=\"NCHW\") /* Tensor[(1, 12, "
+    "4, 4), float32] */;\n"
+    "  %12 = concatenate(%7, %11, axis=1) /* Tensor[(1, 28, 4, 4), float32] */;\n"
+    "  %13 = layout_transform(%12, src_layout=\"NCHW\", dst_layout=\"NCHW14c\") /* Tensor[(1, 2, "
+    "4, 4, 14), float32] */;\n"
+    "  %14 = layout_transform(%w4, src_layout=\"OIHW\", dst_layout=\"OIHW14i16o\") /* Tensor[(1, "
+    "2, 1, 1, 14, 16), float32] */;\n"
+    "  %15 = nn.contrib_conv2d_NCHWc(%13, %14, data_layout=\"NCHW14c\", "
+    "kernel_layout=\"OIHW14i16o\") /* Tensor[(1, 1, 4, 4, 16), float32] */;\n"
+    "  %16 = layout_transform(%15, src_layout=\"NCHW16c\", dst_layout=\"NCHW\") /* Tensor[(1, 16, "
+    "4, 4), float32] */;\n"
+    "  %16\n"
+    "}\n";
+
+static void test_concatenate_stays_blocked(void **state) {
+  (void)state;
+  kpt_check(FIRE, 3, "alter_op_layout", fire_after);
+  kpt_check(FIRE_MIXED, 3, "alter_op_layout", fire_mixed_after);
+}
+
+static const char slices_after[] =
+    "def @main(%x: Tensor[(1, 8, 4, 4), float32], %w1: Tensor[(32, 8, 1, 1), float32], %w2: "
+    "Tensor[(16, 16, 1, 1), float32]) -> (Tensor[(1, 16, 4, 4), float32], Tensor[(1, 8, 4, 4), "
+    "float32]) {\n"
+    "  %0 = layout_transform(%x, src_layout=\"NCHW\", dst_layout=\"NCHW8c\") /* Tensor[(1, 1, 4, "
+    "4, 8), float32] */;\n"
+    "  %1 = layout_transform(%w1, src_layout=\"OIHW\", dst_layout=\"OIHW8i16o\") /* Tensor[(2, 1, "
+    "1, 1, 8, 16), float32] */;\n"
+    "  %2 = nn.contrib_conv2d_NCHWc(%0, %1, data_layout=\"NCHW8c\", kernel_layout=\"OIHW8i16o\") "
+    "/* Tensor[(1, 2, 4, 4, 16), float32] */;\n"
+    "  %3 = nn.relu(%2) /* Tensor[(1, 2, 4, 4, 16), float32] */;\n"
+    "  %4 = split(%3, indices=[1], axis=1) /* (Tensor[(1, 1, 4, 4, 16), float32], Tensor[(1, 1, 4, "
+    "4, 16), float32]) */;\n"
+    "  %5 = %4.0 /* Tensor[(1, 1, 4, 4, 16), float32] */;\n"
+    "  %6 = %4.1 /* Tensor[(1, 1, 4, 4, 16), float32] */;\n"
+    "  %7 = add(%5, %6) /* Tensor[(1, 1, 4, 4, 16), float32] */;\n"
+    "  %8 = strided_slice(%3, begin=[1], end=[2], axes=[1]) /* Tensor[(1, 1, 4, 4, 16), float32] "
+    "*/;\n"
+    "  %9 = multiply(%7, %8) /* Tensor[(1, 1, 4, 4, 16), float32] */;\n"
+    "  %10 = layout_transform(%w2, src_layout=\"OIHW\", dst_layout=\"OIHW16i16o\") /* Tensor[(1, "
+    "1, 1, 1, 16, 16), float32] */;\n"
+    "  %11 = nn.contrib_conv2d_NCHWc(%9, %10) /* Tensor[(1, 1, 4, 4, 16), float32] */;\n"
+    "  %12 = layout_transform(%11, src_layout=\"NCHW16c\", dst_layout=\"NCHW\") /* Tensor[(1, 16, "
+    "4, 4), float32] */;\n"
+    "  %13 = layout_transform(%3, src_layout=\"NCHW16c\", dst_layout=\"NCHW\") /* Tensor[(1, 32, "
+    "4, 4), float32] */;\n"
+    "  %14 = split(%13, indices=[8], axis=1) /* (Tensor[(1, 8, 4, 4), float32], Tensor[(1, 24, 4, "
+    "4), float32]) */;\n"
+    "  %15 = %14.0 /* Tensor[(1, 8, 4, 4), float32] */;\n"
+    "  %16 = (%12, %15) /* (Tensor[(1, 16, 4, 4), float32], Tensor[(1, 8, 4, 4), float32]) */;\n"
+    "  %16\n"
+    "}\n";
+
+static void test_channel_slices_stay_blocked(void **state) {
+  (void)state;
+  kpt_check(SLICES, 3, "alter_op_layout", slices_after);
+}
+
 static void test_conv_relu_conv(void **state) {
   (void)state;
   kpt_check(CONV_RELU_CONV, 3, "alter_op_layout", conv_relu_conv_after);
@@ -570,6 +734,8 @@ int main(void) {
       cmocka_unit_test(test_transform_pair_cancels),
       cmocka_unit_test(test_depthwise_blocked_odd_channels_stay),
       cmocka_unit_test(test_mobilenet_block),
+      cmocka_unit_test(test_concatenate_stays_blocked),
+      cmocka_unit_test(test_channel_slices_stay_blocked),
       cmocka_unit_test(test_runs_at_opt_level_3_only),
       cmocka_unit_test(test_constant_weights_are_transformed_now),
       cmocka_unit_test(test_errors),

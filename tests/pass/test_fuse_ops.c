@@ -7,7 +7,11 @@
  * tuple-valued op whose fields are picked outside its group, diamonds (fused
  * whole, or split by an opaque branch), an injective chain after a dense,
  * opt_level 0 (each call alone), scalar constants kept inside and weights
- * passed in, a second run changing nothing; the errors; allocation failures;
+ * passed in, a second run changing nothing; groups split where their
+ * function would take more than KILN_OP_MAX_FUNCTION_ARGS parameters (a
+ * chain of adds over 20 inputs, and a 40-way concatenate that split_args
+ * cuts first) or more than KILN_OP_MAX_FUNCTION_COMPUTES calls (a chain of
+ * 30); the errors; allocation failures;
  * and every built-in workload fused with the same outputs, every operator
  * call inside a primitive function, and the number of groups printed.
  */
@@ -20,6 +24,7 @@
 #include "ir/params.h"
 #include "kiln_ir_test.h"
 #include "kiln_pass_test.h"
+#include "op/op.h"
 
 #define CONV_BIAS_RELU                                                               \
   "def @main(%x: Tensor[(1, 3, 8, 8), float32], %w: Tensor[(4, 3, 3, 3), float32], " \
@@ -422,49 +427,7 @@ static void test_scalar_constants_stay_inside(void **state) {
   kiln_module_destroy(m);
 }
 
-static void test_errors(void **state) {
-  (void)state;
-  kiln_module_t *m = kpt_parse(CHAIN);
-  kiln_pass_context_t *context = kpt_context(2);
-  KILN_ASSERT_OK(kiln_pass_context_set_option(context, "fuse_ops.max_depth", "0"));
-  KILN_ASSERT_STATUS(kpt_run(m, context, "fuse_ops"), INVALID_ARGUMENT,
-                     "fuse_ops: option fuse_ops.max_depth must be at least 1, got 0");
-  KILN_ASSERT_OK(kiln_pass_context_set_option(context, "fuse_ops.max_depth", "deep"));
-  KILN_ASSERT_STATUS(kpt_run(m, context, "fuse_ops"), INVALID_ARGUMENT, "fuse_ops.max_depth");
-  kiln_pass_context_destroy(context);
-  kiln_module_destroy(m);
-
-  /* Run directly, without infer_type before it. */
-  m = constants_module();
-  context = kpt_context(2);
-  KILN_ASSERT_STATUS(kiln_pass_fuse_ops.run(m, context), FAILED_PRECONDITION,
-                     "types are missing in @main: a Var has no checked type (run infer_type "
-                     "first)");
-  kiln_pass_context_destroy(context);
-  kiln_module_destroy(m);
-}
-
-static kiln_status_t fuse_scenario(kiln_allocator_t allocator, void *data) {
-  (void)data;
-  kiln_module_t *m = NULL;
-  KILN_RETURN_IF_ERROR(kiln_ir_parse_module("before", RESIDUAL, allocator, &m));
-  kiln_pass_context_t *context = NULL;
-  kiln_status_t status = kiln_pass_context_create(allocator, 2, &context);
-  const kiln_pass_t *pass = &kiln_pass_fuse_ops;
-  if (!status) {
-    status = kiln_pass_sequential_run(m, context, &pass, 1);
-  }
-  kiln_pass_context_destroy(context);
-  kiln_module_destroy(m);
-  return status;
-}
-
-static void test_allocation_failures(void **state) {
-  (void)state;
-  assert_true(kiln_test_sweep_allocation_failures(fuse_scenario, NULL) > 10);
-}
-
-/* ---- the built-in workloads ---- */
+/* ---- counting groups ---- */
 
 typedef struct census_t {
   int functions;     /* calls of primitive functions in main */
@@ -524,6 +487,187 @@ static census_t take_census(const kiln_module_t *m) {
   return census;
 }
 
+/* ---- the kernel argument limit ---- */
+
+#define WIDE_INPUTS 20
+
+/* main(x0..x19) = x0 + x1 + ... + x19, a chain of adds: all elementwise,
+ * one group of 20 parameters without the limit. */
+static kiln_module_t *add_chain_module(void) {
+  kiln_module_t *m = irt_module();
+  kiln_var_t *x[WIDE_INPUTS];
+  for (int i = 0; i < WIDE_INPUTS; ++i) {
+    char name[8];
+    snprintf(name, sizeof(name), "x%d", i);
+    x[i] = irt_var(m, name, KILN_DTYPE_FLOAT32, 2, SHAPE(2, 3));
+  }
+  kiln_expr_t *sum = &x[0]->base;
+  for (int i = 1; i < WIDE_INPUTS; ++i) {
+    sum = IRT_CALL(m, "add", NULL, sum, &x[i]->base);
+  }
+  irt_add_function(m, "main", WIDE_INPUTS, x, sum);
+  return m;
+}
+
+/* main(x0..x39) = relu(concatenate(exp(x0), ..., exp(x39), axis=1)). */
+static kiln_module_t *concatenate_40(void) {
+  kiln_module_t *m = irt_module();
+  kiln_var_t *x[40];
+  kiln_expr_t *parts[40];
+  for (int i = 0; i < 40; ++i) {
+    char name[8];
+    snprintf(name, sizeof(name), "x%d", i);
+    x[i] = irt_var(m, name, KILN_DTYPE_FLOAT32, 4, SHAPE(1, 2, 3, 3));
+    parts[i] = IRT_CALL(m, "exp", NULL, &x[i]->base);
+  }
+  kiln_expr_t *joined =
+      irt_call(m, "concatenate", IRT_ATTRS("axis", "1"), 40, (kiln_expr_t *const *)parts);
+  irt_add_function(m, "main", 40, x, IRT_CALL(m, "nn.relu", NULL, joined));
+  return m;
+}
+
+/* The parameter counts of main's primitive functions, ascending, into
+ * params (at most 64); returns how many there are. */
+static int function_params(const kiln_module_t *m, int *params) {
+  kiln_ir_order_t order;
+  KILN_ASSERT_OK(
+      kiln_ir_order_compute(kiln_module_get_function(m, "main"), kiln_allocator_system(), &order));
+  int count = 0;
+  for (size_t i = 0; i < kiln_ir_order_count(&order); ++i) {
+    kiln_function_t *function = kiln_expr_as_function(kiln_ir_order_node(&order, i));
+    if (function && function->primitive) {
+      assert_true(count < 64);
+      params[count++] = function->num_params;
+    }
+  }
+  kiln_ir_order_deinitialize(&order);
+  for (int i = 1; i < count; ++i) { /* insertion sort */
+    for (int j = i; j > 0 && params[j - 1] > params[j]; --j) {
+      int t = params[j];
+      params[j] = params[j - 1];
+      params[j - 1] = t;
+    }
+  }
+  return count;
+}
+
+/* Fuses a copy of `make()` at opt_level 2, checks every function's
+ * parameters against the limit and the numbers against the unfused module;
+ * returns the number of functions and their parameter counts. */
+static int fuse_within_limit(kiln_module_t *(*make)(void), int *params) {
+  kiln_module_t *reference = make();
+  KILN_ASSERT_OK(kiln_ir_infer_types(reference));
+  kiln_module_t *m = make();
+  kiln_pass_context_t *context = kpt_context(2);
+  KILN_ASSERT_OK(kpt_run(m, context, "fuse_ops"));
+  kiln_pass_context_destroy(context);
+  int count = function_params(m, params);
+  for (int i = 0; i < count; ++i) {
+    assert_in_range(params[i], 1, KILN_OP_MAX_FUNCTION_ARGS);
+  }
+  kpt_assert_same_numbers(reference, m, 7);
+  kiln_module_destroy(reference);
+  kiln_module_destroy(m);
+  return count;
+}
+
+static void test_groups_split_at_the_argument_limit(void **state) {
+  (void)state;
+  assert_int_equal(KILN_OP_MAX_FUNCTION_ARGS, 16);
+  int params[64];
+  /* x0..x15 go into the first 15 adds; the 16th add would make 17. */
+  assert_int_equal(fuse_within_limit(add_chain_module, params), 2);
+  assert_int_equal(params[0], 5); /* the first group's sum and x16..x19 */
+  assert_int_equal(params[1], 16);
+}
+
+static void test_wide_concatenate_is_split(void **state) {
+  (void)state;
+  int params[64];
+  /* split_args cuts the 40 inputs into parts of 13, 13 and 14; each
+   * exp joins its part; the first part joins the outer concatenate and
+   * the relu (13 + 2 parameters), the other two would make 27 there. */
+  assert_int_equal(fuse_within_limit(concatenate_40, params), 3);
+  assert_int_equal(params[0], 13);
+  assert_int_equal(params[1], 14);
+  assert_int_equal(params[2], 15);
+}
+
+/* main(x) = negative(negative(... x)), 30 calls: one group without the
+ * compute limit. */
+static kiln_module_t *long_chain(void) {
+  kiln_module_t *m = irt_module();
+  kiln_var_t *x = irt_var(m, "x", KILN_DTYPE_FLOAT32, 2, SHAPE(2, 3));
+  kiln_expr_t *value = &x->base;
+  for (int i = 0; i < 30; ++i) {
+    value = IRT_CALL(m, "negative", NULL, value);
+  }
+  irt_add_function(m, "main", 1, &x, value);
+  return m;
+}
+
+static void test_groups_split_at_the_compute_limit(void **state) {
+  (void)state;
+  kiln_module_t *reference = long_chain();
+  KILN_ASSERT_OK(kiln_ir_infer_types(reference));
+  kiln_module_t *m = long_chain();
+  kiln_pass_context_t *context = kpt_context(2);
+  KILN_ASSERT_OK(kpt_run(m, context, "fuse_ops"));
+  kiln_pass_context_destroy(context);
+  census_t census = take_census(m);
+  assert_int_equal(KILN_OP_MAX_FUNCTION_COMPUTES, 24);
+  assert_int_equal(census.functions, 2);
+  assert_int_equal(census.fused_ops, 30);
+  assert_int_equal(census.largest_group, 24);
+  kpt_assert_same_numbers(reference, m, 9);
+  kiln_module_destroy(reference);
+  kiln_module_destroy(m);
+}
+
+static void test_errors(void **state) {
+  (void)state;
+  kiln_module_t *m = kpt_parse(CHAIN);
+  kiln_pass_context_t *context = kpt_context(2);
+  KILN_ASSERT_OK(kiln_pass_context_set_option(context, "fuse_ops.max_depth", "0"));
+  KILN_ASSERT_STATUS(kpt_run(m, context, "fuse_ops"), INVALID_ARGUMENT,
+                     "fuse_ops: option fuse_ops.max_depth must be at least 1, got 0");
+  KILN_ASSERT_OK(kiln_pass_context_set_option(context, "fuse_ops.max_depth", "deep"));
+  KILN_ASSERT_STATUS(kpt_run(m, context, "fuse_ops"), INVALID_ARGUMENT, "fuse_ops.max_depth");
+  kiln_pass_context_destroy(context);
+  kiln_module_destroy(m);
+
+  /* Run directly, without infer_type before it. */
+  m = constants_module();
+  context = kpt_context(2);
+  KILN_ASSERT_STATUS(kiln_pass_fuse_ops.run(m, context), FAILED_PRECONDITION,
+                     "types are missing in @main: a Var has no checked type (run infer_type "
+                     "first)");
+  kiln_pass_context_destroy(context);
+  kiln_module_destroy(m);
+}
+
+static kiln_status_t fuse_scenario(kiln_allocator_t allocator, void *data) {
+  (void)data;
+  kiln_module_t *m = NULL;
+  KILN_RETURN_IF_ERROR(kiln_ir_parse_module("before", RESIDUAL, allocator, &m));
+  kiln_pass_context_t *context = NULL;
+  kiln_status_t status = kiln_pass_context_create(allocator, 2, &context);
+  const kiln_pass_t *pass = &kiln_pass_fuse_ops;
+  if (!status) {
+    status = kiln_pass_sequential_run(m, context, &pass, 1);
+  }
+  kiln_pass_context_destroy(context);
+  kiln_module_destroy(m);
+  return status;
+}
+
+static void test_allocation_failures(void **state) {
+  (void)state;
+  assert_true(kiln_test_sweep_allocation_failures(fuse_scenario, NULL) > 10);
+}
+
+/* ---- the built-in workloads ---- */
+
 static void test_workloads_keep_their_numbers(void **state) {
   (void)state;
   for (const char *const *name = kiln_workload_names(); *name; ++name) {
@@ -564,6 +708,9 @@ int main(void) {
       cmocka_unit_test(test_injective_chain_after_dense),
       cmocka_unit_test(test_second_run_changes_nothing),
       cmocka_unit_test(test_scalar_constants_stay_inside),
+      cmocka_unit_test(test_groups_split_at_the_argument_limit),
+      cmocka_unit_test(test_wide_concatenate_is_split),
+      cmocka_unit_test(test_groups_split_at_the_compute_limit),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_allocation_failures),
       cmocka_unit_test(test_workloads_keep_their_numbers),

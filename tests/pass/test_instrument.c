@@ -43,19 +43,25 @@ static void test_pipeline_by_opt_level(void **state) {
   kiln_pass_default_pipeline(&passes, &count);
   assert_true(count >= 8);
   assert_string_equal(passes[0]->info.name, "infer_type");
-  const char *const level0[] = {"infer_type", "simplify_inference"};
+  const char *const level0[] = {"infer_type", "simplify_inference", "split_args"};
   const char *const level1[] = {"infer_type", "remove_unused_functions", "simplify_inference",
-                                "dead_code_elimination"};
-  const char *const level2[] = {"infer_type", "remove_unused_functions", "simplify_inference",
-                                "fold_constant", "dead_code_elimination"};
-  const char *const level3[] = {"infer_type",           "remove_unused_functions",
-                                "simplify_inference",   "eliminate_common_subexpr",
-                                "fold_constant",        "matmul_to_dense",
-                                "rewrite_layer_norm",   "fold_scale_axis",
-                                "canonicalize_ops",     "pack_dense",
-                                "dead_code_elimination"};
+                                "dead_code_elimination", "split_args"};
+  const char *const level2[] = {"infer_type",    "remove_unused_functions", "simplify_inference",
+                                "fold_constant", "dead_code_elimination",   "split_args"};
+  const char *const level3[] = {"infer_type",
+                                "remove_unused_functions",
+                                "simplify_inference",
+                                "eliminate_common_subexpr",
+                                "fold_constant",
+                                "matmul_to_dense",
+                                "rewrite_layer_norm",
+                                "fold_scale_axis",
+                                "canonicalize_ops",
+                                "pack_dense",
+                                "dead_code_elimination",
+                                "split_args"};
   const char *const *want[] = {level0, level1, level2, level3};
-  size_t want_count[] = {2, 4, 5, 11};
+  size_t want_count[] = {3, 5, 6, 12};
   for (int level = 0; level <= 3; ++level) {
     kiln_pass_timer_t timer;
     kiln_pass_timer_initialize(&timer, kiln_allocator_system());
@@ -142,7 +148,7 @@ static void test_printer_before_and_after(void **state) {
   (void)state;
   int printed = 0;
   char *text = print_run(NULL, &printed);
-  assert_int_equal(printed, 4); /* two passes at opt_level 0 */
+  assert_int_equal(printed, 6); /* three passes at opt_level 0 */
   const char *before = strstr(text, "// before simplify_inference\n");
   const char *after = strstr(text, "// after simplify_inference\n");
   assert_non_null(strstr(text, "// before infer_type\n"));
