@@ -189,16 +189,16 @@ static void test_dense_bias_relu(void **state) {
   kiln_module_t *m = irt_module();
   kiln_var_t *params[3] = {
       irt_var(m, "x", KILN_DTYPE_FLOAT32, 2, SHAPE(7, 13)),
-      irt_var(m, "w", KILN_DTYPE_FLOAT32, 2, SHAPE(21, 13)),
-      irt_var(m, "b", KILN_DTYPE_FLOAT32, 1, SHAPE(21)),
+      irt_var(m, "w", KILN_DTYPE_FLOAT32, 2, SHAPE(64, 13)),
+      irt_var(m, "b", KILN_DTYPE_FLOAT32, 1, SHAPE(64)),
   };
   kiln_expr_t *dense = IRT_CALL(m, "nn.dense", NULL, &params[0]->base, &params[1]->base);
   kiln_expr_t *bias = IRT_CALL(m, "nn.bias_add", IRT_ATTRS("axis", "1"), dense, &params[2]->base);
   irt_add_function(m, "main", 3, params, IRT_CALL(m, "nn.relu", NULL, bias));
   kiln_tensor_t *inputs[3] = {
       random_tensor(KILN_DTYPE_FLOAT32, 2, SHAPE(7, 13), -1, 1),
-      random_tensor(KILN_DTYPE_FLOAT32, 2, SHAPE(21, 13), -1, 1),
-      random_tensor(KILN_DTYPE_FLOAT32, 1, SHAPE(21), -1, 1),
+      random_tensor(KILN_DTYPE_FLOAT32, 2, SHAPE(64, 13), -1, 1),
+      random_tensor(KILN_DTYPE_FLOAT32, 1, SHAPE(64), -1, 1),
   };
   char *text = text_of(check_lowered(m, 3, inputs));
   assert_int_equal(count_of(text, "T.parallel"), 1);
