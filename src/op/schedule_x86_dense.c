@@ -87,11 +87,13 @@ kiln_schedule_gemm_config_t kiln_schedule_gemm_x86_config(const kiln_schedule_ta
   return (kiln_schedule_gemm_config_t){.tile_rows = rows, .tile_cols = cols, .columns_outer = true};
 }
 
-/* Vectorizes a tile's columns: as one vector, or, wider than
- * KILN_TIR_MAX_LANES, as unrolled vectors of KILN_SCHEDULE_GEMM_CHUNK. */
+/* Vectorizes a tile's columns: as unrolled vectors of
+ * KILN_SCHEDULE_GEMM_CHUNK when they are a multiple of it (LLVM splits a
+ * vector of 3 x 16 floats badly, and a loop-IR vector has at most
+ * KILN_TIR_MAX_LANES), else as one vector. */
 static kiln_status_t vectorize_columns(kiln_te_schedule_t *s, kiln_te_stage_t *st,
                                        const kiln_te_iter_var_t *columns, int64_t width) {
-  if (width <= KILN_TIR_MAX_LANES) {
+  if (width <= KILN_SCHEDULE_GEMM_CHUNK || width % KILN_SCHEDULE_GEMM_CHUNK != 0) {
     return kiln_te_vectorize(st, columns);
   }
   const kiln_te_iter_var_t *outer = NULL, *inner = NULL;
