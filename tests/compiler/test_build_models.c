@@ -1,10 +1,12 @@
 /*
- * The five shared ONNX models (../shared/models) compiled end to end and
+ * The six shared ONNX models (../shared/models) compiled end to end and
  * run by the graph executor, against their expected outputs (rtol 1e-3,
  * atol 1e-4): each with the default target and with the C backend, at
  * opt_level 0 and 3 (LLVM through its JIT at 0). cnn_mix has a 19-way
  * concatenate (over the kernel argument limit: split_args splits it),
- * grouped convs, a channel shuffle and every kind of pooling. Skipped (77)
+ * grouped convs, a channel shuffle and every kind of pooling; encoder_layer
+ * (a pre-LN transformer layer) goes through matmul_to_dense, pack_dense,
+ * rewrite_layer_norm and the GEMM, row and attention schedules. Skipped (77)
  * when the folder is not there.
  */
 #include <math.h>
@@ -97,6 +99,11 @@ static void test_resnet18(void **state) {
   check_all("resnet18");
 }
 
+static void test_encoder_layer(void **state) {
+  (void)state;
+  check_all("encoder_layer");
+}
+
 static void test_cnn_mix(void **state) {
   (void)state;
   check_all("cnn_mix");
@@ -110,7 +117,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_mlp),          cmocka_unit_test(test_squeezenet),
       cmocka_unit_test(test_mobilenet_v2), cmocka_unit_test(test_resnet18),
-      cmocka_unit_test(test_cnn_mix),
+      cmocka_unit_test(test_cnn_mix),      cmocka_unit_test(test_encoder_layer),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
