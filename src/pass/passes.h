@@ -18,6 +18,7 @@
   X(fold_constant)            \
   X(matmul_to_dense)          \
   X(rewrite_layer_norm)       \
+  X(strength_reduce)          \
   X(fold_scale_axis)          \
   X(canonicalize_ops)         \
   X(fast_math)                \
