@@ -118,8 +118,7 @@ static kiln_status_t pool_parallel_outer(kiln_te_schedule_t *s, kiln_te_stage_t 
 /* The accumulator's loop order: its other axes, the window, then the
  * unrolled register-tile axis `tile_axis` (-1: none) and the vectorized
  * `vector_axis`, innermost. */
-static kiln_status_t pool_accumulator_order(kiln_te_stage_t *red, int tile_axis,
-                                            int vector_axis) {
+static kiln_status_t pool_accumulator_order(kiln_te_stage_t *red, int tile_axis, int vector_axis) {
   const kiln_te_iter_var_t *order[KILN_TE_MAX_ITER_VARS];
   int n = 0;
   for (int i = 0; i < red->output->ndim; ++i) {
@@ -198,8 +197,7 @@ static kiln_status_t pool_stages(kiln_te_schedule_t *s, const kiln_te_tensor_t *
       KILN_RETURN_IF_ERROR(kiln_te_compute_inline(st));
       continue;
     }
-    KILN_RETURN_IF_ERROR(
-        pool_accumulator(st, out, at, blocked ? w : -1, blocked ? ndim - 1 : w));
+    KILN_RETURN_IF_ERROR(pool_accumulator(st, out, at, blocked ? w : -1, blocked ? ndim - 1 : w));
   }
   return KILN_OK;
 }
