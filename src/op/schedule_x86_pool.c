@@ -14,15 +14,17 @@
  *   in NCHW) are fused into one parallel loop;
  * - channel-innermost layouts (NCHW{c}c, NHWC): the innermost axis is
  *   vectorized (the channel block is one vector on AVX-512 with the
- *   default block 16) and ow is split into register tiles of the widest
- *   divisor of ow from KILN_SCHEDULE_POOL_REG_N down to half of it (else
- *   that many with a guarded tail); the accumulators are computed at the
- *   tile, its columns unrolled inside the window loops, so the cells that
- *   neighbouring windows share are loaded once;
- * - NCHW: ow is split by the target's vector lanes (or ow when narrower),
- *   the inner part vectorized, and the accumulators are computed at the
- *   outer part over that many columns (strided reads, gathers, when the
- *   stride is not 1);
+ *   default block 16) and ow is split into register tiles of ow when it is
+ *   at most KILN_SCHEDULE_POOL_REG_N, else of the widest divisor of ow
+ *   from that down to half of it (else that many with a guarded tail);
+ *   the accumulators are computed at the tile, its columns unrolled inside
+ *   the window loops, so the cells that neighbouring windows share are
+ *   loaded once;
+ * - NCHW: ow is split as the tiles are, by the target's vector lanes in
+ *   place of KILN_SCHEDULE_POOL_REG_N (ow 27 by 9, 55 by 11, 13 whole), the
+ *   inner part vectorized, and the accumulators are computed at the outer
+ *   part over that many columns (a stride-2 window reads strided vectors,
+ *   which the LLVM backend loads as one span and a shuffle);
  * - each accumulator reduces rh and rw outside its vectorized axis, both
  *   unrolled when the window has at most KILN_SCHEDULE_POOL_UNROLL_CELLS
  *   cells (3x3 and smaller windows; a global pool keeps its loops).
@@ -154,16 +156,19 @@ static kiln_status_t pool_accumulator(kiln_te_stage_t *red, const kiln_te_stage_
   return kiln_te_vectorize(red, kiln_te_tensor_axis(red->output, vector_axis));
 }
 
-/* The register tile's width along ow: the widest divisor of `ow` from
- * KILN_SCHEDULE_POOL_REG_N down to half of it (no tail), else
- * KILN_SCHEDULE_POOL_REG_N with a tail. */
-static int64_t pool_reg_n(int64_t ow) {
-  for (int64_t n = KILN_SCHEDULE_POOL_REG_N; 2 * n >= KILN_SCHEDULE_POOL_REG_N; --n) {
+/* A split of ow by at most `widest`: ow itself when narrower, else the
+ * widest divisor of ow from `widest` down to half of it (no tail), else
+ * `widest` with a guarded tail. */
+static int64_t pool_split(int64_t ow, int64_t widest) {
+  if (ow <= widest) {
+    return ow;
+  }
+  for (int64_t n = widest; 2 * n >= widest; --n) {
     if (ow % n == 0) {
       return n;
     }
   }
-  return KILN_SCHEDULE_POOL_REG_N;
+  return widest;
 }
 
 /* The output's loops: outer axes parallel, ow split into register tiles
@@ -174,8 +179,8 @@ static kiln_status_t pool_output_loops(const kiln_schedule_target_t *target, kil
                                        const kiln_te_iter_var_t **out_at) {
   const kiln_te_tensor_t *t = out->output;
   bool blocked = w + 1 < t->ndim;
-  int64_t lanes = kiln_schedule_lanes(target, t->dtype);
-  int64_t factor = blocked ? pool_reg_n(t->shape[w]) : t->shape[w] < lanes ? t->shape[w] : lanes;
+  int64_t widest = blocked ? KILN_SCHEDULE_POOL_REG_N : kiln_schedule_lanes(target, t->dtype);
+  int64_t factor = pool_split(t->shape[w], widest);
   const kiln_te_iter_var_t *inner = NULL;
   KILN_RETURN_IF_ERROR(kiln_te_split(s, out, kiln_te_tensor_axis(t, w), factor, out_at, &inner));
   KILN_RETURN_IF_ERROR(pool_parallel_outer(s, out, w));
