@@ -21,6 +21,16 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_compute_nn_norm(const kiln_compute_args_
 /* nn.max_pool2d, nn.avg_pool2d, nn.global_avg_pool2d, nn.global_max_pool2d. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_compute_nn_pool(const kiln_compute_args_t *args,
                                                         kiln_compute_result_t *out_result);
+/* Window cells up to which the pool schedule unrolls both window loops. */
+#define KILN_SCHEDULE_POOL_UNROLL_CELLS 16
+/* The widest register tile of the pool schedule in channel-innermost
+ * layouts (output columns by one channel vector). */
+#define KILN_SCHEDULE_POOL_REG_N 4
+/* The x86 pool schedule (schedule_x86_pool.c): the four pooling operators. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_schedule_pool_x86(const kiln_schedule_target_t *target,
+                                                          const kiln_compute_args_t *args,
+                                                          const kiln_compute_result_t *result,
+                                                          struct kiln_te_schedule_t *schedule);
 /* nn.softmax and nn.log_softmax. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_compute_nn_softmax(const kiln_compute_args_t *args,
                                                            kiln_compute_result_t *out_result);

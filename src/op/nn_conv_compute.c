@@ -20,7 +20,11 @@
  * Without padding the conv reads the data directly. The NCHWc form takes
  * groups too (weight OIHW1i{oc}o); depthwise with data and output split by
  * the same block reads the data at the output's own (C, c) indices, so
- * bound inference sees one data chunk per output chunk.
+ * bound inference sees one data chunk per output chunk. A grouped conv
+ * whose data and output blocks divide the channels per group reads the
+ * data chunk g * (group_in / ib) + ic / ib with g from the output's chunk
+ * index, so the group is visibly one per output block (no floordiv of the
+ * vectorized lane to see through).
  *
  * conv2d_transpose: the reference's gather, in one body: output row oh
  * takes kernel row kh from input row (oh + pad_top - kh * dh) / sh when
@@ -173,6 +177,37 @@ static bool same_channel_split(const conv_rule_t *r) {
          kiln_nn_layout_factor(&r->layouts[2], 'C') == block;
 }
 
+/* Whether a grouped conv's blocks stay inside groups: the data's C block
+ * divides the input channels per group and the output's C block the output
+ * channels per group (alter_op_layout's grouped NCHWc). */
+static bool blocks_inside_groups(const conv_rule_t *r) {
+  int64_t ib = kiln_nn_layout_factor(&r->layouts[0], 'C');
+  int64_t ob = kiln_nn_layout_factor(&r->layouts[2], 'C');
+  return r->groups > 1 && !same_channel_split(r) && ib > 0 && ob > 0 && r->group_in % ib == 0 &&
+         r->group_out % ob == 0;
+}
+
+/* The data's (C, c) storage indices of input channel `ic` of the output
+ * chunk's group, from the output's chunk index (g = oc_chunk / (group_out /
+ * ob)): the group is one for the whole output block, so the vectorized
+ * output lanes read one data element, and ic splits by the data block with
+ * no floordiv over a sum. */
+static void grouped_data_indices(kiln_tir_builder_t *b, const conv_rule_t *r,
+                                 const kiln_tir_expr_t *const *indices, const kiln_tir_expr_t *ic,
+                                 const kiln_tir_expr_t **at) {
+  int64_t ib = kiln_nn_layout_factor(&r->layouts[0], 'C');
+  int64_t ob = kiln_nn_layout_factor(&r->layouts[2], 'C');
+  const kiln_tir_expr_t *chunk = indices[storage_dim(&r->layouts[2], 'C')];
+  const kiln_tir_expr_t *group =
+      r->group_out == ob
+          ? chunk
+          : kiln_tir_b_bin(b, KILN_TIR_EXPR_FLOOR_DIV, chunk, imm(b, r->group_out / ob));
+  at[storage_dim(&r->layouts[0], 'C')] =
+      kiln_tir_b_add(b, kiln_tir_b_mul(b, group, imm(b, r->group_in / ib)),
+                     kiln_tir_b_bin(b, KILN_TIR_EXPR_FLOOR_DIV, ic, imm(b, ib)));
+  at[storage_dim(&r->layouts[0], 'c')] = kiln_tir_b_bin(b, KILN_TIR_EXPR_FLOOR_MOD, ic, imm(b, ib));
+}
+
 static const kiln_tir_expr_t *conv_body(kiln_tir_builder_t *b,
                                         const kiln_tir_expr_t *const *indices, void *user) {
   const conv_rule_t *r = user;
@@ -201,6 +236,8 @@ static const kiln_tir_expr_t *conv_body(kiln_tir_builder_t *b,
   if (same_channel_split(r)) { /* the output's own chunk and lane, no floordiv to see through */
     at[storage_dim(&r->layouts[0], 'C')] = indices[storage_dim(&r->layouts[2], 'C')];
     at[storage_dim(&r->layouts[0], 'c')] = indices[storage_dim(&r->layouts[2], 'c')];
+  } else if (blocks_inside_groups(r)) {
+    grouped_data_indices(b, r, indices, ic, at);
   }
   const kiln_tir_expr_t *x = kiln_te_read(b, r->data, r->data->ndim, at);
   const kiln_tir_expr_t *wl[4] = {out[1], ic, kh, kw};

@@ -222,6 +222,7 @@ static kiln_status_t pool_reference(const kiln_kernel_args_t *args) {
       .correct_layout = pool_correct_layout,                         \
       .reference = pool_reference,                                   \
       .compute = kiln_compute_nn_pool,                               \
+      .schedule = kiln_schedule_pool_x86,                            \
   }
 
 POOL2D_OP(kiln_op_max_pool2d, "nn.max_pool2d", KILN_OP_MAX_POOL2D, max_pool2d_fields,

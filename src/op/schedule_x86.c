@@ -1,7 +1,7 @@
 /*
  * Tuned x86 schedules (nn_conv_compute.h): TVM topi's conv2d_NCHWc
  * (topi/x86/conv2d_avx_common.py), its depthwise form
- * (topi/x86/depthwise_conv2d.py).
+ * (topi/x86/depthwise_conv2d.py) and its grouped form.
  *
  * conv2d_NCHWc, output (n, oc_chunk, oh, ow, oc_block):
  * - the padded data, when there is padding, is materialized in parallel
@@ -26,8 +26,18 @@
  * (the pad stage inlined: a select on the row and column bounds, which the
  * simplifier drops for the columns inside): materialized, the padded copy
  * of a depthwise layer's input cost more than its nine multiply-adds per
- * output (measured on mobilenet_v2). Other grouped convs get the default
- * schedule.
+ * output (measured on mobilenet_v2).
+ *
+ * Grouped conv2d_NCHWc with blocks inside groups (ResNeXt, RegNet,
+ * ShuffleNet as alter_op_layout converts them: kernel OIHW1i{o}o, the data
+ * block dividing the input channels per group, the output block the output
+ * channels per group) gets the plain schedule above: the groups are spread
+ * over the fused parallel (n, oc_chunk, oh) loop, each output block lies in
+ * one group, and the tile's reduction over the group's input channels is
+ * split by the data block (the compute rule reads the group's data chunk
+ * at g * (group_in / ib) + ic_chunk, one broadcast element per
+ * multiply-add with the vector of oc_block weights). Other grouped convs
+ * get the default schedule.
  *
  * The accumulating stage is always in local scope (a stack buffer where it
  * is computed), so a fused group's anchor is not a workspace allocated and
@@ -230,22 +240,53 @@ static bool depthwise_nchwc(const kiln_nn_conv2d_attrs_t *a, const kiln_te_tenso
          out->shape[1] * out->shape[4] == channels;
 }
 
+/* Whether a grouped conv (not depthwise) keeps its blocks inside groups:
+ * kernel OIHW1i{o}o, the data's block divides the input channels per group
+ * and the output's block the output channels per group (the compute rule
+ * then reads one data element per output block). */
+static bool grouped_nchwc(const kiln_nn_conv2d_attrs_t *a, int64_t kernel_i_block,
+                          const kiln_te_tensor_t *data, const kiln_te_tensor_t *out) {
+  int64_t channels = data->shape[1] * data->shape[4];
+  int64_t outputs = out->shape[1] * out->shape[4];
+  if (a->groups < 2 || kernel_i_block != 1 || depthwise_nchwc(a, data, out) ||
+      channels % a->groups != 0 || outputs % a->groups != 0) {
+    return false;
+  }
+  return (channels / a->groups) % data->shape[4] == 0 && (outputs / a->groups) % out->shape[4] == 0;
+}
+
+/* Which conv2d_NCHWc schedule fits: 0 none (the default), 1 plain or
+ * grouped with blocks inside groups (the register tile; `out_ic_block` the
+ * split of the reduction's ic), 2 depthwise. */
+static int nchwc_kind(const kiln_nn_conv2d_attrs_t *a, const kiln_te_tensor_t *data,
+                      const kiln_te_tensor_t *anchor, int64_t *out_ic_block) {
+  int64_t kernel_i_block = 0;
+  if (!nchwc_layouts(a, &kernel_i_block)) {
+    return 0;
+  }
+  *out_ic_block = kernel_i_block;
+  if (a->groups == 1) {
+    return 1;
+  }
+  if (depthwise_nchwc(a, data, anchor)) {
+    return 2;
+  }
+  *out_ic_block = data->shape[4];
+  return grouped_nchwc(a, kernel_i_block, data, anchor) ? 1 : 0;
+}
+
 kiln_status_t kiln_schedule_conv2d_nchwc_x86(const kiln_schedule_target_t *target,
                                              const kiln_compute_args_t *args,
                                              const kiln_compute_result_t *result,
                                              kiln_te_schedule_t *schedule) {
-  const kiln_nn_conv2d_attrs_t *a = args->attrs;
   int64_t ic_block = 0;
   const kiln_te_tensor_t *anchor = result->outputs[0];
-  if (!nchwc_layouts(a, &ic_block) ||
-      (a->groups > 1 && !depthwise_nchwc(a, args->inputs[0], anchor))) {
-    return kiln_schedule_default(target, schedule);
-  }
-  const kiln_te_tensor_t *out = fused_output(schedule, anchor);
+  int kind = nchwc_kind(args->attrs, args->inputs[0], anchor, &ic_block);
+  const kiln_te_tensor_t *out = kind ? fused_output(schedule, anchor) : NULL;
   if (!out) {
     return kiln_schedule_default(target, schedule);
   }
-  if (a->groups > 1) {
+  if (kind == 2) {
     return schedule_depthwise(schedule, anchor, out);
   }
   KILN_RETURN_IF_ERROR(schedule_pad_and_epilogue(schedule, anchor, out, true));

@@ -8,14 +8,18 @@
  * Blocks: the largest divisor of the channel count not above the option
  * "alter_op_layout.block" (default 16), separately for the input and the
  * output channels; a conv whose output channels have no divisor above 1 in
- * that range, a grouped conv that is not depthwise or a conv in other
- * layouts stays as it is. A first conv with 3 input channels gets ic = 3.
+ * that range or a conv in other layouts stays as it is. A first conv with 3
+ * input channels gets ic = 3.
  * A depthwise conv (groups == C == O, TVM's depthwise_conv2d_NCHWc) becomes
  * the NCHWc form with its groups: data and output in one block b, weight
  * OIHW1i{b}o (transformed at compile time like the others), where b is the
  * block its data already has when that divides C (so the chain blocked 1x1
  * conv -> depthwise -> 1x1 conv of MobileNet has no layout_transform), else
- * the largest divisor as above.
+ * the largest divisor as above. Any other grouped conv (ResNeXt, RegNet,
+ * ShuffleNet) becomes the NCHWc form with its groups when its blocks can
+ * stay inside groups: data NCHW{ic}c and output NCHW{oc}c with ic and oc
+ * the largest divisors (up to the block option) of the input and output
+ * channels per group, weight OIHW1i{oc}o; when either is 1 it stays NCHW.
  *
  * The rewrite walks the nodes in post order and keeps, per node, its new
  * value in the original layout and/or in a blocked layout, making each from
@@ -305,6 +309,25 @@ static kiln_status_t convert_depthwise(alterer_t *a, int32_t node, const kiln_ca
   return convert_blocked(a, node, call, b, 1, b);
 }
 
+/* The blocks of a grouped conv that is not depthwise: the largest divisors
+ * of the input and of the output channels per group, so no block straddles
+ * two groups. */
+static void grouped_blocks(const alterer_t *a, const kiln_call_t *call, int64_t *out_ic,
+                           int64_t *out_oc) {
+  const kiln_nn_conv2d_attrs_t *attrs = call->attrs;
+  const kiln_tensor_type_t *weight = kiln_type_as_tensor(call->args[1]->checked_type);
+  *out_ic = largest_divisor(weight->shape[1], a->block);
+  *out_oc = largest_divisor(weight->shape[0] / attrs->groups, a->block);
+}
+
+/* A grouped conv becomes the NCHWc form with its groups: data in blocks of
+ * ic, weight OIHW1i{oc}o, output in blocks of oc (blocks inside groups). */
+static kiln_status_t convert_grouped(alterer_t *a, int32_t node, const kiln_call_t *call) {
+  int64_t ic = 0, oc = 0;
+  grouped_blocks(a, call, &ic, &oc);
+  return convert_blocked(a, node, call, ic, 1, oc);
+}
+
 static bool convertible_conv(const alterer_t *a, const kiln_call_t *call) {
   if (call->op != &kiln_op_conv2d) {
     return false;
@@ -316,8 +339,13 @@ static bool convertible_conv(const alterer_t *a, const kiln_call_t *call) {
       !is_nchw_float(call->args[0]) || !is_nchw_float(call->args[1])) {
     return false;
   }
+  if (attrs->groups > 1 && is_depthwise(call)) {
+    return depthwise_block(a, call) > 1;
+  }
   if (attrs->groups > 1) {
-    return is_depthwise(call) && depthwise_block(a, call) > 1;
+    int64_t ic = 0, oc = 0;
+    grouped_blocks(a, call, &ic, &oc);
+    return ic > 1 && oc > 1;
   }
   return out->shape[1] == 1 || largest_divisor(out->shape[1], a->block) > 1;
 }
@@ -652,7 +680,11 @@ static kiln_status_t alter_node(alterer_t *a, int32_t node) {
                        kiln_expr_kind_name(expr->kind));
   }
   if (call && call->op && convertible_conv(a, call)) {
-    return is_depthwise(call) ? convert_depthwise(a, node, call) : convert_conv(a, node, call);
+    const kiln_nn_conv2d_attrs_t *attrs = call->attrs;
+    if (attrs->groups == 1) {
+      return convert_conv(a, node, call);
+    }
+    return is_depthwise(call) ? convert_depthwise(a, node, call) : convert_grouped(a, node, call);
   }
   if (call && call->op == &kiln_op_layout_transform) {
     return alter_transform(a, node, call);

@@ -6,7 +6,8 @@
  * argument check's message (the C backend's), the fast exp/erf/tanh/sigmoid
  * against libm on vectors and scalars (edge values included) with object
  * and JIT giving the same bits, -mcpu/-mattr honoured and bad options
- * refused, the conv2d NCHWc kernel's assembly using 512-bit FMAs on an
+ * refused, strided vector loads as one span load and a shuffle, the
+ * conv2d NCHWc kernel's assembly using 512-bit FMAs on an
  * AVX-512 host, and kiln's allocations swept (LLVM's are not kiln's). Every
  * operator goes through the backend in tests/op (check_compute).
  *
@@ -211,6 +212,65 @@ static void check_arguments(const char *target) {
   kiln_tensor_release(b);
   kiln_runtime_module_release(module);
   fixture_done(&f);
+}
+
+/* B[ramp(8 * i, 1, 8)] = A[ramp(16 * i + 1, 2, 8)] + A[ramp(24 * i, 3, 8)]
+ * for i < 3, over A of 70 elements: the last lane of the step-3 ramp is
+ * A's last element, so a load past the lanes' span would show. */
+static const kiln_tir_prim_func_t *strided_func(fixture_t *f) {
+  kiln_tir_builder_t *b = &f->b;
+  const int64_t n = 70, m = 24;
+  const kiln_tir_buffer_t *a = kiln_tir_b_buffer(b, "A", KILN_DTYPE_FLOAT32, 1, &n);
+  const kiln_tir_buffer_t *out = kiln_tir_b_buffer(b, "B", KILN_DTYPE_FLOAT32, 1, &m);
+  const kiln_tir_var_t *i = kiln_tir_b_var(b, "i", KILN_DTYPE_INT32);
+  const kiln_tir_expr_t *iv = kiln_tir_b_v(i);
+  const kiln_tir_expr_t *two = kiln_tir_b_ramp(
+      b, kiln_tir_b_add(b, kiln_tir_b_mul(b, iv, kiln_tir_b_i32(b, 16)), kiln_tir_b_i32(b, 1)),
+      kiln_tir_b_i32(b, 2), 8);
+  const kiln_tir_expr_t *three =
+      kiln_tir_b_ramp(b, kiln_tir_b_mul(b, iv, kiln_tir_b_i32(b, 24)), kiln_tir_b_i32(b, 3), 8);
+  const kiln_tir_expr_t *dst =
+      kiln_tir_b_ramp(b, kiln_tir_b_mul(b, iv, kiln_tir_b_i32(b, 8)), kiln_tir_b_i32(b, 1), 8);
+  const kiln_tir_expr_t *value =
+      kiln_tir_b_add(b, kiln_tir_b_load(b, a, 1, &two), kiln_tir_b_load(b, a, 1, &three));
+  const kiln_tir_stmt_t *loop =
+      kiln_tir_b_for(b, i, kiln_tir_b_i32(b, 0), kiln_tir_b_i32(b, 3), KILN_TIR_FOR_SERIAL,
+                     kiln_tir_b_store(b, out, value, 1, &dst));
+  const kiln_tir_buffer_t *params[] = {a, out};
+  return kiln_tir_b_func(b, "strided", 2, params, loop);
+}
+
+/* Loads of a ramp with step 2 and 3 are one load of the lanes' span and a
+ * shuffle (no per-lane insertelement), through the object and the JIT. */
+static void test_strided_loads(void **state) {
+  (void)state;
+  const char *const targets[] = {"llvm", "llvm -jit"};
+  for (int t = 0; t < 2; ++t) {
+    fixture_t f;
+    fixture_init(&f);
+    const kiln_tir_prim_func_t *func = strided_func(&f);
+    kiln_runtime_module_t *module = NULL;
+    KILN_ASSERT_OK(kiln_codegen_build(kiln_allocator_system(), targets[t], &func, 1, &module));
+    const char *ll = kiln_runtime_module_source(module, "ll");
+    if (ll) {
+      assert_contains(ll, "load <15 x float>");
+      assert_contains(ll, "load <22 x float>");
+      assert_contains(ll, "shufflevector <22 x float>");
+      assert_null(strstr(ll, "insertelement <8 x float>"));
+    }
+    kiln_tensor_t *args[] = {vector_tensor(70, 0), vector_tensor(24, 1000)};
+    KILN_ASSERT_OK(kiln_runtime_module_call(module, "strided", 2, args));
+    const float *out = kiln_tensor_data(args[1]);
+    for (int i = 0; i < 3; ++i) {
+      for (int l = 0; l < 8; ++l) {
+        assert_float_equal(out[8 * i + l], (float)(16 * i + 1 + 2 * l + 24 * i + 3 * l), 0.0);
+      }
+    }
+    kiln_tensor_release(args[0]);
+    kiln_tensor_release(args[1]);
+    kiln_runtime_module_release(module);
+    fixture_done(&f);
+  }
 }
 
 static void test_argument_checks(void **state) {
@@ -556,6 +616,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_printed_ir),
       cmocka_unit_test(test_parallel_loop_runs_with_1_2_3_threads),
+      cmocka_unit_test(test_strided_loads),
       cmocka_unit_test(test_argument_checks),
       cmocka_unit_test(test_fast_math),
       cmocka_unit_test_setup_teardown(test_conv2d_nchwc_uses_zmm_fma, setup, teardown),

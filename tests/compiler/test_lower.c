@@ -1,7 +1,8 @@
 /*
  * Lowering graph-IR functions to one kernel each (compiler/lower.h): a conv
  * with its bias and relu, a depthwise NCHWc conv with its bias and clip, a
- * dense with its epilogue, an elementwise chain
+ * blocked max and avg pool with an add and relu after them, a dense with
+ * its epilogue, an elementwise chain
  * with a scalar constant, a reduction over injective inputs, a tuple of
  * outputs. Each kernel runs on the loop-IR interpreter as lowered and,
  * after the lowering passes, through the C backend with 1, 2 and 3
@@ -184,6 +185,44 @@ static void test_depthwise_bias_clip(void **state) {
   kiln_module_destroy(m);
 }
 
+/* A blocked pool with an add and relu after it (TVM fuses elementwise ops
+ * into a pool): one parallel loop writes relu's output from the pool's
+ * local accumulators, no buffer of the pool's output shape; ow 11 is a
+ * register tile of 4 and a tail, the padding and ceil_mode windows are
+ * folded into the reads. */
+static void check_pool_add_relu(const char *op, const char *const *attrs) {
+  kiln_module_t *m = irt_module();
+  kiln_var_t *params[2] = {
+      irt_var(m, "x", KILN_DTYPE_FLOAT32, 5, SHAPE(2, 3, 9, 21, 16)),
+      irt_var(m, "b", KILN_DTYPE_FLOAT32, 4, SHAPE(3, 1, 1, 16)),
+  };
+  kiln_expr_t *pool = IRT_CALL(m, op, attrs, &params[0]->base);
+  kiln_expr_t *add = IRT_CALL(m, "add", NULL, pool, &params[1]->base);
+  irt_add_function(m, "main", 2, params, IRT_CALL(m, "nn.relu", NULL, add));
+  kiln_tensor_t *inputs[2] = {
+      random_tensor(KILN_DTYPE_FLOAT32, 5, SHAPE(2, 3, 9, 21, 16), -4, 4),
+      random_tensor(KILN_DTYPE_FLOAT32, 4, SHAPE(3, 1, 1, 16), -1, 1),
+  };
+  char *text = text_of(check_lowered(m, 2, inputs));
+  assert_int_equal(count_of(text, "T.parallel"), 1);
+  assert_non_null(strstr(text, "scope=\"local\""));
+  assert_null(strstr(text, "scope=\"global\""));
+  assert_null(strstr(text, "T_add"));
+  free(text);
+  release_all(2, inputs);
+  kiln_module_destroy(m);
+}
+
+static void test_pool_add_relu(void **state) {
+  (void)state;
+  check_pool_add_relu("nn.max_pool2d",
+                      IRT_ATTRS("pool_size", "[3, 3]", "strides", "[2, 2]", "padding",
+                                "[1, 1, 1, 1]", "ceil_mode", "True", "layout", "\"NCHW16c\""));
+  check_pool_add_relu("nn.avg_pool2d", IRT_ATTRS("pool_size", "[3, 3]", "strides", "[2, 2]",
+                                                 "padding", "[1, 1, 1, 1]", "count_include_pad",
+                                                 "True", "layout", "\"NCHW16c\""));
+}
+
 static void test_dense_bias_relu(void **state) {
   (void)state;
   kiln_module_t *m = irt_module();
@@ -344,6 +383,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_conv_bias_relu, setup, teardown),
       cmocka_unit_test_setup_teardown(test_depthwise_bias_clip, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_pool_add_relu, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dense_bias_relu, setup, teardown),
       cmocka_unit_test_setup_teardown(test_elementwise_chain_with_scalar, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reduction_over_injective, setup, teardown),

@@ -6,8 +6,11 @@
  * ceil_mode with a last window that runs past the input, dilation, windows
  * with no cell inside the input, count_include_pad both ways, NHWC and
  * NCHW4c layouts, global pools on odd H and W, NaN anywhere in a window;
- * the lowered text of max_pool2d; the dtype error; an allocation failure
- * sweep over lowering.
+ * the x86 pool schedule (schedule_x86_pool.c) in the blocked layouts
+ * NCHW16c and NCHW8c: odd sizes, padding, ceil_mode, strides,
+ * count_include_pad, register tiles with and without a tail, windows too
+ * big to unroll, global pools; the lowered text of max_pool2d; the dtype error; an allocation
+ * failure sweep over lowering.
  */
 #include <math.h>
 
@@ -131,6 +134,45 @@ static void test_layouts(void **state) {
   }
 }
 
+/* The blocked schedule: channel blocks of 16 (one AVX-512 vector) and 8,
+ * ow 13 (register tiles of 4 and a tail), 11 and 28 (a divisor), windows
+ * that need the padding masks, ceil_mode, both count_include_pad. */
+static void test_blocked(void **state) {
+  (void)state;
+  const char *const include[] = {"False", "True"};
+  for (int i = 0; i < 2; ++i) {
+    const kiln_op_t *op = window_ops[i];
+    check_pool(op,
+               ATTRS(op, "pool_size", "[3, 3]", "strides", "[2, 2]", "padding", "[1, 1, 1, 1]",
+                     "layout", "\"NCHW16c\""),
+               5, SHAPE(2, 2, 11, 25, 16));
+    check_pool(op,
+               ATTRS(op, "pool_size", "[3, 3]", "strides", "[2, 2]", "ceil_mode", "True", "layout",
+                     "\"NCHW16c\""),
+               5, SHAPE(1, 3, 13, 27, 16));
+    check_pool(op,
+               ATTRS(op, "pool_size", "[2, 3]", "strides", "[1, 2]", "padding", "[0, 1, 1, 2]",
+                     "layout", "\"NCHW8c\""),
+               5, SHAPE(1, 3, 7, 56, 8));
+    check_pool(op,
+               ATTRS(op, "pool_size", "[5, 5]", "strides", "[3, 3]", "padding", "[2, 2, 2, 2]",
+                     "ceil_mode", "True", "layout", "\"NCHW16c\""),
+               5, SHAPE(1, 1, 17, 14, 16));
+  }
+  for (int c = 0; c < 2; ++c) {
+    check_pool(&kiln_op_avg_pool2d,
+               ATTRS(&kiln_op_avg_pool2d, "pool_size", "[3, 3]", "strides", "[2, 2]", "padding",
+                     "[1, 1, 1, 1]", "ceil_mode", "True", "count_include_pad", include[c], "layout",
+                     "\"NCHW16c\""),
+               5, SHAPE(1, 2, 10, 13, 16));
+  }
+  const kiln_op_t *const globals[] = {&kiln_op_global_avg_pool2d, &kiln_op_global_max_pool2d};
+  for (int i = 0; i < 2; ++i) {
+    check_pool(globals[i], ATTRS(globals[i], "layout", "\"NCHW16c\""), 5, SHAPE(2, 3, 7, 7, 16));
+    check_pool(globals[i], ATTRS(globals[i], "layout", "\"NCHW8c\""), 5, SHAPE(1, 2, 13, 3, 8));
+  }
+}
+
 static void test_global_pools(void **state) {
   (void)state;
   const kiln_op_t *const ops[] = {&kiln_op_global_avg_pool2d, &kiln_op_global_max_pool2d};
@@ -173,37 +215,39 @@ static void test_max_pool_lowered_text(void **state) {
       "@T.prim_func\n"
       "def main(p0: T.Buffer((1, 1, 4, 4), \"float32\"), T_max_pool2d: T.Buffer((1, 1, 2, 2), "
       "\"float32\")):\n"
-      "    T_max_pool2d_max = T.decl_buffer((1, 1, 2, 2), \"float32\", scope=\"global\")\n"
-      "    T_max_pool2d_nan = T.decl_buffer((1, 1, 2, 2), \"float32\", scope=\"global\")\n"
-      "    for i_j_fused_k_fused_l_fused in T.parallel(4):\n"
-      "        T_max_pool2d_max[0, 0, i_j_fused_k_fused_l_fused // 2, i_j_fused_k_fused_l_fused % "
-      "2] = T.float32(\"-inf\")\n"
-      "        for rh in T.serial(2):\n"
-      "            for rw in T.serial(2):\n"
-      "                T_max_pool2d_max[0, 0, i_j_fused_k_fused_l_fused // 2, "
-      "i_j_fused_k_fused_l_fused % 2] = T.max(T_max_pool2d_max[0, 0, i_j_fused_k_fused_l_fused // "
-      "2, i_j_fused_k_fused_l_fused % 2], p0[0, 0, i_j_fused_k_fused_l_fused // 2 * 2 + rh, "
-      "i_j_fused_k_fused_l_fused % 2 * 2 + rw])\n"
-      "    for i_j_fused_k_fused_l_fused in T.parallel(4):\n"
-      "        T_max_pool2d_nan[0, 0, i_j_fused_k_fused_l_fused // 2, i_j_fused_k_fused_l_fused % "
-      "2] = T.float32(0.0)\n"
-      "        for rh in T.serial(2):\n"
-      "            for rw in T.serial(2):\n"
-      "                T_max_pool2d_nan[0, 0, i_j_fused_k_fused_l_fused // 2, "
-      "i_j_fused_k_fused_l_fused % 2] = T.max(T_max_pool2d_nan[0, 0, i_j_fused_k_fused_l_fused // "
-      "2, i_j_fused_k_fused_l_fused % 2], T.Select(p0[0, 0, i_j_fused_k_fused_l_fused // 2 * 2 + "
-      "rh, i_j_fused_k_fused_l_fused % 2 * 2 + rw] != p0[0, 0, i_j_fused_k_fused_l_fused // 2 * 2 "
-      "+ rh, i_j_fused_k_fused_l_fused % 2 * 2 + rw], T.float32(1.0), T.float32(0.0)))\n"
-      "    for i_j_fused_k_fused_l_fused_outer in T.serial(1):\n"
-      "        for i_j_fused_k_fused_l_fused_inner in T.vectorized(4):\n"
-      "            T_max_pool2d[0, 0, (i_j_fused_k_fused_l_fused_outer * 4 + "
-      "i_j_fused_k_fused_l_fused_inner) // 2, (i_j_fused_k_fused_l_fused_outer * 4 + "
-      "i_j_fused_k_fused_l_fused_inner) % 2] = T.Select(T_max_pool2d_nan[0, 0, "
-      "(i_j_fused_k_fused_l_fused_outer * 4 + i_j_fused_k_fused_l_fused_inner) // 2, "
-      "(i_j_fused_k_fused_l_fused_outer * 4 + i_j_fused_k_fused_l_fused_inner) % 2] > "
-      "T.float32(0.0), T.float32(\"nan\"), T_max_pool2d_max[0, 0, (i_j_fused_k_fused_l_fused_outer "
-      "* 4 + i_j_fused_k_fused_l_fused_inner) // 2, (i_j_fused_k_fused_l_fused_outer * 4 + "
-      "i_j_fused_k_fused_l_fused_inner) % 2])\n");
+      "    for i_j_fused_k_fused in T.parallel(2):\n"
+      "        for l_outer in T.serial(1):\n"
+      "            T_max_pool2d_max = T.decl_buffer((1, 1, 1, 2), \"float32\", "
+      "scope=\"local\")\n"
+      "            T_max_pool2d_nan = T.decl_buffer((1, 1, 1, 2), \"float32\", "
+      "scope=\"local\")\n"
+      "            for i in T.serial(1):\n"
+      "                for j in T.serial(1):\n"
+      "                    for k in T.serial(1):\n"
+      "                        for l_init in T.vectorized(2):\n"
+      "                            T_max_pool2d_max[i, j, k, l_init] = T.float32(\"-inf\")\n"
+      "                        for rh in T.unroll(2):\n"
+      "                            for rw in T.unroll(2):\n"
+      "                                for l in T.vectorized(2):\n"
+      "                                    T_max_pool2d_max[i, j, k, l] = "
+      "T.max(T_max_pool2d_max[i, j, k, l], p0[i, j, i_j_fused_k_fused * 2 + k * 2 + rh, l * 2 "
+      "+ rw])\n"
+      "            for i in T.serial(1):\n"
+      "                for j in T.serial(1):\n"
+      "                    for k in T.serial(1):\n"
+      "                        for l_init in T.vectorized(2):\n"
+      "                            T_max_pool2d_nan[i, j, k, l_init] = T.float32(0.0)\n"
+      "                        for rh in T.unroll(2):\n"
+      "                            for rw in T.unroll(2):\n"
+      "                                for l in T.vectorized(2):\n"
+      "                                    T_max_pool2d_nan[i, j, k, l] = "
+      "T.max(T_max_pool2d_nan[i, j, k, l], T.Select(p0[i, j, i_j_fused_k_fused * 2 + k * 2 + "
+      "rh, l * 2 + rw] != p0[i, j, i_j_fused_k_fused * 2 + k * 2 + rh, l * 2 + rw], "
+      "T.float32(1.0), T.float32(0.0)))\n"
+      "            for l_inner in T.vectorized(2):\n"
+      "                T_max_pool2d[0, 0, i_j_fused_k_fused, l_outer * 2 + l_inner] = "
+      "T.Select(T_max_pool2d_nan[0, 0, 0, l_outer * 2 + l_inner] > T.float32(0.0), "
+      "T.float32(\"nan\"), T_max_pool2d_max[0, 0, 0, l_outer * 2 + l_inner])\n");
 }
 
 static void test_dtype_error(void **state) {
@@ -279,6 +323,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_windows_outside_the_input, setup, teardown),
       cmocka_unit_test_setup_teardown(test_count_include_pad, setup, teardown),
       cmocka_unit_test_setup_teardown(test_layouts, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_blocked, setup, teardown),
       cmocka_unit_test_setup_teardown(test_global_pools, setup, teardown),
       cmocka_unit_test_setup_teardown(test_max_pool_nan, setup, teardown),
       cmocka_unit_test_setup_teardown(test_max_pool_lowered_text, setup, teardown),

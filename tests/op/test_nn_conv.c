@@ -531,9 +531,9 @@ static void test_kernel_nchwc_matches_conv2d(void **state) {
 }
 
 /* Grouped NCHWc against grouped conv2d bit for bit: `groups` over C
- * channels of data (2, C, 7, 9) blocked by b, O outputs with weight
- * OIHW1i{b}o, stride 2 and asymmetric padding. */
-static void check_grouped_nchwc(int64_t c, int64_t o, int64_t b, const char *groups) {
+ * channels of data (2, C, 7, 9) blocked by b, O outputs blocked by ob with
+ * weight OIHW1i{ob}o, stride 2 and asymmetric padding. */
+static void check_grouped_nchwc(int64_t c, int64_t o, int64_t b, int64_t ob, const char *groups) {
   int64_t g = atoll(groups);
   kiln_tensor_t *data = f32_filled(5, 4, SHAPE(2, c, 7, 9));
   kiln_tensor_t *weight = tensor_zeros(F32, 4, SHAPE(o, c / g, 3, 3));
@@ -547,17 +547,18 @@ static void check_grouped_nchwc(int64_t c, int64_t o, int64_t b, const char *gro
       RUN(&kiln_op_conv2d,
           ATTRS(&kiln_op_conv2d, window[0], window[1], window[2], window[3], window[4], window[5]),
           &want, data, weight));
-  char data_layout[32], kernel_layout[32];
+  char data_layout[32], kernel_layout[32], out_layout[32];
   snprintf(data_layout, sizeof(data_layout), "\"NCHW%lldc\"", (long long)b);
-  snprintf(kernel_layout, sizeof(kernel_layout), "\"OIHW1i%lldo\"", (long long)b);
+  snprintf(kernel_layout, sizeof(kernel_layout), "\"OIHW1i%lldo\"", (long long)ob);
+  snprintf(out_layout, sizeof(out_layout), "\"NCHW%lldc\"", (long long)ob);
   kiln_tensor_t *blocked_data = transform(data, "\"NCHW\"", data_layout);
   kiln_tensor_t *blocked_weight = transform(weight, "\"OIHW\"", kernel_layout);
   void *a =
       ATTRS(&kiln_op_conv2d_nchwc, window[0], window[1], window[2], window[3], window[4], window[5],
-            "data_layout", data_layout, "kernel_layout", kernel_layout, "out_layout", data_layout);
+            "data_layout", data_layout, "kernel_layout", kernel_layout, "out_layout", out_layout);
   kiln_tensor_t *blocked_out = NULL;
   KILN_ASSERT_OK(RUN(&kiln_op_conv2d_nchwc, a, &blocked_out, blocked_data, blocked_weight));
-  kiln_tensor_t *got = transform(blocked_out, data_layout, "\"NCHW\"");
+  kiln_tensor_t *got = transform(blocked_out, out_layout, "\"NCHW\"");
   assert_int_equal(kiln_tensor_element_count(got), kiln_tensor_element_count(want));
   assert_memory_equal(kiln_tensor_data(got), kiln_tensor_data(want), kiln_tensor_byte_size(want));
   kiln_tensor_t *tensors[] = {data, weight, want, blocked_data, blocked_weight, blocked_out, got};
@@ -568,8 +569,12 @@ static void check_grouped_nchwc(int64_t c, int64_t o, int64_t b, const char *gro
 
 static void test_kernel_nchwc_grouped_matches_conv2d(void **state) {
   (void)state;
-  check_grouped_nchwc(12, 12, 4, "12"); /* depthwise */
-  check_grouped_nchwc(8, 8, 4, "2");    /* 4 channels per group */
+  check_grouped_nchwc(12, 12, 4, 4, "12"); /* depthwise */
+  check_grouped_nchwc(8, 8, 4, 4, "2");    /* 4 channels per group */
+  /* blocks inside groups of 4 inputs and 8 outputs, and of 8 and 4 */
+  check_grouped_nchwc(12, 24, 4, 8, "3");
+  check_grouped_nchwc(16, 8, 8, 4, "2");
+  check_grouped_nchwc(16, 8, 4, 2, "2"); /* blocks below the group sizes */
 }
 
 static void test_kernel_errors(void **state) {

@@ -133,6 +133,36 @@ static void test_depthwise_tail(void **state) {
              SHAPE(1, 2, 6, 13, 16), 6, SHAPE(2, 1, 3, 3, 1, 16));
 }
 
+/* Grouped convs with blocks inside groups (alter_op_layout's ResNeXt form:
+ * data NCHW{ib}c, weight OIHW1i{ob}o, output NCHW{ob}c): the register-tile
+ * schedule with ic split by the data block. 8 groups of 4 (ResNeXt
+ * 32x4d's width), 2 groups of 16 with stride 2, 3 groups of 4 inputs and
+ * 8 outputs with ow 13 (a tile and a tail), blocks below the group sizes. */
+static void test_grouped_blocks_inside_groups(void **state) {
+  (void)state;
+  check_pair(&kiln_op_conv2d_nchwc,
+             depthwise_attrs("[1, 1]", "[1, 1, 1, 1]", "8", "\"NCHW4c\"", "\"OIHW1i4o\""), 5,
+             SHAPE(1, 8, 6, 16, 4), 6, SHAPE(8, 4, 3, 3, 1, 4));
+  check_pair(&kiln_op_conv2d_nchwc,
+             depthwise_attrs("[2, 2]", "[1, 1, 1, 1]", "2", "\"NCHW16c\"", "\"OIHW1i16o\""), 5,
+             SHAPE(1, 2, 9, 18, 16), 6, SHAPE(2, 16, 3, 3, 1, 16));
+  const kiln_op_t *op = &kiln_op_conv2d_nchwc;
+  check_pair(op,
+             ATTRS(op, "groups", "3", "padding", "[0, 1, 2, 1]", "data_layout", "\"NCHW4c\"",
+                   "kernel_layout", "\"OIHW1i8o\"", "out_layout", "\"NCHW8c\""),
+             5, SHAPE(2, 3, 5, 13, 4), 6, SHAPE(3, 4, 3, 3, 1, 8));
+  check_pair(op,
+             ATTRS(op, "groups", "2", "data_layout", "\"NCHW4c\"", "kernel_layout", "\"OIHW1i2o\"",
+                   "out_layout", "\"NCHW2c\""),
+             5, SHAPE(1, 4, 4, 9, 4), 6, SHAPE(4, 8, 1, 1, 1, 2));
+  const kiln_type_t *types[] = {ttype(KILN_DTYPE_FLOAT32, 5, SHAPE(1, 8, 6, 16, 4)),
+                                ttype(KILN_DTYPE_FLOAT32, 6, SHAPE(8, 4, 3, 3, 1, 4))};
+  const char *text =
+      passed_text(op, depthwise_attrs("[1, 1]", "[1, 1, 1, 1]", "8", "\"NCHW4c\"", "\"OIHW1i4o\""),
+                  2, types, 512);
+  assert_non_null(strstr(text, "T_contrib_conv2d_NCHWc_local"));
+}
+
 /* The depthwise loop nest: per (n, oc_chunk, oh) a local row accumulator,
  * its ow split into register tiles of 9 (ow's divisor), each reducing kh
  * and kw (unrolled) over the unrolled ow_block and the vectorized oc_block,
@@ -288,6 +318,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_depthwise_blocks_divide, setup, teardown),
       cmocka_unit_test_setup_teardown(test_depthwise_tail, setup, teardown),
       cmocka_unit_test_setup_teardown(test_depthwise_golden, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_grouped_blocks_inside_groups, setup, teardown),
       cmocka_unit_test_setup_teardown(test_nchwc_blocks_divide, setup, teardown),
       cmocka_unit_test_setup_teardown(test_nchwc_tail, setup, teardown),
       cmocka_unit_test_setup_teardown(test_nchwc_golden, setup, teardown),

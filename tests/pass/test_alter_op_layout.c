@@ -123,6 +123,24 @@
   "  %1\n"                                                                           \
   "}\n"
 
+/* A ResNeXt-style bottleneck: 1x1, grouped 3x3 (4 groups of 8 input and 8
+ * output channels), 1x1; then a grouped conv whose groups hold 4 input and
+ * 6 output channels (blocks 4 and 6), and one with 1 output channel per
+ * group, which stays NCHW. */
+#define GROUPED                                                                          \
+  "def @main(%x: Tensor[(1, 16, 5, 5), float32], %w1: Tensor[(32, 16, 1, 1), float32], " \
+  "%w2: Tensor[(32, 8, 3, 3), float32], %w3: Tensor[(16, 32, 1, 1), float32], "          \
+  "%w4: Tensor[(24, 4, 3, 3), float32], %w5: Tensor[(4, 6, 1, 1), float32]) {\n"         \
+  "  %0 = nn.conv2d(%x, %w1);\n"                                                         \
+  "  %1 = nn.relu(%0);\n"                                                                \
+  "  %2 = nn.conv2d(%1, %w2, strides=[2, 2], padding=[1, 1, 1, 1], groups=4);\n"         \
+  "  %3 = nn.relu(%2);\n"                                                                \
+  "  %4 = nn.conv2d(%3, %w3);\n"                                                         \
+  "  %5 = nn.conv2d(%4, %w4, padding=[1, 1, 1, 1], groups=4);\n"                         \
+  "  %6 = nn.conv2d(%5, %w5, groups=4);\n"                                               \
+  "  %6\n"                                                                               \
+  "}\n"
+
 /* MobileNet v2's inverted residual: 1x1 expand, depthwise 3x3 (stride 1),
  * 1x1 project, each with a per-channel bias; clip after the first two. */
 #define MOBILENET_BLOCK                                                                \
@@ -139,6 +157,43 @@
   "  %7 = add(%6, %x);\n"                                                              \
   "  %7\n"                                                                             \
   "}\n"
+
+static const char grouped_after[] =
+    "def @main(%x: Tensor[(1, 16, 5, 5), float32], %w1: Tensor[(32, 16, 1, 1), float32], "
+    "%w2: Tensor[(32, 8, 3, 3), float32], %w3: Tensor[(16, 32, 1, 1), float32], %w4: "
+    "Tensor[(24, 4, 3, 3), float32], %w5: Tensor[(4, 6, 1, 1), float32]) -> Tensor[(1, 4, 3, "
+    "3), float32] {\n"
+    "  %0 = layout_transform(%x, src_layout=\"NCHW\", dst_layout=\"NCHW16c\") /* Tensor[(1, "
+    "1, 5, 5, 16), float32] */;\n"
+    "  %1 = layout_transform(%w1, src_layout=\"OIHW\", dst_layout=\"OIHW16i16o\") /* "
+    "Tensor[(2, 1, 1, 1, 16, 16), float32] */;\n"
+    "  %2 = nn.contrib_conv2d_NCHWc(%0, %1) /* Tensor[(1, 2, 5, 5, 16), float32] */;\n"
+    "  %3 = nn.relu(%2) /* Tensor[(1, 2, 5, 5, 16), float32] */;\n"
+    "  %4 = layout_transform(%3, src_layout=\"NCHW16c\", dst_layout=\"NCHW8c\") /* "
+    "Tensor[(1, 4, 5, 5, 8), float32] */;\n"
+    "  %5 = layout_transform(%w2, src_layout=\"OIHW\", dst_layout=\"OIHW1i8o\") /* "
+    "Tensor[(4, 8, 3, 3, 1, 8), float32] */;\n"
+    "  %6 = nn.contrib_conv2d_NCHWc(%4, %5, strides=[2, 2], padding=[1, 1, 1, 1], groups=4, "
+    "data_layout=\"NCHW8c\", kernel_layout=\"OIHW1i8o\", out_layout=\"NCHW8c\") /* "
+    "Tensor[(1, 4, 3, 3, 8), float32] */;\n"
+    "  %7 = nn.relu(%6) /* Tensor[(1, 4, 3, 3, 8), float32] */;\n"
+    "  %8 = layout_transform(%7, src_layout=\"NCHW8c\", dst_layout=\"NCHW16c\") /* "
+    "Tensor[(1, 2, 3, 3, 16), float32] */;\n"
+    "  %9 = layout_transform(%w3, src_layout=\"OIHW\", dst_layout=\"OIHW16i16o\") /* "
+    "Tensor[(1, 2, 1, 1, 16, 16), float32] */;\n"
+    "  %10 = nn.contrib_conv2d_NCHWc(%8, %9) /* Tensor[(1, 1, 3, 3, 16), float32] */;\n"
+    "  %11 = layout_transform(%10, src_layout=\"NCHW16c\", dst_layout=\"NCHW4c\") /* "
+    "Tensor[(1, 4, 3, 3, 4), float32] */;\n"
+    "  %12 = layout_transform(%w4, src_layout=\"OIHW\", dst_layout=\"OIHW1i6o\") /* "
+    "Tensor[(4, 4, 3, 3, 1, 6), float32] */;\n"
+    "  %13 = nn.contrib_conv2d_NCHWc(%11, %12, padding=[1, 1, 1, 1], groups=4, "
+    "data_layout=\"NCHW4c\", kernel_layout=\"OIHW1i6o\", out_layout=\"NCHW6c\") /* "
+    "Tensor[(1, 4, 3, 3, 6), float32] */;\n"
+    "  %14 = layout_transform(%13, src_layout=\"NCHW6c\", dst_layout=\"NCHW\") /* Tensor[(1, "
+    "24, 3, 3), float32] */;\n"
+    "  %15 = nn.conv2d(%14, %w5, groups=4) /* Tensor[(1, 4, 3, 3), float32] */;\n"
+    "  %15\n"
+    "}\n";
 
 static const char conv_relu_conv_after[] =
     "def @main(%x: Tensor[(1, 3, 6, 6), float32], %w1: Tensor[(32, 3, 3, 3), float32], %w2: "
@@ -554,6 +609,15 @@ static void test_depthwise_blocked_odd_channels_stay(void **state) {
   kpt_check(DEPTHWISE, 3, "alter_op_layout", depthwise_after);
 }
 
+/* Grouped convs whose blocks fit inside their groups become the NCHWc
+ * form with groups (weight OIHW1i{oc}o); the bottleneck stays blocked
+ * from the first conv to the third, with one block-to-block transform where
+ * the grouped conv's input block (8) differs from its producer's (16). */
+static void test_grouped(void **state) {
+  (void)state;
+  kpt_check(GROUPED, 3, "alter_op_layout", grouped_after);
+}
+
 /* The depthwise conv takes the 16c block of the expand conv before it, so
  * the three convs, their biases and clips stay blocked: the only transforms
  * left on activations are at the function's edges, and after fuse_ops the
@@ -733,6 +797,7 @@ int main(void) {
       cmocka_unit_test(test_residual_block_and_pools),
       cmocka_unit_test(test_transform_pair_cancels),
       cmocka_unit_test(test_depthwise_blocked_odd_channels_stay),
+      cmocka_unit_test(test_grouped),
       cmocka_unit_test(test_mobilenet_block),
       cmocka_unit_test(test_concatenate_stays_blocked),
       cmocka_unit_test(test_channel_slices_stay_blocked),

@@ -15,7 +15,9 @@
  * phi, so an arm that reads out of bounds when not chosen (padding) is not
  * evaluated, as C's `?:` does; vector selects and load-free arms are a
  * select instruction. Vector accesses whose one index is ramp(start, 1) are
- * one vector load or store; others go lane by lane.
+ * one vector load or store; a load of ramp(start, step) with a small
+ * constant step is one load of the lanes' span and a shuffle; others go
+ * lane by lane.
  */
 #include <math.h>
 #include <stdio.h>
@@ -23,6 +25,11 @@
 
 #include "codegen/llvm/emit.h"
 #include "tir/functor.h"
+
+/* The widest step and lane count of a strided load done as one span load
+ * and a shuffle (64 lanes of step 4 span 253 elements). */
+#define KILN_LLVM_MAX_LOAD_STEP  4
+#define KILN_LLVM_MAX_LOAD_LANES 64
 
 LLVMTypeRef kiln_llvm_mem_type(const kiln_llvm_t *ll, kiln_dtype_t dtype) {
   switch (dtype) {
@@ -555,6 +562,56 @@ kiln_status_t kiln_llvm_lane_offsets(kiln_llvm_t *ll, const kiln_tir_buffer_t *b
   return KILN_OK;
 }
 
+/* The constant step of a one-index access ramp(start, step) with 1 < step
+ * <= KILN_LLVM_MAX_LOAD_STEP into a buffer of unit stride, else 0. */
+static int64_t strided_step(const kiln_tir_buffer_t *buffer, int num_indices,
+                            const kiln_tir_expr_t *const *indices) {
+  int64_t step = 0;
+  if (num_indices != 1 || indices[0]->kind != KILN_TIR_EXPR_RAMP) {
+    return 0;
+  }
+  if (buffer->ndim == 1 && buffer->strides &&
+      !(kiln_tir_expr_as_int(buffer->strides[0], &step) && step == 1)) {
+    return 0;
+  }
+  const kiln_tir_ramp_t *ramp = (const void *)indices[0];
+  if (!kiln_tir_expr_as_int(ramp->stride, &step) || step < 2 || step > KILN_LLVM_MAX_LOAD_STEP) {
+    return 0;
+  }
+  return step;
+}
+
+/* A load of ramp(start, step): the (lanes - 1) * step + 1 elements from the
+ * first lane's to the last lane's, one contiguous vector load, then a
+ * shuffle that keeps every step-th (x86 turns it into permutes, where lane
+ * by lane it is a load and an insert per lane: stride-2 pooling and
+ * convolution windows in NCHW). It touches no element outside the lanes'
+ * span, so no address the lane-by-lane loads would not. */
+static kiln_status_t emit_strided_load(kiln_llvm_t *ll, const kiln_tir_buffer_load_t *n,
+                                       int64_t step, LLVMValueRef *out) {
+  LLVMBuilderRef bd = ll->builder;
+  const kiln_tir_buffer_t *buffer = n->buffer;
+  int lanes = n->base.dtype.lanes;
+  LLVMTypeRef mem = kiln_llvm_mem_type(ll, buffer->dtype);
+  LLVMValueRef base = NULL, flat = NULL;
+  KILN_RETURN_IF_ERROR(base_pointer(ll, buffer, &base));
+  KILN_RETURN_IF_ERROR(
+      offset(ll, buffer, 1, &((const kiln_tir_ramp_t *)n->indices[0])->start, &flat));
+  unsigned span = (unsigned)((lanes - 1) * step + 1);
+  LLVMTypeRef wide = LLVMVectorType(mem, span);
+  LLVMValueRef address = LLVMBuildInBoundsGEP2(bd, mem, base, &flat, 1, "");
+  LLVMValueRef all =
+      LLVMBuildLoad2(bd, wide, LLVMBuildBitCast(bd, address, LLVMPointerType(wide, 0), ""), "");
+  LLVMSetAlignment(all, (unsigned)kiln_dtype_size(buffer->dtype));
+  LLVMValueRef mask[KILN_LLVM_MAX_LOAD_LANES];
+  for (int l = 0; l < lanes; ++l) {
+    mask[l] = LLVMConstInt(ll->t_i32, (unsigned long long)(l * step), 0);
+  }
+  *out = LLVMBuildShuffleVector(bd, all, LLVMGetUndef(wide), LLVMConstVector(mask, (unsigned)lanes),
+                                "");
+  return KILN_OK;
+}
+
 static kiln_status_t emit_load(kiln_llvm_t *ll, const kiln_tir_buffer_load_t *n,
                                LLVMValueRef *out) {
   LLVMBuilderRef bd = ll->builder;
@@ -564,9 +621,14 @@ static kiln_status_t emit_load(kiln_llvm_t *ll, const kiln_tir_buffer_load_t *n,
   LLVMTypeRef mem = kiln_llvm_mem_type(ll, buffer->dtype);
   LLVMValueRef address = NULL, value = NULL;
   KILN_RETURN_IF_ERROR(kiln_llvm_address(ll, buffer, n->num_indices, n->indices, lanes, &address));
+  int64_t step = address || lanes > KILN_LLVM_MAX_LOAD_LANES
+                     ? 0
+                     : strided_step(buffer, n->num_indices, n->indices);
   if (address && lanes == 1) {
     value = LLVMBuildLoad2(bd, mem, address, "");
     LLVMSetAlignment(value, align);
+  } else if (step) {
+    KILN_RETURN_IF_ERROR(emit_strided_load(ll, n, step, &value));
   } else if (address) {
     LLVMTypeRef vector = LLVMVectorType(mem, (unsigned)lanes);
     value = LLVMBuildLoad2(bd, vector,
