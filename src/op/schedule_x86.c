@@ -13,8 +13,8 @@
  *   columns by the oc block), its reduction ordered ic_chunk, kh, kw,
  *   ic_block, ow_block, oc_block (ic split by the input-channel block),
  *   ow_block unrolled and oc_block vectorized.
- * reg_n is KILN_SCHEDULE_NCHWC_REG_N; a width it does not divide gets the
- * guarded tail of te lowering.
+ * reg_n is the widest divisor of ow from 14 down to 7 (tile_ow), else
+ * KILN_SCHEDULE_NCHWC_REG_N with the guarded tail of te lowering.
  *
  * Depthwise conv2d_NCHWc (groups == C == O, data and output in one block;
  * TVM's depthwise_conv2d_NCHWc): the output's (n, oc_chunk, oh) fused and
@@ -190,13 +190,12 @@ static kiln_status_t schedule_nchwc_tile(kiln_te_schedule_t *s, kiln_te_stage_t 
   return kiln_te_vectorize(local, axis(cc, 4));
 }
 
-/* Depthwise (see the top): the row accumulator, its register tiles, the
- * padding folded into the reads. */
-/* The depthwise register tile's width: the widest divisor of the output
- * width from KILN_SCHEDULE_DEPTHWISE_REG_N down to half of it (TVM's
- * tile_ow, a factor of ow: no tail), else KILN_SCHEDULE_NCHWC_REG_N with a
- * tail. */
-static int64_t depthwise_reg_n(int64_t ow) {
+/* The register tile's width, for every NCHWc schedule: the widest divisor
+ * of the output width from KILN_SCHEDULE_DEPTHWISE_REG_N down to half of
+ * it (TVM's tile_ow, a factor of ow: no tail; 14 columns for the 56, 28
+ * and 14 wide layers of a ResNet, which keeps more multiply-adds in
+ * flight than 8), else KILN_SCHEDULE_NCHWC_REG_N with a tail. */
+static int64_t tile_ow(int64_t ow) {
   for (int64_t n = KILN_SCHEDULE_DEPTHWISE_REG_N; 2 * n >= KILN_SCHEDULE_DEPTHWISE_REG_N; --n) {
     if (ow % n == 0) {
       return n;
@@ -219,7 +218,7 @@ static kiln_status_t schedule_depthwise(kiln_te_schedule_t *s, const kiln_te_ten
   const kiln_te_tensor_t *cc = local->output;
   const kiln_te_iter_var_t *ow_chunk = NULL, *ow_block = NULL;
   KILN_RETURN_IF_ERROR(
-      kiln_te_split(s, local, axis(cc, 3), depthwise_reg_n(cc->shape[3]), &ow_chunk, &ow_block));
+      kiln_te_split(s, local, axis(cc, 3), tile_ow(cc->shape[3]), &ow_chunk, &ow_block));
   const kiln_te_iter_var_t *const *reduce = local->op->reduce_axes;
   const kiln_te_iter_var_t *order[] = {axis(cc, 0), axis(cc, 1), axis(cc, 2), ow_chunk,   reduce[0],
                                        reduce[1],   reduce[2],   ow_block,    axis(cc, 4)};
@@ -293,8 +292,8 @@ kiln_status_t kiln_schedule_conv2d_nchwc_x86(const kiln_schedule_target_t *targe
   kiln_te_stage_t *stage = NULL, *local = NULL;
   KILN_RETURN_IF_ERROR(accumulator_stage(schedule, anchor, out, &stage, &local));
   const kiln_te_iter_var_t *ow_chunk = NULL, *ow_block = NULL, *fused = NULL;
-  KILN_RETURN_IF_ERROR(kiln_te_split(schedule, stage, axis(out, 3), KILN_SCHEDULE_NCHWC_REG_N,
-                                     &ow_chunk, &ow_block));
+  KILN_RETURN_IF_ERROR(
+      kiln_te_split(schedule, stage, axis(out, 3), tile_ow(out->shape[3]), &ow_chunk, &ow_block));
   const kiln_te_iter_var_t *outer[3] = {axis(out, 0), axis(out, 1), axis(out, 2)};
   KILN_RETURN_IF_ERROR(fuse_all(schedule, stage, 3, outer, &fused));
   KILN_RETURN_IF_ERROR(kiln_te_parallel(stage, fused));

@@ -51,6 +51,7 @@ static void test_nchwc_tail(void **state) {
              SHAPE(2, 3, 6, 15, 2), 6, SHAPE(5, 3, 2, 3, 2, 4));
 }
 
+/* ow 9: one register tile of 9 columns (tile_ow), no tail. */
 static void test_nchwc_golden(void **state) {
   (void)state;
   const kiln_type_t *types[] = {ttype(KILN_DTYPE_FLOAT32, 5, SHAPE(1, 1, 2, 9, 4)),
@@ -70,33 +71,30 @@ static void test_nchwc_golden(void **state) {
             "                T_contrib_conv2d_NCHWc_pad[0, 0, i_j_fused_k_fused, l, m] = "
             "T.Select(l < 9, p0[0, 0, i_j_fused_k_fused, T.min(l, 8), m], T.float32(0.0))\n"
             "    for i_j_fused_k_fused in T.parallel(2):\n"
-            "        for l_outer in T.serial(2):\n"
-            "            T_contrib_conv2d_NCHWc_local = T.decl_buffer((1, 1, 1, 8, 4), "
+            "        for l_outer in T.serial(1):\n"
+            "            T_contrib_conv2d_NCHWc_local = T.decl_buffer((1, 1, 1, 9, 4), "
             "\"float32\", scope=\"local\")\n"
             "            for i_c in T.serial(1):\n"
             "                for j_c in T.serial(1):\n"
             "                    for k_c in T.serial(1):\n"
-            "                        for l_c_init in T.unroll(8):\n"
+            "                        for l_c_init in T.unroll(9):\n"
             "                            for m_c_init in T.vectorized(4):\n"
-            "                                if l_outer * 8 + l_c_init < 9:\n"
-            "                                    T_contrib_conv2d_NCHWc_local[i_c, j_c, k_c, "
-            "l_c_init, m_c_init] = T.float32(0.0)\n"
+            "                                T_contrib_conv2d_NCHWc_local[i_c, j_c, k_c, l_c_init, "
+            "m_c_init] = T.float32(0.0)\n"
             "                        for ic_outer in T.serial(1):\n"
             "                            for kh in T.serial(1):\n"
             "                                for kw in T.serial(2):\n"
             "                                    for ic_inner in T.serial(4):\n"
-            "                                        for l_c in T.unroll(8):\n"
+            "                                        for l_c in T.unroll(9):\n"
             "                                            for m_c in T.vectorized(4):\n"
-            "                                                if l_outer * 8 + l_c < 9:\n"
-            "                                                    T_contrib_conv2d_NCHWc_local[i_c, "
+            "                                                T_contrib_conv2d_NCHWc_local[i_c, "
             "j_c, k_c, l_c, m_c] = T_contrib_conv2d_NCHWc_local[i_c, j_c, k_c, l_c, m_c] + "
-            "T_contrib_conv2d_NCHWc_pad[i_c, ic_outer, i_j_fused_k_fused + k_c + kh, l_outer * 8 + "
-            "l_c + kw, ic_inner] * p1[j_c, ic_outer, kh, kw, ic_inner, m_c]\n"
-            "            for l_inner in T.serial(8):\n"
+            "T_contrib_conv2d_NCHWc_pad[i_c, ic_outer, i_j_fused_k_fused + k_c + kh, l_c + kw, "
+            "ic_inner] * p1[j_c, ic_outer, kh, kw, ic_inner, m_c]\n"
+            "            for l_inner in T.serial(9):\n"
             "                for m in T.vectorized(4):\n"
-            "                    if l_outer * 8 + l_inner < 9:\n"
-            "                        T_contrib_conv2d_NCHWc[0, 0, i_j_fused_k_fused, l_outer * 8 + "
-            "l_inner, m] = T_contrib_conv2d_NCHWc_local[0, 0, 0, l_inner, m]\n");
+            "                    T_contrib_conv2d_NCHWc[0, 0, i_j_fused_k_fused, l_outer * 9 + "
+            "l_inner, m] = T_contrib_conv2d_NCHWc_local[0, 0, 0, l_outer * 9 + l_inner, m]\n");
 }
 
 static const void *depthwise_attrs(const char *strides, const char *padding, const char *groups,
