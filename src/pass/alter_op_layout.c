@@ -5,9 +5,12 @@
  * layout_transform appears only at the edges (TVM's AlterOpLayout with the
  * x86 conv2d_NCHWc rule, and the layout rules of NNVM's CorrectLayout).
  *
- * Blocks: the largest divisor of the channel count not above the option
- * "alter_op_layout.block" (default 16), separately for the input and the
- * output channels; a conv whose output channels have no divisor above 1 in
+ * Blocks (channel_block): the largest power of two not above the option
+ * "alter_op_layout.block" (default 16), or half of it, that divides the
+ * channel count, so that a block is whole vectors (1000 channels in 8s, not
+ * 10s: a 10-lane vector ran the last conv of squeezenet1_1 at a fraction
+ * of the speed); else the largest divisor not above the option; separately
+ * for the input and the output channels; a conv whose output channels have no divisor above 1 in
  * that range or a conv in other layouts stays as it is. A first conv with 3
  * input channels gets ic = 3.
  * A depthwise conv (groups == C == O, TVM's depthwise_conv2d_NCHWc) becomes
@@ -15,11 +18,11 @@
  * OIHW1i{b}o (transformed at compile time like the others), where b is the
  * block its data already has when that divides C (so the chain blocked 1x1
  * conv -> depthwise -> 1x1 conv of MobileNet has no layout_transform), else
- * the largest divisor as above. Any other grouped conv (ResNeXt, RegNet,
+ * the block as above. Any other grouped conv (ResNeXt, RegNet,
  * ShuffleNet) becomes the NCHWc form with its groups when its blocks can
  * stay inside groups: data NCHW{ic}c and output NCHW{oc}c with ic and oc
- * the largest divisors (up to the block option) of the input and output
- * channels per group, weight OIHW1i{oc}o; when either is 1 it stays NCHW.
+ * the blocks as above of the input and output channels per group, weight OIHW1i{oc}o; when either
+ * is 1 it stays NCHW.
  *
  * The rewrite walks the nodes in post order and keeps, per node, its new
  * value in the original layout and/or in a blocked layout, making each from
@@ -95,7 +98,19 @@ static value_t *value_of(const alterer_t *a, const kiln_expr_t *expr) {
   return &a->values[kiln_dataflow_order_index(&a->index, expr)];
 }
 
-static int64_t largest_divisor(int64_t n, int64_t limit) {
+/* The block of n channels: the largest power of two up to `limit`, or
+ * half of it, that divides n (whole vectors: 1000 channels in blocks of 8,
+ * not 10; 24 in 8, not 12), else the largest divisor up to `limit`. */
+static int64_t channel_block(int64_t n, int64_t limit) {
+  int64_t top = 1;
+  while (2 * top <= limit) {
+    top *= 2;
+  }
+  for (int64_t p = top; p > 1 && 2 * p >= top; p /= 2) {
+    if (p <= n && n % p == 0) {
+      return p;
+    }
+  }
   for (int64_t b = limit < n ? limit : n; b > 1; --b) {
     if (n % b == 0) {
       return b;
@@ -273,8 +288,8 @@ static kiln_status_t convert_blocked(alterer_t *a, int32_t node, const kiln_call
 static kiln_status_t convert_conv(alterer_t *a, int32_t node, const kiln_call_t *call) {
   const kiln_tensor_type_t *data = kiln_type_as_tensor(call->args[0]->checked_type);
   const kiln_tensor_type_t *out = kiln_type_as_tensor(call->base.checked_type);
-  int64_t ic = largest_divisor(data->shape[1], a->block);
-  return convert_blocked(a, node, call, ic, ic, largest_divisor(out->shape[1], a->block));
+  int64_t ic = channel_block(data->shape[1], a->block);
+  return convert_blocked(a, node, call, ic, ic, channel_block(out->shape[1], a->block));
 }
 
 /* Whether the conv is depthwise: groups == C == O, one input channel each. */
@@ -299,7 +314,7 @@ static int64_t depthwise_block(const alterer_t *a, const kiln_call_t *call) {
       return factor;
     }
   }
-  return largest_divisor(data->shape[1], a->block);
+  return channel_block(data->shape[1], a->block);
 }
 
 /* A depthwise conv becomes the NCHWc form with groups: data and output in
@@ -316,8 +331,8 @@ static void grouped_blocks(const alterer_t *a, const kiln_call_t *call, int64_t 
                            int64_t *out_oc) {
   const kiln_nn_conv2d_attrs_t *attrs = call->attrs;
   const kiln_tensor_type_t *weight = kiln_type_as_tensor(call->args[1]->checked_type);
-  *out_ic = largest_divisor(weight->shape[1], a->block);
-  *out_oc = largest_divisor(weight->shape[0] / attrs->groups, a->block);
+  *out_ic = channel_block(weight->shape[1], a->block);
+  *out_oc = channel_block(weight->shape[0] / attrs->groups, a->block);
 }
 
 /* A grouped conv becomes the NCHWc form with its groups: data in blocks of
@@ -347,7 +362,7 @@ static bool convertible_conv(const alterer_t *a, const kiln_call_t *call) {
     grouped_blocks(a, call, &ic, &oc);
     return ic > 1 && oc > 1;
   }
-  return out->shape[1] == 1 || largest_divisor(out->shape[1], a->block) > 1;
+  return out->shape[1] == 1 || channel_block(out->shape[1], a->block) > 1;
 }
 
 /* The first input that has a blocked form, or -1. */
