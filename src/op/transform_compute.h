@@ -32,6 +32,11 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_compute_broadcast_to(const kiln_compute_
 
 KILN_MUST_USE_RESULT kiln_status_t kiln_compute_concatenate(const kiln_compute_args_t *args,
                                                             kiln_compute_result_t *out_result);
+/* concatenate's x86 schedule (schedule_x86_concat.c): the axes but the
+ * last fused and parallel, the last vectorized, the epilogue inlined. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_schedule_concatenate_x86(
+    const kiln_schedule_target_t *target, const kiln_compute_args_t *args,
+    const kiln_compute_result_t *result, struct kiln_te_schedule_t *schedule);
 /* One output tensor per part (T_split_0, T_split_1, ...). */
 KILN_MUST_USE_RESULT kiln_status_t kiln_compute_split(const kiln_compute_args_t *args,
                                                       kiln_compute_result_t *out_result);

@@ -117,6 +117,7 @@ const kiln_op_t kiln_op_concatenate = {
     .correct_layout = kiln_layout_keep_axes,
     .reference = concatenate_reference,
     .compute = kiln_compute_concatenate,
+    .schedule = kiln_schedule_concatenate_x86,
 };
 
 /* ---- split ---- */

@@ -42,9 +42,11 @@
  *   with layout_transform's reference kernel, so the weights are re-laid
  *   out once, at compile time;
  * - pooling takes the blocked layout through its layout attribute;
- * - a concatenate on the channel axis whose inputs are all blocked with one
- *   block b, each with a multiple of b channels, concatenates the blocked
- *   values on their axis 1 (the chunks of b channels: the chunks of each
+ * - a concatenate on the channel axis with a blocked input, whose blocked
+ *   inputs share one block b and every input has a multiple of b channels,
+ *   concatenates the blocked values (the plain ones transformed to b, once
+ *   each: a DenseNet block's first input is often a plain reshape) on
+ *   their axis 1 (the chunks of b channels: the chunks of each
  *   input follow those of the one before, as its channels do) and stays
  *   blocked, so a fire module's or a DenseNet block's concatenate needs no
  *   layout_transform on either side;
@@ -458,31 +460,43 @@ static int64_t blocked_factor(const alterer_t *a, const kiln_expr_t *expr) {
   return kiln_nn_layout_factor(&layout, 'C');
 }
 
-/* Whether `call` concatenates channels of inputs all blocked by one block
- * that divides each input's channels. */
-static bool concatenates_blocked(const alterer_t *a, const kiln_call_t *call) {
+/* The input of `call` whose blocked form gives the concatenate its layout:
+ * a channel concatenate with at least one blocked input, whose blocked
+ * inputs share one block b, b dividing every input's channels; else -1. */
+static int concatenate_layout_input(const alterer_t *a, const kiln_call_t *call) {
   if (call->op != &kiln_op_concatenate || !is_nchw_float(&call->base)) {
-    return false;
+    return -1;
   }
   int64_t axis = ((const kiln_concatenate_attrs_t *)call->attrs)->axis;
-  if (axis != 1 && axis != -3) {
-    return false;
-  }
-  int64_t block = blocked_factor(a, call->args[0]);
-  for (int i = 0; i < call->num_args; ++i) {
-    const kiln_tensor_type_t *type = kiln_type_as_tensor(call->args[i]->checked_type);
-    if (block < 2 || blocked_factor(a, call->args[i]) != block || type->shape[1] % block != 0) {
-      return false;
+  int64_t block = 0;
+  int first = -1;
+  for (int i = 0; (axis == 1 || axis == -3) && i < call->num_args; ++i) {
+    int64_t b = blocked_factor(a, call->args[i]);
+    if (b > 1 && (block == 0 || b == block)) {
+      block = b;
+      first = first < 0 ? i : first;
+    } else if (b > 1) {
+      return -1;
     }
   }
-  return true;
+  for (int i = 0; block > 1 && i < call->num_args; ++i) {
+    if (kiln_type_as_tensor(call->args[i]->checked_type)->shape[1] % block != 0) {
+      return -1;
+    }
+  }
+  return block > 1 ? first : -1;
 }
 
-/* The concatenate of the blocked inputs on their chunk axis (1). */
-static kiln_status_t concatenate_blocked(alterer_t *a, int32_t node, const kiln_call_t *call) {
+/* The concatenate on the chunk axis (1) of the inputs in the block of
+ * input `first`: plain inputs are transformed to it (once each). */
+static kiln_status_t concatenate_blocked(alterer_t *a, int32_t node, const kiln_call_t *call,
+                                         int first) {
+  const char *layout = value_of(a, call->args[first])->layout;
   kiln_array_clear(&a->args);
   for (int i = 0; i < call->num_args; ++i) {
-    KILN_RETURN_IF_ERROR(kiln_array_push(&a->args, &value_of(a, call->args[i])->blocked));
+    kiln_expr_t *blocked = NULL;
+    KILN_RETURN_IF_ERROR(blocked_of(a, call->args[i], layout, &blocked));
+    KILN_RETURN_IF_ERROR(kiln_array_push(&a->args, &blocked));
   }
   kiln_concatenate_attrs_t *attrs = NULL;
   KILN_RETURN_IF_ERROR(
@@ -491,7 +505,7 @@ static kiln_status_t concatenate_blocked(alterer_t *a, int32_t node, const kiln_
   kiln_expr_t *expr = NULL;
   KILN_RETURN_IF_ERROR(
       call_op(a, call->op, call->num_args, kiln_array_data(&a->args), attrs, &expr));
-  return set_blocked(a, node, expr, value_of(a, call->args[0])->layout);
+  return set_blocked(a, node, expr, layout);
 }
 
 /* ---- channel slices ---- */
@@ -704,8 +718,9 @@ static kiln_status_t alter_node(alterer_t *a, int32_t node) {
   if (call && call->op == &kiln_op_layout_transform) {
     return alter_transform(a, node, call);
   }
-  if (call && concatenates_blocked(a, call)) {
-    return concatenate_blocked(a, node, call);
+  int first = call ? concatenate_layout_input(a, call) : -1;
+  if (first >= 0) {
+    return concatenate_blocked(a, node, call, first);
   }
   int64_t block = call && call->op ? split_block(a, call) : 0;
   if (block > 0) {

@@ -28,6 +28,26 @@ static void test_concatenate(void **state) {
   check_compute_random(op, ATTRS(op, "axis", "0"), 1, &one, -100, 100);
 }
 
+/* The x86 schedule's cases: blocked chunks (NCHW8c on axis 1, rows of 8
+ * lanes), NCHW channels with a row of 21 (a vector and a tail), and the
+ * 16 inputs a kernel takes. */
+static void test_concatenate_schedule(void **state) {
+  (void)state;
+  const kiln_op_t *op = &kiln_op_concatenate;
+  const kiln_type_t *blocked[] = {ttype(KILN_DTYPE_FLOAT32, 5, SHAPE(1, 2, 3, 5, 8)),
+                                  ttype(KILN_DTYPE_FLOAT32, 5, SHAPE(1, 1, 3, 5, 8)),
+                                  ttype(KILN_DTYPE_FLOAT32, 5, SHAPE(1, 3, 3, 5, 8))};
+  check_compute_random(op, ATTRS(op, "axis", "1"), 3, blocked, -2, 2);
+  const kiln_type_t *nchw[] = {ttype(KILN_DTYPE_FLOAT32, 4, SHAPE(2, 3, 2, 21)),
+                               ttype(KILN_DTYPE_FLOAT32, 4, SHAPE(2, 5, 2, 21))};
+  check_compute_random(op, ATTRS(op, "axis", "1"), 2, nchw, -2, 2);
+  const kiln_type_t *many[16];
+  for (int i = 0; i < 16; ++i) {
+    many[i] = ttype(KILN_DTYPE_FLOAT32, 4, SHAPE(1, 1 + i % 3, 4, 6));
+  }
+  check_compute_random(op, ATTRS(op, "axis", "1"), 16, many, -2, 2);
+}
+
 static void test_split(void **state) {
   (void)state;
   const kiln_op_t *op = &kiln_op_split;
@@ -196,6 +216,7 @@ static void test_errors(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_concatenate, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_concatenate_schedule, setup, teardown),
       cmocka_unit_test_setup_teardown(test_split, setup, teardown),
       cmocka_unit_test_setup_teardown(test_strided_slice, setup, teardown),
       cmocka_unit_test_setup_teardown(test_take, setup, teardown),

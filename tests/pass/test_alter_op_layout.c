@@ -535,6 +535,43 @@ static const char fire_mixed_after[] =
     "  %16\n"
     "}\n";
 
+/* A DenseNet-style concatenate of a plain value (a relu of the input) and
+ * a blocked conv output: the plain one is transformed to the conv's block
+ * and the concatenate stays blocked. */
+#define PLAIN_AND_BLOCKED                                                                \
+  "def @main(%x: Tensor[(1, 16, 4, 4), float32], %w1: Tensor[(16, 16, 1, 1), float32], " \
+  "%w2: Tensor[(16, 32, 1, 1), float32]) {\n"                                            \
+  "  %0 = nn.relu(%x);\n"                                                                \
+  "  %1 = nn.conv2d(%x, %w1);\n"                                                         \
+  "  %2 = concatenate(%0, %1, axis=1);\n"                                                \
+  "  nn.conv2d(%2, %w2)\n"                                                               \
+  "}\n"
+
+static const char plain_and_blocked_after[] =
+    "def @main(%x: Tensor[(1, 16, 4, 4), float32], %w1: Tensor[(16, 16, 1, 1), float32], %w2: "
+    "Tensor[(16, 32, 1, 1), float32]) -> Tensor[(1, 16, 4, 4), float32] {\n"
+    "  %0 = nn.relu(%x) /* Tensor[(1, 16, 4, 4), float32] */;\n"
+    "  %1 = layout_transform(%0, src_layout=\"NCHW\", dst_layout=\"NCHW16c\") /* Tensor[(1, 1, 4, "
+    "4, 16), float32] */;\n"
+    "  %2 = layout_transform(%x, src_layout=\"NCHW\", dst_layout=\"NCHW16c\") /* Tensor[(1, 1, 4, "
+    "4, 16), float32] */;\n"
+    "  %3 = layout_transform(%w1, src_layout=\"OIHW\", dst_layout=\"OIHW16i16o\") /* Tensor[(1, 1, "
+    "1, 1, 16, 16), float32] */;\n"
+    "  %4 = nn.contrib_conv2d_NCHWc(%2, %3) /* Tensor[(1, 1, 4, 4, 16), float32] */;\n"
+    "  %5 = concatenate(%1, %4, axis=1) /* Tensor[(1, 2, 4, 4, 16), float32] */;\n"
+    "  %6 = layout_transform(%w2, src_layout=\"OIHW\", dst_layout=\"OIHW16i16o\") /* Tensor[(1, 2, "
+    "1, 1, 16, 16), float32] */;\n"
+    "  %7 = nn.contrib_conv2d_NCHWc(%5, %6) /* Tensor[(1, 1, 4, 4, 16), float32] */;\n"
+    "  %8 = layout_transform(%7, src_layout=\"NCHW16c\", dst_layout=\"NCHW\") /* Tensor[(1, 16, 4, "
+    "4), float32] */;\n"
+    "  %8\n"
+    "}\n";
+
+static void test_concatenate_of_plain_and_blocked(void **state) {
+  (void)state;
+  kpt_check(PLAIN_AND_BLOCKED, 3, "alter_op_layout", plain_and_blocked_after);
+}
+
 static void test_concatenate_stays_blocked(void **state) {
   (void)state;
   kpt_check(FIRE, 3, "alter_op_layout", fire_after);
@@ -800,6 +837,7 @@ int main(void) {
       cmocka_unit_test(test_grouped),
       cmocka_unit_test(test_mobilenet_block),
       cmocka_unit_test(test_concatenate_stays_blocked),
+      cmocka_unit_test(test_concatenate_of_plain_and_blocked),
       cmocka_unit_test(test_channel_slices_stay_blocked),
       cmocka_unit_test(test_runs_at_opt_level_3_only),
       cmocka_unit_test(test_constant_weights_are_transformed_now),

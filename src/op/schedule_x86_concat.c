@@ -1,0 +1,53 @@
+/*
+ * The x86 schedule of concatenate and the injective group it anchors
+ * (transform_compute.h).
+ *
+ * concatenate reads, at each output element, the input whose range on the
+ * axis holds it: a chain of selects over every input, each read at a
+ * clamped index. Under the default schedule (every axis fused, then split
+ * by the lanes) the conditions and the indices are per lane, so each input
+ * costs a gather per vector. Here the output's axes but the last are fused
+ * into the parallel loop and the last is vectorized (split by the lanes
+ * when longer): along a channel axis that is not the last (NCHW, or the
+ * chunks of NCHW{b}c), the conditions are then the same for every lane and
+ * each input is one contiguous vector load. The stages before the output
+ * (the epilogue of a fused group) are inlined.
+ */
+#include "op/compute.h"
+#include "op/transform_compute.h"
+
+kiln_status_t kiln_schedule_concatenate_x86(const kiln_schedule_target_t *target,
+                                            const kiln_compute_args_t *args,
+                                            const kiln_compute_result_t *result,
+                                            kiln_te_schedule_t *schedule) {
+  (void)args;
+  (void)result;
+  if (schedule->num_outputs != 1 || schedule->outputs[0]->ndim < 2) {
+    return kiln_schedule_default(target, schedule);
+  }
+  const kiln_te_tensor_t *out = schedule->outputs[0];
+  kiln_te_stage_t *stage = NULL;
+  KILN_RETURN_IF_ERROR(kiln_te_schedule_stage(schedule, out, &stage));
+  for (int i = 0; i < schedule->num_stages; ++i) {
+    kiln_te_stage_t *st = schedule->stages[i];
+    if (st != stage && st->op->reducer != KILN_TE_REDUCE_NONE) {
+      return kiln_schedule_default(target, schedule);
+    }
+    if (st != stage) {
+      KILN_RETURN_IF_ERROR(kiln_te_compute_inline(st));
+    }
+  }
+  const kiln_te_iter_var_t *fused = kiln_te_tensor_axis(out, 0);
+  for (int d = 1; d + 1 < out->ndim; ++d) {
+    KILN_RETURN_IF_ERROR(kiln_te_fuse(schedule, stage, fused, kiln_te_tensor_axis(out, d), &fused));
+  }
+  KILN_RETURN_IF_ERROR(kiln_te_parallel(stage, fused));
+  const kiln_te_iter_var_t *last = kiln_te_tensor_axis(out, out->ndim - 1);
+  int lanes = kiln_schedule_lanes(target, out->dtype);
+  if (out->shape[out->ndim - 1] <= lanes) {
+    return kiln_te_vectorize(stage, last);
+  }
+  const kiln_te_iter_var_t *outer = NULL, *inner = NULL;
+  KILN_RETURN_IF_ERROR(kiln_te_split(schedule, stage, last, lanes, &outer, &inner));
+  return kiln_te_vectorize(stage, inner);
+}
