@@ -287,13 +287,6 @@ static kiln_status_t convert_blocked(alterer_t *a, int32_t node, const kiln_call
   return set_blocked(a, node, conv, blocked->out_layout);
 }
 
-static kiln_status_t convert_conv(alterer_t *a, int32_t node, const kiln_call_t *call) {
-  const kiln_tensor_type_t *data = kiln_type_as_tensor(call->args[0]->checked_type);
-  const kiln_tensor_type_t *out = kiln_type_as_tensor(call->base.checked_type);
-  int64_t ic = channel_block(data->shape[1], a->block);
-  return convert_blocked(a, node, call, ic, ic, channel_block(out->shape[1], a->block));
-}
-
 /* Whether the conv is depthwise: groups == C == O, one input channel each. */
 static bool is_depthwise(const kiln_call_t *call) {
   const kiln_nn_conv2d_attrs_t *attrs = call->attrs;
@@ -303,26 +296,35 @@ static bool is_depthwise(const kiln_call_t *call) {
          weight->shape[0] == data->shape[1] && weight->shape[1] == 1;
 }
 
-/* The channel block of a depthwise conv: its data's block when the data is
- * blocked already and the block divides the channels (the blocked chain of
- * 1x1 convs goes on with no transform), else the largest divisor. */
-static int64_t depthwise_block(const alterer_t *a, const kiln_call_t *call) {
+/* The data block of a conv: its data's block when the data is blocked
+ * already and the block divides the channels (a blocked chain goes on with
+ * no transform), for a plain conv only when that block is at least half
+ * the preferred one (8 for 16: the input-channel block only sets the
+ * reduction's inner extent); else channel_block. */
+static int64_t data_block(const alterer_t *a, const kiln_call_t *call, bool any_size) {
   const kiln_tensor_type_t *data = kiln_type_as_tensor(call->args[0]->checked_type);
+  int64_t preferred = channel_block(data->shape[1], a->block);
   const value_t *v = value_of(a, call->args[0]);
   kiln_nn_layout_t layout;
   if (v->blocked && kiln_nn_layout_parse(v->layout, &layout) == KILN_OK) {
     int64_t factor = kiln_nn_layout_factor(&layout, 'C');
-    if (factor > 1 && data->shape[1] % factor == 0) {
+    if (factor > 1 && data->shape[1] % factor == 0 && (any_size || 2 * factor >= preferred)) {
       return factor;
     }
   }
-  return channel_block(data->shape[1], a->block);
+  return preferred;
+}
+
+static kiln_status_t convert_conv(alterer_t *a, int32_t node, const kiln_call_t *call) {
+  const kiln_tensor_type_t *out = kiln_type_as_tensor(call->base.checked_type);
+  int64_t ic = data_block(a, call, false);
+  return convert_blocked(a, node, call, ic, ic, channel_block(out->shape[1], a->block));
 }
 
 /* A depthwise conv becomes the NCHWc form with groups: data and output in
  * blocks of b, weight OIHW1i{b}o. */
 static kiln_status_t convert_depthwise(alterer_t *a, int32_t node, const kiln_call_t *call) {
-  int64_t b = depthwise_block(a, call);
+  int64_t b = data_block(a, call, true);
   return convert_blocked(a, node, call, b, 1, b);
 }
 
@@ -357,7 +359,7 @@ static bool convertible_conv(const alterer_t *a, const kiln_call_t *call) {
     return false;
   }
   if (attrs->groups > 1 && is_depthwise(call)) {
-    return depthwise_block(a, call) > 1;
+    return data_block(a, call, true) > 1;
   }
   if (attrs->groups > 1) {
     int64_t ic = 0, oc = 0;
