@@ -37,6 +37,7 @@
 
 #include "op/nn_common.h"
 #include "op/nn_compute.h"
+#include "op/schedule_x86.h"
 
 /* The layout attribute of a window or global pool. */
 static const char *pool_layout_text(const kiln_compute_args_t *args) {
@@ -72,25 +73,6 @@ static bool pool_reads(const kiln_te_tensor_t *anchor, const kiln_te_tensor_t *t
     }
   }
   return false;
-}
-
-/* The stage that gets the loops: the schedule's one output when it is the
- * anchor or a non-reducing compute of the anchor's shape; else NULL. */
-static const kiln_te_tensor_t *pool_final(const kiln_te_schedule_t *s,
-                                          const kiln_te_tensor_t *anchor) {
-  if (s->num_outputs != 1) {
-    return NULL;
-  }
-  const kiln_te_tensor_t *final = s->outputs[0];
-  if (final == anchor) {
-    return final;
-  }
-  if (final->ndim != anchor->ndim || final->op->kind != KILN_TE_OP_COMPUTE ||
-      final->op->reducer != KILN_TE_REDUCE_NONE ||
-      memcmp(final->shape, anchor->shape, (size_t)anchor->ndim * sizeof(int64_t)) != 0) {
-    return NULL;
-  }
-  return final;
 }
 
 /* Whether every reduction of the group is one of the pool's own. */
@@ -212,7 +194,7 @@ kiln_status_t kiln_schedule_pool_x86(const kiln_schedule_target_t *target,
                                      const kiln_compute_result_t *result,
                                      kiln_te_schedule_t *schedule) {
   const kiln_te_tensor_t *anchor = result->outputs[0];
-  const kiln_te_tensor_t *final = pool_final(schedule, anchor);
+  const kiln_te_tensor_t *final = kiln_schedule_x86_fused_output(schedule, anchor);
   int w = final ? pool_w_position(args, final->ndim) : -1;
   if (w < 1 || !pool_only_reductions(schedule, anchor)) {
     return kiln_schedule_default(target, schedule);

@@ -77,6 +77,18 @@ kiln_status_t kiln_pass_make_constant(kiln_module_t *module, kiln_tensor_t *tens
   return KILN_OK;
 }
 
+bool kiln_pass_constant_scalar_f32(const kiln_expr_t *expr, float *out_value) {
+  if (expr->kind != KILN_EXPR_KIND_CONSTANT) {
+    return false;
+  }
+  const kiln_tensor_t *t = kiln_expr_as_constant(expr)->value;
+  if (kiln_tensor_dtype(t) != KILN_DTYPE_FLOAT32 || kiln_tensor_element_count(t) != 1) {
+    return false;
+  }
+  *out_value = *(const float *)kiln_tensor_data(t);
+  return true;
+}
+
 bool kiln_pass_args_constant(const kiln_call_t *call) {
   for (int i = 0; i < call->num_args; ++i) {
     if (!kiln_expr_as_constant(call->args[i])) {

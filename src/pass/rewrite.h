@@ -85,6 +85,10 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_pass_make_constant(kiln_module_t *module
 /* Gives `expr` its checked type when it has none (its inputs are typed). */
 KILN_MUST_USE_RESULT kiln_status_t kiln_pass_type_node(kiln_module_t *module, kiln_expr_t *expr);
 
+/* True when `expr` is a one-element float32 Constant; its value goes to
+ * *out_value. */
+bool kiln_pass_constant_scalar_f32(const kiln_expr_t *expr, float *out_value);
+
 /* True when `expr` is a call of `op`. */
 bool kiln_pass_is_call_of(const kiln_expr_t *expr, const kiln_op_t *op);
 /* The tensor type of a typed node, or NULL (tuple or untyped). */

@@ -29,19 +29,6 @@ static kiln_call_t *call_of(kiln_expr_t *expr, const kiln_op_t *op) {
   return kiln_pass_is_call_of(expr, op) ? kiln_expr_as_call(expr) : NULL;
 }
 
-/* The one value of a one-element float32 Constant. */
-static bool scalar_value(const kiln_expr_t *expr, float *out_value) {
-  if (expr->kind != KILN_EXPR_KIND_CONSTANT) {
-    return false;
-  }
-  const kiln_tensor_t *t = kiln_expr_as_constant(expr)->value;
-  if (kiln_tensor_dtype(t) != KILN_DTYPE_FLOAT32 || kiln_tensor_element_count(t) != 1) {
-    return false;
-  }
-  *out_value = *(const float *)kiln_tensor_data(t);
-  return true;
-}
-
 /* mean(`of`, axis=[a], keepdims=True) over one axis: its axis, else -1. */
 static int mean_axis(kiln_expr_t *expr, kiln_expr_t **out_of) {
   kiln_call_t *mean = call_of(expr, &kiln_op_mean);
@@ -66,14 +53,14 @@ static bool is_square_of(kiln_expr_t *expr, const kiln_expr_t *d) {
   }
   float two = 0.0f;
   c = call_of(expr, &kiln_op_power);
-  return c && c->args[0] == d && scalar_value(c->args[1], &two) && two == 2.0f;
+  return c && c->args[0] == d && kiln_pass_constant_scalar_f32(c->args[1], &two) && two == 2.0f;
 }
 
 /* add(v, eps) or add(eps, v): v and eps. */
 static bool plus_epsilon(kiln_expr_t *expr, kiln_expr_t **out_v, float *out_epsilon) {
   kiln_call_t *add = call_of(expr, &kiln_op_add);
   for (int i = 0; add && i < 2; ++i) {
-    if (scalar_value(add->args[1 - i], out_epsilon)) {
+    if (kiln_pass_constant_scalar_f32(add->args[1 - i], out_epsilon)) {
       *out_v = add->args[i];
       return true;
     }

@@ -23,18 +23,6 @@
 #include "pass/passes.h"
 #include "pass/rewrite.h"
 
-static bool scalar_f32(const kiln_expr_t *expr, float *out_value) {
-  if (expr->kind != KILN_EXPR_KIND_CONSTANT) {
-    return false;
-  }
-  const kiln_tensor_t *t = kiln_expr_as_constant(expr)->value;
-  if (kiln_tensor_dtype(t) != KILN_DTYPE_FLOAT32 || kiln_tensor_element_count(t) != 1) {
-    return false;
-  }
-  *out_value = *(const float *)kiln_tensor_data(t);
-  return true;
-}
-
 static kiln_status_t square(kiln_module_t *module, kiln_expr_t *x, kiln_expr_t **out_expr) {
   kiln_expr_t *args[] = {x, x};
   return kiln_pass_make_call(module, &kiln_op_multiply, 2, args, NULL, out_expr);
@@ -76,7 +64,7 @@ static kiln_status_t strength_reduce_call(kiln_pass_rewriter_t *rewriter, kiln_c
   float c = 0.0f;
   bool power = call->op == &kiln_op_power, divide = call->op == &kiln_op_divide;
   const kiln_tensor_type_t *x = (power || divide) ? kiln_pass_tensor_type(call->args[0]) : NULL;
-  if (!x || x->dtype != KILN_DTYPE_FLOAT32 || !scalar_f32(call->args[1], &c)) {
+  if (!x || x->dtype != KILN_DTYPE_FLOAT32 || !kiln_pass_constant_scalar_f32(call->args[1], &c)) {
     return KILN_OK;
   }
   const kiln_tensor_type_t *out = kiln_pass_tensor_type(&call->base);
