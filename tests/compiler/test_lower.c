@@ -347,7 +347,7 @@ static void test_errors(void **state) {
   m = irt_module();
   kiln_var_t *xs[KILN_OP_MAX_FUNCTION_ARGS + 1];
   for (int i = 0; i <= KILN_OP_MAX_FUNCTION_ARGS; ++i) {
-    char name[8];
+    char name[16];
     snprintf(name, sizeof(name), "x%d", i);
     xs[i] = irt_var(m, name, KILN_DTYPE_FLOAT32, 1, SHAPE(3));
   }

@@ -497,7 +497,7 @@ static kiln_module_t *add_chain_module(void) {
   kiln_module_t *m = irt_module();
   kiln_var_t *x[WIDE_INPUTS];
   for (int i = 0; i < WIDE_INPUTS; ++i) {
-    char name[8];
+    char name[16];
     snprintf(name, sizeof(name), "x%d", i);
     x[i] = irt_var(m, name, KILN_DTYPE_FLOAT32, 2, SHAPE(2, 3));
   }
@@ -515,7 +515,7 @@ static kiln_module_t *concatenate_40(void) {
   kiln_var_t *x[40];
   kiln_expr_t *parts[40];
   for (int i = 0; i < 40; ++i) {
-    char name[8];
+    char name[16];
     snprintf(name, sizeof(name), "x%d", i);
     x[i] = irt_var(m, name, KILN_DTYPE_FLOAT32, 4, SHAPE(1, 2, 3, 3));
     parts[i] = IRT_CALL(m, "exp", NULL, &x[i]->base);
