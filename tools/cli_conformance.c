@@ -412,10 +412,21 @@ static void kiln_conformance_reason(kiln_status_t status, const char *dir, char 
   }
 }
 
+/* The runner's own tests (tests/cli/test_conformance.sh) make the case
+ * that KILN_CONFORMANCE_STALL names hang, to check the timeout and the
+ * report of a killed child; nothing else sets it. */
+static void kiln_conformance_stall_if_asked(const char *name) {
+  const char *stall = getenv("KILN_CONFORMANCE_STALL");
+  while (stall && strcmp(stall, name) == 0) {
+    pause();
+  }
+}
+
 /* Runs in the child: reports on `fd` and exits. */
 static void kiln_conformance_child(const kiln_conformance_options_t *options, const char *name,
                                    int fd) {
   alarm((unsigned)options->timeout);
+  kiln_conformance_stall_if_asked(name);
   kiln_allocator_t allocator = kiln_allocator_system();
   char *dir = NULL;
   kiln_status_t status = kiln_path_join(allocator, options->cases_dir, name, &dir);

@@ -1,17 +1,29 @@
 /*
  * File and path helpers; see file.h.
  *
- * Reads use stdio and grow nothing: the size comes from fstat, then one read
- * fills the buffer, and a short read is an error rather than silent
- * truncation. Writes go to "<path>.tmp.<pid>" and are renamed over the target,
- * so a crash mid-write leaves the old file intact.
+ * Reads grow nothing: the file is opened without blocking (a FIFO or a
+ * device never hangs the open) and refused unless it is a regular file,
+ * the size comes from fstat, then one read fills the buffer, and a short
+ * read is an error rather than silent truncation.
+ *
+ * Writes never replace what is not a regular file: a character device
+ * (/dev/null, /dev/stdout) is written through, and is reported when the
+ * write fails (/dev/full); any other target that exists and is not a
+ * regular file (a FIFO, a folder, a socket) is refused. A regular file, or
+ * a new one, is written to a temporary file beside it and renamed over it,
+ * so a crash mid-write leaves the old file intact. The temporary name has
+ * a random part and is created with O_EXCL (a planted file or symlink at
+ * that name makes the create fail, and another name is tried), with mode
+ * 0666 under the umask, as a new file would have.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "base/file.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,19 +31,29 @@ kiln_status_t kiln_file_read_all(kiln_allocator_t allocator, const char *path, v
                                  size_t *out_size) {
   *out_data = NULL;
   *out_size = 0;
-  FILE *file = fopen(path, "rb");
-  if (!file) {
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
     int error = errno;
     return kiln_status_make(error == ENOENT ? KILN_STATUS_CODE_NOT_FOUND
                                             : KILN_STATUS_CODE_IO_ERROR,
                             __FILE__, __LINE__, "%s: cannot open: %s", path, strerror(error));
   }
   struct stat info;
-  if (fstat(fileno(file), &info) != 0 || !S_ISREG(info.st_mode)) {
+  if (fstat(fd, &info) != 0) {
     int error = errno;
-    fclose(file);
-    return KILN_STATUS(IO_ERROR, "%s: not a regular file%s%s", path, error ? ": " : "",
-                       error ? strerror(error) : "");
+    close(fd);
+    return KILN_STATUS(IO_ERROR, "%s: cannot stat: %s", path, strerror(error));
+  }
+  if (!S_ISREG(info.st_mode)) {
+    close(fd);
+    return KILN_STATUS(IO_ERROR, "%s: not a regular file (a %s); kiln reads regular files only",
+                       path, kiln_file_kind_name(info.st_mode));
+  }
+  FILE *file = fdopen(fd, "rb");
+  if (!file) {
+    int error = errno;
+    close(fd);
+    return KILN_STATUS(IO_ERROR, "%s: cannot open: %s", path, strerror(error));
   }
   size_t size = (size_t)info.st_size;
   void *data = NULL;
@@ -53,29 +75,106 @@ kiln_status_t kiln_file_read_all(kiln_allocator_t allocator, const char *path, v
   return KILN_OK;
 }
 
+/* Writes all of `data` to `fd`; errno is kept on failure. */
+static int write_fully(int fd, const void *data, size_t size) {
+  const char *p = data;
+  while (size > 0) {
+    ssize_t put = write(fd, p, size);
+    if (put < 0 && errno == EINTR) {
+      continue;
+    }
+    if (put <= 0) {
+      return -1;
+    }
+    p += put;
+    size -= (size_t)put;
+  }
+  return 0;
+}
+
+/* An existing character device: written through, never replaced. */
+static kiln_status_t write_through(const char *path, const void *data, size_t size) {
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return KILN_STATUS(IO_ERROR, "%s: cannot open: %s", path, strerror(errno));
+  }
+  int failed = write_fully(fd, data, size);
+  int error = errno;
+  if (close(fd) != 0 && !failed) {
+    failed = 1;
+    error = errno;
+  }
+  return failed ? KILN_STATUS(IO_ERROR, "%s: cannot write: %s", path, strerror(error)) : KILN_OK;
+}
+
+/* Creates "<path>.tmp.<random>" with O_EXCL: its fd, the name in `temp`. */
+static kiln_status_t create_temp(const char *path, char *temp, size_t capacity, int *out_fd) {
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    unsigned long long bits = 0;
+    if (getrandom(&bits, sizeof(bits), 0) != (ssize_t)sizeof(bits)) {
+      bits ^= (unsigned long long)getpid() << 32 ^ (unsigned long long)attempt;
+    }
+    int n = snprintf(temp, capacity, "%s.tmp.%016llx", path, bits);
+    if (n < 0 || (size_t)n >= capacity) {
+      return KILN_STATUS(INVALID_ARGUMENT, "%s: path too long", path);
+    }
+    *out_fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (*out_fd >= 0) {
+      return KILN_OK;
+    }
+    if (errno != EEXIST) {
+      return KILN_STATUS(IO_ERROR, "%s: cannot create: %s", path, strerror(errno));
+    }
+  }
+  return KILN_STATUS(IO_ERROR, "%s: cannot create a temporary file beside it", path);
+}
+
 kiln_status_t kiln_file_write_all(const char *path, const void *data, size_t size) {
+  struct stat info;
+  if (stat(path, &info) == 0 && !S_ISREG(info.st_mode)) {
+    if (S_ISCHR(info.st_mode)) {
+      return write_through(path, data, size);
+    }
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "%s: exists and is not a regular file (a %s); kiln replaces regular files "
+                       "only",
+                       path, kiln_file_kind_name(info.st_mode));
+  }
   char temp[4096];
-  int n = snprintf(temp, sizeof(temp), "%s.tmp.%ld", path, (long)getpid());
-  if (n < 0 || (size_t)n >= sizeof(temp)) {
-    return KILN_STATUS(INVALID_ARGUMENT, "%s: path too long", path);
+  int fd = -1;
+  KILN_RETURN_IF_ERROR(create_temp(path, temp, sizeof(temp), &fd));
+  int failed = write_fully(fd, data, size);
+  int error = errno;
+  if (close(fd) != 0 && !failed) {
+    failed = 1;
+    error = errno;
   }
-  FILE *file = fopen(temp, "wb");
-  if (!file) {
-    return KILN_STATUS(IO_ERROR, "%s: cannot create: %s", path, strerror(errno));
-  }
-  size_t put = size ? fwrite(data, 1, size, file) : 0;
-  int write_error = ferror(file);
-  int close_error = fclose(file);
-  if (put != size || write_error || close_error) {
-    remove(temp);
-    return KILN_STATUS(IO_ERROR, "%s: wrote %zu of %zu bytes", path, put, size);
+  if (failed) {
+    unlink(temp);
+    return KILN_STATUS(IO_ERROR, "%s: cannot write: %s", path, strerror(error));
   }
   if (rename(temp, path) != 0) {
-    int error = errno;
-    remove(temp);
+    error = errno;
+    unlink(temp);
     return KILN_STATUS(IO_ERROR, "%s: cannot replace: %s", path, strerror(error));
   }
   return KILN_OK;
+}
+
+const char *kiln_file_kind_name(unsigned mode) {
+  if (S_ISDIR(mode)) {
+    return "folder";
+  }
+  if (S_ISFIFO(mode)) {
+    return "FIFO";
+  }
+  if (S_ISCHR(mode)) {
+    return "character device";
+  }
+  if (S_ISBLK(mode)) {
+    return "block device";
+  }
+  return S_ISSOCK(mode) ? "socket" : S_ISREG(mode) ? "regular file" : "special file";
 }
 
 int kiln_file_exists(const char *path) {

@@ -2,9 +2,12 @@
  * File and path helpers.
  *
  * Whole-file reads and writes with errors that name the path and the system's
- * reason. Writes go to a temporary file beside the target and are renamed
- * into place, so a reader never sees half a file. Path helpers allocate from
- * the allocator they are given.
+ * reason. Reads take regular files only (a FIFO or a device is refused, never
+ * waited on). Writes go to a temporary file beside the target (a random
+ * name created exclusively) and are renamed into place, so a reader never
+ * sees half a file; a target that exists and is not a regular file is never
+ * replaced: a character device is written through, anything else refused.
+ * Path helpers allocate from the allocator they are given.
  */
 #ifndef KILN_BASE_FILE_H_
 #define KILN_BASE_FILE_H_
@@ -19,10 +22,13 @@
  * frees *out_data with `allocator`. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_file_read_all(kiln_allocator_t allocator, const char *path,
                                                       void **out_data, size_t *out_size);
-/* Writes `size` bytes to `path`, replacing it atomically. */
+/* Writes `size` bytes to `path`, replacing a regular file atomically (see
+ * the top). */
 KILN_MUST_USE_RESULT kiln_status_t kiln_file_write_all(const char *path, const void *data,
                                                        size_t size);
 int kiln_file_exists(const char *path);
+/* "folder", "FIFO", "character device", ... for a stat mode. */
+const char *kiln_file_kind_name(unsigned mode);
 int kiln_file_is_directory(const char *path);
 
 /* "a/b" from "a" and "b" (no doubled slash; an absolute `b` is returned as is). */

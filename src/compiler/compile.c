@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "base/file.h"
 #include "base/json.h"
 #include "codegen/target.h"
 #include "compiler/build.h"
@@ -121,14 +122,7 @@ kiln_status_t kiln_compiled_params(const kiln_compiled_t *compiled,
 }
 
 static kiln_status_t write_text(const char *path, const char *text) {
-  FILE *file = fopen(path, "wb");
-  if (!file) {
-    return KILN_STATUS(IO_ERROR, "%s: cannot create: %s", path, strerror(errno));
-  }
-  size_t length = strlen(text);
-  int failed = fwrite(text, 1, length, file) != length;
-  failed |= fclose(file) != 0;
-  return failed ? KILN_STATUS(IO_ERROR, "%s: cannot write", path) : KILN_OK;
+  return kiln_file_write_all(path, text, strlen(text));
 }
 
 kiln_status_t kiln_compiled_save(const kiln_compiled_t *compiled, const char *dir) {

@@ -1,10 +1,18 @@
 /*
  * Tests of the file and path helpers: round trips, empty files, the NUL
  * after the data, atomic replacement, and the errors for missing files,
- * folders and unwritable paths, each naming the path.
+ * folders and unwritable paths, each naming the path; targets that are not
+ * regular files (a character device written through and never replaced,
+ * /dev/full reported, a FIFO refused for reading without hanging and for
+ * writing without being replaced), and a symlink planted where the old
+ * predictable temporary name was, which must not be followed.
  */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/file.h"
 #include "kiln_test.h"
@@ -75,6 +83,68 @@ static void test_errors_name_the_path(void **state) {
                      "/nonexistent/dir/out.bin: cannot create");
 }
 
+/* /dev/null is written through and stays a device; /dev/full's failure is
+ * reported. */
+static void test_character_devices_written_through(void **state) {
+  (void)state;
+  KILN_ASSERT_OK(kiln_file_write_all("/dev/null", "data", 4));
+  struct stat info;
+  assert_int_equal(stat("/dev/null", &info), 0);
+  assert_true(S_ISCHR(info.st_mode));
+  if (stat("/dev/full", &info) == 0 && S_ISCHR(info.st_mode)) {
+    KILN_ASSERT_STATUS(kiln_file_write_all("/dev/full", "data", 4), IO_ERROR,
+                       "/dev/full: cannot write: No space left on device");
+  }
+}
+
+/* A FIFO is refused for reading at once (no reader is waiting on it) and
+ * for writing, and stays a FIFO. */
+static void test_fifo_refused(void **state) {
+  (void)state;
+  char *dir = kiln_test_make_temp_dir();
+  char *path = kiln_test_path_join(dir, "pipe.npy");
+  assert_int_equal(mkfifo(path, 0600), 0);
+  void *data = NULL;
+  size_t size = 0;
+  KILN_ASSERT_STATUS(kiln_file_read_all(kiln_allocator_system(), path, &data, &size), IO_ERROR,
+                     "pipe.npy: not a regular file (a FIFO)");
+  KILN_ASSERT_STATUS(kiln_file_write_all(path, "x", 1), INVALID_ARGUMENT,
+                     "pipe.npy: exists and is not a regular file (a FIFO)");
+  struct stat info;
+  assert_int_equal(stat(path, &info), 0);
+  assert_true(S_ISFIFO(info.st_mode));
+  kiln_test_remove_dir(dir);
+  free(path);
+  free(dir);
+}
+
+/* A symlink planted at "<path>.tmp.<pid>" (the old temporary name) to a
+ * victim file: the write leaves the victim as it was. */
+static void test_planted_symlink_not_followed(void **state) {
+  (void)state;
+  char *dir = kiln_test_make_temp_dir();
+  char *path = kiln_test_path_join(dir, "out.npy");
+  char *victim = kiln_test_path_join(dir, "victim");
+  kiln_test_write_file(victim, "keep", 4);
+  char planted[4096];
+  snprintf(planted, sizeof(planted), "%s.tmp.%ld", path, (long)getpid());
+  assert_int_equal(symlink(victim, planted), 0);
+  KILN_ASSERT_OK(kiln_file_write_all(path, "new data", 8));
+  void *data = NULL;
+  size_t size = 0;
+  KILN_ASSERT_OK(kiln_file_read_all(kiln_allocator_system(), victim, &data, &size));
+  assert_int_equal(size, 4);
+  assert_memory_equal(data, "keep", 4);
+  kiln_allocator_free(kiln_allocator_system(), data);
+  KILN_ASSERT_OK(kiln_file_read_all(kiln_allocator_system(), path, &data, &size));
+  assert_int_equal(size, 8);
+  kiln_allocator_free(kiln_allocator_system(), data);
+  kiln_test_remove_dir(dir);
+  free(path);
+  free(victim);
+  free(dir);
+}
+
 static kiln_status_t read_scenario(kiln_allocator_t allocator, void *context) {
   void *data = NULL;
   size_t size = 0;
@@ -131,6 +201,9 @@ static void test_paths(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_write_then_read),
+      cmocka_unit_test(test_character_devices_written_through),
+      cmocka_unit_test(test_fifo_refused),
+      cmocka_unit_test(test_planted_symlink_not_followed),
       cmocka_unit_test(test_empty_file),
       cmocka_unit_test(test_errors_name_the_path),
       cmocka_unit_test(test_allocation_failures),
