@@ -14,6 +14,7 @@
  * (the epilogue of a fused group) are inlined.
  */
 #include "op/compute.h"
+#include "op/schedule_x86.h"
 #include "op/transform_compute.h"
 
 kiln_status_t kiln_schedule_concatenate_x86(const kiln_schedule_target_t *target,
@@ -37,10 +38,11 @@ kiln_status_t kiln_schedule_concatenate_x86(const kiln_schedule_target_t *target
       KILN_RETURN_IF_ERROR(kiln_te_compute_inline(st));
     }
   }
-  const kiln_te_iter_var_t *fused = kiln_te_tensor_axis(out, 0);
-  for (int d = 1; d + 1 < out->ndim; ++d) {
-    KILN_RETURN_IF_ERROR(kiln_te_fuse(schedule, stage, fused, kiln_te_tensor_axis(out, d), &fused));
+  const kiln_te_iter_var_t *axes[KILN_TIR_MAX_DIMS], *fused = NULL;
+  for (int d = 0; d + 1 < out->ndim; ++d) {
+    axes[d] = kiln_te_tensor_axis(out, d);
   }
+  KILN_RETURN_IF_ERROR(kiln_schedule_x86_fuse_all(schedule, stage, out->ndim - 1, axes, &fused));
   KILN_RETURN_IF_ERROR(kiln_te_parallel(stage, fused));
   const kiln_te_iter_var_t *last = kiln_te_tensor_axis(out, out->ndim - 1);
   int lanes = kiln_schedule_lanes(target, out->dtype);

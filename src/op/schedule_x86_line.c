@@ -19,6 +19,7 @@
 
 #include "op/nn_common.h"
 #include "op/nn_compute.h"
+#include "op/schedule_x86.h"
 
 bool kiln_nn_line_axis_is_last(const kiln_compute_args_t *args) {
   int64_t axis = 0;
@@ -38,15 +39,15 @@ bool kiln_nn_line_axis_is_last(const kiln_compute_args_t *args) {
 static kiln_status_t parallel_rows(kiln_te_schedule_t *s, kiln_te_stage_t *st, int count,
                                    const kiln_te_iter_var_t **out_rows) {
   *out_rows = NULL;
-  for (int d = 0; d < count; ++d) {
-    const kiln_te_iter_var_t *axis = kiln_te_tensor_axis(st->output, d);
-    if (*out_rows) {
-      KILN_RETURN_IF_ERROR(kiln_te_fuse(s, st, *out_rows, axis, out_rows));
-    } else {
-      *out_rows = axis;
-    }
+  if (count == 0) {
+    return KILN_OK;
   }
-  return *out_rows ? kiln_te_parallel(st, *out_rows) : KILN_OK;
+  const kiln_te_iter_var_t *axes[KILN_TIR_MAX_DIMS];
+  for (int d = 0; d < count; ++d) {
+    axes[d] = kiln_te_tensor_axis(st->output, d);
+  }
+  KILN_RETURN_IF_ERROR(kiln_schedule_x86_fuse_all(s, st, count, axes, out_rows));
+  return kiln_te_parallel(st, *out_rows);
 }
 
 /* The output: its rows fused and parallel, each row vectorized. */

@@ -505,8 +505,9 @@ static kiln_status_t offset_of(kiln_llvm_t *ll, const kiln_tir_buffer_t *buffer,
   return KILN_OK;
 }
 
-/* A one-index access whose index is ramp(start, 1): contiguous. */
-static int is_contiguous(const kiln_tir_buffer_t *buffer, int num_indices,
+/* The constant step of a one-index access ramp(start, step) into a buffer
+ * of unit stride, else 0. */
+static int64_t ramp_step(const kiln_tir_buffer_t *buffer, int num_indices,
                          const kiln_tir_expr_t *const *indices) {
   int64_t step = 0;
   if (num_indices != 1 || indices[0]->kind != KILN_TIR_EXPR_RAMP) {
@@ -517,7 +518,13 @@ static int is_contiguous(const kiln_tir_buffer_t *buffer, int num_indices,
     return 0;
   }
   const kiln_tir_ramp_t *ramp = (const void *)indices[0];
-  return kiln_tir_expr_as_int(ramp->stride, &step) && step == 1;
+  return kiln_tir_expr_as_int(ramp->stride, &step) ? step : 0;
+}
+
+/* A one-index access whose index is ramp(start, 1): contiguous. */
+static int is_contiguous(const kiln_tir_buffer_t *buffer, int num_indices,
+                         const kiln_tir_expr_t *const *indices) {
+  return ramp_step(buffer, num_indices, indices) == 1;
 }
 
 static kiln_status_t base_pointer(kiln_llvm_t *ll, const kiln_tir_buffer_t *buffer,
@@ -566,19 +573,8 @@ kiln_status_t kiln_llvm_lane_offsets(kiln_llvm_t *ll, const kiln_tir_buffer_t *b
  * <= KILN_LLVM_MAX_LOAD_STEP into a buffer of unit stride, else 0. */
 static int64_t strided_step(const kiln_tir_buffer_t *buffer, int num_indices,
                             const kiln_tir_expr_t *const *indices) {
-  int64_t step = 0;
-  if (num_indices != 1 || indices[0]->kind != KILN_TIR_EXPR_RAMP) {
-    return 0;
-  }
-  if (buffer->ndim == 1 && buffer->strides &&
-      !(kiln_tir_expr_as_int(buffer->strides[0], &step) && step == 1)) {
-    return 0;
-  }
-  const kiln_tir_ramp_t *ramp = (const void *)indices[0];
-  if (!kiln_tir_expr_as_int(ramp->stride, &step) || step < 2 || step > KILN_LLVM_MAX_LOAD_STEP) {
-    return 0;
-  }
-  return step;
+  int64_t step = ramp_step(buffer, num_indices, indices);
+  return step >= 2 && step <= KILN_LLVM_MAX_LOAD_STEP ? step : 0;
 }
 
 /* A load of ramp(start, step): the (lanes - 1) * step + 1 elements from the
