@@ -37,6 +37,31 @@
 /* The vector a tile wider than a loop-IR vector is vectorized by. */
 #define KILN_SCHEDULE_GEMM_CHUNK 16
 
+/* The conv2d_NCHWc register tile's accumulators (vectors) at most. */
+#define KILN_SCHEDULE_NCHWC_ACCUMULATORS 16
+/* A row block's accumulator at most (bytes: it stays in the L1 cache), the
+ * parallel tasks it keeps at least, and the reduction per input chunk
+ * (kh * kw * ic block) below which a conv keeps the register tile alone
+ * (a 1x1 conv: loading and storing its accumulators per chunk would cost
+ * more than its weights' reuse saves). */
+#define KILN_SCHEDULE_NCHWC_BLOCK_BYTES (32 * 1024)
+#define KILN_SCHEDULE_NCHWC_MIN_TASKS   8
+#define KILN_SCHEDULE_NCHWC_ROW_REDUCE  64
+
+/* The knobs of the conv2d_NCHWc schedule (schedule_x86.c). */
+typedef struct kiln_schedule_conv_config_t {
+  int64_t tile_ow;  /* output columns per register tile */
+  int64_t tile_oc;  /* output channel chunks per register tile */
+  int64_t block_oh; /* rows of the row block (0: the register tile alone) */
+} kiln_schedule_conv_config_t;
+
+/* The shape facts of a conv2d_NCHWc the default knobs depend on. */
+typedef struct kiln_schedule_conv_shape_t {
+  int64_t n, oc_chunks, oh, ow, oc_block, groups;
+  int64_t reduce_per_chunk; /* kh * kw * the input-channel block */
+  int64_t ic_chunks;        /* the reduction's input-channel chunks (per group) */
+} kiln_schedule_conv_shape_t;
+
 /* The knobs of the GEMM schedule (schedule_x86_dense.c). */
 typedef struct kiln_schedule_gemm_config_t {
   int64_t tile_rows;  /* output rows per register tile */
@@ -59,6 +84,17 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_compute_gemm(const kiln_compute_args_t *
 KILN_MUST_USE_RESULT kiln_status_t kiln_schedule_conv2d_nchwc_x86(
     const kiln_schedule_target_t *target, const kiln_compute_args_t *args,
     const kiln_compute_result_t *result, struct kiln_te_schedule_t *schedule);
+/* The default knobs of the conv2d_NCHWc schedule for a conv's shape. */
+kiln_schedule_conv_config_t kiln_schedule_conv_x86_config(const kiln_schedule_target_t *target,
+                                                          const kiln_schedule_conv_shape_t *shape);
+/* The conv2d_NCHWc schedule (plain, or grouped with blocks inside groups)
+ * with the given knobs: `anchor` is the conv's output, `out` the group's
+ * output of the same shape (or the anchor), `ic_block` the reduction's
+ * split of the input channels. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_schedule_conv2d_nchwc_x86_apply(
+    const kiln_schedule_conv_config_t *config, int64_t ic_block,
+    const struct kiln_te_tensor_t *anchor, const struct kiln_te_tensor_t *out,
+    struct kiln_te_schedule_t *schedule);
 /* The register-tiled GEMM schedule of nn.dense, nn.matmul and
  * nn.batch_matmul with an output of rank >= 2 (others: the default), with
  * the knobs of kiln_schedule_gemm_x86_config. */

@@ -6,15 +6,24 @@
  * conv2d_NCHWc, output (n, oc_chunk, oh, ow, oc_block):
  * - the padded data, when there is padding, is materialized in parallel
  *   over its fused (n, ic_chunk, ih) loops, as TVM does;
- * - the output is cached in a local buffer (cache_write); the output's ow
- *   is split by reg_n into (ow_chunk, ow_block), its (n, oc_chunk, oh) are
- *   fused into one parallel loop and oc_block is vectorized;
- * - the local stage is computed at ow_chunk (a register tile of reg_n
- *   columns by the oc block), its reduction ordered ic_chunk, kh, kw,
- *   ic_block, ow_block, oc_block (ic split by the input-channel block),
- *   ow_block unrolled and oc_block vectorized.
- * reg_n is the widest divisor of ow from 14 down to 7 (tile_ow), else
- * KILN_SCHEDULE_NCHWC_REG_N with the guarded tail of te lowering.
+ * - the output is cached in a local buffer (cache_write); the knobs
+ *   (kiln_schedule_conv_config_t) split the output's oc_chunk by tile_oc,
+ *   oh by block_oh and ow by tile_ow; (n, oc_outer, oh_outer) are fused
+ *   into one parallel loop and oc_block is vectorized;
+ * - register tile (block_oh 0): the local stage is computed at ow_chunk
+ *   (tile_oc chunks by tile_ow columns), its reduction ordered ic_chunk,
+ *   kh, kw, ic_block (ic split by the input-channel block), then the tile's
+ *   chunks and columns (unrolled) and oc_block (vectorized);
+ * - row block: the local stage is computed at the parallel loop over
+ *   block_oh rows of the whole width, ic_chunk outermost, then the rows and
+ *   ow tiles, then the register tile's reduction: one input chunk's
+ *   weights serve every row of the block from the L1 cache.
+ * The default rule (kiln_schedule_conv_x86_config, docs/compute-conv.md):
+ * two chunks by up to 8 columns (16 accumulators; more spill), one chunk
+ * by up to 14 when the chunks are odd or the conv grouped; row blocks for
+ * convs with several input chunks that reduce at least 64 products per
+ * chunk (3x3: yes, 1x1: no), as many rows as 32 KiB of accumulator hold
+ * while 8 parallel tasks remain.
  *
  * Depthwise conv2d_NCHWc (groups == C == O, data and output in one block;
  * TVM's depthwise_conv2d_NCHWc): the output's (n, oc_chunk, oh) fused and
@@ -169,24 +178,42 @@ static kiln_status_t accumulator_stage(kiln_te_schedule_t *s, const kiln_te_tens
   return KILN_OK;
 }
 
-/* The register tile: the local stage at ow_chunk of the output. */
+/* The register tile: the local stage at the output's ow_chunk (tile_oc
+ * output chunks by tile_ow columns), its whole reduction inside: ic_chunk,
+ * kh, kw, ic_block, then the tile's chunks and columns (unrolled) and the
+ * oc block (vectorized). */
 static kiln_status_t schedule_nchwc_tile(kiln_te_schedule_t *s, kiln_te_stage_t *local,
                                          int64_t ic_block) {
   const kiln_te_tensor_t *cc = local->output;
   const kiln_te_iter_var_t *ic_chunk = NULL, *ic_inner = NULL;
   KILN_RETURN_IF_ERROR(
       kiln_te_split(s, local, local->op->reduce_axes[0], ic_block, &ic_chunk, &ic_inner));
-  const kiln_te_iter_var_t *order[] = {axis(cc, 0),
-                                       axis(cc, 1),
-                                       axis(cc, 2),
-                                       ic_chunk,
-                                       local->op->reduce_axes[1],
-                                       local->op->reduce_axes[2],
-                                       ic_inner,
-                                       axis(cc, 3),
-                                       axis(cc, 4)};
+  const kiln_te_iter_var_t *const *reduce = local->op->reduce_axes;
+  const kiln_te_iter_var_t *order[] = {axis(cc, 0), axis(cc, 2), ic_chunk,    reduce[1],  reduce[2],
+                                       ic_inner,    axis(cc, 1), axis(cc, 3), axis(cc, 4)};
   KILN_RETURN_IF_ERROR(kiln_te_reorder(local, 9, order));
+  KILN_RETURN_IF_ERROR(kiln_te_unroll(local, axis(cc, 1)));
   KILN_RETURN_IF_ERROR(kiln_te_unroll(local, axis(cc, 3)));
+  return kiln_te_vectorize(local, axis(cc, 4));
+}
+
+/* The row block: the local stage at the output's fused (n, oc_outer,
+ * oh_outer) loop, covering block_oh rows of the whole width; the input
+ * channels' chunks outermost, so one chunk's weights serve every row of the
+ * block from the L1 cache, and within each row the register tiles of
+ * tile_ow columns reduce kh, kw and the ic block as above. */
+static kiln_status_t schedule_nchwc_rows(kiln_te_schedule_t *s, kiln_te_stage_t *local,
+                                         int64_t ic_block, int64_t tile_ow) {
+  const kiln_te_tensor_t *cc = local->output;
+  const kiln_te_iter_var_t *ic_chunk = NULL, *ic_inner = NULL, *ow_chunk = NULL, *ow_block = NULL;
+  const kiln_te_iter_var_t *const *reduce = local->op->reduce_axes;
+  KILN_RETURN_IF_ERROR(kiln_te_split(s, local, reduce[0], ic_block, &ic_chunk, &ic_inner));
+  KILN_RETURN_IF_ERROR(kiln_te_split(s, local, axis(cc, 3), tile_ow, &ow_chunk, &ow_block));
+  const kiln_te_iter_var_t *order[] = {axis(cc, 0), ic_chunk, axis(cc, 2), ow_chunk, reduce[1],
+                                       reduce[2],   ic_inner, axis(cc, 1), ow_block, axis(cc, 4)};
+  KILN_RETURN_IF_ERROR(kiln_te_reorder(local, 10, order));
+  KILN_RETURN_IF_ERROR(kiln_te_unroll(local, axis(cc, 1)));
+  KILN_RETURN_IF_ERROR(kiln_te_unroll(local, ow_block));
   return kiln_te_vectorize(local, axis(cc, 4));
 }
 
@@ -274,6 +301,95 @@ static int nchwc_kind(const kiln_nn_conv2d_attrs_t *a, const kiln_te_tensor_t *d
   return grouped_nchwc(a, kernel_i_block, data, anchor) ? 1 : 0;
 }
 
+/* The widest divisor of `n` from `widest` down to half of it; `n` itself
+ * when it is narrower; else `widest` (with a tail). */
+static int64_t widest_divisor(int64_t n, int64_t widest) {
+  if (n <= widest) {
+    return n;
+  }
+  for (int64_t d = widest; 2 * d >= widest; --d) {
+    if (n % d == 0) {
+      return d;
+    }
+  }
+  return widest;
+}
+
+/* The most rows (a divisor of oh) whose accumulator fits
+ * KILN_SCHEDULE_NCHWC_BLOCK_BYTES while the parallel loop keeps
+ * KILN_SCHEDULE_NCHWC_MIN_TASKS tasks; at least one. */
+static int64_t block_rows(const kiln_schedule_conv_shape_t *c, int64_t tile_oc) {
+  int64_t row_bytes = c->ow * tile_oc * c->oc_block * (int64_t)sizeof(float);
+  int64_t chunks = c->n * (c->oc_chunks / tile_oc);
+  for (int64_t rows = c->oh; rows > 1; --rows) {
+    if (c->oh % rows == 0 && rows * row_bytes <= KILN_SCHEDULE_NCHWC_BLOCK_BYTES &&
+        chunks * (c->oh / rows) >= KILN_SCHEDULE_NCHWC_MIN_TASKS) {
+      return rows;
+    }
+  }
+  return 1;
+}
+
+kiln_schedule_conv_config_t kiln_schedule_conv_x86_config(const kiln_schedule_target_t *target,
+                                                          const kiln_schedule_conv_shape_t *c) {
+  (void)target;
+  kiln_schedule_conv_config_t config = {.tile_oc = 1};
+  if (c->groups == 1 && c->oc_chunks % 2 == 0) {
+    config.tile_oc = 2;
+  }
+  int64_t widest = KILN_SCHEDULE_NCHWC_ACCUMULATORS / config.tile_oc;
+  config.tile_ow = widest_divisor(
+      c->ow, widest < KILN_SCHEDULE_DEPTHWISE_REG_N ? widest : KILN_SCHEDULE_DEPTHWISE_REG_N);
+  if (c->ic_chunks > 1 && c->reduce_per_chunk >= KILN_SCHEDULE_NCHWC_ROW_REDUCE) {
+    config.block_oh = block_rows(c, config.tile_oc);
+  }
+  return config;
+}
+
+/* The shape facts the default knobs depend on. */
+static kiln_schedule_conv_shape_t conv_shape(const kiln_nn_conv2d_attrs_t *a,
+                                             const kiln_te_tensor_t *out, int64_t ic_block,
+                                             const kiln_te_tensor_t *kernel) {
+  kiln_schedule_conv_shape_t c = {.n = out->shape[0],
+                                  .oc_chunks = out->shape[1],
+                                  .oh = out->shape[2],
+                                  .ow = out->shape[3],
+                                  .oc_block = out->shape[4],
+                                  .groups = a->groups};
+  c.reduce_per_chunk = kernel->shape[2] * kernel->shape[3] * ic_block;
+  c.ic_chunks = kernel->shape[1] * kernel->shape[4] / ic_block;
+  return c;
+}
+
+kiln_status_t kiln_schedule_conv2d_nchwc_x86_apply(const kiln_schedule_conv_config_t *config,
+                                                   int64_t ic_block, const kiln_te_tensor_t *anchor,
+                                                   const kiln_te_tensor_t *out,
+                                                   kiln_te_schedule_t *schedule) {
+  KILN_RETURN_IF_ERROR(schedule_pad_and_epilogue(schedule, anchor, out, true));
+  kiln_te_stage_t *stage = NULL, *local = NULL;
+  KILN_RETURN_IF_ERROR(accumulator_stage(schedule, anchor, out, &stage, &local));
+  const kiln_te_iter_var_t *oc_outer = NULL, *oc_inner = NULL, *oh_outer = NULL, *oh_inner = NULL;
+  const kiln_te_iter_var_t *ow_chunk = NULL, *ow_block = NULL, *fused = NULL;
+  int64_t rows = config->block_oh > 0 ? config->block_oh : 1;
+  KILN_RETURN_IF_ERROR(
+      kiln_te_split(schedule, stage, axis(out, 1), config->tile_oc, &oc_outer, &oc_inner));
+  KILN_RETURN_IF_ERROR(kiln_te_split(schedule, stage, axis(out, 2), rows, &oh_outer, &oh_inner));
+  KILN_RETURN_IF_ERROR(
+      kiln_te_split(schedule, stage, axis(out, 3), config->tile_ow, &ow_chunk, &ow_block));
+  const kiln_te_iter_var_t *order[] = {axis(out, 0), oc_outer, oh_outer, oh_inner,
+                                       ow_chunk,     oc_inner, ow_block, axis(out, 4)};
+  KILN_RETURN_IF_ERROR(kiln_te_reorder(stage, 8, order));
+  KILN_RETURN_IF_ERROR(fuse_all(schedule, stage, 3, order, &fused));
+  KILN_RETURN_IF_ERROR(kiln_te_parallel(stage, fused));
+  KILN_RETURN_IF_ERROR(kiln_te_vectorize(stage, axis(out, 4)));
+  if (config->block_oh > 0) {
+    KILN_RETURN_IF_ERROR(kiln_te_compute_at(local, stage, fused));
+    return schedule_nchwc_rows(schedule, local, ic_block, config->tile_ow);
+  }
+  KILN_RETURN_IF_ERROR(kiln_te_compute_at(local, stage, ow_chunk));
+  return schedule_nchwc_tile(schedule, local, ic_block);
+}
+
 kiln_status_t kiln_schedule_conv2d_nchwc_x86(const kiln_schedule_target_t *target,
                                              const kiln_compute_args_t *args,
                                              const kiln_compute_result_t *result,
@@ -288,18 +404,9 @@ kiln_status_t kiln_schedule_conv2d_nchwc_x86(const kiln_schedule_target_t *targe
   if (kind == 2) {
     return schedule_depthwise(schedule, anchor, out);
   }
-  KILN_RETURN_IF_ERROR(schedule_pad_and_epilogue(schedule, anchor, out, true));
-  kiln_te_stage_t *stage = NULL, *local = NULL;
-  KILN_RETURN_IF_ERROR(accumulator_stage(schedule, anchor, out, &stage, &local));
-  const kiln_te_iter_var_t *ow_chunk = NULL, *ow_block = NULL, *fused = NULL;
-  KILN_RETURN_IF_ERROR(
-      kiln_te_split(schedule, stage, axis(out, 3), tile_ow(out->shape[3]), &ow_chunk, &ow_block));
-  const kiln_te_iter_var_t *outer[3] = {axis(out, 0), axis(out, 1), axis(out, 2)};
-  KILN_RETURN_IF_ERROR(fuse_all(schedule, stage, 3, outer, &fused));
-  KILN_RETURN_IF_ERROR(kiln_te_parallel(stage, fused));
-  KILN_RETURN_IF_ERROR(kiln_te_vectorize(stage, axis(out, 4)));
-  KILN_RETURN_IF_ERROR(kiln_te_compute_at(local, stage, ow_chunk));
-  return schedule_nchwc_tile(schedule, local, ic_block);
+  kiln_schedule_conv_shape_t shape = conv_shape(args->attrs, anchor, ic_block, args->inputs[1]);
+  kiln_schedule_conv_config_t config = kiln_schedule_conv_x86_config(target, &shape);
+  return kiln_schedule_conv2d_nchwc_x86_apply(&config, ic_block, anchor, out, schedule);
 }
 
 /* ---- shared with the other x86 schedules (schedule_x86.h) ---- */

@@ -70,31 +70,94 @@ static void test_nchwc_golden(void **state) {
             "            for m in T.vectorized(4):\n"
             "                T_contrib_conv2d_NCHWc_pad[0, 0, i_j_fused_k_fused, l, m] = "
             "T.Select(l < 9, p0[0, 0, i_j_fused_k_fused, T.min(l, 8), m], T.float32(0.0))\n"
-            "    for i_j_fused_k_fused in T.parallel(2):\n"
-            "        for l_outer in T.serial(1):\n"
-            "            T_contrib_conv2d_NCHWc_local = T.decl_buffer((1, 1, 1, 9, 4), "
+            "    for i_j_outer_fused_k_outer_fused in T.parallel(2):\n"
+            "        for k_inner in T.serial(1):\n"
+            "            for l_outer in T.serial(1):\n"
+            "                T_contrib_conv2d_NCHWc_local = T.decl_buffer((1, 1, 1, 9, 4), "
             "\"float32\", scope=\"local\")\n"
-            "            for i_c in T.serial(1):\n"
-            "                for j_c in T.serial(1):\n"
+            "                for i_c in T.serial(1):\n"
             "                    for k_c in T.serial(1):\n"
-            "                        for l_c_init in T.unroll(9):\n"
-            "                            for m_c_init in T.vectorized(4):\n"
-            "                                T_contrib_conv2d_NCHWc_local[i_c, j_c, k_c, l_c_init, "
-            "m_c_init] = T.float32(0.0)\n"
+            "                        for j_c_init in T.unroll(1):\n"
+            "                            for l_c_init in T.unroll(9):\n"
+            "                                for m_c_init in T.vectorized(4):\n"
+            "                                    T_contrib_conv2d_NCHWc_local[i_c, j_c_init, k_c, "
+            "l_c_init, m_c_init] = T.float32(0.0)\n"
             "                        for ic_outer in T.serial(1):\n"
             "                            for kh in T.serial(1):\n"
             "                                for kw in T.serial(2):\n"
             "                                    for ic_inner in T.serial(4):\n"
-            "                                        for l_c in T.unroll(9):\n"
-            "                                            for m_c in T.vectorized(4):\n"
-            "                                                T_contrib_conv2d_NCHWc_local[i_c, "
+            "                                        for j_c in T.unroll(1):\n"
+            "                                            for l_c in T.unroll(9):\n"
+            "                                                for m_c in T.vectorized(4):\n"
+            "                                                    T_contrib_conv2d_NCHWc_local[i_c, "
             "j_c, k_c, l_c, m_c] = T_contrib_conv2d_NCHWc_local[i_c, j_c, k_c, l_c, m_c] + "
-            "T_contrib_conv2d_NCHWc_pad[i_c, ic_outer, i_j_fused_k_fused + k_c + kh, l_c + kw, "
-            "ic_inner] * p1[j_c, ic_outer, kh, kw, ic_inner, m_c]\n"
-            "            for l_inner in T.serial(9):\n"
-            "                for m in T.vectorized(4):\n"
-            "                    T_contrib_conv2d_NCHWc[0, 0, i_j_fused_k_fused, l_outer * 9 + "
-            "l_inner, m] = T_contrib_conv2d_NCHWc_local[0, 0, 0, l_outer * 9 + l_inner, m]\n");
+            "T_contrib_conv2d_NCHWc_pad[i_c, ic_outer, i_j_outer_fused_k_outer_fused + k_inner + "
+            "k_c + kh, l_c + kw, ic_inner] * p1[j_c, ic_outer, kh, kw, ic_inner, m_c]\n"
+            "                for j_inner in T.serial(1):\n"
+            "                    for l_inner in T.serial(9):\n"
+            "                        for m in T.vectorized(4):\n"
+            "                            T_contrib_conv2d_NCHWc[0, j_inner, "
+            "i_j_outer_fused_k_outer_fused + k_inner, l_outer * 9 + l_inner, m] = "
+            "T_contrib_conv2d_NCHWc_local[0, j_inner, 0, l_outer * 9 + l_inner, m]\n");
+}
+
+/* The default knobs on ResNet's layers: two output chunks by up to 8
+ * columns (16 accumulators), rows blocked when the kernel reduces enough
+ * per input chunk (3x3 by 16: yes; 1x1: the register tile alone), as many
+ * rows as 32 KiB of accumulator hold while 8 tasks remain. */
+static void test_nchwc_default_config(void **state) {
+  (void)state;
+  kiln_schedule_target_t avx512 = {512};
+  kiln_schedule_conv_shape_t c = {.n = 1,
+                                  .oc_chunks = 4,
+                                  .oh = 56,
+                                  .ow = 56,
+                                  .oc_block = 16,
+                                  .groups = 1,
+                                  .reduce_per_chunk = 144,
+                                  .ic_chunks = 4};
+  kiln_schedule_conv_config_t k = kiln_schedule_conv_x86_config(&avx512, &c);
+  assert_int_equal(k.tile_oc, 2);
+  assert_int_equal(k.tile_ow, 8);
+  assert_int_equal(k.block_oh, 4); /* 4 rows x 56 x 2 x 64 bytes = 28 KiB */
+  c.oc_chunks = 32, c.oh = 7, c.ow = 7;
+  k = kiln_schedule_conv_x86_config(&avx512, &c);
+  assert_int_equal(k.tile_ow, 7);
+  assert_int_equal(k.block_oh, 7);
+  c.oc_chunks = 4, c.reduce_per_chunk = 16; /* a 1x1 conv */
+  k = kiln_schedule_conv_x86_config(&avx512, &c);
+  assert_int_equal(k.block_oh, 0);
+  c.reduce_per_chunk = 147, c.ic_chunks = 1; /* 7x7 over 3 channels: one chunk */
+  k = kiln_schedule_conv_x86_config(&avx512, &c);
+  assert_int_equal(k.block_oh, 0);
+  c.oc_chunks = 3, c.groups = 1, c.ow = 17; /* odd chunks: one; no divisor in 7..14 */
+  k = kiln_schedule_conv_x86_config(&avx512, &c);
+  assert_int_equal(k.tile_oc, 1);
+  assert_int_equal(k.tile_ow, 14);
+}
+
+/* Row blocks: 2 images, 2 input chunks, 4 output chunks in pairs, 9 rows
+ * in blocks of 3, 12 columns in tiles of 6; strides 2 over 19 rows; 3
+ * output chunks (one per tile) over 7 rows of 5 columns; and the row
+ * block's loops pinned. */
+static void test_nchwc_row_blocks(void **state) {
+  (void)state;
+  const kiln_op_t *op = &kiln_op_conv2d_nchwc;
+  const void *same = nchwc_attrs("[1, 1, 1, 1]", "\"NCHW16c\"", "\"OIHW16i16o\"", "\"NCHW16c\"");
+  check_pair(op, same, 5, SHAPE(2, 2, 9, 12, 16), 6, SHAPE(4, 2, 3, 3, 16, 16));
+  check_pair(op,
+             ATTRS(op, "strides", "[2, 2]", "padding", "[1, 1, 1, 1]", "data_layout", "\"NCHW16c\"",
+                   "kernel_layout", "\"OIHW16i16o\"", "out_layout", "\"NCHW16c\""),
+             5, SHAPE(1, 2, 19, 13, 16), 6, SHAPE(2, 2, 3, 3, 16, 16));
+  check_pair(op, same, 5, SHAPE(1, 2, 7, 5, 16), 6, SHAPE(3, 2, 3, 3, 16, 16));
+  const kiln_type_t *types[] = {ttype(KILN_DTYPE_FLOAT32, 5, SHAPE(2, 2, 9, 12, 16)),
+                                ttype(KILN_DTYPE_FLOAT32, 6, SHAPE(4, 2, 3, 3, 16, 16))};
+  const char *text = lowered_text(op, same, 2, types, 512);
+  assert_non_null(strstr(text, "T.decl_buffer((1, 2, 3, 12, 16), \"float32\", scope=\"local\")"));
+  assert_non_null(strstr(text, "T.parallel(12)"));
+  assert_non_null(strstr(text, "for ic_outer in T.serial(2):\n"
+                               "                for k_c in T.serial(3):"));
+  assert_non_null(strstr(text, "for l_c_inner in T.unroll(6):"));
 }
 
 static const void *depthwise_attrs(const char *strides, const char *padding, const char *groups,
@@ -320,6 +383,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_nchwc_blocks_divide, setup, teardown),
       cmocka_unit_test_setup_teardown(test_nchwc_tail, setup, teardown),
       cmocka_unit_test_setup_teardown(test_nchwc_golden, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_nchwc_default_config, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_nchwc_row_blocks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dense_blocks_divide, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dense_tail, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dense_golden, setup, teardown),

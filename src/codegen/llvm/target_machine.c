@@ -15,6 +15,12 @@
  *
  * Optimization is LLVMRunPasses with "default<O3>" (or the -opt level):
  * the new pass manager's standard pipeline, loop and SLP vectorization on.
+ * The code generator runs without loop strength reduction (-disable-lsr,
+ * set with the native target, once per process): on the conv schedules'
+ * row blocks (schedule_x86.c), whose unrolled register tiles address many
+ * buffers from nested loops, LSR's search took three quarters of a
+ * ResNet-18's code generation (4 of 6 s) and gained nothing measurable at
+ * run time (bench/models, same run, with and without).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -22,6 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
@@ -81,6 +88,9 @@ static void initialize_native(void) {
   LLVMInitializeNativeTarget();
   LLVMInitializeNativeAsmPrinter();
   LLVMInitializeNativeAsmParser();
+  /* LLVM's code generator options are process-wide: set once, here */
+  const char *argv[] = {"kiln", "-disable-lsr"};
+  LLVMParseCommandLineOptions(2, argv, NULL);
 }
 
 void kiln_llvm_initialize_native(void) {
