@@ -22,6 +22,7 @@
   X(fold_scale_axis)          \
   X(canonicalize_ops)         \
   X(fast_math)                \
+  X(pad_channels)             \
   X(alter_op_layout)          \
   X(pack_dense)               \
   X(dead_code_elimination)    \

@@ -48,15 +48,22 @@ static void test_pipeline_by_opt_level(void **state) {
                                 "dead_code_elimination", "split_args"};
   const char *const level2[] = {"infer_type",    "remove_unused_functions", "simplify_inference",
                                 "fold_constant", "dead_code_elimination",   "split_args"};
-  const char *const level3[] = {"infer_type",         "remove_unused_functions",
-                                "simplify_inference", "eliminate_common_subexpr",
-                                "fold_constant",      "matmul_to_dense",
-                                "rewrite_layer_norm", "strength_reduce",
-                                "fold_scale_axis",    "canonicalize_ops",
-                                "pack_dense",         "dead_code_elimination",
+  const char *const level3[] = {"infer_type",
+                                "remove_unused_functions",
+                                "simplify_inference",
+                                "eliminate_common_subexpr",
+                                "fold_constant",
+                                "matmul_to_dense",
+                                "rewrite_layer_norm",
+                                "strength_reduce",
+                                "fold_scale_axis",
+                                "canonicalize_ops",
+                                "pad_channels",
+                                "pack_dense",
+                                "dead_code_elimination",
                                 "split_args"};
   const char *const *want[] = {level0, level1, level2, level3};
-  size_t want_count[] = {3, 5, 6, 13};
+  size_t want_count[] = {3, 5, 6, 14};
   for (int level = 0; level <= 3; ++level) {
     kiln_pass_timer_t timer;
     kiln_pass_timer_initialize(&timer, kiln_allocator_system());
