@@ -47,6 +47,7 @@ typedef struct codegen_t {
   kiln_allocator_t allocator;
   kiln_arena_t *arena;
   const kiln_schedule_target_t *target;
+  const kiln_memory_plan_t *plan; /* may be NULL */
   kiln_graph_codegen_t *out;
   kiln_ir_order_t order;
   bool have_order;
@@ -286,12 +287,18 @@ static kiln_status_t visit_call(codegen_t *g, const kiln_call_t *call, value_t *
     }
     inputs[a] = arg->entries[0];
   }
-  const kiln_tir_prim_func_t *func = NULL;
-  int64_t flops = 0;
-  KILN_RETURN_IF_ERROR(kernel_of(g, call->callee, &func, &flops));
   int count = 0;
   const kiln_tensor_type_t **types = NULL;
   KILN_RETURN_IF_ERROR(output_types(g, call->base.checked_type, &count, &types));
+  const kiln_memory_plan_entry_t *planned =
+      g->plan ? kiln_memory_plan_find(g->plan, &call->base, 0) : NULL;
+  if (planned && planned->in_place) { /* its inputs were written into it */
+    return add_node(g, &call->base, "in_place_concatenate", "__nop", call->num_args, inputs, count,
+                    types, 0, out_value);
+  }
+  const kiln_tir_prim_func_t *func = NULL;
+  int64_t flops = 0;
+  KILN_RETURN_IF_ERROR(kernel_of(g, call->callee, &func, &flops));
   return add_node(g, &call->base, func->name, func->name, call->num_args, inputs, count, types,
                   flops, out_value);
 }
@@ -460,11 +467,37 @@ static kiln_status_t tagged(json_t *attrs, const char *key, const char *tag, jso
   return append(pair, *out_list);
 }
 
+static const kiln_memory_plan_entry_t *planned_entry(const entry_t *entry,
+                                                      const kiln_memory_plan_t *plan) {
+  return plan && entry->expr ? kiln_memory_plan_find(plan, entry->expr, entry->field) : NULL;
+}
+
 /* The plan's storage of an entry, or a fresh one after the plan's. */
 static int storage_of(const entry_t *entry, const kiln_memory_plan_t *plan, int *next_fresh) {
-  const kiln_memory_plan_entry_t *planned =
-      plan && entry->expr ? kiln_memory_plan_find(plan, entry->expr, entry->field) : NULL;
+  const kiln_memory_plan_entry_t *planned = planned_entry(entry, plan);
   return planned && planned->storage_id >= 0 ? planned->storage_id : (*next_fresh)++;
+}
+
+/* "storage_offset" (kiln's own: bytes into the storage), when the plan
+ * placed some entry away from its storage's start. */
+static kiln_status_t offsets_json(const codegen_t *g, const kiln_memory_plan_t *plan,
+                                  json_t *attrs) {
+  bool any = false;
+  for (size_t e = 0; e < kiln_array_count(&g->types); ++e) {
+    const kiln_memory_plan_entry_t *planned = planned_entry(kiln_array_at(&g->types, e), plan);
+    any = any || (planned && planned->offset > 0);
+  }
+  json_t *offsets = NULL;
+  if (!any) {
+    return KILN_OK;
+  }
+  KILN_RETURN_IF_ERROR(tagged(attrs, "storage_offset", "list_int", &offsets));
+  for (size_t e = 0; e < kiln_array_count(&g->types); ++e) {
+    const kiln_memory_plan_entry_t *planned = planned_entry(kiln_array_at(&g->types, e), plan);
+    json_int_t offset = planned && planned->storage_id >= 0 ? (json_int_t)planned->offset : 0;
+    KILN_RETURN_IF_ERROR(append(offsets, json_integer(offset)));
+  }
+  return KILN_OK;
 }
 
 static kiln_status_t attrs_json(const codegen_t *g, const kiln_memory_plan_t *plan, json_t *graph) {
@@ -491,7 +524,7 @@ static kiln_status_t attrs_json(const codegen_t *g, const kiln_memory_plan_t *pl
     const node_t *node = kiln_array_at(&g->nodes, n);
     KILN_RETURN_IF_ERROR(append(flops, json_integer(node->flops)));
   }
-  return KILN_OK;
+  return offsets_json(g, plan, attrs);
 }
 
 static kiln_status_t graph_json(const codegen_t *g, const value_t *heads,
@@ -562,7 +595,7 @@ static kiln_status_t finish(codegen_t *g, const kiln_function_t *main_fn,
   out->num_entries = (int)kiln_array_count(&g->types);
   for (size_t n = 0; n < kiln_array_count(&g->nodes); ++n) {
     const node_t *node = kiln_array_at(&g->nodes, n);
-    out->num_kernel_calls += node->func_name != NULL;
+    out->num_kernel_calls += node->func_name && strcmp(node->func_name, "__nop") != 0;
     out->total_flops += node->flops;
   }
   return KILN_OK;
@@ -602,7 +635,8 @@ kiln_status_t kiln_graph_codegen(kiln_allocator_t allocator, kiln_module_t *modu
   if (!main_fn) {
     return KILN_STATUS(INVALID_ARGUMENT, "the module has no main function");
   }
-  codegen_t g = {.allocator = allocator, .arena = arena, .target = target, .out = out_graph};
+  codegen_t g = {
+      .allocator = allocator, .arena = arena, .target = target, .plan = plan, .out = out_graph};
   kiln_array_initialize(&g.nodes, allocator, sizeof(node_t));
   kiln_array_initialize(&g.types, allocator, sizeof(entry_t));
   kiln_array_initialize(&g.funcs, allocator, sizeof(void *));

@@ -315,6 +315,14 @@ static int64_t widest_divisor(int64_t n, int64_t widest) {
   return widest;
 }
 
+/* The register tile's columns for tile_oc chunks: the widest divisor of ow
+ * up to the accumulators per chunk (at most the depthwise width). */
+static int64_t tile_columns(int64_t ow, int64_t tile_oc) {
+  int64_t widest = KILN_SCHEDULE_NCHWC_ACCUMULATORS / tile_oc;
+  return widest_divisor(ow, widest < KILN_SCHEDULE_DEPTHWISE_REG_N ? widest
+                                                                   : KILN_SCHEDULE_DEPTHWISE_REG_N);
+}
+
 /* The most rows (a divisor of oh) whose accumulator fits
  * KILN_SCHEDULE_NCHWC_BLOCK_BYTES while the parallel loop keeps
  * KILN_SCHEDULE_NCHWC_MIN_TASKS tasks; at least one. */
@@ -337,9 +345,7 @@ kiln_schedule_conv_config_t kiln_schedule_conv_x86_config(const kiln_schedule_ta
   if (c->groups == 1 && c->oc_chunks % 2 == 0) {
     config.tile_oc = 2;
   }
-  int64_t widest = KILN_SCHEDULE_NCHWC_ACCUMULATORS / config.tile_oc;
-  config.tile_ow = widest_divisor(
-      c->ow, widest < KILN_SCHEDULE_DEPTHWISE_REG_N ? widest : KILN_SCHEDULE_DEPTHWISE_REG_N);
+  config.tile_ow = tile_columns(c->ow, config.tile_oc);
   if (c->ic_chunks > 1 && c->reduce_per_chunk >= KILN_SCHEDULE_NCHWC_ROW_REDUCE) {
     config.block_oh = block_rows(c, config.tile_oc);
   }

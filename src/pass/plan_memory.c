@@ -18,6 +18,8 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "op/op.h"
+#include "op/transform_attrs.h"
 #include "pass/dominator.h"
 #include "pass/passes.h"
 
@@ -35,8 +37,13 @@ typedef struct planner_t {
   kiln_array_t uses;     /* int32_t per entry: readers left */
   kiln_array_t storages; /* kiln_memory_storage_t */
   kiln_array_t free_ids; /* int32_t: storages free for reuse */
+  int32_t *alias;        /* per entry: the in-place concatenate's entry it lies in, or -1 */
   size_t tensor_bytes;
 } planner_t;
+
+/* uses of an entry that lies in an in-place concatenate: never freed on
+ * its own (the concatenate's storage is) */
+#define PLAN_USES_IN_PLACE (-3)
 
 static size_t aligned_size(size_t bytes) {
   size_t unit = KILN_MEMORY_PLAN_ALIGNMENT;
@@ -248,11 +255,25 @@ static kiln_status_t release_if_dead(planner_t *p, int32_t ref) {
   return kiln_array_push(&p->free_ids, &id);
 }
 
+/* An input of an in-place concatenate: the concatenate's storage (taken
+ * now if this is its first input) at the input's offset. */
+static kiln_status_t place_in(planner_t *p, int32_t ref) {
+  kiln_memory_plan_entry_t *whole = entry_at(p, p->alias[ref]);
+  if (whole->storage_id < 0) {
+    KILN_RETURN_IF_ERROR(request_storage(p, whole));
+  }
+  entry_at(p, ref)->storage_id = whole->storage_id;
+  *uses_at(p, ref) = PLAN_USES_IN_PLACE;
+  return KILN_OK;
+}
+
 static kiln_status_t plan_call(planner_t *p, int32_t node) {
   const kiln_expr_t *expr = node_at(p, node);
   for (int32_t k = 0; k < p->count[node]; ++k) {
     int32_t ref = *ref_at(p, node, k);
-    if (*uses_at(p, ref) >= 0) {
+    if (p->alias[ref] >= 0) {
+      KILN_RETURN_IF_ERROR(place_in(p, ref));
+    } else if (*uses_at(p, ref) >= 0 && entry_at(p, ref)->storage_id < 0) {
       KILN_RETURN_IF_ERROR(request_storage(p, entry_at(p, ref)));
     }
   }
@@ -272,10 +293,103 @@ static kiln_status_t plan_call(planner_t *p, int32_t node) {
   return KILN_OK;
 }
 
+/* ---- concatenation in place ---- */
+
+/* The axis of `call` when its callee is one concatenate of its parameters
+ * in order, else -1. */
+static int lone_concatenate_axis(const kiln_call_t *call) {
+  const kiln_function_t *f = call->callee;
+  const kiln_call_t *body = f && f->primitive ? kiln_expr_as_call(f->body) : NULL;
+  if (!body || body->op != &kiln_op_concatenate || body->num_args != f->num_params) {
+    return -1;
+  }
+  for (int i = 0; i < body->num_args; ++i) {
+    if (body->args[i] != &f->params[i]->base) {
+      return -1;
+    }
+  }
+  const kiln_tensor_type_t *out = kiln_type_as_tensor(call->base.checked_type);
+  int64_t axis = ((const kiln_concatenate_attrs_t *)body->attrs)->axis;
+  axis = out && axis < 0 ? axis + out->ndim : axis;
+  return out && axis >= 0 && axis < out->ndim ? (int)axis : -1;
+}
+
+/* The entry of `expr` when it is one tensor made by a call of main for one
+ * reader, not yet placed in a concatenate; else -1. */
+static int32_t sole_use_entry(const planner_t *p, const kiln_expr_t *expr) {
+  int32_t node = kiln_dataflow_order_index(&p->index, expr);
+  int32_t ref = p->count[node] == 1 ? *ref_at(p, node, 0) : -1;
+  if (expr->kind != KILN_EXPR_KIND_CALL || ref < 0 || *uses_at(p, ref) != 1 || p->alias[ref] >= 0 ||
+      entry_at(p, ref)->in_place) {
+    return -1;
+  }
+  return ref;
+}
+
+/* Whether the concatenate `node` can be in place; its inputs' offsets. */
+static bool fits_in_place(const planner_t *p, int32_t node, size_t *offsets) {
+  const kiln_call_t *call = kiln_expr_as_call(node_at(p, node));
+  int axis = call ? lone_concatenate_axis(call) : -1;
+  int32_t whole = p->count[node] == 1 ? *ref_at(p, node, 0) : -1;
+  if (axis < 0 || whole < 0 || *uses_at(p, whole) < 0) {
+    return false;
+  }
+  const kiln_tensor_type_t *out = kiln_type_as_tensor(call->base.checked_type);
+  for (int d = 0; d < axis; ++d) {
+    if (out->shape[d] != 1) {
+      return false;
+    }
+  }
+  size_t offset = 0;
+  for (int i = 0; i < call->num_args; ++i) {
+    int32_t ref = sole_use_entry(p, call->args[i]);
+    if (ref < 0 || offset % KILN_MEMORY_PLAN_ALIGNMENT != 0 ||
+        entry_at(p, ref)->dtype != entry_at(p, whole)->dtype) {
+      return false;
+    }
+    offsets[i] = offset;
+    offset += entry_at(p, ref)->bytes;
+  }
+  return true;
+}
+
+static kiln_status_t find_in_place(planner_t *p) {
+  int32_t count = (int32_t)kiln_array_count(&p->nodes);
+  size_t entries = kiln_array_count(&p->entries);
+  KILN_RETURN_IF_ERROR(
+      kiln_allocator_malloc_array(p->allocator, entries + 1, sizeof(int32_t), (void **)&p->alias));
+  for (size_t e = 0; e < entries; ++e) {
+    p->alias[e] = -1;
+  }
+  kiln_array_t offsets;
+  kiln_array_initialize(&offsets, p->allocator, sizeof(size_t));
+  kiln_status_t status = KILN_OK;
+  for (int32_t node = 0; status == KILN_OK && node < count; ++node) {
+    const kiln_call_t *call = kiln_expr_as_call(node_at(p, node));
+    if (!call || call->num_args < 2) {
+      continue;
+    }
+    status = kiln_array_reserve(&offsets, (size_t)call->num_args);
+    if (status != KILN_OK || !fits_in_place(p, node, offsets.data)) {
+      continue;
+    }
+    int32_t whole = *ref_at(p, node, 0);
+    entry_at(p, whole)->in_place = true;
+    for (int i = 0; i < call->num_args; ++i) {
+      int32_t ref = sole_use_entry(p, call->args[i]);
+      p->alias[ref] = whole;
+      entry_at(p, ref)->offset = ((const size_t *)offsets.data)[i];
+    }
+  }
+  kiln_array_deinitialize(&offsets);
+  return status;
+}
+
 static kiln_status_t plan_steps(planner_t *p, const kiln_function_t *main_fn) {
   KILN_RETURN_IF_ERROR(kiln_dataflow_order_compute(main_fn, &p->nodes, &p->index));
   KILN_RETURN_IF_ERROR(list_tensors(p));
   count_uses(p);
+  KILN_RETURN_IF_ERROR(find_in_place(p));
   int32_t count = (int32_t)kiln_array_count(&p->nodes);
   for (int32_t node = 0; node < count; ++node) {
     if (node_at(p, node)->kind == KILN_EXPR_KIND_CALL) {
@@ -344,6 +458,7 @@ kiln_status_t kiln_pass_plan_memory_compute(const kiln_module_t *module, kiln_al
   }
   kiln_allocator_free(allocator, p.first);
   kiln_allocator_free(allocator, p.count);
+  kiln_allocator_free(allocator, p.alias);
   kiln_array_deinitialize(&p.nodes);
   kiln_hashmap_deinitialize(&p.index);
   kiln_array_deinitialize(&p.refs);

@@ -16,10 +16,22 @@
  * its dtype whose size is within a factor of 16 of its own: the smallest one
  * at least as large, else the largest smaller one, grown to fit; else a new
  * storage.
+ *
+ * Concatenation in place: a call of a primitive function that is one
+ * concatenate of its parameters, in order, along an axis with only 1s
+ * before it (N = 1 and the channel axis, plain or blocked: each input is
+ * then one contiguous run of the output's bytes), whose inputs are each
+ * made by a call of main for this concatenate alone (read by nothing
+ * else, not a result) at offsets that are multiples of the alignment, is
+ * planned in place: its output's storage is taken when the first input is
+ * made, each input is that storage at its offset, and the concatenate's
+ * entry is marked in_place (the graph runs it as "__nop"). A SqueezeNet
+ * fire module's or an Inception block's concatenate then costs nothing.
  */
 #ifndef KILN_PASS_PLAN_MEMORY_H_
 #define KILN_PASS_PLAN_MEMORY_H_
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "ir/expr.h"
@@ -32,7 +44,9 @@ typedef struct kiln_memory_plan_entry_t {
   int field;               /* its field, for a tuple-typed call; 0 otherwise */
   int storage_id;          /* -1: external (one of main's results) */
   kiln_dtype_t dtype;
-  size_t bytes; /* the tensor's own size */
+  size_t bytes;  /* the tensor's own size */
+  size_t offset; /* where in its storage it starts (a multiple of the alignment) */
+  bool in_place; /* a concatenate whose inputs were written into it: it need not run */
 } kiln_memory_plan_entry_t;
 
 typedef struct kiln_memory_storage_t {

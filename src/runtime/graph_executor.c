@@ -26,6 +26,11 @@
 
 /* ---- create ---- */
 
+/* Where an entry's tensor lives: its storage at its offset. */
+static void *entry_data(const kiln_graph_executor_t *gx, const kiln_gx_entry_t *entry) {
+  return (char *)gx->storages[entry->storage_id] + entry->offset;
+}
+
 static kiln_status_t allocate_storage(kiln_graph_executor_t *gx) {
   size_t count = gx->num_storages > 0 ? (size_t)gx->num_storages : 1;
   size_t *sizes = NULL;
@@ -35,14 +40,15 @@ static kiln_status_t allocate_storage(kiln_graph_executor_t *gx) {
                                                   _Alignof(void *), (void **)&gx->storages));
   for (int e = 0; e < gx->num_entries; ++e) {
     size_t *size = &sizes[gx->entries[e].storage_id];
-    *size = gx->entries[e].bytes > *size ? gx->entries[e].bytes : *size;
+    size_t end = gx->entries[e].offset + gx->entries[e].bytes;
+    *size = end > *size ? end : *size;
   }
   for (int s = 0; s < gx->num_storages; ++s) {
     KILN_RETURN_IF_ERROR(
         kiln_arena_allocate_zeroed(&gx->arena, sizes[s], KILN_TENSOR_ALIGNMENT, &gx->storages[s]));
   }
   for (int e = 0; e < gx->num_entries; ++e) {
-    gx->entries[e].dl.data = gx->storages[gx->entries[e].storage_id];
+    gx->entries[e].dl.data = entry_data(gx, &gx->entries[e]);
   }
   return KILN_OK;
 }
@@ -390,7 +396,7 @@ kiln_status_t kiln_graph_executor_set_input(kiln_graph_executor_t *executor, int
   KILN_RETURN_IF_ERROR(check_input_tensor(executor, index, tensor));
   kiln_gx_entry_t *e =
       &executor->entries[executor->nodes[executor->input_nodes[index]].first_entry];
-  e->dl.data = executor->storages[e->storage_id];
+  e->dl.data = entry_data(executor, e);
   if (e->bytes > 0) {
     memcpy(e->dl.data, (const char *)tensor->data + tensor->byte_offset, e->bytes);
   }

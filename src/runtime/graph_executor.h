@@ -34,6 +34,7 @@ typedef struct kiln_gx_entry_t {
   DLTensor dl;
   kiln_dtype_t dtype;
   int storage_id;
+  size_t offset; /* bytes into its storage ("storage_offset"; 0 without it) */
   size_t bytes;
 } kiln_gx_entry_t;
 

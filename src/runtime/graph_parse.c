@@ -382,17 +382,39 @@ static kiln_status_t parse_flops(kiln_graph_executor_t *gx, const json_t *flops)
   return KILN_OK;
 }
 
+/* storage_offset (kiln's own, optional): bytes into each entry's storage,
+ * a multiple of the tensor alignment, at most 2^40. */
+static kiln_status_t parse_offsets(kiln_graph_executor_t *gx, const json_t *offsets) {
+  for (int e = 0; offsets && e < gx->num_entries; ++e) {
+    char where[KILN_GX_WHERE_SIZE], what[64];
+    snprintf(where, sizeof(where), "%s: attrs 'storage_offset'", gx->source);
+    snprintf(what, sizeof(what), "entry %d", e);
+    int64_t offset = 0;
+    KILN_RETURN_IF_ERROR(int_in_range(json_array_get(offsets, (size_t)e), 0, (int64_t)1 << 40,
+                                      where, what, &offset));
+    if (offset % KILN_TENSOR_ALIGNMENT != 0) {
+      return KILN_STATUS(INVALID_ARGUMENT,
+                         "%s: entry %d: offset %lld is not a multiple of %d (the tensor alignment)",
+                         where, e, (long long)offset, KILN_TENSOR_ALIGNMENT);
+    }
+    gx->entries[e].offset = (size_t)offset;
+  }
+  return KILN_OK;
+}
+
 static kiln_status_t parse_attrs(kiln_graph_executor_t *gx, const json_t *root) {
   json_t *attrs = NULL;
   KILN_RETURN_IF_ERROR(kiln_json_get_object(root, "attrs", gx->source, &attrs));
   size_t n = (size_t)gx->num_entries;
-  json_t *dtypes = NULL, *storage_ids = NULL, *shapes = NULL, *devices = NULL, *flops = NULL;
+  json_t *dtypes = NULL, *storage_ids = NULL, *shapes = NULL, *devices = NULL, *flops = NULL,
+         *offsets = NULL;
   KILN_RETURN_IF_ERROR(attr_list(gx, attrs, "dltype", "list_str", n, 1, &dtypes));
   KILN_RETURN_IF_ERROR(attr_list(gx, attrs, "storage_id", "list_int", n, 1, &storage_ids));
   KILN_RETURN_IF_ERROR(attr_list(gx, attrs, "shape", "list_shape", n, 1, &shapes));
   KILN_RETURN_IF_ERROR(attr_list(gx, attrs, "device_index", "list_int", n, 0, &devices));
   KILN_RETURN_IF_ERROR(
       attr_list(gx, attrs, "kiln_flops", "list_int", (size_t)gx->num_nodes, 0, &flops));
+  KILN_RETURN_IF_ERROR(attr_list(gx, attrs, "storage_offset", "list_int", n, 0, &offsets));
   KILN_RETURN_IF_ERROR(check_devices(gx, devices));
   KILN_RETURN_IF_ERROR(parse_flops(gx, flops));
   KILN_RETURN_IF_ERROR(kiln_arena_allocate_zeroed(
@@ -400,7 +422,7 @@ static kiln_status_t parse_attrs(kiln_graph_executor_t *gx, const json_t *root) 
   for (int e = 0; e < gx->num_entries; ++e) {
     KILN_RETURN_IF_ERROR(parse_entry(gx, dtypes, storage_ids, shapes, e));
   }
-  return KILN_OK;
+  return parse_offsets(gx, offsets);
 }
 
 kiln_status_t kiln_gx_parse(kiln_graph_executor_t *gx, const json_t *root) {

@@ -282,6 +282,8 @@ static void test_run_from_folder(void **state) {
   free(dir);
 }
 
+static void set_path(json_t *root, const char *path, const char *value_text);
+
 static void test_storage_plan(void **state) {
   (void)state;
   model_t m;
@@ -290,6 +292,15 @@ static void test_storage_plan(void **state) {
   KILN_ASSERT_OK(create_from(base_graph(), compiled, m.params, &gx));
   assert_int_equal(gx->num_storages, 5);
   assert_ptr_equal(gx->entries[5].dl.data, gx->entries[2].dl.data);
+  kiln_graph_executor_destroy(gx);
+  /* storage_offset: entry 5 64 bytes into the storage it shares with 2,
+   * which grows to hold it */
+  json_t *offset_graph = base_graph();
+  set_path(offset_graph, "attrs/storage_offset", "[\"list_int\", [0, 0, 0, 0, 0, 64]]");
+  KILN_ASSERT_OK(create_from(offset_graph, compiled, m.params, &gx));
+  assert_ptr_equal((char *)gx->entries[5].dl.data, (char *)gx->entries[2].dl.data + 64);
+  kiln_graph_executor_destroy(gx);
+  KILN_ASSERT_OK(create_from(base_graph(), compiled, m.params, &gx));
   for (int s = 0; s < gx->num_storages; ++s) {
     assert_int_equal((uintptr_t)gx->storages[s] % 64, 0);
   }
@@ -706,6 +717,14 @@ static void test_bad_graphs(void **state) {
       {"attrs/kiln_flops/1/5", NULL, KILN_STATUS_CODE_INVALID_ARGUMENT,
        "graph.json: attrs 'kiln_flops' has 5 values, expected 6 (one per node)"},
       {"attrs/kiln_flops", NULL, KILN_STATUS_CODE_OK, ""},
+      {"attrs/storage_offset", "[\"list_int\", [0, 0, 32, 0, 0, 0]]",
+       KILN_STATUS_CODE_INVALID_ARGUMENT,
+       "graph.json: attrs 'storage_offset': entry 2: offset 32 is not a multiple of 64"},
+      {"attrs/storage_offset", "[\"list_int\", [0, 0, -64, 0, 0, 0]]",
+       KILN_STATUS_CODE_OUT_OF_RANGE, "graph.json: attrs 'storage_offset': entry 2 is -64"},
+      {"attrs/storage_offset", "[\"list_int\", [0, 0]]", KILN_STATUS_CODE_INVALID_ARGUMENT,
+       "graph.json: attrs 'storage_offset' has 2 values, expected 6 (one per entry)"},
+      {"attrs/storage_offset", "[\"list_int\", [0, 0, 0, 0, 128, 64]]", KILN_STATUS_CODE_OK, ""},
       {"attrs/storage_id/1/1", "2", KILN_STATUS_CODE_INVALID_ARGUMENT,
        "graph.json node 1: param 'weight' shares storage 2 with entry 2; a param needs a storage "
        "of its own"},
