@@ -8,6 +8,7 @@
 
 #include "kiln/status.h"
 #include "kiln/tensor.h"
+#include <stdio.h>
 
 #define KILN_EXIT_USAGE 2
 
@@ -22,6 +23,8 @@ typedef struct kiln_cli_command_t {
 
 /* Marks the error as a usage mistake: "message 'argument'". */
 kiln_status_t kiln_cli_usage(const char *message, const char *argument);
+/* Writes `text` with its control characters (but newlines and tabs) as \xNN. */
+void kiln_cli_print_escaped(FILE *stream, const char *text);
 
 /* Prints "label: dtype (shape), N bytes, min/max/mean" of a tensor. */
 void kiln_cli_print_summary(const char *label, const kiln_tensor_t *tensor);

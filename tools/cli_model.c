@@ -57,7 +57,10 @@ kiln_status_t kiln_cli_parse_int(const char *flag, const char *text, int64_t min
   errno = 0;
   long long value = strtoll(text, &end, 10);
   if (errno != 0 || end == text || *end != '\0' || value < minimum) {
-    return kiln_cli_usage("expected an integer of at least the minimum for", flag);
+    char message[96];
+    snprintf(message, sizeof(message), "expected an integer of at least %lld, got '%.24s', for",
+             (long long)minimum, text);
+    return kiln_cli_usage(message, flag);
   }
   *out_value = value;
   return KILN_OK;

@@ -30,6 +30,20 @@ kiln_status_t kiln_cli_usage(const char *message, const char *argument) {
                      argument ? argument : "", argument ? "'" : "");
 }
 
+/* Text from a model or the command line goes to the terminal with its
+ * control characters (an escape sequence, a newline in a node name) as
+ * \xNN, so it cannot move the cursor, recolor or forge lines; a line
+ * break of kiln's own messages (several errors, one per line) is kept. */
+void kiln_cli_print_escaped(FILE *stream, const char *text) {
+  for (const unsigned char *c = (const unsigned char *)text; *c; ++c) {
+    if ((*c < 0x20 && *c != '\n' && *c != '\t') || *c == 0x7f) {
+      fprintf(stream, "\\x%02x", *c);
+    } else {
+      fputc(*c, stream);
+    }
+  }
+}
+
 /* ---- tensor summaries ---- */
 
 void kiln_cli_print_summary(const char *label, const kiln_tensor_t *tensor) {
@@ -262,14 +276,18 @@ int main(int argc, char **argv) {
   }
   const kiln_cli_command_t *command = kiln_cli_find(name);
   if (!command) {
-    fprintf(stderr, "kiln: unknown command '%s'; run 'kiln --help' for the list\n", name);
+    fprintf(stderr, "kiln: unknown command '");
+    kiln_cli_print_escaped(stderr, name);
+    fprintf(stderr, "'; run 'kiln --help' for the list\n");
     return KILN_EXIT_USAGE;
   }
   kiln_status_t status = command->run(argc - 1, argv + 1);
   if (!status) {
     return 0;
   }
-  fprintf(stderr, "kiln %s: %s\n", command->name, kiln_status_message(status));
+  fprintf(stderr, "kiln %s: ", command->name);
+  kiln_cli_print_escaped(stderr, kiln_status_message(status));
+  fputc('\n', stderr);
   KILN_LOG_DEBUG("%s:%d: error made here", kiln_status_file(status), kiln_status_line(status));
   kiln_status_free(status);
   if (kiln_cli_usage_error) {

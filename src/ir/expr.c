@@ -240,9 +240,12 @@ kiln_status_t kiln_ir_call_create(kiln_module_t *module, const kiln_op_t *op, in
     return KILN_STATUS(INVALID_ARGUMENT, "Call needs an operator");
   }
   if (num_args < op->min_inputs || (op->max_inputs >= 0 && num_args > op->max_inputs)) {
-    return KILN_STATUS(INVALID_ARGUMENT, "%s: %d arguments, expected %d%s%d", op->name, num_args,
-                       op->min_inputs, op->max_inputs < 0 ? " or more" : " to ",
-                       op->max_inputs < 0 ? op->min_inputs : op->max_inputs);
+    if (op->max_inputs < 0) {
+      return KILN_STATUS(INVALID_ARGUMENT, "%s: %d arguments, expected %d or more", op->name,
+                         num_args, op->min_inputs);
+    }
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: %d arguments, expected %d to %d", op->name, num_args,
+                       op->min_inputs, op->max_inputs);
   }
   if (!attrs && op->attrs_size > 0) {
     void *defaults = NULL;

@@ -11,6 +11,11 @@ models=${3:-}
 expect 0 out "usage: kiln COMMAND" -- "$kiln" --help
 expect 0 out "npy-info" -- "$kiln" help
 expect 2 err "usage: kiln COMMAND" -- "$kiln"
+# model and command-line text reaches the terminal with control characters escaped
+esc=$(printf '\033')
+expect 2 err "unknown command 'red\\\\x1b\\[31m'" -- "$kiln" "red${esc}[31m"
+expect 1 err "bad\\\\x1bname.npy" -- "$kiln" npy-info "$work/bad${esc}name.npy"
+if grep -q "$esc" "$work/err"; then fail "an escape character reached stderr"; fi
 expect 0 out "^kiln [0-9]+\.[0-9]+\.[0-9]+" -- "$kiln" version
 expect 0 out "^kiln [0-9]+\.[0-9]+\.[0-9]+" -- "$kiln" --version
 expect 2 err "unexpected argument 'x'" -- "$kiln" version x
@@ -68,6 +73,9 @@ expect 0 out "largest difference from the reference interpreter" -- "$kiln" benc
 expect 1 err "mlp takes 1 inputs, 2 given with --input" -- "$kiln" bench mlp --input "$work/x.npy" --input "$work/x.npy"
 expect 1 err "input 0 \(.*\) from .*got.npy: .*shape" -- "$kiln" bench mlp --input "$work/got.npy"
 expect 2 err "missing FILE.npy after '--input'" -- "$kiln" bench mlp --input
+expect 2 err "expected an integer of at least 1, got '0', for '--threads'" -- "$kiln" bench mlp --threads 0
+expect 2 err "expected an integer of at least 1, got 'x', for '--runs'" -- "$kiln" bench mlp --runs x
+expect 2 err "expected an integer of at least 1, got '0', for '--threads'" -- "$kiln" run "$work/mlp" --input "$work/x.npy" --threads 0
 expect 2 err "missing -o DIR" -- "$kiln" compile mlp
 expect 2 err "expected 0 to 3 after '--opt-level'" -- "$kiln" compile mlp -o "$work/x" --opt-level 4
 expect 2 err "unknown option '--frob'" -- "$kiln" compile mlp --frob
