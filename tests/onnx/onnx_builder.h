@@ -52,7 +52,7 @@ typedef struct ob_t {
   Onnx__ModelProto model;
   Onnx__GraphProto graph;
   Onnx__OperatorSetIdProto opset;
-  Onnx__OperatorSetIdProto *opsets[1];
+  Onnx__OperatorSetIdProto *opsets[2];
   Onnx__NodeProto *nodes[OB_MAX_NODES];
   Onnx__TensorProto *initializers[OB_MAX_VALUES];
   Onnx__ValueInfoProto *inputs[OB_MAX_VALUES];

@@ -245,6 +245,48 @@ static void test_declared_output_type(void **state) {
                      "graph output \"y\" is declared INT64 (2, -1)");
 }
 
+/* Invalid ONNX that must be refused: two graph inputs of one name, an
+ * attribute given twice, more inputs than the operator's schema allows,
+ * an initializer with both raw_data and typed data, and the default
+ * domain imported twice. */
+static void test_invalid_onnx_refused(void **state) {
+  (void)state;
+  ob_t ob;
+  build_relu(&ob, 13);
+  ob_input(&ob, "x", OB_FLOAT, 2, OB_DIMS(2, 3));
+  KILN_ASSERT_STATUS(import_model(&ob), INVALID_ARGUMENT,
+                     "test.onnx: graph input \"x\" is declared twice");
+  build_relu(&ob, 13);
+  Onnx__NodeProto *softmax = ob_node(&ob, "Softmax", "sm", "y", "z");
+  ob_attr_int(&ob, softmax, "axis", 1);
+  ob_attr_int(&ob, softmax, "axis", 0);
+  KILN_ASSERT_STATUS(import_model(&ob), INVALID_ARGUMENT,
+                     "node \"sm\" (Softmax): attribute axis is given twice");
+  build_relu(&ob, 13);
+  ob_node(&ob, "Relu", "two", "y,x", "z");
+  KILN_ASSERT_STATUS(import_model(&ob), INVALID_ARGUMENT,
+                     "node \"two\" (Relu): 2 inputs; Relu takes at most 1");
+  build_relu(&ob, 13);
+  Onnx__TensorProto *w = ob_tensor_raw(&ob, "w", OB_FLOAT, 1, OB_DIMS(1), OB_F32(1), 4);
+  w->n_float_data = 1;
+  w->float_data = ob_alloc(&ob, sizeof(float));
+  w->float_data[0] = 2;
+  ob_initializer(&ob, w);
+  ob_node(&ob, "Add", "add_w", "y,w", "z");
+  KILN_ASSERT_STATUS(import_model(&ob), INVALID_ARGUMENT,
+                     "tensor \"w\": has both raw_data and typed data (float_data)");
+  build_relu(&ob, 13);
+  Onnx__OperatorSetIdProto *again = ob_alloc(&ob, sizeof(*again));
+  onnx__operator_set_id_proto__init(again);
+  again->domain = ob_strdup(&ob, "ai.onnx");
+  again->has_version = 1;
+  again->version = 11;
+  ob.opsets[1] = again;
+  ob.model.n_opset_import = 2;
+  KILN_ASSERT_STATUS(import_model(&ob), INVALID_ARGUMENT,
+                     "the model imports the default domain twice (opsets 13 and 11)");
+}
+
 static void test_bad_attributes(void **state) {
   (void)state;
   ob_t ob;
@@ -332,6 +374,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_missing_graph_output, setup, teardown),
       cmocka_unit_test_setup_teardown(test_declared_output_type, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bad_attributes, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_invalid_onnx_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unsupported_output, setup, teardown),
       cmocka_unit_test_setup_teardown(test_must_be_constant, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unsupported_input_types, setup, teardown),

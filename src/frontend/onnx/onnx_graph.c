@@ -188,8 +188,27 @@ static kiln_status_t kiln_onnx_add_input(kiln_onnx_importer_t *importer,
   return kiln_onnx_define(importer, name, expr);
 }
 
+static const char *kiln_onnx_name(const char *name) {
+  return name ? name : "";
+}
+
+/* Each graph input is declared once. */
+static kiln_status_t kiln_onnx_check_inputs_unique(const Onnx__GraphProto *graph) {
+  for (size_t i = 0; i < graph->n_input; ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (strcmp(kiln_onnx_name(graph->input[i]->name), kiln_onnx_name(graph->input[j]->name)) ==
+          0) {
+        return KILN_STATUS(INVALID_ARGUMENT, "graph input \"%s\" is declared twice",
+                           kiln_onnx_name(graph->input[i]->name));
+      }
+    }
+  }
+  return KILN_OK;
+}
+
 static kiln_status_t kiln_onnx_add_inputs(kiln_onnx_importer_t *importer,
                                           const Onnx__GraphProto *graph) {
+  KILN_RETURN_IF_ERROR(kiln_onnx_check_inputs_unique(graph));
   size_t position = 0;
   for (size_t i = 0; i < graph->n_input; ++i) {
     const Onnx__ValueInfoProto *info = graph->input[i];
@@ -238,6 +257,20 @@ static kiln_status_t kiln_onnx_node_outputs(kiln_onnx_importer_t *importer,
   return KILN_OK;
 }
 
+/* Each attribute of a node is given once. */
+static kiln_status_t kiln_onnx_check_attributes_unique(const Onnx__NodeProto *proto) {
+  for (size_t i = 0; i < proto->n_attribute; ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (strcmp(kiln_onnx_name(proto->attribute[i]->name),
+                 kiln_onnx_name(proto->attribute[j]->name)) == 0) {
+        return KILN_STATUS(INVALID_ARGUMENT, "attribute %s is given twice",
+                           kiln_onnx_name(proto->attribute[i]->name));
+      }
+    }
+  }
+  return KILN_OK;
+}
+
 static kiln_status_t kiln_onnx_node_convert(kiln_onnx_importer_t *importer,
                                             const Onnx__NodeProto *proto) {
   if (proto->n_input > INT32_MAX || proto->n_output > INT32_MAX) {
@@ -252,6 +285,7 @@ static kiln_status_t kiln_onnx_node_convert(kiln_onnx_importer_t *importer,
   KILN_RETURN_IF_ERROR(kiln_arena_allocate_zeroed(
       importer->arena, sizeof(kiln_expr_t *) * (proto->n_output + 1), 8, (void **)&node.outputs));
   KILN_RETURN_IF_ERROR(kiln_onnx_node_inputs(importer, proto, node.inputs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_check_attributes_unique(proto));
   const kiln_onnx_converter_t *converter =
       kiln_onnx_converter_find(proto->op_type ? proto->op_type : "", importer->opset);
   if (!converter) {

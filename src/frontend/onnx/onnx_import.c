@@ -24,9 +24,15 @@ static kiln_status_t kiln_onnx_model_opset(const Onnx__ModelProto *model, int64_
   for (size_t i = 0; i < model->n_opset_import; ++i) {
     const Onnx__OperatorSetIdProto *entry = model->opset_import[i];
     const char *domain = entry->domain ? entry->domain : "";
-    if ((*domain == '\0' || strcmp(domain, "ai.onnx") == 0) && entry->version > opset) {
-      opset = entry->version;
+    if (*domain != '\0' && strcmp(domain, "ai.onnx") != 0) {
+      continue;
     }
+    if (opset >= 0) {
+      return KILN_STATUS(INVALID_ARGUMENT,
+                         "the model imports the default domain twice (opsets %lld and %lld)",
+                         (long long)opset, (long long)entry->version);
+    }
+    opset = entry->version < 0 ? 0 : entry->version;
   }
   if (opset < 0 && model->n_opset_import > 0) {
     const Onnx__OperatorSetIdProto *other = model->opset_import[0];

@@ -102,6 +102,9 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_check_input_options(kiln_onnx_impor
 /* ---- node inputs ---- */
 
 /* Input `index`, which must be present. */
+/* INVALID_ARGUMENT when the node has more than `most` inputs (the
+ * operator's schema allows no more). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_inputs_at_most(const kiln_onnx_node_t *node, int most);
 KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_input(const kiln_onnx_node_t *node, int index,
                                                    kiln_expr_t **out_expr);
 /* Input `index`, or NULL when it is omitted or past the end. */

@@ -31,6 +31,14 @@ kiln_status_t kiln_onnx_input(const kiln_onnx_node_t *node, int index, kiln_expr
   return KILN_OK;
 }
 
+kiln_status_t kiln_onnx_inputs_at_most(const kiln_onnx_node_t *node, int most) {
+  if (node->num_inputs > most) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%d inputs; %s takes at most %d", node->num_inputs,
+                       node->proto->op_type, most);
+  }
+  return KILN_OK;
+}
+
 const kiln_tensor_type_t *kiln_onnx_type_of(const kiln_expr_t *expr) {
   return expr ? kiln_type_as_tensor(expr->checked_type) : NULL;
 }

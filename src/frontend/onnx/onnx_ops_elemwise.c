@@ -98,6 +98,7 @@ kiln_status_t kiln_onnx_convert_unary(kiln_onnx_node_t *node) {
   const kiln_op_t *op = NULL;
   kiln_expr_t *x = NULL;
   KILN_RETURN_IF_ERROR(kiln_onnx_map_op(node, kiln_onnx_unary_ops, &op));
+  KILN_RETURN_IF_ERROR(kiln_onnx_inputs_at_most(node, 1));
   KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
   return kiln_onnx_emit1(node, op, x, NULL, &node->outputs[0]);
 }
@@ -106,6 +107,7 @@ kiln_status_t kiln_onnx_convert_binary(kiln_onnx_node_t *node) {
   const kiln_op_t *op = NULL;
   kiln_expr_t *a = NULL, *b = NULL;
   KILN_RETURN_IF_ERROR(kiln_onnx_map_op(node, kiln_onnx_binary_ops, &op));
+  KILN_RETURN_IF_ERROR(kiln_onnx_inputs_at_most(node, 2));
   KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &a));
   KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 1, &b));
   return kiln_onnx_emit2(node, op, a, b, NULL, &node->outputs[0]);
@@ -196,6 +198,7 @@ kiln_status_t kiln_onnx_convert_activation(kiln_onnx_node_t *node) {
   }
   kiln_expr_t *x = NULL;
   void *attrs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_inputs_at_most(node, 1));
   KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
   KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, row->op, &attrs));
   for (int i = 0; i < 2 && row->attrs[i].name; ++i) {

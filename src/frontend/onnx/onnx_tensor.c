@@ -272,6 +272,22 @@ static kiln_status_t kiln_onnx_tensor_external(const Onnx__TensorProto *proto,
   return KILN_OK;
 }
 
+/* raw_data holds the values: no typed field may hold them too. */
+static kiln_status_t kiln_onnx_tensor_check_one_source(const Onnx__TensorProto *proto) {
+  const struct {
+    size_t count;
+    const char *field;
+  } typed[] = {{proto->n_float_data, "float_data"},   {proto->n_int32_data, "int32_data"},
+               {proto->n_string_data, "string_data"}, {proto->n_int64_data, "int64_data"},
+               {proto->n_double_data, "double_data"}, {proto->n_uint64_data, "uint64_data"}};
+  for (size_t i = 0; i < sizeof(typed) / sizeof(typed[0]); ++i) {
+    if (typed[i].count > 0) {
+      return KILN_STATUS(INVALID_ARGUMENT, "has both raw_data and typed data (%s)", typed[i].field);
+    }
+  }
+  return KILN_OK;
+}
+
 static kiln_status_t kiln_onnx_tensor_make(const Onnx__TensorProto *proto, const char *model_dir,
                                            kiln_allocator_t allocator, kiln_tensor_t **out_tensor) {
   kiln_onnx_tensor_header_t header;
@@ -285,6 +301,7 @@ static kiln_status_t kiln_onnx_tensor_make(const Onnx__TensorProto *proto, const
     return kiln_onnx_tensor_external(proto, &header, model_dir, allocator, out_tensor);
   }
   if (proto->has_raw_data) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_tensor_check_one_source(proto));
     return kiln_onnx_tensor_raw(proto, &header, allocator, out_tensor);
   }
   return kiln_onnx_tensor_typed(proto, &header, allocator, out_tensor);
