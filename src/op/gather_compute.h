@@ -42,6 +42,13 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_compute_scatter_elements(const kiln_comp
 KILN_MUST_USE_RESULT kiln_status_t kiln_compute_scatter_nd(const kiln_compute_args_t *args,
                                                            kiln_compute_result_t *out_result);
 
+/* The stage T_<op>_index of inputs[1] (an index tensor into axis `axis` of
+ * inputs[0]): each index asserted in [-dim, dim) at run time, naming the
+ * operator, the axis and its size, and stored wrapped to [0, dim) as
+ * int32. gather and take (mode "fast") read the data through it. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_gather_checked_indices(
+    const kiln_compute_args_t *args, int axis, const struct kiln_te_tensor_t **out_checked);
+
 /* ---- loops of extern bodies ---- */
 
 /* A nest of serial loops over `shape`: make the variables with

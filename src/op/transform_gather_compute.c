@@ -180,6 +180,13 @@ static kiln_status_t output_stage(const kiln_compute_args_t *args, kiln_te_fcomp
                          out->shape, 2, inputs, fn, user, &out_result->outputs[0]);
 }
 
+kiln_status_t kiln_gather_checked_indices(const kiln_compute_args_t *args, int axis,
+                                          const kiln_te_tensor_t **out_checked) {
+  gather_t g = {args, axis, NULL};
+  const kiln_te_tensor_t *indices = args->inputs[1];
+  return index_stage(args, indices->ndim, indices->shape, gather_index_extern, &g, out_checked);
+}
+
 kiln_status_t kiln_compute_gather(const kiln_compute_args_t *args,
                                   kiln_compute_result_t *out_result) {
   const kiln_gather_attrs_t *attrs = args->attrs;

@@ -17,12 +17,14 @@
  * negative index counts from the end, then "clip" clamps to [0, dim - 1],
  * "wrap" takes it modulo dim (floormod of the raw index, equal to the
  * reference's), and "fast" trusts it; the result, always in [0, dim) for
- * clip and wrap, becomes the int32 index of the data's axis. Where the
- * reference's fast mode fails with OUT_OF_RANGE, the lowered function's
- * load fails at run time (the interpreter's bounds check).
+ * clip and wrap, becomes the int32 index of the data's axis. "fast" is two
+ * stages, as gather is (transform_gather_compute.c): T_take_index asserts
+ * each index in [-dim, dim) at run time and wraps it, so an index out of
+ * range is an error on every path, as in the reference (ONNX Gather).
  */
 #include <stdio.h>
 
+#include "op/gather_compute.h"
 #include "op/transform_attrs.h"
 #include "op/transform_common.h"
 #include "op/transform_compute.h"
@@ -218,6 +220,7 @@ typedef struct take_t {
   const kiln_te_tensor_t *indices;
   int axis;
   take_mode_t mode;
+  const kiln_te_tensor_t *checked; /* fast: the asserted, wrapped indices */
 } take_t;
 
 /* The resolved int32 index of the data's axis from the raw index `raw`. */
@@ -246,10 +249,12 @@ static const kiln_tir_expr_t *take_body(kiln_tir_builder_t *b,
                                         const kiln_tir_expr_t *const *indices, void *user) {
   const take_t *t = user;
   int k = t->indices->ndim;
-  const kiln_tir_expr_t *raw = kiln_te_read(b, t->indices, k, indices + t->axis);
+  const kiln_tir_expr_t *index =
+      t->checked ? kiln_te_read(b, t->checked, k, indices + t->axis)
+                 : take_resolve(b, t, kiln_te_read(b, t->indices, k, indices + t->axis));
   const kiln_tir_expr_t *at[KILN_MAX_RANK] = {0};
   for (int d = 0; d < t->data->ndim; ++d) {
-    at[d] = d < t->axis ? indices[d] : d == t->axis ? take_resolve(b, t, raw) : indices[d - 1 + k];
+    at[d] = d < t->axis ? indices[d] : d == t->axis ? index : indices[d - 1 + k];
   }
   return kiln_te_read(b, t->data, t->data->ndim, at);
 }
@@ -257,7 +262,7 @@ static const kiln_tir_expr_t *take_body(kiln_tir_builder_t *b,
 kiln_status_t kiln_compute_take(const kiln_compute_args_t *args,
                                 kiln_compute_result_t *out_result) {
   const kiln_take_attrs_t *attrs = args->attrs;
-  take_t t = {args->inputs[0], args->inputs[1], 0, TAKE_CLIP};
+  take_t t = {args->inputs[0], args->inputs[1], 0, TAKE_CLIP, NULL};
   static const char *const modes[] = {"clip", "wrap", "fast"};
   int mode = -1;
   for (int i = 0; i < 3 && attrs->mode; ++i) {
@@ -272,5 +277,16 @@ kiln_status_t kiln_compute_take(const kiln_compute_args_t *args,
   KILN_RETURN_IF_ERROR(kiln_transform_axis(args->op, "axis", attrs->axis, &data, 0, &t.axis));
   kiln_tensor_type_t indices = kiln_tcompute_type_of(t.indices);
   KILN_RETURN_IF_ERROR(kiln_transform_check_indices(args->op, "indices", &indices));
-  return kiln_compute_one(args, take_body, &t, out_result);
+  if (t.mode != TAKE_FAST) {
+    return kiln_compute_one(args, take_body, &t, out_result);
+  }
+  KILN_RETURN_IF_ERROR(kiln_gather_checked_indices(args, t.axis, &t.checked));
+  const kiln_tensor_type_t *out = NULL;
+  KILN_RETURN_IF_ERROR(kiln_compute_output_type(args, 0, &out));
+  const kiln_te_tensor_t *inputs[2] = {t.data, t.checked};
+  char name[64];
+  kiln_compute_tensor_name(args->op, name, sizeof(name));
+  out_result->num_outputs = 1;
+  return kiln_te_compute(args->arena, name, out->ndim, out->shape, 2, inputs, take_body, &t,
+                         &out_result->outputs[0]);
 }

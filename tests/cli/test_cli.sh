@@ -112,5 +112,29 @@ else
   echo "skip: shared models not found at '$models'; the ONNX model checks did not run"
 fi
 
+# ONNX Gather with an index out of range given at run time: an error on the
+# interpreter and in compiled code, never a clamped value (libonnx-testdata,
+# a dependency of scripts/install-deps.sh).
+gather=/usr/share/libonnx-testdata/data/node/test_gather_0/model.onnx
+if [ -f "$gather" ]; then
+  npy() { # npy HEADER BYTES...: a version 1.0 .npy, its header padded to 128 bytes
+    pad=$((128 - 10 - ${#1} - 1))
+    printf '\223NUMPY\001\000\166\000%s%*s\n' "$1" "$pad" ""
+    printf "$2"
+  }
+  { npy "{'descr': '<f4', 'fortran_order': False, 'shape': (5, 4, 3, 2), }" ""
+    head -c 480 /dev/zero; } >"$work/gather_data.npy"
+  npy "{'descr': '<i8', 'fortran_order': False, 'shape': (3,), }" \
+    '\000\000\000\000\000\000\000\000\001\000\000\000\000\000\000\000\007\000\000\000\000\000\000\000' \
+    >"$work/gather_bad.npy"
+  expect 1 err "take: index 7 is out of range for axis 0 of size 5" -- "$kiln" interp "$gather" \
+    --input "$work/gather_data.npy" --input "$work/gather_bad.npy"
+  expect 0 out "wrote" -- "$kiln" compile "$gather" -o "$work/gather"
+  expect 1 err "take: an index is out of range for axis 0 of size 5" -- "$kiln" run "$work/gather" \
+    --input "$work/gather_data.npy" --input "$work/gather_bad.npy"
+else
+  echo "skip: $gather not found; the Gather range checks did not run"
+fi
+
 [ "$failures" -eq 0 ] && echo "all CLI checks passed"
 exit "$failures"

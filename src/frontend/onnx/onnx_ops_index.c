@@ -156,6 +156,8 @@ kiln_status_t kiln_onnx_convert_gather(kiln_onnx_node_t *node) {
   KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "axis", 0, &axis));
   KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, &kiln_op_take, &attrs));
   KILN_RETURN_IF_ERROR(kiln_onnx_set_int(&kiln_op_take, attrs, "axis", axis));
+  /* an index out of range is an error, as ONNX says (not clamped) */
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_string(&kiln_op_take, attrs, "mode", "fast"));
   return kiln_onnx_emit2(node, &kiln_op_take, data, indices, attrs, &node->outputs[0]);
 }
 
