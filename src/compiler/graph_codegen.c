@@ -468,7 +468,7 @@ static kiln_status_t tagged(json_t *attrs, const char *key, const char *tag, jso
 }
 
 static const kiln_memory_plan_entry_t *planned_entry(const entry_t *entry,
-                                                      const kiln_memory_plan_t *plan) {
+                                                     const kiln_memory_plan_t *plan) {
   return plan && entry->expr ? kiln_memory_plan_find(plan, entry->expr, entry->field) : NULL;
 }
 
