@@ -18,6 +18,7 @@
  * set_input copies into the storage and points the entry back at it. Outputs
  * are views of the head entries' DLTensors, or copies on request.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -124,6 +125,31 @@ static kiln_status_t bind_kernel(kiln_graph_executor_t *gx, int index) {
   return KILN_OK;
 }
 
+/* Whether two entries' bytes overlap in one storage. */
+static bool entries_overlap(const kiln_graph_executor_t *gx, int a, int b) {
+  const kiln_gx_entry_t *x = &gx->entries[a], *y = &gx->entries[b];
+  return x->storage_id == y->storage_id && x->offset < y->offset + y->bytes &&
+         y->offset < x->offset + x->bytes;
+}
+
+/* A kernel (or __copy) must not write over one of its own inputs: a plan
+ * that says so would compute with clobbered data, a silent wrong answer. */
+static kiln_status_t check_no_clobber(const kiln_graph_executor_t *gx, int index) {
+  const kiln_gx_node_t *n = &gx->nodes[index];
+  for (int o = n->first_entry; o < n->first_entry + n->num_outputs; ++o) {
+    for (int i = 0; i < n->num_inputs; ++i) {
+      int in = n->input_entries[i];
+      if (gx->entries[o].bytes > 0 && gx->entries[in].bytes > 0 && entries_overlap(gx, o, in)) {
+        return KILN_STATUS(INVALID_ARGUMENT,
+                           "%s node %d %s: output entry %d shares storage %d with its input entry "
+                           "%d; a kernel cannot write over its own input",
+                           gx->source, index, n->name, o, gx->entries[o].storage_id, in);
+      }
+    }
+  }
+  return KILN_OK;
+}
+
 static kiln_status_t check_copy(const kiln_graph_executor_t *gx, int index) {
   const kiln_gx_node_t *n = &gx->nodes[index];
   size_t in = gx->entries[n->input_entries[0]].bytes, out = gx->entries[n->first_entry].bytes;
@@ -139,9 +165,11 @@ static kiln_status_t bind_nodes(kiln_graph_executor_t *gx) {
   for (int i = 0; i < gx->num_nodes; ++i) {
     switch (gx->nodes[i].kind) {
     case KILN_GX_NODE_KERNEL:
+      KILN_RETURN_IF_ERROR(check_no_clobber(gx, i));
       KILN_RETURN_IF_ERROR(bind_kernel(gx, i));
       break;
     case KILN_GX_NODE_COPY:
+      KILN_RETURN_IF_ERROR(check_no_clobber(gx, i));
       KILN_RETURN_IF_ERROR(check_copy(gx, i));
       break;
     case KILN_GX_NODE_INPUT:

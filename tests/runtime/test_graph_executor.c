@@ -725,6 +725,9 @@ static void test_bad_graphs(void **state) {
       {"attrs/storage_offset", "[\"list_int\", [0, 0]]", KILN_STATUS_CODE_INVALID_ARGUMENT,
        "graph.json: attrs 'storage_offset' has 2 values, expected 6 (one per entry)"},
       {"attrs/storage_offset", "[\"list_int\", [0, 0, 0, 0, 128, 64]]", KILN_STATUS_CODE_OK, ""},
+      {"attrs/storage_id/1/4", "2", KILN_STATUS_CODE_INVALID_ARGUMENT,
+       "graph.json node 4 fused_add: output entry 4 shares storage 2 with its input entry 2; a "
+       "kernel cannot write over its own input"},
       {"attrs/storage_id/1/1", "2", KILN_STATUS_CODE_INVALID_ARGUMENT,
        "graph.json node 1: param 'weight' shares storage 2 with entry 2; a param needs a storage "
        "of its own"},
