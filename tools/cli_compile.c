@@ -87,6 +87,9 @@ static kiln_status_t parse_compile_option(int argc, char **argv, int *i, compile
   if (strcmp(flag, "--batch") == 0) {
     return parse_count(flag, value, 1, &a->options.batch);
   }
+  if (strcmp(flag, "--max-constant-bytes") == 0) {
+    return kiln_cli_parse_int(flag, value, 1, &a->options.max_constant_bytes);
+  }
   if (strcmp(flag, "--image-size") == 0) {
     return parse_count(flag, value, 1, &a->options.image_size);
   }

@@ -45,8 +45,9 @@ typedef struct kiln_cli_model_options_t {
   const char *expects[KILN_CLI_MAX_FILES];
   int random_input;
   int metadata;
-  const char *after; /* show: the IR after this pass of the default pipeline */
-  int64_t opt_level; /* show --after: the pipeline's opt_level (default 3) */
+  const char *after;          /* show: the IR after this pass of the default pipeline */
+  int64_t opt_level;          /* show --after: the pipeline's opt_level (default 3) */
+  int64_t max_constant_bytes; /* ONNX import's constant cap (0: the default) */
 } kiln_cli_model_options_t;
 
 kiln_status_t kiln_cli_parse_int(const char *flag, const char *text, int64_t minimum,
@@ -126,6 +127,9 @@ static kiln_status_t kiln_cli_parse_option(int argc, char **argv, int *index,
     options->opt_level = number;
     return KILN_OK;
   }
+  if (strcmp(flag, "--max-constant-bytes") == 0) {
+    return kiln_cli_parse_int(flag, value, 1, &options->max_constant_bytes);
+  }
   if (strcmp(flag, "--seed") == 0) {
     KILN_RETURN_IF_ERROR(kiln_cli_parse_int(flag, value, 0, &number));
     options->workload.seed = (uint64_t)number;
@@ -164,7 +168,8 @@ static kiln_status_t kiln_cli_load(const kiln_cli_model_options_t *options, int 
   kiln_allocator_t allocator = kiln_allocator_system();
   if (kiln_cli_is_onnx(options->model)) {
     kiln_onnx_import_options_t import = {.num_input_shapes = options->num_input_shapes,
-                                         .input_shape_specs = options->input_shapes};
+                                         .input_shape_specs = options->input_shapes,
+                                         .max_constant_bytes = options->max_constant_bytes};
     return kiln_onnx_import_file(options->model, &import, allocator, out_module);
   }
   if (options->num_input_shapes > 0) {

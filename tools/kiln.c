@@ -203,16 +203,17 @@ static const kiln_cli_command_t kiln_cli_commands[] = {
      kiln_cli_npy_info},
     {"show",
      "kiln show MODEL [--input-shape NAME=1x3x224x224] [--batch N] [--image-size N] [--seed N] "
-     "[--metadata] [--after PASS [--opt-level N]]",
+     "[--metadata] [--after PASS [--opt-level N]] [--max-constant-bytes N]",
      "print a model's typed IR (MODEL: FILE.onnx or a built-in workload)", kiln_cli_show},
     {"interp",
      "kiln interp MODEL (--input X.npy... | --random-input) [--output Y.npy...] [--expect "
      "Y.npy...] "
-     "[--input-shape NAME=DIMS...] [--batch N] [--image-size N] [--seed N]",
+     "[--input-shape NAME=DIMS...] [--batch N] [--image-size N] [--seed N] "
+     "[--max-constant-bytes N]",
      "run a model on the reference interpreter", kiln_cli_interp},
     {"compile",
      "kiln compile MODEL -o DIR [--target llvm|c|\"llvm -mcpu=...\"] [--opt-level 0..3] "
-     "[--input-shape NAME=DIMS...] [--batch N] [--image-size N]",
+     "[--input-shape NAME=DIMS...] [--batch N] [--image-size N] [--max-constant-bytes N]",
      "compile a model into DIR/graph.json, lib.so and params.bin", kiln_cli_compile},
     {"run",
      "kiln run DIR --input X.npy... [--output Y.npy...] [--threads N] [--profile] "
@@ -220,7 +221,7 @@ static const kiln_cli_command_t kiln_cli_commands[] = {
      "run a compiled model with the graph executor", kiln_cli_run},
     {"bench",
      "kiln bench MODEL [--input X.npy...] [--threads N] [--runs N] [--check] [--target T] "
-     "[--opt-level N] [--input-shape NAME=DIMS...]",
+     "[--opt-level N] [--input-shape NAME=DIMS...] [--max-constant-bytes N]",
      "compile a model in memory; print compile time, median latency (--check: top-5 and the "
      "difference from the interpreter)",
      kiln_cli_bench},

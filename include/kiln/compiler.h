@@ -47,6 +47,9 @@ typedef struct kiln_compiler_options_t {
   /* Compile every kernel here instead of taking (and offering) kernels
    * through the process's kernel cache (docs/graph-compiler.md). */
   bool private_kernels;
+  /* ONNX: the largest constant the importer may compute (bytes; 0: 1 GiB).
+   * A model over it is refused, naming the node and the size. */
+  int64_t max_constant_bytes;
 } kiln_compiler_options_t;
 
 typedef struct kiln_compile_stats_t {

@@ -38,7 +38,8 @@ kiln_status_t kiln_compiler_load_model(kiln_allocator_t allocator, const char *m
                                        kiln_module_t **out_module) {
   if (is_onnx(model)) {
     kiln_onnx_import_options_t import = {.num_input_shapes = options->num_input_shapes,
-                                         .input_shape_specs = options->input_shapes};
+                                         .input_shape_specs = options->input_shapes,
+                                         .max_constant_bytes = options->max_constant_bytes};
     return kiln_onnx_import_file(model, &import, allocator, out_module);
   }
   if (options->num_input_shapes > 0) {

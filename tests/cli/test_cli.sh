@@ -75,6 +75,7 @@ expect 1 err "input 0 \(.*\) from .*got.npy: .*shape" -- "$kiln" bench mlp --inp
 expect 2 err "missing FILE.npy after '--input'" -- "$kiln" bench mlp --input
 expect 2 err "expected an integer of at least 1, got '0', for '--threads'" -- "$kiln" bench mlp --threads 0
 expect 2 err "expected an integer of at least 1, got 'x', for '--runs'" -- "$kiln" bench mlp --runs x
+expect 2 err "got '0', for '--max-constant-bytes'" -- "$kiln" show mlp --max-constant-bytes 0
 expect 2 err "expected an integer of at least 1, got '0', for '--threads'" -- "$kiln" run "$work/mlp" --input "$work/x.npy" --threads 0
 expect 2 err "missing -o DIR" -- "$kiln" compile mlp
 expect 2 err "expected 0 to 3 after '--opt-level'" -- "$kiln" compile mlp -o "$work/x" --opt-level 4

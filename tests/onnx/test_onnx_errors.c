@@ -287,6 +287,44 @@ static void test_invalid_onnx_refused(void **state) {
                      "the model imports the default domain twice (opsets 13 and 11)");
 }
 
+/* A tiny model whose constant computation would allocate gigabytes: a
+ * ConstantOfShape of (1000, 1000, 1000, 1000) floats (4 TB), a Range of
+ * 2^40 steps; and the cap as an import option (16 bytes refuse a Range of
+ * 5 int64). */
+static void test_huge_constants_refused(void **state) {
+  (void)state;
+  ob_t ob;
+  ob_init(&ob, 13);
+  ob_init_i64(&ob, "shape", 1, OB_DIMS(4), OB_I64(1000, 1000, 1000, 1000));
+  ob_node(&ob, "ConstantOfShape", "huge", "shape", "y");
+  ob_output(&ob, "y", OB_FLOAT, 0, NULL);
+  KILN_ASSERT_STATUS(import_model(&ob), RESOURCE_EXHAUSTED,
+                     "node \"huge\" (ConstantOfShape): ConstantOfShape at import would make a "
+                     "constant float32 (1000, 1000, 1000, 1000) of 4000000000000 bytes, over the "
+                     "limit of 1073741824 bytes (the import option max_constant_bytes)");
+  ob_init(&ob, 13);
+  ob_init_i64(&ob, "start", 0, NULL, OB_I64(0));
+  ob_init_i64(&ob, "limit", 0, NULL, OB_I64((int64_t)1 << 40));
+  ob_init_i64(&ob, "delta", 0, NULL, OB_I64(1));
+  ob_node(&ob, "Range", "steps", "start,limit,delta", "y");
+  ob_output(&ob, "y", OB_INT64, 0, NULL);
+  KILN_ASSERT_STATUS(import_model(&ob), RESOURCE_EXHAUSTED, "node \"steps\" (Range): arange at import would make a constant Tensor[(1099511627776), int64] of 8796093022208 bytes, over the limit");
+  ob_init(&ob, 13);
+  ob_init_i64(&ob, "start", 0, NULL, OB_I64(0));
+  ob_init_i64(&ob, "limit", 0, NULL, OB_I64(5));
+  ob_init_i64(&ob, "delta", 0, NULL, OB_I64(1));
+  ob_node(&ob, "Range", "five", "start,limit,delta", "y");
+  ob_output(&ob, "y", OB_INT64, 0, NULL);
+  kiln_onnx_import_options_t options = {.max_constant_bytes = 16};
+  kiln_module_t *module = NULL;
+  KILN_ASSERT_STATUS(ob_import(&ob, &options, kiln_allocator_system(), &module), RESOURCE_EXHAUSTED,
+                     "of 40 bytes, over the limit of 16 bytes");
+  options.max_constant_bytes = 40;
+  KILN_ASSERT_OK(ob_import(&ob, &options, kiln_allocator_system(), &module));
+  kiln_module_destroy(module);
+  ob_free(&ob);
+}
+
 static void test_bad_attributes(void **state) {
   (void)state;
   ob_t ob;
@@ -375,6 +413,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_declared_output_type, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bad_attributes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_invalid_onnx_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_huge_constants_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unsupported_output, setup, teardown),
       cmocka_unit_test_setup_teardown(test_must_be_constant, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unsupported_input_types, setup, teardown),

@@ -11,7 +11,10 @@
  * whatever executes the module; any other kernel error (a division by zero
  * in a shape computation) is the model's and is returned.
  */
+#include <stdint.h>
+
 #include "frontend/onnx/onnx_importer.h"
+#include "ir/type.h"
 
 #define KILN_ONNX_FOLD_MAX_TENSORS 64
 
@@ -53,6 +56,32 @@ static kiln_status_t kiln_onnx_fold_result(kiln_onnx_importer_t *importer, const
   return KILN_OK;
 }
 
+/* The bytes of every tensor of `type`; SIZE_MAX when they overflow. */
+static size_t kiln_onnx_fold_bytes(const kiln_type_t *type) {
+  const kiln_tensor_type_t *tensor = kiln_type_as_tensor(type);
+  size_t bytes = 0;
+  if (tensor) {
+    return kiln_shape_byte_size(tensor->dtype, tensor->ndim, tensor->shape, &bytes) == KILN_OK
+               ? bytes
+               : SIZE_MAX;
+  }
+  const kiln_tuple_type_t *tuple = kiln_type_as_tuple(type);
+  for (int i = 0; tuple && i < tuple->count; ++i) {
+    size_t field = kiln_onnx_fold_bytes(tuple->fields[i]);
+    bytes = field > SIZE_MAX - bytes ? SIZE_MAX : bytes + field;
+  }
+  return bytes;
+}
+
+/* The folded result must stay within the import's constant cap. */
+static kiln_status_t kiln_onnx_fold_check_size(const kiln_onnx_importer_t *importer,
+                                               const kiln_call_t *call) {
+  char type[KILN_IR_TYPE_TEXT_CAPACITY];
+  return kiln_onnx_check_constant_size(importer, call->op->name,
+                                       kiln_type_text(call->base.checked_type, type),
+                                       kiln_onnx_fold_bytes(call->base.checked_type));
+}
+
 kiln_status_t kiln_onnx_fold(kiln_onnx_importer_t *importer, kiln_call_t *call,
                              kiln_expr_t **out_expr) {
   *out_expr = &call->base;
@@ -67,6 +96,7 @@ kiln_status_t kiln_onnx_fold(kiln_onnx_importer_t *importer, kiln_call_t *call,
   if (call->num_args > KILN_ONNX_FOLD_MAX_TENSORS || !call->op->reference) {
     return KILN_OK;
   }
+  KILN_RETURN_IF_ERROR(kiln_onnx_fold_check_size(importer, call));
   for (int i = 0; i < call->num_args; ++i) {
     inputs[i] = kiln_expr_as_constant(call->args[i])->value;
   }

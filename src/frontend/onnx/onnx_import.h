@@ -59,7 +59,16 @@ typedef struct kiln_onnx_import_options_t {
   /* Keep nodes whose inputs are all constant as calls (for debugging the
    * converters); inputs that must be constant still have to be. */
   bool no_constant_folding;
+  /* The largest tensor folding at import may make (bytes; 0: the default
+   * KILN_ONNX_MAX_CONSTANT_BYTES). A model whose constant computation
+   * (ConstantOfShape, Expand, Range, Tile... of constants) would make more
+   * is refused, naming the node and the size: a few bytes of model must
+   * not allocate gigabytes. */
+  int64_t max_constant_bytes;
 } kiln_onnx_import_options_t;
+
+/* The default of max_constant_bytes: 1 GiB. */
+#define KILN_ONNX_MAX_CONSTANT_BYTES ((int64_t)1 << 30)
 
 /* Reads and imports `path`; external data is read from files beside it. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_import_file(const char *path,

@@ -102,6 +102,17 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_check_input_options(kiln_onnx_impor
 /* ---- node inputs ---- */
 
 /* Input `index`, which must be present. */
+/* The import's cap on a constant made at import (bytes). */
+int64_t kiln_onnx_constant_cap(const kiln_onnx_importer_t *importer);
+/* RESOURCE_EXHAUSTED when `bytes` exceeds the cap, naming `what` (the
+ * operator) and `type`. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_check_constant_size(
+    const kiln_onnx_importer_t *importer, const char *what, const char *type, size_t bytes);
+/* A new tensor for a constant a converter computes, within the cap. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_tensor_new(const kiln_onnx_node_t *node,
+                                                        kiln_dtype_t dtype, int ndim,
+                                                        const int64_t *shape,
+                                                        kiln_tensor_t **out_tensor);
 /* INVALID_ARGUMENT when the node has more than `most` inputs (the
  * operator's schema allows no more). */
 KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_inputs_at_most(const kiln_onnx_node_t *node, int most);

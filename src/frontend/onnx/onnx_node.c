@@ -11,6 +11,8 @@
  * value an attribute or a shape can hold.
  */
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "frontend/onnx/onnx_importer.h"
@@ -203,10 +205,44 @@ kiln_status_t kiln_onnx_constant(kiln_onnx_importer_t *importer, kiln_tensor_t *
   return KILN_OK;
 }
 
+int64_t kiln_onnx_constant_cap(const kiln_onnx_importer_t *importer) {
+  const kiln_onnx_import_options_t *options = importer->options;
+  return options && options->max_constant_bytes > 0 ? options->max_constant_bytes
+                                                    : KILN_ONNX_MAX_CONSTANT_BYTES;
+}
+
+kiln_status_t kiln_onnx_check_constant_size(const kiln_onnx_importer_t *importer, const char *what,
+                                            const char *type, size_t bytes) {
+  int64_t cap = kiln_onnx_constant_cap(importer);
+  if (bytes > (size_t)cap) {
+    return KILN_STATUS(RESOURCE_EXHAUSTED,
+                       "%s at import would make a constant %s of %zu bytes, over the limit of "
+                       "%lld bytes (the import option max_constant_bytes)",
+                       what, type, bytes, (long long)cap);
+  }
+  return KILN_OK;
+}
+
+kiln_status_t kiln_onnx_tensor_new(const kiln_onnx_node_t *node, kiln_dtype_t dtype, int ndim,
+                                   const int64_t *shape, kiln_tensor_t **out_tensor) {
+  size_t bytes = 0;
+  kiln_status_t status = kiln_shape_byte_size(dtype, ndim, shape, &bytes);
+  if (status) {
+    kiln_status_free(status);
+    bytes = SIZE_MAX;
+  }
+  char text[KILN_SHAPE_TEXT_CAPACITY], type[KILN_SHAPE_TEXT_CAPACITY + 16];
+  kiln_shape_format(ndim, shape, text, sizeof(text));
+  snprintf(type, sizeof(type), "%s %s", kiln_dtype_name(dtype), text);
+  KILN_RETURN_IF_ERROR(
+      kiln_onnx_check_constant_size(node->importer, node->proto->op_type, type, bytes));
+  return kiln_tensor_create(node->importer->allocator, dtype, ndim, shape, out_tensor);
+}
+
 kiln_status_t kiln_onnx_filled(const kiln_onnx_node_t *node, kiln_dtype_t dtype, int ndim,
                                const int64_t *shape, double value, kiln_expr_t **out_expr) {
   kiln_tensor_t *tensor = NULL;
-  KILN_RETURN_IF_ERROR(kiln_tensor_create(node->importer->allocator, dtype, ndim, shape, &tensor));
+  KILN_RETURN_IF_ERROR(kiln_onnx_tensor_new(node, dtype, ndim, shape, &tensor));
   int64_t count = kiln_tensor_element_count(tensor);
   for (int64_t i = 0; i < count; ++i) {
     kiln_onnx_store_double(tensor, i, value);

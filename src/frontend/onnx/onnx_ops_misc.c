@@ -120,8 +120,7 @@ static kiln_status_t kiln_onnx_constant_list(kiln_onnx_node_t *node, const char 
   KILN_RETURN_IF_ERROR(kiln_onnx_attr_floats(node, name, &floats, NULL));
   const int64_t shape[1] = {floats.count};
   kiln_tensor_t *tensor = NULL;
-  KILN_RETURN_IF_ERROR(
-      kiln_tensor_create(node->importer->allocator, KILN_DTYPE_FLOAT32, 1, shape, &tensor));
+  KILN_RETURN_IF_ERROR(kiln_onnx_tensor_new(node, KILN_DTYPE_FLOAT32, 1, shape, &tensor));
   for (int32_t i = 0; i < floats.count; ++i) {
     ((float *)kiln_tensor_data(tensor))[i] = (float)floats.values[i];
   }
@@ -176,8 +175,8 @@ kiln_status_t kiln_onnx_convert_constant_of_shape(kiln_onnx_node_t *node) {
     status = KILN_STATUS(INVALID_ARGUMENT, "attribute value has %lld elements; expected one",
                          (long long)kiln_tensor_element_count(value));
   } else {
-    status = kiln_tensor_create(node->importer->allocator, kiln_tensor_dtype(value), shape.count,
-                                shape.values, &tensor);
+    status =
+        kiln_onnx_tensor_new(node, kiln_tensor_dtype(value), shape.count, shape.values, &tensor);
   }
   if (!status) {
     size_t size = kiln_dtype_size(kiln_tensor_dtype(value));
@@ -250,7 +249,7 @@ kiln_status_t kiln_onnx_convert_window(kiln_onnx_node_t *node) {
   const int64_t shape[1] = {(int64_t)size};
   double n = periodic ? (double)shape[0] : (double)shape[0] - 1.0;
   kiln_tensor_t *tensor = NULL;
-  KILN_RETURN_IF_ERROR(kiln_tensor_create(node->importer->allocator, dtype, 1, shape, &tensor));
+  KILN_RETURN_IF_ERROR(kiln_onnx_tensor_new(node, dtype, 1, shape, &tensor));
   const double pi = 3.14159265358979323846;
   for (int64_t i = 0; i < shape[0]; ++i) {
     double angle = n > 0.0 ? 2.0 * pi * (double)i / n : 0.0;

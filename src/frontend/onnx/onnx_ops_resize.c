@@ -184,10 +184,8 @@ static kiln_status_t kiln_onnx_resize_matrix(const kiln_onnx_node_t *node,
                                              bool *out_identity) {
   const int64_t shape[2] = {out, in};
   kiln_tensor_t *a = NULL, *b = NULL;
-  KILN_RETURN_IF_ERROR(
-      kiln_tensor_create(node->importer->allocator, KILN_DTYPE_FLOAT32, 2, shape, &a));
-  kiln_status_t status =
-      kiln_tensor_create(node->importer->allocator, KILN_DTYPE_FLOAT32, 1, &out, &b);
+  KILN_RETURN_IF_ERROR(kiln_onnx_tensor_new(node, KILN_DTYPE_FLOAT32, 2, shape, &a));
+  kiln_status_t status = kiln_onnx_tensor_new(node, KILN_DTYPE_FLOAT32, 1, &out, &b);
   double *row = NULL;
   if (!status) {
     status = kiln_arena_allocate_array(node->importer->arena, (size_t)(in > 0 ? in : 1),

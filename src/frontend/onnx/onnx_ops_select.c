@@ -73,8 +73,7 @@ kiln_status_t kiln_onnx_convert_nonzero(kiln_onnx_node_t *node) {
   }
   const int64_t shape[2] = {rank, nonzero};
   kiln_tensor_t *result = NULL;
-  KILN_RETURN_IF_ERROR(
-      kiln_tensor_create(node->importer->allocator, KILN_DTYPE_INT64, 2, shape, &result));
+  KILN_RETURN_IF_ERROR(kiln_onnx_tensor_new(node, KILN_DTYPE_INT64, 2, shape, &result));
   int64_t *out = kiln_tensor_data(result), column = 0;
   for (int64_t i = 0; i < count; ++i) {
     if (kiln_tensor_element_as_double(x, i) == 0.0) {
@@ -115,8 +114,7 @@ kiln_status_t kiln_onnx_convert_reverse_sequence(kiln_onnx_node_t *node) {
                        time, batch, (int)lengths.count);
   }
   kiln_tensor_t *tensor = NULL;
-  KILN_RETURN_IF_ERROR(kiln_tensor_create(node->importer->allocator, KILN_DTYPE_INT64, xt->ndim,
-                                          xt->shape, &tensor));
+  KILN_RETURN_IF_ERROR(kiln_onnx_tensor_new(node, KILN_DTYPE_INT64, xt->ndim, xt->shape, &tensor));
   int64_t count = kiln_tensor_element_count(tensor), *out = kiln_tensor_data(tensor);
   kiln_status_t status = KILN_OK;
   for (int64_t i = 0; i < count && !status; ++i) {
@@ -232,8 +230,7 @@ static kiln_status_t kiln_onnx_unique_values(kiln_onnx_node_t *node, const kiln_
   memcpy(shape, kiln_tensor_shape(x), sizeof(int64_t) * (size_t)kiln_tensor_ndim(x));
   shape[has_axis ? axis : 0] = u->unique;
   kiln_tensor_t *y = NULL;
-  KILN_RETURN_IF_ERROR(
-      kiln_tensor_create(node->importer->allocator, kiln_tensor_dtype(x), ndim, shape, &y));
+  KILN_RETURN_IF_ERROR(kiln_onnx_tensor_new(node, kiln_tensor_dtype(x), ndim, shape, &y));
   size_t size = kiln_dtype_size(kiln_tensor_dtype(x)) * (size_t)u->inner;
   for (int64_t o = 0; o < u->outer; ++o) {
     for (int64_t k = 0; k < u->unique; ++k) {

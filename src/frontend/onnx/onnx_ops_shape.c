@@ -279,7 +279,7 @@ kiln_status_t kiln_onnx_convert_eye_like(kiln_onnx_node_t *node) {
                        xt->ndim);
   }
   kiln_tensor_t *tensor = NULL;
-  KILN_RETURN_IF_ERROR(kiln_tensor_create(node->importer->allocator, dtype, 2, xt->shape, &tensor));
+  KILN_RETURN_IF_ERROR(kiln_onnx_tensor_new(node, dtype, 2, xt->shape, &tensor));
   for (int64_t r = 0; r < xt->shape[0]; ++r) {
     for (int64_t c = 0; c < xt->shape[1]; ++c) {
       kiln_onnx_store_double(tensor, r * xt->shape[1] + c, c - r == k ? 1.0 : 0.0);
