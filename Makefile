@@ -28,7 +28,8 @@ run: build
 	$(BUILD_DIR)/tools/kiln bench resnet18 --check
 
 test: build
-	ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS)
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS); status=$$?; \
+	sh scripts/report-skips.sh $(BUILD_DIR); exit $$status
 
 # The whole suite again, built with AddressSanitizer and UndefinedBehaviorSanitizer.
 test-sanitize: deps

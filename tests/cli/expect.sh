@@ -4,6 +4,7 @@
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0
+skipped=0
 
 fail() {
   echo "FAIL: $*"

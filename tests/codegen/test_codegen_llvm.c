@@ -407,8 +407,7 @@ static int host_has_avx512f(void) {
 static void test_conv2d_nchwc_uses_zmm_fma(void **state) {
   (void)state;
   if (!host_has_avx512f()) {
-    print_message("skipped: /proc/cpuinfo has no avx512f, so no 512-bit FMA to look for\n");
-    skip();
+    KILN_SKIP("/proc/cpuinfo has no avx512f, so no 512-bit FMA to look for");
   }
   const kiln_tir_prim_func_t *func = conv_nchwc("conv", 32, 14, 32, 3);
   kiln_runtime_module_t *module = NULL;
@@ -624,7 +623,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_default_target_and_errors),
       cmocka_unit_test(test_allocation_failures),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return kiln_test_exit_code(cmocka_run_group_tests(tests, NULL, NULL));
 }
 
 #else /* !KILN_HAVE_LLVM */

@@ -119,7 +119,7 @@ static void check_shared_numbers(const shared_model_t *model) {
 static void test_shared_models(void **state) {
   (void)state;
   if (!kiln_test_shared_models_dir()) {
-    skip();
+    KILN_SKIP("the shared models (../shared/models) are not there");
   }
   for (size_t i = 0; i < sizeof(shared_models) / sizeof(shared_models[0]); ++i) {
     check_shared_structure(&shared_models[i]);
@@ -129,7 +129,7 @@ static void test_shared_models(void **state) {
 static void test_shared_model_numbers(void **state) {
   (void)state;
   if (!kiln_test_shared_models_dir()) {
-    skip();
+    KILN_SKIP("the shared models (../shared/models) are not there");
   }
   for (size_t i = 0; i < sizeof(shared_models) / sizeof(shared_models[0]); ++i) {
     if (shared_models[i].numbers) {
@@ -144,7 +144,7 @@ static void test_node_case_types(void **state) {
   (void)state;
   const char *root = testdata_dir();
   if (!root) {
-    skip();
+    KILN_SKIP("the ONNX node tests (libonnx-testdata) are not there");
   }
   static const char *const cases[] = {"test_conv_with_strides_and_asymmetric_padding",
                                       "test_gemm_default_no_bias",
@@ -204,7 +204,7 @@ static void test_node_cases_fold(void **state) {
   (void)state;
   const char *root = testdata_dir();
   if (!root) {
-    skip();
+    KILN_SKIP("the ONNX node tests (libonnx-testdata) are not there");
   }
   DIR *dir = opendir(root);
   assert_non_null(dir);
@@ -233,5 +233,5 @@ int main(void) {
       cmocka_unit_test(test_node_case_types),
       cmocka_unit_test(test_node_cases_fold),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return kiln_test_exit_code(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -126,3 +126,27 @@ const char *kiln_test_shared_models_dir(void) {
   }
   return dir;
 }
+
+/* ---- skips ---- */
+
+static const char *kiln_test_skip_reasons[16];
+static int kiln_test_skip_count;
+
+void kiln_test_note_skip(const char *reason) {
+  printf("skipped: %s\n", reason);
+  if (kiln_test_skip_count < 16) {
+    kiln_test_skip_reasons[kiln_test_skip_count] = reason;
+  }
+  ++kiln_test_skip_count;
+}
+
+int kiln_test_exit_code(int failures) {
+  if (failures != 0 || kiln_test_skip_count == 0) {
+    return failures;
+  }
+  printf("%d test(s) skipped:\n", kiln_test_skip_count);
+  for (int i = 0; i < kiln_test_skip_count && i < 16; ++i) {
+    printf("  %s\n", kiln_test_skip_reasons[i]);
+  }
+  return KILN_TEST_SKIP_EXIT_CODE;
+}

@@ -59,4 +59,17 @@ const char *kiln_test_shared_models_dir(void);
 /* Exit code that ctest reports as "skipped" (SKIP_RETURN_CODE). */
 #define KILN_TEST_SKIP_EXIT_CODE 77
 
+/* Skips the running cmocka test, saying why, and remembers that something
+ * was skipped, so that kiln_test_exit_code reports the program to ctest as
+ * skipped (never as passed) when nothing failed. */
+#define KILN_SKIP(reason)        \
+  do {                           \
+    kiln_test_note_skip(reason); \
+    skip();                      \
+  } while (0)
+void kiln_test_note_skip(const char *reason);
+/* main's return: the failures, else KILN_TEST_SKIP_EXIT_CODE when a test
+ * was skipped (the reasons printed again), else 0. */
+int kiln_test_exit_code(int failures);
+
 #endif /* KILN_TESTS_SUPPORT_KILN_TEST_H_ */
