@@ -308,7 +308,9 @@ static void test_huge_constants_refused(void **state) {
   ob_init_i64(&ob, "delta", 0, NULL, OB_I64(1));
   ob_node(&ob, "Range", "steps", "start,limit,delta", "y");
   ob_output(&ob, "y", OB_INT64, 0, NULL);
-  KILN_ASSERT_STATUS(import_model(&ob), RESOURCE_EXHAUSTED, "node \"steps\" (Range): arange at import would make a constant Tensor[(1099511627776), int64] of 8796093022208 bytes, over the limit");
+  KILN_ASSERT_STATUS(import_model(&ob), RESOURCE_EXHAUSTED,
+                     "node \"steps\" (Range): arange at import would make a constant "
+                     "Tensor[(1099511627776), int64] of 8796093022208 bytes, over the limit");
   ob_init(&ob, 13);
   ob_init_i64(&ob, "start", 0, NULL, OB_I64(0));
   ob_init_i64(&ob, "limit", 0, NULL, OB_I64(5));
