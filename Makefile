@@ -44,9 +44,9 @@ test-sanitize: deps
 test-tsan: deps
 	cmake -S . -B $(TSAN_BUILD_DIR) -DCMAKE_BUILD_TYPE=Debug -DKILN_TSAN=ON
 	cmake --build $(TSAN_BUILD_DIR) -j$(JOBS) --target test_runtime_thread_pool test_runtime_backend \
-	  test_eager_vm_stress test_eager_eager test_eager_kernel_cache
+	  test_eager_vm_stress test_eager_eager test_eager_kernel_cache test_compiler_concurrency
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-	  ctest --test-dir $(TSAN_BUILD_DIR) --output-on-failure -R '^(runtime\.(thread_pool|backend)|eager\.(vm_stress|eager|kernel_cache))$$'
+	  ctest --test-dir $(TSAN_BUILD_DIR) --output-on-failure -R '^(runtime\.(thread_pool|backend)|eager\.(vm_stress|eager|kernel_cache)|compiler\.concurrency)$$'
 
 # The ONNX importer under libFuzzer (clang) for FUZZ_SECONDS; fails on a finding.
 fuzz: deps
