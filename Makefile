@@ -48,11 +48,15 @@ test-tsan: deps
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
 	  ctest --test-dir $(TSAN_BUILD_DIR) --output-on-failure -R '^(runtime\.(thread_pool|backend)|eager\.(vm_stress|eager|kernel_cache)|compiler\.concurrency)$$'
 
-# The ONNX importer under libFuzzer (clang) for FUZZ_SECONDS; fails on a finding.
+# The ONNX importer under libFuzzer (clang) for FUZZ_SECONDS, then the artifact
+# loaders (.npy, params.bin, graph.json, IR text) for a quarter of it each;
+# fails on a finding.
 fuzz: deps
 	CC=clang cmake -S . -B $(FUZZ_BUILD_DIR) -DCMAKE_BUILD_TYPE=Debug -DKILN_FUZZ=ON
-	cmake --build $(FUZZ_BUILD_DIR) --target fuzz_onnx_import -j$(JOBS)
+	cmake --build $(FUZZ_BUILD_DIR) --target fuzz_onnx_import fuzz_npy fuzz_params fuzz_graph_json \
+	  fuzz_ir_text -j$(JOBS)
 	sh scripts/fuzz-onnx.sh $(FUZZ_BUILD_DIR)/tests/fuzz_onnx_import $(FUZZ_SECONDS)
+	sh scripts/fuzz-artifacts.sh $(FUZZ_BUILD_DIR) $$(( $(FUZZ_SECONDS) / 4 + 1 ))
 
 # ONNX's backend node tests: regenerates docs/conformance.md and the list of
 # passing cases that CI holds kiln to (tests/onnx/conformance_pass.txt). Run it

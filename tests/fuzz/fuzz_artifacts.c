@@ -1,0 +1,92 @@
+/*
+ * libFuzzer targets for the artifact loaders a deployed model reads, one
+ * program per format (KILN_FUZZ_FORMAT picks it at build time): an .npy
+ * file (kiln_npy_parse), params.bin (kiln_runtime_params_parse), graph.json
+ * (kiln_graph_executor_create over a module whose kernels do nothing, so a
+ * plan that parses is also bound and allocated), and the IR text format
+ * (kiln_ir_parse_module). Each must return a status (any code) and leave no
+ * leak; a crash, a sanitizer report or a leak is a finding. `make fuzz`
+ * runs each for a bounded time (scripts/fuzz-artifacts.sh).
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/expr.h"
+#include "ir/text.h"
+#include "kiln/module.h"
+#include "kiln/npy.h"
+#include "kiln/runtime.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The text of `data` as a C string (the loaders of text take one). */
+#if KILN_FUZZ_FORMAT >= 3
+static char *text_of(const uint8_t *data, size_t size) {
+  char *text = malloc(size + 1);
+  if (text) {
+    memcpy(text, data, size);
+    text[size] = '\0';
+  }
+  return text;
+}
+#endif
+
+#if KILN_FUZZ_FORMAT == 1 /* .npy */
+static void fuzz_one(const uint8_t *data, size_t size) {
+  kiln_tensor_t *tensor = NULL;
+  kiln_status_free(kiln_npy_parse(kiln_allocator_system(), data, size, "fuzz.npy", &tensor));
+  kiln_tensor_release(tensor);
+}
+#elif KILN_FUZZ_FORMAT == 2 /* params.bin */
+static void fuzz_one(const uint8_t *data, size_t size) {
+  kiln_runtime_params_t *params = NULL;
+  kiln_status_free(
+      kiln_runtime_params_parse(kiln_allocator_system(), data, size, "fuzz.params", &params));
+  kiln_runtime_params_destroy(params);
+}
+#elif KILN_FUZZ_FORMAT == 3 /* graph.json */
+static int do_nothing(const kiln_value_t *args, const int *type_codes, int num_args,
+                      kiln_value_t *ret, int *ret_tcode, void *resource) {
+  (void)args;
+  (void)type_codes;
+  (void)num_args;
+  (void)ret;
+  (void)ret_tcode;
+  (void)resource;
+  return 0;
+}
+
+static void fuzz_one(const uint8_t *data, size_t size) {
+  char *text = text_of(data, size);
+  static const kiln_runtime_module_entry_t entries[] = {{"f", do_nothing}, {"g", do_nothing}};
+  kiln_runtime_module_t *module = NULL;
+  kiln_graph_executor_t *gx = NULL;
+  if (text && kiln_status_consume_ok(kiln_runtime_module_create_in_memory(
+                  kiln_allocator_system(), "fuzz", 2, entries, NULL, NULL, &module))) {
+    kiln_status_free(
+        kiln_graph_executor_create(kiln_allocator_system(), text, "fuzz.json", module, NULL, &gx));
+  }
+  kiln_graph_executor_destroy(gx);
+  kiln_runtime_module_release(module);
+  free(text);
+}
+#elif KILN_FUZZ_FORMAT == 4 /* IR text */
+static void fuzz_one(const uint8_t *data, size_t size) {
+  char *text = text_of(data, size);
+  kiln_module_t *module = NULL;
+  if (text) {
+    kiln_status_free(kiln_ir_parse_module("fuzz.txt", text, kiln_allocator_system(), &module));
+  }
+  kiln_module_destroy(module);
+  free(text);
+}
+#else
+#error "KILN_FUZZ_FORMAT must be 1 (npy), 2 (params), 3 (graph.json) or 4 (IR text)"
+#endif
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  fuzz_one(data, size);
+  return 0;
+}
