@@ -467,53 +467,34 @@ static kiln_status_t tagged(json_t *attrs, const char *key, const char *tag, jso
   return append(pair, *out_list);
 }
 
-static const kiln_memory_plan_entry_t *planned_entry(const entry_t *entry,
-                                                     const kiln_memory_plan_t *plan) {
-  return plan && entry->expr ? kiln_memory_plan_find(plan, entry->expr, entry->field) : NULL;
-}
-
 /* The plan's storage of an entry, or a fresh one after the plan's. */
-static int storage_of(const entry_t *entry, const kiln_memory_plan_t *plan, int *next_fresh) {
-  const kiln_memory_plan_entry_t *planned = planned_entry(entry, plan);
+static int storage_of(const kiln_memory_plan_entry_t *planned, int *next_fresh) {
   return planned && planned->storage_id >= 0 ? planned->storage_id : (*next_fresh)++;
-}
-
-/* "storage_offset" (kiln's own: bytes into the storage), when the plan
- * placed some entry away from its storage's start. */
-static kiln_status_t offsets_json(const codegen_t *g, const kiln_memory_plan_t *plan,
-                                  json_t *attrs) {
-  bool any = false;
-  for (size_t e = 0; e < kiln_array_count(&g->types); ++e) {
-    const kiln_memory_plan_entry_t *planned = planned_entry(kiln_array_at(&g->types, e), plan);
-    any = any || (planned && planned->offset > 0);
-  }
-  json_t *offsets = NULL;
-  if (!any) {
-    return KILN_OK;
-  }
-  KILN_RETURN_IF_ERROR(tagged(attrs, "storage_offset", "list_int", &offsets));
-  for (size_t e = 0; e < kiln_array_count(&g->types); ++e) {
-    const kiln_memory_plan_entry_t *planned = planned_entry(kiln_array_at(&g->types, e), plan);
-    json_int_t offset = planned && planned->storage_id >= 0 ? (json_int_t)planned->offset : 0;
-    KILN_RETURN_IF_ERROR(append(offsets, json_integer(offset)));
-  }
-  return KILN_OK;
 }
 
 static kiln_status_t attrs_json(const codegen_t *g, const kiln_memory_plan_t *plan, json_t *graph) {
   json_t *attrs = json_object();
   KILN_RETURN_IF_ERROR(set(graph, "attrs", attrs));
-  json_t *dltype = NULL, *storage = NULL, *shape = NULL, *flops = NULL;
+  json_t *dltype = NULL, *storage = NULL, *shape = NULL, *flops = NULL, *offsets = NULL;
   KILN_RETURN_IF_ERROR(tagged(attrs, "dltype", "list_str", &dltype));
   KILN_RETURN_IF_ERROR(tagged(attrs, "storage_id", "list_int", &storage));
   KILN_RETURN_IF_ERROR(tagged(attrs, "shape", "list_shape", &shape));
   KILN_RETURN_IF_ERROR(tagged(attrs, "kiln_flops", "list_int", &flops));
+  /* kiln's own "storage_offset" (bytes into the storage), kept only when
+   * the plan placed some entry away from its storage's start */
+  KILN_RETURN_IF_ERROR(tagged(attrs, "storage_offset", "list_int", &offsets));
   int next_fresh = plan ? plan->num_storages : 0;
+  bool any_offset = false;
   for (size_t e = 0; e < kiln_array_count(&g->types); ++e) {
     const entry_t *entry = kiln_array_at(&g->types, e);
     const kiln_tensor_type_t *type = entry->type;
+    const kiln_memory_plan_entry_t *planned =
+        plan && entry->expr ? kiln_memory_plan_find(plan, entry->expr, entry->field) : NULL;
+    size_t offset = planned && planned->storage_id >= 0 ? planned->offset : 0;
+    any_offset = any_offset || offset > 0;
     KILN_RETURN_IF_ERROR(append(dltype, json_string(kiln_dtype_name(type->dtype))));
-    KILN_RETURN_IF_ERROR(append(storage, json_integer(storage_of(entry, plan, &next_fresh))));
+    KILN_RETURN_IF_ERROR(append(storage, json_integer(storage_of(planned, &next_fresh))));
+    KILN_RETURN_IF_ERROR(append(offsets, json_integer((json_int_t)offset)));
     json_t *dims = json_array();
     KILN_RETURN_IF_ERROR(append(shape, dims));
     for (int d = 0; d < type->ndim; ++d) {
@@ -524,7 +505,10 @@ static kiln_status_t attrs_json(const codegen_t *g, const kiln_memory_plan_t *pl
     const node_t *node = kiln_array_at(&g->nodes, n);
     KILN_RETURN_IF_ERROR(append(flops, json_integer(node->flops)));
   }
-  return offsets_json(g, plan, attrs);
+  if (!any_offset) {
+    json_object_del(attrs, "storage_offset");
+  }
+  return KILN_OK;
 }
 
 static kiln_status_t graph_json(const codegen_t *g, const value_t *heads,

@@ -15,6 +15,7 @@
 #define KILN_OP_GATHER_COMPUTE_H_
 
 #include "op/op.h"
+#include "te/te.h"
 #include "tir/builder.h"
 
 /* sum, mean, max, min, prod. */
@@ -48,6 +49,13 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_compute_scatter_nd(const kiln_compute_ar
  * int32. gather and take (mode "fast") read the data through it. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_gather_checked_indices(
     const kiln_compute_args_t *args, int axis, const struct kiln_te_tensor_t **out_checked);
+
+/* The output stage T_<op> of `fn` over inputs[0] and the checked indices
+ * (kiln_gather_checked_indices), of the call's output type. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_gather_output_stage(const kiln_compute_args_t *args,
+                                                            kiln_te_fcompute_fn fn, void *user,
+                                                            const struct kiln_te_tensor_t *checked,
+                                                            kiln_compute_result_t *out_result);
 
 /* ---- loops of extern bodies ---- */
 

@@ -223,12 +223,8 @@ static kiln_status_t schedule_nchwc_rows(kiln_te_schedule_t *s, kiln_te_stage_t 
  * and 14 wide layers of a ResNet, which keeps more multiply-adds in
  * flight than 8), else KILN_SCHEDULE_NCHWC_REG_N with a tail. */
 static int64_t tile_ow(int64_t ow) {
-  for (int64_t n = KILN_SCHEDULE_DEPTHWISE_REG_N; 2 * n >= KILN_SCHEDULE_DEPTHWISE_REG_N; --n) {
-    if (ow % n == 0) {
-      return n;
-    }
-  }
-  return KILN_SCHEDULE_NCHWC_REG_N;
+  int64_t n = kiln_schedule_x86_split_width(ow, KILN_SCHEDULE_DEPTHWISE_REG_N);
+  return ow % n == 0 && 2 * n >= KILN_SCHEDULE_DEPTHWISE_REG_N ? n : KILN_SCHEDULE_NCHWC_REG_N;
 }
 
 static kiln_status_t schedule_depthwise(kiln_te_schedule_t *s, const kiln_te_tensor_t *anchor,
@@ -301,26 +297,12 @@ static int nchwc_kind(const kiln_nn_conv2d_attrs_t *a, const kiln_te_tensor_t *d
   return grouped_nchwc(a, kernel_i_block, data, anchor) ? 1 : 0;
 }
 
-/* The widest divisor of `n` from `widest` down to half of it; `n` itself
- * when it is narrower; else `widest` (with a tail). */
-static int64_t widest_divisor(int64_t n, int64_t widest) {
-  if (n <= widest) {
-    return n;
-  }
-  for (int64_t d = widest; 2 * d >= widest; --d) {
-    if (n % d == 0) {
-      return d;
-    }
-  }
-  return widest;
-}
-
 /* The register tile's columns for tile_oc chunks: the widest divisor of ow
  * up to the accumulators per chunk (at most the depthwise width). */
 static int64_t tile_columns(int64_t ow, int64_t tile_oc) {
   int64_t widest = KILN_SCHEDULE_NCHWC_ACCUMULATORS / tile_oc;
-  return widest_divisor(ow, widest < KILN_SCHEDULE_DEPTHWISE_REG_N ? widest
-                                                                   : KILN_SCHEDULE_DEPTHWISE_REG_N);
+  return kiln_schedule_x86_split_width(
+      ow, widest < KILN_SCHEDULE_DEPTHWISE_REG_N ? widest : KILN_SCHEDULE_DEPTHWISE_REG_N);
 }
 
 /* The most rows (a divisor of oh) whose accumulator fits
@@ -416,6 +398,18 @@ kiln_status_t kiln_schedule_conv2d_nchwc_x86(const kiln_schedule_target_t *targe
 }
 
 /* ---- shared with the other x86 schedules (schedule_x86.h) ---- */
+
+int64_t kiln_schedule_x86_split_width(int64_t n, int64_t widest) {
+  if (n <= widest) {
+    return n;
+  }
+  for (int64_t d = widest; 2 * d >= widest; --d) {
+    if (n % d == 0) {
+      return d;
+    }
+  }
+  return widest;
+}
 
 const kiln_te_tensor_t *kiln_schedule_x86_fused_output(const kiln_te_schedule_t *s,
                                                        const kiln_te_tensor_t *anchor) {

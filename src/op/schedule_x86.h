@@ -26,6 +26,10 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_schedule_x86_accumulator(kiln_te_schedul
                                                                  const kiln_te_tensor_t *final,
                                                                  kiln_te_stage_t **out_stage,
                                                                  kiln_te_stage_t **out_accumulator);
+/* A split of an extent `n` by at most `widest`: n itself when narrower,
+ * else the widest divisor of n from `widest` down to half of it (no tail),
+ * else `widest` (te lowering's guarded tail). */
+int64_t kiln_schedule_x86_split_width(int64_t n, int64_t widest);
 /* Fuses the adjacent leaves axes[0..count) (outer first) into one. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_schedule_x86_fuse_all(kiln_te_schedule_t *s,
                                                               kiln_te_stage_t *st, int count,

@@ -45,20 +45,6 @@ static const kiln_te_iter_var_t *axis(const kiln_te_tensor_t *t, int i) {
   return kiln_te_tensor_axis(t, i);
 }
 
-/* Rows per tile: m when it fits, else the largest divisor of m from `limit`
- * down to half of it, else `limit` (with a tail). */
-static int64_t gemm_tile_rows(int64_t m, int64_t limit) {
-  if (m <= limit) {
-    return m;
-  }
-  for (int64_t r = limit; 2 * r >= limit; --r) {
-    if (m % r == 0) {
-      return r;
-    }
-  }
-  return limit;
-}
-
 /* Vectors of columns per tile: as many as the accumulators allow for
  * `rows` (at least 2, at most KILN_SCHEDULE_GEMM_MAX_VECTORS), the widest
  * from there down to half of it whose tile divides n. */
@@ -79,7 +65,7 @@ kiln_schedule_gemm_config_t kiln_schedule_gemm_x86_config(const kiln_schedule_ta
                                                           int64_t m, int64_t n, int64_t k) {
   (void)k;
   int64_t lanes = kiln_schedule_lanes(target, KILN_DTYPE_FLOAT32);
-  int64_t rows = gemm_tile_rows(m, KILN_SCHEDULE_GEMM_MAX_ROWS);
+  int64_t rows = kiln_schedule_x86_split_width(m, KILN_SCHEDULE_GEMM_MAX_ROWS);
   int64_t cols = gemm_tile_vectors(rows, n, lanes) * lanes;
   if (n < cols) {
     cols = n < lanes ? n : n / lanes * lanes;

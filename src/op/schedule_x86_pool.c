@@ -138,21 +138,6 @@ static kiln_status_t pool_accumulator(kiln_te_stage_t *red, const kiln_te_stage_
   return kiln_te_vectorize(red, kiln_te_tensor_axis(red->output, vector_axis));
 }
 
-/* A split of ow by at most `widest`: ow itself when narrower, else the
- * widest divisor of ow from `widest` down to half of it (no tail), else
- * `widest` with a guarded tail. */
-static int64_t pool_split(int64_t ow, int64_t widest) {
-  if (ow <= widest) {
-    return ow;
-  }
-  for (int64_t n = widest; 2 * n >= widest; --n) {
-    if (ow % n == 0) {
-      return n;
-    }
-  }
-  return widest;
-}
-
 /* The output's loops: outer axes parallel, ow split into register tiles
  * (channels innermost) or vectors (NCHW); `out_at` is the leaf the
  * accumulators are computed at. */
@@ -162,7 +147,7 @@ static kiln_status_t pool_output_loops(const kiln_schedule_target_t *target, kil
   const kiln_te_tensor_t *t = out->output;
   bool blocked = w + 1 < t->ndim;
   int64_t widest = blocked ? KILN_SCHEDULE_POOL_REG_N : kiln_schedule_lanes(target, t->dtype);
-  int64_t factor = pool_split(t->shape[w], widest);
+  int64_t factor = kiln_schedule_x86_split_width(t->shape[w], widest);
   const kiln_te_iter_var_t *inner = NULL;
   KILN_RETURN_IF_ERROR(kiln_te_split(s, out, kiln_te_tensor_axis(t, w), factor, out_at, &inner));
   KILN_RETURN_IF_ERROR(pool_parallel_outer(s, out, w));

@@ -168,9 +168,9 @@ static kiln_status_t index_stage(const kiln_compute_args_t *args, int ndim, cons
                         user, out_tensor);
 }
 
-static kiln_status_t output_stage(const kiln_compute_args_t *args, kiln_te_fcompute_fn fn,
-                                  void *user, const kiln_te_tensor_t *checked,
-                                  kiln_compute_result_t *out_result) {
+kiln_status_t kiln_gather_output_stage(const kiln_compute_args_t *args, kiln_te_fcompute_fn fn,
+                                       void *user, const kiln_te_tensor_t *checked,
+                                       kiln_compute_result_t *out_result) {
   const kiln_tensor_type_t *out = NULL;
   KILN_RETURN_IF_ERROR(kiln_compute_output_type(args, 0, &out));
   char name[80];
@@ -196,7 +196,7 @@ kiln_status_t kiln_compute_gather(const kiln_compute_args_t *args,
   const kiln_te_tensor_t *indices = args->inputs[1];
   KILN_RETURN_IF_ERROR(
       index_stage(args, indices->ndim, indices->shape, gather_index_extern, &g, &g.checked));
-  return output_stage(args, gather_body, &g, g.checked, out_result);
+  return kiln_gather_output_stage(args, gather_body, &g, g.checked, out_result);
 }
 
 /* ---- gather_nd ---- */
@@ -280,7 +280,7 @@ kiln_status_t kiln_compute_gather_nd(const kiln_compute_args_t *args,
   gather_nd_t g = {args, (int)attrs->batch_dims, (int)indices->shape[indices->ndim - 1], NULL};
   KILN_RETURN_IF_ERROR(
       index_stage(args, indices->ndim, indices->shape, gather_nd_index_extern, &g, &g.checked));
-  return output_stage(args, gather_nd_body, &g, g.checked, out_result);
+  return kiln_gather_output_stage(args, gather_nd_body, &g, g.checked, out_result);
 }
 
 /* ---- the scatters ---- */

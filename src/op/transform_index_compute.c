@@ -281,12 +281,5 @@ kiln_status_t kiln_compute_take(const kiln_compute_args_t *args,
     return kiln_compute_one(args, take_body, &t, out_result);
   }
   KILN_RETURN_IF_ERROR(kiln_gather_checked_indices(args, t.axis, &t.checked));
-  const kiln_tensor_type_t *out = NULL;
-  KILN_RETURN_IF_ERROR(kiln_compute_output_type(args, 0, &out));
-  const kiln_te_tensor_t *inputs[2] = {t.data, t.checked};
-  char name[64];
-  kiln_compute_tensor_name(args->op, name, sizeof(name));
-  out_result->num_outputs = 1;
-  return kiln_te_compute(args->arena, name, out->ndim, out->shape, 2, inputs, take_body, &t,
-                         &out_result->outputs[0]);
+  return kiln_gather_output_stage(args, take_body, &t, t.checked, out_result);
 }

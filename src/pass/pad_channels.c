@@ -275,13 +275,11 @@ static kiln_status_t sink_unary(kiln_pass_rewriter_t *rw, kiln_call_t *call,
 
 /* ---- which convs to pad: where their slice would land ---- */
 
+/* The elements of a tensor-typed expr; 0 for any other (a tuple). */
 static int64_t elements(const kiln_expr_t *expr) {
   const kiln_tensor_type_t *t = kiln_pass_tensor_type(expr);
-  int64_t n = 1;
-  for (int d = 0; t && d < t->ndim; ++d) {
-    n *= t->shape[d];
-  }
-  return n;
+  int64_t n = 0;
+  return t && kiln_status_consume_ok(kiln_shape_element_count(t->ndim, t->shape, &n)) ? n : 0;
 }
 
 /* Whether a constant operand broadcasts per channel or over none, beside

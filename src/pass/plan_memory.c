@@ -326,8 +326,14 @@ static int32_t sole_use_entry(const planner_t *p, const kiln_expr_t *expr) {
   return ref;
 }
 
-/* Whether the concatenate `node` can be in place; its inputs' offsets. */
-static bool fits_in_place(const planner_t *p, int32_t node, size_t *offsets) {
+/* An input of an in-place concatenate: its entry and offset. */
+typedef struct placed_t {
+  int32_t ref;
+  size_t offset;
+} placed_t;
+
+/* Whether the concatenate `node` can be in place; its inputs' places. */
+static bool fits_in_place(const planner_t *p, int32_t node, placed_t *places) {
   const kiln_call_t *call = kiln_expr_as_call(node_at(p, node));
   int axis = call ? lone_concatenate_axis(call) : -1;
   int32_t whole = p->count[node] == 1 ? *ref_at(p, node, 0) : -1;
@@ -347,7 +353,7 @@ static bool fits_in_place(const planner_t *p, int32_t node, size_t *offsets) {
         entry_at(p, ref)->dtype != entry_at(p, whole)->dtype) {
       return false;
     }
-    offsets[i] = offset;
+    places[i] = (placed_t){ref, offset};
     offset += entry_at(p, ref)->bytes;
   }
   return true;
@@ -361,27 +367,27 @@ static kiln_status_t find_in_place(planner_t *p) {
   for (size_t e = 0; e < entries; ++e) {
     p->alias[e] = -1;
   }
-  kiln_array_t offsets;
-  kiln_array_initialize(&offsets, p->allocator, sizeof(size_t));
+  kiln_array_t places;
+  kiln_array_initialize(&places, p->allocator, sizeof(placed_t));
   kiln_status_t status = KILN_OK;
   for (int32_t node = 0; status == KILN_OK && node < count; ++node) {
     const kiln_call_t *call = kiln_expr_as_call(node_at(p, node));
     if (!call || call->num_args < 2) {
       continue;
     }
-    status = kiln_array_reserve(&offsets, (size_t)call->num_args);
-    if (status != KILN_OK || !fits_in_place(p, node, offsets.data)) {
+    status = kiln_array_reserve(&places, (size_t)call->num_args);
+    if (status != KILN_OK || !fits_in_place(p, node, places.data)) {
       continue;
     }
     int32_t whole = *ref_at(p, node, 0);
     entry_at(p, whole)->in_place = true;
     for (int i = 0; i < call->num_args; ++i) {
-      int32_t ref = sole_use_entry(p, call->args[i]);
-      p->alias[ref] = whole;
-      entry_at(p, ref)->offset = ((const size_t *)offsets.data)[i];
+      const placed_t *place = (const placed_t *)places.data + i;
+      p->alias[place->ref] = whole;
+      entry_at(p, place->ref)->offset = place->offset;
     }
   }
-  kiln_array_deinitialize(&offsets);
+  kiln_array_deinitialize(&places);
   return status;
 }
 
