@@ -4,7 +4,8 @@
  * channels moves down past channel-wise ops: a classifier conv (10
  * channels) through its bias, relu and global pool (one small slice left),
  * a conv of 24 channels whose slice a groups-1 conv absorbs (zero input
- * weights) and one a depthwise conv carries on; a conv of 8 channels
+ * weights) and one a depthwise conv carries on, and one a split reads whole
+ * (a tuple-typed reader: left alone); a conv of 8 channels
  * before a concatenate, whose slice would be as big as its output, and
  * one of 32 channels are left alone. Every case keeps the interpreter's
  * numbers (weights bound as constants, random). The block option and its
@@ -48,6 +49,13 @@
   "  %1 = nn.conv2d(%0, %w2, padding=[1, 1, 1, 1], groups=24);\n"                        \
   "  %2 = multiply(%1, %s);\n"                                                           \
   "  nn.global_avg_pool2d(%2)\n"                                                         \
+  "}\n"
+/* conv(24) split in two (a tuple-typed reader of the conv's output). */
+#define SPLIT                                                                              \
+  "def @main(%x: Tensor[(1, 16, 6, 6), float32], %w: Tensor[(24, 16, 1, 1), float32]) {\n" \
+  "  %0 = nn.conv2d(%x, %w);\n"                                                            \
+  "  %1 = split(%0, sections=2, axis=1);\n"                                                \
+  "  add(%1.0, %1.1)\n"                                                                    \
   "}\n"
 /* conv(8) concatenated with the input; conv(32) then relu. */
 #define LEFT_ALONE                                                                      \
@@ -114,6 +122,9 @@ static void test_slice_absorbed_or_carried(void **state) {
   char *text = kpt_print(m);
   assert_non_null(strstr(text, "Tensor[(1, 32, 6, 6), float32]"));
   kpt_free(text);
+  kiln_module_destroy(m);
+  m = padded(SPLIT, context); /* the split reads the conv whole: left alone */
+  assert_int_equal(count_op(m, &kiln_op_strided_slice), 0);
   kiln_module_destroy(m);
   m = padded(DEPTHWISE, context);
   text = kpt_print(m);
