@@ -128,6 +128,8 @@ static kiln_status_t scan_stmt(scan_t *scan, const kiln_tir_stmt_t *s) {
   }
   case KILN_TIR_STMT_EVALUATE:
     return scan_expr(scan, ((const kiln_tir_evaluate_t *)s)->value);
+  case KILN_TIR_STMT_PREFETCH:
+    return scan_expr(scan, ((const kiln_tir_prefetch_t *)s)->load);
   case KILN_TIR_STMT_ASSERT: {
     const kiln_tir_assert_t *n = (const void *)s;
     KILN_RETURN_IF_ERROR(scan_expr(scan, n->condition));
@@ -226,6 +228,7 @@ static kiln_status_t find_loops(finder_t *f, const kiln_tir_stmt_t *s) {
     return find_loops(f, ((const kiln_tir_assert_t *)s)->body);
   case KILN_TIR_STMT_BUFFER_STORE:
   case KILN_TIR_STMT_EVALUATE:
+  case KILN_TIR_STMT_PREFETCH:
   case KILN_TIR_STMT_KIND_COUNT_:
     break;
   }

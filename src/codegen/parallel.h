@@ -22,6 +22,13 @@
 
 #include "tir/tir.h"
 
+/* The largest local Allocate both backends put on the stack (bigger ones
+ * are workspaces). It holds a conv row block's accumulator
+ * (KILN_SCHEDULE_NCHWC_BLOCK_BYTES): LLVM keeps a stack array's elements
+ * in registers across a loop more readily than a workspace's, whose
+ * pointer comes from a call. */
+#define KILN_CODEGEN_STACK_BYTES (32 * 1024)
+
 typedef enum kiln_codegen_chunk_e {
   KILN_CODEGEN_CHUNK_STATIC,
   KILN_CODEGEN_CHUNK_STRIDE,

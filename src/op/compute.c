@@ -140,6 +140,16 @@ static int64_t data_extent(const kiln_te_stage_t *st) {
   return extent;
 }
 
+/* The target's lanes, or the last axis when it is narrower and divides
+ * them (a channel block of 8 at 16 lanes: a vector across two blocks would
+ * read a per-channel parameter as a gather). */
+static int vector_lanes(const kiln_schedule_target_t *target, const kiln_te_tensor_t *out) {
+  int lanes = kiln_schedule_lanes(target, out->dtype);
+  int64_t last = out->ndim > 1 ? out->shape[out->ndim - 1] : lanes;
+  return last >= KILN_SCHEDULE_MIN_BLOCK_LANES && last < lanes && lanes % last == 0 ? (int)last
+                                                                                    : lanes;
+}
+
 static kiln_status_t schedule_stage(const kiln_schedule_target_t *target, kiln_te_schedule_t *s,
                                     kiln_te_stage_t *st) {
   const kiln_te_iter_var_t *fused = NULL;
@@ -151,7 +161,7 @@ static kiln_status_t schedule_stage(const kiln_schedule_target_t *target, kiln_t
   if (st->op->reducer != KILN_TE_REDUCE_NONE) {
     return kiln_te_parallel(st, fused);
   }
-  int lanes = kiln_schedule_lanes(target, st->output->dtype);
+  int lanes = vector_lanes(target, st->output);
   if (lanes < 2 || extent < lanes) {
     return KILN_OK; /* less than a vector: not worth a thread */
   }

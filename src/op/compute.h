@@ -65,6 +65,9 @@ struct kiln_schedule_target_t {
 kiln_schedule_target_t kiln_schedule_target_host(void);
 /* Lanes of one vector of `dtype` (bool as 8 bits), at least 1. */
 int kiln_schedule_lanes(const kiln_schedule_target_t *target, kiln_dtype_t dtype);
+/* The narrowest last axis the default schedule vectorizes by, when it is
+ * narrower than the target's vector (compute.c). */
+#define KILN_SCHEDULE_MIN_BLOCK_LANES 4
 
 /* Runs the operator's compute rule and checks its outputs against
  * args->output_type (count, dtype, shape); errors name the operator. */

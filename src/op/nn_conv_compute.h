@@ -47,12 +47,17 @@
 #define KILN_SCHEDULE_NCHWC_BLOCK_BYTES (32 * 1024)
 #define KILN_SCHEDULE_NCHWC_MIN_TASKS   8
 #define KILN_SCHEDULE_NCHWC_ROW_REDUCE  64
+/* How many input chunks ahead a row block fetches its weights (and data):
+ * two chunks give the L2 cache a chunk's compute time to bring them. */
+#define KILN_SCHEDULE_NCHWC_PREFETCH 2
 
 /* The knobs of the conv2d_NCHWc schedule (schedule_x86.c). */
 typedef struct kiln_schedule_conv_config_t {
   int64_t tile_ow;  /* output columns per register tile */
   int64_t tile_oc;  /* output channel chunks per register tile */
   int64_t block_oh; /* rows of the row block (0: the register tile alone) */
+  int64_t prefetch; /* (row block) input chunks ahead whose weights and data
+                       are fetched while this one computes (0: none) */
 } kiln_schedule_conv_config_t;
 
 /* The shape facts of a conv2d_NCHWc the default knobs depend on. */

@@ -66,12 +66,15 @@
  * shares with the convolutions (the fused output, the inlined epilogue, the
  * accumulator stage) are declared in schedule_x86.h.
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "op/compute.h"
 #include "op/nn_common.h"
 #include "op/nn_conv_compute.h"
 #include "op/schedule_x86.h"
+#include "tir/transform.h"
 
 /* ---- conv2d_NCHWc ---- */
 
@@ -203,7 +206,9 @@ static kiln_status_t schedule_nchwc_tile(kiln_te_schedule_t *s, kiln_te_stage_t 
  * block from the L1 cache, and within each row the register tiles of
  * tile_ow columns reduce kh, kw and the ic block as above. */
 static kiln_status_t schedule_nchwc_rows(kiln_te_schedule_t *s, kiln_te_stage_t *local,
-                                         int64_t ic_block, int64_t tile_ow) {
+                                         int64_t ic_block,
+                                         const kiln_schedule_conv_config_t *config) {
+  int64_t tile_ow = config->tile_ow;
   const kiln_te_tensor_t *cc = local->output;
   const kiln_te_iter_var_t *ic_chunk = NULL, *ic_inner = NULL, *ow_chunk = NULL, *ow_block = NULL;
   const kiln_te_iter_var_t *const *reduce = local->op->reduce_axes;
@@ -212,6 +217,12 @@ static kiln_status_t schedule_nchwc_rows(kiln_te_schedule_t *s, kiln_te_stage_t 
   const kiln_te_iter_var_t *order[] = {axis(cc, 0), ic_chunk, axis(cc, 2), ow_chunk, reduce[1],
                                        reduce[2],   ic_inner, axis(cc, 1), ow_block, axis(cc, 4)};
   KILN_RETURN_IF_ERROR(kiln_te_reorder(local, 10, order));
+  if (config->prefetch > 0) {
+    char distance[24];
+    snprintf(distance, sizeof(distance), "%" PRId64, config->prefetch);
+    KILN_RETURN_IF_ERROR(
+        kiln_te_pragma(s, local, ic_chunk, KILN_TIR_PREFETCH_ANNOTATION, distance));
+  }
   KILN_RETURN_IF_ERROR(kiln_te_unroll(local, axis(cc, 1)));
   KILN_RETURN_IF_ERROR(kiln_te_unroll(local, ow_block));
   return kiln_te_vectorize(local, axis(cc, 4));
@@ -330,6 +341,7 @@ kiln_schedule_conv_config_t kiln_schedule_conv_x86_config(const kiln_schedule_ta
   config.tile_ow = tile_columns(c->ow, config.tile_oc);
   if (c->ic_chunks > 1 && c->reduce_per_chunk >= KILN_SCHEDULE_NCHWC_ROW_REDUCE) {
     config.block_oh = block_rows(c, config.tile_oc);
+    config.prefetch = KILN_SCHEDULE_NCHWC_PREFETCH;
   }
   return config;
 }
@@ -372,7 +384,7 @@ kiln_status_t kiln_schedule_conv2d_nchwc_x86_apply(const kiln_schedule_conv_conf
   KILN_RETURN_IF_ERROR(kiln_te_vectorize(stage, axis(out, 4)));
   if (config->block_oh > 0) {
     KILN_RETURN_IF_ERROR(kiln_te_compute_at(local, stage, fused));
-    return schedule_nchwc_rows(schedule, local, ic_block, config->tile_ow);
+    return schedule_nchwc_rows(schedule, local, ic_block, config);
   }
   KILN_RETURN_IF_ERROR(kiln_te_compute_at(local, stage, ow_chunk));
   return schedule_nchwc_tile(schedule, local, ic_block);

@@ -161,6 +161,10 @@ const kiln_tir_stmt_t *kiln_tir_b_evaluate(kiln_tir_builder_t *b, const kiln_tir
   KILN_TIR_B_CALL_(const kiln_tir_stmt_t *, kiln_tir_evaluate_create(b->arena, x, &out_));
 }
 
+const kiln_tir_stmt_t *kiln_tir_b_prefetch(kiln_tir_builder_t *b, const kiln_tir_expr_t *load) {
+  KILN_TIR_B_CALL_(const kiln_tir_stmt_t *, kiln_tir_prefetch_create(b->arena, load, &out_));
+}
+
 const kiln_tir_stmt_t *kiln_tir_b_assert(kiln_tir_builder_t *b, const kiln_tir_expr_t *c,
                                          const char *message, const kiln_tir_stmt_t *body) {
   KILN_TIR_B_CALL_(const kiln_tir_stmt_t *,

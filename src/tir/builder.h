@@ -73,6 +73,7 @@ const kiln_tir_stmt_t *kiln_tir_b_let_stmt(kiln_tir_builder_t *b, const kiln_tir
                                            const kiln_tir_expr_t *value,
                                            const kiln_tir_stmt_t *body);
 const kiln_tir_stmt_t *kiln_tir_b_evaluate(kiln_tir_builder_t *b, const kiln_tir_expr_t *x);
+const kiln_tir_stmt_t *kiln_tir_b_prefetch(kiln_tir_builder_t *b, const kiln_tir_expr_t *load);
 const kiln_tir_stmt_t *kiln_tir_b_assert(kiln_tir_builder_t *b, const kiln_tir_expr_t *c,
                                          const char *message, const kiln_tir_stmt_t *body);
 const kiln_tir_prim_func_t *kiln_tir_b_func(kiln_tir_builder_t *b, const char *name, int n,

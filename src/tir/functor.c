@@ -225,6 +225,8 @@ kiln_status_t kiln_tir_visitor_stmt_children(kiln_tir_visitor_t *visitor,
   }
   case KILN_TIR_STMT_EVALUATE:
     return kiln_tir_visitor_visit_expr(visitor, ((const kiln_tir_evaluate_t *)stmt)->value);
+  case KILN_TIR_STMT_PREFETCH:
+    return kiln_tir_visitor_visit_expr(visitor, ((const kiln_tir_prefetch_t *)stmt)->load);
   case KILN_TIR_STMT_ASSERT: {
     const kiln_tir_assert_t *n = (const void *)stmt;
     KILN_RETURN_IF_ERROR(kiln_tir_visitor_visit_expr(visitor, n->condition));
@@ -387,6 +389,22 @@ static kiln_status_t rebuild_assert(kiln_tir_mutator_t *m, const kiln_tir_assert
   return kiln_tir_assert_create(m->arena, condition, n->message, body, out);
 }
 
+/* A load that mutates into another expression (a constant) has nothing left
+ * to fetch: the prefetch goes. */
+static kiln_status_t rebuild_prefetch(kiln_tir_mutator_t *m, const kiln_tir_prefetch_t *n,
+                                      const kiln_tir_stmt_t **out) {
+  const kiln_tir_expr_t *load = NULL;
+  KILN_RETURN_IF_ERROR(kiln_tir_mutator_mutate_expr(m, n->load, &load));
+  if (load == n->load) {
+    *out = &n->base;
+    return KILN_OK;
+  }
+  if (load->kind != KILN_TIR_EXPR_BUFFER_LOAD || load->dtype.lanes != 1) {
+    return kiln_tir_seq_create(m->arena, 0, NULL, out);
+  }
+  return kiln_tir_prefetch_create(m->arena, load, out);
+}
+
 kiln_status_t kiln_tir_mutator_rebuild_stmt(kiln_tir_mutator_t *mutator,
                                             const kiln_tir_stmt_t *stmt,
                                             const kiln_tir_stmt_t **out_stmt) {
@@ -423,6 +441,8 @@ kiln_status_t kiln_tir_mutator_rebuild_stmt(kiln_tir_mutator_t *mutator,
   }
   case KILN_TIR_STMT_ASSERT:
     return rebuild_assert(mutator, (const void *)stmt, out_stmt);
+  case KILN_TIR_STMT_PREFETCH:
+    return rebuild_prefetch(mutator, (const void *)stmt, out_stmt);
   case KILN_TIR_STMT_KIND_COUNT_:
     break;
   }

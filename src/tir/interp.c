@@ -457,6 +457,8 @@ static kiln_status_t exec(interp_t *in, const kiln_tir_stmt_t *s) {
     return exec_let(in, (const void *)s);
   case KILN_TIR_STMT_EVALUATE:
     return eval(in, ((const kiln_tir_evaluate_t *)s)->value, &value);
+  case KILN_TIR_STMT_PREFETCH: /* the load's indices are checked; nothing else happens */
+    return eval(in, ((const kiln_tir_prefetch_t *)s)->load, &value);
   case KILN_TIR_STMT_ASSERT: {
     const kiln_tir_assert_t *n = (const void *)s;
     KILN_RETURN_IF_ERROR(eval(in, n->condition, &value));

@@ -53,6 +53,8 @@ kiln_status_t kiln_tir_lower_pipeline(kiln_arena_t *arena, const kiln_tir_prim_f
   const kiln_tir_prim_func_t *f = func;
   KILN_RETURN_IF_ERROR(kiln_tir_loop_partition(arena, f, &f));
   KILN_RETURN_IF_ERROR(kiln_tir_storage_flatten(arena, f, &f));
+  KILN_RETURN_IF_ERROR(kiln_tir_inject_prefetch(arena, f, &f));
+  KILN_RETURN_IF_ERROR(kiln_tir_unswitch_select(arena, f, &f));
   KILN_RETURN_IF_ERROR(kiln_tir_vectorize(arena, f, &f));
   KILN_RETURN_IF_ERROR(kiln_tir_loop_partition(arena, f, &f));
   KILN_RETURN_IF_ERROR(kiln_tir_unroll(arena, f, &options->unroll, &f));

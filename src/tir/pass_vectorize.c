@@ -358,6 +358,7 @@ static kiln_status_t lanes_scalar_control(kiln_tir_mutator_t *self, const kiln_t
   case KILN_TIR_STMT_ALLOCATE:
   case KILN_TIR_STMT_SEQ:
   case KILN_TIR_STMT_EVALUATE:
+  case KILN_TIR_STMT_PREFETCH:
   case KILN_TIR_STMT_KIND_COUNT_:
     break;
   }

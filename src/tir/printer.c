@@ -365,6 +365,10 @@ static kiln_status_t print_line_stmt(kiln_strbuf_t *sb, const kiln_tir_stmt_t *s
     KILN_RETURN_IF_ERROR(kiln_strbuf_append(sb, "T.evaluate("));
     KILN_RETURN_IF_ERROR(print_prec(sb, ((const kiln_tir_evaluate_t *)stmt)->value, 0));
     return kiln_strbuf_append(sb, ")\n");
+  case KILN_TIR_STMT_PREFETCH:
+    KILN_RETURN_IF_ERROR(kiln_strbuf_append(sb, "T.prefetch("));
+    KILN_RETURN_IF_ERROR(print_prec(sb, ((const kiln_tir_prefetch_t *)stmt)->load, 0));
+    return kiln_strbuf_append(sb, ")\n");
   case KILN_TIR_STMT_ASSERT: {
     const kiln_tir_assert_t *n = (const void *)stmt;
     KILN_RETURN_IF_ERROR(kiln_strbuf_append(sb, "assert "));

@@ -339,6 +339,21 @@ kiln_status_t kiln_tir_evaluate_create(kiln_arena_t *arena, const kiln_tir_expr_
   return KILN_OK;
 }
 
+kiln_status_t kiln_tir_prefetch_create(kiln_arena_t *arena, const kiln_tir_expr_t *load,
+                                       const kiln_tir_stmt_t **out_stmt) {
+  *out_stmt = NULL;
+  KILN_RETURN_IF_ERROR(check_not_null("Prefetch", load, "load"));
+  if (load->kind != KILN_TIR_EXPR_BUFFER_LOAD || load->dtype.lanes != 1) {
+    return KILN_STATUS(INVALID_ARGUMENT, "Prefetch: takes a scalar BufferLoad, not a %s",
+                       kiln_tir_expr_kind_name(load->kind));
+  }
+  kiln_tir_prefetch_t *node = NULL;
+  KILN_RETURN_IF_ERROR(allocate_stmt(arena, sizeof(*node), KILN_TIR_STMT_PREFETCH, (void **)&node));
+  node->load = load;
+  *out_stmt = &node->base;
+  return KILN_OK;
+}
+
 kiln_status_t kiln_tir_assert_create(kiln_arena_t *arena, const kiln_tir_expr_t *condition,
                                      const char *message, const kiln_tir_stmt_t *body,
                                      const kiln_tir_stmt_t **out_stmt) {

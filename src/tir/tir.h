@@ -346,7 +346,8 @@ void kiln_tir_buffer_shape_text(const kiln_tir_buffer_t *buffer, char *text, siz
   X(IF_THEN_ELSE, "IfThenElse")    \
   X(LET_STMT, "LetStmt")           \
   X(EVALUATE, "Evaluate")          \
-  X(ASSERT, "AssertStmt")
+  X(ASSERT, "AssertStmt")          \
+  X(PREFETCH, "Prefetch")
 
 typedef enum kiln_tir_stmt_kind_e {
 #define KILN_TIR_STMT_KIND_ENUM_(e, name) KILN_TIR_STMT_##e,
@@ -428,6 +429,14 @@ typedef struct kiln_tir_evaluate_t {
   const kiln_tir_expr_t *value;
 } kiln_tir_evaluate_t;
 
+/* A hint that `load` (a scalar BufferLoad, evaluated as the load would be
+ * but its value unused) is read soon: the code generators fetch its cache
+ * line towards the core (to L2), the interpreter checks its indices. */
+typedef struct kiln_tir_prefetch_t {
+  kiln_tir_stmt_t base;
+  const kiln_tir_expr_t *load;
+} kiln_tir_prefetch_t;
+
 typedef struct kiln_tir_assert_t {
   kiln_tir_stmt_t base;
   const kiln_tir_expr_t *condition;
@@ -466,6 +475,10 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_tir_let_stmt_create(kiln_arena_t *arena,
                                                             const kiln_tir_stmt_t **out_stmt);
 KILN_MUST_USE_RESULT kiln_status_t kiln_tir_evaluate_create(kiln_arena_t *arena,
                                                             const kiln_tir_expr_t *value,
+                                                            const kiln_tir_stmt_t **out_stmt);
+/* `load`: a scalar BufferLoad. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_tir_prefetch_create(kiln_arena_t *arena,
+                                                            const kiln_tir_expr_t *load,
                                                             const kiln_tir_stmt_t **out_stmt);
 KILN_MUST_USE_RESULT kiln_status_t kiln_tir_assert_create(kiln_arena_t *arena,
                                                           const kiln_tir_expr_t *condition,

@@ -50,6 +50,16 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_tir_loop_partition(kiln_arena_t *arena,
 KILN_MUST_USE_RESULT kiln_status_t kiln_tir_storage_flatten(kiln_arena_t *arena,
                                                             const kiln_tir_prim_func_t *func,
                                                             const kiln_tir_prim_func_t **out_func);
+/* The For annotation asking inject_prefetch to fetch what iteration v + D
+ * reads during iteration v; its value is D (a positive integer). */
+#define KILN_TIR_PREFETCH_ANNOTATION "prefetch"
+
+KILN_MUST_USE_RESULT kiln_status_t kiln_tir_inject_prefetch(kiln_arena_t *arena,
+                                                            const kiln_tir_prim_func_t *func,
+                                                            const kiln_tir_prim_func_t **out_func);
+KILN_MUST_USE_RESULT kiln_status_t kiln_tir_unswitch_select(kiln_arena_t *arena,
+                                                            const kiln_tir_prim_func_t *func,
+                                                            const kiln_tir_prim_func_t **out_func);
 KILN_MUST_USE_RESULT kiln_status_t kiln_tir_vectorize(kiln_arena_t *arena,
                                                       const kiln_tir_prim_func_t *func,
                                                       const kiln_tir_prim_func_t **out_func);

@@ -120,6 +120,7 @@ static void test_nchwc_default_config(void **state) {
   assert_int_equal(k.tile_oc, 2);
   assert_int_equal(k.tile_ow, 8);
   assert_int_equal(k.block_oh, 4); /* 4 rows x 56 x 2 x 64 bytes = 28 KiB */
+  assert_int_equal(k.prefetch, KILN_SCHEDULE_NCHWC_PREFETCH);
   c.oc_chunks = 32, c.oh = 7, c.ow = 7;
   k = kiln_schedule_conv_x86_config(&avx512, &c);
   assert_int_equal(k.tile_ow, 7);
@@ -127,6 +128,7 @@ static void test_nchwc_default_config(void **state) {
   c.oc_chunks = 4, c.reduce_per_chunk = 16; /* a 1x1 conv */
   k = kiln_schedule_conv_x86_config(&avx512, &c);
   assert_int_equal(k.block_oh, 0);
+  assert_int_equal(k.prefetch, 0);
   c.reduce_per_chunk = 147, c.ic_chunks = 1; /* 7x7 over 3 channels: one chunk */
   k = kiln_schedule_conv_x86_config(&avx512, &c);
   assert_int_equal(k.block_oh, 0);
@@ -139,7 +141,7 @@ static void test_nchwc_default_config(void **state) {
 /* Row blocks: 2 images, 2 input chunks, 4 output chunks in pairs, 9 rows
  * in blocks of 3, 12 columns in tiles of 6; strides 2 over 19 rows; 3
  * output chunks (one per tile) over 7 rows of 5 columns; and the row
- * block's loops pinned. */
+ * block's loops pinned, its input-chunk loop marked for prefetch. */
 static void test_nchwc_row_blocks(void **state) {
   (void)state;
   const kiln_op_t *op = &kiln_op_conv2d_nchwc;
@@ -155,7 +157,7 @@ static void test_nchwc_row_blocks(void **state) {
   const char *text = lowered_text(op, same, 2, types, 512);
   assert_non_null(strstr(text, "T.decl_buffer((1, 2, 3, 12, 16), \"float32\", scope=\"local\")"));
   assert_non_null(strstr(text, "T.parallel(12)"));
-  assert_non_null(strstr(text, "for ic_outer in T.serial(2):\n"
+  assert_non_null(strstr(text, "for ic_outer in T.serial(2, annotations={\"prefetch\": \"2\"}):\n"
                                "                for k_c in T.serial(3):"));
   assert_non_null(strstr(text, "for l_c_inner in T.unroll(6):"));
 }

@@ -4,7 +4,7 @@
  * A loop counts an int64 k over [0, extent) and binds its variable to
  * min + k in its own dtype, as the interpreter does. Allocate makes a zeroed
  * stack array when the scope is local and the size a constant of at most
- * KILN_CG_STACK_BYTES, and a workspace (kiln_backend_alloc_workspace,
+ * KILN_CODEGEN_STACK_BYTES, and a workspace (kiln_backend_alloc_workspace,
  * zeroed, freed after its body) otherwise; every error exit frees the
  * workspaces live at that point (kiln_cg_fail_exit). A parallel loop becomes
  * its outlined lambda (written to cg->lambdas) and a launch.
@@ -15,9 +15,6 @@
 
 #define A(...) KILN_RETURN_IF_ERROR(kiln_cg_printf(cg, __VA_ARGS__))
 #define L(...) KILN_RETURN_IF_ERROR(kiln_cg_line(cg, __VA_ARGS__))
-
-/* Largest local Allocate put on the stack. */
-#define KILN_CG_STACK_BYTES 16384
 
 static kiln_status_t emit_block(kiln_cg_t *cg, const kiln_tir_stmt_t *body) {
   ++cg->indent;
@@ -143,7 +140,7 @@ static kiln_status_t emit_allocate(kiln_cg_t *cg, const kiln_tir_allocate_t *n) 
   L("{\n");
   ++cg->indent;
   if (n->scope == KILN_TIR_SCOPE_LOCAL && count >= 0 &&
-      count * (int64_t)kiln_dtype_size(buffer->dtype) <= KILN_CG_STACK_BYTES) {
+      count * (int64_t)kiln_dtype_size(buffer->dtype) <= KILN_CODEGEN_STACK_BYTES) {
     L("%s %s_stack[%lld] __attribute__((aligned(64))) = {0};\n", mem, data,
       (long long)(count > 0 ? count : 1));
     L("void *%s = %s_stack;\n", data, data);
@@ -211,6 +208,17 @@ static kiln_status_t emit_assert(kiln_cg_t *cg, const kiln_tir_assert_t *n) {
   return kiln_cg_stmt(cg, n->body);
 }
 
+/* __builtin_prefetch(address, read, to L2). */
+static kiln_status_t emit_prefetch(kiln_cg_t *cg, const kiln_tir_prefetch_t *n) {
+  const kiln_tir_buffer_load_t *load = (const void *)n->load;
+  const char *data = NULL;
+  KILN_RETURN_IF_ERROR(kiln_cg_name(cg, load->buffer->data, &data));
+  L("__builtin_prefetch((const %s *)%s + (", kiln_cg_mem_type(load->buffer->dtype), data);
+  KILN_RETURN_IF_ERROR(kiln_cg_offset(cg, load->buffer, load->num_indices, load->indices, 0));
+  A("), 0, 2);\n");
+  return KILN_OK;
+}
+
 kiln_status_t kiln_cg_stmt(kiln_cg_t *cg, const kiln_tir_stmt_t *s) {
   switch (s->kind) {
   case KILN_TIR_STMT_FOR:
@@ -237,6 +245,8 @@ kiln_status_t kiln_cg_stmt(kiln_cg_t *cg, const kiln_tir_stmt_t *s) {
     return KILN_OK;
   case KILN_TIR_STMT_ASSERT:
     return emit_assert(cg, (const void *)s);
+  case KILN_TIR_STMT_PREFETCH:
+    return emit_prefetch(cg, (const void *)s);
   case KILN_TIR_STMT_KIND_COUNT_:
     break;
   }

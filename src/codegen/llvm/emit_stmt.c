@@ -4,7 +4,7 @@
  * As in the C backend: a loop counts an i64 k over [0, extent) (a phi in
  * its header) and binds its variable to (dtype)(min + k); Allocate makes a
  * zeroed stack array when the scope is local and the size a constant of at
- * most KILN_LLVM_STACK_BYTES (an alloca in the function's entry block, so
+ * most KILN_CODEGEN_STACK_BYTES (an alloca in the function's entry block, so
  * a loop around it does not grow the stack, zeroed where the Allocate is),
  * and a workspace (kiln_backend_alloc_workspace, zeroed, freed after its
  * body) otherwise. Every error exit frees the workspaces live at that point
@@ -15,9 +15,6 @@
 #include <string.h>
 
 #include "codegen/llvm/emit.h"
-
-/* Largest local Allocate put on the stack (the C backend's limit). */
-#define KILN_LLVM_STACK_BYTES 16384
 
 kiln_status_t kiln_llvm_fail_exit(kiln_llvm_t *ll) {
   LLVMTypeRef param = ll->t_ptr;
@@ -173,7 +170,7 @@ static kiln_status_t emit_allocate(kiln_llvm_t *ll, const kiln_tir_allocate_t *n
   KILN_RETURN_IF_ERROR(kiln_llvm_check_dtype(ll, buffer->dtype, "Allocate", buffer->name));
   int64_t count = constant_count(buffer);
   if (n->scope == KILN_TIR_SCOPE_LOCAL && count >= 0 &&
-      count * (int64_t)kiln_dtype_size(buffer->dtype) <= KILN_LLVM_STACK_BYTES) {
+      count * (int64_t)kiln_dtype_size(buffer->dtype) <= KILN_CODEGEN_STACK_BYTES) {
     return emit_stack(ll, n, count);
   }
   return emit_workspace(ll, n);
@@ -226,6 +223,23 @@ static kiln_status_t emit_assert(kiln_llvm_t *ll, const kiln_tir_assert_t *n) {
   return kiln_llvm_stmt(ll, n->body);
 }
 
+/* llvm.prefetch(address, read, locality 2: into L2, data cache). */
+static kiln_status_t emit_prefetch(kiln_llvm_t *ll, const kiln_tir_prefetch_t *n) {
+  const kiln_tir_buffer_load_t *load = (const void *)n->load;
+  LLVMValueRef address = NULL;
+  KILN_RETURN_IF_ERROR(
+      kiln_llvm_address(ll, load->buffer, load->num_indices, load->indices, 1, &address));
+  if (!address) {
+    return KILN_STATUS(INTERNAL, "%s: no address to prefetch in buffer %s", ll->func->name,
+                       load->buffer->name);
+  }
+  LLVMValueRef args[4] = {LLVMBuildBitCast(ll->builder, address, ll->t_ptr, ""),
+                          LLVMConstInt(ll->t_i32, 0, 0), LLVMConstInt(ll->t_i32, 2, 0),
+                          LLVMConstInt(ll->t_i32, 1, 0)};
+  (void)kiln_llvm_intrinsic(ll, "llvm.prefetch", ll->t_ptr, args, 4);
+  return KILN_OK;
+}
+
 kiln_status_t kiln_llvm_stmt(kiln_llvm_t *ll, const kiln_tir_stmt_t *s) {
   kiln_llvm_memo_undo(ll, 0);
   switch (s->kind) {
@@ -257,6 +271,8 @@ kiln_status_t kiln_llvm_stmt(kiln_llvm_t *ll, const kiln_tir_stmt_t *s) {
   }
   case KILN_TIR_STMT_ASSERT:
     return emit_assert(ll, (const void *)s);
+  case KILN_TIR_STMT_PREFETCH:
+    return emit_prefetch(ll, (const void *)s);
   case KILN_TIR_STMT_KIND_COUNT_:
     break;
   }
