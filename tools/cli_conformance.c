@@ -951,11 +951,11 @@ static kiln_status_t kiln_conformance_write_pass_list(const kiln_conformance_opt
   kiln_conformance_writer_t writer = {.status = KILN_OK};
   kiln_strbuf_initialize(&writer.text, run->allocator);
   kiln_conformance_put(&writer,
-                       "# ONNX backend node tests that pass through kiln's importer and %s,\n"
-                       "# their inputs fed at run time, written by `kiln conformance\n"
-                       "# --write-pass-list` (make conformance). `kiln conformance --pass-list`\n"
-                       "# fails when one of them no longer passes.\n",
-                       options->target ? "the graph compiler" : "reference interpreter");
+                       "# ONNX backend node tests that pass through kiln's importer and\n"
+                       "# %s, their inputs fed at run time, written by\n"
+                       "# `kiln conformance --write-pass-list` (make conformance). `kiln\n"
+                       "# conformance --pass-list` fails when one of them no longer passes.\n",
+                       options->target ? "the graph compiler" : "the reference interpreter");
   for (size_t i = 0; i < kiln_array_count(&run->cases); i++) {
     const kiln_conformance_case_t *onnx_case = kiln_conformance_at(run, i);
     if (onnx_case->result == KILN_CONFORMANCE_PASS) {
