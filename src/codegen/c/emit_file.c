@@ -17,7 +17,10 @@
  * symbolic dim binds its variable the first time it is seen), compact
  * strides (NULL or row-major) and the alignment of its data to the element
  * size, and on a mismatch sets the last error "<func>: argument <i> ..."
- * (0-based) and returns -1. Then the body, then `return 0;`.
+ * (0-based) and returns -1. Then the body, then `return 0;`. After each
+ * function, `const int32_t __kiln_num_args_<name>` records its argument
+ * count, so the graph executor refuses a graph.json node passing another
+ * count when it loads the library, not at the first run.
  */
 #include <stdio.h>
 #include <string.h>
@@ -267,6 +270,8 @@ static kiln_status_t emit_function(kiln_cg_t *cg, kiln_strbuf_t *file,
   cg->indent = 1;
   KILN_RETURN_IF_ERROR(kiln_cg_stmt(cg, func->body));
   A("  return 0;\n}\n\n");
+  A("__attribute__((used, visibility(\"default\"))) const int32_t %s%s = %d;\n\n",
+    KILN_RUNTIME_MODULE_NUM_ARGS_PREFIX, func->name, func->num_params);
   cg->lambda_base += cg->parallel.count;
   KILN_RETURN_IF_ERROR(kiln_strbuf_append(file, kiln_strbuf_c_str(&cg->lambdas)));
   return kiln_strbuf_append(file, kiln_strbuf_c_str(&body));
