@@ -5,10 +5,14 @@
  *
  * Each case folder of CASES_DIR (sorted by name) runs in a fork()ed child
  * with an alarm, so a crash, an abort or a hang in one case is recorded
- * against that case and the run goes on. The child loads the case
- * (kiln_onnx_case_load with the inputs as input values), runs @main on the
- * interpreter and compares every output as ONNX does (kiln_onnx_compare,
- * rtol 1e-3, atol 1e-7). It reports through a pipe in at most PIPE_BUF bytes
+ * against that case and the run goes on. The child runs the case as a user
+ * runs the model: it loads it KILN_ONNX_CASE_INPUTS_AT_RUN (the model file
+ * as it is, imported with no options and nothing known of the test
+ * inputs), feeds the test inputs to @main on the interpreter, or to the
+ * compiled module's graph executor, at run time, and compares every
+ * output as ONNX does (kiln_onnx_compare, rtol 1e-3, atol 1e-7). Nothing is
+ * folded from the test inputs at import, so a pass has computed its outputs
+ * from the inputs at run time. It reports through a pipe in at most PIPE_BUF bytes
  * of text, written before it exits so the parent can reap it first and read
  * after: a line "ops\tAbs,Mul" with the model's operator types (sent before
  * the run, so a crash still names them) and a line "result\tFAIL\treason".
@@ -19,8 +23,10 @@
  * The results then go to the totals line, the optional markdown report (no
  * date, so the same tree gives the same file), the pass list check (a listed
  * case that does not pass is a regression: exit 1) and the pass list writer.
- * A case is UNSUPPORTED when the import refuses it with UNIMPLEMENTED, and
- * FAIL for anything else that goes wrong. When CASES_DIR does not exist the
+ * A case is UNSUPPORTED when the import refuses it with UNIMPLEMENTED (an
+ * operator or form kiln lacks, or an input the importer needs as a constant
+ * known at import, such as Range's limit or NonZero's input, fed as a graph
+ * input), and FAIL for anything else that goes wrong. When CASES_DIR does not exist the
  * command says so and exits 77, which ctest reports as skipped.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -377,7 +383,8 @@ static kiln_conformance_result_t kiln_conformance_check(kiln_allocator_t allocat
                                                         const char *target,
                                                         kiln_status_t *out_status) {
   kiln_onnx_case_t onnx_case;
-  kiln_status_t status = kiln_onnx_case_load(dir, false, allocator, &onnx_case);
+  kiln_status_t status =
+      kiln_onnx_case_load(dir, KILN_ONNX_CASE_INPUTS_AT_RUN, allocator, &onnx_case);
   kiln_conformance_result_t result = KILN_CONFORMANCE_FAIL;
   if (status != KILN_OK) {
     if (kiln_status_code(status) == KILN_STATUS_CODE_UNIMPLEMENTED) {
@@ -799,14 +806,18 @@ static void kiln_conformance_put_header(kiln_conformance_writer_t *writer,
   kiln_conformance_put(writer,
                        "# ONNX conformance\n\n"
                        "ONNX's backend node tests (`%s`) through kiln's ONNX\n"
-                       "importer and %s. Each case's model is imported "
-                       "with the\ncase's inputs as input values, run on those inputs, and every "
-                       "output is compared\nas ONNX compares: the same count, dtype and shape, "
-                       "and |actual - expected| <=\natol + rtol |expected| with rtol 1e-3, atol "
-                       "1e-7. UNSUPPORTED: the importer refuses\nthe model (an operator or a "
-                       "form kiln does not have). FAIL: anything else (an\nimport error, a run "
-                       "error, a wrong output, a crash or a time-out). How to run\nit and read "
-                       "it: docs/onnx.md, \"Conformance\".\n\nProduced by `kiln",
+                       "importer and %s. Each case runs as a user runs the model:\n"
+                       "the model file unchanged and imported with no options, its graph inputs "
+                       "left as\nrun-time inputs, the case's inputs fed at run time; nothing is "
+                       "computed from\nthem at import. Every output is compared as ONNX "
+                       "compares: the same count,\ndtype and shape, and |actual - expected| <= "
+                       "atol + rtol |expected| with rtol\n1e-3, atol 1e-7. UNSUPPORTED: the "
+                       "importer refuses the model (an operator or a\nform kiln does not have, "
+                       "or an input it needs as a constant known at import,\nlike Range's limit "
+                       "or NonZero's input, fed as a graph input). FAIL: anything\nelse (an "
+                       "import error, a run error, a wrong output, a crash or a time-out).\nHow "
+                       "to run it and read it: docs/onnx.md, \"Conformance\".\n\nProduced by "
+                       "`kiln",
                        options->cases_dir,
                        options->target ? "the graph compiler (opt_level 3) and its graph executor"
                                        : "its reference interpreter");
@@ -940,10 +951,11 @@ static kiln_status_t kiln_conformance_write_pass_list(const kiln_conformance_opt
   kiln_conformance_writer_t writer = {.status = KILN_OK};
   kiln_strbuf_initialize(&writer.text, run->allocator);
   kiln_conformance_put(&writer,
-                       "# ONNX backend node tests that pass through kiln's importer and reference\n"
-                       "# interpreter, written by `kiln conformance --write-pass-list` (make\n"
-                       "# conformance). `kiln conformance --pass-list` fails when one of them no\n"
-                       "# longer passes.\n");
+                       "# ONNX backend node tests that pass through kiln's importer and\n"
+                       "# %s, their inputs fed at run time, written by\n"
+                       "# `kiln conformance --write-pass-list` (make conformance). `kiln\n"
+                       "# conformance --pass-list` fails when one of them no longer passes.\n",
+                       options->target ? "the graph compiler" : "the reference interpreter");
   for (size_t i = 0; i < kiln_array_count(&run->cases); i++) {
     const kiln_conformance_case_t *onnx_case = kiln_conformance_at(run, i);
     if (onnx_case->result == KILN_CONFORMANCE_PASS) {

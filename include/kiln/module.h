@@ -44,6 +44,7 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_runtime_module_load(kiln_allocator_t all
 typedef struct kiln_runtime_module_entry_t {
   const char *name;
   kiln_packed_fn fn;
+  int num_args; /* the argument count fn checks; 0 when not recorded */
 } kiln_runtime_module_entry_t;
 
 /* A module over functions already in this process (kernels compiled into
@@ -89,6 +90,16 @@ const char *kiln_runtime_module_path(const kiln_runtime_module_t *module);
  * otherwise. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_runtime_module_get_function(
     const kiln_runtime_module_t *module, const char *name, kiln_packed_fn *out_fn);
+/* The prefix of the symbol that records a generated function's argument
+ * count: every packed function `name` of a generated library comes with
+ * `const int32_t __kiln_num_args_<name>` (both backends), so a loader can
+ * check a caller's argument count before the first call. */
+#define KILN_RUNTIME_MODULE_NUM_ARGS_PREFIX "__kiln_num_args_"
+/* The argument count function `name` checks, as the module records it (the
+ * library's __kiln_num_args_<name>, or an in-memory entry's num_args); -1
+ * when it is not recorded (a library not made by kiln, an entry with
+ * num_args 0) or there is no such function. */
+int kiln_runtime_module_function_num_args(const kiln_runtime_module_t *module, const char *name);
 /* Calls `fn` with DLTensor arguments (type code KILN_ARG_DLTENSOR each).
  * INTERNAL "<name>: <last error>" when it returns non-zero. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_packed_call_dl(kiln_allocator_t allocator,

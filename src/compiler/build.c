@@ -116,6 +116,7 @@ static kiln_status_t make_library(kiln_compiled_t *c, kiln_runtime_module_t **mo
   for (int i = 0; i < n && !status; ++i) {
     entries[i].name = c->lowered[i]->name;
     entries[i].fn = fns[i];
+    entries[i].num_args = c->lowered[i]->num_params;
   }
   if (!status) {
     status = kiln_runtime_module_create_in_memory(c->allocator, "kernels (shared)", n, entries,

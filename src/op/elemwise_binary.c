@@ -17,12 +17,14 @@
  * the kernel walks the output with the shared broadcast walker and moves
  * elements through kiln_scalar_t (scalar.h). Integer arithmetic wraps on
  * overflow as NumPy's does (done in uint64, so it is defined C); integer
- * division truncates toward zero as C and ONNX do, and a zero divisor is an
- * error rather than a trap. mod is C's fmod and % (the sign of the
- * dividend), floor_mod Python's % (the sign of the divisor). Integer power
- * wraps; to a negative exponent it is the truncated reciprocal (0 unless the
- * base is 1 or -1; 0 to it is a division by zero). Shifts by 64 or more give
- * 0. maximum and minimum propagate NaN as NumPy's do.
+ * division truncates toward zero as C and ONNX do. mod is C's fmod and %
+ * (the sign of the dividend), floor_mod Python's % (the sign of the
+ * divisor). Integer power wraps; to a negative exponent it is the truncated
+ * reciprocal (0 unless the base is 1 or -1). The integer cases C leaves
+ * undefined are base/scalar_ops.h's, shared with the loop IR and the
+ * compiled code: a zero divisor gives 0 (x / 0, x % 0, 0 ** -1), INT_MIN /
+ * -1 wraps, a shift by the width or more gives 0. maximum and minimum
+ * propagate NaN as NumPy's do.
  *
  * where copies elements of x or y by their byte size, so its kernel takes
  * every dtype.
@@ -37,21 +39,18 @@
 
 /* ---- scalar functions ---- */
 
-/* The functions that are one expression of a and b. Integer functions return
- * false when the result is undefined (a zero divisor). */
+/* The functions that are one expression of a and b. */
 #define FLOAT_FN_(name, expr)                  \
   static double f_##name(double a, double b) { \
     return (expr);                             \
   }
-#define INT_FN_(name, expr)                                  \
-  static bool i_##name(int64_t a, int64_t b, int64_t *out) { \
-    *out = (expr);                                           \
-    return true;                                             \
+#define INT_FN_(name, expr)                       \
+  static int64_t i_##name(int64_t a, int64_t b) { \
+    return (expr);                                \
   }
-#define UINT_FN_(name, expr)                                    \
-  static bool u_##name(uint64_t a, uint64_t b, uint64_t *out) { \
-    *out = (expr);                                              \
-    return true;                                                \
+#define UINT_FN_(name, expr)                         \
+  static uint64_t u_##name(uint64_t a, uint64_t b) { \
+    return (expr);                                   \
   }
 /* The same expression on both integer classes. */
 #define INTS_FN_(name, expr) INT_FN_(name, expr) UINT_FN_(name, expr)
@@ -99,121 +98,55 @@ INTS_FN_(greater_equal, a >= b)
 INT_FN_(logical_and, a &&b)
 INT_FN_(logical_or, a || b)
 INT_FN_(logical_xor, (a != 0) != (b != 0))
-UINT_FN_(left_shift, b >= 64 ? 0 : a << b)
-UINT_FN_(right_shift, b >= 64 ? 0 : a >> b)
+/* In uint64, then wrapped by the store: a shift by the width or more gives 0. */
+UINT_FN_(left_shift, kiln_scalar_bits_shift_left(a, b > 64 ? 64 : (int64_t)b, 64))
+UINT_FN_(right_shift, kiln_scalar_bits_shift_right(a, b > 64 ? 64 : (int64_t)b, 64))
 
-static bool i_divide(int64_t a, int64_t b, int64_t *out) {
-  if (b == 0) {
-    return false;
-  }
-  /* INT64_MIN / -1 overflows in C; it wraps to INT64_MIN. */
-  *out = b == -1 ? (int64_t)(0u - (uint64_t)a) : a / b;
-  return true;
-}
-
-static bool u_divide(uint64_t a, uint64_t b, uint64_t *out) {
-  if (b == 0) {
-    return false;
-  }
-  *out = a / b;
-  return true;
-}
-
-/* C's %: the sign of the dividend (INT64_MIN % -1 is 0, not a trap). */
-static bool i_mod(int64_t a, int64_t b, int64_t *out) {
-  if (b == 0) {
-    return false;
-  }
-  *out = b == -1 ? 0 : a % b;
-  return true;
-}
-
-/* Python's %: the sign of the divisor. */
-static bool i_floor_mod(int64_t a, int64_t b, int64_t *out) {
-  if (!i_mod(a, b, out)) {
-    return false;
-  }
-  if (*out != 0 && (*out < 0) != (b < 0)) {
-    *out += b;
-  }
-  return true;
-}
-
-/* x^y by squaring, wrapping (in uint64). */
-static uint64_t power_bits(uint64_t base, uint64_t exponent) {
-  uint64_t result = 1;
-  while (exponent > 0) {
-    result = exponent & 1 ? result * base : result;
-    base *= base;
-    exponent >>= 1;
-  }
-  return result;
-}
-
-/* Integer power wraps; a negative exponent gives the truncated 1 / x^-y (0
- * unless x is 1 or -1), and 0 to a negative power is a division by zero. */
-static bool i_power(int64_t a, int64_t b, int64_t *out) {
-  if (b >= 0) {
-    *out = (int64_t)power_bits((uint64_t)a, (uint64_t)b);
-    return true;
-  }
-  if (a == 0) {
-    return false;
-  }
-  *out = a == 1 ? 1 : (a == -1 ? ((b & 1) ? -1 : 1) : 0);
-  return true;
-}
-
-static bool u_power(uint64_t a, uint64_t b, uint64_t *out) {
-  *out = power_bits(a, b);
-  return true;
-}
-
-/* Unsigned % has one meaning. */
-static bool u_mod(uint64_t a, uint64_t b, uint64_t *out) {
-  if (b == 0) {
-    return false;
-  }
-  *out = a % b;
-  return true;
-}
+/* The operations C leaves undefined, total as base/scalar_ops.h defines
+ * them for every path (x / 0 = 0, INT_MIN / -1 wraps, 0 ** -1 = 0). */
+INT_FN_(divide, kiln_scalar_int_divide(a, b))
+UINT_FN_(divide, kiln_scalar_uint_divide(a, b))
+INT_FN_(mod, kiln_scalar_int_mod(a, b))
+INT_FN_(floor_mod, kiln_scalar_int_floor_mod(a, b))
+UINT_FN_(mod, kiln_scalar_uint_mod(a, b))
+INT_FN_(power, kiln_scalar_int_power(a, b))
+UINT_FN_(power, kiln_scalar_uint_power(a, b))
 
 typedef double (*binary_float_fn)(double a, double b);
-typedef bool (*binary_int_fn)(int64_t a, int64_t b, int64_t *out);
-typedef bool (*binary_uint_fn)(uint64_t a, uint64_t b, uint64_t *out);
+typedef int64_t (*binary_int_fn)(int64_t a, int64_t b);
+typedef uint64_t (*binary_uint_fn)(uint64_t a, uint64_t b);
 
 typedef struct binary_rule_t {
-  binary_float_fn f;  /* float dtypes; NULL: none */
-  binary_int_fn i;    /* signed integer dtypes (and bool inputs); NULL: none */
-  binary_uint_fn u;   /* unsigned integer dtypes; NULL: none */
-  bool compare;       /* the output is bool */
-  bool accepts_bool;  /* bool inputs, compared as 0/1 */
-  bool bool_only;     /* the inputs must be bool (logical operators) */
-  const char *symbol; /* of a division, for its error */
+  binary_float_fn f; /* float dtypes; NULL: none */
+  binary_int_fn i;   /* signed integer dtypes (and bool inputs); NULL: none */
+  binary_uint_fn u;  /* unsigned integer dtypes; NULL: none */
+  bool compare;      /* the output is bool */
+  bool accepts_bool; /* bool inputs, compared as 0/1 */
+  bool bool_only;    /* the inputs must be bool (logical operators) */
 } binary_rule_t;
 
 static const binary_rule_t binary_rules[KILN_OP_COUNT_] = {
-    [KILN_OP_ADD] = {f_add, i_add, u_add, false, false, false, ""},
-    [KILN_OP_SUBTRACT] = {f_subtract, i_subtract, u_subtract, false, false, false, ""},
-    [KILN_OP_MULTIPLY] = {f_multiply, i_multiply, u_multiply, false, false, false, ""},
-    [KILN_OP_DIVIDE] = {f_divide, i_divide, u_divide, false, false, false, "/"},
-    [KILN_OP_POWER] = {f_power, i_power, u_power, false, false, false, "**"},
-    [KILN_OP_MAXIMUM] = {f_maximum, i_maximum, u_maximum, false, false, false, ""},
-    [KILN_OP_MINIMUM] = {f_minimum, i_minimum, u_minimum, false, false, false, ""},
-    [KILN_OP_MOD] = {f_mod, i_mod, u_mod, false, false, false, "%"},
-    [KILN_OP_FLOOR_MOD] = {f_floor_mod, i_floor_mod, u_mod, false, false, false, "%"},
-    [KILN_OP_EQUAL] = {f_equal, i_equal, u_equal, true, true, false, ""},
-    [KILN_OP_NOT_EQUAL] = {f_not_equal, i_not_equal, u_not_equal, true, true, false, ""},
-    [KILN_OP_LESS] = {f_less, i_less, u_less, true, false, false, ""},
-    [KILN_OP_LESS_EQUAL] = {f_less_equal, i_less_equal, u_less_equal, true, false, false, ""},
-    [KILN_OP_GREATER] = {f_greater, i_greater, u_greater, true, false, false, ""},
+    [KILN_OP_ADD] = {f_add, i_add, u_add, false, false, false},
+    [KILN_OP_SUBTRACT] = {f_subtract, i_subtract, u_subtract, false, false, false},
+    [KILN_OP_MULTIPLY] = {f_multiply, i_multiply, u_multiply, false, false, false},
+    [KILN_OP_DIVIDE] = {f_divide, i_divide, u_divide, false, false, false},
+    [KILN_OP_POWER] = {f_power, i_power, u_power, false, false, false},
+    [KILN_OP_MAXIMUM] = {f_maximum, i_maximum, u_maximum, false, false, false},
+    [KILN_OP_MINIMUM] = {f_minimum, i_minimum, u_minimum, false, false, false},
+    [KILN_OP_MOD] = {f_mod, i_mod, u_mod, false, false, false},
+    [KILN_OP_FLOOR_MOD] = {f_floor_mod, i_floor_mod, u_mod, false, false, false},
+    [KILN_OP_EQUAL] = {f_equal, i_equal, u_equal, true, true, false},
+    [KILN_OP_NOT_EQUAL] = {f_not_equal, i_not_equal, u_not_equal, true, true, false},
+    [KILN_OP_LESS] = {f_less, i_less, u_less, true, false, false},
+    [KILN_OP_LESS_EQUAL] = {f_less_equal, i_less_equal, u_less_equal, true, false, false},
+    [KILN_OP_GREATER] = {f_greater, i_greater, u_greater, true, false, false},
     [KILN_OP_GREATER_EQUAL] = {f_greater_equal, i_greater_equal, u_greater_equal, true, false,
-                               false, ""},
-    [KILN_OP_LOGICAL_AND] = {NULL, i_logical_and, NULL, true, true, true, ""},
-    [KILN_OP_LOGICAL_OR] = {NULL, i_logical_or, NULL, true, true, true, ""},
-    [KILN_OP_LOGICAL_XOR] = {NULL, i_logical_xor, NULL, true, true, true, ""},
-    [KILN_OP_LEFT_SHIFT] = {NULL, NULL, u_left_shift, false, false, false, ""},
-    [KILN_OP_RIGHT_SHIFT] = {NULL, NULL, u_right_shift, false, false, false, ""},
+                               false},
+    [KILN_OP_LOGICAL_AND] = {NULL, i_logical_and, NULL, true, true, true},
+    [KILN_OP_LOGICAL_OR] = {NULL, i_logical_or, NULL, true, true, true},
+    [KILN_OP_LOGICAL_XOR] = {NULL, i_logical_xor, NULL, true, true, true},
+    [KILN_OP_LEFT_SHIFT] = {NULL, NULL, u_left_shift, false, false, false},
+    [KILN_OP_RIGHT_SHIFT] = {NULL, NULL, u_right_shift, false, false, false},
 };
 
 static const binary_rule_t *binary_rule(const kiln_op_t *op) {
@@ -328,30 +261,12 @@ static bool binary_takes(const binary_rule_t *rule, kiln_scalar_class_t class) {
   return false;
 }
 
-/* a op b in the class of the inputs; false on a zero divisor. */
-static bool binary_apply(const binary_rule_t *rule, kiln_scalar_t a, kiln_scalar_t b,
-                         kiln_scalar_t *out) {
+/* a op b in the class of the inputs. */
+static kiln_scalar_t binary_apply(const binary_rule_t *rule, kiln_scalar_t a, kiln_scalar_t b) {
   if (a.is_float) {
-    *out = kiln_scalar_float(rule->f(a.f, b.f));
-    return true;
+    return kiln_scalar_float(rule->f(a.f, b.f));
   }
-  if (a.is_unsigned) {
-    *out = kiln_scalar_uint(0);
-    return rule->u(a.u, b.u, &out->u);
-  }
-  *out = kiln_scalar_int(0);
-  return rule->i(a.i, b.i, &out->i);
-}
-
-static kiln_status_t binary_zero_divisor(const kiln_op_t *op, const binary_rule_t *rule,
-                                         kiln_scalar_t a, kiln_scalar_t b, int64_t i) {
-  if (a.is_unsigned) {
-    return KILN_STATUS(INVALID_ARGUMENT, "%s: division by zero (%llu %s %llu at element %lld)",
-                       op->name, (unsigned long long)a.u, rule->symbol, (unsigned long long)b.u,
-                       (long long)i);
-  }
-  return KILN_STATUS(INVALID_ARGUMENT, "%s: division by zero (%lld %s %lld at element %lld)",
-                     op->name, (long long)a.i, rule->symbol, (long long)b.i, (long long)i);
+  return a.is_unsigned ? kiln_scalar_uint(rule->u(a.u, b.u)) : kiln_scalar_int(rule->i(a.i, b.i));
 }
 
 static kiln_status_t binary_reference(const kiln_kernel_args_t *args) {
@@ -381,11 +296,7 @@ static kiln_status_t binary_reference(const kiln_kernel_args_t *args) {
   for (int64_t i = 0; i < walker.count; ++i, kiln_broadcast_walker_next(&walker)) {
     kiln_scalar_t x = kiln_scalar_load(kind, a, walker.offsets[0]);
     kiln_scalar_t y = kiln_scalar_load(kind, b, walker.offsets[1]);
-    kiln_scalar_t value;
-    if (!binary_apply(rule, x, y, &value)) {
-      return binary_zero_divisor(op, rule, x, y, i);
-    }
-    kiln_scalar_store(out_kind, out, i, value);
+    kiln_scalar_store(out_kind, out, i, binary_apply(rule, x, y));
   }
   return KILN_OK;
 }

@@ -18,12 +18,13 @@
  * The loop IR divides integers with floordiv/floormod only, so divide and
  * mod build C's truncating forms from them (the quotient moved one step
  * toward zero when the remainder is nonzero and the signs differ). A zero
- * divisor reaches a FloorDiv, which fails with INVALID_ARGUMENT "division by
- * zero" when run, as the reference kernel does. Integer power is square and
- * multiply unrolled over the exponent's bits, with Let bindings so each
- * square is computed once; a negative exponent gives the truncated 1 / x^-y
- * through a truncating division of 1, so 0 to a negative power is the same
- * division by zero.
+ * divisor reaches a FloorDiv and a FloorMod, which give 0 on every path
+ * (base/scalar_ops.h), so the truncating forms give 0 too, as the
+ * reference's kiln_scalar_int_divide and kiln_scalar_int_mod do. Integer
+ * power is square and multiply unrolled over the exponent's bits, with Let
+ * bindings so each square is computed once; a negative exponent gives the
+ * truncated 1 / x^-y through a truncating division of 1, so 0 to a negative
+ * power is 1 / 0 = 0, as kiln_scalar_int_power gives.
  */
 #include "op/elemwise_compute.h"
 
@@ -477,7 +478,8 @@ RULE_(b_divide) {
 /* pow on floats. On integers: the exponent's bits squared and multiplied,
  * wrapping; a negative exponent y gives trunc(1 / x)^-y, which is x^y
  * truncated (0 unless x is 1 or -1), through a truncating division of 1 by
- * x that fails on x = 0 as the reference does (the divisor is 1 when y >= 0). */
+ * x that gives 0 for x = 0 as the reference does (the divisor is 1 when
+ * y >= 0). */
 RULE_(b_power) {
   (void)args;
   const kiln_tir_expr_t *x = v[0];

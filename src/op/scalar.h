@@ -9,7 +9,8 @@
  * every dtype is held exactly. kiln_scalar_kind maps a dtype to a kind once,
  * and one switch per direction loads or stores it. Storing converts as
  * NumPy's astype does, with defined C: a float becomes an integer by
- * truncation toward zero, saturated at the target's range (NaN gives 0); an
+ * truncation toward zero, saturated at the target's range (NaN gives 0: the
+ * one definition of base/scalar_ops.h, which compiled code shares); an
  * integer becomes a narrower integer by wrapping (two's complement); any
  * value becomes bool as value != 0; an integer becomes a float by rounding to
  * nearest. float16 and bfloat16 are stored through float32 (a double value
@@ -23,6 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/scalar_ops.h"
 #include "kiln/tensor.h"
 
 /* A value read from an element: exactly one of f, i, u is meaningful. */
@@ -185,22 +187,13 @@ static inline float kiln_scalar_to_float(kiln_scalar_t value) {
 }
 
 /* An integer in [lo, hi] for a signed target: a float truncates toward zero
- * and saturates (NaN gives 0); an integer keeps its bits (the store wraps). */
+ * and saturates, NaN giving 0 (base/scalar_ops.h); an integer keeps its bits
+ * (the store wraps). */
 static inline int64_t kiln_scalar_to_int(kiln_scalar_t value, int64_t lo, int64_t hi) {
   if (!value.is_float) {
     return value.is_unsigned ? (int64_t)value.u : value.i;
   }
-  if (isnan(value.f)) {
-    return 0;
-  }
-  double truncated = trunc(value.f);
-  if (truncated < (double)lo) {
-    return lo;
-  }
-  if (truncated >= (double)hi + 1.0) {
-    return hi;
-  }
-  return (int64_t)truncated;
+  return kiln_scalar_float_to_int(value.f, lo, hi);
 }
 
 /* An integer in [0, hi] for an unsigned target, by the same rules. */
@@ -208,14 +201,7 @@ static inline uint64_t kiln_scalar_to_uint(kiln_scalar_t value, uint64_t hi) {
   if (!value.is_float) {
     return value.is_unsigned ? value.u : (uint64_t)value.i;
   }
-  if (isnan(value.f) || value.f <= -1.0) {
-    return 0;
-  }
-  double truncated = trunc(value.f);
-  if (truncated >= (double)hi + 1.0 || truncated >= 18446744073709551616.0) {
-    return hi;
-  }
-  return (uint64_t)truncated;
+  return kiln_scalar_float_to_uint(value.f, hi);
 }
 
 static inline bool kiln_scalar_is_nonzero(kiln_scalar_t value) {

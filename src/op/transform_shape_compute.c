@@ -13,17 +13,13 @@
  * input dim perm[k] at output index k; tile reads out[d] % in_dim (aligned
  * at the last dim); broadcast_to reads with NumPy broadcasting.
  *
- * cast follows the reference kernel (scalar.h), not the loop IR's Cast:
- * float -> int truncates toward zero and saturates at the target's range,
- * NaN giving 0. The loop IR's Cast of a value that does not fit is an
- * error, and Select evaluates both sides, so the rule first replaces NaN
- * and out-of-range values by 0 (`safe`), casts that, and then selects the
- * saturated constants. Every other pair is the loop IR's Cast, whose
- * semantics are the reference's: int -> narrower int wraps, anything ->
- * bool is != 0, int -> float rounds to nearest. float16 and bfloat16
- * sources are widened to float32 first (exactly) so the range constants
- * are representable. float -> uint64 is UNIMPLEMENTED: its saturation
- * value 2^64 - 1 does not fit a loop-IR integer constant (int64).
+ * cast is the loop IR's Cast, whose semantics are the reference's (both
+ * are base/scalar_ops.h's): float -> int truncates toward zero and
+ * saturates at the target's range, NaN giving 0; int -> narrower int wraps,
+ * anything -> bool is != 0, int -> float rounds to nearest. float16 and
+ * bfloat16 sources are widened to float32 first (exactly), as the reference
+ * reads them. float -> uint64 is UNIMPLEMENTED: no loop-IR integer holds
+ * its saturation value 2^64 - 1 (they are int64).
  */
 #include "op/transform_attrs.h"
 #include "op/transform_common.h"
@@ -122,29 +118,6 @@ kiln_status_t kiln_compute_transpose(const kiln_compute_args_t *args,
 
 /* ---- cast ---- */
 
-/* A float `x` (float32 or float64) as `to` (a signed or unsigned integer),
- * truncated and saturated, NaN as 0. */
-static const kiln_tir_expr_t *saturating_cast(kiln_tir_builder_t *b, const kiln_tir_expr_t *x,
-                                              kiln_dtype_t to) {
-  kiln_dtype_t from = x->dtype.base;
-  int64_t lo = 0, hi = 0;
-  kiln_tir_dtype_int_range(to, &lo, &hi);
-  const kiln_tir_expr_t *t = kiln_tir_b_call(b, KILN_TIR_INTRINSIC_TRUNC, 1, &x);
-  const kiln_tir_expr_t *nan = kiln_tir_b_bin(b, KILN_TIR_EXPR_NE, x, x);
-  const kiln_tir_expr_t *below =
-      lo < 0 ? kiln_tir_b_bin(b, KILN_TIR_EXPR_LT, t, kiln_tir_b_float(b, from, (double)lo))
-             : kiln_tir_b_bin(b, KILN_TIR_EXPR_LE, x, kiln_tir_b_float(b, from, -1.0));
-  const kiln_tir_expr_t *above =
-      kiln_tir_b_bin(b, KILN_TIR_EXPR_GE, t, kiln_tir_b_float(b, from, (double)hi + 1.0));
-  const kiln_tir_expr_t *bad =
-      kiln_tir_b_bin(b, KILN_TIR_EXPR_OR, nan, kiln_tir_b_bin(b, KILN_TIR_EXPR_OR, below, above));
-  const kiln_tir_expr_t *safe = kiln_tir_b_select(b, bad, kiln_tir_b_float(b, from, 0.0), t);
-  const kiln_tir_expr_t *value = kiln_tir_b_cast(b, kiln_tir_scalar(to), safe);
-  value = kiln_tir_b_select(b, above, kiln_tir_b_int(b, to, hi), value);
-  value = kiln_tir_b_select(b, below, kiln_tir_b_int(b, to, lo), value);
-  return kiln_tir_b_select(b, nan, kiln_tir_b_int(b, to, 0), value);
-}
-
 static bool is_integer(kiln_dtype_t dtype) {
   return kiln_tir_dtype_is_int(kiln_tir_scalar(dtype));
 }
@@ -163,7 +136,7 @@ static const kiln_tir_expr_t *cast_value(kiln_tir_builder_t *b, const kiln_tir_e
   if (x->dtype.base != KILN_DTYPE_FLOAT32 && x->dtype.base != KILN_DTYPE_FLOAT64) {
     x = kiln_tir_b_cast(b, kiln_tir_scalar(KILN_DTYPE_FLOAT32), x);
   }
-  return saturating_cast(b, x, to);
+  return kiln_tir_b_cast(b, kiln_tir_scalar(to), x);
 }
 
 kiln_status_t kiln_compute_cast(const kiln_compute_args_t *args,

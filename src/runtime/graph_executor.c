@@ -9,9 +9,11 @@
  * intends); the null nodes found in the params become params, their values
  * copied in (a param must own its storage, since a run must not overwrite
  * it), the rest inputs, in arg_nodes order; each kernel node's function is
- * looked up once and its packed argument array built over the entries'
- * DLTensors. A run then checks that every input was set and calls the nodes
- * in order, prefixing a kernel's error with the source, node and name.
+ * looked up once, its argument count checked against the one the library
+ * records for it (kiln_runtime_module_function_num_args: a mismatch is
+ * refused here, at load, naming node, function and both counts), and its
+ * packed argument array built over the entries' DLTensors. A run then checks that every input was
+ * set and calls the nodes in order, prefixing a kernel's error with the source, node and name.
  *
  * Zero-copy inputs swap the input entry's data pointer for the caller's
  * (kernels see the entry's DLTensor, so nothing else changes); a later
@@ -103,6 +105,23 @@ static kiln_status_t bind_params(kiln_graph_executor_t *gx, const kiln_runtime_p
                                     (void **)&gx->input_set);
 }
 
+/* A node must pass its function the argument count the function checks,
+ * when the library records it: the kernel would refuse the call at the
+ * first run, and a plan built over the wrong function is no plan at all. */
+static kiln_status_t check_num_args(const kiln_graph_executor_t *gx, int index) {
+  const kiln_gx_node_t *n = &gx->nodes[index];
+  int expected = kiln_runtime_module_function_num_args(gx->module, n->func_name);
+  int passed = n->num_inputs + n->num_outputs;
+  if (expected >= 0 && expected != passed) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "%s node %d %s: function %s takes %d arguments, the node passes %d (%d "
+                       "inputs, %d outputs)",
+                       gx->source, index, n->name, n->func_name, expected, passed, n->num_inputs,
+                       n->num_outputs);
+  }
+  return KILN_OK;
+}
+
 static kiln_status_t bind_kernel(kiln_graph_executor_t *gx, int index) {
   kiln_gx_node_t *n = &gx->nodes[index];
   kiln_status_t status = kiln_runtime_module_get_function(gx->module, n->func_name, &n->fn);
@@ -111,6 +130,7 @@ static kiln_status_t bind_kernel(kiln_graph_executor_t *gx, int index) {
     return KILN_STATUS(NOT_FOUND, "%s node %d %s: the library has no function %s", gx->source,
                        index, n->name, n->func_name);
   }
+  KILN_RETURN_IF_ERROR(check_num_args(gx, index));
   size_t count = (size_t)(n->num_inputs + n->num_outputs);
   KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(&gx->arena, count, sizeof(kiln_value_t),
                                                  _Alignof(kiln_value_t), (void **)&n->args));

@@ -14,12 +14,16 @@
  * copied table of names and function pointers, searched by name, and an
  * owner released with it. The library's bytes, when a backend hands them
  * over, are one copy from the module's allocator, written out by save with
- * the atomic whole-file write of base/file.h.
+ * the atomic whole-file write of base/file.h. A function's argument count,
+ * when recorded, is the library's __kiln_num_args_<name> (found with dlsym)
+ * or the in-memory entry's num_args.
  */
 #include "kiln/module.h"
 
 #include <dlfcn.h>
 #include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "base/file.h"
@@ -111,7 +115,7 @@ static kiln_status_t copy_entries(kiln_runtime_module_t *module, int count,
   for (int i = 0; i < count; ++i) {
     size_t length = strlen(entries[i].name) + 1;
     memcpy(next, entries[i].name, length);
-    module->entries[i] = (kiln_runtime_module_entry_t){next, entries[i].fn};
+    module->entries[i] = (kiln_runtime_module_entry_t){next, entries[i].fn, entries[i].num_args};
     next += length;
   }
   module->num_entries = count;
@@ -261,6 +265,23 @@ kiln_status_t kiln_runtime_module_get_function(const kiln_runtime_module_t *modu
   }
   *(void **)out_fn = symbol;
   return KILN_OK;
+}
+
+int kiln_runtime_module_function_num_args(const kiln_runtime_module_t *module, const char *name) {
+  for (int i = 0; name && !module->handle && i < module->num_entries; ++i) {
+    if (strcmp(module->entries[i].name, name) == 0) {
+      return module->entries[i].num_args > 0 ? module->entries[i].num_args : -1;
+    }
+  }
+  char symbol[512];
+  int length =
+      name ? snprintf(symbol, sizeof(symbol), "%s%s", KILN_RUNTIME_MODULE_NUM_ARGS_PREFIX, name)
+           : -1;
+  if (!module->handle || length < 0 || (size_t)length >= sizeof(symbol)) {
+    return -1;
+  }
+  const int32_t *count = dlsym(module->handle, symbol);
+  return count && *count >= 0 ? (int)*count : -1;
 }
 
 kiln_status_t kiln_packed_call_dl(kiln_allocator_t allocator, kiln_packed_fn fn, const char *name,

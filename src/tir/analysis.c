@@ -8,6 +8,7 @@
  */
 #include "tir/analysis.h"
 
+#include "base/scalar_ops.h"
 #include "tir/interp_value.h"
 
 void kiln_tir_analyzer_initialize(kiln_tir_analyzer_t *analyzer, kiln_allocator_t allocator) {
@@ -112,7 +113,7 @@ static kiln_tir_interval_t bound_div_mod(const kiln_tir_analyzer_t *analyzer,
     return dtype_range(n->base.dtype);
   }
   if (n->base.kind == KILN_TIR_EXPR_FLOOR_DIV) {
-    return interval(kiln_tir_floordiv(a.min, c), kiln_tir_floordiv(a.max, c));
+    return interval(kiln_scalar_int_floor_divide(a.min, c), kiln_scalar_int_floor_divide(a.max, c));
   }
   if (a.min >= 0 && a.max < c) {
     return a;

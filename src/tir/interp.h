@@ -9,8 +9,10 @@
  * generated code's wrapping arithmetic), floordiv/floormod rounding toward
  * -inf. Bad programs are errors, never crashes: a load or store outside its
  * buffer is OUT_OF_RANGE naming the buffer and the index, a failed assertion
- * is INVALID_ARGUMENT with its message, division by zero and float-to-int
- * casts that do not fit are errors too. Every error names the function.
+ * is INVALID_ARGUMENT with its message. Every error names the function.
+ * The operations C leaves undefined are values, as compiled code computes
+ * them (base/scalar_ops.h): an integer zero divisor gives 0, a float-to-int
+ * cast truncates and saturates (NaN gives 0).
  *
  * Arguments are one tensor per parameter buffer, checked for dtype, rank and
  * shape; a shape dimension that is a variable not yet bound is bound to the

@@ -2,14 +2,17 @@
  * Arithmetic on interpreter values; see interp_value.h.
  *
  * Integer + - * are done in uint64 (defined wrap-around) and wrapped to the
- * dtype; floordiv and floormod are computed from C's truncating division
- * with the sign fix-up, with INT64_MIN / -1 handled by wrapping. Float-to-int
- * casts that do not fit the target (or NaN) are errors rather than C's
- * undefined behaviour.
+ * dtype. floordiv and floormod, the shifts and float-to-int casts are
+ * base/scalar_ops.h's, which the simplifier and both backends share: a zero
+ * divisor gives 0, INT64_MIN / -1 wraps, a shift by the width or more (or
+ * by a negative amount) gives 0, and a float becomes an integer truncated
+ * and saturated at the target's range (NaN gives 0).
  */
 #include "tir/interp_value.h"
 
 #include <math.h>
+
+#include "base/scalar_ops.h"
 
 kiln_status_t kiln_tir_value_check_dtype(kiln_tir_dtype_t dtype) {
   switch (dtype.base) {
@@ -54,22 +57,6 @@ double kiln_tir_value_round_float(kiln_dtype_t base, double v) {
   return base == KILN_DTYPE_FLOAT32 ? (double)(float)v : v;
 }
 
-int64_t kiln_tir_floordiv(int64_t a, int64_t b) {
-  if (b == -1) {
-    return (int64_t)(0 - (uint64_t)a);
-  }
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-
-int64_t kiln_tir_floormod(int64_t a, int64_t b) {
-  if (b == -1) {
-    return 0;
-  }
-  int64_t r = a % b;
-  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-}
-
 static int64_t int_binary(kiln_tir_expr_kind_t kind, int64_t x, int64_t y) {
   switch (kind) {
   case KILN_TIR_EXPR_ADD:
@@ -79,9 +66,9 @@ static int64_t int_binary(kiln_tir_expr_kind_t kind, int64_t x, int64_t y) {
   case KILN_TIR_EXPR_MUL:
     return (int64_t)((uint64_t)x * (uint64_t)y);
   case KILN_TIR_EXPR_FLOOR_DIV:
-    return kiln_tir_floordiv(x, y);
+    return kiln_scalar_int_floor_divide(x, y);
   case KILN_TIR_EXPR_FLOOR_MOD:
-    return kiln_tir_floormod(x, y);
+    return kiln_scalar_int_floor_mod(x, y);
   case KILN_TIR_EXPR_MIN:
     return x < y ? x : y;
   case KILN_TIR_EXPR_MAX:
@@ -190,11 +177,6 @@ kiln_status_t kiln_tir_value_binary(kiln_tir_expr_kind_t kind, const kiln_tir_va
       }
       continue;
     }
-    if ((kind == KILN_TIR_EXPR_FLOOR_DIV || kind == KILN_TIR_EXPR_FLOOR_MOD) &&
-        b->lanes.i[l] == 0) {
-      return KILN_STATUS(INVALID_ARGUMENT, "%s: division by zero (%lld by 0)",
-                         kiln_tir_expr_kind_name(kind), (long long)a->lanes.i[l]);
-    }
     out->lanes.i[l] =
         kiln_tir_value_wrap_int(out_dtype.base, int_binary(kind, a->lanes.i[l], b->lanes.i[l]));
   }
@@ -215,14 +197,9 @@ kiln_status_t kiln_tir_value_cast(kiln_tir_dtype_t dtype, const kiln_tir_value_t
     } else if (kiln_tir_dtype_is_bool(dtype)) {
       out->lanes.i[l] = a->lanes.f[l] != 0;
     } else {
-      double t = trunc(a->lanes.f[l]);
       int64_t lo = 0, hi = 0;
       kiln_tir_dtype_int_range(dtype.base, &lo, &hi);
-      if (!(t >= (double)lo && t <= (double)hi) || t >= 9223372036854775808.0) {
-        return KILN_STATUS(OUT_OF_RANGE, "Cast: %g does not fit %s", a->lanes.f[l],
-                           kiln_dtype_name(dtype.base));
-      }
-      out->lanes.i[l] = (int64_t)t;
+      out->lanes.i[l] = kiln_scalar_float_to_int(a->lanes.f[l], lo, hi);
     }
   }
   return KILN_OK;
@@ -304,12 +281,9 @@ KILN_TIR_CALL_FLOAT_(double, )
 
 /* The integer intrinsics on the value's bits, of a dtype `bits` wide. */
 static int64_t call_int(kiln_tir_intrinsic_t op, int bits, int64_t x, int64_t y) {
-  uint64_t mask = bits >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << bits) - 1;
-  uint64_t ux = (uint64_t)x & mask;
-  if (y < 0 || y >= bits) {
-    return 0;
-  }
-  return (int64_t)(op == KILN_TIR_INTRINSIC_SHIFT_LEFT ? ux << y : ux >> y);
+  return (int64_t)(op == KILN_TIR_INTRINSIC_SHIFT_LEFT
+                       ? kiln_scalar_bits_shift_left((uint64_t)x, y, bits)
+                       : kiln_scalar_bits_shift_right((uint64_t)x, y, bits));
 }
 
 void kiln_tir_value_call(kiln_tir_intrinsic_t op, int num_args, const kiln_tir_value_t *args,

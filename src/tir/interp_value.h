@@ -27,8 +27,8 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_tir_value_check_dtype(kiln_tir_dtype_t d
 /* `v` wrapped (or rounded) to `dtype`'s base type. */
 int64_t kiln_tir_value_wrap_int(kiln_dtype_t base, int64_t v);
 double kiln_tir_value_round_float(kiln_dtype_t base, double v);
-/* a <kind> b, lane by lane (Add..Or); `out` may not alias. Division by zero
- * is an error. */
+/* a <kind> b, lane by lane (Add..Or); `out` may not alias. An integer zero
+ * divisor gives 0 (base/scalar_ops.h). */
 KILN_MUST_USE_RESULT kiln_status_t kiln_tir_value_binary(kiln_tir_expr_kind_t kind,
                                                          const kiln_tir_value_t *a,
                                                          const kiln_tir_value_t *b,
@@ -39,8 +39,5 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_tir_value_cast(kiln_tir_dtype_t dtype,
                                                        kiln_tir_value_t *out);
 void kiln_tir_value_call(kiln_tir_intrinsic_t op, int num_args, const kiln_tir_value_t *args,
                          kiln_tir_value_t *out);
-/* Floor division and modulo of int64 (b != 0), without overflow. */
-int64_t kiln_tir_floordiv(int64_t a, int64_t b);
-int64_t kiln_tir_floormod(int64_t a, int64_t b);
 
 #endif /* KILN_TIR_INTERP_VALUE_H_ */

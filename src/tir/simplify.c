@@ -10,6 +10,8 @@
  */
 #include "tir/simplify.h"
 
+#include "base/scalar_ops.h"
+
 #include "tir/functor.h"
 #include "tir/interp_value.h"
 
@@ -57,11 +59,13 @@ static int fold_int(kiln_tir_expr_kind_t kind, int64_t x, int64_t y, int64_t *ou
   case KILN_TIR_EXPR_MUL:
     return !__builtin_mul_overflow(x, y, out);
   case KILN_TIR_EXPR_FLOOR_DIV:
-    *out = y ? kiln_tir_floordiv(x, y) : 0;
-    return y != 0 && !(x == INT64_MIN && y == -1);
+    /* A zero divisor folds to 0, as it runs (base/scalar_ops.h); INT64_MIN
+     * / -1 wraps at run time, which the int64 fold does not express. */
+    *out = kiln_scalar_int_floor_divide(x, y);
+    return !(x == INT64_MIN && y == -1);
   case KILN_TIR_EXPR_FLOOR_MOD:
-    *out = y ? kiln_tir_floormod(x, y) : 0;
-    return y != 0;
+    *out = kiln_scalar_int_floor_mod(x, y);
+    return 1;
   case KILN_TIR_EXPR_MIN:
     *out = x < y ? x : y;
     return 1;
@@ -169,15 +173,31 @@ static kiln_status_t fold_cast(simplifier_t *s, const kiln_tir_cast_t *n,
   } else {
     v.lanes.f[0] = f;
   }
-  kiln_status_t status = kiln_tir_value_cast(to, &v, &r);
-  if (status) { /* a float that does not fit: leave it for run time to report */
-    kiln_status_free(status);
-    return KILN_OK;
-  }
+  /* Saturating, NaN to 0, as it runs (base/scalar_ops.h). */
+  KILN_RETURN_IF_ERROR(kiln_tir_value_cast(to, &v, &r));
   if (kiln_tir_dtype_is_float(to)) {
     return kiln_tir_float_imm_create(arena_of(s), to, r.lanes.f[0], out);
   }
   return make_int(s, to, r.lanes.i[0], out);
+}
+
+/* An integer intrinsic (the shifts) of constants, as it runs. */
+static kiln_status_t fold_call(simplifier_t *s, const kiln_tir_call_t *n,
+                               const kiln_tir_expr_t **out) {
+  *out = &n->base;
+  kiln_tir_dtype_t dtype = n->base.dtype;
+  if (kiln_tir_intrinsic_class(n->op) != KILN_TIR_INTRINSIC_CLASS_INT ||
+      !kiln_tir_dtype_is_int(dtype) || dtype.lanes != 1 || dtype.base == KILN_DTYPE_UINT64) {
+    return KILN_OK;
+  }
+  kiln_tir_value_t args[2] = {{.dtype = dtype}, {.dtype = dtype}}, r;
+  for (int i = 0; i < n->num_args && i < 2; ++i) {
+    if (!kiln_tir_expr_as_int(n->args[i], &args[i].lanes.i[0])) {
+      return KILN_OK;
+    }
+  }
+  kiln_tir_value_call(n->op, n->num_args, args, &r);
+  return make_int(s, dtype, r.lanes.i[0], out);
 }
 
 /* ---- linear forms ---- */
@@ -297,8 +317,8 @@ static kiln_status_t rewrite_div_mod(simplifier_t *s, const kiln_tir_binary_t *n
   }
   int div = n->base.kind == KILN_TIR_EXPR_FLOOR_DIV;
   kiln_tir_linear_t q = {.dtype = a.dtype}, r = {.dtype = a.dtype};
-  q.constant = kiln_tir_floordiv(a.constant, c);
-  r.constant = kiln_tir_floormod(a.constant, c);
+  q.constant = kiln_scalar_int_floor_divide(a.constant, c);
+  r.constant = kiln_scalar_int_floor_mod(a.constant, c);
   for (int i = 0; i < a.count; ++i) {
     kiln_tir_linear_t *part = a.terms[i].coeff % c == 0 ? &q : &r;
     part->terms[part->count] = a.terms[i];
@@ -460,6 +480,9 @@ static kiln_status_t rewrite(simplifier_t *s, const kiln_tir_expr_t *e,
   }
   if (e->kind == KILN_TIR_EXPR_CAST) {
     return fold_cast(s, (const void *)e, out);
+  }
+  if (e->kind == KILN_TIR_EXPR_CALL) {
+    return fold_call(s, (const void *)e, out);
   }
   if (e->kind == KILN_TIR_EXPR_SELECT) {
     const kiln_tir_select_t *n = (const void *)e;

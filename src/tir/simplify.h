@@ -8,7 +8,9 @@
  * - constant folding of every arithmetic, comparison, logic, select and cast
  *   node whose operands are constants; integers fold in int64 and only when
  *   the result fits the dtype (otherwise the node stays as written), floats
- *   fold in their own precision, and division by zero never folds;
+ *   fold in their own precision (a float division by zero never folds); an
+ *   integer zero divisor folds to 0 and a float-to-int cast saturates, as
+ *   they run (base/scalar_ops.h), and shifts of constants fold;
  * - canonical linear form of integer + - * (analysis.h): like terms merge,
  *   so (i*4 + j) - (j + i*4) becomes 0 and i + 0 becomes i;
  * - with the ranges of the enclosing loop variables (and of lets whose value

@@ -2,9 +2,11 @@
 # Tests of `kiln conformance` on a made-up cases folder built from ONNX's
 # backend node tests: test_abs as is (passes), test_add with its expected
 # output damaged (fails), test_abs with its operator renamed to Zzz
-# (unsupported), a folder without a model (fails). They check the
-# classification, the totals, the report's rows (and that it is the same on
-# every run and with --jobs 2), the pass list written and checked
+# (unsupported), a folder without a model (fails); then test_nonzero_example
+# and a test_range case, whose outputs depend on their inputs' values, which
+# only the run sees, so the import refuses them (unsupported). They check
+# the classification, the totals, the report's rows (and that it is the same
+# on every run and with --jobs 2), the pass list written and checked
 # (regressions exit 1, newly passing cases are reported), the usage errors,
 # the exit code 77 for a missing folder, and the isolation: a case that hangs
 # (its model.onnx a FIFO nobody writes) times out, and one whose process is
@@ -91,6 +93,25 @@ expect 1 err "kiln conformance: --pass-list: .*missing.txt: cannot open" -- \
   "$kiln" conformance "$cases" --pass-list "$work/missing.txt"
 expect 1 err "kiln conformance: --report: .*cannot create" -- \
   "$kiln" conformance "$cases" --report "$work/no/such/dir/r.md"
+
+# Cases run as a user runs the model: the import knows nothing of the test
+# inputs, so an output that depends on their values is computed at run time
+# or the case is refused; it is never folded from them at import. NonZero's
+# input and Range's start, fed as graph inputs, are refused (UNSUPPORTED);
+# Abs runs on the inputs fed at run time.
+runtime=$work/runtime
+mkdir -p "$runtime"
+for name in test_abs test_nonzero_example test_range_float_type_positive_delta; do
+  cp -r "$source/$name" "$runtime/$name"
+done
+expect 0 out "^conformance: 1 passed, 0 failed, 2 unsupported of 3$" -- \
+  "$kiln" conformance "$runtime" --report "$work/runtime.md"
+has "$work/runtime.md" "^\| test_abs \| PASS \|  \|$"
+has "$work/runtime.md" \
+  "^\| test_nonzero_example \| UNSUPPORTED \| model.onnx: node #0 \(NonZero\): input 0 \(X, \"condition\"\) must be a constant known at import, but it depends on the graph's inputs \|$"
+has "$work/runtime.md" \
+  "^\| test_range_float_type_positive_delta \| UNSUPPORTED \| model.onnx: node #0 \(Range\): input 0 \(start, \"start\"\) must be a constant known at import"
+has "$work/runtime.md" "its graph inputs left as\$"
 
 # Usage mistakes and a missing folder (exit 77: ctest's "skipped").
 expect 2 err "usage: kiln conformance" -- "$kiln" conformance "$cases" --jobs 0

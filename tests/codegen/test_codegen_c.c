@@ -128,6 +128,8 @@ static void test_parallel_loop_golden(void **state) {
       "  }\n"
       "  return 0;\n"
       "}\n"
+      "\n"
+      "__attribute__((used, visibility(\"default\"))) const int32_t __kiln_num_args_scale = 2;\n"
       "\n");
   kiln_allocator_free(kiln_allocator_system(), source);
   /* The stride chunking. */

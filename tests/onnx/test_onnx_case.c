@@ -2,8 +2,9 @@
  * Tests of the backend-test case loader and the comparison (onnx_case.h) on
  * cases written here into a temporary folder, so they run without
  * libonnx-testdata: inputs and outputs read in order, symbolic dims and
- * must-be-constant inputs fed from the inputs, the type check, the folded
- * path, ONNX's tolerance rule, and the errors.
+ * must-be-constant inputs fed from the inputs (READ), the conformance mode
+ * that tells the import nothing about the inputs (AT_RUN), the type check,
+ * the folded path (BOUND), ONNX's tolerance rule, and the errors.
  */
 #include <math.h>
 #include <stdio.h>
@@ -25,10 +26,28 @@ static void write_tensor(const char *dir, const char *name, const Onnx__TensorPr
   free(bytes);
 }
 
+/* A new case folder: `ob`'s model as model.onnx, and the `count` tensors
+ * under `files` ("input_0.pb", ...) in test_data_set_0. */
+static char *save_case(ob_t *ob, int count, const char *const *files,
+                       Onnx__TensorProto *const *tensors) {
+  char *dir = kiln_test_make_temp_dir();
+  size_t size = 0;
+  uint8_t *bytes = ob_pack(ob, &size);
+  char *model = kiln_test_path_join(dir, "model.onnx");
+  kiln_test_write_file(model, bytes, size);
+  free(model);
+  char *data = kiln_test_path_join(dir, "test_data_set_0");
+  assert_int_equal(mkdir(data, 0700), 0);
+  for (int i = 0; i < count; ++i) {
+    write_tensor(data, files[i], tensors[i]);
+  }
+  free(data);
+  return dir;
+}
+
 /* case/model.onnx: y = Reshape(x, shape) * 2, x (N, 4) symbolic, shape an
  * input; test_data_set_0 with x (2, 4), shape (4, 2) and y. */
 static char *write_case(const float *expected) {
-  char *dir = kiln_test_make_temp_dir();
   ob_t ob;
   ob_init(&ob, 13);
   ob_input(&ob, "x", OB_FLOAT, 2, OB_DIMS(OB_SYMBOLIC, 4));
@@ -37,18 +56,28 @@ static char *write_case(const float *expected) {
   ob_node(&ob, "Reshape", "r", "x,shape", "t");
   ob_node(&ob, "Mul", "m", "t,two", "y");
   ob_output(&ob, "y", OB_FLOAT, 2, OB_DIMS(OB_SYMBOLIC, 2));
-  size_t size = 0;
-  uint8_t *bytes = ob_pack(&ob, &size);
-  char *model = kiln_test_path_join(dir, "model.onnx");
-  kiln_test_write_file(model, bytes, size);
-  free(model);
-  char *data = kiln_test_path_join(dir, "test_data_set_0");
-  assert_int_equal(mkdir(data, 0700), 0);
-  write_tensor(data, "input_0.pb",
-               ob_tensor_f32(&ob, "x", 2, OB_DIMS(2, 4), OB_F32(0, 1, 2, 3, 4, 5, 6, 7)));
-  write_tensor(data, "input_1.pb", ob_tensor_i64(&ob, "shape", 1, OB_DIMS(2), OB_I64(4, 2)));
-  write_tensor(data, "output_0.pb", ob_tensor_f32(&ob, "y", 2, OB_DIMS(4, 2), expected));
-  free(data);
+  static const char *const files[] = {"input_0.pb", "input_1.pb", "output_0.pb"};
+  Onnx__TensorProto *tensors[] = {
+      ob_tensor_f32(&ob, "x", 2, OB_DIMS(2, 4), OB_F32(0, 1, 2, 3, 4, 5, 6, 7)),
+      ob_tensor_i64(&ob, "shape", 1, OB_DIMS(2), OB_I64(4, 2)),
+      ob_tensor_f32(&ob, "y", 2, OB_DIMS(4, 2), expected)};
+  char *dir = save_case(&ob, 3, files, tensors);
+  ob_free(&ob);
+  return dir;
+}
+
+/* case/model.onnx: y = NonZero(x), x (4,); test_data_set_0 with x = 0, 3,
+ * 0, 5 and y (1, 2) = 1, 3. */
+static char *write_nonzero_case(void) {
+  ob_t ob;
+  ob_init(&ob, 13);
+  ob_input(&ob, "x", OB_FLOAT, 1, OB_DIMS(4));
+  ob_node(&ob, "NonZero", "n", "x", "y");
+  ob_output(&ob, "y", OB_INT64, 2, OB_DIMS(1, OB_SYMBOLIC));
+  static const char *const files[] = {"input_0.pb", "output_0.pb"};
+  Onnx__TensorProto *tensors[] = {ob_tensor_f32(&ob, "x", 1, OB_DIMS(4), OB_F32(0, 3, 0, 5)),
+                                  ob_tensor_i64(&ob, "y", 2, OB_DIMS(1, 2), OB_I64(1, 3))};
+  char *dir = save_case(&ob, 2, files, tensors);
   ob_free(&ob);
   return dir;
 }
@@ -65,7 +94,8 @@ static void test_load_case(void **state) {
   (void)state;
   char *dir = write_case(OB_F32(0, 2, 4, 6, 8, 10, 12, 14));
   kiln_onnx_case_t onnx_case;
-  KILN_ASSERT_OK(kiln_onnx_case_load(dir, false, kiln_allocator_system(), &onnx_case));
+  KILN_ASSERT_OK(
+      kiln_onnx_case_load(dir, KILN_ONNX_CASE_INPUTS_READ, kiln_allocator_system(), &onnx_case));
   assert_int_equal(onnx_case.num_inputs, 2);
   assert_int_equal(onnx_case.num_outputs, 1);
   kiln_function_t *main = om_main(onnx_case.module);
@@ -79,9 +109,65 @@ static void test_load_case(void **state) {
   kiln_onnx_case_deinitialize(&onnx_case);
   assert_null(onnx_case.module);
 
-  KILN_ASSERT_OK(kiln_onnx_case_load(dir, true, kiln_allocator_system(), &onnx_case));
+  KILN_ASSERT_OK(
+      kiln_onnx_case_load(dir, KILN_ONNX_CASE_INPUTS_BOUND, kiln_allocator_system(), &onnx_case));
   assert_int_equal(om_main(onnx_case.module)->num_params, 0);
   KILN_ASSERT_OK(kiln_onnx_case_check_folded(&onnx_case));
+  kiln_onnx_case_deinitialize(&onnx_case);
+  remove_case(dir);
+}
+
+/* case/model.onnx: y = x * 2, x (2, 4); test_data_set_0 with x and y. */
+static char *write_mul_case(void) {
+  ob_t ob;
+  ob_init(&ob, 13);
+  ob_input(&ob, "x", OB_FLOAT, 2, OB_DIMS(2, 4));
+  ob_init_f32(&ob, "two", 0, NULL, OB_F32(2));
+  ob_node(&ob, "Mul", "m", "x,two", "y");
+  ob_output(&ob, "y", OB_FLOAT, 2, OB_DIMS(2, 4));
+  static const char *const files[] = {"input_0.pb", "output_0.pb"};
+  Onnx__TensorProto *tensors[] = {
+      ob_tensor_f32(&ob, "x", 2, OB_DIMS(2, 4), OB_F32(0, 1, 2, 3, 4, 5, 6, 7)),
+      ob_tensor_f32(&ob, "y", 2, OB_DIMS(2, 4), OB_F32(0, 2, 4, 6, 8, 10, 12, 14))};
+  char *dir = save_case(&ob, 2, files, tensors);
+  ob_free(&ob);
+  return dir;
+}
+
+/* AT_RUN, the conformance mode: the import is told nothing about the
+ * inputs. A value-dependent output (NonZero) that READ computes at import
+ * is refused, as is a symbolic dim READ takes from the input; a model that
+ * needs neither keeps its calls, to be run on the inputs. */
+static void test_load_at_run(void **state) {
+  (void)state;
+  kiln_onnx_case_t onnx_case;
+  char *dir = write_nonzero_case();
+  KILN_ASSERT_OK(
+      kiln_onnx_case_load(dir, KILN_ONNX_CASE_INPUTS_READ, kiln_allocator_system(), &onnx_case));
+  KILN_ASSERT_OK(kiln_onnx_case_check_folded(&onnx_case));
+  kiln_onnx_case_deinitialize(&onnx_case);
+  KILN_ASSERT_STATUS(
+      kiln_onnx_case_load(dir, KILN_ONNX_CASE_INPUTS_AT_RUN, kiln_allocator_system(), &onnx_case),
+      UNIMPLEMENTED, "must be a constant known at import");
+  assert_null(onnx_case.module);
+  remove_case(dir);
+
+  dir = write_case(OB_F32(0, 2, 4, 6, 8, 10, 12, 14));
+  KILN_ASSERT_STATUS(
+      kiln_onnx_case_load(dir, KILN_ONNX_CASE_INPUTS_AT_RUN, kiln_allocator_system(), &onnx_case),
+      INVALID_ARGUMENT, "input \"x\" has a symbolic dimension \"N\" (dim 0)");
+  remove_case(dir);
+
+  dir = write_mul_case();
+  KILN_ASSERT_OK(
+      kiln_onnx_case_load(dir, KILN_ONNX_CASE_INPUTS_AT_RUN, kiln_allocator_system(), &onnx_case));
+  kiln_function_t *main = om_main(onnx_case.module);
+  assert_int_equal(main->num_params, 1);
+  om_assert_type(main->params[0]->type_annotation, KILN_DTYPE_FLOAT32, 2, OB_DIMS(2, 4));
+  assert_int_equal(om_count_calls(onnx_case.module, &kiln_op_multiply), 1);
+  KILN_ASSERT_OK(kiln_onnx_case_check_types(&onnx_case));
+  KILN_ASSERT_STATUS(kiln_onnx_case_check_folded(&onnx_case), UNIMPLEMENTED,
+                     "output 0 did not fold to a constant");
   kiln_onnx_case_deinitialize(&onnx_case);
   remove_case(dir);
 }
@@ -90,7 +176,8 @@ static void test_folded_mismatch(void **state) {
   (void)state;
   char *dir = write_case(OB_F32(0, 2, 4, 6, 8, 10, 12, 15));
   kiln_onnx_case_t onnx_case;
-  KILN_ASSERT_OK(kiln_onnx_case_load(dir, true, kiln_allocator_system(), &onnx_case));
+  KILN_ASSERT_OK(
+      kiln_onnx_case_load(dir, KILN_ONNX_CASE_INPUTS_BOUND, kiln_allocator_system(), &onnx_case));
   KILN_ASSERT_STATUS(kiln_onnx_case_check_folded(&onnx_case), OUT_OF_RANGE,
                      "output 0: 1 of 8 elements differ; the first is element 7: 14, expected 15");
   kiln_onnx_case_deinitialize(&onnx_case);
@@ -101,8 +188,9 @@ static void test_case_errors(void **state) {
   (void)state;
   kiln_onnx_case_t onnx_case;
   char *dir = kiln_test_make_temp_dir();
-  KILN_ASSERT_STATUS(kiln_onnx_case_load(dir, false, kiln_allocator_system(), &onnx_case),
-                     NOT_FOUND, "model.onnx: cannot open");
+  KILN_ASSERT_STATUS(
+      kiln_onnx_case_load(dir, KILN_ONNX_CASE_INPUTS_READ, kiln_allocator_system(), &onnx_case),
+      NOT_FOUND, "model.onnx: cannot open");
   assert_null(onnx_case.module);
   kiln_onnx_case_deinitialize(&onnx_case);
   remove_case(dir);
@@ -112,8 +200,9 @@ static void test_case_errors(void **state) {
   dir = write_case(OB_F32(0, 2, 4, 6, 8, 10, 12, 14));
   char *input = kiln_test_path_join(dir, "test_data_set_0/input_0.pb");
   kiln_test_write_file(input, "\x0a", 1);
-  KILN_ASSERT_STATUS(kiln_onnx_case_load(dir, false, kiln_allocator_system(), &onnx_case),
-                     INVALID_ARGUMENT, "input \"x\" has a symbolic dimension \"N\" (dim 0)");
+  KILN_ASSERT_STATUS(
+      kiln_onnx_case_load(dir, KILN_ONNX_CASE_INPUTS_READ, kiln_allocator_system(), &onnx_case),
+      INVALID_ARGUMENT, "input \"x\" has a symbolic dimension \"N\" (dim 0)");
   free(input);
   remove_case(dir);
 
@@ -127,7 +216,8 @@ static void test_case_errors(void **state) {
   uint8_t *bytes = ob_alloc(&ob, size);
   onnx__tensor_proto__pack(wrong, bytes);
   kiln_test_write_file(output, bytes, size);
-  KILN_ASSERT_OK(kiln_onnx_case_load(dir, false, kiln_allocator_system(), &onnx_case));
+  KILN_ASSERT_OK(
+      kiln_onnx_case_load(dir, KILN_ONNX_CASE_INPUTS_READ, kiln_allocator_system(), &onnx_case));
   KILN_ASSERT_STATUS(kiln_onnx_case_check_types(&onnx_case), INVALID_ARGUMENT,
                      "output 0 is (4, 2) float32; expected (2,) int64");
   kiln_onnx_case_deinitialize(&onnx_case);
@@ -176,6 +266,7 @@ static void test_compare(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_load_case, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_load_at_run, setup, teardown),
       cmocka_unit_test_setup_teardown(test_folded_mismatch, setup, teardown),
       cmocka_unit_test_setup_teardown(test_case_errors, setup, teardown),
       cmocka_unit_test_setup_teardown(test_compare, setup, teardown),

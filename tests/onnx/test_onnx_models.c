@@ -161,7 +161,8 @@ static void test_node_case_types(void **state) {
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
     char *dir = kiln_test_path_join(root, cases[i]);
     kiln_onnx_case_t onnx_case;
-    KILN_ASSERT_OK(kiln_onnx_case_load(dir, false, kiln_allocator_system(), &onnx_case));
+    KILN_ASSERT_OK(
+        kiln_onnx_case_load(dir, KILN_ONNX_CASE_INPUTS_READ, kiln_allocator_system(), &onnx_case));
     KILN_ASSERT_OK(kiln_onnx_case_check_types(&onnx_case));
     assert_true(om_main(onnx_case.module)->num_params == onnx_case.num_inputs);
     kiln_onnx_case_deinitialize(&onnx_case);
@@ -176,7 +177,8 @@ typedef struct folded_counts_t {
 static void fold_case(const char *root, const char *name, folded_counts_t *counts) {
   char *dir = kiln_test_path_join(root, name);
   kiln_onnx_case_t onnx_case;
-  kiln_status_t status = kiln_onnx_case_load(dir, true, kiln_allocator_system(), &onnx_case);
+  kiln_status_t status =
+      kiln_onnx_case_load(dir, KILN_ONNX_CASE_INPUTS_BOUND, kiln_allocator_system(), &onnx_case);
   if (!status) {
     status = kiln_onnx_case_check_folded(&onnx_case);
   }

@@ -6,7 +6,9 @@
  * on hand-made tensors of NaN, infinities and signed zeros, on every integer
  * and bool dtype the reference takes (with the wrapping corners: INT_MIN / -1,
  * abs(INT_MIN), integer power), and with every attribute variant. Zero
- * divisors fail in both, dtypes the reference rejects are rejected by the
+ * divisors, INT_MIN / -1, 0 ** -1 and shifts past the width give the same
+ * bits on every path (base/scalar_ops.h), dtypes the reference rejects are
+ * rejected by the
  * rules, float16 rules build, and a golden text per family pins the shape
  * of the lowered loops.
  */
@@ -16,6 +18,7 @@
 
 #include "kiln_compute_test.h"
 #include "op/elemwise_attrs.h"
+#include "op/scalar.h"
 #include "tir/interp.h"
 
 /* Default attrs (NULL for an operator without attributes). */
@@ -455,31 +458,84 @@ static void test_where_broadcasts(void **state) {
 
 /* ---- errors ---- */
 
-/* An integer zero divisor fails in the reference and in the lowered loops. */
-static void test_zero_divisor_fails_in_both(void **state) {
+/* The edge values of base/scalar_ops.h on every path: a zero divisor gives
+ * 0 (divide, mod, floor_mod, power 0 ** -n), INT_MIN / -1 wraps and INT_MIN
+ * % -1 is 0. check_compute runs the reference kernel, the loop-IR
+ * interpreter (as lowered and after the passes), the C backend and the LLVM
+ * backend (object file and JIT) and requires the same bits; the reference
+ * is also pinned to the values chosen. */
+static void test_integer_edges_on_every_path(void **state) {
   (void)state;
-  kiln_tensor_t *inputs[] = {tensor_of(KILN_DTYPE_INT32, 1, SHAPE(3), (const int32_t[]){7, 0, 5}),
-                             tensor_of(KILN_DTYPE_INT32, 1, SHAPE(3), (const int32_t[]){2, -1, 0})};
+  kiln_tensor_t *inputs[] = {
+      tensor_of(KILN_DTYPE_INT32, 1, SHAPE(8),
+                (const int32_t[]){7, -7, 0, INT32_MIN, INT32_MIN, INT32_MAX, 0, 5}),
+      tensor_of(KILN_DTYPE_INT32, 1, SHAPE(8), (const int32_t[]){0, 0, 0, -1, 0, -1, -1, -3})};
   const kiln_op_t *ops[] = {&kiln_op_divide, &kiln_op_mod, &kiln_op_floor_mod, &kiln_op_power};
+  const int32_t want[4][8] = {
+      {0, 0, 0, INT32_MIN, 0, -INT32_MAX, 0, -1}, /* divide */
+      {0, 0, 0, 0, 0, 0, 0, 2},                   /* mod */
+      {0, 0, 0, 0, 0, 0, 0, -1},                  /* floor_mod */
+      {1, 1, 1, 0, 1, 0, 0, 0},                   /* power: 0 ** -1 = 0, 5 ** -3 = 0 */
+  };
   for (int i = 0; i < 4; ++i) {
     kiln_tensor_t *out = NULL;
-    /* power fails on 0 ** -1, the others on 5 / 0. */
-    KILN_ASSERT_STATUS(run(ops[i], NULL, 2, inputs, &out), INVALID_ARGUMENT, "division by zero");
-    KILN_ASSERT_STATUS(run_lowered(ops[i], NULL, 2, inputs, &out), INVALID_ARGUMENT,
-                       "division by zero");
+    KILN_ASSERT_OK(run(ops[i], NULL, 2, inputs, &out));
+    assert_memory_equal(kiln_tensor_data(out), want[i], sizeof(want[i]));
+    kiln_tensor_release(out);
+    check_compute(ops[i], NULL, 2, inputs);
   }
   kiln_tensor_release(inputs[0]);
   kiln_tensor_release(inputs[1]);
-  /* Unsigned too. */
-  kiln_tensor_t *u[] = {tensor_of(KILN_DTYPE_UINT8, 1, SHAPE(2), (const uint8_t[]){7, 5}),
-                        tensor_of(KILN_DTYPE_UINT8, 1, SHAPE(2), (const uint8_t[]){2, 0})};
+  /* Every integer width, signed and unsigned, with zero divisors among
+   * random ones and the INT_MIN / -1 corner. */
+  const kiln_dtype_t dtypes[] = {KILN_DTYPE_INT8,  KILN_DTYPE_INT16,  KILN_DTYPE_INT64,
+                                 KILN_DTYPE_UINT8, KILN_DTYPE_UINT16, KILN_DTYPE_UINT32};
+  for (size_t t = 0; t < sizeof(dtypes) / sizeof(dtypes[0]); ++t) {
+    bool is_signed = kiln_scalar_class(dtypes[t]) == KILN_SCALAR_CLASS_SIGNED;
+    kiln_tensor_t *pair[] = {random_tensor(dtypes[t], 2, SHAPE(5, 1), is_signed ? -100 : 0, 100),
+                             random_tensor(dtypes[t], 1, SHAPE(9), is_signed ? -2 : 0, 2)};
+    for (int i = 0; i < 4; ++i) {
+      check_compute(ops[i], NULL, 2, pair);
+    }
+    kiln_tensor_release(pair[0]);
+    kiln_tensor_release(pair[1]);
+  }
+  kiln_tensor_t *corner[] = {
+      tensor_of(KILN_DTYPE_INT64, 1, SHAPE(4), (const int64_t[]){INT64_MIN, INT64_MIN, 0, 9}),
+      tensor_of(KILN_DTYPE_INT64, 1, SHAPE(4), (const int64_t[]){-1, 0, -5, 0})};
+  for (int i = 0; i < 4; ++i) {
+    check_compute(ops[i], NULL, 2, corner);
+  }
+  kiln_tensor_release(corner[0]);
+  kiln_tensor_release(corner[1]);
+}
+
+/* Shifts by the width or more give 0 on every path. */
+static void test_shift_edges_on_every_path(void **state) {
+  (void)state;
+  kiln_tensor_t *inputs[] = {
+      tensor_of(KILN_DTYPE_UINT8, 1, SHAPE(6), (const uint8_t[]){1, 255, 128, 3, 255, 7}),
+      tensor_of(KILN_DTYPE_UINT8, 1, SHAPE(6), (const uint8_t[]){7, 8, 9, 200, 255, 0})};
+  const uint8_t left[] = {128, 0, 0, 0, 0, 7};
+  const uint8_t right[] = {0, 0, 0, 0, 0, 7};
   kiln_tensor_t *out = NULL;
-  KILN_ASSERT_STATUS(run_lowered(&kiln_op_divide, NULL, 2, u, &out), INVALID_ARGUMENT,
-                     "division by zero");
-  KILN_ASSERT_STATUS(run_lowered(&kiln_op_mod, NULL, 2, u, &out), INVALID_ARGUMENT,
-                     "division by zero");
-  kiln_tensor_release(u[0]);
-  kiln_tensor_release(u[1]);
+  KILN_ASSERT_OK(run(&kiln_op_left_shift, NULL, 2, inputs, &out));
+  assert_memory_equal(kiln_tensor_data(out), left, sizeof(left));
+  kiln_tensor_release(out);
+  KILN_ASSERT_OK(run(&kiln_op_right_shift, NULL, 2, inputs, &out));
+  assert_memory_equal(kiln_tensor_data(out), right, sizeof(right));
+  kiln_tensor_release(out);
+  check_compute(&kiln_op_left_shift, NULL, 2, inputs);
+  check_compute(&kiln_op_right_shift, NULL, 2, inputs);
+  kiln_tensor_release(inputs[0]);
+  kiln_tensor_release(inputs[1]);
+  kiln_tensor_t *wide[] = {
+      tensor_of(KILN_DTYPE_UINT32, 1, SHAPE(4), (const uint32_t[]){1, UINT32_MAX, 5, 9}),
+      tensor_of(KILN_DTYPE_UINT32, 1, SHAPE(4), (const uint32_t[]){31, 32, 33, UINT32_MAX})};
+  check_compute(&kiln_op_left_shift, NULL, 2, wide);
+  check_compute(&kiln_op_right_shift, NULL, 2, wide);
+  kiln_tensor_release(wide[0]);
+  kiln_tensor_release(wide[1]);
 }
 
 /* Dtypes the reference kernels reject are rejected by the rules, naming the
@@ -631,7 +687,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_integer_power, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bools_and_shifts, setup, teardown),
       cmocka_unit_test_setup_teardown(test_where_broadcasts, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_zero_divisor_fails_in_both, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_integer_edges_on_every_path, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_shift_edges_on_every_path, setup, teardown),
       cmocka_unit_test_setup_teardown(test_rejected_dtypes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_half_floats_lower, setup, teardown),
       cmocka_unit_test_setup_teardown(test_default_schedule_shape, setup, teardown),

@@ -10,7 +10,9 @@
  * __copy and __nop); the profile and its table; the debug dump (each node's
  * output as made, names made safe, several outputs, a failing node); and
  * every error of create, set_input and run, each naming the file, node and
- * what was expected. Allocation-failure sweeps cover create, run, outputs
+ * what was expected, a node passing its function another argument count
+ * among them (refused at create, from the count the library records, for
+ * the C and LLVM backends and the JIT). Allocation-failure sweeps cover create, run, outputs
  * and the profile, and loading from a folder.
  */
 #define _GNU_SOURCE
@@ -675,6 +677,9 @@ static void test_bad_graphs(void **state) {
       {"nodes/4/attrs/func_name", "\"__copy\"", KILN_STATUS_CODE_INVALID_ARGUMENT,
        "graph.json node 4 fused_add: __copy has 2 inputs and 1 outputs, expected 1 and 1"},
       {"nodes/5/attrs/func_name", "\"__copy\"", KILN_STATUS_CODE_OK, ""},
+      {"nodes/5/attrs/func_name", "\"fused_add\"", KILN_STATUS_CODE_INVALID_ARGUMENT,
+       "graph.json node 5 fused_relu: function fused_add takes 3 arguments, the node passes 2 (1 "
+       "inputs, 1 outputs)"},
       {"node_row_ptr", NULL, KILN_STATUS_CODE_NOT_FOUND, "graph.json: missing key 'node_row_ptr'"},
       {"node_row_ptr/3", "7", KILN_STATUS_CODE_INVALID_ARGUMENT,
        "graph.json: node_row_ptr[3] is not 3 (the outputs of the nodes before it)"},
@@ -888,6 +893,62 @@ static void test_module_save(void **state) {
   free(dir);
 }
 
+/* ---- argument counts, checked at load ---- */
+
+/* The base graph with the relu node (1 input, 1 output) calling fused_add
+ * (3 arguments). */
+static json_t *wrong_arity_graph(void) {
+  json_t *graph = base_graph();
+  set_path(graph, "nodes/5/attrs/func_name", "\"fused_add\"");
+  return graph;
+}
+
+static const char wrong_arity_message[] =
+    "node 5 fused_relu: function fused_add takes 3 arguments, the node passes 2 (1 inputs, 1 "
+    "outputs)";
+
+/* Issue 21, defect 8: a node whose function takes another argument count is
+ * refused when the executor is made (from a folder's lib.so, from a module
+ * built by each backend, from a JIT's in-memory module), not at the first
+ * run. */
+static void test_num_args_checked_at_load(void **state) {
+  (void)state;
+  assert_int_equal(kiln_runtime_module_function_num_args(compiled, "fused_dense"), 3);
+  assert_int_equal(kiln_runtime_module_function_num_args(compiled, "fused_relu"), 2);
+  assert_int_equal(kiln_runtime_module_function_num_args(compiled, "nothing"), -1);
+  assert_int_equal(kiln_runtime_module_function_num_args(handmade, "twice_neg"), -1);
+  model_t m;
+  model_make(&m);
+  char *dir = write_artifacts(wrong_arity_graph());
+  kiln_graph_executor_t *gx = NULL;
+  KILN_ASSERT_STATUS(kiln_graph_executor_load(kiln_allocator_system(), dir, &gx), INVALID_ARGUMENT,
+                     wrong_arity_message);
+  assert_null(gx);
+  kiln_test_remove_dir(dir);
+  free(dir);
+  const char *const targets[] = {"llvm -noasm", "llvm -jit -noasm"};
+  int have_llvm = strncmp(kiln_codegen_default_target(), "llvm", 4) == 0;
+  for (int t = 0; have_llvm && t < 2; ++t) {
+    const kiln_type_t *types[] = {ttype(KILN_DTYPE_FLOAT32, 2, SHAPE(N, M)),
+                                  ttype(KILN_DTYPE_FLOAT32, 1, SHAPE(M))};
+    const kiln_type_t *dense_types[] = {ttype(KILN_DTYPE_FLOAT32, 2, SHAPE(N, K)),
+                                        ttype(KILN_DTYPE_FLOAT32, 2, SHAPE(M, K))};
+    const kiln_tir_prim_func_t *funcs[] = {
+        lower(&kiln_op_dense, ATTRS(&kiln_op_dense, "units", "0"), 2, dense_types, "fused_dense"),
+        lower(&kiln_op_add, NULL, 2, types, "fused_add"),
+        lower(&kiln_op_relu, NULL, 1, types, "fused_relu"),
+    };
+    kiln_runtime_module_t *module = NULL;
+    KILN_ASSERT_OK(kiln_codegen_build(kiln_allocator_system(), targets[t], funcs, 3, &module));
+    assert_int_equal(kiln_runtime_module_function_num_args(module, "fused_add"), 3);
+    assert_int_equal(kiln_runtime_module_function_num_args(module, "fused_relu"), 2);
+    KILN_ASSERT_STATUS(create_from(wrong_arity_graph(), module, m.params, &gx), INVALID_ARGUMENT,
+                       wrong_arity_message);
+    kiln_runtime_module_release(module);
+  }
+  model_free(&m);
+}
+
 /* ---- allocation failures ---- */
 
 typedef struct sweep_t {
@@ -957,6 +1018,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_debug_dump, setup, teardown),
       cmocka_unit_test_setup_teardown(test_kernel_error_at_run, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bad_graphs, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_num_args_checked_at_load, setup, teardown),
       cmocka_unit_test_setup_teardown(test_missing_param, setup, teardown),
       cmocka_unit_test_setup_teardown(test_missing_files, setup, teardown),
       cmocka_unit_test_setup_teardown(test_module_save, setup, teardown),

@@ -1,7 +1,8 @@
 /*
  * Tests of the arithmetic simplifier, rule by rule, each with the cases
  * where it must fire and the cases where it must not: constant folding
- * (including overflow and division by zero, which must not fold), linear
+ * (overflow and float division by zero must not fold; integer division by
+ * zero, saturating casts and shifts fold as they run), linear
  * forms, bounds, min/max, floordiv/floormod, comparisons, select and the
  * statement rules. Results are compared as printed text.
  */
@@ -91,20 +92,34 @@ static void test_constant_folding(void **state) {
   check(&f, kiln_tir_b_cast(B, kiln_tir_scalar(KILN_DTYPE_FLOAT32), C(3)), "T.float32(3.0)");
   check(&f, kiln_tir_b_cast(B, kiln_tir_scalar(KILN_DTYPE_INT8), C(200)), "T.int8(-56)");
   check(&f, kiln_tir_b_cast(B, kiln_tir_scalar(KILN_DTYPE_INT32), kiln_tir_b_f32(B, -2.5)), "-2");
-  /* Must not fold: overflow, division by zero, float to int that does not fit. */
+  /* Must not fold: overflow, a float division by zero. */
   check(&f, ADD(C(INT32_MAX), C(1)), "2147483647 + 1");
   check(&f, MUL(C(65536), C(65536)), "65536 * 65536");
   check(&f,
         kiln_tir_b_add(B, kiln_tir_b_int(B, KILN_DTYPE_INT64, INT64_MAX),
                        kiln_tir_b_int(B, KILN_DTYPE_INT64, 1)),
         "T.int64(9223372036854775807) + T.int64(1)");
-  check(&f, DIV(C(5), C(0)), "5 // 0");
-  check(&f, MOD(C(5), C(0)), "5 % 0");
   check(&f, DIV(C(INT32_MIN), C(-1)), "-2147483648 // -1");
   check(&f, BIN(DIV, kiln_tir_b_f32(B, 1), kiln_tir_b_f32(B, 0)),
         "T.float32(1.0) / T.float32(0.0)");
+  /* Fold as they run (base/scalar_ops.h): a zero divisor gives 0, a float
+   * to int saturates (NaN gives 0), a shift by the width or more gives 0. */
+  check(&f, DIV(C(5), C(0)), "0");
+  check(&f, MOD(C(5), C(0)), "0");
   check(&f, kiln_tir_b_cast(B, kiln_tir_scalar(KILN_DTYPE_INT32), kiln_tir_b_f32(B, 3e9)),
-        "T.Cast(\"int32\", T.float32(3e+09))");
+        "2147483647");
+  check(&f, kiln_tir_b_cast(B, kiln_tir_scalar(KILN_DTYPE_INT8), kiln_tir_b_f32(B, -1e9)),
+        "T.int8(-128)");
+  check(&f, kiln_tir_b_cast(B, kiln_tir_scalar(KILN_DTYPE_UINT8), kiln_tir_b_f32(B, -3)),
+        "T.uint8(0)");
+  check(&f, kiln_tir_b_cast(B, kiln_tir_scalar(KILN_DTYPE_INT32), kiln_tir_b_f32(B, (double)NAN)),
+        "0");
+  const kiln_tir_expr_t *shift_args[] = {C(-1), C(4)};
+  check(&f, kiln_tir_b_call(B, KILN_TIR_INTRINSIC_SHIFT_RIGHT, 2, shift_args), "268435455");
+  const kiln_tir_expr_t *wide_args[] = {C(1), C(32)};
+  check(&f, kiln_tir_b_call(B, KILN_TIR_INTRINSIC_SHIFT_LEFT, 2, wide_args), "0");
+  const kiln_tir_expr_t *negative_args[] = {C(1), C(-1)};
+  check(&f, kiln_tir_b_call(B, KILN_TIR_INTRINSIC_SHIFT_LEFT, 2, negative_args), "0");
   fixture_done(&f);
 }
 

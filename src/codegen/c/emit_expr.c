@@ -3,9 +3,10 @@
  *
  * Scalars map to C's operators with the IR's semantics: integer results are
  * cast back to their dtype (the file is compiled with -fwrapv, so wrapping
- * is defined), floordiv/floormod, min/max and the shifts call the prelude's
- * helpers that compute them exactly as the interpreter does
- * (tir/interp_value.c), comparisons and logic give int32 0/1. Vectors use
+ * is defined), floordiv/floormod, min/max, the shifts and float-to-int
+ * casts call the prelude's helpers, which call base/scalar_ops.h's
+ * functions (pasted into the prelude), the ones the interpreter calls;
+ * comparisons and logic give int32 0/1. Vectors use
  * the C vector operators where they exist and a lane loop otherwise (see
  * lanes_open); loads are a memcpy when the index is a unit-stride ramp and a
  * lane-by-lane gather otherwise.
@@ -153,8 +154,26 @@ static kiln_status_t emit_vector_binary(kiln_cg_t *cg, const kiln_tir_binary_t *
   return emit_operands(cg, n, op);
 }
 
+/* A float to an integer through the prelude's kiln_from_float_<dtype>
+ * (base/scalar_ops.h: truncated, saturated, NaN to 0), lane by lane. */
+static kiln_status_t emit_float_to_int(kiln_cg_t *cg, const kiln_tir_cast_t *n) {
+  const char *tag = kiln_cg_tag(n->base.dtype.base);
+  if (n->base.dtype.lanes == 1) {
+    A("kiln_from_float_%s(", tag);
+    KILN_RETURN_IF_ERROR(kiln_cg_expr(cg, n->value));
+    A(")");
+    return KILN_OK;
+  }
+  KILN_RETURN_IF_ERROR(lanes_open(cg, n->base.dtype, 1, &n->value));
+  A("kiln_from_float_%s(_a[_l])", tag);
+  return lanes_close(cg);
+}
+
 static kiln_status_t emit_cast(kiln_cg_t *cg, const kiln_tir_cast_t *n) {
   kiln_tir_dtype_t to = n->base.dtype;
+  if (kiln_tir_dtype_is_float(n->value->dtype) && kiln_tir_dtype_is_int(to)) {
+    return emit_float_to_int(cg, n);
+  }
   const char *type = NULL;
   KILN_RETURN_IF_ERROR(kiln_cg_type(cg, to, &type));
   int to_bool = kiln_tir_dtype_is_bool(to);

@@ -6,20 +6,26 @@
  * itself (so compiling it needs no kiln header): the DLTensor layout, the
  * packed value union, the parallel environment, and the ABI functions as
  * pointers the module loader fills in (kiln/module.h). Then the vector
- * typedefs, every dtype at 2..64 lanes (powers of two), and the scalar
- * helpers: floordiv/floormod, min/max and the shifts per dtype, written to
- * match tir/interp_value.c, and the formatting of argument errors.
+ * typedefs, every dtype at 2..64 lanes (powers of two), the source of
+ * base/scalar_ops.h (the functions the interpreter and the simplifier call,
+ * pasted as text), the scalar helpers per dtype (floordiv/floormod, the
+ * shifts and float-to-int conversion calling those functions, min/max), and
+ * the formatting of argument errors.
  *
  * Each packed function checks, in order, the argument count, then per
  * argument its type code, non-NULL, device (CPU), dtype, rank, shape (a
  * symbolic dim binds its variable the first time it is seen), compact
  * strides (NULL or row-major) and the alignment of its data to the element
  * size, and on a mismatch sets the last error "<func>: argument <i> ..."
- * (0-based) and returns -1. Then the body, then `return 0;`.
+ * (0-based) and returns -1. Then the body, then `return 0;`. After each
+ * function, `const int32_t __kiln_num_args_<name>` records its argument
+ * count, so the graph executor refuses a graph.json node passing another
+ * count when it loads the library, not at the first run.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "base/scalar_ops.h"
 #include "codegen/c/codegen_c.h"
 #include "codegen/c/emit.h"
 
@@ -91,27 +97,35 @@ static const ctype_t ctypes[] = {
     {KILN_DTYPE_UINT32, "uint32_t", 32}, {KILN_DTYPE_BOOL, "int32_t", 32},
 };
 
+/* The dtype's integer helpers, each a call of base/scalar_ops.h's function
+ * (pasted above them) wrapped back to the dtype. */
 static kiln_status_t emit_int_helpers(kiln_cg_t *cg, const ctype_t *t) {
   const char *tag = kiln_cg_tag(t->dtype), *c = t->c;
-  A("static inline %s kiln_floordiv_%s(%s a, %s b) {\n"
-    "  int64_t x = a, y = b, q;\n  if (y == 0) return 0;\n"
-    "  if (y == -1) return (%s)(0 - (uint64_t)x);\n  q = x / y;\n"
-    "  return (%s)((x %% y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q);\n}\n",
-    c, tag, c, c, c, c);
-  A("static inline %s kiln_floormod_%s(%s a, %s b) {\n"
-    "  int64_t x = a, y = b, r;\n  if (y == 0 || y == -1) return 0;\n  r = x %% y;\n"
-    "  return (%s)((r != 0 && ((r < 0) != (y < 0))) ? r + y : r);\n}\n",
+  A("static inline %s kiln_floordiv_%s(%s a, %s b) { return (%s)kiln_scalar_int_floor_divide(a, "
+    "b); }\n",
+    c, tag, c, c, c);
+  A("static inline %s kiln_floormod_%s(%s a, %s b) { return (%s)kiln_scalar_int_floor_mod(a, b); "
+    "}\n",
     c, tag, c, c, c);
   if (t->dtype == KILN_DTYPE_BOOL) {
     return KILN_OK;
   }
-  const char *ops[] = {"shl", "<<", "shr", ">>"};
+  const char *ops[] = {"shl", "left", "shr", "right"};
   for (int i = 0; i < 2; ++i) {
-    A("static inline %s kiln_%s_%s(%s a, %s b) {\n"
-      "  uint64_t mask = %d >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << (%d %% 64)) - 1);\n"
-      "  int64_t y = b;\n  if (y < 0 || y >= %d) return 0;\n"
-      "  return (%s)((((uint64_t)(int64_t)a) & mask) %s y);\n}\n",
-      c, ops[2 * i], tag, c, c, t->bits, t->bits, t->bits, c, ops[2 * i + 1]);
+    A("static inline %s kiln_%s_%s(%s a, %s b) { return (%s)kiln_scalar_bits_shift_%s((uint64_t)a, "
+      "b, %d); }\n",
+      c, ops[2 * i], tag, c, c, c, ops[2 * i + 1], t->bits);
+  }
+  int64_t lo = 0, hi = 0;
+  kiln_tir_dtype_int_range(t->dtype, &lo, &hi);
+  if (kiln_tir_dtype_is_int(kiln_tir_scalar(t->dtype)) && lo < 0) {
+    A("static inline %s kiln_from_float_%s(double x) { return (%s)kiln_scalar_float_to_int(x, "
+      "%lldLL - 1, %lldLL); }\n",
+      c, tag, c, (long long)lo + 1, (long long)hi);
+  } else {
+    A("static inline %s kiln_from_float_%s(double x) { return (%s)kiln_scalar_float_to_uint(x, "
+      "%lluULL); }\n",
+      c, tag, c, (unsigned long long)hi);
   }
   return KILN_OK;
 }
@@ -124,7 +138,8 @@ static kiln_status_t emit_prelude(kiln_cg_t *cg) {
         kiln_cg_tag(ctypes[i].dtype), lanes, lanes * ctypes[i].bits / 8);
     }
   }
-  A("\n");
+  A("\n/* base/scalar_ops.h: the one meaning of the operations C leaves undefined. */\n%s\n",
+    KILN_SCALAR_OPS_SOURCE);
   for (size_t i = 0; i < sizeof(ctypes) / sizeof(ctypes[0]); ++i) {
     const char *tag = kiln_cg_tag(ctypes[i].dtype), *c = ctypes[i].c;
     A("static inline %s kiln_min_%s(%s a, %s b) { return a < b ? a : b; }\n", c, tag, c, c);
@@ -255,6 +270,8 @@ static kiln_status_t emit_function(kiln_cg_t *cg, kiln_strbuf_t *file,
   cg->indent = 1;
   KILN_RETURN_IF_ERROR(kiln_cg_stmt(cg, func->body));
   A("  return 0;\n}\n\n");
+  A("__attribute__((used, visibility(\"default\"))) const int32_t %s%s = %d;\n\n",
+    KILN_RUNTIME_MODULE_NUM_ARGS_PREFIX, func->name, func->num_params);
   cg->lambda_base += cg->parallel.count;
   KILN_RETURN_IF_ERROR(kiln_strbuf_append(file, kiln_strbuf_c_str(&cg->lambdas)));
   return kiln_strbuf_append(file, kiln_strbuf_c_str(&body));

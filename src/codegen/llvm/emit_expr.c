@@ -4,12 +4,14 @@
  * The semantics are the interpreter's (tir/interp_value.c), as in the C
  * backend: integer + - * wrap (no nsw flags), floordiv/floormod round toward
  * -inf with the divisor guarded so LLVM never sees a division by 0 or
- * INT_MIN / -1 (both give what the C helpers give), min/max are a compare
- * and a select (so a NaN first operand of min gives the second, as `a < b ?
- * a : b` does), float compares are ordered except NE. A float Add of a Mul
- * becomes llvm.fmuladd, which the code generator may fuse (the C backend's
- * compiler contracts the same expressions under -std=gnu11). Float-to-int
- * casts use llvm.fptosi.sat / fptoui.sat, defined for every input.
+ * INT_MIN / -1, and give what base/scalar_ops.h's functions give (x // 0 =
+ * x % 0 = 0, INT_MIN // -1 wraps), min/max are a compare and a select (so
+ * a NaN first operand of min gives the second, as `a < b ? a : b` does),
+ * float compares are ordered except NE. A float Add of a Mul becomes
+ * llvm.fmuladd, which the code generator may fuse (the C backend's compiler
+ * contracts the same expressions under -std=gnu11). Float-to-int casts use
+ * llvm.fptosi.sat / fptoui.sat, which are kiln_scalar_float_to_int/uint:
+ * truncated, saturated, NaN to 0. Float division stays one fdiv.
  *
  * A scalar Select whose arms load from memory is emitted as branches and a
  * phi, so an arm that reads out of bounds when not chosen (padding) is not

@@ -17,7 +17,9 @@
  * takes the buffers' data pointers (noalias, aligned to the element size the
  * checks proved) and the symbolic shape variables and holds the body; O3
  * inlines it, turning noalias into scoped alias metadata that lets loads
- * and stores of different buffers be reordered and vectorized.
+ * and stores of different buffers be reordered and vectorized. Beside it,
+ * the constant @__kiln_num_args_<name> records its argument count for the
+ * module loader (kiln_runtime_module_function_num_args).
  */
 #include <stdio.h>
 #include <string.h>
@@ -26,6 +28,7 @@
 
 #include "base/strbuf.h"
 #include "codegen/llvm/emit.h"
+#include "kiln/module.h"
 
 /* The prelude, in parts (each under C99's 4095-character literal limit). */
 static const char *const prelude[] = {
@@ -406,6 +409,21 @@ static kiln_status_t emit_compute(kiln_llvm_t *ll, int num_vars, const kiln_tir_
   return KILN_OK;
 }
 
+/* `@__kiln_num_args_<name> = constant i32 <count>`: the loader reads it to
+ * refuse a caller passing another count before the first call. */
+static void record_num_args(kiln_llvm_t *ll, const kiln_tir_prim_func_t *func) {
+  char name[512];
+  int length =
+      snprintf(name, sizeof(name), "%s%s", KILN_RUNTIME_MODULE_NUM_ARGS_PREFIX, func->name);
+  if (length < 0 || (size_t)length >= sizeof(name)) {
+    return; /* the loader does not look such a name up either */
+  }
+  LLVMValueRef global = LLVMAddGlobal(ll->module, ll->t_i32, name);
+  LLVMSetInitializer(global, LLVMConstInt(ll->t_i32, (unsigned long long)func->num_params, 0));
+  LLVMSetGlobalConstant(global, 1);
+  LLVMSetLinkage(global, LLVMExternalLinkage);
+}
+
 kiln_status_t kiln_llvm_function(kiln_llvm_t *ll, const kiln_tir_prim_func_t *func) {
   if (!is_identifier(func->name)) {
     return KILN_STATUS(INVALID_ARGUMENT,
@@ -443,5 +461,6 @@ kiln_status_t kiln_llvm_function(kiln_llvm_t *ll, const kiln_tir_prim_func_t *fu
                                        compute, values, (unsigned)num_vars, "");
   LLVMBuildRet(ll->builder, result);
   ll->lambda_base += ll->parallel.count;
+  record_num_args(ll, func);
   return KILN_OK;
 }

@@ -102,6 +102,7 @@ static kiln_status_t make_module(kiln_allocator_t allocator, LLVMOrcLLJITRef jit
     void *address = NULL;
     status = lookup(jit, funcs[i]->name, &address);
     entries[i].name = funcs[i]->name;
+    entries[i].num_args = funcs[i]->num_params;
     memcpy(&entries[i].fn, &address, sizeof(address));
   }
   if (!status) {

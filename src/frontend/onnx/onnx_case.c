@@ -2,13 +2,16 @@
  * Backend test cases; see onnx_case.h.
  *
  * Tensors are read with the importer's TensorProto reader into two growable
- * arrays; the model is imported with the inputs as input values. An input
- * file that does not parse (a SequenceProto where the model takes a
- * sequence) does not stop the import: the import is tried without values,
- * so its error, which says what the model needs, is the one reported. The
- * comparison reads every dtype as double, which is exact for all values the
- * tests hold except int64 and uint64 beyond 2^53, where it still detects
- * any difference larger than the tolerance allows.
+ * arrays; the model is imported in the case's mode: AT_RUN with no options
+ * at all (as `kiln interp model.onnx` imports it, so nothing about the
+ * inputs' values is known until @main runs), READ with the inputs as input
+ * values, BOUND with them bound as Constants. An input file that does not
+ * parse (a SequenceProto where the model takes a sequence) does not stop the
+ * import: the import is tried without values, so its error, which says what
+ * the model needs, is the one reported. The comparison reads every dtype as
+ * double, which is exact for all values the tests hold except int64 and
+ * uint64 beyond 2^53, where it still detects any difference larger than the
+ * tolerance allows.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "frontend/onnx/onnx_case.h"
@@ -152,16 +155,19 @@ static kiln_status_t kiln_onnx_case_bfloat16(const char *dir, kiln_allocator_t a
   return status;
 }
 
-/* Imports the model with `inputs` as its input values. */
-static kiln_status_t kiln_onnx_case_import(const char *dir, bool bind_inputs,
+/* Imports the model: for AT_RUN as a user does, without options; else
+ * with `inputs` as its input values, bound as Constants for BOUND. */
+static kiln_status_t kiln_onnx_case_import(const char *dir, kiln_onnx_case_inputs_t mode,
                                            kiln_allocator_t allocator, const kiln_array_t *inputs,
                                            kiln_module_t **out_module) {
   char *path = NULL;
   KILN_RETURN_IF_ERROR(kiln_path_join(allocator, dir, "model.onnx", &path));
-  kiln_onnx_import_options_t options = {.num_input_values = (int)kiln_array_count(inputs),
-                                        .input_values =
-                                            (kiln_tensor_t *const *)kiln_array_data(inputs),
-                                        .bind_input_values = bind_inputs};
+  kiln_onnx_import_options_t options = {0};
+  if (mode != KILN_ONNX_CASE_INPUTS_AT_RUN) {
+    options.num_input_values = (int)kiln_array_count(inputs);
+    options.input_values = (kiln_tensor_t *const *)kiln_array_data(inputs);
+    options.bind_input_values = mode == KILN_ONNX_CASE_INPUTS_BOUND;
+  }
   kiln_status_t status = kiln_onnx_import_file(path, &options, allocator, out_module);
   kiln_allocator_free(allocator, path);
   return status;
@@ -183,8 +189,8 @@ static kiln_status_t kiln_onnx_case_take(kiln_allocator_t allocator, kiln_array_
   return KILN_OK;
 }
 
-kiln_status_t kiln_onnx_case_load(const char *dir, bool bind_inputs, kiln_allocator_t allocator,
-                                  kiln_onnx_case_t *out_case) {
+kiln_status_t kiln_onnx_case_load(const char *dir, kiln_onnx_case_inputs_t mode,
+                                  kiln_allocator_t allocator, kiln_onnx_case_t *out_case) {
   memset(out_case, 0, sizeof(*out_case));
   out_case->allocator = allocator;
   kiln_array_t inputs, outputs;
@@ -199,8 +205,7 @@ kiln_status_t kiln_onnx_case_load(const char *dir, bool bind_inputs, kiln_alloca
   kiln_array_t none;
   kiln_array_initialize(&none, allocator, sizeof(kiln_tensor_t *));
   if (!status) {
-    status = kiln_onnx_case_import(dir, bind_inputs, allocator, read ? &none : &inputs,
-                                   &out_case->module);
+    status = kiln_onnx_case_import(dir, mode, allocator, read ? &none : &inputs, &out_case->module);
   }
   if (!status && read) {
     status = read;

@@ -5,11 +5,20 @@
  * A case is a folder with model.onnx and test_data_set_0/ holding
  * input_0.pb, input_1.pb, ... and output_0.pb, ... (serialized
  * TensorProtos, read in order until the next number is missing). Loading
- * reads the tensors first and imports the model with them as the options'
- * input values, so symbolic dims take the inputs' shapes and inputs that the
- * importer needs as constants (a Reshape's shape fed as a graph input) are
- * read from them. A conformance runner is then a loop: load, run @main on
- * the inputs, compare each output with kiln_onnx_compare, deinitialize.
+ * reads the tensors first and imports the model in one of three modes. The
+ * conformance mode, KILN_ONNX_CASE_INPUTS_AT_RUN, imports the model as a
+ * user does, told nothing about the test inputs: its graph inputs stay
+ * parameters of @main whose values only the run sees, so an operator whose
+ * output depends on values (NonZero, Range) is computed when @main runs or
+ * refused at import (UNIMPLEMENTED: "must be a constant known at import"),
+ * and a symbolic dim is refused as `kiln interp` refuses it without
+ * --input-shape. READ gives the values to the import, which takes symbolic
+ * dims from them and reads them where a converter needs a constant (a
+ * Reshape's shape fed as a graph input), specializing the module to them;
+ * BOUND makes them Constants, so the whole model folds at import. READ and
+ * BOUND test the importer; they do not measure conformance. A conformance
+ * runner is a loop: load AT_RUN, run @main on the inputs, compare each
+ * output with kiln_onnx_compare, deinitialize.
  */
 #ifndef KILN_FRONTEND_ONNX_ONNX_CASE_H_
 #define KILN_FRONTEND_ONNX_ONNX_CASE_H_
@@ -34,12 +43,24 @@ typedef struct kiln_onnx_case_t {
   kiln_tensor_t **outputs; /* the expected outputs */
 } kiln_onnx_case_t;
 
-/* Loads case folder `dir`. With `bind_inputs` the inputs become Constants
- * (bind_input_values), so the model folds at import through the reference
- * kernels and @main has no parameters: a second way to compute the outputs,
- * see kiln_onnx_case_check_folded. On failure *out_case is empty (safe to
- * deinitialize) and the status names the file at fault. */
-KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_case_load(const char *dir, bool bind_inputs,
+/* What the import is told about a case's test inputs. */
+typedef enum kiln_onnx_case_inputs_e {
+  /* Nothing: the model imported as a user imports it; values at run time. */
+  KILN_ONNX_CASE_INPUTS_AT_RUN,
+  /* Their values as input_values: @main keeps its parameters, but the
+   * module is specialized wherever a converter read one. */
+  KILN_ONNX_CASE_INPUTS_READ,
+  /* Their values bound as Constants (bind_input_values): the model folds
+   * at import through the reference kernels and @main has no parameters, a
+   * second way to compute the outputs (kiln_onnx_case_check_folded). */
+  KILN_ONNX_CASE_INPUTS_BOUND,
+} kiln_onnx_case_inputs_t;
+
+/* Loads case folder `dir`, importing its model in `mode`. On failure
+ * *out_case is empty (safe to deinitialize) and the status names the file
+ * at fault. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_case_load(const char *dir,
+                                                       kiln_onnx_case_inputs_t mode,
                                                        kiln_allocator_t allocator,
                                                        kiln_onnx_case_t *out_case);
 void kiln_onnx_case_deinitialize(kiln_onnx_case_t *onnx_case);
@@ -48,7 +69,7 @@ void kiln_onnx_case_deinitialize(kiln_onnx_case_t *onnx_case);
  * shapes; INVALID_ARGUMENT naming the first output that differs. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_case_check_types(const kiln_onnx_case_t *onnx_case);
 
-/* For a case loaded with bind_inputs: compares each output of @main, which
+/* For a case loaded BOUND: compares each output of @main, which
  * must have folded to a Constant (UNIMPLEMENTED naming the output when it did
  * not, as when a reference kernel lacks the dtype), with the expected
  * output (kiln_onnx_compare with the case tolerances; the message names the

@@ -8,8 +8,10 @@
  * result becomes a Constant; a tuple result becomes a Tuple of Constants,
  * which kiln_onnx_tuple_item sees through. A kernel that does not handle
  * the dtypes (UNIMPLEMENTED) leaves the call as it is, to be run later by
- * whatever executes the module; any other kernel error (a division by zero
- * in a shape computation) is the model's and is returned.
+ * whatever executes the module; any other kernel error (an index out of
+ * range in a shape computation) is the model's and is returned. An integer
+ * division by zero folds to 0, as compiled code computes it
+ * (base/scalar_ops.h).
  */
 #include <stdint.h>
 
