@@ -5,7 +5,9 @@
  * file and the JIT with 1, 2 and 3 threads under both chunkings, every
  * argument check's message (the C backend's), the fast exp/erf/tanh/sigmoid
  * against libm on vectors and scalars (edge values included) with object
- * and JIT giving the same bits, -mcpu/-mattr honoured and bad options
+ * and JIT giving the same bits, libm's float32 functions never folded by
+ * LLVM (a constant's and a loaded value's call give libm's bits, fuzzer seed
+ * 1000691), -mcpu/-mattr honoured and bad options
  * refused, strided vector loads as one span load and a shuffle, the
  * conv2d NCHWc kernel's assembly using 512-bit FMAs on an
  * AVX-512 host, and kiln's allocations swept (LLVM's are not kiln's). Every
@@ -372,6 +374,108 @@ static void test_fast_math(void **state) {
   check_math(KILN_TIR_INTRINSIC_SIGMOID);
 }
 
+/* The float32 functions the backend calls libm for, with libm's float
+ * and double functions and a range of their domain. */
+typedef struct libm_case_t {
+  kiln_tir_intrinsic_t op;
+  float (*f32)(float);
+  double (*f64)(double);
+  float lo;
+} libm_case_t;
+
+/* An x >= `lo` where libm's float function is not the double one rounded
+ * (what LLVM's constant folder computes), else lo. */
+static float folding_differs_at(const libm_case_t *c) {
+  float x = c->lo;
+  for (int i = 0; i < 200000; ++i, x = nextafterf(x, INFINITY)) {
+    volatile float v = x;
+    float f = c->f32(v), d = (float)c->f64((double)v);
+    if (memcmp(&f, &d, sizeof(f)) != 0 && !(isnan(f) && isnan(d))) {
+      return x;
+    }
+  }
+  return c->lo;
+}
+
+static float powf_of(float x) {
+  return powf(x, 1.3f);
+}
+static double pow_of(double x) {
+  return pow(x, (double)1.3f);
+}
+
+/* Out[0] = op(x) of the constant x, Out[1] = op(In[0]) with In[0] = x
+ * (pow: second argument 1.3, constant and In[1]): both must be libm's
+ * float function's bits. Before libm calls were marked nobuiltin, LLVM
+ * folded Out[0] with the double function (an ulp off for some x), so one
+ * expression had two values in a kernel: max(atan(clip(x))) said NaN when
+ * its `x != x` check compared a folded copy with a called one (fuzzer seed
+ * 1000691). */
+static void check_libm_not_folded(const libm_case_t *c, const char *target) {
+  float x = folding_differs_at(c);
+  fixture_t f;
+  fixture_init(&f);
+  kiln_tir_builder_t *b = &f.b;
+  int64_t n = 2;
+  const kiln_tir_buffer_t *in = kiln_tir_b_buffer(b, "In", KILN_DTYPE_FLOAT32, 1, &n);
+  const kiln_tir_buffer_t *out = kiln_tir_b_buffer(b, "Out", KILN_DTYPE_FLOAT32, 1, &n);
+  const kiln_tir_expr_t *zero = kiln_tir_b_i32(b, 0), *one = kiln_tir_b_i32(b, 1);
+  int arity = c->op == KILN_TIR_INTRINSIC_POW ? 2 : 1;
+  const kiln_tir_expr_t *constants[] = {kiln_tir_b_float(b, KILN_DTYPE_FLOAT32, x),
+                                        kiln_tir_b_float(b, KILN_DTYPE_FLOAT32, 1.3f)};
+  const kiln_tir_expr_t *loads[] = {kiln_tir_b_load(b, in, 1, &zero),
+                                    kiln_tir_b_load(b, in, 1, &one)};
+  const kiln_tir_stmt_t *stores[] = {
+      kiln_tir_b_store(b, out, kiln_tir_b_call(b, c->op, arity, constants), 1, &zero),
+      kiln_tir_b_store(b, out, kiln_tir_b_call(b, c->op, arity, loads), 1, &one)};
+  const kiln_tir_buffer_t *params[] = {in, out};
+  const kiln_tir_prim_func_t *func =
+      kiln_tir_b_func(b, "libm_once", 2, params, kiln_tir_b_seq(b, 2, stores));
+  kiln_runtime_module_t *module = NULL;
+  KILN_ASSERT_OK(kiln_codegen_build(kiln_allocator_system(), target, &func, 1, &module));
+  kiln_tensor_t *args[] = {vector_tensor(n, 0), vector_tensor(n, 0)};
+  float *input = kiln_tensor_data(args[0]);
+  input[0] = x;
+  input[1] = 1.3f;
+  KILN_ASSERT_OK(kiln_runtime_module_call(module, func->name, 2, args));
+  const float *got = kiln_tensor_data(args[1]);
+  volatile float v = x;
+  float want = c->f32(v);
+  if (memcmp(&got[0], &want, sizeof(want)) != 0 || memcmp(&got[1], &want, sizeof(want)) != 0) {
+    fail_msg("%s: %s(%.9g) is %.9g of a constant, %.9g of a loaded value; libm says %.9g", target,
+             kiln_tir_intrinsic_name(c->op), x, got[0], got[1], want);
+  }
+  kiln_tensor_release(args[0]);
+  kiln_tensor_release(args[1]);
+  kiln_runtime_module_release(module);
+  fixture_done(&f);
+}
+
+static void test_libm_calls_not_folded(void **state) {
+  (void)state;
+  static const libm_case_t cases[] = {
+      {KILN_TIR_INTRINSIC_ATAN, atanf, atan, -1.2f},
+      {KILN_TIR_INTRINSIC_SIN, sinf, sin, -10},
+      {KILN_TIR_INTRINSIC_COS, cosf, cos, -10},
+      {KILN_TIR_INTRINSIC_LOG, logf, log, 1e-3f},
+      {KILN_TIR_INTRINSIC_POW, powf_of, pow_of, 0.1f},
+      {KILN_TIR_INTRINSIC_TAN, tanf, tan, -1.5f},
+      {KILN_TIR_INTRINSIC_ASIN, asinf, asin, -1},
+      {KILN_TIR_INTRINSIC_ACOS, acosf, acos, -1},
+      {KILN_TIR_INTRINSIC_SINH, sinhf, sinh, -10},
+      {KILN_TIR_INTRINSIC_COSH, coshf, cosh, -10},
+      {KILN_TIR_INTRINSIC_ASINH, asinhf, asinh, -10},
+      {KILN_TIR_INTRINSIC_ACOSH, acoshf, acosh, 1},
+      {KILN_TIR_INTRINSIC_ATANH, atanhf, atanh, -0.99f},
+      {KILN_TIR_INTRINSIC_LOG1P, log1pf, log1p, -0.9f},
+      {KILN_TIR_INTRINSIC_EXPM1, expm1f, expm1, -10},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
+    check_libm_not_folded(&cases[i], "llvm -noasm");
+    check_libm_not_folded(&cases[i], "llvm -jit -noasm");
+  }
+}
+
 /* The conv2d NCHWc kernel of test_compute_conv.c with 16-channel blocks. */
 static const kiln_tir_prim_func_t *conv_nchwc(const char *name, int64_t c, int64_t hw, int64_t o,
                                               int64_t k) {
@@ -618,6 +722,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_strided_loads),
       cmocka_unit_test(test_argument_checks),
       cmocka_unit_test(test_fast_math),
+      cmocka_unit_test(test_libm_calls_not_folded),
       cmocka_unit_test_setup_teardown(test_conv2d_nchwc_uses_zmm_fma, setup, teardown),
       cmocka_unit_test(test_target_options),
       cmocka_unit_test(test_default_target_and_errors),

@@ -1,11 +1,13 @@
 /*
  * Intrinsic calls and the fast float32 math; see emit.h.
  *
- * Calls with an LLVM intrinsic (llvm.sqrt, llvm.fma, llvm.floor, ...) use
- * it, on scalars and vectors alike; the rest call libm's float or double
- * function lane by lane (tanf, asinh, ...). exp, erf, tanh and sigmoid on
- * float32 are written here as IR, so a vector loop holds no scalar libm
- * call and a scalar loop can still be vectorized:
+ * Calls whose result is exact (llvm.sqrt, llvm.fma, llvm.floor, ...) use
+ * an LLVM intrinsic, on scalars and vectors alike; the transcendental ones
+ * (sin, log, pow, tan, atan, asinh, ...) call libm's float or double
+ * function lane by lane, each call marked nobuiltin (see libm below: LLVM
+ * must not fold them itself). exp, erf, tanh and sigmoid on float32 are
+ * written here as IR, so a vector loop holds no scalar libm call and a
+ * scalar loop can still be vectorized:
  *
  * - exp: Cephes' expf. n = round(x log2 e), r = x - n ln2 (ln2 split in two,
  *   Cody-Waite), a degree-7 polynomial for e^r, times 2^n built in the
@@ -133,6 +135,32 @@ static LLVMValueRef fast_tanh(kiln_llvm_t *ll, LLVMValueRef x) {
   return rational(ll, x, 9, num, 7, den, 4);
 }
 
+/* Sets the enum attribute `name` on the call `call` (the function's). */
+static void call_attribute(kiln_llvm_t *ll, LLVMValueRef call, const char *name) {
+  unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+  LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
+                           LLVMCreateEnumAttribute(ll->context, kind, 0));
+}
+
+/* One call of libm's `fn`. nobuiltin: LLVM knows atanf, sinf, powf, ... by
+ * name and would fold a call with constant arguments by evaluating the
+ * double function on the host and rounding, which for some inputs is an
+ * ulp off libm's float function (atanf(-1.2f): 0xbf604558, folded
+ * 0xbf604557). One expression then had two values in one kernel: max and
+ * min find NaNs as `x != x` with x written out twice (op/reduce_compute.c),
+ * and where a clip made one copy's argument a constant, that copy was
+ * folded, the other called libm, and the reduction said NaN (fuzzer seed
+ * 1000691). readnone and nounwind (kiln never reads errno), so LLVM may
+ * still share repeated calls and hoist them. */
+static LLVMValueRef libm_call(kiln_llvm_t *ll, LLVMTypeRef fn_type, LLVMValueRef fn,
+                              LLVMValueRef *args, int num_args) {
+  LLVMValueRef call = LLVMBuildCall2(ll->builder, fn_type, fn, args, (unsigned)num_args, "");
+  call_attribute(ll, call, "nobuiltin");
+  call_attribute(ll, call, "readnone");
+  call_attribute(ll, call, "nounwind");
+  return call;
+}
+
 /* libm's `name` (float: with an f) lane by lane. */
 static LLVMValueRef libm(kiln_llvm_t *ll, const char *name, int is_f32, LLVMValueRef *args,
                          int num_args) {
@@ -151,7 +179,7 @@ static LLVMValueRef libm(kiln_llvm_t *ll, const char *name, int is_f32, LLVMValu
   }
   int lanes = lanes_of(args[0]);
   if (lanes == 1) {
-    return LLVMBuildCall2(b, fn_type, fn, args, (unsigned)num_args, "");
+    return libm_call(ll, fn_type, fn, args, num_args);
   }
   LLVMValueRef result = LLVMGetUndef(LLVMTypeOf(args[0]));
   for (int l = 0; l < lanes; ++l) {
@@ -159,8 +187,8 @@ static LLVMValueRef libm(kiln_llvm_t *ll, const char *name, int is_f32, LLVMValu
     for (int i = 0; i < num_args; ++i) {
       scalars[i] = LLVMBuildExtractElement(b, args[i], lane, "");
     }
-    result = LLVMBuildInsertElement(
-        b, result, LLVMBuildCall2(b, fn_type, fn, scalars, (unsigned)num_args, ""), lane, "");
+    result =
+        LLVMBuildInsertElement(b, result, libm_call(ll, fn_type, fn, scalars, num_args), lane, "");
   }
   return result;
 }
@@ -195,7 +223,7 @@ kiln_status_t kiln_llvm_call(kiln_llvm_t *ll, const kiln_tir_call_t *call, LLVMV
   const char *name = kiln_tir_intrinsic_name(call->op);
   switch (call->op) {
   case KILN_TIR_INTRINSIC_EXP:
-    *out_value = f32 ? kiln_llvm_fast_exp(ll, x) : kiln_llvm_intrinsic(ll, "llvm.exp", type, &x, 1);
+    *out_value = f32 ? kiln_llvm_fast_exp(ll, x) : libm(ll, "exp", 0, args, 1);
     return KILN_OK;
   case KILN_TIR_INTRINSIC_ERF:
     *out_value = f32 ? fast_erf(ll, x) : libm(ll, "erf", 0, args, 1);
@@ -205,23 +233,18 @@ kiln_status_t kiln_llvm_call(kiln_llvm_t *ll, const kiln_tir_call_t *call, LLVMV
     return KILN_OK;
   case KILN_TIR_INTRINSIC_SIGMOID: {
     LLVMValueRef minus = LLVMBuildFNeg(b, x, "");
-    LLVMValueRef e =
-        f32 ? kiln_llvm_fast_exp(ll, minus) : kiln_llvm_intrinsic(ll, "llvm.exp", type, &minus, 1);
+    LLVMValueRef e = f32 ? kiln_llvm_fast_exp(ll, minus) : libm(ll, "exp", 0, &minus, 1);
     *out_value = one_over(ll, LLVMBuildFAdd(b, fconst(ll, x, 1.0), e, ""));
     return KILN_OK;
   }
   case KILN_TIR_INTRINSIC_RSQRT:
     *out_value = one_over(ll, kiln_llvm_intrinsic(ll, "llvm.sqrt", type, &x, 1));
     return KILN_OK;
-  case KILN_TIR_INTRINSIC_LOG:
   case KILN_TIR_INTRINSIC_SQRT:
   case KILN_TIR_INTRINSIC_FABS:
   case KILN_TIR_INTRINSIC_FLOOR:
   case KILN_TIR_INTRINSIC_CEIL:
   case KILN_TIR_INTRINSIC_TRUNC:
-  case KILN_TIR_INTRINSIC_SIN:
-  case KILN_TIR_INTRINSIC_COS:
-  case KILN_TIR_INTRINSIC_POW:
   case KILN_TIR_INTRINSIC_FMA:
   case KILN_TIR_INTRINSIC_COPYSIGN: {
     char intrinsic[32] = "llvm.";
@@ -235,6 +258,10 @@ kiln_status_t kiln_llvm_call(kiln_llvm_t *ll, const kiln_tir_call_t *call, LLVMV
   case KILN_TIR_INTRINSIC_FMOD:
     *out_value = LLVMBuildFRem(b, x, args[1], "");
     return KILN_OK;
+  case KILN_TIR_INTRINSIC_LOG:
+  case KILN_TIR_INTRINSIC_SIN:
+  case KILN_TIR_INTRINSIC_COS:
+  case KILN_TIR_INTRINSIC_POW:
   case KILN_TIR_INTRINSIC_TAN:
   case KILN_TIR_INTRINSIC_ASIN:
   case KILN_TIR_INTRINSIC_ACOS:
