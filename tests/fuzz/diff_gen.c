@@ -129,7 +129,9 @@ static int add_value(gen_t *g, const char *name, const kiln_tensor_type_t *type,
   value_t *v = &g->values[g->num_values];
   *v = (value_t){.dtype = type->dtype, .ndim = type->ndim, .exact = exact, .is_var = is_var};
   snprintf(v->name, sizeof(v->name), "%s", name);
-  memcpy(v->shape, type->shape, (size_t)type->ndim * sizeof(int64_t));
+  if (type->ndim > 0) { /* a scalar's shape may be NULL */
+    memcpy(v->shape, type->shape, (size_t)type->ndim * sizeof(int64_t));
+  }
   return g->num_values++;
 }
 
