@@ -537,6 +537,48 @@ static void test_conv2d_nchwc_uses_zmm_fma(void **state) {
   kiln_runtime_module_release(module);
 }
 
+/* Whether a sign extension (movslq) sits between two multiply-adds at
+ * most 40 lines apart: inside the register tile's loop. */
+static int movslq_among_fmas(const char *assembly) {
+  const char *last_fma = NULL;
+  int lines_since = 0, pending = 0;
+  for (const char *line = assembly; line && *line;
+       line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+    const char *end = strchr(line, '\n');
+    size_t n = end ? (size_t)(end - line) : strlen(line);
+    if (memmem(line, n, "vfmadd", 6)) {
+      if (pending && last_fma && lines_since <= 40) {
+        return 1;
+      }
+      last_fma = line, lines_since = 0, pending = 0;
+    } else {
+      ++lines_since;
+      pending |= memmem(line, n, "movslq", 6) != NULL;
+    }
+  }
+  return 0;
+}
+
+/* A conv2d NCHWc register tile addresses with i64 arithmetic of its loops'
+ * counters, stepped by loop strength reduction: no sign extension between
+ * its multiply-adds (int32 indices left one per access in the loop,
+ * scalar work competing with the multiply-adds for their ports). */
+static void test_indices_are_i64(void **state) {
+  (void)state;
+  const kiln_tir_prim_func_t *func = conv_nchwc("conv", 32, 14, 32, 3);
+  kiln_runtime_module_t *module = NULL;
+  KILN_ASSERT_OK(kiln_codegen_build(kiln_allocator_system(), "llvm", &func, 1, &module));
+  const char *assembly = kiln_runtime_module_source(module, "asm");
+  if (!strstr(assembly, "vfmadd")) {
+    kiln_runtime_module_release(module);
+    KILN_SKIP("the host has no FMA instructions to look between");
+  }
+  if (movslq_among_fmas(assembly)) {
+    fail_msg("a movslq between the conv's multiply-adds:\n%.4000s", strstr(assembly, "vfmadd"));
+  }
+  kiln_runtime_module_release(module);
+}
+
 static void test_target_options(void **state) {
   (void)state;
   fixture_t f;
@@ -724,6 +766,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_fast_math),
       cmocka_unit_test(test_libm_calls_not_folded),
       cmocka_unit_test_setup_teardown(test_conv2d_nchwc_uses_zmm_fma, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_indices_are_i64, setup, teardown),
       cmocka_unit_test(test_target_options),
       cmocka_unit_test(test_default_target_and_errors),
       cmocka_unit_test(test_allocation_failures),

@@ -41,6 +41,7 @@ typedef struct kiln_llvm_t {
   LLVMValueRef function;     /* the function being written */
   LLVMBasicBlockRef allocas; /* its entry block: allocas, then a branch */
   kiln_hashmap_t vars;       /* var -> LLVMValueRef */
+  kiln_hashmap_t wide;       /* loop var -> its i64 value (emit_expr.c, index_i64) */
   kiln_hashmap_t memo;       /* expr -> LLVMValueRef, this statement's */
   kiln_array_t memo_log;     /* exprs put in memo, in order */
   kiln_hashmap_t has_load;   /* expr -> (void *)1 or 2: contains a load */

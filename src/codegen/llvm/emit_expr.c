@@ -458,6 +458,49 @@ static kiln_status_t expr_i64(kiln_llvm_t *ll, const kiln_tir_expr_t *e, LLVMVal
 static kiln_status_t offset_of(kiln_llvm_t *ll, const kiln_tir_buffer_t *buffer, int num_indices,
                                const kiln_tir_expr_t *const *indices, LLVMValueRef *out);
 
+/* A loop variable's i64 value (its counter plus min), when it was made in
+ * the function being written (a lambda rebinds the variables it captures). */
+static LLVMValueRef wide_var(kiln_llvm_t *ll, const kiln_tir_expr_t *e) {
+  void *value = NULL;
+  if (!kiln_hashmap_get(&ll->wide, e, &value) || !LLVMIsAInstruction(value) ||
+      LLVMGetBasicBlockParent(LLVMGetInstructionParent(value)) != ll->function) {
+    return NULL;
+  }
+  return value;
+}
+
+/* A scalar signed index in i64: sums, differences and products of loop
+ * variables (their i64 values) and constants built in i64 with no signed
+ * wrap; any other node in its dtype, sign-extended. It is the dtype's
+ * value whenever the dtype's arithmetic does not wrap, which offset()
+ * already assumes; LLVM then needs no sign extension inside the loops to
+ * address (an int32 index's sext kept scalar work on the FMA ports of a
+ * conv's register tile). */
+static kiln_status_t index_i64(kiln_llvm_t *ll, const kiln_tir_expr_t *e, LLVMValueRef *out) {
+  int64_t constant = 0;
+  bool is_signed = e->dtype.lanes == 1 &&
+                   (e->dtype.base == KILN_DTYPE_INT32 || e->dtype.base == KILN_DTYPE_INT64);
+  if (is_signed && kiln_tir_expr_as_int(e, &constant)) {
+    *out = LLVMConstInt(ll->t_i64, (unsigned long long)constant, 1);
+    return KILN_OK;
+  }
+  if (is_signed && e->kind == KILN_TIR_EXPR_VAR && (*out = wide_var(ll, e))) {
+    return KILN_OK;
+  }
+  if (!is_signed || (e->kind != KILN_TIR_EXPR_ADD && e->kind != KILN_TIR_EXPR_SUB &&
+                     e->kind != KILN_TIR_EXPR_MUL)) {
+    return expr_i64(ll, e, out);
+  }
+  const kiln_tir_binary_t *n = (const void *)e;
+  LLVMValueRef a = NULL, b = NULL;
+  KILN_RETURN_IF_ERROR(index_i64(ll, n->a, &a));
+  KILN_RETURN_IF_ERROR(index_i64(ll, n->b, &b));
+  *out = e->kind == KILN_TIR_EXPR_ADD   ? LLVMBuildNSWAdd(ll->builder, a, b, "")
+         : e->kind == KILN_TIR_EXPR_SUB ? LLVMBuildNSWSub(ll->builder, a, b, "")
+                                        : LLVMBuildNSWMul(ll->builder, a, b, "");
+  return KILN_OK;
+}
+
 /* Stride of dim d: the buffer's, else the product of the later dims. */
 static kiln_status_t stride(kiln_llvm_t *ll, const kiln_tir_buffer_t *buffer, int d,
                             LLVMValueRef *out) {
@@ -495,7 +538,7 @@ static kiln_status_t offset_of(kiln_llvm_t *ll, const kiln_tir_buffer_t *buffer,
   }
   for (int d = 0; d < num_indices; ++d) {
     LLVMValueRef index = NULL;
-    KILN_RETURN_IF_ERROR(expr_i64(ll, indices[d], &index));
+    KILN_RETURN_IF_ERROR(index_i64(ll, indices[d], &index));
     if (num_indices == buffer->ndim) {
       LLVMValueRef s = NULL;
       KILN_RETURN_IF_ERROR(stride(ll, buffer, d, &s));

@@ -242,6 +242,7 @@ kiln_status_t kiln_llvm_initialize(kiln_llvm_t *ll, kiln_allocator_t allocator,
   kiln_arena_initialize(&ll->arena, allocator, 0);
   kiln_allocator_t scratch = kiln_arena_allocator(&ll->arena);
   kiln_hashmap_initialize(&ll->vars, scratch, KILN_HASHMAP_KEY_POINTER);
+  kiln_hashmap_initialize(&ll->wide, scratch, KILN_HASHMAP_KEY_POINTER);
   kiln_hashmap_initialize(&ll->memo, scratch, KILN_HASHMAP_KEY_POINTER);
   kiln_hashmap_initialize(&ll->has_load, scratch, KILN_HASHMAP_KEY_POINTER);
   kiln_array_initialize(&ll->memo_log, scratch, sizeof(const kiln_tir_expr_t *));

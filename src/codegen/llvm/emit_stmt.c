@@ -43,9 +43,10 @@ kiln_status_t kiln_llvm_loop(kiln_llvm_t *ll, LLVMValueRef begin, LLVMValueRef e
   LLVMValueRef k = LLVMBuildPhi(b, ll->t_i64, loop->var->name);
   LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, k, end, ""), body, exit);
   LLVMPositionBuilderAtEnd(b, body);
-  LLVMValueRef value = LLVMBuildIntCast2(b, LLVMBuildAdd(b, min, k, ""),
-                                         kiln_llvm_type(ll, loop->var->base.dtype), 1, "");
+  LLVMValueRef wide = LLVMBuildNSWAdd(b, min, k, "");
+  LLVMValueRef value = LLVMBuildIntCast2(b, wide, kiln_llvm_type(ll, loop->var->base.dtype), 1, "");
   KILN_RETURN_IF_ERROR(kiln_llvm_bind(ll, loop->var, value));
+  KILN_RETURN_IF_ERROR(kiln_hashmap_put(&ll->wide, loop->var, wide));
   KILN_RETURN_IF_ERROR(kiln_llvm_stmt(ll, loop->body));
   LLVMValueRef next = LLVMBuildAdd(b, k, step, "");
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
