@@ -154,8 +154,9 @@ static int uses_inner(const collector_t *c, const kiln_tir_expr_t *expr) {
   kiln_tir_visitor_initialize(&u.visitor);
   u.visitor.expr_rules[KILN_TIR_EXPR_VAR] = uses_var;
   kiln_status_t status = kiln_tir_visitor_visit_expr(&u.visitor, expr);
+  int failed = status != KILN_OK;
   kiln_status_free(status);
-  return u.found || status;
+  return u.found || failed;
 }
 
 static const inner_loop_t *inner_loop(const collector_t *c, const kiln_tir_expr_t *atom) {

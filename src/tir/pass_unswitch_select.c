@@ -69,8 +69,9 @@ static int uses_nest(const nest_t *nest, const kiln_tir_expr_t *expr) {
   kiln_tir_visitor_initialize(&f.visitor);
   f.visitor.expr_rules[KILN_TIR_EXPR_VAR] = note_var;
   kiln_status_t status = kiln_tir_visitor_visit_expr(&f.visitor, expr);
+  int failed = status != KILN_OK;
   kiln_status_free(status);
-  return f.uses || status;
+  return f.uses || failed;
 }
 
 static kiln_status_t find_select(kiln_tir_visitor_t *self, const kiln_tir_expr_t *expr) {
@@ -96,8 +97,9 @@ static const kiln_tir_select_t *invariant_select(const nest_t *nest) {
   f.visitor.expr_rules[KILN_TIR_EXPR_SELECT] = find_select;
   f.visitor.expr_rules[KILN_TIR_EXPR_LET] = note_let;
   kiln_status_t status = kiln_tir_visitor_visit_expr(&f.visitor, nest->store->value);
+  int failed = status != KILN_OK;
   kiln_status_free(status);
-  return status || f.has_let ? NULL : f.found;
+  return failed || f.has_let ? NULL : f.found;
 }
 
 /* ---- replacing it ---- */
