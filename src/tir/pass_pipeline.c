@@ -7,7 +7,10 @@
  * main loops without guards, so the vectorizer sees guard-free bodies it can
  * vectorize (only the tails stay scalar). storage_flatten comes next: every
  * later pass and the code generators see one-index accesses, and the flat
- * index is where vectorize finds the lane-wise (ramp) stride. vectorize
+ * index is where vectorize finds the lane-wise (ramp) stride. The schedule's
+ * prefetches are injected on the flat indices (their runs are found in the
+ * flat linear form), and unswitch_select runs before vectorize so that the
+ * copies of a nest it makes vectorize without conditions. vectorize
  * runs before unroll so that an unrolled loop around a vectorized one copies
  * vector statements, and an unrolled loop inside a vectorized body has
  * already become vector code in each copy. A second loop_partition after

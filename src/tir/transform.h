@@ -21,8 +21,13 @@
  *   stores); a body it cannot vectorize stays a serial loop.
  * - unroll replaces an unrolled loop of constant extent <= max_extent by a
  *   SeqStmt of copies of its body; longer ones stay serial.
- * - kiln_tir_lower_pipeline runs loop_partition, storage_flatten, vectorize,
- *   unroll, simplify and verify, in that order.
+ * - inject_prefetch fetches, in a loop annotated "prefetch" = D, the lines
+ *   iteration v + D will read of the parameters (pass_inject_prefetch.c).
+ * - unswitch_select turns a select whose condition a loop nest does not
+ *   change into a branch around copies of the nest (pass_unswitch_select.c).
+ * - kiln_tir_lower_pipeline runs loop_partition, storage_flatten,
+ *   inject_prefetch, unswitch_select, vectorize, loop_partition, unroll,
+ *   simplify and verify, in that order.
  */
 #ifndef KILN_TIR_TRANSFORM_H_
 #define KILN_TIR_TRANSFORM_H_
