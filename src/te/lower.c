@@ -435,13 +435,6 @@ static kiln_status_t collect_load(kiln_tir_visitor_t *self, const kiln_tir_expr_
   return kiln_tir_visitor_expr_children(self, expr);
 }
 
-typedef struct var_finder_t {
-  kiln_tir_visitor_t visitor; /* first */
-  const nest_t *nest;
-  int from; /* leaves [from, num_leaves) are the inner ones */
-  int found;
-} var_finder_t;
-
 static int inner_leaf(const nest_t *n, int from, const kiln_tir_expr_t *expr) {
   for (int k = from; k < n->stage->num_leaves; ++k) {
     if (n->loop_vars[k] && expr == &n->loop_vars[k]->base) {
@@ -451,22 +444,8 @@ static int inner_leaf(const nest_t *n, int from, const kiln_tir_expr_t *expr) {
   return -1;
 }
 
-static kiln_status_t find_var(kiln_tir_visitor_t *self, const kiln_tir_expr_t *expr) {
-  var_finder_t *f = (var_finder_t *)self;
-  f->found |= inner_leaf(f->nest, f->from, expr) >= 0;
-  return KILN_OK;
-}
-
 static int mentions_inner(const nest_t *n, int from, const kiln_tir_expr_t *expr) {
-  var_finder_t f;
-  kiln_tir_visitor_initialize(&f.visitor);
-  f.visitor.expr_rules[KILN_TIR_EXPR_VAR] = find_var;
-  f.nest = n;
-  f.from = from;
-  f.found = 0;
-  kiln_status_t s = kiln_tir_visitor_visit_expr(&f.visitor, expr);
-  kiln_status_free(s);
-  return f.found || s != KILN_OK;
+  return kiln_tir_expr_uses_vars(expr, n->stage->num_leaves - from, n->loop_vars + from);
 }
 
 /* Splits index `e` into a symbolic part (terms of the outer loops) and the

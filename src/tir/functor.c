@@ -238,6 +238,32 @@ kiln_status_t kiln_tir_visitor_stmt_children(kiln_tir_visitor_t *visitor,
   return KILN_STATUS(INVALID_ARGUMENT, "visit: invalid statement kind %d", (int)stmt->kind);
 }
 
+typedef struct var_finder_t {
+  kiln_tir_visitor_t visitor; /* first: rules get &finder->visitor */
+  int count;
+  const kiln_tir_var_t *const *vars;
+  int found;
+} var_finder_t;
+
+static kiln_status_t find_var(kiln_tir_visitor_t *self, const kiln_tir_expr_t *expr) {
+  var_finder_t *f = (var_finder_t *)self;
+  for (int i = 0; i < f->count && !f->found; ++i) {
+    f->found = f->vars[i] && expr == &f->vars[i]->base;
+  }
+  return KILN_OK;
+}
+
+int kiln_tir_expr_uses_vars(const kiln_tir_expr_t *expr, int count,
+                            const kiln_tir_var_t *const *vars) {
+  var_finder_t f = {.count = count, .vars = vars};
+  kiln_tir_visitor_initialize(&f.visitor);
+  f.visitor.expr_rules[KILN_TIR_EXPR_VAR] = find_var;
+  kiln_status_t status = kiln_tir_visitor_visit_expr(&f.visitor, expr);
+  int failed = status != KILN_OK;
+  kiln_status_free(status);
+  return f.found || failed;
+}
+
 /* ---- mutator ---- */
 
 void kiln_tir_mutator_initialize(kiln_tir_mutator_t *mutator, kiln_arena_t *arena) {

@@ -56,6 +56,11 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_tir_visitor_expr_children(kiln_tir_visit
                                                                   const kiln_tir_expr_t *expr);
 KILN_MUST_USE_RESULT kiln_status_t kiln_tir_visitor_stmt_children(kiln_tir_visitor_t *visitor,
                                                                   const kiln_tir_stmt_t *stmt);
+/* Whether `expr` mentions any of vars[0..count) (NULL entries are skipped);
+ * 1 when the walk fails, which only a malformed tree makes it do, so a
+ * caller that moves or drops code on a 0 stays safe. */
+int kiln_tir_expr_uses_vars(const kiln_tir_expr_t *expr, int count,
+                            const kiln_tir_var_t *const *vars);
 
 /* ---- mutator ---- */
 

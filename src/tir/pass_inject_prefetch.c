@@ -41,7 +41,6 @@
 #define MAX_LOADS                    16
 
 typedef struct inner_loop_t {
-  const kiln_tir_var_t *var;
   int64_t min, max;
   int known; /* constant min and extent */
 } inner_loop_t;
@@ -51,7 +50,8 @@ typedef struct collector_t {
   kiln_tir_visitor_t visitor; /* first: rules get &collector->visitor */
   const kiln_tir_prim_func_t *func;
   int num_loops, num_loads, num_stored, overflow;
-  inner_loop_t loops[MAX_INNER];
+  const kiln_tir_var_t *loop_vars[MAX_INNER];
+  inner_loop_t loops[MAX_INNER]; /* loop_vars[i]'s range */
   const kiln_tir_buffer_load_t *loads[MAX_LOADS];
   const kiln_tir_var_t *stored[MAX_LOADS];
 } collector_t;
@@ -91,7 +91,8 @@ static kiln_status_t collect_for(kiln_tir_visitor_t *self, const kiln_tir_stmt_t
   }
   int known =
       kiln_tir_expr_as_int(n->min, &min) && kiln_tir_expr_as_int(n->extent, &extent) && extent > 0;
-  c->loops[c->num_loops++] = (inner_loop_t){n->var, min, min + extent - 1, known};
+  c->loop_vars[c->num_loops] = n->var;
+  c->loops[c->num_loops++] = (inner_loop_t){min, min + extent - 1, known};
   return kiln_tir_visitor_stmt_children(self, stmt);
 }
 
@@ -134,34 +135,9 @@ static kiln_status_t collect(collector_t *c, const kiln_tir_stmt_t *body) {
 
 /* ---- one load's stream ---- */
 
-typedef struct uses_t {
-  kiln_tir_visitor_t visitor;
-  const collector_t *c;
-  int found;
-} uses_t;
-
-static kiln_status_t uses_var(kiln_tir_visitor_t *self, const kiln_tir_expr_t *expr) {
-  uses_t *u = (uses_t *)self;
-  for (int i = 0; i < u->c->num_loops; ++i) {
-    u->found |= &u->c->loops[i].var->base == expr;
-  }
-  return KILN_OK;
-}
-
-/* Whether `expr` uses a loop variable of the body (1 when unsure). */
-static int uses_inner(const collector_t *c, const kiln_tir_expr_t *expr) {
-  uses_t u = {.c = c};
-  kiln_tir_visitor_initialize(&u.visitor);
-  u.visitor.expr_rules[KILN_TIR_EXPR_VAR] = uses_var;
-  kiln_status_t status = kiln_tir_visitor_visit_expr(&u.visitor, expr);
-  int failed = status != KILN_OK;
-  kiln_status_free(status);
-  return u.found || failed;
-}
-
 static const inner_loop_t *inner_loop(const collector_t *c, const kiln_tir_expr_t *atom) {
   for (int i = 0; i < c->num_loops; ++i) {
-    if (&c->loops[i].var->base == atom) {
+    if (&c->loop_vars[i]->base == atom) {
       return &c->loops[i];
     }
   }
@@ -182,7 +158,7 @@ static int split_inner(const collector_t *c, kiln_tir_linear_t *lin, coefficient
     kiln_tir_linear_term_t t = lin->terms[i];
     const inner_loop_t *loop = inner_loop(c, t.atom);
     if (!loop) {
-      if (uses_inner(c, t.atom)) {
+      if (kiln_tir_expr_uses_vars(t.atom, c->num_loops, c->loop_vars)) {
         return 0;
       }
       lin->terms[kept++] = t;

@@ -52,32 +52,14 @@ typedef struct finder_t {
   kiln_tir_visitor_t visitor; /* first: rules get &finder->visitor */
   const nest_t *nest;
   const kiln_tir_select_t *found;
-  int uses, has_let;
+  int has_let;
 } finder_t;
-
-static kiln_status_t note_var(kiln_tir_visitor_t *self, const kiln_tir_expr_t *expr) {
-  finder_t *f = (finder_t *)self;
-  for (int i = 0; i < f->nest->depth; ++i) {
-    f->uses |= &f->nest->vars[i]->base == expr;
-  }
-  return KILN_OK;
-}
-
-/* Whether `expr` uses a loop variable of the nest (1 when unsure). */
-static int uses_nest(const nest_t *nest, const kiln_tir_expr_t *expr) {
-  finder_t f = {.nest = nest};
-  kiln_tir_visitor_initialize(&f.visitor);
-  f.visitor.expr_rules[KILN_TIR_EXPR_VAR] = note_var;
-  kiln_status_t status = kiln_tir_visitor_visit_expr(&f.visitor, expr);
-  int failed = status != KILN_OK;
-  kiln_status_free(status);
-  return f.uses || failed;
-}
 
 static kiln_status_t find_select(kiln_tir_visitor_t *self, const kiln_tir_expr_t *expr) {
   finder_t *f = (finder_t *)self;
   const kiln_tir_select_t *n = (const void *)expr;
-  if (!f->found && n->condition->dtype.lanes == 1 && !uses_nest(f->nest, n->condition)) {
+  if (!f->found && n->condition->dtype.lanes == 1 &&
+      !kiln_tir_expr_uses_vars(n->condition, f->nest->depth, f->nest->vars)) {
     f->found = n;
     return KILN_OK;
   }

@@ -52,30 +52,8 @@ typedef struct lanes_t {
   const kiln_tir_var_t *inner[MAX_INNER];
 } lanes_t;
 
-/* ---- does an expression use a variable ---- */
-
-typedef struct finder_t {
-  kiln_tir_visitor_t visitor; /* first */
-  const kiln_tir_var_t *var;
-  int found;
-} finder_t;
-
-static kiln_status_t find_var(kiln_tir_visitor_t *self, const kiln_tir_expr_t *expr) {
-  finder_t *f = (finder_t *)self;
-  f->found |= expr == &f->var->base;
-  return KILN_OK;
-}
-
 static int uses_var(const kiln_tir_expr_t *expr, const kiln_tir_var_t *var) {
-  finder_t f = {.var = var, .found = 0};
-  kiln_tir_visitor_initialize(&f.visitor);
-  f.visitor.expr_rules[KILN_TIR_EXPR_VAR] = find_var;
-  kiln_status_t status = kiln_tir_visitor_visit_expr(&f.visitor, expr);
-  if (status) { /* the default rules only fail on malformed trees: assume it does */
-    kiln_status_free(status);
-    return 1;
-  }
-  return f.found;
+  return kiln_tir_expr_uses_vars(expr, 1, &var);
 }
 
 /* ---- lane-wise stores ---- */
