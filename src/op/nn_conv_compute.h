@@ -50,14 +50,25 @@
 /* How many input chunks ahead a row block fetches its weights (and data):
  * two chunks give the L2 cache a chunk's compute time to bring them. */
 #define KILN_SCHEDULE_NCHWC_PREFETCH 2
+/* The wide register tile of a row block: 4 output chunks by 6 columns (24
+ * accumulators, each broadcast feeding 4 multiply-adds), for stride-1 convs
+ * at least KILN_SCHEDULE_NCHWC_WIDE_MIN_OW wide (4 whole tiles: the tail of
+ * a narrower row costs more than the wider tile saves). */
+#define KILN_SCHEDULE_NCHWC_WIDE_TILE_OC 4
+#define KILN_SCHEDULE_NCHWC_WIDE_TILE_OW 6
+#define KILN_SCHEDULE_NCHWC_WIDE_MIN_OW  24
+/* The input channels of a row block's reduction unrolled per step. */
+#define KILN_SCHEDULE_NCHWC_UNROLL_IC 4
 
 /* The knobs of the conv2d_NCHWc schedule (schedule_x86.c). */
 typedef struct kiln_schedule_conv_config_t {
-  int64_t tile_ow;  /* output columns per register tile */
-  int64_t tile_oc;  /* output channel chunks per register tile */
-  int64_t block_oh; /* rows of the row block (0: the register tile alone) */
-  int64_t prefetch; /* (row block) input chunks ahead whose weights and data
-                       are fetched while this one computes (0: none) */
+  int64_t tile_ow;   /* output columns per register tile */
+  int64_t tile_oc;   /* output channel chunks per register tile */
+  int64_t block_oh;  /* rows of the row block (0: the register tile alone) */
+  int64_t prefetch;  /* (row block) input chunks ahead whose weights and data
+                        are fetched while this one computes (0: none) */
+  int64_t unroll_ic; /* (row block) input channels of the block unrolled per
+                        step of the reduction (0 or 1: none; divides the block) */
 } kiln_schedule_conv_config_t;
 
 /* The shape facts of a conv2d_NCHWc the default knobs depend on. */
@@ -65,6 +76,8 @@ typedef struct kiln_schedule_conv_shape_t {
   int64_t n, oc_chunks, oh, ow, oc_block, groups;
   int64_t reduce_per_chunk; /* kh * kw * the input-channel block */
   int64_t ic_chunks;        /* the reduction's input-channel chunks (per group) */
+  int64_t ic_block;         /* the reduction's input-channel block */
+  int64_t stride_w;         /* the horizontal stride */
 } kiln_schedule_conv_shape_t;
 
 /* The knobs of the GEMM schedule (schedule_x86_dense.c). */

@@ -217,6 +217,12 @@ static kiln_status_t schedule_nchwc_rows(kiln_te_schedule_t *s, kiln_te_stage_t 
   const kiln_te_iter_var_t *order[] = {axis(cc, 0), ic_chunk, axis(cc, 2), ow_chunk, reduce[1],
                                        reduce[2],   ic_inner, axis(cc, 1), ow_block, axis(cc, 4)};
   KILN_RETURN_IF_ERROR(kiln_te_reorder(local, 10, order));
+  if (config->unroll_ic > 1) {
+    const kiln_te_iter_var_t *ic_step = NULL, *ic_unrolled = NULL;
+    KILN_RETURN_IF_ERROR(
+        kiln_te_split(s, local, ic_inner, config->unroll_ic, &ic_step, &ic_unrolled));
+    KILN_RETURN_IF_ERROR(kiln_te_unroll(local, ic_unrolled));
+  }
   if (config->prefetch > 0) {
     char distance[24];
     snprintf(distance, sizeof(distance), "%" PRId64, config->prefetch);
@@ -331,6 +337,28 @@ static int64_t block_rows(const kiln_schedule_conv_shape_t *c, int64_t tile_oc) 
   return 1;
 }
 
+/* Whether a row-blocked conv takes the wide register tile: plain, stride 1,
+ * its output chunks in fours, at least KILN_SCHEDULE_NCHWC_WIDE_MIN_OW wide. */
+static bool wide_tile(const kiln_schedule_conv_shape_t *c) {
+  return c->groups == 1 && c->stride_w == 1 && c->ow >= KILN_SCHEDULE_NCHWC_WIDE_MIN_OW &&
+         c->oc_chunks % KILN_SCHEDULE_NCHWC_WIDE_TILE_OC == 0;
+}
+
+/* The row block's knobs: the wide tile where it fits, rows, prefetch, and
+ * the unrolled share of the input-channel block. */
+static void row_block_config(const kiln_schedule_conv_shape_t *c,
+                             kiln_schedule_conv_config_t *config) {
+  if (wide_tile(c)) {
+    config->tile_oc = KILN_SCHEDULE_NCHWC_WIDE_TILE_OC;
+    config->tile_ow = KILN_SCHEDULE_NCHWC_WIDE_TILE_OW;
+  }
+  config->block_oh = block_rows(c, config->tile_oc);
+  config->prefetch = KILN_SCHEDULE_NCHWC_PREFETCH;
+  if (c->ic_block > 0 && c->ic_block % KILN_SCHEDULE_NCHWC_UNROLL_IC == 0) {
+    config->unroll_ic = KILN_SCHEDULE_NCHWC_UNROLL_IC;
+  }
+}
+
 kiln_schedule_conv_config_t kiln_schedule_conv_x86_config(const kiln_schedule_target_t *target,
                                                           const kiln_schedule_conv_shape_t *c) {
   (void)target;
@@ -340,8 +368,7 @@ kiln_schedule_conv_config_t kiln_schedule_conv_x86_config(const kiln_schedule_ta
   }
   config.tile_ow = tile_columns(c->ow, config.tile_oc);
   if (c->ic_chunks > 1 && c->reduce_per_chunk >= KILN_SCHEDULE_NCHWC_ROW_REDUCE) {
-    config.block_oh = block_rows(c, config.tile_oc);
-    config.prefetch = KILN_SCHEDULE_NCHWC_PREFETCH;
+    row_block_config(c, &config);
   }
   return config;
 }
@@ -358,6 +385,8 @@ static kiln_schedule_conv_shape_t conv_shape(const kiln_nn_conv2d_attrs_t *a,
                                   .groups = a->groups};
   c.reduce_per_chunk = kernel->shape[2] * kernel->shape[3] * ic_block;
   c.ic_chunks = kernel->shape[1] * kernel->shape[4] / ic_block;
+  c.ic_block = ic_block;
+  c.stride_w = a->strides.count > 1 ? a->strides.values[1] : 1;
   return c;
 }
 

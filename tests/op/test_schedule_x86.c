@@ -104,7 +104,9 @@ static void test_nchwc_golden(void **state) {
 /* The default knobs on ResNet's layers: two output chunks by up to 8
  * columns (16 accumulators), rows blocked when the kernel reduces enough
  * per input chunk (3x3 by 16: yes; 1x1: the register tile alone), as many
- * rows as 32 KiB of accumulator hold while 8 tasks remain. */
+ * rows as 32 KiB of accumulator hold while 8 tasks remain; a row block of a
+ * wide stride-1 conv with chunks in fours takes the 4 x 6 tile, and every
+ * row block unrolls its input channels by 4. */
 static void test_nchwc_default_config(void **state) {
   (void)state;
   kiln_schedule_target_t avx512 = {512};
@@ -115,14 +117,23 @@ static void test_nchwc_default_config(void **state) {
                                   .oc_block = 16,
                                   .groups = 1,
                                   .reduce_per_chunk = 144,
-                                  .ic_chunks = 4};
+                                  .ic_chunks = 4,
+                                  .ic_block = 16,
+                                  .stride_w = 1};
   kiln_schedule_conv_config_t k = kiln_schedule_conv_x86_config(&avx512, &c);
-  assert_int_equal(k.tile_oc, 2);
-  assert_int_equal(k.tile_ow, 8);
-  assert_int_equal(k.block_oh, 4); /* 4 rows x 56 x 2 x 64 bytes = 28 KiB */
+  assert_int_equal(k.tile_oc, 4);
+  assert_int_equal(k.tile_ow, 6);  /* 9 tiles and a tail of 2 */
+  assert_int_equal(k.block_oh, 2); /* 2 rows x 56 x 4 x 64 bytes = 28 KiB */
   assert_int_equal(k.prefetch, KILN_SCHEDULE_NCHWC_PREFETCH);
-  c.oc_chunks = 32, c.oh = 7, c.ow = 7;
+  assert_int_equal(k.unroll_ic, 4);
+  c.stride_w = 2, c.oc_chunks = 8, c.oh = 28, c.ow = 28; /* strided: the 2 x 8 tile */
   k = kiln_schedule_conv_x86_config(&avx512, &c);
+  assert_int_equal(k.tile_oc, 2);
+  assert_int_equal(k.tile_ow, 7);
+  assert_int_equal(k.block_oh, 7); /* 7 rows x 28 x 2 x 64 bytes = 24.5 KiB, 16 tasks */
+  c.stride_w = 1, c.oc_chunks = 32, c.oh = 7, c.ow = 7; /* narrow: the 2 x 7 tile */
+  k = kiln_schedule_conv_x86_config(&avx512, &c);
+  assert_int_equal(k.tile_oc, 2);
   assert_int_equal(k.tile_ow, 7);
   assert_int_equal(k.block_oh, 7);
   c.oc_chunks = 4, c.reduce_per_chunk = 16; /* a 1x1 conv */
