@@ -50,13 +50,16 @@
 /* How many input chunks ahead a row block fetches its weights (and data):
  * two chunks give the L2 cache a chunk's compute time to bring them. */
 #define KILN_SCHEDULE_NCHWC_PREFETCH 2
-/* The wide register tile of a row block: 4 output chunks by 6 columns (24
- * accumulators, each broadcast feeding 4 multiply-adds), for stride-1 convs
- * at least KILN_SCHEDULE_NCHWC_WIDE_MIN_OW wide (4 whole tiles: the tail of
- * a narrower row costs more than the wider tile saves). */
-#define KILN_SCHEDULE_NCHWC_WIDE_TILE_OC 4
-#define KILN_SCHEDULE_NCHWC_WIDE_TILE_OW 6
-#define KILN_SCHEDULE_NCHWC_WIDE_MIN_OW  24
+/* The wide register tiles: 24 accumulators, 4 output chunks by 6 columns
+ * (or 3 by 8), each broadcast feeding 3 or 4 multiply-adds. A row block
+ * takes 4 x 6 for stride-1 convs at least KILN_SCHEDULE_NCHWC_WIDE_MIN_OW
+ * wide (4 whole tiles: the tail of a narrower row costs more than the
+ * wider tile saves); the register tile alone takes either for any
+ * stride-1 conv whose chunks they divide. */
+#define KILN_SCHEDULE_NCHWC_WIDE_ACCUMULATORS 24
+#define KILN_SCHEDULE_NCHWC_WIDE_TILE_OC      4
+#define KILN_SCHEDULE_NCHWC_WIDE_TILE_OW      6
+#define KILN_SCHEDULE_NCHWC_WIDE_MIN_OW       24
 /* The input channels of a row block's reduction unrolled per step. */
 #define KILN_SCHEDULE_NCHWC_UNROLL_IC 4
 

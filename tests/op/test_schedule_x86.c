@@ -106,7 +106,8 @@ static void test_nchwc_golden(void **state) {
  * per input chunk (3x3 by 16: yes; 1x1: the register tile alone), as many
  * rows as 32 KiB of accumulator hold while 8 tasks remain; a row block of a
  * wide stride-1 conv with chunks in fours takes the 4 x 6 tile, and every
- * row block unrolls its input channels by 4. */
+ * row block unrolls its input channels by 4; the register tile alone of a
+ * stride-1 conv takes 4 x 6 or 3 x 8 where those fill the row. */
 static void test_nchwc_default_config(void **state) {
   (void)state;
   kiln_schedule_target_t avx512 = {512};
@@ -136,13 +137,25 @@ static void test_nchwc_default_config(void **state) {
   assert_int_equal(k.tile_oc, 2);
   assert_int_equal(k.tile_ow, 7);
   assert_int_equal(k.block_oh, 7);
-  c.oc_chunks = 4, c.reduce_per_chunk = 16; /* a 1x1 conv */
+  c.oc_chunks = 4, c.reduce_per_chunk = 16; /* a 1x1 conv, 7 wide: 4 x 6 fills 58% */
   k = kiln_schedule_conv_x86_config(&avx512, &c);
   assert_int_equal(k.block_oh, 0);
   assert_int_equal(k.prefetch, 0);
-  c.reduce_per_chunk = 147, c.ic_chunks = 1; /* 7x7 over 3 channels: one chunk */
+  assert_int_equal(k.tile_oc, 2);
+  assert_int_equal(k.tile_ow, 7);
+  c.ow = 55; /* 55 wide: 9 tiles of 6 and a tail of 1 */
   k = kiln_schedule_conv_x86_config(&avx512, &c);
+  assert_int_equal(k.tile_oc, 4);
+  assert_int_equal(k.tile_ow, 6);
+  c.oc_chunks = 63, c.ow = 13; /* a 1000-class classifier: 3 x 8, a tail of 5 */
+  k = kiln_schedule_conv_x86_config(&avx512, &c);
+  assert_int_equal(k.tile_oc, 3);
+  assert_int_equal(k.tile_ow, 8);
+  c.oc_chunks = 4, c.reduce_per_chunk = 147, c.ic_chunks = 1, c.stride_w = 2, c.ow = 112;
+  k = kiln_schedule_conv_x86_config(&avx512, &c); /* a 7x7 stem: one chunk, strided */
   assert_int_equal(k.block_oh, 0);
+  assert_int_equal(k.tile_oc, 2);
+  assert_int_equal(k.tile_ow, 8);
   c.oc_chunks = 3, c.groups = 1, c.ow = 17; /* odd chunks: one; no divisor in 7..14 */
   k = kiln_schedule_conv_x86_config(&avx512, &c);
   assert_int_equal(k.tile_oc, 1);
