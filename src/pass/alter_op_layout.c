@@ -404,6 +404,22 @@ static kiln_status_t broadcast_operand(alterer_t *a, const kiln_expr_t *arg, con
   return append_unit_axis(a, plain, type->ndim, out);
 }
 
+static kiln_status_t make_ints(alterer_t *a, int count, kiln_ints_t *out, int64_t **out_values) {
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(a->arena, (size_t)(count ? count : 1),
+                                                 sizeof(int64_t), _Alignof(int64_t),
+                                                 (void **)out_values));
+  *out = (kiln_ints_t){count, *out_values};
+  return KILN_OK;
+}
+
+/* Whether an nn.pad of a 4-d NCHW value leaves the channels alone (pads N,
+ * H and W only): then it pads the blocked form the same way, per lane. */
+static bool pad_keeps_channels(const kiln_call_t *call) {
+  const kiln_pad_attrs_t *attrs = call->attrs;
+  return attrs->pad_width.count == 8 && attrs->pad_width.values[2] == 0 &&
+         attrs->pad_width.values[3] == 0;
+}
+
 static bool follows_layout(const kiln_call_t *call, int main_input) {
   const kiln_op_t *op = call->op;
   const kiln_tensor_type_t *out = kiln_type_as_tensor(call->base.checked_type);
@@ -422,8 +438,26 @@ static bool follows_layout(const kiln_call_t *call, int main_input) {
     }
     return true;
   }
+  if (op == &kiln_op_pad) {
+    return pad_keeps_channels(call);
+  }
   return op == &kiln_op_max_pool2d || op == &kiln_op_avg_pool2d ||
          op == &kiln_op_global_avg_pool2d || op == &kiln_op_global_max_pool2d;
+}
+
+/* The attributes of a channel-keeping nn.pad of the blocked form: the same
+ * widths and a (0, 0) pair for the block axis. */
+static kiln_status_t blocked_pad_attrs(alterer_t *a, const kiln_pad_attrs_t *plain,
+                                       const void **out_attrs) {
+  kiln_pad_attrs_t *pad = NULL;
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate(a->arena, sizeof(*pad), 8, (void **)&pad));
+  *pad = *plain;
+  int64_t *widths = NULL;
+  KILN_RETURN_IF_ERROR(make_ints(a, 10, &pad->pad_width, &widths));
+  memcpy(widths, plain->pad_width.values, 8 * sizeof(int64_t));
+  widths[8] = widths[9] = 0;
+  *out_attrs = pad;
+  return KILN_OK;
 }
 
 /* Rebuilds `call` reading its inputs in `layout`; the pools get the layout
@@ -448,6 +482,8 @@ static kiln_status_t follow(alterer_t *a, int32_t node, const kiln_call_t *call,
     *pool = *(const kiln_nn_pool2d_attrs_t *)call->attrs;
     pool->layout = layout;
     attrs = pool;
+  } else if (call->op == &kiln_op_pad) {
+    KILN_RETURN_IF_ERROR(blocked_pad_attrs(a, call->attrs, &attrs));
   } else if (call->op == &kiln_op_global_avg_pool2d || call->op == &kiln_op_global_max_pool2d) {
     kiln_nn_global_pool2d_attrs_t *pool = NULL;
     KILN_RETURN_IF_ERROR(kiln_arena_allocate(a->arena, sizeof(*pool), 8, (void **)&pool));
@@ -521,13 +557,6 @@ static kiln_status_t concatenate_blocked(alterer_t *a, int32_t node, const kiln_
 /* ---- channel slices ---- */
 
 /* An attribute list of `count` integers, *out_values to fill them. */
-static kiln_status_t make_ints(alterer_t *a, int count, kiln_ints_t *out, int64_t **out_values) {
-  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(a->arena, (size_t)(count ? count : 1),
-                                                 sizeof(int64_t), _Alignof(int64_t),
-                                                 (void **)out_values));
-  *out = (kiln_ints_t){count, *out_values};
-  return KILN_OK;
-}
 
 /* The block of a split on the channels of a blocked input whose parts each
  * hold whole chunks, or 0. */
@@ -681,6 +710,46 @@ static kiln_status_t rebuild_plain(alterer_t *a, int32_t node) {
   return KILN_OK;
 }
 
+/* The 4-d value a channel shuffle reshape(transpose(reshape(x))) reads,
+ * when `call` is its last reshape: x is NCHW, the first reshape splits its
+ * channels into (g, C/g), the transpose swaps those two axes alone, and the
+ * last reshape gives back x's shape (ShuffleNet's channel shuffle); else
+ * NULL. */
+static const kiln_expr_t *shuffled_input(const kiln_call_t *call) {
+  const kiln_call_t *swap = call->op == &kiln_op_reshape ? kiln_expr_as_call(call->args[0]) : NULL;
+  const kiln_call_t *split =
+      swap && swap->op == &kiln_op_transpose ? kiln_expr_as_call(swap->args[0]) : NULL;
+  if (!split || split->op != &kiln_op_reshape || !is_nchw_float(split->args[0])) {
+    return NULL;
+  }
+  const kiln_transpose_attrs_t *t = swap->attrs;
+  static const int64_t swapped[5] = {0, 2, 1, 3, 4};
+  const kiln_tensor_type_t *x = kiln_type_as_tensor(split->args[0]->checked_type);
+  const kiln_tensor_type_t *parts = kiln_type_as_tensor(split->base.checked_type);
+  const kiln_tensor_type_t *out = kiln_type_as_tensor(call->base.checked_type);
+  if (t->axes.count != 5 || memcmp(t->axes.values, swapped, sizeof(swapped)) != 0 ||
+      parts->ndim != 5 || parts->shape[0] != x->shape[0] || parts->shape[3] != x->shape[2] ||
+      parts->shape[4] != x->shape[3] || out->ndim != 4 ||
+      memcmp(out->shape, x->shape, 4 * sizeof(int64_t)) != 0) {
+    return NULL;
+  }
+  return split->args[0];
+}
+
+/* A channel shuffle of a blocked value: computed in NCHW as before, and
+ * offered at once in the input's blocked layout too, so that blocked
+ * readers (convs, elementwise ops that follow them) take it without a
+ * transform of their own and fusion makes the whole round trip (to NCHW,
+ * reshape, transpose, reshape, back to the block) one gather kernel. */
+static kiln_status_t shuffle_blocked(alterer_t *a, int32_t node, const kiln_expr_t *input) {
+  KILN_RETURN_IF_ERROR(rebuild_plain(a, node));
+  value_t *v = &a->values[node];
+  const char *layout = value_of(a, input)->layout;
+  KILN_RETURN_IF_ERROR(transform(a, v->plain, "NCHW", layout, &v->blocked));
+  v->layout = layout;
+  return KILN_OK;
+}
+
 /* An explicit layout_transform: NCHW -> the blocked layout its input already
  * has is that blocked form; an inverse transform right before cancels. */
 static kiln_status_t alter_transform(alterer_t *a, int32_t node, const kiln_call_t *call) {
@@ -746,6 +815,10 @@ static kiln_status_t alter_node(alterer_t *a, int32_t node) {
   int main_input = call && call->op ? blocked_input(a, call) : -1;
   if (main_input >= 0 && follows_layout(call, main_input)) {
     return follow(a, node, call, value_of(a, call->args[main_input])->layout);
+  }
+  const kiln_expr_t *shuffled = call && call->op ? shuffled_input(call) : NULL;
+  if (shuffled && value_of(a, shuffled)->blocked) {
+    return shuffle_blocked(a, node, shuffled);
   }
   return rebuild_plain(a, node);
 }

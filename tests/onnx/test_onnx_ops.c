@@ -396,6 +396,29 @@ static void test_flatten_and_unsqueeze(void **state) {
 
 /* Elu, Softplus, Softsign and Reciprocal fold at import through their
  * registry operators; Mean is a chain of adds divided by the count. */
+/* A Pad whose pads are all zero is the identity (no nn.pad, whose kernel
+ * would copy); any non-zero pad, negative included, stays an nn.pad. */
+static void test_zero_pad_is_identity(void **state) {
+  (void)state;
+  ob_t ob;
+  ob_init(&ob, 11);
+  ob_input(&ob, "x", OB_FLOAT, 2, OB_DIMS(2, 3));
+  ob_init_i64(&ob, "zeros", 1, OB_DIMS(4), OB_I64(0, 0, 0, 0));
+  ob_init_i64(&ob, "crop", 1, OB_DIMS(4), OB_I64(0, 0, 0, -1));
+  ob_node(&ob, "Pad", "same", "x,zeros", "a");
+  ob_node(&ob, "Pad", "cropped", "x,crop", "b");
+  ob_output(&ob, "a", OB_FLOAT, 0, NULL);
+  ob_output(&ob, "b", OB_FLOAT, 0, NULL);
+  kiln_module_t *module = import_ok(&ob);
+  const kiln_function_t *main_fn = om_main(module);
+  const kiln_tuple_t *out = kiln_expr_as_tuple(main_fn->body);
+  assert_ptr_equal(out->fields[0], main_fn->params[0]);
+  assert_ptr_equal(kiln_expr_as_call(out->fields[1])->op, &kiln_op_pad);
+  om_assert_type(out->fields[1]->checked_type, KILN_DTYPE_FLOAT32, 2, OB_DIMS(2, 2));
+  kiln_module_destroy(module);
+  ob_free(&ob);
+}
+
 static void test_compositions(void **state) {
   (void)state;
   ob_t ob;
@@ -578,6 +601,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_resize_forms, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reshape_zero_and_allowzero, setup, teardown),
       cmocka_unit_test_setup_teardown(test_flatten_and_unsqueeze, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_zero_pad_is_identity, setup, teardown),
       cmocka_unit_test_setup_teardown(test_compositions, setup, teardown),
       cmocka_unit_test_setup_teardown(test_logical, setup, teardown),
       cmocka_unit_test_setup_teardown(test_layer_norm_general, setup, teardown),

@@ -77,6 +77,19 @@
   "  %10 = %9.0;\n"                                                                    \
   "  (%8, %10)\n"                                                                      \
   "}\n"
+#define SHUFFLE                                                                          \
+  "def @main(%x: Tensor[(1, 16, 4, 4), float32], %w1: Tensor[(32, 16, 1, 1), float32], " \
+  "%w2: Tensor[(16, 32, 1, 1), float32]) {\n"                                            \
+  "  %0 = nn.conv2d(%x, %w1);\n"                                                         \
+  "  %1 = reshape(%0, newshape=[1, 2, 16, 4, 4]);\n"                                     \
+  "  %2 = transpose(%1, axes=[0, 2, 1, 3, 4]);\n"                                        \
+  "  %3 = reshape(%2, newshape=[1, 32, 4, 4]);\n"                                        \
+  "  %4 = nn.relu(%3);\n"                                                                \
+  "  %5 = nn.pad(%4, pad_width=[0, 0, 0, 0, 1, 1, 1, 1]);\n"                             \
+  "  %6 = nn.avg_pool2d(%5, pool_size=[2, 2], strides=[2, 2]);\n"                        \
+  "  %7 = nn.conv2d(%6, %w2);\n"                                                         \
+  "  %7\n"                                                                               \
+  "}\n"
 #define CONV_RELU_CONV                                                                 \
   "def @main(%x: Tensor[(1, 3, 6, 6), float32], %w1: Tensor[(32, 3, 3, 3), float32], " \
   "%w2: Tensor[(16, 32, 1, 1), float32]) {\n"                                          \
@@ -614,6 +627,44 @@ static void test_channel_slices_stay_blocked(void **state) {
   kpt_check(SLICES, 3, "alter_op_layout", slices_after);
 }
 
+/* A channel shuffle (reshape, transpose, reshape) of a blocked value is
+ * offered blocked at once, so the relu after it follows the block, the
+ * nn.pad that leaves the channels alone pads the blocked form (a (0, 0)
+ * pair for the block axis), and so does the pool: after fusion the round
+ * trip to NCHW and back is one kernel, and the pad and pool need none. */
+static const char shuffle_after[] =
+    "def @main(%x: Tensor[(1, 16, 4, 4), float32], %w1: Tensor[(32, 16, 1, 1), float32], %w2: "
+    "Tensor[(16, 32, 1, 1), float32]) -> Tensor[(1, 16, 3, 3), float32] {\n"
+    "  %0 = layout_transform(%x, src_layout=\"NCHW\", dst_layout=\"NCHW16c\") /* Tensor[(1, 1, 4, "
+    "4, 16), float32] */;\n"
+    "  %1 = layout_transform(%w1, src_layout=\"OIHW\", dst_layout=\"OIHW16i16o\") /* Tensor[(2, 1, "
+    "1, 1, 16, 16), float32] */;\n"
+    "  %2 = nn.contrib_conv2d_NCHWc(%0, %1) /* Tensor[(1, 2, 4, 4, 16), float32] */;\n"
+    "  %3 = layout_transform(%2, src_layout=\"NCHW16c\", dst_layout=\"NCHW\") /* Tensor[(1, 32, 4, "
+    "4), float32] */;\n"
+    "  %4 = reshape(%3, newshape=[1, 2, 16, 4, 4]) /* Tensor[(1, 2, 16, 4, 4), float32] */;\n"
+    "  %5 = transpose(%4, axes=[0, 2, 1, 3, 4]) /* Tensor[(1, 16, 2, 4, 4), float32] */;\n"
+    "  %6 = reshape(%5, newshape=[1, 32, 4, 4]) /* Tensor[(1, 32, 4, 4), float32] */;\n"
+    "  %7 = layout_transform(%6, src_layout=\"NCHW\", dst_layout=\"NCHW16c\") /* Tensor[(1, 2, 4, "
+    "4, 16), float32] */;\n"
+    "  %8 = nn.relu(%7) /* Tensor[(1, 2, 4, 4, 16), float32] */;\n"
+    "  %9 = nn.pad(%8, pad_width=[0, 0, 0, 0, 1, 1, 1, 1, 0, 0]) /* Tensor[(1, 2, 6, 6, 16), "
+    "float32] */;\n"
+    "  %10 = nn.avg_pool2d(%9, pool_size=[2, 2], strides=[2, 2], layout=\"NCHW16c\") /* Tensor[(1, "
+    "2, 3, 3, 16), float32] */;\n"
+    "  %11 = layout_transform(%w2, src_layout=\"OIHW\", dst_layout=\"OIHW16i16o\") /* Tensor[(1, "
+    "2, 1, 1, 16, 16), float32] */;\n"
+    "  %12 = nn.contrib_conv2d_NCHWc(%10, %11) /* Tensor[(1, 1, 3, 3, 16), float32] */;\n"
+    "  %13 = layout_transform(%12, src_layout=\"NCHW16c\", dst_layout=\"NCHW\") /* Tensor[(1, 16, "
+    "3, 3), float32] */;\n"
+    "  %13\n"
+    "}\n";
+
+static void test_shuffle_and_pad_stay_blocked(void **state) {
+  (void)state;
+  kpt_check(SHUFFLE, 3, "alter_op_layout", shuffle_after);
+}
+
 static void test_conv_relu_conv(void **state) {
   (void)state;
   kpt_check(CONV_RELU_CONV, 3, "alter_op_layout", conv_relu_conv_after);
@@ -839,6 +890,7 @@ int main(void) {
       cmocka_unit_test(test_concatenate_stays_blocked),
       cmocka_unit_test(test_concatenate_of_plain_and_blocked),
       cmocka_unit_test(test_channel_slices_stay_blocked),
+      cmocka_unit_test(test_shuffle_and_pad_stay_blocked),
       cmocka_unit_test(test_runs_at_opt_level_3_only),
       cmocka_unit_test(test_constant_weights_are_transformed_now),
       cmocka_unit_test(test_errors),

@@ -177,9 +177,15 @@ static kiln_status_t kiln_onnx_pad(kiln_onnx_node_t *node, const kiln_ints_t *pa
                        mode);
   }
   int64_t width[2 * KILN_MAX_RANK];
+  bool any = false;
   for (int d = 0; d < rank; ++d) {
     width[2 * d] = pads->values[d];
     width[2 * d + 1] = pads->values[rank + d];
+    any = any || width[2 * d] != 0 || width[2 * d + 1] != 0;
+  }
+  if (!any) { /* no padding at all: the identity, as Identity is */
+    node->outputs[0] = x;
+    return KILN_OK;
   }
   const kiln_op_t *op = &kiln_op_pad;
   void *attrs = NULL;
