@@ -16,7 +16,11 @@
  * over, are one copy from the module's allocator, written out by save with
  * the atomic whole-file write of base/file.h. A function's argument count,
  * when recorded, is the library's __kiln_num_args_<name> (found with dlsym)
- * or the in-memory entry's num_args.
+ * or the in-memory entry's num_args. The library's target record
+ * (__kiln_target, runtime/cpu_features.h) is checked against this CPU right
+ * after dlopen, before the loader hands out any function: a library that
+ * needs a feature this CPU lacks is refused, naming it, instead of dying
+ * with SIGILL at its first kernel.
  */
 #include "kiln/module.h"
 
@@ -27,6 +31,7 @@
 #include <string.h>
 
 #include "base/file.h"
+#include "runtime/cpu_features.h"
 
 struct kiln_runtime_module_t {
   kiln_allocator_t allocator;
@@ -69,6 +74,14 @@ static void wire_abi(void *handle) {
   }
 }
 
+/* The library's target record (cpu_features.h), checked against this CPU
+ * before any of its code can run; a library without one (built before
+ * kiln recorded targets, or by hand) loads as it is. */
+static kiln_status_t check_target(void *handle, const char *path) {
+  const char *record = dlsym(handle, KILN_TARGET_RECORD_SYMBOL);
+  return record ? kiln_cpu_target_check(record, path) : KILN_OK;
+}
+
 kiln_status_t kiln_runtime_module_load(kiln_allocator_t allocator, const char *path,
                                        kiln_runtime_module_t **out_module) {
   *out_module = NULL;
@@ -87,6 +100,9 @@ kiln_status_t kiln_runtime_module_load(kiln_allocator_t allocator, const char *p
       status = KILN_STATUS(IO_ERROR, "kiln_runtime_module_load: cannot load %s: %s", path,
                            error ? error : "unknown error");
     }
+  }
+  if (!status) {
+    status = check_target(module->handle, path);
   }
   if (status) {
     kiln_runtime_module_release(module);

@@ -9,7 +9,9 @@
  * emitter: INTERNAL with LLVM's words), optimized, printed ("ll") and
  * emitted as assembly ("asm", from a copy; a second code generation, which
  * -noasm skips), then either emitted as an object and linked (object.c) or
- * handed to the JIT (jit.c). Every LLVM object made
+ * handed to the JIT (jit.c). An object records its target
+ * (@__kiln_target, codegen/target_record.h) for the module loader's check;
+ * JIT code runs where it was made and records none. Every LLVM object made
  * here is disposed of on every path.
  */
 #include <string.h>
@@ -18,6 +20,8 @@
 
 #include "codegen/llvm/emit.h"
 #include "codegen/llvm/machine.h"
+#include "codegen/target_record.h"
+#include "runtime/cpu_features.h"
 
 typedef struct sources_t {
   char *ll;
@@ -75,6 +79,30 @@ static kiln_status_t attach_sources(kiln_allocator_t allocator, kiln_runtime_mod
   return status;
 }
 
+/* `@__kiln_target`: the library's target record (codegen/target_record.h),
+ * which the module loader checks against the CPU before any kernel runs. */
+static kiln_status_t record_target(kiln_allocator_t allocator, LLVMModuleRef module,
+                                   const kiln_codegen_llvm_options_t *options) {
+  char *triple = LLVMGetDefaultTargetTriple(), *host = LLVMGetHostCPUName();
+  kiln_strbuf_t record;
+  kiln_strbuf_initialize(&record, allocator);
+  kiln_status_t status = kiln_codegen_target_record(triple, options->cpu[0] ? options->cpu : NULL,
+                                                    host, options->attrs, &record);
+  LLVMDisposeMessage(triple);
+  LLVMDisposeMessage(host);
+  if (!status) {
+    LLVMContextRef context = LLVMGetModuleContext(module);
+    LLVMValueRef text = LLVMConstStringInContext(context, kiln_strbuf_c_str(&record),
+                                                 (unsigned)kiln_strbuf_length(&record), 0);
+    LLVMValueRef global = LLVMAddGlobal(module, LLVMTypeOf(text), KILN_TARGET_RECORD_SYMBOL);
+    LLVMSetInitializer(global, text);
+    LLVMSetGlobalConstant(global, 1);
+    LLVMSetLinkage(global, LLVMExternalLinkage);
+  }
+  kiln_strbuf_deinitialize(&record);
+  return status;
+}
+
 static kiln_status_t build_object(kiln_allocator_t allocator,
                                   const kiln_tir_prim_func_t *const *funcs, int num_funcs,
                                   const kiln_codegen_llvm_options_t *options, sources_t *sources,
@@ -86,6 +114,9 @@ static kiln_status_t build_object(kiln_allocator_t allocator,
   kiln_status_t status = translate(allocator, context, funcs, num_funcs, options->chunk, &module);
   if (!status) {
     status = kiln_llvm_target_machine(options, 0, &machine);
+  }
+  if (!status) {
+    status = record_target(allocator, module, options);
   }
   if (!status) {
     status = optimize(module, machine, options, sources);

@@ -1,0 +1,176 @@
+/*
+ * Tests of the CPU feature table and the target record check
+ * (runtime/cpu_features.h), and of the records the code generators write
+ * (codegen/target_record.h): a named CPU's implied features, -mattr,
+ * the host's features, an unknown CPU; and a library whose record this CPU
+ * cannot satisfy, refused by the module loader with the feature named.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../tir/tir_fixture.h"
+#include "base/strbuf.h"
+#include "codegen/target.h"
+#include "codegen/target_record.h"
+#include "kiln/module.h"
+#include "kiln_test.h"
+#include "runtime/cpu_features.h"
+
+/* The first feature of the table this CPU lacks (the tests set
+ * KILN_CPU_DISABLE to make sure there is one), or NULL. */
+static const char *missing_feature(void) {
+  for (const char *const *f = kiln_cpu_feature_names(); *f; ++f) {
+    if (!kiln_cpu_feature_present(*f)) {
+      return *f;
+    }
+  }
+  return NULL;
+}
+
+static void test_records_checked(void **state) {
+  (void)state;
+  char record[256];
+  snprintf(record, sizeof(record),
+           "triple=%s-pc-linux-gnu cpu=x86-64 features=", kiln_cpu_host_arch());
+  KILN_ASSERT_OK(kiln_cpu_target_check(record, "lib.so"));
+  KILN_ASSERT_STATUS(kiln_cpu_target_check("triple=riscv64-linux cpu=x features=", "lib.so"),
+                     FAILED_PRECONDITION, "lib.so was compiled for riscv64-linux; this machine is");
+  snprintf(record, sizeof(record), "triple=%s-linux cpu=y features=warp9", kiln_cpu_host_arch());
+  KILN_ASSERT_STATUS(kiln_cpu_target_check(record, "lib.so"), INVALID_ARGUMENT,
+                     "lib.so needs CPU feature \"warp9\", which this kiln cannot check");
+  KILN_ASSERT_STATUS(kiln_cpu_target_check("cpu=x features=", "lib.so"), INVALID_ARGUMENT,
+                     "has no triple=");
+  snprintf(record, sizeof(record), "triple=%s-linux", kiln_cpu_host_arch());
+  KILN_ASSERT_STATUS(kiln_cpu_target_check(record, "lib.so"), INVALID_ARGUMENT,
+                     "needs cpu= and features=");
+  assert_true(kiln_cpu_feature_known("avx512f"));
+  assert_false(kiln_cpu_feature_known("avx512"));
+  assert_false(kiln_cpu_feature_present("warp9"));
+}
+
+/* A feature the host lacks is refused by name. */
+static void test_missing_feature_refused(void **state) {
+  (void)state;
+  setenv("KILN_CPU_DISABLE", "sse3,avx512f", 1); /* this CPU as if it lacked them */
+  const char *missing = missing_feature();
+  assert_non_null(missing);
+  char record[256], expected[256];
+  snprintf(record, sizeof(record), "triple=%s-linux cpu=future features=avx,%s",
+           kiln_cpu_host_arch(), missing);
+  snprintf(expected, sizeof(expected), "compiled for CPU future and needs %s, which this CPU lacks",
+           missing);
+  KILN_ASSERT_STATUS(kiln_cpu_target_check(record, "lib.so"), FAILED_PRECONDITION, expected);
+  unsetenv("KILN_CPU_DISABLE");
+}
+
+static void assert_record(const char *cpu, const char *mattr, const char *expected) {
+  kiln_strbuf_t sb;
+  kiln_strbuf_initialize(&sb, kiln_allocator_system());
+  KILN_ASSERT_OK(kiln_codegen_target_record("x86_64-pc-linux-gnu", cpu, "host", mattr, &sb));
+  assert_string_equal(kiln_strbuf_c_str(&sb), expected);
+  kiln_strbuf_deinitialize(&sb);
+}
+
+static void test_records_written(void **state) {
+  (void)state;
+  setenv("KILN_CPU_DISABLE", "sse3,avx512f", 1);
+  assert_record("x86-64", NULL, "triple=x86_64-pc-linux-gnu cpu=x86-64 features=");
+  assert_record("x86-64-v3", "-fma,+avx512f",
+                "triple=x86_64-pc-linux-gnu cpu=x86-64-v3 features=sse3,ssse3,cx16,sse4.1,sse4.2,"
+                "movbe,popcnt,avx,f16c,bmi,avx2,bmi2,avx512f,lzcnt");
+  kiln_strbuf_t sb;
+  kiln_strbuf_initialize(&sb, kiln_allocator_system());
+  KILN_ASSERT_OK(kiln_codegen_target_record("x86_64-pc-linux-gnu", NULL, "host", NULL, &sb));
+  assert_non_null(strstr(kiln_strbuf_c_str(&sb), "cpu=host features="));
+  KILN_ASSERT_OK(kiln_cpu_target_check(kiln_strbuf_c_str(&sb), "the host's record"));
+  assert_null(strstr(kiln_strbuf_c_str(&sb), "features=sse3,")); /* disabled: not recorded */
+  kiln_strbuf_deinitialize(&sb);
+  kiln_strbuf_initialize(&sb, kiln_allocator_system());
+  KILN_ASSERT_STATUS(kiln_codegen_target_record("x86_64-pc-linux-gnu", "pentium9", NULL, NULL, &sb),
+                     INVALID_ARGUMENT, "CPU \"pentium9\": kiln does not know which features");
+  kiln_strbuf_deinitialize(&sb);
+  unsetenv("KILN_CPU_DISABLE");
+}
+
+/* func(A) { A[0] = 1 }: the smallest library. */
+static const kiln_tir_prim_func_t *one_func(kiln_tir_builder_t *b) {
+  int64_t n = 1;
+  const kiln_tir_buffer_t *a = kiln_tir_b_buffer(b, "A", KILN_DTYPE_FLOAT32, 1, &n);
+  const kiln_tir_expr_t *zero = kiln_tir_b_int(b, KILN_DTYPE_INT32, 0);
+  const kiln_tir_stmt_t *body =
+      kiln_tir_b_store(b, a, kiln_tir_b_float(b, KILN_DTYPE_FLOAT32, 1), 1, &zero);
+  return kiln_tir_b_func(b, "one", 1, &a, body);
+}
+
+/* Replaces the first `from` in the file at `path` with `to` (as long). */
+static void patch_file(const char *path, const char *from, const char *to) {
+  FILE *file = fopen(path, "r+b");
+  assert_non_null(file);
+  fseek(file, 0, SEEK_END);
+  long size = ftell(file);
+  char *bytes = malloc((size_t)size);
+  rewind(file);
+  assert_int_equal(fread(bytes, 1, (size_t)size, file), (size_t)size);
+  char *at = memmem(bytes, (size_t)size, from, strlen(from));
+  assert_non_null(at);
+  fseek(file, at - bytes, SEEK_SET);
+  fwrite(to, 1, strlen(to), file);
+  fclose(file);
+  free(bytes);
+}
+
+/* A saved library's record edited by hand: another architecture, then a
+ * feature this CPU lacks; the loader refuses both before any code runs. */
+static void check_patched(const char *target, const char *from, const char *to,
+                          const char *message) {
+  fixture_t f;
+  fixture_init(&f);
+  const kiln_tir_prim_func_t *func = one_func(&f.b);
+  kiln_runtime_module_t *module = NULL;
+  KILN_ASSERT_OK(kiln_codegen_build(kiln_allocator_system(), target, &func, 1, &module));
+  char path[] = "/tmp/kiln_target_XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  KILN_ASSERT_OK(kiln_runtime_module_save(module, path));
+  kiln_runtime_module_release(module);
+  KILN_ASSERT_OK(kiln_runtime_module_load(kiln_allocator_system(), path, &module));
+  kiln_runtime_module_release(module);
+  patch_file(path, from, to);
+  setenv("KILN_CPU_DISABLE", "sse3,avx512f", 1);
+  KILN_ASSERT_STATUS(kiln_runtime_module_load(kiln_allocator_system(), path, &module),
+                     FAILED_PRECONDITION, message);
+  unsetenv("KILN_CPU_DISABLE");
+  assert_null(module);
+  unlink(path);
+  fixture_done(&f);
+}
+
+static void test_loader_refuses(void **state) {
+  (void)state;
+  const char *targets[] = {"c -march=x86-64-v2",
+#ifdef KILN_HAVE_LLVM
+                           "llvm -mcpu=x86-64-v2",
+#endif
+                           NULL};
+  for (const char *const *target = targets; *target; ++target) {
+    check_patched(*target, "triple=x86_64", "triple=riscv6", "was compiled for riscv6");
+    /* sse4.2 -> "sse3  " (padded to the same length): the list ends at the
+     * space, and this CPU "lacks" sse3 (KILN_CPU_DISABLE, set for the load
+     * only: the build loads its library too) */
+    check_patched(*target, "sse4.2", "sse3  ", "and needs sse3, which this CPU lacks");
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_records_checked),
+      cmocka_unit_test(test_missing_feature_refused),
+      cmocka_unit_test(test_records_written),
+      cmocka_unit_test(test_loader_refuses),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
