@@ -5,6 +5,7 @@
 #include "codegen/target_record.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "runtime/cpu_features.h"
@@ -114,4 +115,66 @@ kiln_status_t kiln_codegen_target_record(const char *triple, const char *cpu, co
     }
   }
   return KILN_OK;
+}
+
+/* One word's share of a target's CPU and -mattr: llvm's -mcpu=X and
+ * -mattr=L, c's -march=X, -m<feature> and -mno-<feature>. */
+static kiln_status_t read_word(const char *word, size_t n, char *cpu, size_t cpu_size,
+                               kiln_strbuf_t *mattr) {
+  if (n > 6 && (strncmp(word, "-mcpu=", 6) == 0 || strncmp(word, "-march=", 7) == 0)) {
+    size_t skip = word[2] == 'c' ? 6 : 7;
+    snprintf(cpu, cpu_size, "%.*s", (int)(n - skip), word + skip);
+    return KILN_OK;
+  }
+  if (n > 7 && strncmp(word, "-mattr=", 7) == 0) {
+    return kiln_strbuf_appendf(mattr, "%s%.*s", kiln_strbuf_length(mattr) ? "," : "", (int)(n - 7),
+                               word + 7);
+  }
+  bool off = n > 5 && strncmp(word, "-mno-", 5) == 0;
+  size_t skip = off ? 5 : 2;
+  char feature[64];
+  if (n <= skip || strncmp(word, "-m", 2) != 0 || n - skip >= sizeof(feature)) {
+    return KILN_OK;
+  }
+  snprintf(feature, sizeof(feature), "%.*s", (int)(n - skip), word + skip);
+  if (!kiln_cpu_feature_known(feature)) {
+    return KILN_OK;
+  }
+  return kiln_strbuf_appendf(mattr, "%s%c%s", kiln_strbuf_length(mattr) ? "," : "", off ? '-' : '+',
+                             feature);
+}
+
+kiln_status_t kiln_codegen_target_record_of(const char *target_string, kiln_strbuf_t *out) {
+  const char *p = target_string ? target_string : "";
+  bool c = strncmp(p, "c", 1) == 0 && (p[1] == ' ' || p[1] == '\0');
+  char cpu[128] = "", triple[64];
+  snprintf(cpu, sizeof(cpu), "%s", c ? "x86-64" : "");
+  kiln_strbuf_t mattr;
+  kiln_strbuf_initialize(&mattr, out->allocator);
+  kiln_status_t status = KILN_OK;
+  while (*p && !status) {
+    size_t n = strcspn(p, " \t");
+    status = read_word(p, n, cpu, sizeof(cpu), &mattr);
+    p += n + strspn(p + n, " \t");
+  }
+  snprintf(triple, sizeof(triple), "%s-unknown-linux-gnu", kiln_cpu_host_arch());
+  if (!status) {
+    status = kiln_codegen_target_record(triple, cpu[0] ? cpu : NULL, NULL,
+                                        kiln_strbuf_c_str(&mattr), out);
+  }
+  kiln_strbuf_deinitialize(&mattr);
+  return status;
+}
+
+kiln_status_t kiln_codegen_target_check_host(const char *target_string) {
+  kiln_strbuf_t record;
+  kiln_strbuf_initialize(&record, kiln_allocator_system());
+  kiln_status_t status = kiln_codegen_target_record_of(target_string, &record);
+  char what[300];
+  snprintf(what, sizeof(what), "code for target \"%.200s\"", target_string);
+  if (!status) {
+    status = kiln_cpu_target_check(kiln_strbuf_c_str(&record), what);
+  }
+  kiln_strbuf_deinitialize(&record);
+  return status;
 }

@@ -26,4 +26,15 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_codegen_target_record(const char *triple
                                                               const char *mattr,
                                                               kiln_strbuf_t *out);
 
+/* Appends the record of the code a target string makes ("llvm -mcpu=x
+ * -mattr=+a", "c -march=native -mavx2", "llvm -jit": the host): llvm's
+ * -mcpu and -mattr, c's -march and -m<feature>/-mno-<feature> flags (the
+ * system compiler's default without -march: plain x86-64). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_codegen_target_record_of(const char *target_string,
+                                                                 kiln_strbuf_t *out);
+/* OK when code a target string makes can run on this CPU, else the
+ * record check's status (runtime/cpu_features.h) naming the target: for
+ * whoever runs in this process a library built for the target. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_codegen_target_check_host(const char *target_string);
+
 #endif /* KILN_CODEGEN_TARGET_RECORD_H_ */

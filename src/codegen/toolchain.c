@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "base/file.h"
+#include "runtime/module_built.h"
 
 kiln_status_t kiln_codegen_spawn(const char *who, char *const *argv, const char *log_path,
                                  int *out_exit) {
@@ -46,7 +47,7 @@ kiln_status_t kiln_codegen_temp_dir(const char *who, const char *prefix, char *d
 
 kiln_status_t kiln_codegen_load_library(kiln_allocator_t allocator, const char *path,
                                         kiln_runtime_module_t **out_module) {
-  KILN_RETURN_IF_ERROR(kiln_runtime_module_load(allocator, path, out_module));
+  KILN_RETURN_IF_ERROR(kiln_runtime_module_load_built(allocator, path, out_module));
   void *bytes = NULL;
   size_t size = 0;
   kiln_status_t status = kiln_file_read_all(allocator, path, &bytes, &size);

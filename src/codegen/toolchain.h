@@ -8,7 +8,9 @@
  * fresh private directory with mkdtemp under $TMPDIR (else /tmp).
  * kiln_codegen_load_library loads a library the toolchain built as a
  * runtime module that also keeps the library's bytes, so the module can be
- * saved (kiln_runtime_module_save) after the directory is gone.
+ * saved (kiln_runtime_module_save) after the directory is gone; its target
+ * record is checked when a function is asked for, not at load, so a build
+ * for another CPU can be saved (runtime/module_built.h).
  */
 #ifndef KILN_CODEGEN_TOOLCHAIN_H_
 #define KILN_CODEGEN_TOOLCHAIN_H_

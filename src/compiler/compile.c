@@ -11,6 +11,7 @@
 #include "base/file.h"
 #include "base/json.h"
 #include "codegen/target.h"
+#include "codegen/target_record.h"
 #include "compiler/build.h"
 #include "frontend/onnx/onnx_import.h"
 #include "frontend/testing/workloads.h"
@@ -146,6 +147,9 @@ kiln_status_t kiln_compiled_save(const kiln_compiled_t *compiled, const char *di
 
 kiln_status_t kiln_compiled_create_executor(const kiln_compiled_t *compiled,
                                             kiln_graph_executor_t **out_executor) {
+  *out_executor = NULL;
+  /* code built for another CPU is saved and run there, not here */
+  KILN_RETURN_IF_ERROR(kiln_codegen_target_check_host(compiled->target));
   kiln_runtime_params_t *params = NULL;
   KILN_RETURN_IF_ERROR(kiln_compiled_params(compiled, &params));
   kiln_status_t status =

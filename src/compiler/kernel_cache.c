@@ -23,6 +23,7 @@
 #include "base/hashmap.h"
 #include "base/log.h"
 #include "codegen/target.h"
+#include "codegen/target_record.h"
 #include "compiler/call_function.h"
 #include "compiler/key.h"
 #include "compiler/lower.h"
@@ -484,6 +485,8 @@ static kiln_status_t lower(kiln_kernel_cache_t *cache, const kiln_kernel_t *kern
 static kiln_status_t compile(kiln_kernel_cache_t *cache, const entry_t *e,
                              kiln_runtime_module_t **out_module, kiln_packed_fn *out_fn) {
   *out_module = NULL;
+  /* an eager kernel runs as soon as it is built: on this CPU */
+  KILN_RETURN_IF_ERROR(kiln_codegen_target_check_host(cache->target));
   kiln_arena_t arena;
   kiln_arena_initialize(&arena, cache->allocator, 0);
   char name[48];

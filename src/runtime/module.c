@@ -20,18 +20,24 @@
  * (__kiln_target, runtime/cpu_features.h) is checked against this CPU right
  * after dlopen, before the loader hands out any function: a library that
  * needs a feature this CPU lacks is refused, naming it, instead of dying
- * with SIGILL at its first kernel.
+ * with SIGILL at its first kernel. A library a backend has just built
+ * (kiln_runtime_module_load_built) may be for another CPU, to be saved and
+ * run elsewhere: it loads unchecked, and whoever runs it in this process
+ * checks its target first (the graph compiler's executor, the eager
+ * kernel cache: codegen/target_record.h).
  */
 #include "kiln/module.h"
 
 #include <dlfcn.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "base/file.h"
 #include "runtime/cpu_features.h"
+#include "runtime/module_built.h"
 
 struct kiln_runtime_module_t {
   kiln_allocator_t allocator;
@@ -77,13 +83,28 @@ static void wire_abi(void *handle) {
 /* The library's target record (cpu_features.h), checked against this CPU
  * before any of its code can run; a library without one (built before
  * kiln recorded targets, or by hand) loads as it is. */
-static kiln_status_t check_target(void *handle, const char *path) {
-  const char *record = dlsym(handle, KILN_TARGET_RECORD_SYMBOL);
-  return record ? kiln_cpu_target_check(record, path) : KILN_OK;
+static kiln_status_t check_target(const kiln_runtime_module_t *module) {
+  const char *record = module->handle ? dlsym(module->handle, KILN_TARGET_RECORD_SYMBOL) : NULL;
+  return record ? kiln_cpu_target_check(record, module->path) : KILN_OK;
 }
+
+static kiln_status_t load(kiln_allocator_t allocator, const char *path, bool check,
+                          kiln_runtime_module_t **out_module);
 
 kiln_status_t kiln_runtime_module_load(kiln_allocator_t allocator, const char *path,
                                        kiln_runtime_module_t **out_module) {
+  return load(allocator, path, true, out_module);
+}
+
+kiln_status_t kiln_runtime_module_load_built(kiln_allocator_t allocator, const char *path,
+                                             kiln_runtime_module_t **out_module) {
+  return load(allocator, path, false, out_module);
+}
+
+/* Opens the library; with `check`, refuses it when its target record does
+ * not fit this CPU. */
+static kiln_status_t load(kiln_allocator_t allocator, const char *path, bool check,
+                          kiln_runtime_module_t **out_module) {
   *out_module = NULL;
   if (!path) {
     return KILN_STATUS(INVALID_ARGUMENT, "kiln_runtime_module_load: null path");
@@ -101,8 +122,8 @@ kiln_status_t kiln_runtime_module_load(kiln_allocator_t allocator, const char *p
                            error ? error : "unknown error");
     }
   }
-  if (!status) {
-    status = check_target(module->handle, path);
+  if (!status && check) {
+    status = check_target(module);
   }
   if (status) {
     kiln_runtime_module_release(module);

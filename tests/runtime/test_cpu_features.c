@@ -165,12 +165,42 @@ static void test_loader_refuses(void **state) {
   }
 }
 
+/* A library built here for a CPU this one does not cover (x86-64-v2 while
+ * this CPU "lacks" SSE3) builds and can be saved for elsewhere; code that
+ * would run it here checks the target string first and is refused. */
+static void test_built_for_another_cpu(void **state) {
+  (void)state;
+  fixture_t f;
+  fixture_init(&f);
+  const kiln_tir_prim_func_t *func = one_func(&f.b);
+  setenv("KILN_CPU_DISABLE", "sse3", 1);
+  const char *targets[] = {"c -march=x86-64-v2",
+#ifdef KILN_HAVE_LLVM
+                           "llvm -mcpu=x86-64-v2",
+#endif
+                           NULL};
+  for (const char *const *target = targets; *target; ++target) {
+    kiln_runtime_module_t *module = NULL;
+    KILN_ASSERT_OK(kiln_codegen_build(kiln_allocator_system(), *target, &func, 1, &module));
+    kiln_runtime_module_release(module);
+    KILN_ASSERT_STATUS(kiln_codegen_target_check_host(*target), FAILED_PRECONDITION,
+                       "was compiled for CPU x86-64-v2 and needs sse3, which this CPU lacks");
+  }
+  KILN_ASSERT_OK(kiln_codegen_target_check_host("c -march=x86-64-v2 -mno-sse3"));
+  KILN_ASSERT_OK(kiln_codegen_target_check_host("llvm -jit"));
+  KILN_ASSERT_OK(kiln_codegen_target_check_host("c"));
+  KILN_ASSERT_STATUS(kiln_codegen_target_check_host("llvm -mcpu=x86-64 -mattr=+sse3"),
+                     FAILED_PRECONDITION, "needs sse3");
+  KILN_ASSERT_STATUS(kiln_codegen_target_check_host("c -msse3"), FAILED_PRECONDITION, "needs sse3");
+  unsetenv("KILN_CPU_DISABLE");
+  fixture_done(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_records_checked),
-      cmocka_unit_test(test_missing_feature_refused),
-      cmocka_unit_test(test_records_written),
-      cmocka_unit_test(test_loader_refuses),
+      cmocka_unit_test(test_records_checked),       cmocka_unit_test(test_missing_feature_refused),
+      cmocka_unit_test(test_records_written),       cmocka_unit_test(test_loader_refuses),
+      cmocka_unit_test(test_built_for_another_cpu),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

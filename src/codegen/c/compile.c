@@ -13,7 +13,6 @@
  * status quotes the compiler's first lines.
  */
 #define _GNU_SOURCE
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,53 +135,26 @@ kiln_status_t kiln_codegen_c_compile(kiln_allocator_t allocator, const char *sou
   return KILN_OK;
 }
 
-/* `-march=`'s CPU (NULL: the compiler's default, plain x86-64) and the
- * -m<feature>/-mno-<feature> flags of the table as an -mattr list. */
-static kiln_status_t c_target(const char *options, char *cpu, size_t cpu_size,
-                              kiln_strbuf_t *mattr) {
-  snprintf(cpu, cpu_size, "x86-64");
-  for (const char *p = options ? options : ""; *p;) {
-    size_t n = strcspn(p, " \t");
-    if (n > 7 && strncmp(p, "-march=", 7) == 0) {
-      snprintf(cpu, cpu_size, "%.*s", (int)(n - 7), p + 7);
-    } else if (n > 2 && strncmp(p, "-m", 2) == 0) {
-      bool off = n > 5 && strncmp(p, "-mno-", 5) == 0;
-      const char *name = p + (off ? 5 : 2);
-      size_t length = n - (size_t)(name - p);
-      char feature[64];
-      snprintf(feature, sizeof(feature), "%.*s", (int)length, name);
-      if (length < sizeof(feature) && kiln_cpu_feature_known(feature)) {
-        KILN_RETURN_IF_ERROR(kiln_strbuf_appendf(
-            mattr, "%s%c%s", kiln_strbuf_length(mattr) ? "," : "", off ? '-' : '+', feature));
-      }
-    }
-    p += n + strspn(p + n, " \t");
-  }
-  return KILN_OK;
-}
-
 /* `const char __kiln_target[]`: the library's target record
  * (codegen/target_record.h) for the module loader's check, appended to the
  * source. */
 static kiln_status_t append_target(kiln_allocator_t allocator, const char *options,
                                    char **inout_source) {
-  char cpu[128], triple[64];
-  kiln_strbuf_t mattr, text;
-  kiln_strbuf_initialize(&mattr, allocator);
+  kiln_strbuf_t target, text;
+  kiln_strbuf_initialize(&target, allocator);
   kiln_strbuf_initialize(&text, allocator);
-  snprintf(triple, sizeof(triple), "%s-unknown-linux-gnu", kiln_cpu_host_arch());
-  kiln_status_t status = c_target(options, cpu, sizeof(cpu), &mattr);
+  kiln_status_t status = kiln_strbuf_appendf(&target, "c %s", options ? options : "");
   if (!status) {
     status = kiln_strbuf_appendf(&text, "%s\nconst char %s[] = \"", *inout_source,
                                  KILN_TARGET_RECORD_SYMBOL);
   }
   if (!status) {
-    status = kiln_codegen_target_record(triple, cpu, NULL, kiln_strbuf_c_str(&mattr), &text);
+    status = kiln_codegen_target_record_of(kiln_strbuf_c_str(&target), &text);
   }
   if (!status) {
     status = kiln_strbuf_append(&text, "\";\n");
   }
-  kiln_strbuf_deinitialize(&mattr);
+  kiln_strbuf_deinitialize(&target);
   if (!status) {
     kiln_allocator_free(allocator, *inout_source);
     status = kiln_strbuf_take(&text, inout_source);
