@@ -8,10 +8,14 @@ TSAN_BUILD_DIR ?= build-tsan
 BUILD_TYPE     ?= Release
 JOBS           ?= $(shell nproc 2>/dev/null || echo 2)
 
+RUNTIME_BUILD_DIR ?= build-runtime
+PREFIX         ?= /usr/local
+
 FUZZ_BUILD_DIR ?= build-fuzz
 FUZZ_SECONDS   ?= 60
 
-.PHONY: all deps build run test test-sanitize test-tsan fuzz conformance format check-format clean
+.PHONY: all deps build run test test-sanitize test-tsan fuzz conformance format check-format clean \
+	install install-runtime
 
 all: build
 
@@ -30,6 +34,20 @@ run: build
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS); status=$$?; \
 	sh scripts/report-skips.sh $(BUILD_DIR); exit $$status
+
+# Installs libkiln (shared and static), libkiln_runtime, the headers, the
+# pkg-config files, the CMake package and the kiln tool under PREFIX
+# (docs/install.md): make install PREFIX=$$HOME/.local
+install: build
+	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+
+# A deployment: the runtime alone (KILN_RUNTIME_ONLY: no LLVM, protobuf-c,
+# ONNX schema or cmocka needed, so no `deps`), built in RUNTIME_BUILD_DIR and
+# installed under PREFIX.
+install-runtime:
+	cmake -S . -B $(RUNTIME_BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DKILN_RUNTIME_ONLY=ON
+	cmake --build $(RUNTIME_BUILD_DIR) -j$(JOBS)
+	cmake --install $(RUNTIME_BUILD_DIR) --prefix $(PREFIX)
 
 # The whole suite again, built with AddressSanitizer and UndefinedBehaviorSanitizer.
 test-sanitize: deps
@@ -77,4 +95,4 @@ check-format:
 	@sh scripts/check-format.sh
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR) $(TSAN_BUILD_DIR) $(FUZZ_BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR) $(TSAN_BUILD_DIR) $(FUZZ_BUILD_DIR) $(RUNTIME_BUILD_DIR)
