@@ -30,9 +30,12 @@ else()
   set(KILN_SOVERSION ${PROJECT_VERSION_MAJOR})
 endif()
 
-# The public headers of each library: the runtime's, and libkiln's (all).
-set(KILN_RUNTIME_HEADERS allocator.h backend.h module.h npy.h parallel.h runtime.h status.h tensor.h)
+# The public headers of each library: those of the compiler's layers, listed
+# here, and the runtime's, all the others (kiln/version.h, generated, aside).
 set(KILN_COMPILER_HEADERS compiler.h eager.h)
+file(GLOB KILN_RUNTIME_HEADERS RELATIVE ${PROJECT_SOURCE_DIR}/include/kiln CONFIGURE_DEPENDS
+     ${PROJECT_SOURCE_DIR}/include/kiln/*.h)
+list(REMOVE_ITEM KILN_RUNTIME_HEADERS ${KILN_COMPILER_HEADERS})
 
 # kiln_export_map(<out_file> <header>...): a linker version script making
 # global the kiln_* functions that the headers declare, local all else.
