@@ -4,7 +4,8 @@
 #     (libraries, soname, exported symbols, headers, .pc files, the CMake
 #     package, the kiln tool);
 #  2. resnet18 compiled by the installed kiln tool into WORK/resnet18;
-#  3. pkgconfig/run_model.c built with `pkg-config --cflags --libs kiln`, and
+#  3. pkgconfig/run_model.c built with `pkg-config --cflags --libs kiln` (and
+#     statically, with `pkg-config --static --libs kiln`), and
 #     cmake/run_model.c built with find_package(kiln) (against kiln::kiln and
 #     kiln::kiln_static), against that prefix alone, each run on resnet18's
 #     input and compared with the expected output;
@@ -124,6 +125,16 @@ echo "pkg-config --cflags --libs kiln: $flags"
 run "make (pkg-config, libkiln)" make -C "$source/tests/install/pkgconfig" OUT="$work" CC="$cc"
 mv "$work/run_model" "$work/run_model_pkgconfig"
 run_consumer "run_model (pkg-config, libkiln.so)" "$work/run_model_pkgconfig"
+# libkiln.a alone and its private dependencies from pkg-config --static.
+static_libs=$(pkg-config --static --libs kiln | sed 's/\(^\| \)-lkiln\( \|$\)/ /')
+# shellcheck disable=SC2046,SC2086
+run "cc (pkg-config --static, libkiln.a)" "$cc" -std=c11 -Wall -Wextra -Werror -O2 \
+  $(pkg-config --cflags kiln) "$source/tests/install/pkgconfig/run_model.c" \
+  -Wl,-Bstatic -lkiln -Wl,-Bdynamic $static_libs -lm -o "$work/run_model_pkgconfig_static"
+if ldd "$work/run_model_pkgconfig_static" | grep -q libkiln; then
+  fail "run_model_pkgconfig_static loads a shared libkiln"
+fi
+run_consumer "run_model (pkg-config --static, libkiln.a)" "$work/run_model_pkgconfig_static"
 # The comparison can fail: another model's output (same shape) is not resnet18's.
 if [ -f "$models/mobilenet_v2.output.npy" ]; then
   if "$work/run_model_pkgconfig" "$work/$model" "$models/$model.input.npy" \
