@@ -65,7 +65,7 @@ test-tsan: deps
 	cmake --build $(TSAN_BUILD_DIR) -j$(JOBS) --target test_base_allocator test_runtime_thread_pool test_runtime_backend \
 	  test_eager_vm_stress test_eager_eager test_eager_kernel_cache test_eager_threads \
 	  test_compiler_concurrency
-	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 allocator_may_return_null=1" \
 	  ctest --test-dir $(TSAN_BUILD_DIR) --output-on-failure -R '^(base\.allocator|runtime\.(thread_pool|backend)|eager\.(vm_stress|eager|kernel_cache|threads)|compiler\.concurrency)$$'
 
 # The ONNX importer under libFuzzer (clang) for FUZZ_SECONDS, then the artifact
