@@ -13,12 +13,14 @@
  * status quotes the compiler's first lines.
  */
 #define _GNU_SOURCE
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "base/file.h"
+#include "base/log.h"
 #include "base/strbuf.h"
 #include "codegen/c/codegen_c.h"
 #include "codegen/target_record.h"
@@ -163,6 +165,21 @@ static kiln_status_t append_target(kiln_allocator_t allocator, const char *optio
   return status;
 }
 
+static atomic_flag baseline_warned = ATOMIC_FLAG_INIT;
+
+/* Once per process: c without -march= builds for baseline x86-64, whose
+ * vectors are SSE2's 4 lanes, where the schedules assume the host's. */
+static void warn_baseline(const char *options) {
+  if (options && strstr(options, "-march=")) {
+    return;
+  }
+  if (!atomic_flag_test_and_set(&baseline_warned)) {
+    KILN_LOG_WARN("the c target without -march= compiles for baseline x86-64 (SSE2 vectors of "
+                  "4 lanes): kernels run about 10 times slower than with -march=native, 40 times "
+                  "slower than llvm (docs/codegen-c.md); use \"c -march=native\" or llvm");
+  }
+}
+
 static kiln_status_t build_c(kiln_allocator_t allocator, const kiln_tir_prim_func_t *const *funcs,
                              int num_funcs, const char *options,
                              kiln_runtime_module_t **out_module) {
@@ -171,6 +188,7 @@ static kiln_status_t build_c(kiln_allocator_t allocator, const kiln_tir_prim_fun
                                    ? KILN_CODEGEN_CHUNK_STRIDE
                                    : KILN_CODEGEN_CHUNK_STATIC;
   char *source = NULL;
+  warn_baseline(options);
   KILN_RETURN_IF_ERROR(kiln_codegen_c_emit(allocator, funcs, num_funcs, chunk, &source));
   kiln_status_t status = append_target(allocator, options, &source);
   if (!status) {
