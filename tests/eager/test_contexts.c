@@ -320,6 +320,15 @@ static void test_mixing_contexts_is_refused(void **state) {
   assert_int_equal(count, 0);
   KILN_ASSERT_STATUS(kiln_eager_context_call_into(a, "nn.relu", 1, &xa, 0, NULL, 1, &xb),
                      INVALID_ARGUMENT, "nn.relu: tensor 0 belongs to another eager context");
+  /* An operator without inputs runs in the context named. */
+  kiln_eager_attr_t range[] = {{"start", "0"}, {"stop", "9"}, {"step", "1"}};
+  kiln_eager_tensor_t *ramp_b = NULL;
+  KILN_ASSERT_OK(kiln_eager_context_call(b, "arange", 0, NULL, 3, range, 1, &count, &ramp_b));
+  assert_ptr_equal(kiln_eager_tensor_context(ramp_b), b);
+  float steps[LENGTH];
+  ramp(0, 1, steps);
+  assert_vector(ramp_b, steps);
+  kiln_eager_tensor_release(ramp_b);
   /* The same calls within one context work. */
   kiln_eager_tensor_t *ya = NULL;
   KILN_ASSERT_OK(
@@ -423,6 +432,10 @@ static void test_context_errors(void **state) {
   kiln_eager_tensor_t *more = NULL;
   KILN_ASSERT_STATUS(kiln_eager_context_tensor_wrap(context, storage, &more), FAILED_PRECONDITION,
                      "kiln_eager_tensor_wrap: the eager context was destroyed");
+  int count = 0;
+  KILN_ASSERT_STATUS(kiln_eager_context_call(context, "arange", 0, NULL, 0, NULL, 1, &count, &more),
+                     FAILED_PRECONDITION, "arange: the eager context was destroyed");
+  assert_int_equal(count, 0);
   kiln_eager_tensor_release(t); /* the context's last reference */
   kiln_tensor_release(storage);
 }
