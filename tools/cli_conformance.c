@@ -110,8 +110,9 @@ static int kiln_conformance_compare_names(const void *a, const void *b) {
 static const kiln_conformance_case_t *kiln_conformance_find(const kiln_conformance_run_t *run,
                                                             const char *name) {
   /* A case starts with its name, so the cases bisect as an array of names. */
-  return bsearch(&name, run->cases, run->count, sizeof(run->cases[0]),
-                 kiln_conformance_compare_names);
+  return run->count == 0 ? NULL
+                         : bsearch(&name, run->cases, run->count, sizeof(run->cases[0]),
+                                   kiln_conformance_compare_names);
 }
 
 /* Takes `name` (freed here on failure) into `names`. */
@@ -876,8 +877,8 @@ static kiln_status_t kiln_conformance_compare_lists(const kiln_conformance_optio
   for (size_t i = 0; i < run->count; i++) {
     const kiln_conformance_case_t *onnx_case = kiln_conformance_at(run, i);
     if (onnx_case->result == KILN_CONFORMANCE_RESULT_PASS &&
-        !bsearch(&onnx_case->name, names->items, names->count, sizeof(char *),
-                 kiln_conformance_compare_names)) {
+        (names->count == 0 || !bsearch(&onnx_case->name, names->items, names->count, sizeof(char *),
+                                       kiln_conformance_compare_names))) {
       printf("newly passing: %s\n", onnx_case->name);
       newly++;
     }
