@@ -8,10 +8,14 @@ TSAN_BUILD_DIR ?= build-tsan
 BUILD_TYPE     ?= Release
 JOBS           ?= $(shell nproc 2>/dev/null || echo 2)
 
+RUNTIME_BUILD_DIR ?= build-runtime
+PREFIX         ?= /usr/local
+
 FUZZ_BUILD_DIR ?= build-fuzz
 FUZZ_SECONDS   ?= 60
 
-.PHONY: all deps build run test test-sanitize test-tsan fuzz conformance format check-format clean
+.PHONY: all deps build run test test-sanitize test-tsan fuzz conformance format check-format clean \
+	install install-runtime
 
 all: build
 
@@ -31,24 +35,38 @@ test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS); status=$$?; \
 	sh scripts/report-skips.sh $(BUILD_DIR); exit $$status
 
+# Installs libkiln (shared and static), libkiln_runtime, the headers, the
+# pkg-config files, the CMake package and the kiln tool under PREFIX
+# (docs/install.md): make install PREFIX=$$HOME/.local
+install: build
+	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+
+# A deployment: the runtime alone (KILN_RUNTIME_ONLY: no LLVM, protobuf-c,
+# ONNX schema or cmocka needed, so no `deps`), built in RUNTIME_BUILD_DIR and
+# installed under PREFIX.
+install-runtime:
+	cmake -S . -B $(RUNTIME_BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DKILN_RUNTIME_ONLY=ON
+	cmake --build $(RUNTIME_BUILD_DIR) -j$(JOBS)
+	cmake --install $(RUNTIME_BUILD_DIR) --prefix $(PREFIX)
+
 # The whole suite again, built with AddressSanitizer and UndefinedBehaviorSanitizer.
 test-sanitize: deps
 	cmake -S . -B $(ASAN_BUILD_DIR) -DCMAKE_BUILD_TYPE=Debug -DKILN_SANITIZE=ON
 	cmake --build $(ASAN_BUILD_DIR) -j$(JOBS)
 	ctest --test-dir $(ASAN_BUILD_DIR) --output-on-failure -j$(JOBS)
 
-# The thread pool's tests (and the backend ABI's) and the eager VM's tests
+# The counting allocator's tests, the thread pool's (and the backend ABI's) and the eager VM's tests
 # (its stress test, its API test, the kernel cache's and several caller
 # threads on one VM) under ThreadSanitizer; only those test
 # programs are built. A data race
 # fails the test (exit 66).
 test-tsan: deps
 	cmake -S . -B $(TSAN_BUILD_DIR) -DCMAKE_BUILD_TYPE=Debug -DKILN_TSAN=ON
-	cmake --build $(TSAN_BUILD_DIR) -j$(JOBS) --target test_runtime_thread_pool test_runtime_backend \
+	cmake --build $(TSAN_BUILD_DIR) -j$(JOBS) --target test_base_allocator test_runtime_thread_pool test_runtime_backend \
 	  test_eager_vm_stress test_eager_eager test_eager_kernel_cache test_eager_threads \
 	  test_compiler_concurrency
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-	  ctest --test-dir $(TSAN_BUILD_DIR) --output-on-failure -R '^(runtime\.(thread_pool|backend)|eager\.(vm_stress|eager|kernel_cache|threads)|compiler\.concurrency)$$'
+	  ctest --test-dir $(TSAN_BUILD_DIR) --output-on-failure -R '^(base\.allocator|runtime\.(thread_pool|backend)|eager\.(vm_stress|eager|kernel_cache|threads)|compiler\.concurrency)$$'
 
 # The ONNX importer under libFuzzer (clang) for FUZZ_SECONDS, then the artifact
 # loaders (.npy, params.bin, graph.json, IR text) for a quarter of it each;
@@ -77,4 +95,4 @@ check-format:
 	@sh scripts/check-format.sh
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR) $(TSAN_BUILD_DIR) $(FUZZ_BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR) $(TSAN_BUILD_DIR) $(FUZZ_BUILD_DIR) $(RUNTIME_BUILD_DIR)

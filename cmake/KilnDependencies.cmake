@@ -1,4 +1,6 @@
-# Finds kiln's Debian dependencies. Every one of them is installed by
+# Finds kiln's Debian dependencies (those of every build: the runtime's; the
+# compiler's are found by KilnLlvm.cmake and KilnOnnx.cmake, which a
+# KILN_RUNTIME_ONLY build never includes). Every one of them is installed by
 # scripts/install-deps.sh (which `make` runs first); a missing one stops the
 # configure step with the package to install.
 find_package(PkgConfig REQUIRED)
@@ -21,7 +23,11 @@ if(NOT JANSSON_FOUND)
   kiln_missing("jansson (JSON)" libjansson-dev)
 endif()
 
-pkg_check_modules(CMOCKA IMPORTED_TARGET cmocka)
-if(NOT CMOCKA_FOUND)
-  kiln_missing("cmocka (unit tests)" libcmocka-dev)
+# The unit tests' framework; a runtime-only build has no cmocka tests and
+# does not look for it.
+if(NOT KILN_RUNTIME_ONLY)
+  pkg_check_modules(CMOCKA IMPORTED_TARGET cmocka)
+  if(NOT CMOCKA_FOUND)
+    kiln_missing("cmocka (unit tests)" libcmocka-dev)
+  endif()
 endif()

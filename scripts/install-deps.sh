@@ -5,7 +5,7 @@
 # fails. The list is the single place kiln's system dependencies are written.
 set -eu
 
-PACKAGES="cmake make gcc clang pkg-config libc6-dev clang-format
+PACKAGES="cmake make gcc g++ clang pkg-config libc6-dev clang-format
 libcmocka-dev libdlpack-dev libjansson-dev
 libprotobuf-c-dev protobuf-c-compiler libonnx-dev libonnx-testdata
 llvm-14-dev"

@@ -15,7 +15,6 @@
 #ifndef KILN_ALLOCATOR_H_
 #define KILN_ALLOCATOR_H_
 
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -70,16 +69,26 @@ void kiln_allocator_free(kiln_allocator_t allocator, void *ptr);
 int kiln_size_mul(size_t a, size_t b, size_t *out);
 int kiln_size_add(size_t a, size_t b, size_t *out);
 
+/* What a counting allocator has seen (kiln_counting_allocator_counts). */
+typedef struct kiln_allocation_counts_t {
+  int64_t allocations;       /* successful alloc and realloc-from-NULL calls */
+  int64_t frees;             /* blocks given back */
+  int64_t live_blocks;       /* allocated and not yet freed */
+  int64_t live_bytes;        /* bytes in live blocks */
+  int64_t peak_bytes;        /* largest live_bytes seen */
+  int64_t attempts;          /* every alloc and realloc call, failed or not */
+  int64_t injected_failures; /* attempts failed on purpose */
+} kiln_allocation_counts_t;
+
+/* A caller-owned struct (initialize it, then hand out
+ * kiln_counting_allocator_get). Its fields are private: allocator.c updates
+ * them atomically, so blocks may be allocated and freed from several threads
+ * at once; read them with kiln_counting_allocator_counts. They are plain
+ * integers so that this header is the same in C and C++. */
 typedef struct kiln_counting_allocator_t {
   kiln_allocator_t inner;
-  atomic_llong allocations; /* successful alloc and realloc-from-NULL calls */
-  atomic_llong frees;       /* blocks given back */
-  atomic_llong live_blocks; /* allocated and not yet freed */
-  atomic_llong live_bytes;  /* bytes in live blocks */
-  atomic_llong peak_bytes;  /* largest live_bytes seen */
-  atomic_llong attempts;    /* every alloc and realloc call, failed or not */
-  atomic_llong injected_failures;
-  atomic_llong fail_attempt; /* attempt number (0-based) that fails; -1 none */
+  kiln_allocation_counts_t private_counts;
+  int64_t private_fail_attempt; /* attempt number (0-based) that fails; -1 none */
 } kiln_counting_allocator_t;
 
 void kiln_counting_allocator_initialize(kiln_counting_allocator_t *counting,
@@ -88,6 +97,9 @@ kiln_allocator_t kiln_counting_allocator_get(kiln_counting_allocator_t *counting
 /* Makes attempt number `attempt` (counted from 0 from this call on) fail;
  * -1 turns injection off. Restarts the attempt count. */
 void kiln_counting_allocator_fail_attempt(kiln_counting_allocator_t *counting, int64_t attempt);
+/* The counts now, each read atomically (a snapshot of each field; fields
+ * changed by another thread meanwhile may be from different moments). */
+kiln_allocation_counts_t kiln_counting_allocator_counts(const kiln_counting_allocator_t *counting);
 
 #ifdef __cplusplus
 }

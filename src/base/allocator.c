@@ -7,6 +7,11 @@
  * can account bytes on free and realloc without a side table. For alignments
  * above 16 it asks the inner allocator for `alignment` extra bytes and places
  * the header just before the aligned user pointer.
+ *
+ * Its counters are plain int64_t fields of the public struct (so that
+ * kiln/allocator.h compiles as C++ too) updated with the compiler's atomic
+ * builtins (sequentially consistent, like C11's atomic_* defaults), and read
+ * through kiln_counting_allocator_counts.
  */
 #include "kiln/allocator.h"
 
@@ -139,6 +144,19 @@ void kiln_allocator_free(kiln_allocator_t allocator, void *ptr) {
 
 /* ---- counting allocator ---- */
 
+static int64_t kiln_counter_load(const int64_t *counter) {
+  return __atomic_load_n(counter, __ATOMIC_SEQ_CST);
+}
+
+static void kiln_counter_store(int64_t *counter, int64_t value) {
+  __atomic_store_n(counter, value, __ATOMIC_SEQ_CST);
+}
+
+/* Adds `delta`; returns the value before. */
+static int64_t kiln_counter_add(int64_t *counter, int64_t delta) {
+  return __atomic_fetch_add(counter, delta, __ATOMIC_SEQ_CST);
+}
+
 typedef struct kiln_counting_header_t {
   uint64_t size;   /* bytes the caller asked for */
   uint32_t offset; /* user pointer minus inner block pointer */
@@ -156,18 +174,19 @@ static kiln_counting_header_t *kiln_counting_header(void *user) {
 
 /* Counts an attempt and says whether it is the one to fail. */
 static int kiln_counting_should_fail(kiln_counting_allocator_t *c) {
-  long long attempt = atomic_fetch_add(&c->attempts, 1);
-  if (attempt == atomic_load(&c->fail_attempt)) {
-    atomic_fetch_add(&c->injected_failures, 1);
+  int64_t attempt = kiln_counter_add(&c->private_counts.attempts, 1);
+  if (attempt == kiln_counter_load(&c->private_fail_attempt)) {
+    kiln_counter_add(&c->private_counts.injected_failures, 1);
     return 1;
   }
   return 0;
 }
 
-static void kiln_counting_add_bytes(kiln_counting_allocator_t *c, long long delta) {
-  long long now = atomic_fetch_add(&c->live_bytes, delta) + delta;
-  long long peak = atomic_load(&c->peak_bytes);
-  while (now > peak && !atomic_compare_exchange_weak(&c->peak_bytes, &peak, now)) {
+static void kiln_counting_add_bytes(kiln_counting_allocator_t *c, int64_t delta) {
+  int64_t now = kiln_counter_add(&c->private_counts.live_bytes, delta) + delta;
+  int64_t peak = kiln_counter_load(&c->private_counts.peak_bytes);
+  while (now > peak && !__atomic_compare_exchange_n(&c->private_counts.peak_bytes, &peak, now, 1,
+                                                    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
   }
 }
 
@@ -191,9 +210,9 @@ static void *kiln_counting_alloc(void *self, size_t size, size_t alignment) {
   header->size = size;
   header->offset = (uint32_t)prefix;
   header->magic = KILN_COUNTING_MAGIC;
-  atomic_fetch_add(&c->allocations, 1);
-  atomic_fetch_add(&c->live_blocks, 1);
-  kiln_counting_add_bytes(c, (long long)size);
+  kiln_counter_add(&c->private_counts.allocations, 1);
+  kiln_counter_add(&c->private_counts.live_blocks, 1);
+  kiln_counting_add_bytes(c, (int64_t)size);
   return user;
 }
 
@@ -218,7 +237,7 @@ static void *kiln_counting_realloc(void *self, void *ptr, size_t new_size) {
   }
   header = (kiln_counting_header_t *)block;
   header->size = new_size;
-  kiln_counting_add_bytes(c, (long long)new_size - (long long)old_size);
+  kiln_counting_add_bytes(c, (int64_t)new_size - (int64_t)old_size);
   return block + sizeof(*header);
 }
 
@@ -226,23 +245,17 @@ static void kiln_counting_free(void *self, void *ptr) {
   kiln_counting_allocator_t *c = self;
   kiln_counting_header_t *header = kiln_counting_header(ptr);
   header->magic = 0;
-  atomic_fetch_add(&c->frees, 1);
-  atomic_fetch_sub(&c->live_blocks, 1);
-  kiln_counting_add_bytes(c, -(long long)header->size);
+  kiln_counter_add(&c->private_counts.frees, 1);
+  kiln_counter_add(&c->private_counts.live_blocks, -1);
+  kiln_counting_add_bytes(c, -(int64_t)header->size);
   c->inner.free(c->inner.self, (char *)ptr - header->offset);
 }
 
 void kiln_counting_allocator_initialize(kiln_counting_allocator_t *counting,
                                         kiln_allocator_t inner) {
   counting->inner = inner;
-  atomic_init(&counting->allocations, 0);
-  atomic_init(&counting->frees, 0);
-  atomic_init(&counting->live_blocks, 0);
-  atomic_init(&counting->live_bytes, 0);
-  atomic_init(&counting->peak_bytes, 0);
-  atomic_init(&counting->attempts, 0);
-  atomic_init(&counting->injected_failures, 0);
-  atomic_init(&counting->fail_attempt, -1);
+  counting->private_counts = (kiln_allocation_counts_t){0};
+  kiln_counter_store(&counting->private_fail_attempt, -1);
 }
 
 kiln_allocator_t kiln_counting_allocator_get(kiln_counting_allocator_t *counting) {
@@ -255,6 +268,19 @@ kiln_allocator_t kiln_counting_allocator_get(kiln_counting_allocator_t *counting
 }
 
 void kiln_counting_allocator_fail_attempt(kiln_counting_allocator_t *counting, int64_t attempt) {
-  atomic_store(&counting->attempts, 0);
-  atomic_store(&counting->fail_attempt, attempt);
+  kiln_counter_store(&counting->private_counts.attempts, 0);
+  kiln_counter_store(&counting->private_fail_attempt, attempt);
+}
+
+kiln_allocation_counts_t kiln_counting_allocator_counts(const kiln_counting_allocator_t *counting) {
+  const kiln_allocation_counts_t *counts = &counting->private_counts;
+  return (kiln_allocation_counts_t){
+      .allocations = kiln_counter_load(&counts->allocations),
+      .frees = kiln_counter_load(&counts->frees),
+      .live_blocks = kiln_counter_load(&counts->live_blocks),
+      .live_bytes = kiln_counter_load(&counts->live_bytes),
+      .peak_bytes = kiln_counter_load(&counts->peak_bytes),
+      .attempts = kiln_counter_load(&counts->attempts),
+      .injected_failures = kiln_counter_load(&counts->injected_failures),
+  };
 }

@@ -1,6 +1,6 @@
 /*
- * The version string, compiled in from CMake's project version
- * (KILN_VERSION_STRING is defined on the kiln_base target).
+ * The version string, from the generated kiln/version.h (CMake's project
+ * version).
  */
 #include "kiln/version.h"
 

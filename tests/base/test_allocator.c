@@ -1,8 +1,10 @@
 /*
  * Tests of the allocator interface: the system allocator's alignment, the
  * status-returning wrappers (including size overflow), and the counting
- * allocator's accounting and failure injection.
+ * allocator's accounting and failure injection, also from several threads
+ * at once (run under ThreadSanitizer by `make test-tsan`).
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -65,23 +67,23 @@ static void test_counting_accounts_blocks_and_bytes(void **state) {
   KILN_ASSERT_OK(kiln_allocator_malloc_aligned(allocator, 1000, 64, &b));
   assert_int_equal((uintptr_t)b % 64, 0);
   assert_int_equal((uintptr_t)a % KILN_DEFAULT_ALIGNMENT, 0);
-  assert_int_equal(atomic_load(&counting.live_blocks), 2);
-  assert_int_equal(atomic_load(&counting.live_bytes), 1100);
+  assert_int_equal(kiln_counting_allocator_counts(&counting).live_blocks, 2);
+  assert_int_equal(kiln_counting_allocator_counts(&counting).live_bytes, 1100);
 
   memset(a, 7, 100);
   KILN_ASSERT_OK(kiln_allocator_realloc(allocator, 300, &a));
   assert_int_equal(((unsigned char *)a)[99], 7);
-  assert_int_equal(atomic_load(&counting.live_bytes), 1300);
-  assert_int_equal(atomic_load(&counting.peak_bytes), 1300);
+  assert_int_equal(kiln_counting_allocator_counts(&counting).live_bytes, 1300);
+  assert_int_equal(kiln_counting_allocator_counts(&counting).peak_bytes, 1300);
 
   kiln_allocator_free(allocator, b);
-  assert_int_equal(atomic_load(&counting.live_bytes), 300);
+  assert_int_equal(kiln_counting_allocator_counts(&counting).live_bytes, 300);
   kiln_allocator_free(allocator, a);
-  assert_int_equal(atomic_load(&counting.live_blocks), 0);
-  assert_int_equal(atomic_load(&counting.live_bytes), 0);
-  assert_int_equal(atomic_load(&counting.allocations), 2);
-  assert_int_equal(atomic_load(&counting.frees), 2);
-  assert_int_equal(atomic_load(&counting.peak_bytes), 1300);
+  assert_int_equal(kiln_counting_allocator_counts(&counting).live_blocks, 0);
+  assert_int_equal(kiln_counting_allocator_counts(&counting).live_bytes, 0);
+  assert_int_equal(kiln_counting_allocator_counts(&counting).allocations, 2);
+  assert_int_equal(kiln_counting_allocator_counts(&counting).frees, 2);
+  assert_int_equal(kiln_counting_allocator_counts(&counting).peak_bytes, 1300);
 }
 
 static void test_counting_injects_exactly_one_failure(void **state) {
@@ -96,7 +98,7 @@ static void test_counting_injects_exactly_one_failure(void **state) {
   KILN_ASSERT_STATUS(kiln_allocator_malloc(allocator, 8, &b), RESOURCE_EXHAUSTED, "8 bytes");
   assert_null(b);
   KILN_ASSERT_OK(kiln_allocator_malloc(allocator, 8, &c));
-  assert_int_equal(atomic_load(&counting.injected_failures), 1);
+  assert_int_equal(kiln_counting_allocator_counts(&counting).injected_failures, 1);
 
   /* A failed realloc leaves the block as it was. */
   kiln_counting_allocator_fail_attempt(&counting, 0);
@@ -105,7 +107,50 @@ static void test_counting_injects_exactly_one_failure(void **state) {
   assert_ptr_equal(a, before);
   kiln_allocator_free(allocator, a);
   kiln_allocator_free(allocator, c);
-  assert_int_equal(atomic_load(&counting.live_blocks), 0);
+  assert_int_equal(kiln_counting_allocator_counts(&counting).live_blocks, 0);
+}
+
+enum { kThreads = 4, kRounds = 2000 };
+
+/* Allocates, resizes and frees blocks in rounds through a shared counting
+ * allocator, keeping the last few alive until the end. */
+static void *counting_worker(void *arg) {
+  kiln_allocator_t allocator = kiln_counting_allocator_get(arg);
+  void *kept[8] = {0};
+  for (int round = 0; round < kRounds; round++) {
+    void *block = NULL;
+    if (kiln_allocator_malloc(allocator, 16 + (size_t)round % 64, &block) != KILN_OK)
+      return arg;
+    if (kiln_allocator_realloc(allocator, 32 + (size_t)round % 64, &block) != KILN_OK)
+      return arg;
+    kiln_allocator_free(allocator, kept[round % 8]);
+    kept[round % 8] = block;
+  }
+  for (int i = 0; i < 8; i++)
+    kiln_allocator_free(allocator, kept[i]);
+  return NULL;
+}
+
+static void test_counting_from_several_threads(void **state) {
+  (void)state;
+  kiln_counting_allocator_t counting;
+  kiln_counting_allocator_initialize(&counting, kiln_allocator_system());
+  pthread_t threads[kThreads];
+  for (int i = 0; i < kThreads; i++)
+    assert_int_equal(pthread_create(&threads[i], NULL, counting_worker, &counting), 0);
+  for (int i = 0; i < kThreads; i++) {
+    void *result = &counting;
+    assert_int_equal(pthread_join(threads[i], &result), 0);
+    assert_null(result);
+  }
+  kiln_allocation_counts_t counts = kiln_counting_allocator_counts(&counting);
+  assert_int_equal(counts.allocations, kThreads * kRounds);
+  assert_int_equal(counts.frees, kThreads * kRounds);
+  assert_int_equal(counts.attempts, 2 * kThreads * kRounds);
+  assert_int_equal(counts.live_blocks, 0);
+  assert_int_equal(counts.live_bytes, 0);
+  assert_true(counts.peak_bytes >= 8 * 32 && counts.peak_bytes <= kThreads * 9 * 96);
+  assert_int_equal(counts.injected_failures, 0);
 }
 
 static void test_strdup(void **state) {
@@ -146,6 +191,7 @@ int main(void) {
       cmocka_unit_test(test_huge_request_fails_cleanly),
       cmocka_unit_test(test_counting_accounts_blocks_and_bytes),
       cmocka_unit_test(test_counting_injects_exactly_one_failure),
+      cmocka_unit_test(test_counting_from_several_threads),
       cmocka_unit_test(test_strdup),
       cmocka_unit_test(test_sweep_counts_attempts),
   };

@@ -44,7 +44,7 @@ static void test_write_then_read(void **state) {
   assert_int_equal(size, 3);
   assert_string_equal(data, "abc");
   kiln_allocator_free(allocator, data);
-  assert_int_equal(atomic_load(&counting.live_blocks), 0);
+  assert_int_equal(kiln_counting_allocator_counts(&counting).live_blocks, 0);
 
   kiln_test_remove_dir(dir);
   assert_false(kiln_file_exists(path));

@@ -207,7 +207,7 @@ static void expect_parse_failure(const void *bytes, size_t size, kiln_status_cod
   }
   kiln_test_assert_status(status, code, substring, "kiln_npy_parse", file, line);
   assert_null(tensor);
-  assert_int_equal(atomic_load(&counting.live_blocks), 0);
+  assert_int_equal(kiln_counting_allocator_counts(&counting).live_blocks, 0);
 }
 
 #define EXPECT_PARSE_FAILURE(bytes, size, CODE, substring) \
@@ -260,9 +260,9 @@ static void test_read_every_dtype_and_shape(void **state) {
       assert_int_equal((uintptr_t)kiln_tensor_data(tensor) % KILN_TENSOR_ALIGNMENT, 0);
       check_fixture_values(tensor);
       /* The file buffer is freed; only the tensor is left. */
-      assert_int_equal(atomic_load(&counting.live_blocks), 1);
+      assert_int_equal(kiln_counting_allocator_counts(&counting).live_blocks, 1);
       kiln_tensor_release(tensor);
-      assert_int_equal(atomic_load(&counting.live_blocks), 0);
+      assert_int_equal(kiln_counting_allocator_counts(&counting).live_blocks, 0);
       free(path);
       read += 1;
     }
@@ -512,7 +512,7 @@ static void test_write_and_read_files(void **state) {
   assert_int_equal(kiln_tensor_dtype(back), KILN_DTYPE_INT32);
   check_fixture_values(back);
   kiln_tensor_release(back);
-  assert_int_equal(atomic_load(&counting.live_blocks), 0);
+  assert_int_equal(kiln_counting_allocator_counts(&counting).live_blocks, 0);
 
   /* Overwriting replaces the file. */
   kiln_tensor_t *scalar = read_fixture("float64_scalar.npy");
@@ -859,7 +859,7 @@ static int parse_and_discard(const unsigned char *bytes, size_t size) {
     assert_true(strncmp(kiln_status_message(status), "fuzz: ", 6) == 0);
     kiln_status_free(status);
   }
-  assert_int_equal(atomic_load(&counting.live_blocks), 0);
+  assert_int_equal(kiln_counting_allocator_counts(&counting).live_blocks, 0);
   assert_int_equal(kiln_status_live_count(), statuses);
   return ok;
 }

@@ -51,7 +51,7 @@ int64_t kiln_test_sweep_allocation_failures(kiln_test_scenario_fn scenario, void
     kiln_counting_allocator_fail_attempt(&counting, attempt);
     int64_t statuses_before = kiln_status_live_count();
     kiln_status_t status = scenario(kiln_counting_allocator_get(&counting), context);
-    int injected = atomic_load(&counting.injected_failures) > 0;
+    int injected = kiln_counting_allocator_counts(&counting).injected_failures > 0;
     if (injected) {
       if (kiln_status_code(status) != KILN_STATUS_CODE_RESOURCE_EXHAUSTED) {
         char *text = kiln_status_to_string(status);
@@ -65,10 +65,11 @@ int64_t kiln_test_sweep_allocation_failures(kiln_test_scenario_fn scenario, void
     } else {
       kiln_test_assert_ok(status, "scenario", __FILE__, __LINE__);
     }
-    if (atomic_load(&counting.live_blocks) != 0) {
+    if (kiln_counting_allocator_counts(&counting).live_blocks != 0) {
       print_error("with allocation attempt %lld failing, %lld blocks (%lld bytes) leaked\n",
-                  (long long)attempt, (long long)atomic_load(&counting.live_blocks),
-                  (long long)atomic_load(&counting.live_bytes));
+                  (long long)attempt,
+                  (long long)kiln_counting_allocator_counts(&counting).live_blocks,
+                  (long long)kiln_counting_allocator_counts(&counting).live_bytes);
       fail();
     }
     assert_int_equal(kiln_status_live_count(), statuses_before);
