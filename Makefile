@@ -56,17 +56,17 @@ test-sanitize: deps
 	ctest --test-dir $(ASAN_BUILD_DIR) --output-on-failure -j$(JOBS)
 
 # The counting allocator's tests, the thread pool's (and the backend ABI's) and the eager VM's tests
-# (its stress test, its API test, the kernel cache's and several caller
-# threads on one VM) under ThreadSanitizer; only those test
+# (its stress test, its API test, the kernel cache's, several caller
+# threads on one VM, and two contexts on two threads) under ThreadSanitizer; only those test
 # programs are built. A data race
 # fails the test (exit 66).
 test-tsan: deps
 	cmake -S . -B $(TSAN_BUILD_DIR) -DCMAKE_BUILD_TYPE=Debug -DKILN_TSAN=ON
 	cmake --build $(TSAN_BUILD_DIR) -j$(JOBS) --target test_base_allocator test_runtime_thread_pool test_runtime_backend \
 	  test_eager_vm_stress test_eager_eager test_eager_kernel_cache test_eager_threads \
-	  test_compiler_concurrency
+	  test_eager_contexts test_compiler_concurrency
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-	  ctest --test-dir $(TSAN_BUILD_DIR) --output-on-failure -R '^(base\.allocator|runtime\.(thread_pool|backend)|eager\.(vm_stress|eager|kernel_cache|threads)|compiler\.concurrency)$$'
+	  ctest --test-dir $(TSAN_BUILD_DIR) --output-on-failure -R '^(base\.allocator|runtime\.(thread_pool|backend)|eager\.(vm_stress|eager|kernel_cache|threads|contexts)|compiler\.concurrency)$$'
 
 # The ONNX importer under libFuzzer (clang) for FUZZ_SECONDS, then the artifact
 # loaders (.npy, params.bin, graph.json, IR text) for a quarter of it each;

@@ -17,17 +17,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/file.h"
-#include "base/strbuf.h"
 #include "cli.h"
-#include "compiler/build.h"
-#include "compiler/dot.h"
-#include "interp/interp.h"
-#include "ir/infer.h"
 #include "kiln/compiler.h"
+#include "kiln/model.h"
 #include "kiln/npy.h"
 #include "kiln/parallel.h"
-#include "pass/pipeline.h"
 
 #define KILN_CLI_MAX_VALUES 16
 
@@ -367,21 +361,35 @@ static void print_top5(const kiln_tensor_t *out) {
   printf("\n");
 }
 
+/* The model as kiln_compile loads it: the options' input shapes, batch and
+ * image size and constant cap; a workload's weights bound. */
+static kiln_status_t load_model(const compile_args_t *a, kiln_model_t **out_model) {
+  kiln_model_options_t load = kiln_model_options_default();
+  load.num_input_shapes = a->options.num_input_shapes;
+  load.input_shapes = a->options.input_shapes;
+  load.max_constant_bytes = a->options.max_constant_bytes;
+  load.batch = a->options.batch;
+  load.image_size = a->options.image_size;
+  KILN_RETURN_IF_ERROR(kiln_model_load(kiln_allocator_system(), a->model, &load, out_model));
+  kiln_status_t status = kiln_model_bind_params(*out_model);
+  if (status) {
+    kiln_model_destroy(*out_model);
+    *out_model = NULL;
+  }
+  return status;
+}
+
 /* Runs the model on the reference interpreter on the same inputs and prints
  * the largest difference from the compiled outputs; a difference beyond
  * rtol 1e-3, atol 1e-4 fails. */
 static kiln_status_t check_against_interpreter(const compile_args_t *a, kiln_graph_executor_t *gx,
                                                kiln_tensor_t *const *inputs) {
-  kiln_module_t *module = NULL;
-  KILN_RETURN_IF_ERROR(
-      kiln_compiler_load_model(kiln_allocator_system(), a->model, &a->options, &module));
+  kiln_model_t *model = NULL;
+  KILN_RETURN_IF_ERROR(load_model(a, &model));
   int num_want = 0;
   kiln_tensor_t **want = NULL;
-  kiln_status_t status = kiln_ir_infer_types(module);
-  if (!status) {
-    status = kiln_interp_run(module, "main", kiln_graph_executor_num_inputs(gx), inputs,
-                             kiln_allocator_system(), &num_want, &want);
-  }
+  kiln_status_t status = kiln_model_interpret(model, kiln_graph_executor_num_inputs(gx), inputs,
+                                              kiln_allocator_system(), &num_want, &want);
   double worst = 0;
   int bad = 0;
   for (int o = 0; !status && o < num_want; ++o) {
@@ -402,7 +410,7 @@ static kiln_status_t check_against_interpreter(const compile_args_t *a, kiln_gra
     kiln_tensor_release(want[o]);
   }
   kiln_allocator_free(kiln_allocator_system(), want);
-  kiln_module_destroy(module);
+  kiln_model_destroy(model);
   KILN_RETURN_IF_ERROR(status);
   printf("  largest difference from the reference interpreter: %.3g\n", worst);
   return bad ? KILN_STATUS(INTERNAL,
@@ -459,23 +467,16 @@ kiln_status_t kiln_cli_bench(int argc, char **argv) {
 /* ---- graph ---- */
 
 /* The model through the default pipeline (fusion included), as dot. */
-static kiln_status_t fused_graph_dot(const compile_args_t *a, kiln_strbuf_t *dot) {
-  kiln_module_t *module = NULL;
-  KILN_RETURN_IF_ERROR(
-      kiln_compiler_load_model(kiln_allocator_system(), a->model, &a->options, &module));
-  kiln_pass_context_t *context = NULL;
-  kiln_status_t status = kiln_ir_infer_types(module);
+static kiln_status_t fused_graph_dot(const compile_args_t *a, char **out_dot) {
+  kiln_model_t *model = NULL;
+  KILN_RETURN_IF_ERROR(load_model(a, &model));
+  kiln_model_optimize_options_t optimize = kiln_model_optimize_options_default();
+  optimize.opt_level = a->options.opt_level;
+  kiln_status_t status = kiln_model_optimize(model, &optimize);
   if (!status) {
-    status = kiln_pass_context_create(kiln_allocator_system(), a->options.opt_level, &context);
+    status = kiln_model_print_dot(model, kiln_allocator_system(), out_dot);
   }
-  if (!status) {
-    status = kiln_pass_run_default_pipeline(module, context);
-  }
-  if (!status) {
-    status = kiln_compiler_graph_dot(module, dot);
-  }
-  kiln_pass_context_destroy(context);
-  kiln_module_destroy(module);
+  kiln_model_destroy(model);
   return status;
 }
 
@@ -485,15 +486,14 @@ kiln_status_t kiln_cli_graph(int argc, char **argv) {
   if (!a.out_dir) {
     return kiln_cli_usage("missing -o FILE.dot", NULL);
   }
-  kiln_strbuf_t dot;
-  kiln_strbuf_initialize(&dot, kiln_allocator_system());
+  char *dot = NULL;
   kiln_status_t status = fused_graph_dot(&a, &dot);
   if (!status) {
-    status = kiln_file_write_all(a.out_dir, kiln_strbuf_c_str(&dot), kiln_strbuf_length(&dot));
+    status = kiln_cli_write_file(a.out_dir, dot, strlen(dot));
   }
   if (!status) {
     printf("wrote %s (render with: dot -Tsvg %s -o graph.svg)\n", a.out_dir, a.out_dir);
   }
-  kiln_strbuf_deinitialize(&dot);
+  kiln_allocator_free(kiln_allocator_system(), dot);
   return status;
 }

@@ -44,15 +44,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "base/array.h"
-#include "base/file.h"
-#include "base/hashmap.h"
-#include "base/strbuf.h"
 #include "cli.h"
-#include "compiler/build.h"
-#include "frontend/onnx/onnx_case.h"
-#include "frontend/onnx/onnx_proto.h"
-#include "interp/interp.h"
+#include "kiln/conformance.h"
 #include "kiln/version.h"
 
 #define KILN_CONFORMANCE_DEFAULT_DIR     "/usr/share/libonnx-testdata/data/node"
@@ -65,13 +58,6 @@
 #define KILN_CONFORMANCE_REASON_CAPACITY  400
 /* Distinct reasons shown per operator in the report's summary table. */
 #define KILN_CONFORMANCE_REASONS_SHOWN 3
-
-typedef enum kiln_conformance_result_e {
-  KILN_CONFORMANCE_PASS,
-  KILN_CONFORMANCE_FAIL,
-  KILN_CONFORMANCE_UNSUPPORTED,
-  KILN_CONFORMANCE_RESULT_COUNT_,
-} kiln_conformance_result_t;
 
 static const char *const kiln_conformance_result_names[] = {"PASS", "FAIL", "UNSUPPORTED"};
 
@@ -97,25 +83,65 @@ typedef struct kiln_conformance_case_t {
   char *operator; /* the group in the report, see kiln_conformance_operator */
 } kiln_conformance_case_t;
 
-/* Every case of a run, in name order, and the totals. */
+/* Names in a growing array (the case folders, a pass list's lines). */
+typedef struct kiln_conformance_names_t {
+  char **items;
+  size_t count;
+  size_t capacity;
+} kiln_conformance_names_t;
+
+/* Every case of a run, in name order (so a name is found by bisection),
+ * and the totals. */
 typedef struct kiln_conformance_run_t {
-  kiln_allocator_t allocator;
-  kiln_array_t cases;    /* kiln_conformance_case_t */
-  kiln_hashmap_t byname; /* name -> kiln_conformance_case_t index + 1 */
+  kiln_conformance_case_t *cases;
+  size_t count;
   size_t counts[KILN_CONFORMANCE_RESULT_COUNT_];
 } kiln_conformance_run_t;
 
 static kiln_conformance_case_t *kiln_conformance_at(const kiln_conformance_run_t *run, size_t i) {
-  return kiln_array_at(&run->cases, i);
+  return &run->cases[i];
+}
+
+/* qsort's and bsearch's order of an array of strings. */
+static int kiln_conformance_compare_names(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 static const kiln_conformance_case_t *kiln_conformance_find(const kiln_conformance_run_t *run,
                                                             const char *name) {
-  void *value = NULL;
-  if (!kiln_hashmap_get(&run->byname, name, &value)) {
-    return NULL;
+  /* A case starts with its name, so the cases bisect as an array of names. */
+  return bsearch(&name, run->cases, run->count, sizeof(run->cases[0]),
+                 kiln_conformance_compare_names);
+}
+
+/* Takes `name` (freed here on failure) into `names`. */
+static kiln_status_t kiln_conformance_names_push(kiln_conformance_names_t *names, char *name) {
+  if (names->count == names->capacity) {
+    size_t capacity = names->capacity ? 2 * names->capacity : 64;
+    char **grown = realloc(names->items, capacity * sizeof(char *));
+    if (!grown) {
+      free(name);
+      return KILN_STATUS(RESOURCE_EXHAUSTED, "out of memory for %zu names", capacity);
+    }
+    names->items = grown;
+    names->capacity = capacity;
   }
-  return kiln_conformance_at(run, (size_t)(uintptr_t)value - 1);
+  names->items[names->count++] = name;
+  return KILN_OK;
+}
+
+static void kiln_conformance_names_free(kiln_conformance_names_t *names) {
+  for (size_t i = 0; i < names->count; i++) {
+    free(names->items[i]);
+  }
+  free(names->items);
+  *names = (kiln_conformance_names_t){0};
+}
+
+/* A copy of `text` for the run (RESOURCE_EXHAUSTED when out of memory). */
+static kiln_status_t kiln_conformance_strdup(const char *text, char **out_copy) {
+  *out_copy = strdup(text);
+  return *out_copy ? KILN_OK : KILN_STATUS(RESOURCE_EXHAUSTED, "out of memory copying text");
 }
 
 /* ---- options ---- */
@@ -189,32 +215,23 @@ static kiln_status_t kiln_conformance_parse_options(int argc, char **argv,
 
 /* ---- the case folders ---- */
 
-/* qsort's order of an array of strings. */
-static int kiln_conformance_compare_names(const void *a, const void *b) {
-  return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-static kiln_status_t kiln_conformance_add_name(kiln_allocator_t allocator, const char *dir,
-                                               const char *name, kiln_array_t *names) {
+static kiln_status_t kiln_conformance_add_name(const char *dir, const char *name,
+                                               kiln_conformance_names_t *names) {
   char *path = NULL;
-  KILN_RETURN_IF_ERROR(kiln_path_join(allocator, dir, name, &path));
-  int is_dir = kiln_file_is_directory(path);
-  kiln_allocator_free(allocator, path);
+  KILN_RETURN_IF_ERROR(kiln_cli_path_join(dir, name, &path));
+  int is_dir = kiln_cli_is_directory(path);
+  free(path);
   if (!is_dir) {
     return KILN_OK;
   }
   char *copy = NULL;
-  KILN_RETURN_IF_ERROR(kiln_allocator_strdup(allocator, name, &copy));
-  kiln_status_t status = kiln_array_push(names, &copy);
-  if (status) {
-    kiln_allocator_free(allocator, copy);
-  }
-  return status;
+  KILN_RETURN_IF_ERROR(kiln_conformance_strdup(name, &copy));
+  return kiln_conformance_names_push(names, copy);
 }
 
 /* The sub-folders of `dir` whose names contain `filter` (NULL: all), sorted. */
-static kiln_status_t kiln_conformance_list(kiln_allocator_t allocator, const char *dir,
-                                           const char *filter, kiln_array_t *names) {
+static kiln_status_t kiln_conformance_list(const char *dir, const char *filter,
+                                           kiln_conformance_names_t *names) {
   DIR *stream = opendir(dir);
   if (stream == NULL) {
     return KILN_STATUS(IO_ERROR, "%s: cannot list the case folders: %s", dir, strerror(errno));
@@ -223,13 +240,12 @@ static kiln_status_t kiln_conformance_list(kiln_allocator_t allocator, const cha
   struct dirent *entry;
   while (status == KILN_OK && (entry = readdir(stream)) != NULL) {
     if (entry->d_name[0] != '.' && (filter == NULL || strstr(entry->d_name, filter))) {
-      status = kiln_conformance_add_name(allocator, dir, entry->d_name, names);
+      status = kiln_conformance_add_name(dir, entry->d_name, names);
     }
   }
   closedir(stream);
-  if (kiln_array_count(names) > 1) {
-    qsort(kiln_array_data(names), kiln_array_count(names), sizeof(char *),
-          kiln_conformance_compare_names);
+  if (names->count > 1) {
+    qsort(names->items, names->count, sizeof(char *), kiln_conformance_compare_names);
   }
   return status;
 }
@@ -249,154 +265,6 @@ static void kiln_conformance_send(int fd, const char *text) {
     text += wrote;
     length -= (size_t)wrote;
   }
-}
-
-/* The node's operator type, domain-qualified outside the default domain. */
-static void kiln_conformance_op_name(const Onnx__NodeProto *node, char *buffer, size_t capacity) {
-  const char *domain = node->domain ? node->domain : "";
-  bool standard = domain[0] == '\0' || strcmp(domain, "ai.onnx") == 0;
-  snprintf(buffer, capacity, "%s%s%s", standard ? "" : domain, standard ? "" : ".",
-           node->op_type ? node->op_type : "?");
-}
-
-/* The distinct operator types of the graph's nodes in order, comma
- * separated; Constant only when there is nothing else. */
-static void kiln_conformance_list_ops(const Onnx__GraphProto *graph, char *ops, size_t capacity) {
-  ops[0] = '\0';
-  for (size_t i = 0; i < graph->n_node; i++) {
-    char name[128], item[130];
-    kiln_conformance_op_name(graph->node[i], name, sizeof(name));
-    snprintf(item, sizeof(item), ",%s,", name);
-    char listed[KILN_CONFORMANCE_OPS_CAPACITY + 2];
-    snprintf(listed, sizeof(listed), ",%s,", ops);
-    if (strcmp(name, "Constant") == 0 || strstr(listed, item) != NULL ||
-        strlen(ops) + strlen(name) + 2 > capacity) {
-      continue;
-    }
-    strcat(ops, ops[0] ? "," : "");
-    strcat(ops, name);
-  }
-  if (ops[0] == '\0' && graph->n_node > 0) {
-    snprintf(ops, capacity, "Constant");
-  }
-}
-
-/* The operator types of case folder `dir`'s model.onnx. */
-static kiln_status_t kiln_conformance_read_ops(kiln_allocator_t allocator, const char *dir,
-                                               char *ops, size_t capacity) {
-  ops[0] = '\0';
-  char *path = NULL;
-  KILN_RETURN_IF_ERROR(kiln_path_join(allocator, dir, "model.onnx", &path));
-  void *bytes = NULL;
-  size_t size = 0;
-  kiln_status_t status = kiln_file_read_all(allocator, path, &bytes, &size);
-  kiln_allocator_free(allocator, path);
-  KILN_RETURN_IF_ERROR(status);
-  kiln_onnx_proto_allocator_t adapter;
-  kiln_onnx_proto_allocator_initialize(&adapter, allocator);
-  ProtobufCMessage *message = NULL;
-  status = kiln_onnx_proto_unpack(&adapter, &onnx__model_proto__descriptor, "an ONNX ModelProto",
-                                  bytes, size, &message);
-  kiln_allocator_free(allocator, bytes);
-  KILN_RETURN_IF_ERROR(status);
-  const Onnx__ModelProto *model = (const Onnx__ModelProto *)message;
-  if (model->graph != NULL) {
-    kiln_conformance_list_ops(model->graph, ops, capacity);
-  }
-  protobuf_c_message_free_unpacked(message, &adapter.base);
-  return KILN_OK;
-}
-
-static kiln_status_t kiln_conformance_compare_outputs(const kiln_onnx_case_t *onnx_case,
-                                                      int num_outputs,
-                                                      kiln_tensor_t *const *outputs) {
-  if (num_outputs != onnx_case->num_outputs) {
-    return KILN_STATUS(INVALID_ARGUMENT, "the model computes %d output(s); the case expects %d",
-                       num_outputs, onnx_case->num_outputs);
-  }
-  for (int i = 0; i < num_outputs; i++) {
-    KILN_RETURN_IF_ERROR_ANNOTATE(kiln_onnx_compare(onnx_case->outputs[i], outputs[i],
-                                                    KILN_ONNX_CASE_RTOL, KILN_ONNX_CASE_ATOL),
-                                  "output %d", i);
-  }
-  return KILN_OK;
-}
-
-/* The case's model compiled for `target` (opt_level 3) and run by the
- * graph executor; the outputs are copies the caller releases. */
-static kiln_status_t kiln_conformance_run_compiled(const kiln_onnx_case_t *onnx_case,
-                                                   const char *target, int *out_num_outputs,
-                                                   kiln_tensor_t ***out_outputs) {
-  kiln_compiler_options_t options = kiln_compiler_options_default();
-  options.target = target;
-  kiln_compiled_t *compiled = NULL;
-  KILN_RETURN_IF_ERROR(
-      kiln_compiler_build(onnx_case->allocator, onnx_case->module, &options, &compiled));
-  kiln_graph_executor_t *gx = NULL;
-  kiln_status_t status = kiln_compiled_create_executor(compiled, &gx);
-  for (int i = 0; !status && i < onnx_case->num_inputs; i++) {
-    status = kiln_graph_executor_set_input(gx, i, kiln_tensor_dl(onnx_case->inputs[i]));
-  }
-  if (!status) {
-    status = kiln_graph_executor_run(gx);
-  }
-  int count = status ? 0 : kiln_graph_executor_num_outputs(gx);
-  if (!status) {
-    status = kiln_allocator_malloc(onnx_case->allocator, (size_t)(count + 1) * sizeof(void *),
-                                   (void **)out_outputs);
-  }
-  for (int o = 0; !status && o < count; o++) {
-    status = kiln_graph_executor_copy_output(gx, o, onnx_case->allocator, &(*out_outputs)[o]);
-    *out_num_outputs = status ? o : o + 1;
-  }
-  kiln_graph_executor_destroy(gx);
-  kiln_compiled_destroy(compiled);
-  return status;
-}
-
-static kiln_status_t kiln_conformance_run_loaded(const kiln_onnx_case_t *onnx_case,
-                                                 const char *target) {
-  int num_outputs = 0;
-  kiln_tensor_t **outputs = NULL;
-  kiln_status_t run =
-      target ? kiln_conformance_run_compiled(onnx_case, target, &num_outputs, &outputs)
-             : kiln_interp_run(onnx_case->module, "main", onnx_case->num_inputs, onnx_case->inputs,
-                               onnx_case->allocator, &num_outputs, &outputs);
-  if (run) {
-    for (int i = 0; i < num_outputs; i++) {
-      kiln_tensor_release(outputs[i]);
-    }
-    kiln_allocator_free(onnx_case->allocator, outputs);
-    return run;
-  }
-  kiln_status_t status = kiln_conformance_compare_outputs(onnx_case, num_outputs, outputs);
-  for (int i = 0; i < num_outputs; i++) {
-    kiln_tensor_release(outputs[i]);
-  }
-  kiln_allocator_free(onnx_case->allocator, outputs);
-  return status;
-}
-
-/* Loads, runs and compares case folder `dir`; *out_status says why when it
- * is not a pass. */
-static kiln_conformance_result_t kiln_conformance_check(kiln_allocator_t allocator, const char *dir,
-                                                        const char *target,
-                                                        kiln_status_t *out_status) {
-  kiln_onnx_case_t onnx_case;
-  kiln_status_t status =
-      kiln_onnx_case_load(dir, KILN_ONNX_CASE_INPUTS_AT_RUN, allocator, &onnx_case);
-  kiln_conformance_result_t result = KILN_CONFORMANCE_FAIL;
-  if (status != KILN_OK) {
-    if (kiln_status_code(status) == KILN_STATUS_CODE_UNIMPLEMENTED) {
-      result = KILN_CONFORMANCE_UNSUPPORTED;
-    }
-  } else {
-    status = kiln_conformance_run_loaded(&onnx_case, target);
-    result = status == KILN_OK ? KILN_CONFORMANCE_PASS : KILN_CONFORMANCE_FAIL;
-  }
-  kiln_onnx_case_deinitialize(&onnx_case);
-  *out_status = status;
-  return result;
 }
 
 /* The first line of the message, without the case folder's path (so the
@@ -436,21 +304,21 @@ static void kiln_conformance_child(const kiln_conformance_options_t *options, co
   kiln_conformance_stall_if_asked(name);
   kiln_allocator_t allocator = kiln_allocator_system();
   char *dir = NULL;
-  kiln_status_t status = kiln_path_join(allocator, options->cases_dir, name, &dir);
+  kiln_status_t status = kiln_cli_path_join(options->cases_dir, name, &dir);
   if (status != KILN_OK) {
     kiln_status_free(status);
     _exit(3);
   }
   char ops[KILN_CONFORMANCE_OPS_CAPACITY], line[KILN_CONFORMANCE_MESSAGE_CAPACITY];
-  kiln_status_free(kiln_conformance_read_ops(allocator, dir, ops, sizeof(ops)));
+  kiln_status_free(kiln_conformance_case_read_ops(allocator, dir, ops, sizeof(ops)));
   snprintf(line, sizeof(line), "ops\t%s\n", ops);
   kiln_conformance_send(fd, line);
-  kiln_conformance_result_t result =
-      kiln_conformance_check(allocator, dir, options->target, &status);
+  kiln_conformance_result_t result = KILN_CONFORMANCE_RESULT_FAIL;
+  status = kiln_conformance_case_run(allocator, dir, options->target, &result);
   char reason[KILN_CONFORMANCE_REASON_CAPACITY];
   kiln_conformance_reason(status, dir, reason, sizeof(reason));
   kiln_status_free(status);
-  kiln_allocator_free(allocator, dir);
+  free(dir);
   snprintf(line, sizeof(line), "result\t%s\t%s\n", kiln_conformance_result_names[result], reason);
   kiln_conformance_send(fd, line);
   close(fd);
@@ -570,8 +438,8 @@ static kiln_status_t kiln_conformance_record(kiln_conformance_run_t *run,
                                              const char *ops) {
   onnx_case->result = result;
   run->counts[result]++;
-  KILN_RETURN_IF_ERROR(kiln_allocator_strdup(run->allocator, reason, &onnx_case->reason));
-  return kiln_allocator_strdup(run->allocator, ops, &onnx_case->ops);
+  KILN_RETURN_IF_ERROR(kiln_conformance_strdup(reason, &onnx_case->reason));
+  return kiln_conformance_strdup(ops, &onnx_case->ops);
 }
 
 /* Reads a reaped child's report and records its case. */
@@ -582,7 +450,7 @@ static kiln_status_t kiln_conformance_finish(const kiln_conformance_options_t *o
   kiln_conformance_read_report(job->fd, text, sizeof(text));
   close(job->fd);
   kiln_conformance_message_t message = kiln_conformance_parse_message(text);
-  kiln_conformance_result_t result = KILN_CONFORMANCE_FAIL;
+  kiln_conformance_result_t result = KILN_CONFORMANCE_RESULT_FAIL;
   for (int r = 0; message.result != NULL && r < KILN_CONFORMANCE_RESULT_COUNT_; r++) {
     if (strcmp(message.result, kiln_conformance_result_names[r]) == 0) {
       result = (kiln_conformance_result_t)r;
@@ -592,7 +460,7 @@ static kiln_status_t kiln_conformance_finish(const kiln_conformance_options_t *o
   const char *reason = kiln_conformance_exit_reason(options, wait_status, message.result,
                                                     exit_reason, sizeof(exit_reason));
   if (reason != NULL) {
-    result = KILN_CONFORMANCE_FAIL;
+    result = KILN_CONFORMANCE_RESULT_FAIL;
   } else {
     reason = message.reason;
   }
@@ -610,7 +478,7 @@ static void kiln_conformance_progress(const kiln_conformance_options_t *options,
     done += run->counts[r];
   }
   const kiln_conformance_case_t *onnx_case = kiln_conformance_at(run, index);
-  printf("[%zu/%zu] %s: %s%s%s\n", done, kiln_array_count(&run->cases), onnx_case->name,
+  printf("[%zu/%zu] %s: %s%s%s\n", done, run->count, onnx_case->name,
          kiln_conformance_result_names[onnx_case->result], onnx_case->reason[0] ? ": " : "",
          onnx_case->reason);
 }
@@ -652,7 +520,7 @@ static void kiln_conformance_abandon(kiln_conformance_job_t *jobs, size_t runnin
 static kiln_status_t kiln_conformance_run_cases(const kiln_conformance_options_t *options,
                                                 kiln_conformance_run_t *run) {
   kiln_conformance_job_t jobs[KILN_CONFORMANCE_MAX_JOBS];
-  size_t count = kiln_array_count(&run->cases), next = 0, running = 0;
+  size_t count = run->count, next = 0, running = 0;
   kiln_status_t status = KILN_OK;
   while (status == KILN_OK && (next < count || running > 0)) {
     if (running < (size_t)options->jobs && next < count) {
@@ -670,49 +538,33 @@ static kiln_status_t kiln_conformance_run_cases(const kiln_conformance_options_t
 /* ---- a run's cases ---- */
 
 static void kiln_conformance_run_deinitialize(kiln_conformance_run_t *run) {
-  for (size_t i = 0; i < kiln_array_count(&run->cases); i++) {
+  for (size_t i = 0; i < run->count; i++) {
     kiln_conformance_case_t *onnx_case = kiln_conformance_at(run, i);
-    kiln_allocator_free(run->allocator, onnx_case->name);
-    kiln_allocator_free(run->allocator, onnx_case->reason);
-    kiln_allocator_free(run->allocator, onnx_case->ops);
-    kiln_allocator_free(run->allocator, onnx_case->operator);
+    free(onnx_case->name);
+    free(onnx_case->reason);
+    free(onnx_case->ops);
+    free(onnx_case->operator);
   }
-  kiln_array_deinitialize(&run->cases);
-  kiln_hashmap_deinitialize(&run->byname);
+  free(run->cases);
 }
 
-/* Takes the case `name` (freed here on failure) into the run. */
-static kiln_status_t kiln_conformance_add_case(kiln_conformance_run_t *run, char *name) {
-  kiln_conformance_case_t onnx_case = {.name = name, .result = KILN_CONFORMANCE_FAIL};
-  kiln_status_t status = kiln_array_push(&run->cases, &onnx_case);
-  if (status != KILN_OK) {
-    kiln_allocator_free(run->allocator, name);
-    return status;
-  }
-  uintptr_t index = kiln_array_count(&run->cases);
-  return kiln_hashmap_put(&run->byname, name, (void *)index);
-}
-
-static kiln_status_t kiln_conformance_run_initialize(kiln_allocator_t allocator,
-                                                     const kiln_conformance_options_t *options,
+/* The run's cases, one per name (taken), in the names' (sorted) order. */
+static kiln_status_t kiln_conformance_run_initialize(const kiln_conformance_options_t *options,
                                                      kiln_conformance_run_t *run) {
   memset(run, 0, sizeof(*run));
-  run->allocator = allocator;
-  kiln_array_initialize(&run->cases, allocator, sizeof(kiln_conformance_case_t));
-  kiln_hashmap_initialize(&run->byname, allocator, KILN_HASHMAP_KEY_STRING);
-  kiln_array_t names;
-  kiln_array_initialize(&names, allocator, sizeof(char *));
-  kiln_status_t status =
-      kiln_conformance_list(allocator, options->cases_dir, options->filter, &names);
-  for (size_t i = 0; i < kiln_array_count(&names); i++) {
-    char *name = KILN_ARRAY_AT(&names, char *, i);
-    if (status == KILN_OK) {
-      status = kiln_conformance_add_case(run, name);
-    } else {
-      kiln_allocator_free(allocator, name);
-    }
+  kiln_conformance_names_t names = {0};
+  kiln_status_t status = kiln_conformance_list(options->cases_dir, options->filter, &names);
+  if (status == KILN_OK && names.count > 0) {
+    run->cases = calloc(names.count, sizeof(run->cases[0]));
+    status = run->cases ? KILN_OK : KILN_STATUS(RESOURCE_EXHAUSTED, "out of memory for the cases");
   }
-  kiln_array_deinitialize(&names);
+  for (size_t i = 0; status == KILN_OK && i < names.count; i++) {
+    run->cases[i] =
+        (kiln_conformance_case_t){.name = names.items[i], .result = KILN_CONFORMANCE_RESULT_FAIL};
+    names.items[i] = NULL;
+    run->count = i + 1;
+  }
+  kiln_conformance_names_free(&names);
   return status;
 }
 
@@ -749,46 +601,27 @@ static void kiln_conformance_operator_of(const kiln_conformance_run_t *run,
 }
 
 static kiln_status_t kiln_conformance_name_operators(kiln_conformance_run_t *run) {
-  for (size_t i = 0; i < kiln_array_count(&run->cases); i++) {
+  for (size_t i = 0; i < run->count; i++) {
     kiln_conformance_case_t *onnx_case = kiln_conformance_at(run, i);
     char buffer[KILN_CONFORMANCE_OPS_CAPACITY];
     kiln_conformance_operator_of(run, onnx_case, buffer, sizeof(buffer));
-    KILN_RETURN_IF_ERROR(kiln_allocator_strdup(run->allocator, buffer, &onnx_case->operator));
+    KILN_RETURN_IF_ERROR(kiln_conformance_strdup(buffer, &onnx_case->operator));
   }
   return KILN_OK;
 }
 
 /* ---- the report ---- */
 
-/* Text being built; the first failure sticks and later writes do nothing. */
-typedef struct kiln_conformance_writer_t {
-  kiln_strbuf_t text;
-  kiln_status_t status;
-} kiln_conformance_writer_t;
+/* The report and pass list are built as text (kiln_cli_text_t: the first
+ * failure sticks), then saved once. */
+typedef kiln_cli_text_t kiln_conformance_writer_t;
 
-static void kiln_conformance_put(kiln_conformance_writer_t *writer, const char *format, ...)
-    KILN_PRINTF_FORMAT(2, 3);
-
-static void kiln_conformance_put(kiln_conformance_writer_t *writer, const char *format, ...) {
-  if (writer->status != KILN_OK) {
-    return;
-  }
-  va_list args;
-  va_start(args, format);
-  writer->status = kiln_strbuf_appendf_v(&writer->text, format, args);
-  va_end(args);
-}
+#define kiln_conformance_put kiln_cli_text_append
 
 /* Writes the text to `path` (the error names `option`) and frees it. */
 static kiln_status_t kiln_conformance_save(kiln_conformance_writer_t *writer, const char *path,
                                            const char *option) {
-  kiln_status_t status = writer->status;
-  if (status == KILN_OK) {
-    status = kiln_file_write_all(path, kiln_strbuf_c_str(&writer->text),
-                                 kiln_strbuf_length(&writer->text));
-  }
-  kiln_strbuf_deinitialize(&writer->text);
-  return kiln_status_annotate(status, "%s", option);
+  return kiln_status_annotate(kiln_cli_text_save(writer, path), "%s", option);
 }
 
 /* Text in a table cell: '|' escaped. */
@@ -825,11 +658,12 @@ static void kiln_conformance_put_header(kiln_conformance_writer_t *writer,
     kiln_conformance_put(writer, strchr(options->argv[i], ' ') ? " \"%s\"" : " %s",
                          options->argv[i]);
   }
-  size_t total = kiln_array_count(&run->cases);
-  kiln_conformance_put(
-      writer, "` (kiln %s).\n\n**%zu passed, %zu failed, %zu unsupported of %zu.**\n\n",
-      kiln_version_string(), run->counts[KILN_CONFORMANCE_PASS], run->counts[KILN_CONFORMANCE_FAIL],
-      run->counts[KILN_CONFORMANCE_UNSUPPORTED], total);
+  size_t total = run->count;
+  kiln_conformance_put(writer,
+                       "` (kiln %s).\n\n**%zu passed, %zu failed, %zu unsupported of %zu.**\n\n",
+                       kiln_version_string(), run->counts[KILN_CONFORMANCE_RESULT_PASS],
+                       run->counts[KILN_CONFORMANCE_RESULT_FAIL],
+                       run->counts[KILN_CONFORMANCE_RESULT_UNSUPPORTED], total);
 }
 
 static bool kiln_conformance_same_reason(const kiln_conformance_case_t *a,
@@ -841,13 +675,14 @@ static bool kiln_conformance_same_reason(const kiln_conformance_case_t *a,
 static bool kiln_conformance_failing_in(const kiln_conformance_run_t *run, size_t i,
                                         const char *operator) {
   const kiln_conformance_case_t *onnx_case = kiln_conformance_at(run, i);
-  return onnx_case->result != KILN_CONFORMANCE_PASS && strcmp(onnx_case->operator, operator) == 0;
+  return onnx_case->result != KILN_CONFORMANCE_RESULT_PASS &&
+         strcmp(onnx_case->operator, operator) == 0;
 }
 
 /* The distinct reasons of an operator's cases, the first few with counts. */
 static void kiln_conformance_put_reasons(kiln_conformance_writer_t *writer,
                                          const kiln_conformance_run_t *run, const char *operator) {
-  size_t count = kiln_array_count(&run->cases), distinct = 0;
+  size_t count = run->count, distinct = 0;
   for (size_t i = 0; i < count; i++) {
     const kiln_conformance_case_t *onnx_case = kiln_conformance_at(run, i);
     size_t earlier = 0, same = 0;
@@ -877,17 +712,18 @@ static void kiln_conformance_put_reasons(kiln_conformance_writer_t *writer,
 static void kiln_conformance_put_operator(kiln_conformance_writer_t *writer,
                                           const kiln_conformance_run_t *run, const char *operator) {
   size_t counts[KILN_CONFORMANCE_RESULT_COUNT_] = {0};
-  for (size_t i = 0; i < kiln_array_count(&run->cases); i++) {
+  for (size_t i = 0; i < run->count; i++) {
     const kiln_conformance_case_t *onnx_case = kiln_conformance_at(run, i);
     counts[onnx_case->result] += strcmp(onnx_case->operator, operator) == 0;
   }
-  if (counts[KILN_CONFORMANCE_FAIL] + counts[KILN_CONFORMANCE_UNSUPPORTED] == 0) {
+  if (counts[KILN_CONFORMANCE_RESULT_FAIL] + counts[KILN_CONFORMANCE_RESULT_UNSUPPORTED] == 0) {
     return;
   }
   kiln_conformance_put(writer, "| ");
   kiln_conformance_put_cell(writer, operator);
-  kiln_conformance_put(writer, " | %zu | %zu | %zu | ", counts[KILN_CONFORMANCE_PASS],
-                       counts[KILN_CONFORMANCE_FAIL], counts[KILN_CONFORMANCE_UNSUPPORTED]);
+  kiln_conformance_put(writer, " | %zu | %zu | %zu | ", counts[KILN_CONFORMANCE_RESULT_PASS],
+                       counts[KILN_CONFORMANCE_RESULT_FAIL],
+                       counts[KILN_CONFORMANCE_RESULT_UNSUPPORTED]);
   kiln_conformance_put_reasons(writer, run, operator);
   kiln_conformance_put(writer, " |\n");
 }
@@ -895,15 +731,16 @@ static void kiln_conformance_put_operator(kiln_conformance_writer_t *writer,
 /* The summary table: one row per operator with cases that do not pass. */
 static void kiln_conformance_put_operators(kiln_conformance_writer_t *writer,
                                            const kiln_conformance_run_t *run) {
-  size_t count = kiln_array_count(&run->cases);
-  kiln_array_t operators;
-  kiln_array_initialize(&operators, run->allocator, sizeof(const char *));
-  for (size_t i = 0; i < count && writer->status == KILN_OK; i++) {
-    const char *operator= kiln_conformance_at(run, i)->operator;
-    writer->status = kiln_array_push(&operators, &operator);
+  size_t count = run->count;
+  const char **operators = calloc(count ? count : 1, sizeof(const char *));
+  if (!operators && writer->status == KILN_OK) {
+    writer->status = KILN_STATUS(RESOURCE_EXHAUSTED, "out of memory for the operators");
   }
-  if (writer->status == KILN_OK && count > 0) {
-    qsort(kiln_array_data(&operators), count, sizeof(const char *), kiln_conformance_compare_names);
+  for (size_t i = 0; operators && i < count; i++) {
+    operators[i] = kiln_conformance_at(run, i)->operator;
+  }
+  if (operators && count > 0) {
+    qsort(operators, count, sizeof(const char *), kiln_conformance_compare_names);
   }
   kiln_conformance_put(writer,
                        "## Operators with cases that do not pass\n\n"
@@ -912,20 +749,19 @@ static void kiln_conformance_put_operators(kiln_conformance_writer_t *writer,
                        "not be read, by the\nfamily in its name, marked with a star.\n\n"
                        "| operator | pass | fail | unsupported | reasons (cases) |\n"
                        "| --- | ---: | ---: | ---: | --- |\n");
-  for (size_t i = 0; i < kiln_array_count(&operators) && writer->status == KILN_OK; i++) {
-    const char *operator= KILN_ARRAY_AT(&operators, const char *, i);
-    if (i == 0 || strcmp(operator, KILN_ARRAY_AT(&operators, const char *, i - 1)) != 0) {
-      kiln_conformance_put_operator(writer, run, operator);
+  for (size_t i = 0; operators && i < count && writer->status == KILN_OK; i++) {
+    if (i == 0 || strcmp(operators[i], operators[i - 1]) != 0) {
+      kiln_conformance_put_operator(writer, run, operators[i]);
     }
   }
-  kiln_array_deinitialize(&operators);
+  free(operators);
 }
 
 static void kiln_conformance_put_cases(kiln_conformance_writer_t *writer,
                                        const kiln_conformance_run_t *run) {
   kiln_conformance_put(writer, "\n## Every case\n\n| case | result | reason |\n| --- | --- | --- "
                                "|\n");
-  for (size_t i = 0; i < kiln_array_count(&run->cases); i++) {
+  for (size_t i = 0; i < run->count; i++) {
     const kiln_conformance_case_t *onnx_case = kiln_conformance_at(run, i);
     kiln_conformance_put(writer, "| %s | %s | ", onnx_case->name,
                          kiln_conformance_result_names[onnx_case->result]);
@@ -936,8 +772,7 @@ static void kiln_conformance_put_cases(kiln_conformance_writer_t *writer,
 
 static kiln_status_t kiln_conformance_write_report(const kiln_conformance_options_t *options,
                                                    const kiln_conformance_run_t *run) {
-  kiln_conformance_writer_t writer = {.status = KILN_OK};
-  kiln_strbuf_initialize(&writer.text, run->allocator);
+  kiln_conformance_writer_t writer = {0};
   kiln_conformance_put_header(&writer, options, run);
   kiln_conformance_put_operators(&writer, run);
   kiln_conformance_put_cases(&writer, run);
@@ -948,17 +783,16 @@ static kiln_status_t kiln_conformance_write_report(const kiln_conformance_option
 
 static kiln_status_t kiln_conformance_write_pass_list(const kiln_conformance_options_t *options,
                                                       const kiln_conformance_run_t *run) {
-  kiln_conformance_writer_t writer = {.status = KILN_OK};
-  kiln_strbuf_initialize(&writer.text, run->allocator);
+  kiln_conformance_writer_t writer = {0};
   kiln_conformance_put(&writer,
                        "# ONNX backend node tests that pass through kiln's importer and\n"
                        "# %s, their inputs fed at run time, written by\n"
                        "# `kiln conformance --write-pass-list` (make conformance). `kiln\n"
                        "# conformance --pass-list` fails when one of them no longer passes.\n",
                        options->target ? "the graph compiler" : "the reference interpreter");
-  for (size_t i = 0; i < kiln_array_count(&run->cases); i++) {
+  for (size_t i = 0; i < run->count; i++) {
     const kiln_conformance_case_t *onnx_case = kiln_conformance_at(run, i);
-    if (onnx_case->result == KILN_CONFORMANCE_PASS) {
+    if (onnx_case->result == KILN_CONFORMANCE_RESULT_PASS) {
       kiln_conformance_put(&writer, "%s\n", onnx_case->name);
     }
   }
@@ -970,8 +804,8 @@ static bool kiln_conformance_is_blank(char c) {
 }
 
 /* Adds the name on one line of a pass list (text after '#' is a comment). */
-static kiln_status_t kiln_conformance_add_listed(kiln_allocator_t allocator, const char *line,
-                                                 size_t length, kiln_array_t *names) {
+static kiln_status_t kiln_conformance_add_listed(const char *line, size_t length,
+                                                 kiln_conformance_names_t *names) {
   const char *hash = memchr(line, '#', length);
   length = hash != NULL ? (size_t)(hash - line) : length;
   while (length > 0 && kiln_conformance_is_blank(line[0])) {
@@ -984,30 +818,26 @@ static kiln_status_t kiln_conformance_add_listed(kiln_allocator_t allocator, con
   if (length == 0) {
     return KILN_OK;
   }
-  char *name = NULL;
-  KILN_RETURN_IF_ERROR(kiln_allocator_malloc(allocator, length + 1, (void **)&name));
-  memcpy(name, line, length);
-  name[length] = '\0';
-  kiln_status_t status = kiln_array_push(names, &name);
-  if (status != KILN_OK) {
-    kiln_allocator_free(allocator, name);
+  char *name = strndup(line, length);
+  if (name == NULL) {
+    return KILN_STATUS(RESOURCE_EXHAUSTED, "out of memory for a pass list's name");
   }
-  return status;
+  return kiln_conformance_names_push(names, name);
 }
 
-static kiln_status_t kiln_conformance_read_pass_list(kiln_allocator_t allocator, const char *path,
-                                                     kiln_array_t *names) {
-  void *data = NULL;
+static kiln_status_t kiln_conformance_read_pass_list(const char *path,
+                                                     kiln_conformance_names_t *names) {
+  char *data = NULL;
   size_t size = 0;
-  KILN_RETURN_IF_ERROR(kiln_file_read_all(allocator, path, &data, &size));
+  KILN_RETURN_IF_ERROR(kiln_cli_read_file(path, &data, &size));
   kiln_status_t status = KILN_OK;
   for (const char *line = data, *end = line + size; status == KILN_OK && line < end;) {
     const char *newline = memchr(line, '\n', (size_t)(end - line));
     size_t length = newline != NULL ? (size_t)(newline - line) : (size_t)(end - line);
-    status = kiln_conformance_add_listed(allocator, line, length, names);
+    status = kiln_conformance_add_listed(line, length, names);
     line += length + 1;
   }
-  kiln_allocator_free(allocator, data);
+  free(data);
   return status;
 }
 
@@ -1019,7 +849,7 @@ static bool kiln_conformance_regressed(const kiln_conformance_options_t *options
     fprintf(stderr, "regression: %s (no such case in %s)\n", name, options->cases_dir);
     return true;
   }
-  if (onnx_case->result == KILN_CONFORMANCE_PASS) {
+  if (onnx_case->result == KILN_CONFORMANCE_RESULT_PASS) {
     return false;
   }
   fprintf(stderr, "regression: %s (%s: %s)\n", name,
@@ -1028,24 +858,26 @@ static bool kiln_conformance_regressed(const kiln_conformance_options_t *options
 }
 
 /* Regressions (listed, within --filter, did not pass) and newly passing
- * cases (passed, not listed). */
+ * cases (passed, not listed); `names` is sorted here. */
 static kiln_status_t kiln_conformance_compare_lists(const kiln_conformance_options_t *options,
                                                     const kiln_conformance_run_t *run,
-                                                    const kiln_array_t *names,
-                                                    kiln_hashmap_t *listed) {
+                                                    kiln_conformance_names_t *names) {
   size_t checked = 0, regressions = 0, newly = 0;
-  for (size_t i = 0; i < kiln_array_count(names); i++) {
-    const char *name = KILN_ARRAY_AT(names, char *, i);
+  for (size_t i = 0; i < names->count; i++) {
+    const char *name = names->items[i];
     if (options->filter == NULL || strstr(name, options->filter) != NULL) {
       checked++;
       regressions += kiln_conformance_regressed(options, run, name);
-      KILN_RETURN_IF_ERROR(kiln_hashmap_put(listed, name, NULL));
     }
   }
-  for (size_t i = 0; i < kiln_array_count(&run->cases); i++) {
+  if (names->count > 1) {
+    qsort(names->items, names->count, sizeof(char *), kiln_conformance_compare_names);
+  }
+  for (size_t i = 0; i < run->count; i++) {
     const kiln_conformance_case_t *onnx_case = kiln_conformance_at(run, i);
-    if (onnx_case->result == KILN_CONFORMANCE_PASS &&
-        !kiln_hashmap_contains(listed, onnx_case->name)) {
+    if (onnx_case->result == KILN_CONFORMANCE_RESULT_PASS &&
+        !bsearch(&onnx_case->name, names->items, names->count, sizeof(char *),
+                 kiln_conformance_compare_names)) {
       printf("newly passing: %s\n", onnx_case->name);
       newly++;
     }
@@ -1063,22 +895,14 @@ static kiln_status_t kiln_conformance_compare_lists(const kiln_conformance_optio
 
 static kiln_status_t kiln_conformance_check_pass_list(const kiln_conformance_options_t *options,
                                                       const kiln_conformance_run_t *run) {
-  kiln_array_t names;
-  kiln_array_initialize(&names, run->allocator, sizeof(char *));
-  kiln_hashmap_t listed;
-  kiln_hashmap_initialize(&listed, run->allocator, KILN_HASHMAP_KEY_STRING);
-  kiln_status_t status =
-      kiln_conformance_read_pass_list(run->allocator, options->pass_list, &names);
+  kiln_conformance_names_t names = {0};
+  kiln_status_t status = kiln_conformance_read_pass_list(options->pass_list, &names);
   if (status == KILN_OK) {
-    status = kiln_conformance_compare_lists(options, run, &names, &listed);
+    status = kiln_conformance_compare_lists(options, run, &names);
   } else {
     status = kiln_status_annotate(status, "--pass-list");
   }
-  for (size_t i = 0; i < kiln_array_count(&names); i++) {
-    kiln_allocator_free(run->allocator, KILN_ARRAY_AT(&names, char *, i));
-  }
-  kiln_array_deinitialize(&names);
-  kiln_hashmap_deinitialize(&listed);
+  kiln_conformance_names_free(&names);
   return status;
 }
 
@@ -1087,8 +911,8 @@ static kiln_status_t kiln_conformance_check_pass_list(const kiln_conformance_opt
 static kiln_status_t kiln_conformance_finish_run(const kiln_conformance_options_t *options,
                                                  kiln_conformance_run_t *run) {
   printf("conformance: %zu passed, %zu failed, %zu unsupported of %zu\n",
-         run->counts[KILN_CONFORMANCE_PASS], run->counts[KILN_CONFORMANCE_FAIL],
-         run->counts[KILN_CONFORMANCE_UNSUPPORTED], kiln_array_count(&run->cases));
+         run->counts[KILN_CONFORMANCE_RESULT_PASS], run->counts[KILN_CONFORMANCE_RESULT_FAIL],
+         run->counts[KILN_CONFORMANCE_RESULT_UNSUPPORTED], run->count);
   KILN_RETURN_IF_ERROR(kiln_conformance_name_operators(run));
   if (options->report != NULL) {
     KILN_RETURN_IF_ERROR(kiln_conformance_write_report(options, run));
@@ -1105,7 +929,7 @@ static kiln_status_t kiln_conformance_finish_run(const kiln_conformance_options_
 kiln_status_t kiln_cli_conformance(int argc, char **argv) {
   kiln_conformance_options_t options;
   KILN_RETURN_IF_ERROR(kiln_conformance_parse_options(argc, argv, &options));
-  if (!kiln_file_is_directory(options.cases_dir)) {
+  if (!kiln_cli_is_directory(options.cases_dir)) {
     fprintf(stderr,
             "kiln conformance: %s: no such folder, so nothing was checked (skipped, exit 77); "
             "the ONNX backend node tests come with Debian's libonnx-testdata "
@@ -1114,7 +938,7 @@ kiln_status_t kiln_cli_conformance(int argc, char **argv) {
     exit(KILN_CONFORMANCE_EXIT_SKIP);
   }
   kiln_conformance_run_t run;
-  kiln_status_t status = kiln_conformance_run_initialize(kiln_allocator_system(), &options, &run);
+  kiln_status_t status = kiln_conformance_run_initialize(&options, &run);
   if (status == KILN_OK) {
     status = kiln_conformance_run_cases(&options, &run);
   }

@@ -4,7 +4,8 @@
  *
  * A MODEL argument is an ONNX file (a name ending in ".onnx", imported with
  * --input-shape values for symbolic dims) or a built-in workload
- * (kiln_workload_names). Both commands share one option parser
+ * (kiln_model_workload_names), loaded through kiln/model.h. Both commands
+ * share one option parser
  * (kiln_cli_model_options_t) and one loader. `interp` binds a workload's
  * weights as constants (an ONNX model's initializers already are), so the
  * inputs it reads from --input files (or makes with --random-input) are the
@@ -17,24 +18,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/strbuf.h"
 #include "cli.h"
-#include "frontend/onnx/onnx_case.h"
-#include "frontend/onnx/onnx_import.h"
-#include "frontend/testing/workloads.h"
-#include "interp/interp.h"
-#include "ir/infer.h"
-#include "ir/params.h"
-#include "ir/text.h"
+#include "kiln/model.h"
 #include "kiln/npy.h"
-#include "pass/instrument.h"
-#include "pass/pipeline.h"
 
 #define KILN_CLI_MAX_FILES 16
 
 typedef struct kiln_cli_model_options_t {
   const char *model;
-  kiln_workload_options_t workload;
+  kiln_model_options_t load; /* workload options, --max-constant-bytes */
   int num_inputs;
   const char *inputs[KILN_CLI_MAX_FILES];
   int num_outputs;
@@ -45,9 +37,8 @@ typedef struct kiln_cli_model_options_t {
   const char *expects[KILN_CLI_MAX_FILES];
   int random_input;
   int metadata;
-  const char *after;          /* show: the IR after this pass of the default pipeline */
-  int64_t opt_level;          /* show --after: the pipeline's opt_level (default 3) */
-  int64_t max_constant_bytes; /* ONNX import's constant cap (0: the default) */
+  const char *after; /* show: the IR after this pass of the default pipeline */
+  int64_t opt_level; /* show --after: the pipeline's opt_level (default 3) */
 } kiln_cli_model_options_t;
 
 kiln_status_t kiln_cli_parse_int(const char *flag, const char *text, int64_t minimum,
@@ -106,12 +97,12 @@ static kiln_status_t kiln_cli_parse_option(int argc, char **argv, int *index,
   }
   if (strcmp(flag, "--batch") == 0) {
     KILN_RETURN_IF_ERROR(kiln_cli_parse_int(flag, value, 1, &number));
-    options->workload.batch_size = number;
+    options->load.batch = (int)number;
     return KILN_OK;
   }
   if (strcmp(flag, "--image-size") == 0) {
     KILN_RETURN_IF_ERROR(kiln_cli_parse_int(flag, value, 1, &number));
-    options->workload.image_size = number;
+    options->load.image_size = (int)number;
     return KILN_OK;
   }
   if (strcmp(flag, "--after") == 0) {
@@ -128,11 +119,11 @@ static kiln_status_t kiln_cli_parse_option(int argc, char **argv, int *index,
     return KILN_OK;
   }
   if (strcmp(flag, "--max-constant-bytes") == 0) {
-    return kiln_cli_parse_int(flag, value, 1, &options->max_constant_bytes);
+    return kiln_cli_parse_int(flag, value, 1, &options->load.max_constant_bytes);
   }
   if (strcmp(flag, "--seed") == 0) {
     KILN_RETURN_IF_ERROR(kiln_cli_parse_int(flag, value, 0, &number));
-    options->workload.seed = (uint64_t)number;
+    options->load.seed = (uint64_t)number;
     return KILN_OK;
   }
   return kiln_cli_usage("unknown option", flag);
@@ -141,7 +132,7 @@ static kiln_status_t kiln_cli_parse_option(int argc, char **argv, int *index,
 static kiln_status_t kiln_cli_parse_model_options(int argc, char **argv,
                                                   kiln_cli_model_options_t *options) {
   memset(options, 0, sizeof(*options));
-  options->workload = kiln_workload_options_default();
+  options->load = kiln_model_options_default();
   options->opt_level = 3;
   for (int i = 1; i < argc; i++) {
     if (strncmp(argv[i], "--", 2) == 0) {
@@ -162,68 +153,77 @@ static int kiln_cli_is_onnx(const char *model) {
   return length > 5 && strcmp(model + length - 5, ".onnx") == 0;
 }
 
-/* Builds the model; with `bind`, a workload's weights become constants. */
+/* Loads the model; with `bind`, a workload's weights become constants. */
 static kiln_status_t kiln_cli_load(const kiln_cli_model_options_t *options, int bind,
-                                   kiln_module_t **out_module) {
-  kiln_allocator_t allocator = kiln_allocator_system();
-  if (kiln_cli_is_onnx(options->model)) {
-    kiln_onnx_import_options_t import = {.num_input_shapes = options->num_input_shapes,
-                                         .input_shape_specs = options->input_shapes,
-                                         .max_constant_bytes = options->max_constant_bytes};
-    return kiln_onnx_import_file(options->model, &import, allocator, out_module);
-  }
-  if (options->num_input_shapes > 0) {
+                                   kiln_model_t **out_model) {
+  if (!kiln_cli_is_onnx(options->model) && options->num_input_shapes > 0) {
     return kiln_cli_usage("--input-shape is for ONNX models; workloads take --batch and "
                           "--image-size",
                           NULL);
   }
-  kiln_params_t params;
-  kiln_params_initialize(&params, allocator);
-  kiln_module_t *module = NULL;
-  kiln_status_t status =
-      kiln_workload_build(options->model, &options->workload, allocator, &params, &module);
-  if (status == KILN_OK && bind)
-    status = kiln_ir_bind_params(module, "main", &params);
-  kiln_params_deinitialize(&params);
+  kiln_model_options_t load = options->load;
+  load.num_input_shapes = options->num_input_shapes;
+  load.input_shapes = options->input_shapes;
+  kiln_model_t *model = NULL;
+  KILN_RETURN_IF_ERROR(kiln_model_load(kiln_allocator_system(), options->model, &load, &model));
+  kiln_status_t status = bind ? kiln_model_bind_params(model) : KILN_OK;
   if (status != KILN_OK) {
-    kiln_module_destroy(module);
+    kiln_model_destroy(model);
     return status;
   }
-  *out_module = module;
+  *out_model = model;
   return KILN_OK;
+}
+
+/* Prints the model after the pass `after` names (with the pass manager's
+ * header line); the first failure to print is kept. */
+typedef struct kiln_cli_printer_t {
+  const char *after;
+  int printed;
+  kiln_status_t error;
+} kiln_cli_printer_t;
+
+static void kiln_cli_print_after(void *user, const char *pass_name, const kiln_model_t *model,
+                                 bool failed, double seconds) {
+  (void)seconds;
+  kiln_cli_printer_t *printer = user;
+  if (failed || printer->error || strcmp(pass_name, printer->after) != 0) {
+    return;
+  }
+  char *text = NULL;
+  printer->error = kiln_model_print(model, false, kiln_allocator_system(), &text);
+  if (printer->error) {
+    printer->error = kiln_status_annotate(printer->error, "IR printer: after %s", pass_name);
+    return;
+  }
+  printf("// after %s\n%s", pass_name, text);
+  kiln_allocator_free(kiln_allocator_system(), text);
+  printer->printed++;
 }
 
 /* Runs the default pass pipeline on the model (weights bound) and prints
  * the module after pass `options->after`. */
 static kiln_status_t kiln_cli_show_after(const kiln_cli_model_options_t *options) {
-  const kiln_pass_t *pass = NULL;
-  KILN_RETURN_IF_ERROR(kiln_pass_find(options->after, &pass));
-  kiln_module_t *module = NULL;
-  KILN_RETURN_IF_ERROR(kiln_cli_load(options, 1, &module));
-  kiln_pass_context_t *context = NULL;
-  kiln_pass_printer_t printer;
-  kiln_pass_printer_initialize(&printer, stdout, options->after, kiln_allocator_system());
-  kiln_status_t status = kiln_ir_infer_types(module);
-  if (!status)
-    status = kiln_pass_context_create(kiln_allocator_system(), (int)options->opt_level, &context);
-  if (!status) {
-    kiln_pass_instrument_t instrument = kiln_pass_printer_instrument(&printer);
-    status = kiln_pass_context_add_instrument(context, &instrument);
-  }
-  if (!status)
-    status = kiln_pass_run_default_pipeline(module, context);
-  kiln_status_t printed = kiln_pass_printer_finish(&printer);
-  if (!status && printed == KILN_OK && printer.printed == 0) {
+  int from_level = 0;
+  KILN_RETURN_IF_ERROR(kiln_model_pass_opt_level(options->after, &from_level));
+  kiln_model_t *model = NULL;
+  KILN_RETURN_IF_ERROR(kiln_cli_load(options, 1, &model));
+  kiln_cli_printer_t printer = {.after = options->after};
+  kiln_model_optimize_options_t optimize = kiln_model_optimize_options_default();
+  optimize.opt_level = (int)options->opt_level;
+  optimize.after_pass = kiln_cli_print_after;
+  optimize.user = &printer;
+  kiln_status_t status = kiln_model_optimize(model, &optimize);
+  if (!status && printer.error == KILN_OK && printer.printed == 0) {
     status = KILN_STATUS(FAILED_PRECONDITION,
                          "pass %s did not run at opt_level %d (it runs from opt_level %d)",
-                         options->after, (int)options->opt_level, pass->info.opt_level);
+                         options->after, (int)options->opt_level, from_level);
   }
   if (status)
-    kiln_status_free(printed);
+    kiln_status_free(printer.error);
   else
-    status = printed;
-  kiln_pass_context_destroy(context);
-  kiln_module_destroy(module);
+    status = printer.error;
+  kiln_model_destroy(model);
   return status;
 }
 
@@ -235,31 +235,29 @@ kiln_status_t kiln_cli_show(int argc, char **argv) {
   }
   if (options.after)
     return kiln_cli_show_after(&options);
-  kiln_module_t *module = NULL;
-  KILN_RETURN_IF_ERROR(kiln_cli_load(&options, 0, &module));
-  kiln_strbuf_t text;
-  kiln_strbuf_initialize(&text, kiln_allocator_system());
-  kiln_ir_print_options_t print = {.include_metadata = options.metadata != 0};
-  kiln_status_t status = kiln_ir_print_module(module, &print, &text);
+  kiln_model_t *model = NULL;
+  KILN_RETURN_IF_ERROR(kiln_cli_load(&options, 0, &model));
+  char *text = NULL;
+  kiln_status_t status =
+      kiln_model_print(model, options.metadata != 0, kiln_allocator_system(), &text);
   if (status == KILN_OK)
-    fputs(kiln_strbuf_c_str(&text), stdout);
-  kiln_strbuf_deinitialize(&text);
-  kiln_module_destroy(module);
+    fputs(text, stdout);
+  kiln_allocator_free(kiln_allocator_system(), text);
+  kiln_model_destroy(model);
   return status;
 }
 
 /* ---- interp ---- */
 
 /* Uniform values in [-1, 1) from a fixed generator (float32 inputs only). */
-static kiln_status_t kiln_cli_random_tensor(const kiln_var_t *param, uint64_t seed,
+static kiln_status_t kiln_cli_random_tensor(const kiln_model_input_info_t *info, uint64_t seed,
                                             kiln_tensor_t **out_tensor) {
-  const kiln_tensor_type_t *type = kiln_type_as_tensor(param->type_annotation);
-  if (type == NULL || type->dtype != KILN_DTYPE_FLOAT32) {
+  if (!info->is_tensor || info->dtype != KILN_DTYPE_FLOAT32) {
     return KILN_STATUS(INVALID_ARGUMENT, "--random-input makes float32 tensors; %%%s is not one",
-                       param->name);
+                       info->name);
   }
-  KILN_RETURN_IF_ERROR(kiln_tensor_create(kiln_allocator_system(), type->dtype, type->ndim,
-                                          type->shape, out_tensor));
+  KILN_RETURN_IF_ERROR(kiln_tensor_create(kiln_allocator_system(), info->dtype, info->ndim,
+                                          info->shape, out_tensor));
   float *data = kiln_tensor_data(*out_tensor);
   uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
   for (int64_t i = 0; i < kiln_tensor_element_count(*out_tensor); i++) {
@@ -269,33 +267,43 @@ static kiln_status_t kiln_cli_random_tensor(const kiln_var_t *param, uint64_t se
   return KILN_OK;
 }
 
-static kiln_status_t kiln_cli_missing_inputs(const kiln_function_t *main, int given) {
-  kiln_strbuf_t list;
-  kiln_strbuf_initialize(&list, kiln_allocator_system());
-  for (int i = 0; i < main->num_params; i++) {
-    char type[KILN_IR_TYPE_TEXT_CAPACITY];
-    kiln_status_free(kiln_strbuf_appendf(&list, "%s%%%s: %s", i ? ", " : "", main->params[i]->name,
-                                         kiln_type_text(main->params[i]->type_annotation, type)));
+/* "%a: Tensor[...], %b: ..." of the model's inputs into `list`. */
+static kiln_status_t kiln_cli_list_inputs(const kiln_model_t *model, char *list, size_t capacity) {
+  size_t used = 0;
+  list[0] = '\0';
+  for (int i = 0; i < kiln_model_num_inputs(model) && used < capacity; i++) {
+    kiln_model_input_info_t info;
+    KILN_RETURN_IF_ERROR(kiln_model_input_info(model, i, &info));
+    int n = snprintf(list + used, capacity - used, "%s%%%s: %s", i ? ", " : "", info.name,
+                     info.type_text);
+    used += n > 0 ? (size_t)n : 0;
   }
-  kiln_status_t status = KILN_STATUS(INVALID_ARGUMENT,
-                                     "the model takes %d input(s) (%s) but %d --input file(s) "
-                                     "were given",
-                                     main->num_params, kiln_strbuf_c_str(&list), given);
-  kiln_strbuf_deinitialize(&list);
-  return status;
+  return KILN_OK;
+}
+
+static kiln_status_t kiln_cli_missing_inputs(const kiln_model_t *model, int given) {
+  char list[KILN_CLI_MAX_FILES * (KILN_MODEL_TYPE_TEXT_CAPACITY + 64)];
+  KILN_RETURN_IF_ERROR(kiln_cli_list_inputs(model, list, sizeof(list)));
+  return KILN_STATUS(INVALID_ARGUMENT,
+                     "the model takes %d input(s) (%s) but %d --input file(s) "
+                     "were given",
+                     kiln_model_num_inputs(model), list, given);
 }
 
 static kiln_status_t kiln_cli_read_inputs(const kiln_cli_model_options_t *options,
-                                          const kiln_function_t *main, kiln_tensor_t **inputs) {
-  if (!options->random_input && options->num_inputs != main->num_params) {
-    return kiln_cli_missing_inputs(main, options->num_inputs);
+                                          const kiln_model_t *model, kiln_tensor_t **inputs) {
+  int count = kiln_model_num_inputs(model);
+  if (!options->random_input && options->num_inputs != count) {
+    return kiln_cli_missing_inputs(model, options->num_inputs);
   }
   if (options->random_input && options->num_inputs) {
     return kiln_cli_usage("give either --input files or --random-input", NULL);
   }
-  for (int i = 0; i < main->num_params; i++) {
+  for (int i = 0; i < count; i++) {
     if (options->random_input) {
-      KILN_RETURN_IF_ERROR(kiln_cli_random_tensor(main->params[i], (uint64_t)i, &inputs[i]));
+      kiln_model_input_info_t info;
+      KILN_RETURN_IF_ERROR(kiln_model_input_info(model, i, &info));
+      KILN_RETURN_IF_ERROR(kiln_cli_random_tensor(&info, (uint64_t)i, &inputs[i]));
     } else {
       KILN_RETURN_IF_ERROR(
           kiln_npy_read_file(kiln_allocator_system(), options->inputs[i], &inputs[i]));
@@ -309,7 +317,7 @@ static kiln_status_t kiln_cli_check_expected(const char *path, int index,
                                              const kiln_tensor_t *actual) {
   kiln_tensor_t *expected = NULL;
   KILN_RETURN_IF_ERROR(kiln_npy_read_file(kiln_allocator_system(), path, &expected));
-  kiln_status_t status = kiln_onnx_compare(expected, actual, 1e-3, 1e-4);
+  kiln_status_t status = kiln_tensor_allclose(expected, actual, 1e-3, 1e-4);
   kiln_tensor_release(expected);
   KILN_RETURN_IF_ERROR_ANNOTATE(status, "output %d differs from %s", index, path);
   printf("output %d matches %s (rtol 1e-3, atol 1e-4)\n", index, path);
@@ -345,13 +353,12 @@ static kiln_status_t kiln_cli_write_outputs(const kiln_cli_model_options_t *opti
 }
 
 static kiln_status_t kiln_cli_interp_run(const kiln_cli_model_options_t *options,
-                                         kiln_module_t *module, kiln_tensor_t **inputs) {
-  kiln_function_t *main = kiln_module_get_function(module, "main");
-  KILN_RETURN_IF_ERROR(kiln_cli_read_inputs(options, main, inputs));
+                                         kiln_model_t *model, kiln_tensor_t **inputs) {
+  KILN_RETURN_IF_ERROR(kiln_cli_read_inputs(options, model, inputs));
   int num_outputs = 0;
   kiln_tensor_t **outputs = NULL;
-  KILN_RETURN_IF_ERROR(kiln_interp_run(module, "main", main->num_params, inputs,
-                                       kiln_allocator_system(), &num_outputs, &outputs));
+  KILN_RETURN_IF_ERROR(kiln_model_interpret(model, kiln_model_num_inputs(model), inputs,
+                                            kiln_allocator_system(), &num_outputs, &outputs));
   kiln_status_t status = kiln_cli_write_outputs(options, num_outputs, outputs);
   for (int i = 0; i < num_outputs; i++)
     kiln_tensor_release(outputs[i]);
@@ -362,17 +369,17 @@ static kiln_status_t kiln_cli_interp_run(const kiln_cli_model_options_t *options
 kiln_status_t kiln_cli_interp(int argc, char **argv) {
   kiln_cli_model_options_t options;
   KILN_RETURN_IF_ERROR(kiln_cli_parse_model_options(argc, argv, &options));
-  kiln_module_t *module = NULL;
-  KILN_RETURN_IF_ERROR(kiln_cli_load(&options, 1, &module));
+  kiln_model_t *model = NULL;
+  KILN_RETURN_IF_ERROR(kiln_cli_load(&options, 1, &model));
   kiln_tensor_t *inputs[KILN_CLI_MAX_FILES] = {NULL};
   kiln_status_t status = KILN_OK;
-  if (kiln_module_get_function(module, "main")->num_params > KILN_CLI_MAX_FILES) {
+  if (kiln_model_num_inputs(model) > KILN_CLI_MAX_FILES) {
     status = KILN_STATUS(UNIMPLEMENTED, "models with more than %d inputs", KILN_CLI_MAX_FILES);
   } else {
-    status = kiln_cli_interp_run(&options, module, inputs);
+    status = kiln_cli_interp_run(&options, model, inputs);
   }
   for (int i = 0; i < KILN_CLI_MAX_FILES; i++)
     kiln_tensor_release(inputs[i]);
-  kiln_module_destroy(module);
+  kiln_model_destroy(model);
   return status;
 }

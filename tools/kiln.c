@@ -14,8 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/file.h"
-#include "base/log.h"
 #include "cli.h"
 #include "kiln/npy.h"
 #include "kiln/tensor.h"
@@ -110,7 +108,7 @@ static kiln_status_t kiln_cli_demo_round_trip(kiln_allocator_t allocator, const 
   char *path = NULL;
   char name[64];
   snprintf(name, sizeof(name), "demo_%s.npy", kiln_dtype_name(dtype));
-  kiln_status_t status = kiln_path_join(allocator, dir, name, &path);
+  kiln_status_t status = kiln_cli_path_join(dir, name, &path);
   if (!status) {
     status = kiln_npy_write_file(allocator, tensor, path);
   }
@@ -129,15 +127,15 @@ static kiln_status_t kiln_cli_demo_round_trip(kiln_allocator_t allocator, const 
   }
   kiln_tensor_release(again);
   kiln_tensor_release(tensor);
-  kiln_allocator_free(allocator, path);
+  free(path);
   return status;
 }
 
 /* Imports each shared model, runs it on the reference interpreter and checks
  * the output against the expected one (kiln interp ... --expect ...). */
-static kiln_status_t kiln_cli_demo_models(kiln_allocator_t allocator, const char *dir) {
+static kiln_status_t kiln_cli_demo_models(const char *dir) {
   static const char *const names[] = {"mlp", "squeezenet1_1", "mobilenet_v2", "resnet18"};
-  if (!kiln_file_is_directory(dir)) {
+  if (!kiln_cli_is_directory(dir)) {
     printf("shared models: %s not found; skipping\n", dir);
     return KILN_OK;
   }
@@ -149,7 +147,7 @@ static kiln_status_t kiln_cli_demo_models(kiln_allocator_t allocator, const char
     for (int k = 0; k < 3 && !status; ++k) {
       char file[128];
       snprintf(file, sizeof(file), "%s%s", names[i], suffixes[k]);
-      status = kiln_path_join(allocator, dir, file, &paths[k]);
+      status = kiln_cli_path_join(dir, file, &paths[k]);
     }
     if (!status) {
       printf("%s:\n", names[i]);
@@ -158,7 +156,7 @@ static kiln_status_t kiln_cli_demo_models(kiln_allocator_t allocator, const char
       status = kiln_cli_interp(6, argv);
     }
     for (int k = 0; k < 3; ++k) {
-      kiln_allocator_free(allocator, paths[k]);
+      free(paths[k]);
     }
     KILN_RETURN_IF_ERROR(status);
   }
@@ -189,7 +187,7 @@ static kiln_status_t kiln_cli_demo(int argc, char **argv) {
   rmdir(temp);
   KILN_RETURN_IF_ERROR(status);
   printf("\n");
-  return kiln_cli_demo_models(allocator, models_dir);
+  return kiln_cli_demo_models(models_dir);
 }
 
 static kiln_status_t kiln_cli_help(int argc, char **argv);
@@ -289,7 +287,7 @@ int main(int argc, char **argv) {
   fprintf(stderr, "kiln %s: ", command->name);
   kiln_cli_print_escaped(stderr, kiln_status_message(status));
   fputc('\n', stderr);
-  KILN_LOG_DEBUG("%s:%d: error made here", kiln_status_file(status), kiln_status_line(status));
+  kiln_cli_log_error_origin(__FILE__, __LINE__, status);
   kiln_status_free(status);
   if (kiln_cli_usage_error) {
     fprintf(stderr, "usage: %s\n", command->usage);

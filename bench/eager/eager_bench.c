@@ -16,8 +16,6 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "compiler/kernel_cache.h"
-#include "eager/env.h"
 #include "kiln/eager.h"
 
 static double now_seconds(void) {
@@ -83,15 +81,15 @@ int main(int argc, char **argv) {
   qsort(queue_times, (size_t)rounds, sizeof(queue_times[0]), compare_doubles);
   qsort(times, (size_t)rounds, sizeof(times[0]), compare_doubles);
   double median = times[rounds / 2];
-  kiln_eager_env_t *env = NULL;
-  check(kiln_eager_env_get(&env), "env");
-  kiln_kernel_cache_stats_t stats;
-  kiln_kernel_cache_get_stats(env->kernel_cache, &stats);
-  bool reference = kiln_kernel_cache_reference_only(env->kernel_cache);
+  kiln_eager_context_t *context = NULL;
+  check(kiln_eager_context_default(&context), "context");
+  kiln_eager_options_t options;
+  check(kiln_eager_context_get_options(context, &options), "options");
+  kiln_eager_kernel_stats_t stats;
+  check(kiln_eager_context_get_kernel_stats(context, &stats), "kernel stats");
   printf("kiln eager: kernels %s (target \"%s\": %lld compiled here, %lld found compiled)\n",
-         reference ? "reference (KILN_KERNELS=reference)" : "compiled",
-         kiln_kernel_cache_target(env->kernel_cache), (long long)stats.compiled,
-         (long long)stats.hits);
+         options.reference_kernels ? "reference (KILN_KERNELS=reference)" : "compiled",
+         options.target, (long long)stats.compiled, (long long)stats.hits);
   printf("kiln eager: %d ops x %d rounds, median %.3f us/op, %.0f ops/s (y = %g)\n", ops, rounds,
          median / ops * 1e6, ops / median, (double)value);
   printf("kiln eager: the calling thread's share (queueing): median %.3f us/op\n",

@@ -10,6 +10,8 @@
  *   KILN_RETURN_IF_ERROR(kiln_compiled_save(compiled, "out/"));
  *   kiln_compiled_destroy(compiled);
  *
+ * kiln_model_compile builds a model already in memory (kiln/model.h).
+ *
  * A model is an ONNX file (a path ending in ".onnx") or the name of a
  * built-in workload (resnet18, mobilenet_v2, ...; docs/workloads.md), whose
  * weights become params. The target is a code-generation target string
@@ -25,6 +27,7 @@
 #include <stdio.h>
 
 #include "kiln/allocator.h"
+#include "kiln/model.h"
 #include "kiln/module.h"
 #include "kiln/runtime.h"
 #include "kiln/status.h"
@@ -77,6 +80,12 @@ const char *kiln_compiler_default_target(void);
 KILN_MUST_USE_RESULT kiln_status_t kiln_compile(kiln_allocator_t allocator, const char *model,
                                                 const kiln_compiler_options_t *options,
                                                 kiln_compiled_t **out_compiled);
+/* Compiles a model in memory (kiln/model.h), as kiln_compile compiles a
+ * file: binds its weights, then runs the pass pipeline on it in place
+ * (the model is left optimized, fused: compile a model once) and builds. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_model_compile(kiln_model_t *model,
+                                                      const kiln_compiler_options_t *options,
+                                                      kiln_compiled_t **out_compiled);
 void kiln_compiled_destroy(kiln_compiled_t *compiled);
 
 const char *kiln_compiled_graph_json(const kiln_compiled_t *compiled);

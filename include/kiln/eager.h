@@ -18,12 +18,27 @@
  * back from the next read of such a tensor, and from the next sync. Work
  * that does not depend on the failure goes on.
  *
- * Lifetime: the process-wide environment is set up on first use (or by
- * kiln_eager_initialize) and torn down by kiln_eager_shutdown or at exit;
- * shutdown cancels what has not started and waits for what has. Releasing a
- * tensor that queued work still uses is fine: it is freed when the last such
- * instruction is done. Calls from several threads are safe; shutdown must
- * not race with calls.
+ * Contexts: everything eager execution needs (the VM with its scheduler
+ * and stream threads and spin setting, the stream and instruction type
+ * registries, the kernel cache, the options) is one kiln_eager_context_t.
+ * A user makes as many as they like (kiln_eager_context_create) and
+ * destroys them (kiln_eager_context_destroy); contexts are independent: a
+ * tensor belongs to the context it was made in, a call runs in its
+ * inputs' context, and a call mixing tensors of two contexts is refused.
+ * The kiln_eager_context_* forms take the context; the other calls use
+ * the process default context (or, for calls on tensors, the tensors'
+ * context). Contexts share only compiled kernels (the process's kernel
+ * store, immutable code) and the thread pool their kernels launch on.
+ *
+ * Lifetime: the default context is set up on first use (or by
+ * kiln_eager_initialize) and destroyed by kiln_eager_shutdown or at exit.
+ * Destroying a context cancels what has not started and waits for what
+ * has. Its tensors stay valid and readable (cancelled ones fail with
+ * CANCELLED); using one in new work is FAILED_PRECONDITION. Releasing a
+ * tensor that queued work still uses is fine: it is freed when the last
+ * such instruction is done. Calls from several threads are safe, on one
+ * context or several; destroying a context (or shutdown) must not race
+ * with calls on that context.
  */
 #ifndef KILN_EAGER_H_
 #define KILN_EAGER_H_
@@ -41,8 +56,9 @@ extern "C" {
 #endif
 
 typedef struct kiln_eager_tensor_t kiln_eager_tensor_t;
+typedef struct kiln_eager_context_t kiln_eager_context_t;
 
-/* ---- the environment ---- */
+/* ---- contexts ---- */
 
 typedef struct kiln_eager_options_t {
   kiln_allocator_t allocator; /* the VM's bookkeeping, tensors and kernels */
@@ -57,25 +73,77 @@ typedef struct kiln_eager_options_t {
  * (spin count). */
 kiln_eager_options_t kiln_eager_options_default(void);
 
-/* Sets the environment up with `options` (NULL: the defaults).
+/* A new context with `options` (NULL: the defaults): its VM's threads are
+ * running when it returns. The error names the set-up step that failed
+ * ("eager environment: kernel cache: ..."). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_eager_context_create(const kiln_eager_options_t *options,
+                                                             kiln_eager_context_t **out_context);
+/* Cancels the context's instructions that have not started, waits for
+ * those running, stops its threads and frees what it holds; its tensors
+ * stay readable (see Lifetime above). NULL is a no-op. Destroying the
+ * default context is kiln_eager_shutdown. */
+void kiln_eager_context_destroy(kiln_eager_context_t *context);
+/* The process default context, set up with the defaults when there is
+ * none (borrowed: it lives until kiln_eager_shutdown). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_eager_context_default(kiln_eager_context_t **out_context);
+/* The options in effect (the target resolved). FAILED_PRECONDITION once
+ * the context was destroyed, as for every call below on such a context. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_eager_context_get_options(
+    const kiln_eager_context_t *context, kiln_eager_options_t *out_options);
+/* Waits for every instruction queued on the context so far. Returns the
+ * first run-time error since its previous sync (and forgets it), or OK. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_eager_context_sync(kiln_eager_context_t *context);
+
+/* What the context's kernel cache did so far. */
+typedef struct kiln_eager_kernel_stats_t {
+  int64_t lookups;   /* kernel lookups of calls */
+  int64_t entries;   /* distinct kernels (operator, attributes, input types) met */
+  int64_t hits;      /* lookups that found the kernel compiled already (by anyone) */
+  int64_t compiled;  /* kernels this context compiled */
+  int64_t reference; /* kernels running the operator's reference kernel */
+  int64_t compiles;  /* code-generator builds run (failed ones included) */
+} kiln_eager_kernel_stats_t;
+
+KILN_MUST_USE_RESULT kiln_status_t kiln_eager_context_get_kernel_stats(
+    const kiln_eager_context_t *context, kiln_eager_kernel_stats_t *out_stats);
+
+/* ---- the default context ---- */
+
+/* Sets the default context up with `options` (NULL: the defaults).
  * FAILED_PRECONDITION when it is already set up. Optional: the first eager
  * call sets it up with the defaults. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_eager_initialize(const kiln_eager_options_t *options);
-/* Cancels the instructions that have not started, waits for those running,
- * stops the VM's threads and frees the environment. Tensors stay valid
- * (cancelled ones fail with CANCELLED); the next call sets a new
- * environment up. Registered with atexit; a no-op when nothing is set up. */
+/* Destroys the default context (kiln_eager_context_destroy); the next call
+ * that needs it sets a new one up. Registered with atexit; a no-op when
+ * nothing is set up. */
 void kiln_eager_shutdown(void);
 /* The options in effect (setting the environment up if needed). */
 KILN_MUST_USE_RESULT kiln_status_t kiln_eager_get_options(kiln_eager_options_t *out_options);
 
-/* Waits for every instruction queued so far. Returns the first run-time
- * error since the previous sync (and forgets it), or OK. */
+/* kiln_eager_context_sync of the default context. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_eager_sync(void);
 
 /* ---- tensors ---- */
 
+/* The tensor creators take the context (the kiln_eager_context_ forms) or
+ * make the tensor in the default context. */
+
 /* A tensor holding a copy of `data` (exactly the tensor's byte size). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_eager_context_tensor_from_host(
+    kiln_eager_context_t *context, kiln_dtype_t dtype, int ndim, const int64_t *shape,
+    const void *data, size_t data_size, kiln_eager_tensor_t **out_tensor);
+KILN_MUST_USE_RESULT kiln_status_t
+kiln_eager_context_tensor_zeros(kiln_eager_context_t *context, kiln_dtype_t dtype, int ndim,
+                                const int64_t *shape, kiln_eager_tensor_t **out_tensor);
+KILN_MUST_USE_RESULT kiln_status_t kiln_eager_context_tensor_from_npy(
+    kiln_eager_context_t *context, const char *path, kiln_eager_tensor_t **out_tensor);
+KILN_MUST_USE_RESULT kiln_status_t kiln_eager_context_tensor_wrap(kiln_eager_context_t *context,
+                                                                  kiln_tensor_t *tensor,
+                                                                  kiln_eager_tensor_t **out_tensor);
+/* The context the tensor belongs to (borrowed). */
+kiln_eager_context_t *kiln_eager_tensor_context(const kiln_eager_tensor_t *tensor);
+
+/* In the default context: */
 KILN_MUST_USE_RESULT kiln_status_t kiln_eager_tensor_from_host(kiln_dtype_t dtype, int ndim,
                                                                const int64_t *shape,
                                                                const void *data, size_t data_size,
@@ -113,7 +181,8 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_eager_tensor_copy_to_host(kiln_eager_ten
  * tensor, on the copy stream, after the tensor's earlier readers and writers. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_eager_tensor_write(kiln_eager_tensor_t *tensor,
                                                            const void *data, size_t data_size);
-/* Queues a copy of `source` into `destination` (same dtype and shape). */
+/* Queues a copy of `source` into `destination` (same dtype and shape, same
+ * context). */
 KILN_MUST_USE_RESULT kiln_status_t kiln_eager_copy(kiln_eager_tensor_t *source,
                                                    kiln_eager_tensor_t *destination);
 
@@ -131,7 +200,9 @@ typedef struct kiln_eager_attr_t {
 /* Queues operator `op_name` on `inputs` with `attrs` (the rest at their
  * defaults) and returns its new outputs (tuple fields flattened) in
  * out_outputs, which has room for `capacity`; *out_num_outputs says how
- * many. The caller releases each. */
+ * many. The caller releases each. The call runs in the inputs' context
+ * (INVALID_ARGUMENT when they belong to different ones); an operator
+ * without inputs runs in the default context. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_eager_call(const char *op_name, int num_inputs,
                                                    kiln_eager_tensor_t *const *inputs,
                                                    int num_attrs, const kiln_eager_attr_t *attrs,
@@ -142,8 +213,18 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_eager_call(const char *op_name, int num_
 KILN_MUST_USE_RESULT kiln_status_t kiln_eager_call_into(
     const char *op_name, int num_inputs, kiln_eager_tensor_t *const *inputs, int num_attrs,
     const kiln_eager_attr_t *attrs, int num_outputs, kiln_eager_tensor_t *const *outputs);
+/* The same in `context` (NULL: the inputs' context, else the default):
+ * every input and output must belong to it. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_eager_context_call(
+    kiln_eager_context_t *context, const char *op_name, int num_inputs,
+    kiln_eager_tensor_t *const *inputs, int num_attrs, const kiln_eager_attr_t *attrs, int capacity,
+    int *out_num_outputs, kiln_eager_tensor_t **out_outputs);
+KILN_MUST_USE_RESULT kiln_status_t kiln_eager_context_call_into(
+    kiln_eager_context_t *context, const char *op_name, int num_inputs,
+    kiln_eager_tensor_t *const *inputs, int num_attrs, const kiln_eager_attr_t *attrs,
+    int num_outputs, kiln_eager_tensor_t *const *outputs);
 
-/* Typed wrappers: one output each, in *out. */
+/* Typed wrappers: one output each, in *out, in the inputs' context. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_eager_add(kiln_eager_tensor_t *a, kiln_eager_tensor_t *b,
                                                   kiln_eager_tensor_t **out);
 KILN_MUST_USE_RESULT kiln_status_t kiln_eager_subtract(kiln_eager_tensor_t *a,

@@ -28,45 +28,6 @@ const char *kiln_compiler_default_target(void) {
   return kiln_codegen_default_target();
 }
 
-static int is_onnx(const char *model) {
-  size_t length = strlen(model);
-  return length > 5 && strcmp(model + length - 5, ".onnx") == 0;
-}
-
-kiln_status_t kiln_compiler_load_model(kiln_allocator_t allocator, const char *model,
-                                       const kiln_compiler_options_t *options,
-                                       kiln_module_t **out_module) {
-  if (is_onnx(model)) {
-    kiln_onnx_import_options_t import = {.num_input_shapes = options->num_input_shapes,
-                                         .input_shape_specs = options->input_shapes,
-                                         .max_constant_bytes = options->max_constant_bytes};
-    return kiln_onnx_import_file(model, &import, allocator, out_module);
-  }
-  if (options->num_input_shapes > 0) {
-    return KILN_STATUS(INVALID_ARGUMENT,
-                       "%s: input shapes are for ONNX models; workloads take "
-                       "a batch and an image size",
-                       model);
-  }
-  kiln_workload_options_t workload = kiln_workload_options_default();
-  workload.batch_size = options->batch > 0 ? options->batch : workload.batch_size;
-  workload.image_size = options->image_size > 0 ? options->image_size : workload.image_size;
-  kiln_params_t params;
-  kiln_params_initialize(&params, allocator);
-  kiln_module_t *module = NULL;
-  kiln_status_t status = kiln_workload_build(model, &workload, allocator, &params, &module);
-  if (!status) {
-    status = kiln_ir_bind_params(module, "main", &params);
-  }
-  kiln_params_deinitialize(&params);
-  if (status) {
-    kiln_module_destroy(module);
-    return status;
-  }
-  *out_module = module;
-  return KILN_OK;
-}
-
 kiln_status_t kiln_compile(kiln_allocator_t allocator, const char *model,
                            const kiln_compiler_options_t *options, kiln_compiled_t **out_compiled) {
   *out_compiled = NULL;

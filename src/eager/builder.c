@@ -7,22 +7,23 @@
 
 #include "eager/vm.h"
 
-kiln_status_t kiln_eager_builder_initialize(kiln_eager_builder_t *builder) {
+kiln_status_t kiln_eager_builder_initialize(kiln_eager_builder_t *builder,
+                                            kiln_eager_context_t *context, const char *what) {
   builder->list = (kiln_eager_instruction_list_t){NULL, NULL, 0};
-  builder->env = NULL;
-  return kiln_eager_env_get(&builder->env);
+  builder->context = context;
+  return kiln_eager_context_check(context, what);
 }
 
 kiln_status_t kiln_eager_builder_call_kernel(kiln_eager_builder_t *builder,
                                              const kiln_kernel_t *kernel,
                                              kiln_eager_tensor_t *const *inputs,
                                              kiln_eager_tensor_t *const *outputs) {
-  kiln_eager_env_t *env = builder->env;
+  kiln_eager_context_t *context = builder->context;
   kiln_eager_instruction_t *instruction = NULL;
-  KILN_RETURN_IF_ERROR(kiln_eager_instruction_create(env->options.allocator, env->call_kernel,
-                                                     kernel->num_inputs + kernel->num_outputs,
-                                                     &instruction));
-  instruction->payload.call.cache = env->kernel_cache;
+  KILN_RETURN_IF_ERROR(
+      kiln_eager_instruction_create(context->options.allocator, context->call_kernel,
+                                    kernel->num_inputs + kernel->num_outputs, &instruction));
+  instruction->payload.call.cache = context->kernel_cache;
   instruction->payload.call.kernel = kernel;
   instruction->num_inputs = kernel->num_inputs;
   for (int i = 0; i < kernel->num_inputs; ++i) {
@@ -38,17 +39,18 @@ kiln_status_t kiln_eager_builder_call_kernel(kiln_eager_builder_t *builder,
 kiln_status_t kiln_eager_builder_copy(kiln_eager_builder_t *builder, kiln_eager_tensor_t *source,
                                       const void *bytes, size_t size,
                                       kiln_eager_tensor_t *destination) {
-  kiln_eager_env_t *env = builder->env;
+  kiln_eager_context_t *context = builder->context;
   void *staged = NULL;
   if (!source) {
-    KILN_RETURN_IF_ERROR(kiln_allocator_malloc(env->options.allocator, size ? size : 1, &staged));
+    KILN_RETURN_IF_ERROR(
+        kiln_allocator_malloc(context->options.allocator, size ? size : 1, &staged));
     memcpy(staged, bytes, size);
   }
   kiln_eager_instruction_t *instruction = NULL;
-  kiln_status_t status = kiln_eager_instruction_create(env->options.allocator, env->copy,
+  kiln_status_t status = kiln_eager_instruction_create(context->options.allocator, context->copy,
                                                        source ? 2 : 1, &instruction);
   if (status) {
-    kiln_allocator_free(env->options.allocator, staged);
+    kiln_allocator_free(context->options.allocator, staged);
     return status;
   }
   instruction->payload.copy.bytes = staged;
@@ -65,8 +67,8 @@ kiln_status_t kiln_eager_builder_copy(kiln_eager_builder_t *builder, kiln_eager_
 kiln_status_t kiln_eager_builder_barrier(kiln_eager_builder_t *builder, kiln_eager_barrier_fn fn,
                                          void *user) {
   kiln_eager_instruction_t *instruction = NULL;
-  KILN_RETURN_IF_ERROR(kiln_eager_instruction_create(builder->env->options.allocator,
-                                                     builder->env->barrier, 0, &instruction));
+  KILN_RETURN_IF_ERROR(kiln_eager_instruction_create(builder->context->options.allocator,
+                                                     builder->context->barrier, 0, &instruction));
   instruction->payload.barrier.fn = fn;
   instruction->payload.barrier.user = user;
   kiln_eager_instruction_list_push(&builder->list, instruction);
@@ -75,7 +77,7 @@ kiln_status_t kiln_eager_builder_barrier(kiln_eager_builder_t *builder, kiln_eag
 
 void kiln_eager_builder_submit(kiln_eager_builder_t *builder) {
   if (builder->list.head) {
-    kiln_eager_vm_receive(builder->env->vm, &builder->list);
+    kiln_eager_vm_receive(builder->context->vm, &builder->list);
   }
 }
 

@@ -3,22 +3,25 @@
  * messages on the caller's thread into a list, then hands the whole list to
  * the VM at once (kiln_eager_builder_submit: vm::Run -> Receive). Each
  * message's type is resolved through the VM's cached lookup when the
- * environment is set up, so building costs one allocation and the operands'
+ * context is set up, so building costs one allocation and the operands'
  * retains. A builder that is not submitted must be aborted.
  */
 #ifndef KILN_EAGER_BUILDER_H_
 #define KILN_EAGER_BUILDER_H_
 
-#include "eager/env.h"
+#include "eager/context.h"
 #include "eager/instruction.h"
 
 typedef struct kiln_eager_builder_t {
-  kiln_eager_env_t *env;
+  kiln_eager_context_t *context;
   kiln_eager_instruction_list_t list;
 } kiln_eager_builder_t;
 
-/* Sets the environment up if needed. */
-KILN_MUST_USE_RESULT kiln_status_t kiln_eager_builder_initialize(kiln_eager_builder_t *builder);
+/* A builder for `context`'s VM; FAILED_PRECONDITION starting with `what`
+ * when the context was destroyed. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_eager_builder_initialize(kiln_eager_builder_t *builder,
+                                                                 kiln_eager_context_t *context,
+                                                                 const char *what);
 /* A "cpu.call_kernel" message: `kernel` on `inputs`, writing `outputs`. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_eager_builder_call_kernel(
     kiln_eager_builder_t *builder, const kiln_kernel_t *kernel, kiln_eager_tensor_t *const *inputs,

@@ -1,5 +1,10 @@
 /*
- * Calling an operator eagerly: kiln_eager_call and kiln_eager_call_into.
+ * Calling an operator eagerly: kiln_eager_call and kiln_eager_call_into,
+ * and their kiln_eager_context_ forms.
+ *
+ * A call runs in its inputs' context (all of them in one; the outputs of
+ * call_into too); a call without inputs runs in the context given, or the
+ * process default one.
  *
  * On the caller's thread: find the operator, parse the attributes into a
  * scratch arena (errors name the operator and the attribute), build the
@@ -10,7 +15,7 @@
  * kernel's own errors surface later, on the tensors it writes.
  *
  * Each thread remembers its last few calls (operator name, attribute text,
- * input dtypes and shapes -> cache entry, for the environment that made the
+ * input dtypes and shapes -> cache entry, for the context that made the
  * entry), so a loop that repeats a call skips the parsing, the key's text
  * and the cache's lock: the hot path of small eager operations.
  */
@@ -18,6 +23,7 @@
 
 #include "base/arena.h"
 #include "eager/builder.h"
+#include "eager/tensor.h"
 #include "op/compute.h"
 
 #define SCRATCH_BLOCK_SIZE 2048
@@ -67,7 +73,7 @@ static kiln_status_t check_inputs(const kiln_op_t *op, int num_inputs,
 /* ---- the per-thread memo of recent calls ---- */
 
 typedef struct memo_entry_t {
-  uint64_t generation; /* the environment's; 0: empty */
+  uint64_t generation; /* the context's; 0: empty */
   const kiln_kernel_t *kernel;
   char attrs[MEMO_ATTRS_TEXT]; /* "name=value;" for each attribute given */
 } memo_entry_t;
@@ -112,12 +118,12 @@ static bool inputs_match(const kiln_kernel_t *kernel, int num_inputs,
   return true;
 }
 
-static const kiln_kernel_t *memo_find(const kiln_eager_env_t *env, const char *op_name,
+static const kiln_kernel_t *memo_find(const kiln_eager_context_t *context, const char *op_name,
                                       const char *attrs, int num_inputs,
                                       kiln_eager_tensor_t *const *inputs) {
   for (int i = 0; i < MEMO_ENTRIES; ++i) {
     const memo_entry_t *e = &memo[i];
-    if (e->generation == env->generation && strcmp(e->kernel->op->name, op_name) == 0 &&
+    if (e->generation == context->generation && strcmp(e->kernel->op->name, op_name) == 0 &&
         strcmp(e->attrs, attrs) == 0 && inputs_match(e->kernel, num_inputs, inputs)) {
       return e->kernel;
     }
@@ -125,21 +131,22 @@ static const kiln_kernel_t *memo_find(const kiln_eager_env_t *env, const char *o
   return NULL;
 }
 
-static void memo_add(const kiln_eager_env_t *env, const kiln_kernel_t *kernel, const char *attrs) {
+static void memo_add(const kiln_eager_context_t *context, const kiln_kernel_t *kernel,
+                     const char *attrs) {
   memo_entry_t *e = &memo[memo_next++ % MEMO_ENTRIES];
-  e->generation = env->generation;
+  e->generation = context->generation;
   e->kernel = kernel;
   strcpy(e->attrs, attrs);
 }
 
 /* The operator and the cache entry of the call. */
-static kiln_status_t prepare(kiln_eager_env_t *env, const char *op_name, int num_inputs,
+static kiln_status_t prepare(kiln_eager_context_t *context, const char *op_name, int num_inputs,
                              kiln_eager_tensor_t *const *inputs, int num_attrs,
                              const kiln_eager_attr_t *attrs, call_t *out_call) {
   char text[MEMO_ATTRS_TEXT];
   bool memoizable = op_name && attrs_text(num_attrs, attrs, text);
   if (memoizable) {
-    out_call->kernel = memo_find(env, op_name, text, num_inputs, inputs);
+    out_call->kernel = memo_find(context, op_name, text, num_inputs, inputs);
     if (out_call->kernel) {
       out_call->op = out_call->kernel->op;
       return KILN_OK;
@@ -149,7 +156,7 @@ static kiln_status_t prepare(kiln_eager_env_t *env, const char *op_name, int num
   const kiln_op_t *op = out_call->op;
   KILN_RETURN_IF_ERROR(check_inputs(op, num_inputs, inputs));
   kiln_arena_t scratch;
-  kiln_arena_initialize(&scratch, env->options.allocator, SCRATCH_BLOCK_SIZE);
+  kiln_arena_initialize(&scratch, context->options.allocator, SCRATCH_BLOCK_SIZE);
   void *parsed = NULL;
   const kiln_type_t *types[KILN_TE_MAX_INPUTS];
   kiln_status_t status = parse_attrs(op, num_attrs, attrs, &scratch, &parsed);
@@ -157,12 +164,12 @@ static kiln_status_t prepare(kiln_eager_env_t *env, const char *op_name, int num
     status = kiln_tensor_type_of(&scratch, inputs[i]->storage, &types[i]);
   }
   if (!status) {
-    status = kiln_kernel_cache_lookup(env->kernel_cache, op, parsed, num_inputs, types,
+    status = kiln_kernel_cache_lookup(context->kernel_cache, op, parsed, num_inputs, types,
                                       &out_call->kernel);
   }
   kiln_arena_deinitialize(&scratch);
   if (!status && memoizable) {
-    memo_add(env, out_call->kernel, text);
+    memo_add(context, out_call->kernel, text);
   }
   return status;
 }
@@ -182,36 +189,79 @@ static void release_all(int count, kiln_eager_tensor_t **tensors) {
   }
 }
 
+/* The call's context: its tensors' (one for all; NULL is the default
+ * context), else `given`, else the default. */
+static kiln_status_t call_context(kiln_eager_context_t *given, const char *op_name, int count,
+                                  kiln_eager_tensor_t *const *tensors,
+                                  kiln_eager_context_t **out_context) {
+  kiln_eager_context_t *bound = given && !given->is_default ? given : NULL;
+  bool known = given != NULL;
+  for (int i = 0; i < count; ++i) {
+    if (!tensors[i]) {
+      continue;
+    }
+    if (known && tensors[i]->context != bound) {
+      return KILN_STATUS(INVALID_ARGUMENT, "%s: tensor %d belongs to another eager context",
+                         op_name ? op_name : "(null)", i);
+    }
+    bound = tensors[i]->context;
+    known = true;
+  }
+  if (!bound && given) {
+    *out_context = given; /* the default context, given */
+    return KILN_OK;
+  }
+  return kiln_eager_context_of(bound, out_context);
+}
+
+/* Makes the kernel's new output tensors into `out_outputs`. */
+static kiln_status_t make_outputs(kiln_eager_context_t *context, const call_t *call, int capacity,
+                                  kiln_eager_tensor_t **out_outputs) {
+  const kiln_kernel_t *kernel = call->kernel;
+  if (kernel->num_outputs > capacity) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: makes %d outputs, room for %d", call->op->name,
+                       kernel->num_outputs, capacity);
+  }
+  for (int made = 0; made < kernel->num_outputs; ++made) {
+    const kiln_tensor_type_t *type = kernel->output_types[made];
+    kiln_status_t status = kiln_eager_tensor_create_empty(context, type->dtype, type->ndim,
+                                                          type->shape, &out_outputs[made]);
+    if (status) {
+      release_all(made, out_outputs);
+      return status;
+    }
+  }
+  return KILN_OK;
+}
+
+kiln_status_t kiln_eager_context_call(kiln_eager_context_t *context, const char *op_name,
+                                      int num_inputs, kiln_eager_tensor_t *const *inputs,
+                                      int num_attrs, const kiln_eager_attr_t *attrs, int capacity,
+                                      int *out_num_outputs, kiln_eager_tensor_t **out_outputs) {
+  *out_num_outputs = 0;
+  KILN_RETURN_IF_ERROR(
+      call_context(context, op_name, num_inputs > 0 ? num_inputs : 0, inputs, &context));
+  kiln_eager_builder_t builder;
+  KILN_RETURN_IF_ERROR(
+      kiln_eager_builder_initialize(&builder, context, op_name ? op_name : "(null)"));
+  call_t call;
+  KILN_RETURN_IF_ERROR(prepare(context, op_name, num_inputs, inputs, num_attrs, attrs, &call));
+  KILN_RETURN_IF_ERROR(make_outputs(context, &call, capacity, out_outputs));
+  kiln_status_t status = submit(&builder, &call, inputs, out_outputs);
+  if (status) {
+    release_all(call.kernel->num_outputs, out_outputs);
+    return status;
+  }
+  *out_num_outputs = call.kernel->num_outputs;
+  return KILN_OK;
+}
+
 kiln_status_t kiln_eager_call(const char *op_name, int num_inputs,
                               kiln_eager_tensor_t *const *inputs, int num_attrs,
                               const kiln_eager_attr_t *attrs, int capacity, int *out_num_outputs,
                               kiln_eager_tensor_t **out_outputs) {
-  *out_num_outputs = 0;
-  kiln_eager_builder_t builder;
-  KILN_RETURN_IF_ERROR(kiln_eager_builder_initialize(&builder));
-  call_t call;
-  KILN_RETURN_IF_ERROR(prepare(builder.env, op_name, num_inputs, inputs, num_attrs, attrs, &call));
-  const kiln_kernel_t *kernel = call.kernel;
-  if (kernel->num_outputs > capacity) {
-    return KILN_STATUS(INVALID_ARGUMENT, "%s: makes %d outputs, room for %d", call.op->name,
-                       kernel->num_outputs, capacity);
-  }
-  kiln_status_t status = KILN_OK;
-  int made = 0;
-  for (; made < kernel->num_outputs && !status; ++made) {
-    const kiln_tensor_type_t *type = kernel->output_types[made];
-    status = kiln_eager_tensor_create_empty(builder.env->options.allocator, type->dtype, type->ndim,
-                                            type->shape, &out_outputs[made]);
-  }
-  if (!status) {
-    status = submit(&builder, &call, inputs, out_outputs);
-  }
-  if (status) {
-    release_all(made, out_outputs);
-    return status;
-  }
-  *out_num_outputs = kernel->num_outputs;
-  return KILN_OK;
+  return kiln_eager_context_call(NULL, op_name, num_inputs, inputs, num_attrs, attrs, capacity,
+                                 out_num_outputs, out_outputs);
 }
 
 static kiln_status_t check_output(const kiln_kernel_t *kernel, int index,
@@ -249,14 +299,19 @@ static kiln_status_t check_output(const kiln_kernel_t *kernel, int index,
   return KILN_OK;
 }
 
-kiln_status_t kiln_eager_call_into(const char *op_name, int num_inputs,
-                                   kiln_eager_tensor_t *const *inputs, int num_attrs,
-                                   const kiln_eager_attr_t *attrs, int num_outputs,
-                                   kiln_eager_tensor_t *const *outputs) {
+kiln_status_t kiln_eager_context_call_into(kiln_eager_context_t *context, const char *op_name,
+                                           int num_inputs, kiln_eager_tensor_t *const *inputs,
+                                           int num_attrs, const kiln_eager_attr_t *attrs,
+                                           int num_outputs, kiln_eager_tensor_t *const *outputs) {
+  KILN_RETURN_IF_ERROR(
+      call_context(context, op_name, num_inputs > 0 ? num_inputs : 0, inputs, &context));
+  KILN_RETURN_IF_ERROR(
+      call_context(context, op_name, num_outputs > 0 ? num_outputs : 0, outputs, &context));
   kiln_eager_builder_t builder;
-  KILN_RETURN_IF_ERROR(kiln_eager_builder_initialize(&builder));
+  KILN_RETURN_IF_ERROR(
+      kiln_eager_builder_initialize(&builder, context, op_name ? op_name : "(null)"));
   call_t call;
-  KILN_RETURN_IF_ERROR(prepare(builder.env, op_name, num_inputs, inputs, num_attrs, attrs, &call));
+  KILN_RETURN_IF_ERROR(prepare(context, op_name, num_inputs, inputs, num_attrs, attrs, &call));
   if (num_outputs != call.kernel->num_outputs) {
     return KILN_STATUS(INVALID_ARGUMENT, "%s: makes %d outputs, %d given", call.op->name,
                        call.kernel->num_outputs, num_outputs);
@@ -265,4 +320,12 @@ kiln_status_t kiln_eager_call_into(const char *op_name, int num_inputs,
     KILN_RETURN_IF_ERROR(check_output(call.kernel, i, inputs, outputs));
   }
   return submit(&builder, &call, inputs, outputs);
+}
+
+kiln_status_t kiln_eager_call_into(const char *op_name, int num_inputs,
+                                   kiln_eager_tensor_t *const *inputs, int num_attrs,
+                                   const kiln_eager_attr_t *attrs, int num_outputs,
+                                   kiln_eager_tensor_t *const *outputs) {
+  return kiln_eager_context_call_into(NULL, op_name, num_inputs, inputs, num_attrs, attrs,
+                                      num_outputs, outputs);
 }

@@ -7,7 +7,7 @@
  * barriers and other bookkeeping). Its compute runs one instruction:
  * stream-type compute -> instruction-type compute -> kernel, the chain of
  * seed 002. Stream types are an open set: a struct of function pointers,
- * registered by name in a registry the environment owns; the VM makes one
+ * registered by name in a registry the context owns; the VM makes one
  * stream per registered type.
  */
 #ifndef KILN_EAGER_STREAM_TYPE_H_

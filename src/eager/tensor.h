@@ -2,7 +2,10 @@
  * Eager tensor objects (include/kiln/eager.h): a kiln_tensor_t's storage plus
  * what the VM needs to order the instructions that use it.
  *
- * Reference counts are atomic: the caller holds one, every queued
+ * A tensor belongs to the context it was made in (retained), whose VM
+ * orders its instructions, or (context NULL) to the process default
+ * context, whichever is current (context.h); a call mixing tensors of two
+ * contexts is refused. Reference counts are atomic: the caller holds one, every queued
  * instruction that reads or writes the tensor holds one, so releasing a
  * tensor still in use only drops the caller's. `pending_writes` counts the
  * queued instructions that write the tensor and have not finished: the
@@ -30,7 +33,8 @@ typedef struct kiln_eager_operand_t kiln_eager_operand_t;
 struct kiln_eager_tensor_t {
   atomic_int refs;
   atomic_int pending_writes;
-  kiln_allocator_t allocator;
+  kiln_allocator_t allocator;           /* the context's */
+  struct kiln_eager_context_t *context; /* retained; NULL: the default one */
   kiln_tensor_t *storage;
   kiln_status_t failure; /* see above */
   /* scheduler thread only */
@@ -38,12 +42,13 @@ struct kiln_eager_tensor_t {
   kiln_eager_operand_t *reads_since; /* doubly linked through the operands */
 };
 
-/* A tensor over `storage` (retained), with a reference count of one. */
-KILN_MUST_USE_RESULT kiln_status_t kiln_eager_tensor_create(kiln_allocator_t allocator,
+/* A tensor of `context` over `storage` (retained), with a reference count
+ * of one. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_eager_tensor_create(kiln_eager_context_t *context,
                                                             kiln_tensor_t *storage,
                                                             kiln_eager_tensor_t **out_tensor);
-/* A new zero-filled tensor of `type`'s dtype and shape. */
-KILN_MUST_USE_RESULT kiln_status_t kiln_eager_tensor_create_empty(kiln_allocator_t allocator,
+/* A new zero-filled tensor of `context` of that dtype and shape. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_eager_tensor_create_empty(kiln_eager_context_t *context,
                                                                   kiln_dtype_t dtype, int ndim,
                                                                   const int64_t *shape,
                                                                   kiln_eager_tensor_t **out_tensor);

@@ -197,11 +197,12 @@ static kiln_status_t failed_input(const kiln_eager_instruction_t *instruction) {
 
 static kiln_status_t cancelled(const kiln_eager_instruction_t *instruction) {
   const kiln_eager_instruction_type_t *type = instruction->resolved->type;
-  if (type == &kiln_eager_instruction_type_call_kernel) {
-    return KILN_STATUS(CANCELLED, "%s: cancelled by kiln_eager_shutdown before it ran",
-                       instruction->payload.call.kernel->op->name);
-  }
-  return KILN_STATUS(CANCELLED, "%s: cancelled by kiln_eager_shutdown before it ran", type->name);
+  const char *name = type == &kiln_eager_instruction_type_call_kernel
+                         ? instruction->payload.call.kernel->op->name
+                         : type->name;
+  return KILN_STATUS(
+      CANCELLED,
+      "%s: cancelled by kiln_eager_shutdown (or kiln_eager_context_destroy) before it ran", name);
 }
 
 void kiln_eager_vm_run_instruction(const kiln_eager_stream_type_t *stream_type,

@@ -17,7 +17,7 @@
 
 #include "compiler/build.h"
 #include "compiler/kernel_cache.h"
-#include "eager/env.h"
+#include "eager/context.h"
 #include "interp/interp.h"
 #include "ir/expr.h"
 #include "ir/text.h"
@@ -150,8 +150,8 @@ static void test_eager_cnn_matches_the_interpreter(void **state) {
     assert_close(got, graph_compiled, "eager against the graph compiler");
     kiln_tensor_release(got);
   }
-  kiln_eager_env_t *env = NULL;
-  KILN_ASSERT_OK(kiln_eager_env_get(&env));
+  kiln_eager_context_t *env = NULL;
+  KILN_ASSERT_OK(kiln_eager_context_default(&env));
   kiln_kernel_cache_stats_t stats;
   kiln_kernel_cache_get_stats(env->kernel_cache, &stats);
   /* 11 calls, two relus and two of everything but softmax and flatten of

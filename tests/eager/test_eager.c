@@ -22,7 +22,7 @@
 
 #include "codegen/target.h"
 #include "eager/builder.h"
-#include "eager/env.h"
+#include "eager/context.h"
 #include "eager/vm.h"
 #include "kiln/eager.h"
 #include "kiln_test.h"
@@ -385,7 +385,9 @@ static void test_barrier_sees_everything_before_and_nothing_after(void **state) 
     KILN_ASSERT_OK(kiln_eager_tensor_write(t, &one, sizeof(one)));
   }
   kiln_eager_builder_t builder;
-  KILN_ASSERT_OK(kiln_eager_builder_initialize(&builder));
+  kiln_eager_context_t *context = NULL;
+  KILN_ASSERT_OK(kiln_eager_context_default(&context));
+  KILN_ASSERT_OK(kiln_eager_builder_initialize(&builder, context, "test"));
   KILN_ASSERT_OK(kiln_eager_builder_barrier(&builder, probe_barrier, &probe));
   kiln_eager_builder_submit(&builder);
   KILN_ASSERT_OK(kiln_eager_copy(src, t)); /* queued after the barrier: writes 2 */
@@ -399,8 +401,8 @@ static void test_barrier_sees_everything_before_and_nothing_after(void **state) 
 
 static void test_resolution_is_cached_and_tied_to_stream_types(void **state) {
   (void)state;
-  kiln_eager_env_t *env = NULL;
-  KILN_ASSERT_OK(kiln_eager_env_get(&env));
+  kiln_eager_context_t *env = NULL;
+  KILN_ASSERT_OK(kiln_eager_context_default(&env));
   const kiln_eager_resolved_t *a = NULL, *b = NULL;
   KILN_ASSERT_OK(kiln_eager_vm_resolve(env->vm, "cpu.call_kernel", &a));
   KILN_ASSERT_OK(kiln_eager_vm_resolve(env->vm, "cpu.call_kernel", &b));
@@ -543,11 +545,11 @@ static void test_environment_set_up_order_and_errors(void **state) {
   (void)state;
   const char *expected[] = {"stream types", "instruction types", "kernel cache", "vm",
                             "instruction type resolutions"};
-  assert_int_equal(kiln_eager_env_step_count(), 5);
+  assert_int_equal(kiln_eager_context_step_count(), 5);
   for (int i = 0; i < 5; ++i) {
-    assert_string_equal(kiln_eager_env_step_name(i), expected[i]);
+    assert_string_equal(kiln_eager_context_step_name(i), expected[i]);
   }
-  assert_null(kiln_eager_env_step_name(5));
+  assert_null(kiln_eager_context_step_name(5));
   KILN_ASSERT_STATUS(kiln_eager_initialize(NULL), FAILED_PRECONDITION,
                      "kiln_eager_initialize: the eager environment is already set up");
   kiln_eager_options_t got;

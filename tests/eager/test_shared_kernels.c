@@ -17,7 +17,7 @@
 #include "codegen/target.h"
 #include "compiler/build.h"
 #include "compiler/kernel_cache.h"
-#include "eager/env.h"
+#include "eager/context.h"
 #include "ir/text.h"
 #include "kiln/eager.h"
 #include "kiln_test.h"
@@ -127,8 +127,8 @@ static void run_eager_softmax(kiln_kernel_cache_stats_t *out_stats) {
   kiln_tensor_release(out); /* the read's reference */
   kiln_eager_tensor_release(h);
   kiln_eager_tensor_release(y);
-  kiln_eager_env_t *env = NULL;
-  KILN_ASSERT_OK(kiln_eager_env_get(&env));
+  kiln_eager_context_t *env = NULL;
+  KILN_ASSERT_OK(kiln_eager_context_default(&env));
   kiln_kernel_cache_get_stats(env->kernel_cache, out_stats);
 }
 

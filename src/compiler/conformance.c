@@ -1,0 +1,171 @@
+/*
+ * kiln/conformance.h: one ONNX backend node test case, loaded, run and
+ * checked, and the operator types of its model (what `kiln conformance`
+ * does in each child process; the CLI keeps the processes, the report and
+ * the pass lists).
+ *
+ * A case loads KILN_ONNX_CASE_INPUTS_AT_RUN (onnx_case.h: the model file
+ * as it is, nothing known of the test inputs), runs @main on the
+ * interpreter or the model built for the target (kiln_compiler_build at
+ * opt_level 3) on the graph executor, and compares each output with
+ * kiln_onnx_compare. The import's UNIMPLEMENTED is UNSUPPORTED; anything
+ * else that goes wrong is FAIL. The operator list is read from the model's
+ * protobuf directly, so it is known even when the import fails.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/file.h"
+#include "compiler/build.h"
+#include "frontend/onnx/onnx_case.h"
+#include "frontend/onnx/onnx_proto.h"
+#include "interp/interp.h"
+#include "kiln/conformance.h"
+
+#define OPS_CAPACITY 1024
+
+static void op_name(const Onnx__NodeProto *node, char *buffer, size_t capacity) {
+  const char *domain = node->domain ? node->domain : "";
+  bool standard = domain[0] == '\0' || strcmp(domain, "ai.onnx") == 0;
+  snprintf(buffer, capacity, "%s%s%s", standard ? "" : domain, standard ? "" : ".",
+           node->op_type ? node->op_type : "?");
+}
+
+/* The distinct operator types of the graph's nodes in order, comma
+ * separated; Constant only when there is nothing else. */
+static void list_ops(const Onnx__GraphProto *graph, char *ops, size_t capacity) {
+  ops[0] = '\0';
+  for (size_t i = 0; i < graph->n_node; i++) {
+    char name[128], item[130];
+    op_name(graph->node[i], name, sizeof(name));
+    snprintf(item, sizeof(item), ",%s,", name);
+    char listed[OPS_CAPACITY + 2];
+    snprintf(listed, sizeof(listed), ",%s,", ops);
+    if (strcmp(name, "Constant") == 0 || strstr(listed, item) != NULL ||
+        strlen(ops) + strlen(name) + 2 > capacity) {
+      continue;
+    }
+    strcat(ops, ops[0] ? "," : "");
+    strcat(ops, name);
+  }
+  if (ops[0] == '\0' && graph->n_node > 0) {
+    snprintf(ops, capacity, "Constant");
+  }
+}
+
+/* The operator types of case folder `dir`'s model.onnx. */
+kiln_status_t kiln_conformance_case_read_ops(kiln_allocator_t allocator, const char *dir, char *ops,
+                                             size_t capacity) {
+  if (capacity == 0) {
+    return KILN_STATUS(INVALID_ARGUMENT, "kiln_conformance_case_read_ops: no room for the list");
+  }
+  capacity = capacity < OPS_CAPACITY ? capacity : OPS_CAPACITY;
+  ops[0] = '\0';
+  char *path = NULL;
+  KILN_RETURN_IF_ERROR(kiln_path_join(allocator, dir, "model.onnx", &path));
+  void *bytes = NULL;
+  size_t size = 0;
+  kiln_status_t status = kiln_file_read_all(allocator, path, &bytes, &size);
+  kiln_allocator_free(allocator, path);
+  KILN_RETURN_IF_ERROR(status);
+  kiln_onnx_proto_allocator_t adapter;
+  kiln_onnx_proto_allocator_initialize(&adapter, allocator);
+  ProtobufCMessage *message = NULL;
+  status = kiln_onnx_proto_unpack(&adapter, &onnx__model_proto__descriptor, "an ONNX ModelProto",
+                                  bytes, size, &message);
+  kiln_allocator_free(allocator, bytes);
+  KILN_RETURN_IF_ERROR(status);
+  const Onnx__ModelProto *model = (const Onnx__ModelProto *)message;
+  if (model->graph != NULL) {
+    list_ops(model->graph, ops, capacity);
+  }
+  protobuf_c_message_free_unpacked(message, &adapter.base);
+  return KILN_OK;
+}
+
+static kiln_status_t compare_outputs(const kiln_onnx_case_t *onnx_case, int num_outputs,
+                                     kiln_tensor_t *const *outputs) {
+  if (num_outputs != onnx_case->num_outputs) {
+    return KILN_STATUS(INVALID_ARGUMENT, "the model computes %d output(s); the case expects %d",
+                       num_outputs, onnx_case->num_outputs);
+  }
+  for (int i = 0; i < num_outputs; i++) {
+    KILN_RETURN_IF_ERROR_ANNOTATE(kiln_onnx_compare(onnx_case->outputs[i], outputs[i],
+                                                    KILN_CONFORMANCE_RTOL, KILN_CONFORMANCE_ATOL),
+                                  "output %d", i);
+  }
+  return KILN_OK;
+}
+
+/* The case's model compiled for `target` (opt_level 3) and run by the
+ * graph executor; the outputs are copies the caller releases. */
+static kiln_status_t run_compiled(const kiln_onnx_case_t *onnx_case, const char *target,
+                                  int *out_num_outputs, kiln_tensor_t ***out_outputs) {
+  kiln_compiler_options_t options = kiln_compiler_options_default();
+  options.target = target;
+  kiln_compiled_t *compiled = NULL;
+  KILN_RETURN_IF_ERROR(
+      kiln_compiler_build(onnx_case->allocator, onnx_case->module, &options, &compiled));
+  kiln_graph_executor_t *gx = NULL;
+  kiln_status_t status = kiln_compiled_create_executor(compiled, &gx);
+  for (int i = 0; !status && i < onnx_case->num_inputs; i++) {
+    status = kiln_graph_executor_set_input(gx, i, kiln_tensor_dl(onnx_case->inputs[i]));
+  }
+  if (!status) {
+    status = kiln_graph_executor_run(gx);
+  }
+  int count = status ? 0 : kiln_graph_executor_num_outputs(gx);
+  if (!status) {
+    status = kiln_allocator_malloc(onnx_case->allocator, (size_t)(count + 1) * sizeof(void *),
+                                   (void **)out_outputs);
+  }
+  for (int o = 0; !status && o < count; o++) {
+    status = kiln_graph_executor_copy_output(gx, o, onnx_case->allocator, &(*out_outputs)[o]);
+    *out_num_outputs = status ? o : o + 1;
+  }
+  kiln_graph_executor_destroy(gx);
+  kiln_compiled_destroy(compiled);
+  return status;
+}
+
+static kiln_status_t run_loaded(const kiln_onnx_case_t *onnx_case, const char *target) {
+  int num_outputs = 0;
+  kiln_tensor_t **outputs = NULL;
+  kiln_status_t run =
+      target ? run_compiled(onnx_case, target, &num_outputs, &outputs)
+             : kiln_interp_run(onnx_case->module, "main", onnx_case->num_inputs, onnx_case->inputs,
+                               onnx_case->allocator, &num_outputs, &outputs);
+  if (run) {
+    for (int i = 0; i < num_outputs; i++) {
+      kiln_tensor_release(outputs[i]);
+    }
+    kiln_allocator_free(onnx_case->allocator, outputs);
+    return run;
+  }
+  kiln_status_t status = compare_outputs(onnx_case, num_outputs, outputs);
+  for (int i = 0; i < num_outputs; i++) {
+    kiln_tensor_release(outputs[i]);
+  }
+  kiln_allocator_free(onnx_case->allocator, outputs);
+  return status;
+}
+
+kiln_status_t kiln_conformance_case_run(kiln_allocator_t allocator, const char *dir,
+                                        const char *target, kiln_conformance_result_t *out_result) {
+  kiln_onnx_case_t onnx_case;
+  kiln_status_t status =
+      kiln_onnx_case_load(dir, KILN_ONNX_CASE_INPUTS_AT_RUN, allocator, &onnx_case);
+  kiln_conformance_result_t result = KILN_CONFORMANCE_RESULT_FAIL;
+  if (status != KILN_OK) {
+    if (kiln_status_code(status) == KILN_STATUS_CODE_UNIMPLEMENTED) {
+      result = KILN_CONFORMANCE_RESULT_UNSUPPORTED;
+    }
+  } else {
+    status = run_loaded(&onnx_case, target);
+    result = status == KILN_OK ? KILN_CONFORMANCE_RESULT_PASS : KILN_CONFORMANCE_RESULT_FAIL;
+  }
+  kiln_onnx_case_deinitialize(&onnx_case);
+  *out_result = result;
+  return status;
+}
