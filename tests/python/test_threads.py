@@ -63,3 +63,15 @@ def test_a_thread_compiles_while_another_runs_python():
         done.wait(0.001)
     thread.join()
     assert len(ticks) > 5
+
+
+def test_two_threads_on_a_workload(workload_mlp):
+    # Needs no shared files: the built-in mlp, one thread's runs against the other's.
+    model = workload_mlp
+    rng = np.random.default_rng(5)
+    inputs = [rng.standard_normal(model.inputs[0].shape).astype(np.float32) for _ in range(2)]
+    expected = [model.run(x)[0] for x in inputs]
+    results = run_in_threads(*[lambda x=x: [model.run(x)[0] for _ in range(10)] for x in inputs])
+    for runs, reference in zip(results, expected):
+        for result in runs:
+            np.testing.assert_array_equal(result, reference)
