@@ -4,7 +4,8 @@
 # package was not built (SKIP_REASON set at configure time) or python3,
 # NumPy or pytest is missing; pytest's own skips (torch absent, the shared
 # models absent) are listed as "skipped: pytest: ..." lines for
-# scripts/report-skips.sh, while the test passes.
+# scripts/report-skips.sh, while the test passes. KILN_BUILD_DIR (the
+# parent of LIBKILN_DIR) is the build tree test_install.py installs.
 # usage: run_pytest.sh PYTHON PACKAGE_DIR LIBKILN_DIR [SKIP_REASON]
 set -u
 python=$1
@@ -27,7 +28,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 log=$(mktemp)
 PYTHONPATH="$package_dir${PYTHONPATH:+:$PYTHONPATH}" \
 LD_LIBRARY_PATH="$library_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-PYTHONDONTWRITEBYTECODE=1 \
+KILN_BUILD_DIR="$(dirname "$library_dir")" PYTHONDONTWRITEBYTECODE=1 \
   "$python" -m pytest -p no:cacheprovider -rs -q "$here" >"$log" 2>&1
 status=$?
 cat "$log"
