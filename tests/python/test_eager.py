@@ -103,6 +103,15 @@ def test_generic_call_with_attributes():
     close(eager.mean(a, axis=[0, 1], keepdims=True), a.mean(keepdims=True))
     close(eager.call("clip", a, a_min=-0.5, a_max=0.5), np.clip(a, -0.5, 0.5))
     close(eager.call("nn.leaky_relu", a, alpha=0.25), np.where(a > 0, a, 0.25 * a))
+    close(eager.sum(a), a.sum())
+    close(eager.call("cast", a, dtype="int32"), a.astype(np.int32))
+    close(eager.call("arange", start=0, stop=5, step=1, dtype="float32"), np.arange(5))
+    close(2 * kiln.tensor(a), 2 * a)  # reflected operators too
+    x, w = rand(1, 4, 5, 5), rand(6, 2, 3, 3)
+    y = eager.conv2d(x, w, padding=1, groups=2)
+    expected = np.concatenate([reference_conv2d(x[:, :2], w[:3], 1, 1),
+                               reference_conv2d(x[:, 2:], w[3:], 1, 1)], axis=1)
+    close(y, expected)
     eager.sync()
 
 

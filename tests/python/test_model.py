@@ -91,11 +91,14 @@ def test_workload_and_options(workload_mlp):
     np.testing.assert_allclose(c.run(x)[0], y, rtol=1e-3, atol=1e-4)
 
 
-def test_input_shapes_override(tmp_path):
-    # resnet18's shared export has a fixed input; a wrong override names the input.
+def test_input_shapes(mlp):
+    # The shared mlp's input is fixed: the same shape is accepted, another
+    # one is refused naming the input.
     from conftest import shared_model
-    path, _, _ = shared_model("mlp")
-    model = kiln.compile(path)
-    name = model.inputs[0].name
-    with pytest.raises(ValueError, match=name):
-        kiln.compile(path, input_shapes={name: (3, 7)})
+    model, x, expected = mlp
+    path = shared_model("mlp")[0]
+    info = model.inputs[0]
+    same = kiln.compile(path, input_shapes={info.name: info.shape})
+    np.testing.assert_allclose(same.run(x)[0], expected, rtol=1e-3, atol=1e-4)
+    with pytest.raises(ValueError, match=info.name):
+        kiln.compile(path, input_shapes={info.name: (3, 7)})
