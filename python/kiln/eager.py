@@ -13,7 +13,7 @@ sync().
 """
 from . import _kiln
 
-__all__ = ["call", "sync", "add", "subtract", "multiply", "divide", "matmul", "dense",
+__all__ = ["Context", "call", "sync", "add", "subtract", "multiply", "divide", "matmul", "dense",
            "bias_add", "relu", "sigmoid", "tanh", "softmax", "conv2d", "max_pool2d",
            "avg_pool2d", "global_avg_pool2d", "batch_flatten", "reshape", "transpose",
            "concatenate", "exp", "sum", "mean"]
@@ -48,8 +48,68 @@ def call(op_name, *inputs, **attrs):
 
 
 def sync():
-    """Waits for every eager call so far; raises the first kernel error since the last sync."""
+    """Waits for every eager call so far (in the default context); raises
+    the first kernel error since the last sync."""
     _kiln.eager_sync()
+
+
+class Context:
+    """An eager context of one's own: its own VM and threads, its own options.
+
+        with kiln.eager.Context(reference_kernels=True) as context:
+            x = context.tensor(np.ones((2, 3), np.float32))
+            y = kiln.eager.relu(x - 2)         # runs in x's context
+            r = context.call("arange", start=0, stop=4, step=1, dtype="float32")
+
+    target: a code-generation target string (None: kiln's eager default);
+    reference_kernels: run every operator's reference kernel, never compile.
+    Operators run in their inputs' context (NumPy inputs are copied into it);
+    mixing two contexts' tensors in one call is a ValueError. close() (or
+    the with block's end) cancels what has not started; the tensors stay
+    readable, new work on them raises kiln.Error.
+    """
+
+    def __init__(self, target=None, reference_kernels=False):
+        self._impl = _kiln.Context(target, bool(reference_kernels))
+
+    def tensor(self, data, dtype=None):
+        """A tensor in this context holding a copy of `data`."""
+        if dtype is not None:
+            import numpy
+            data = numpy.asarray(data, dtype=dtype)
+        return self._impl.tensor(data)
+
+    def from_dlpack(self, x):
+        """A tensor in this context over x's memory (no copy)."""
+        return self._impl.from_dlpack(x)
+
+    def call(self, op_name, *inputs, **attrs):
+        """kiln.eager.call in this context (for an operator without inputs too)."""
+        pairs = [(name, _attr_text(value)) for name, value in attrs.items()]
+        outputs = self._impl.call(op_name, inputs, pairs)
+        return outputs[0] if len(outputs) == 1 else outputs
+
+    def sync(self):
+        """Waits for the context's work; raises its first kernel error since the last sync."""
+        self._impl.sync()
+
+    def close(self):
+        self._impl.close()
+
+    @property
+    def closed(self):
+        return self._impl.closed
+
+    @property
+    def kernel_stats(self):
+        """The kernel cache's counts: lookups, entries, hits, compiled, reference, compiles."""
+        return self._impl.kernel_stats
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exception):
+        self.close()
 
 
 def add(a, b):

@@ -20,24 +20,35 @@ static void kiln_py_eager_release(int count, kiln_eager_tensor_t **tensors) {
   }
 }
 
-/* The eager tensors of `count` Python objects (new references). */
-static int kiln_py_eager_inputs(int count, PyObject *const *objects,
-                                kiln_eager_tensor_t **out_tensors) {
+/* The eager tensors of `count` Python objects (new references); objects
+ * that are not kiln tensors are copied into the first kiln tensor's
+ * context (`fallback` when there is none; NULL: the default one), with its
+ * dtype when they are not arrays yet. */
+static int kiln_py_eager_inputs_in(kiln_eager_context_t *fallback, int count,
+                                   PyObject *const *objects, kiln_eager_tensor_t **out_tensors) {
   kiln_dtype_t hint;
   const kiln_dtype_t *dtype = NULL;
+  kiln_eager_context_t *context = fallback;
   for (int i = 0; i < count && !dtype; ++i) {
     if (PyObject_TypeCheck(objects[i], &kiln_py_tensor_type)) {
-      hint = kiln_eager_tensor_dtype(((kiln_py_tensor_t *)objects[i])->eager);
+      kiln_eager_tensor_t *eager = ((kiln_py_tensor_t *)objects[i])->eager;
+      hint = kiln_eager_tensor_dtype(eager);
       dtype = &hint;
+      context = kiln_eager_tensor_context(eager);
     }
   }
   for (int i = 0; i < count; ++i) {
-    if (kiln_py_tensor_from_object(objects[i], dtype, &out_tensors[i]) < 0) {
+    if (kiln_py_tensor_from_object(objects[i], dtype, context, &out_tensors[i]) < 0) {
       kiln_py_eager_release(i, out_tensors);
       return -1;
     }
   }
   return 0;
+}
+
+static int kiln_py_eager_inputs(int count, PyObject *const *objects,
+                                kiln_eager_tensor_t **out_tensors) {
+  return kiln_py_eager_inputs_in(NULL, count, objects, out_tensors);
 }
 
 /* A kiln.Tensor for a typed helper's result. */
@@ -90,24 +101,23 @@ static PyObject *kiln_py_eager_outputs(int count, kiln_eager_tensor_t **outputs)
   return tuple;
 }
 
-/* Calls `op_name` on `num_inputs` eager tensors (released here). */
-static PyObject *kiln_py_eager_run(const char *op_name, int num_inputs,
-                                   kiln_eager_tensor_t **inputs, int num_attrs,
+/* Calls `op_name` in `context` (NULL: the inputs') on `num_inputs` eager
+ * tensors (released here). */
+static PyObject *kiln_py_eager_run(kiln_eager_context_t *context, const char *op_name,
+                                   int num_inputs, kiln_eager_tensor_t **inputs, int num_attrs,
                                    const kiln_eager_attr_t *attrs) {
   kiln_eager_tensor_t *outputs[KILN_EAGER_MAX_OUTPUTS];
   int num_outputs = 0;
   kiln_status_t status;
   Py_BEGIN_ALLOW_THREADS;
-  status = kiln_eager_call(op_name, num_inputs, inputs, num_attrs, attrs, KILN_EAGER_MAX_OUTPUTS,
-                           &num_outputs, outputs);
+  status = kiln_eager_context_call(context, op_name, num_inputs, inputs, num_attrs, attrs,
+                                   KILN_EAGER_MAX_OUTPUTS, &num_outputs, outputs);
   Py_END_ALLOW_THREADS;
   kiln_py_eager_release(num_inputs, inputs);
   return status ? kiln_py_error_raise(status) : kiln_py_eager_outputs(num_outputs, outputs);
 }
 
-/* call(op_name, inputs, attrs) -> tuple of Tensors. */
-static PyObject *kiln_py_eager_call(PyObject *self, PyObject *args) {
-  (void)self;
+PyObject *kiln_py_eager_call_in(kiln_eager_context_t *context, PyObject *args) {
   const char *op_name = NULL;
   PyObject *input_list = NULL, *attr_list = NULL;
   if (!PyArg_ParseTuple(args, "sOO:call", &op_name, &input_list, &attr_list)) {
@@ -124,12 +134,19 @@ static PyObject *kiln_py_eager_call(PyObject *self, PyObject *args) {
   if (attr_items && num_inputs > KILN_PY_EAGER_MAX_INPUTS) {
     PyErr_Format(PyExc_ValueError, "kiln.eager.call: at most %d inputs", KILN_PY_EAGER_MAX_INPUTS);
   } else if (attr_items && kiln_py_eager_attrs(attr_items, 32, attrs, &num_attrs) == 0 &&
-             kiln_py_eager_inputs((int)num_inputs, PySequence_Fast_ITEMS(inputs), tensors) == 0) {
-    result = kiln_py_eager_run(op_name, (int)num_inputs, tensors, num_attrs, attrs);
+             kiln_py_eager_inputs_in(context, (int)num_inputs, PySequence_Fast_ITEMS(inputs),
+                                     tensors) == 0) {
+    result = kiln_py_eager_run(context, op_name, (int)num_inputs, tensors, num_attrs, attrs);
   }
   Py_XDECREF(inputs);
   Py_XDECREF(attr_items);
   return result;
+}
+
+/* call(op_name, inputs, attrs) -> tuple of Tensors, in the inputs' context. */
+static PyObject *kiln_py_eager_call(PyObject *self, PyObject *args) {
+  (void)self;
+  return kiln_py_eager_call_in(NULL, args);
 }
 
 PyObject *kiln_py_eager_binary_named(const char *op_name, PyObject *a, PyObject *b) {
@@ -138,7 +155,7 @@ PyObject *kiln_py_eager_binary_named(const char *op_name, PyObject *a, PyObject 
   if (kiln_py_eager_inputs(2, objects, tensors) < 0) {
     return NULL;
   }
-  PyObject *outputs = kiln_py_eager_run(op_name, 2, tensors, 0, NULL);
+  PyObject *outputs = kiln_py_eager_run(NULL, op_name, 2, tensors, 0, NULL);
   if (!outputs) {
     return NULL;
   }

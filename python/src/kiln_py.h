@@ -13,6 +13,7 @@
  *             producer's tensor without a copy)
  *   tensor.c  kiln.Tensor: a Python object holding one eager tensor
  *   eager.c   the eager operators (the generic call by name, typed helpers)
+ *   context.c kiln.eager.Context: an eager context of one's own
  *   model.c   kiln.Model's engine: compile or load, run, profile, save
  *
  * Threads: every call that may wait (compile, run, eager reads and calls,
@@ -94,9 +95,13 @@ int kiln_py_tensor_initialize(PyObject *module);
 PyObject *kiln_py_tensor_wrap(kiln_eager_tensor_t *eager);
 /* A new reference to an eager tensor for `object`: a kiln.Tensor's own, or
  * a copy of anything NumPy turns into an array (converted to *dtype when
- * given and `object` is not an array). */
+ * given and `object` is not an array) made in `context` (NULL: the
+ * default one). */
 int kiln_py_tensor_from_object(PyObject *object, const kiln_dtype_t *dtype,
-                               kiln_eager_tensor_t **out_eager);
+                               kiln_eager_context_t *context, kiln_eager_tensor_t **out_eager);
+/* The copy alone (also for a kiln.Tensor, as any array). */
+int kiln_py_tensor_copy_object(PyObject *object, const kiln_dtype_t *dtype,
+                               kiln_eager_context_t *context, kiln_eager_tensor_t **out_eager);
 /* Waits (GIL released) for the tensor's writers; returns its storage
  * (retained) or NULL with the exception. */
 kiln_tensor_t *kiln_py_tensor_read(kiln_eager_tensor_t *eager);
@@ -104,8 +109,15 @@ kiln_tensor_t *kiln_py_tensor_read(kiln_eager_tensor_t *eager);
 /* ---- eager.c ---- */
 
 extern PyMethodDef kiln_py_eager_methods[];
+/* The generic call's arguments (op_name, inputs, attrs) run in `context`
+ * (NULL: the inputs' context, else the default one). */
+PyObject *kiln_py_eager_call_in(kiln_eager_context_t *context, PyObject *args);
 /* Binary eager operator by name (for Tensor's number protocol). */
 PyObject *kiln_py_eager_binary_named(const char *op_name, PyObject *a, PyObject *b);
+
+/* ---- context.c ---- */
+
+int kiln_py_context_initialize(PyObject *module);
 
 /* ---- model.c ---- */
 

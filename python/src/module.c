@@ -67,7 +67,7 @@ PyMODINIT_FUNC PyInit__kiln(void) {
   if (PyModule_AddFunctions(module, kiln_py_functions) < 0 ||
       PyModule_AddFunctions(module, kiln_py_eager_methods) < 0 ||
       kiln_py_errors_initialize(module) < 0 || kiln_py_tensor_initialize(module) < 0 ||
-      kiln_py_model_initialize(module) < 0 ||
+      kiln_py_model_initialize(module) < 0 || kiln_py_context_initialize(module) < 0 ||
       PyModule_AddStringConstant(module, "version", kiln_version_string()) < 0 ||
       PyModule_AddStringConstant(module, "default_target", kiln_compiler_default_target()) < 0) {
     Py_DECREF(module);

@@ -21,9 +21,8 @@ PyObject *kiln_py_tensor_wrap(kiln_eager_tensor_t *eager) {
   return (PyObject *)self;
 }
 
-/* A copy of `object` (anything NumPy turns into an array) as an eager tensor. */
-static int kiln_py_tensor_copy_object(PyObject *object, const kiln_dtype_t *dtype,
-                                      kiln_eager_tensor_t **out_eager) {
+int kiln_py_tensor_copy_object(PyObject *object, const kiln_dtype_t *dtype,
+                               kiln_eager_context_t *context, kiln_eager_tensor_t **out_eager) {
   PyArrayObject *array = kiln_py_array_from_object(object, dtype);
   if (!array) {
     return -1;
@@ -37,21 +36,24 @@ static int kiln_py_tensor_copy_object(PyObject *object, const kiln_dtype_t *dtyp
   }
   kiln_status_t status;
   Py_BEGIN_ALLOW_THREADS;
-  status = kiln_eager_tensor_from_host(array_dtype, dl.ndim, shape, dl.data,
-                                       (size_t)PyArray_NBYTES(array), out_eager);
+  size_t size = (size_t)PyArray_NBYTES(array);
+  status = context
+               ? kiln_eager_context_tensor_from_host(context, array_dtype, dl.ndim, shape, dl.data,
+                                                     size, out_eager)
+               : kiln_eager_tensor_from_host(array_dtype, dl.ndim, shape, dl.data, size, out_eager);
   Py_END_ALLOW_THREADS;
   Py_DECREF(array);
   return status ? kiln_py_error_raise_int(status) : 0;
 }
 
 int kiln_py_tensor_from_object(PyObject *object, const kiln_dtype_t *dtype,
-                               kiln_eager_tensor_t **out_eager) {
+                               kiln_eager_context_t *context, kiln_eager_tensor_t **out_eager) {
   if (PyObject_TypeCheck(object, &kiln_py_tensor_type)) {
     *out_eager = ((kiln_py_tensor_t *)object)->eager;
     kiln_eager_tensor_retain(*out_eager);
     return 0;
   }
-  return kiln_py_tensor_copy_object(object, dtype, out_eager);
+  return kiln_py_tensor_copy_object(object, dtype, context, out_eager);
 }
 
 kiln_tensor_t *kiln_py_tensor_read(kiln_eager_tensor_t *eager) {
@@ -76,7 +78,7 @@ static PyObject *kiln_py_tensor_new(PyTypeObject *type, PyObject *args, PyObject
     return NULL;
   }
   kiln_eager_tensor_t *eager = NULL;
-  if (kiln_py_tensor_copy_object(data, NULL, &eager) < 0) {
+  if (kiln_py_tensor_copy_object(data, NULL, NULL, &eager) < 0) {
     return NULL;
   }
   kiln_py_tensor_t *self = (kiln_py_tensor_t *)type->tp_alloc(type, 0);
