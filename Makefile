@@ -10,12 +10,14 @@ JOBS           ?= $(shell nproc 2>/dev/null || echo 2)
 
 RUNTIME_BUILD_DIR ?= build-runtime
 PREFIX         ?= /usr/local
+PYTHON         ?= /usr/bin/python3
+PYTHON_SITE    ?=
 
 FUZZ_BUILD_DIR ?= build-fuzz
 FUZZ_SECONDS   ?= 60
 
 .PHONY: all deps build run test test-sanitize test-tsan fuzz conformance format check-format clean \
-	install install-runtime
+	install install-runtime python install-python
 
 all: build
 
@@ -40,6 +42,20 @@ test: build
 # (docs/install.md): make install PREFIX=$$HOME/.local
 install: build
 	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+
+# The Python package (docs/python.md): `build` makes it in
+# $(BUILD_DIR)/python/lib (with the extension's rpath on $(BUILD_DIR)/lib);
+# this prints how to use it in place.
+python: build
+	@echo "kiln: the Python package is in $(abspath $(BUILD_DIR))/python/lib:"
+	@echo "  PYTHONPATH=$(abspath $(BUILD_DIR))/python/lib $(PYTHON) -c 'import kiln'"
+
+# make install, then the Python package for PYTHON, built against the
+# installed libkiln and copied to PYTHON_SITE (default: the dist-packages
+# folder of Debian's python3 for PREFIX; python/install.sh):
+# make install-python  (PREFIX=/usr/local: `import kiln` works at once)
+install-python: install
+	sh python/install.sh $(PREFIX) $(PYTHON) $(PYTHON_SITE)
 
 # A deployment: the runtime alone (KILN_RUNTIME_ONLY: no LLVM, protobuf-c,
 # ONNX schema or cmocka needed, so no `deps`), built in RUNTIME_BUILD_DIR and

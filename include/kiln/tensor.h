@@ -106,6 +106,18 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_tensor_create_copy(kiln_allocator_t allo
                                                            const int64_t *shape, const void *data,
                                                            size_t data_size,
                                                            kiln_tensor_t **out_tensor);
+/* Called once with `owner` when the last reference to an external tensor goes. */
+typedef void (*kiln_tensor_release_fn)(void *owner);
+/* A tensor over storage it does not own (zero copy; a DLPack producer's):
+ * `data` holds a compact, row-major array of `dtype` and `shape`, aligned to
+ * the element size, and stays valid until `release(owner)` runs, once, at the
+ * tensor's last release (on whichever thread drops it; `release` may be
+ * NULL). Only the header comes from `allocator`. INVALID_ARGUMENT for NULL
+ * data of a nonzero size or misaligned data; on failure `release` is not
+ * called and the storage stays the caller's. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_tensor_create_external(
+    kiln_allocator_t allocator, kiln_dtype_t dtype, int ndim, const int64_t *shape, void *data,
+    kiln_tensor_release_fn release, void *owner, kiln_tensor_t **out_tensor);
 void kiln_tensor_retain(kiln_tensor_t *tensor);
 /* Drops one reference; frees the tensor at zero. NULL is ignored. */
 void kiln_tensor_release(kiln_tensor_t *tensor);

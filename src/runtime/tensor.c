@@ -14,6 +14,10 @@
  * frees with the allocator that made the block. The reference count is atomic:
  * retains are relaxed, and the release that reaches zero acquires every other
  * thread's writes before freeing.
+ *
+ * An external tensor (kiln_tensor_create_external) is the header block alone;
+ * its DLTensor points at storage someone else owns, and the last release
+ * frees the header, then calls the owner's release function.
  */
 #include <math.h>
 #include <stdatomic.h>
@@ -27,6 +31,8 @@ struct kiln_tensor_t {
   kiln_dtype_t dtype;
   int64_t element_count;
   size_t byte_size;
+  kiln_tensor_release_fn release_storage; /* external storage only */
+  void *storage_owner;
   DLTensor dl;
   int64_t dims[]; /* shape[ndim] then strides[ndim] */
 };
@@ -36,10 +42,17 @@ static size_t kiln_tensor_header_size(int ndim) {
   return (size + KILN_TENSOR_ALIGNMENT - 1) & ~(size_t)(KILN_TENSOR_ALIGNMENT - 1);
 }
 
-/* Validates the arguments and allocates the block; the storage is zeroed when
- * `zero_storage` is set and left for the caller to fill otherwise. */
+/* How kiln_tensor_allocate provides the storage. */
+typedef enum kiln_tensor_storage_e {
+  KILN_TENSOR_STORAGE_UNINITIALIZED, /* in the block, for the caller to fill */
+  KILN_TENSOR_STORAGE_ZEROED,        /* in the block, zero-filled */
+  KILN_TENSOR_STORAGE_EXTERNAL,      /* none: the caller points dl.data elsewhere */
+} kiln_tensor_storage_t;
+
+/* Validates the arguments and allocates the block (the header, and the
+ * storage unless it is external). */
 static kiln_status_t kiln_tensor_allocate(kiln_allocator_t allocator, kiln_dtype_t dtype, int ndim,
-                                          const int64_t *shape, int zero_storage,
+                                          const int64_t *shape, kiln_tensor_storage_t storage,
                                           kiln_tensor_t **out_tensor) {
   *out_tensor = NULL;
   size_t byte_size = 0;
@@ -47,15 +60,15 @@ static kiln_status_t kiln_tensor_allocate(kiln_allocator_t allocator, kiln_dtype
   int64_t element_count = 0;
   KILN_RETURN_IF_ERROR(kiln_shape_element_count(ndim, shape, &element_count));
   size_t header_size = kiln_tensor_header_size(ndim);
-  size_t total;
-  if (!kiln_size_add(header_size, byte_size, &total)) {
+  size_t total = header_size;
+  if (storage != KILN_TENSOR_STORAGE_EXTERNAL && !kiln_size_add(header_size, byte_size, &total)) {
     return KILN_STATUS(RESOURCE_EXHAUSTED, "a tensor of %zu bytes is too large to allocate",
                        byte_size);
   }
   void *block = NULL;
   KILN_RETURN_IF_ERROR(
       kiln_allocator_malloc_aligned(allocator, total, KILN_TENSOR_ALIGNMENT, &block));
-  memset(block, 0, zero_storage ? total : header_size);
+  memset(block, 0, storage == KILN_TENSOR_STORAGE_ZEROED ? total : header_size);
 
   kiln_tensor_t *tensor = block;
   atomic_init(&tensor->reference_count, 1);
@@ -84,7 +97,8 @@ static kiln_status_t kiln_tensor_allocate(kiln_allocator_t allocator, kiln_dtype
 
 kiln_status_t kiln_tensor_create(kiln_allocator_t allocator, kiln_dtype_t dtype, int ndim,
                                  const int64_t *shape, kiln_tensor_t **out_tensor) {
-  return kiln_tensor_allocate(allocator, dtype, ndim, shape, 1, out_tensor);
+  return kiln_tensor_allocate(allocator, dtype, ndim, shape, KILN_TENSOR_STORAGE_ZEROED,
+                              out_tensor);
 }
 
 kiln_status_t kiln_tensor_create_copy(kiln_allocator_t allocator, kiln_dtype_t dtype, int ndim,
@@ -104,10 +118,36 @@ kiln_status_t kiln_tensor_create_copy(kiln_allocator_t allocator, kiln_dtype_t d
     return KILN_STATUS(INVALID_ARGUMENT, "data of %zu bytes is NULL", data_size);
   }
   kiln_tensor_t *tensor = NULL;
-  KILN_RETURN_IF_ERROR(kiln_tensor_allocate(allocator, dtype, ndim, shape, 0, &tensor));
+  KILN_RETURN_IF_ERROR(kiln_tensor_allocate(allocator, dtype, ndim, shape,
+                                            KILN_TENSOR_STORAGE_UNINITIALIZED, &tensor));
   if (byte_size > 0) {
     memcpy(tensor->dl.data, data, byte_size);
   }
+  *out_tensor = tensor;
+  return KILN_OK;
+}
+
+kiln_status_t kiln_tensor_create_external(kiln_allocator_t allocator, kiln_dtype_t dtype, int ndim,
+                                          const int64_t *shape, void *data,
+                                          kiln_tensor_release_fn release, void *owner,
+                                          kiln_tensor_t **out_tensor) {
+  *out_tensor = NULL;
+  size_t byte_size = 0;
+  KILN_RETURN_IF_ERROR(kiln_shape_byte_size(dtype, ndim, shape, &byte_size));
+  if (data == NULL && byte_size > 0) {
+    return KILN_STATUS(INVALID_ARGUMENT, "external data of %zu bytes is NULL", byte_size);
+  }
+  size_t element_size = kiln_dtype_size(dtype);
+  if (element_size > 0 && (uintptr_t)data % element_size != 0) {
+    return KILN_STATUS(INVALID_ARGUMENT, "external %s data at %p is not aligned to %zu bytes",
+                       kiln_dtype_name(dtype), data, element_size);
+  }
+  kiln_tensor_t *tensor = NULL;
+  KILN_RETURN_IF_ERROR(
+      kiln_tensor_allocate(allocator, dtype, ndim, shape, KILN_TENSOR_STORAGE_EXTERNAL, &tensor));
+  tensor->dl.data = data;
+  tensor->release_storage = release;
+  tensor->storage_owner = owner;
   *out_tensor = tensor;
   return KILN_OK;
 }
@@ -125,7 +165,12 @@ void kiln_tensor_release(kiln_tensor_t *tensor) {
   }
   atomic_thread_fence(memory_order_acquire);
   kiln_allocator_t allocator = tensor->allocator;
+  kiln_tensor_release_fn release_storage = tensor->release_storage;
+  void *storage_owner = tensor->storage_owner;
   kiln_allocator_free(allocator, tensor);
+  if (release_storage != NULL) {
+    release_storage(storage_owner);
+  }
 }
 
 const DLTensor *kiln_tensor_dl(const kiln_tensor_t *tensor) {

@@ -494,6 +494,57 @@ static void test_element_as_double(void **state) {
   }
 }
 
+/* An external tensor views storage it does not own; the owner's release runs
+ * once, at the last release, after the header is freed. */
+static void record_release(void *owner) {
+  ++*(int *)owner;
+}
+
+static void test_create_external(void **state) {
+  (void)state;
+  kiln_counting_allocator_t counting;
+  kiln_counting_allocator_initialize(&counting, kiln_allocator_system());
+  kiln_allocator_t allocator = kiln_counting_allocator_get(&counting);
+  float data[6] = {1, 2, 3, 4, 5, 6};
+  int releases = 0;
+  kiln_tensor_t *tensor = NULL;
+  KILN_ASSERT_OK(kiln_tensor_create_external(allocator, KILN_DTYPE_FLOAT32, 2,
+                                             (const int64_t[]){2, 3}, data, record_release,
+                                             &releases, &tensor));
+  assert_ptr_equal(kiln_tensor_data(tensor), data);
+  assert_int_equal(kiln_tensor_byte_size(tensor), sizeof(data));
+  const DLTensor *dl = kiln_tensor_dl(tensor);
+  assert_int_equal(dl->strides[0], 3);
+  assert_int_equal(dl->strides[1], 1);
+  assert_true(kiln_tensor_element_as_double(tensor, 5) == 6.0);
+  assert_true(kiln_counting_allocator_counts(&counting).live_bytes < (int64_t)256);
+  kiln_tensor_retain(tensor);
+  kiln_tensor_release(tensor);
+  assert_int_equal(releases, 0);
+  kiln_tensor_release(tensor);
+  assert_int_equal(releases, 1);
+  assert_int_equal(kiln_counting_allocator_counts(&counting).live_blocks, 0);
+
+  KILN_ASSERT_OK(
+      kiln_tensor_create_external(allocator, KILN_DTYPE_INT8, 0, NULL, data, NULL, NULL, &tensor));
+  kiln_tensor_release(tensor);
+  KILN_ASSERT_STATUS(kiln_tensor_create_external(allocator, KILN_DTYPE_FLOAT32, 1,
+                                                 (const int64_t[]){2}, NULL, record_release,
+                                                 &releases, &tensor),
+                     INVALID_ARGUMENT, "external data of 8 bytes is NULL");
+  KILN_ASSERT_STATUS(kiln_tensor_create_external(allocator, KILN_DTYPE_FLOAT32, 1,
+                                                 (const int64_t[]){2}, (char *)data + 2,
+                                                 record_release, &releases, &tensor),
+                     INVALID_ARGUMENT, "is not aligned to 4 bytes");
+  KILN_ASSERT_STATUS(kiln_tensor_create_external(allocator, KILN_DTYPE_FLOAT32, 1,
+                                                 (const int64_t[]){-2}, data, record_release,
+                                                 &releases, &tensor),
+                     INVALID_ARGUMENT, "dim 0 is -2");
+  assert_null(tensor);
+  assert_int_equal(releases, 1);
+  assert_int_equal(kiln_counting_allocator_counts(&counting).live_blocks, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_element_as_double),
@@ -511,6 +562,7 @@ int main(void) {
       cmocka_unit_test(test_release_uses_the_creating_allocator),
       cmocka_unit_test(test_bad_inputs),
       cmocka_unit_test(test_allocation_failures),
+      cmocka_unit_test(test_create_external),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
