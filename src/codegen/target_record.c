@@ -106,11 +106,12 @@ kiln_status_t kiln_codegen_target_record(const char *triple, const char *cpu, co
   const char *name = list ? cpu : host_name ? host_name : "native";
   KILN_RETURN_IF_ERROR(kiln_strbuf_appendf(out, "triple=%s cpu=%s features=", triple, name));
   bool first = true;
-  for (const char *const *f = kiln_cpu_feature_names(); *f; ++f) {
-    int said = attr_says(mattr, *f);
-    bool has = list ? listed(list, *f) : kiln_cpu_feature_present(*f);
+  const char *f = NULL;
+  for (int i = 0; (f = kiln_cpu_feature_name(i)) != NULL; ++i) {
+    int said = attr_says(mattr, f);
+    bool has = list ? listed(list, f) : kiln_cpu_feature_present(f);
     if (said > 0 || (has && said == 0)) {
-      KILN_RETURN_IF_ERROR(kiln_strbuf_appendf(out, "%s%s", first ? "" : ",", *f));
+      KILN_RETURN_IF_ERROR(kiln_strbuf_appendf(out, "%s%s", first ? "" : ",", f));
       first = false;
     }
   }

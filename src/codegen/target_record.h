@@ -4,7 +4,7 @@
  * module loader can refuse a library on a CPU that lacks what its code
  * uses instead of dying with SIGILL.
  *
- * The features are those of the runtime's table (kiln_cpu_feature_names)
+ * The features are those of the runtime's table (kiln_cpu_feature_name)
  * that the code may use: for the host's CPU ("native", or LLVM's name for
  * the host), the ones this CPU has (CPUID, as the loader reads them); for
  * a named CPU, the ones it implies, from the table below (the x86-64

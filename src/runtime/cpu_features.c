@@ -85,12 +85,8 @@ bool kiln_cpu_feature_known(const char *name) {
   return feature_find(name, strlen(name)) != NULL;
 }
 
-const char *const *kiln_cpu_feature_names(void) {
-  static const char *names[NUM_FEATURES + 1];
-  for (size_t i = 0; i < NUM_FEATURES; ++i) {
-    names[i] = features[i].name; /* the same values from every thread */
-  }
-  return names;
+const char *kiln_cpu_feature_name(int index) {
+  return index >= 0 && (size_t)index < NUM_FEATURES ? features[index].name : NULL;
 }
 
 #ifdef KILN_CPU_X86

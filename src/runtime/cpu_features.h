@@ -32,8 +32,8 @@ const char *kiln_cpu_host_arch(void);
 bool kiln_cpu_feature_known(const char *name);
 /* Whether the host has feature `name` (false for a name not in the table). */
 bool kiln_cpu_feature_present(const char *name);
-/* The table's features, NULL-terminated, in table order. */
-const char *const *kiln_cpu_feature_names(void);
+/* The table's feature `index` (from 0, in table order), NULL past the end. */
+const char *kiln_cpu_feature_name(int index);
 
 /* Checks a target record against the host: FAILED_PRECONDITION naming
  * `what` (the library's path), the record's CPU and the first missing

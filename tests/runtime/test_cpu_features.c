@@ -22,9 +22,10 @@
 /* The first feature of the table this CPU lacks (the tests set
  * KILN_CPU_DISABLE to make sure there is one), or NULL. */
 static const char *missing_feature(void) {
-  for (const char *const *f = kiln_cpu_feature_names(); *f; ++f) {
-    if (!kiln_cpu_feature_present(*f)) {
-      return *f;
+  const char *f = NULL;
+  for (int i = 0; (f = kiln_cpu_feature_name(i)) != NULL; ++i) {
+    if (!kiln_cpu_feature_present(f)) {
+      return f;
     }
   }
   return NULL;
