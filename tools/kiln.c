@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <jansson.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,7 +194,8 @@ static kiln_status_t kiln_cli_demo(int argc, char **argv) {
 static kiln_status_t kiln_cli_help(int argc, char **argv);
 
 static const kiln_cli_command_t kiln_cli_commands[] = {
-    {"help", "kiln help", "show this help", kiln_cli_help},
+    {"help", "kiln help [COMMAND]", "show this help, or one command's (also: kiln COMMAND --help)",
+     kiln_cli_help},
     {"version", "kiln version", "print the version and what kiln was built with", kiln_cli_version},
     {"demo", "kiln demo [MODELS_DIR]",
      "show what is built: .npy round trips, and the shared models run and checked", kiln_cli_demo},
@@ -246,13 +248,6 @@ static void kiln_cli_print_help(FILE *stream) {
   fprintf(stream, "\nenvironment: KILN_LOG_LEVEL=error|warn|info|debug|trace (default warn)\n");
 }
 
-static kiln_status_t kiln_cli_help(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  kiln_cli_print_help(stdout);
-  return KILN_OK;
-}
-
 static const kiln_cli_command_t *kiln_cli_find(const char *name) {
   for (size_t i = 0; i < kiln_cli_command_count; ++i) {
     if (strcmp(kiln_cli_commands[i].name, name) == 0) {
@@ -260,6 +255,39 @@ static const kiln_cli_command_t *kiln_cli_find(const char *name) {
     }
   }
   return NULL;
+}
+
+/* One command's help on stdout: its usage and what it does. */
+static void kiln_cli_print_command_help(const kiln_cli_command_t *command) {
+  printf("usage: %s\n\n%s\n\nThe options and their defaults: docs/cli.md.\n", command->usage,
+         command->summary);
+}
+
+/* `kiln help` (every command) or `kiln help COMMAND`. */
+static kiln_status_t kiln_cli_help(int argc, char **argv) {
+  if (argc > 2) {
+    return kiln_cli_usage("unexpected argument", argv[2]);
+  }
+  if (argc == 2) {
+    const kiln_cli_command_t *command = kiln_cli_find(argv[1]);
+    if (!command) {
+      return kiln_cli_usage("unknown command", argv[1]);
+    }
+    kiln_cli_print_command_help(command);
+    return KILN_OK;
+  }
+  kiln_cli_print_help(stdout);
+  return KILN_OK;
+}
+
+/* Whether a command's arguments ask for its help (--help or -h). */
+static bool kiln_cli_asks_help(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      return true;
+    }
+  }
+  return false;
 }
 
 int main(int argc, char **argv) {
@@ -279,6 +307,10 @@ int main(int argc, char **argv) {
     kiln_cli_print_escaped(stderr, name);
     fprintf(stderr, "'; run 'kiln --help' for the list\n");
     return KILN_EXIT_USAGE;
+  }
+  if (kiln_cli_asks_help(argc - 1, argv + 1)) {
+    kiln_cli_print_command_help(command);
+    return 0;
   }
   kiln_status_t status = command->run(argc - 1, argv + 1);
   if (!status) {

@@ -10,6 +10,13 @@ models=${3:-}
 
 expect 0 out "usage: kiln COMMAND" -- "$kiln" --help
 expect 0 out "npy-info" -- "$kiln" help
+# every command's own help: its usage on stdout, exit 0, whatever else is on the line
+for command in help version demo npy-info show interp compile run bench graph conformance; do
+  expect 0 out "^usage: kiln $command" -- "$kiln" "$command" --help
+done
+expect 0 out "^usage: kiln compile MODEL -o DIR" -- "$kiln" compile model.onnx -h
+expect 0 out "^usage: kiln run DIR --input" -- "$kiln" help run
+expect 2 err "unknown command 'frob'" -- "$kiln" help frob
 expect 2 err "usage: kiln COMMAND" -- "$kiln"
 # model and command-line text reaches the terminal with control characters escaped
 esc=$(printf '\033')
