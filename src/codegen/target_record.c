@@ -44,19 +44,6 @@ static const cpu_t cpus[] = {
 };
 #define NUM_CPUS (sizeof(cpus) / sizeof(cpus[0]))
 
-/* Whether `name` is in the comma-separated `list`. */
-static bool listed(const char *list, const char *name) {
-  size_t length = strlen(name);
-  for (const char *p = list; *p;) {
-    size_t n = strcspn(p, ",");
-    if (n == length && strncmp(p, name, n) == 0) {
-      return true;
-    }
-    p += n + (p[n] == ',');
-  }
-  return false;
-}
-
 /* What -mattr says of `name`: +1 added, -1 taken away, 0 silent. */
 static int attr_says(const char *mattr, const char *name) {
   size_t length = strlen(name);
@@ -109,7 +96,7 @@ kiln_status_t kiln_codegen_target_record(const char *triple, const char *cpu, co
   const char *f = NULL;
   for (int i = 0; (f = kiln_cpu_feature_name(i)) != NULL; ++i) {
     int said = attr_says(mattr, f);
-    bool has = list ? listed(list, f) : kiln_cpu_feature_present(f);
+    bool has = list ? kiln_cpu_list_has(list, f) : kiln_cpu_feature_present(f);
     if (said > 0 || (has && said == 0)) {
       KILN_RETURN_IF_ERROR(kiln_strbuf_appendf(out, "%s%s", first ? "" : ",", f));
       first = false;

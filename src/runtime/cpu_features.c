@@ -1,6 +1,6 @@
 /*
  * The x86 feature table, the host's features (CPUID and XGETBV, read
- * once), and the check of an artifact's target record; see
+ * once per process), and the check of an artifact's target record; see
  * cpu_features.h. KILN_CPU_DISABLE=a,b makes this CPU count as lacking
  * features a and b (to check an artifact against an older CPU, and for the
  * tests). Features every x86-64 CPU has (SSE, SSE2) are not listed; AMX is not either (kiln's code
@@ -8,6 +8,7 @@
  */
 #include "runtime/cpu_features.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +62,7 @@ static const feature_t features[] = {
     {"lzcnt", 0x80000001u, 0, ECX, 5, STATE_NONE},
 };
 #define NUM_FEATURES (sizeof(features) / sizeof(features[0]))
+_Static_assert(NUM_FEATURES <= 64, "host_features holds one bit per feature");
 
 const char *kiln_cpu_host_arch(void) {
 #if defined(__x86_64__)
@@ -101,30 +103,39 @@ static uint64_t os_state(void) {
   return ((uint64_t)hi << 32) | lo;
 }
 
-static bool host_has(const feature_t *f) {
+static bool cpuid_has(const feature_t *f, uint64_t state) {
   unsigned r[4] = {0, 0, 0, 0};
   if (!__get_cpuid_count(f->leaf, f->subleaf, &r[EAX], &r[EBX], &r[ECX], &r[EDX])) {
     return false;
   }
-  if (!(r[f->reg] & (1u << f->bit))) {
-    return false;
-  }
-  return (os_state() & f->state) == f->state;
-}
-#else
-static bool host_has(const feature_t *f) {
-  (void)f;
-  return false;
+  return (r[f->reg] & (1u << f->bit)) && (state & f->state) == f->state;
 }
 #endif
 
-/* Whether KILN_CPU_DISABLE (a comma-separated list) names `f`. */
-static bool disabled(const feature_t *f) {
-  const char *list = getenv("KILN_CPU_DISABLE");
-  size_t length = strlen(f->name);
+/* The host's features, one bit per table entry, read once (CPUID traps
+ * to the hypervisor in a virtual machine: not once per check). */
+static uint64_t host_features;
+static pthread_once_t host_once = PTHREAD_ONCE_INIT;
+
+static void read_host_features(void) {
+#ifdef KILN_CPU_X86
+  uint64_t state = os_state();
+  for (size_t i = 0; i < NUM_FEATURES; ++i) {
+    host_features |= cpuid_has(&features[i], state) ? (uint64_t)1 << i : 0;
+  }
+#endif
+}
+
+static bool host_has(const feature_t *f) {
+  pthread_once(&host_once, read_host_features);
+  return (host_features >> (f - features)) & 1;
+}
+
+bool kiln_cpu_list_has(const char *list, const char *name) {
+  size_t length = strlen(name);
   for (const char *p = list ? list : ""; *p;) {
     size_t n = strcspn(p, ",");
-    if (n == length && strncmp(p, f->name, n) == 0) {
+    if (n == length && strncmp(p, name, n) == 0) {
       return true;
     }
     p += n + (p[n] == ',');
@@ -134,7 +145,7 @@ static bool disabled(const feature_t *f) {
 
 /* The host has `f`, and KILN_CPU_DISABLE does not take it away. */
 static bool usable(const feature_t *f) {
-  return host_has(f) && !disabled(f);
+  return host_has(f) && !kiln_cpu_list_has(getenv("KILN_CPU_DISABLE"), f->name);
 }
 
 bool kiln_cpu_feature_present(const char *name) {

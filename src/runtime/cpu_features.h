@@ -28,6 +28,8 @@
 
 /* The architecture word of an LLVM triple this runtime runs ("x86_64"). */
 const char *kiln_cpu_host_arch(void);
+/* Whether `name` is one of the items of the comma-separated `list`. */
+bool kiln_cpu_list_has(const char *list, const char *name);
 /* Whether `name` is a feature of the table (so it can be checked). */
 bool kiln_cpu_feature_known(const char *name);
 /* Whether the host has feature `name` (false for a name not in the table). */

@@ -106,6 +106,13 @@ static const kiln_tir_prim_func_t *one_func(kiln_tir_builder_t *b) {
   return kiln_tir_b_func(b, "one", 1, &a, body);
 }
 
+/* Both backends, for the x86-64-v2 level (SSE3 to SSE4.2). */
+static const char *const v2_targets[] = {"c -march=x86-64-v2",
+#ifdef KILN_HAVE_LLVM
+                                         "llvm -mcpu=x86-64-v2",
+#endif
+                                         NULL};
+
 /* Replaces the first `from` in the file at `path` with `to` (as long). */
 static void patch_file(const char *path, const char *from, const char *to) {
   FILE *file = fopen(path, "r+b");
@@ -152,12 +159,7 @@ static void check_patched(const char *target, const char *from, const char *to,
 
 static void test_loader_refuses(void **state) {
   (void)state;
-  const char *targets[] = {"c -march=x86-64-v2",
-#ifdef KILN_HAVE_LLVM
-                           "llvm -mcpu=x86-64-v2",
-#endif
-                           NULL};
-  for (const char *const *target = targets; *target; ++target) {
+  for (const char *const *target = v2_targets; *target; ++target) {
     check_patched(*target, "triple=x86_64", "triple=riscv6", "was compiled for riscv6");
     /* sse4.2 -> "sse3  " (padded to the same length): the list ends at the
      * space, and this CPU "lacks" sse3 (KILN_CPU_DISABLE, set for the load
@@ -175,12 +177,7 @@ static void test_built_for_another_cpu(void **state) {
   fixture_init(&f);
   const kiln_tir_prim_func_t *func = one_func(&f.b);
   setenv("KILN_CPU_DISABLE", "sse3", 1);
-  const char *targets[] = {"c -march=x86-64-v2",
-#ifdef KILN_HAVE_LLVM
-                           "llvm -mcpu=x86-64-v2",
-#endif
-                           NULL};
-  for (const char *const *target = targets; *target; ++target) {
+  for (const char *const *target = v2_targets; *target; ++target) {
     kiln_runtime_module_t *module = NULL;
     KILN_ASSERT_OK(kiln_codegen_build(kiln_allocator_system(), *target, &func, 1, &module));
     kiln_runtime_module_release(module);
