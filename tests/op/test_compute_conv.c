@@ -75,6 +75,13 @@ static void test_conv2d_nchwc(void **state) {
              ATTRS(op, "strides", "[2, 1]", "dilation", "[1, 2]", "data_layout", "\"NCHW2c\"",
                    "kernel_layout", "\"OIHW2i4o\"", "out_layout", "\"NCHW4c\""),
              SHAPE(2, 3, 9, 11, 2), 5, SHAPE(3, 3, 2, 3, 2, 4), 6);
+  /* the wide row-block tile: 4 output chunks by 6 columns over ow 25 (4
+   * tiles and a tail of 1), 2 input chunks of 16 (3x3: a row block), the
+   * input-channel loop unrolled by 4 */
+  check_conv(op,
+             ATTRS(op, "padding", "[1, 1, 1, 1]", "data_layout", "\"NCHW16c\"", "kernel_layout",
+                   "\"OIHW16i4o\"", "out_layout", "\"NCHW4c\""),
+             SHAPE(1, 2, 3, 25, 16), 5, SHAPE(4, 2, 3, 3, 16, 4), 6);
   /* another primal order: the default schedule */
   check_conv(op,
              ATTRS(op, "padding", "[1, 1, 1, 1]", "data_layout", "\"NHWC4c\"", "kernel_layout",
