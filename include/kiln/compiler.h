@@ -53,6 +53,12 @@ typedef struct kiln_compiler_options_t {
   /* ONNX: the largest constant the importer may compute (bytes; 0: 1 GiB).
    * A model over it is refused, naming the node and the size. */
   int64_t max_constant_bytes;
+  /* `kiln tune`'s records (JSON lines, docs/tuning.md): each kernel with a
+   * record of this target and kiln version is scheduled with its best
+   * configuration; NULL: the default rules. A missing or bad file is an
+   * error; records of other targets or versions are ignored with a
+   * warning. */
+  const char *tuning_records;
 } kiln_compiler_options_t;
 
 typedef struct kiln_compile_stats_t {
@@ -64,6 +70,7 @@ typedef struct kiln_compile_stats_t {
   int num_kernels;        /* distinct kernels in the library */
   int num_kernels_reused; /* of those, taken compiled from the process's kernel cache */
   int num_kernel_calls;   /* kernel calls in the graph */
+  int num_kernels_tuned;  /* kernels scheduled by a tuning record */
   int num_params;
   int64_t flops;        /* of the conv, dense and matmul calls */
   size_t planned_bytes; /* the intermediate tensors' storage after the plan */

@@ -10,9 +10,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/log.h"
 #include "codegen/target.h"
 #include "compiler/build.h"
+#include "compiler/tuning.h"
 #include "ir/infer.h"
+#include "kiln/version.h"
 #include "pass/pipeline.h"
 #include "pass/plan_memory.h"
 #include "tir/transform.h"
@@ -53,16 +56,53 @@ static kiln_status_t run_passes(kiln_allocator_t allocator, kiln_module_t *modul
   return status;
 }
 
+/* The kernels the graph has with a tuned configuration. */
+static int count_tuned(const kiln_graph_codegen_t *graph) {
+  int tuned = 0;
+  for (int i = 0; i < graph->num_funcs; ++i) {
+    tuned += strstr(graph->func_keys[i], " @tuned ") != NULL;
+  }
+  return tuned;
+}
+
+/* The records of options->tuning_records for the target (NULL: none), and
+ * a warning for those ignored. */
+static kiln_status_t load_tuning(const kiln_compiled_t *c, const kiln_compiler_options_t *options,
+                                 kiln_tuning_t **out_tuning) {
+  *out_tuning = NULL;
+  if (!options->tuning_records) {
+    return KILN_OK;
+  }
+  KILN_RETURN_IF_ERROR(
+      kiln_tuning_load(c->allocator, options->tuning_records, c->target, out_tuning));
+  int tasks = 0, other_target = 0, other_version = 0;
+  kiln_tuning_counts(*out_tuning, &tasks, &other_target, &other_version);
+  if (other_target + other_version > 0) {
+    KILN_LOG_WARN("%s: ignored %d records of another target than '%s' and %d of another kiln "
+                  "version than %s",
+                  options->tuning_records, other_target, c->target, other_version,
+                  kiln_version_string());
+  }
+  return KILN_OK;
+}
+
 /* Storage ids per graph entry from the plan (graph_codegen.h). */
 static kiln_status_t plan_and_generate(kiln_compiled_t *c, kiln_module_t *module,
-                                       const kiln_schedule_target_t *target) {
+                                       const kiln_schedule_target_t *target,
+                                       const kiln_compiler_options_t *options) {
+  kiln_tuning_t *tuning = NULL;
+  KILN_RETURN_IF_ERROR(load_tuning(c, options, &tuning));
   kiln_memory_plan_t *plan = NULL;
-  KILN_RETURN_IF_ERROR(kiln_pass_plan_memory_compute(module, c->allocator, &plan));
-  c->stats.planned_bytes = plan->planned_bytes;
-  c->stats.tensor_bytes = plan->tensor_bytes;
-  kiln_status_t status =
-      kiln_graph_codegen(c->allocator, module, target, plan, &c->arena, &c->graph);
+  kiln_status_t status = kiln_pass_plan_memory_compute(module, c->allocator, &plan);
+  if (!status) {
+    c->stats.planned_bytes = plan->planned_bytes;
+    c->stats.tensor_bytes = plan->tensor_bytes;
+    status =
+        kiln_graph_codegen_tuned(c->allocator, module, target, tuning, plan, &c->arena, &c->graph);
+    c->stats.num_kernels_tuned = status ? 0 : count_tuned(&c->graph);
+  }
   kiln_pass_plan_memory_destroy(plan);
+  kiln_tuning_destroy(tuning);
   return status;
 }
 
@@ -230,7 +270,7 @@ static kiln_status_t build(kiln_compiled_t *c, kiln_module_t *module,
   double passed = now_seconds();
   progress(options, "passes done", passed - start);
   kiln_schedule_target_t target = kiln_schedule_target_host();
-  KILN_RETURN_IF_ERROR(plan_and_generate(c, module, &target));
+  KILN_RETURN_IF_ERROR(plan_and_generate(c, module, &target, options));
   double lowered = now_seconds();
   KILN_RETURN_IF_ERROR(lower_and_generate(c, options));
   double generated = now_seconds();

@@ -16,6 +16,7 @@
 #include "compiler/graph_codegen.h"
 #include "compiler/key.h"
 #include "compiler/lower.h"
+#include "compiler/tuning.h"
 #include "ir/order.h"
 #include "op/nn_common.h"
 
@@ -47,6 +48,7 @@ typedef struct codegen_t {
   kiln_allocator_t allocator;
   kiln_arena_t *arena;
   const kiln_schedule_target_t *target;
+  const kiln_tuning_t *tuning;    /* may be NULL */
   const kiln_memory_plan_t *plan; /* may be NULL */
   kiln_graph_codegen_t *out;
   kiln_ir_order_t order;
@@ -55,6 +57,8 @@ typedef struct codegen_t {
   kiln_array_t types;     /* const kiln_tensor_type_t *, per entry */
   kiln_array_t funcs;     /* const kiln_tir_prim_func_t * */
   kiln_array_t keys;      /* const char * (in the arena): each func's key */
+  kiln_array_t functions; /* const kiln_function_t *: each func's function */
+  kiln_array_t calls;     /* int: each func's calls */
   kiln_array_t params;    /* kiln_tensor_t * (retained), param_names parallel */
   kiln_array_t names;     /* const char * */
   kiln_hashmap_t values;  /* IR node -> value_t * */
@@ -223,13 +227,64 @@ static kiln_status_t kernel_name(codegen_t *g, const kiln_ir_order_t *order, cha
   return status;
 }
 
-/* The kernel of `function`: found by key, or lowered and added. */
+/* An array's elements copied into the arena (one spare element: never a
+ * zero-sized allocation). */
+static kiln_status_t copy_out(kiln_arena_t *arena, const kiln_array_t *array, void **out_data) {
+  size_t count = kiln_array_count(array), size = array->element_size;
+  KILN_RETURN_IF_ERROR(
+      kiln_arena_allocate_array(arena, count + 1, size, _Alignof(max_align_t), out_data));
+  if (count > 0) {
+    memcpy(*out_data, kiln_array_data(array), count * size);
+  }
+  return KILN_OK;
+}
+
+/* The tuned configuration of the kernel of `key`, or NULL; when there is
+ * one, the key gets it. */
+static kiln_status_t tuned_config(const codegen_t *g, kiln_strbuf_t *key,
+                                  const kiln_schedule_config_t **out_config) {
+  char task[KILN_TUNING_TASK_CHARS];
+  kiln_tuning_task_of(kiln_strbuf_c_str(key), task);
+  *out_config = kiln_tuning_find(g->tuning, task);
+  if (!*out_config) {
+    return KILN_OK;
+  }
+  KILN_RETURN_IF_ERROR(kiln_strbuf_append(key, " @tuned "));
+  return kiln_schedule_config_format(*out_config, key);
+}
+
+/* A new kernel: lowered with its configuration and added. */
+static kiln_status_t add_kernel(codegen_t *g, const kiln_function_t *function,
+                                const kiln_ir_order_t *order, const char *key,
+                                const kiln_schedule_config_t *config,
+                                const kiln_tir_prim_func_t **out_func) {
+  char *name = NULL;
+  kiln_schedule_target_t target = *g->target;
+  target.config = config;
+  KILN_RETURN_IF_ERROR(kernel_name(g, order, &name));
+  KILN_RETURN_IF_ERROR(kiln_compiler_lower_function(function, &target, g->arena, name, out_func));
+  char *key_copy = NULL;
+  int calls = 0;
+  KILN_RETURN_IF_ERROR(kiln_arena_strdup(g->arena, key, &key_copy));
+  KILN_RETURN_IF_ERROR(kiln_array_push(&g->keys, &key_copy));
+  KILN_RETURN_IF_ERROR(kiln_array_push(&g->functions, &function));
+  KILN_RETURN_IF_ERROR(kiln_array_push(&g->calls, &calls));
+  KILN_RETURN_IF_ERROR(kiln_array_push(&g->funcs, out_func));
+  return kiln_hashmap_put(&g->kernels, key, (void *)(uintptr_t)kiln_array_count(&g->funcs));
+}
+
+/* The kernel of `function`: found by key, or lowered and added; its calls
+ * counted. */
 static kiln_status_t kernel_of(codegen_t *g, const kiln_function_t *function,
                                const kiln_tir_prim_func_t **out_func, int64_t *out_flops) {
   kiln_strbuf_t key;
   kiln_strbuf_initialize(&key, g->allocator);
   kiln_ir_order_t order;
+  const kiln_schedule_config_t *config = NULL;
   kiln_status_t status = kiln_compiler_function_key(function, &key);
+  if (!status) {
+    status = tuned_config(g, &key, &config);
+  }
   if (status) {
     kiln_strbuf_deinitialize(&key);
     return status;
@@ -238,28 +293,13 @@ static kiln_status_t kernel_of(codegen_t *g, const kiln_function_t *function,
   if (!status) {
     *out_flops = function_flops(&order);
     void *found = NULL;
-    if (kiln_hashmap_get(&g->kernels, kiln_strbuf_c_str(&key), &found)) {
+    if (!kiln_hashmap_get(&g->kernels, kiln_strbuf_c_str(&key), &found)) {
+      status = add_kernel(g, function, &order, kiln_strbuf_c_str(&key), config, out_func);
+      found = (void *)(uintptr_t)kiln_array_count(&g->funcs);
+    }
+    if (!status) {
       *out_func = *(const kiln_tir_prim_func_t **)kiln_array_at(&g->funcs, (uintptr_t)found - 1);
-    } else {
-      char *name = NULL;
-      status = kernel_name(g, &order, &name);
-      if (!status) {
-        status = kiln_compiler_lower_function(function, g->target, g->arena, name, out_func);
-      }
-      char *key_copy = NULL;
-      if (!status) {
-        status = kiln_arena_strdup(g->arena, kiln_strbuf_c_str(&key), &key_copy);
-      }
-      if (!status) {
-        status = kiln_array_push(&g->keys, &key_copy);
-      }
-      if (!status) {
-        status = kiln_array_push(&g->funcs, out_func);
-      }
-      if (!status) {
-        status = kiln_hashmap_put(&g->kernels, kiln_strbuf_c_str(&key),
-                                  (void *)(uintptr_t)kiln_array_count(&g->funcs));
-      }
+      ++*(int *)kiln_array_at(&g->calls, (uintptr_t)found - 1);
     }
     kiln_ir_order_deinitialize(&order);
   }
@@ -565,16 +605,10 @@ static kiln_status_t finish(codegen_t *g, const kiln_function_t *main_fn,
   KILN_RETURN_IF_ERROR(status);
   kiln_graph_codegen_t *out = g->out;
   out->num_funcs = (int)kiln_array_count(&g->funcs);
-  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(g->arena, (size_t)out->num_funcs + 1,
-                                                 sizeof(void *), _Alignof(void *),
-                                                 (void **)&out->funcs));
-  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(g->arena, (size_t)out->num_funcs + 1,
-                                                 sizeof(void *), _Alignof(void *),
-                                                 (void **)&out->func_keys));
-  if (out->num_funcs > 0) {
-    memcpy(out->funcs, kiln_array_data(&g->funcs), (size_t)out->num_funcs * sizeof(void *));
-    memcpy(out->func_keys, kiln_array_data(&g->keys), (size_t)out->num_funcs * sizeof(void *));
-  }
+  KILN_RETURN_IF_ERROR(copy_out(g->arena, &g->funcs, (void **)&out->funcs));
+  KILN_RETURN_IF_ERROR(copy_out(g->arena, &g->keys, (void **)&out->func_keys));
+  KILN_RETURN_IF_ERROR(copy_out(g->arena, &g->functions, (void **)&out->functions));
+  KILN_RETURN_IF_ERROR(copy_out(g->arena, &g->calls, (void **)&out->func_calls));
   out->num_nodes = (int)kiln_array_count(&g->nodes);
   out->num_entries = (int)kiln_array_count(&g->types);
   for (size_t n = 0; n < kiln_array_count(&g->nodes); ++n) {
@@ -613,18 +647,31 @@ kiln_status_t kiln_graph_codegen(kiln_allocator_t allocator, kiln_module_t *modu
                                  const kiln_schedule_target_t *target,
                                  const kiln_memory_plan_t *plan, kiln_arena_t *arena,
                                  kiln_graph_codegen_t *out_graph) {
+  return kiln_graph_codegen_tuned(allocator, module, target, NULL, plan, arena, out_graph);
+}
+
+kiln_status_t kiln_graph_codegen_tuned(kiln_allocator_t allocator, kiln_module_t *module,
+                                       const kiln_schedule_target_t *target,
+                                       const kiln_tuning_t *tuning, const kiln_memory_plan_t *plan,
+                                       kiln_arena_t *arena, kiln_graph_codegen_t *out_graph) {
   memset(out_graph, 0, sizeof(*out_graph));
   out_graph->allocator = allocator;
   const kiln_function_t *main_fn = kiln_module_get_function(module, "main");
   if (!main_fn) {
     return KILN_STATUS(INVALID_ARGUMENT, "the module has no main function");
   }
-  codegen_t g = {
-      .allocator = allocator, .arena = arena, .target = target, .plan = plan, .out = out_graph};
+  codegen_t g = {.allocator = allocator,
+                 .arena = arena,
+                 .target = target,
+                 .tuning = tuning,
+                 .plan = plan,
+                 .out = out_graph};
   kiln_array_initialize(&g.nodes, allocator, sizeof(node_t));
   kiln_array_initialize(&g.types, allocator, sizeof(entry_t));
   kiln_array_initialize(&g.funcs, allocator, sizeof(void *));
   kiln_array_initialize(&g.keys, allocator, sizeof(void *));
+  kiln_array_initialize(&g.functions, allocator, sizeof(void *));
+  kiln_array_initialize(&g.calls, allocator, sizeof(int));
   kiln_array_initialize(&g.params, allocator, sizeof(void *));
   kiln_array_initialize(&g.names, allocator, sizeof(void *));
   kiln_hashmap_initialize(&g.values, allocator, KILN_HASHMAP_KEY_POINTER);
@@ -642,6 +689,8 @@ kiln_status_t kiln_graph_codegen(kiln_allocator_t allocator, kiln_module_t *modu
   kiln_array_deinitialize(&g.types);
   kiln_array_deinitialize(&g.funcs);
   kiln_array_deinitialize(&g.keys);
+  kiln_array_deinitialize(&g.functions);
+  kiln_array_deinitialize(&g.calls);
   kiln_array_deinitialize(&g.params);
   kiln_array_deinitialize(&g.names);
   kiln_hashmap_deinitialize(&g.values);

@@ -31,11 +31,15 @@
 #include "pass/plan_memory.h"
 #include "tir/tir.h"
 
+struct kiln_tuning_t;
+
 typedef struct kiln_graph_codegen_t {
   char *graph_json; /* made with the allocator given */
   int num_funcs;
   const kiln_tir_prim_func_t **funcs; /* as lowered (before the lowering passes), in the arena */
   const char **func_keys;             /* each func's key (key.h), in the arena */
+  const kiln_function_t **functions;  /* each func's fused function (in the module) */
+  int *func_calls;                    /* each func's calls in the graph */
   int num_params;
   const char **param_names; /* in the arena */
   kiln_tensor_t **params;   /* references held: kiln_graph_codegen_deinitialize drops them */
@@ -51,6 +55,14 @@ typedef struct kiln_graph_codegen_t {
 KILN_MUST_USE_RESULT kiln_status_t kiln_graph_codegen(
     kiln_allocator_t allocator, kiln_module_t *module, const kiln_schedule_target_t *target,
     const kiln_memory_plan_t *plan, kiln_arena_t *arena, kiln_graph_codegen_t *out_graph);
+/* As kiln_graph_codegen, each kernel scheduled with its best configuration
+ * in `tuning` (compiler/tuning.h; NULL: none): its key then ends with
+ * " @tuned " and the configuration, so a tuned and an untuned kernel of one
+ * function are two kernels. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_graph_codegen_tuned(
+    kiln_allocator_t allocator, kiln_module_t *module, const kiln_schedule_target_t *target,
+    const struct kiln_tuning_t *tuning, const kiln_memory_plan_t *plan, kiln_arena_t *arena,
+    kiln_graph_codegen_t *out_graph);
 void kiln_graph_codegen_deinitialize(kiln_graph_codegen_t *graph);
 
 #endif /* KILN_COMPILER_GRAPH_CODEGEN_H_ */

@@ -31,6 +31,7 @@
 #define KILN_OP_COMPUTE_H_
 
 #include "op/op.h"
+#include "op/schedule_config.h"
 #include "te/schedule.h"
 
 /* Largest number of outputs of one operator (split's sections, topk's two). */
@@ -58,6 +59,12 @@ struct kiln_compute_result_t {
 /* What a schedule may assume about the CPU. */
 struct kiln_schedule_target_t {
   int vector_bits; /* width of one vector register: 512 on AVX-512, 256 on AVX2 */
+  /* The knobs a tunable schedule applies instead of its default rule, when
+   * set and of its template (op/schedule_config.h); NULL: the default. */
+  const kiln_schedule_config_t *config;
+  /* When set, a tunable schedule writes its space here (its template,
+   * default and choices); the template stays NONE for any other schedule. */
+  kiln_schedule_space_t *out_space;
 };
 
 /* The host this build targets: 512-bit vectors when compiled for AVX-512,

@@ -23,6 +23,7 @@
 #define KILN_OP_NN_CONV_COMPUTE_H_
 
 #include "op/op.h"
+#include "op/schedule_config.h"
 
 /* Columns of the conv2d_NCHWc register tile (TVM's reg_n). */
 #define KILN_SCHEDULE_NCHWC_REG_N 8
@@ -62,6 +63,12 @@
 #define KILN_SCHEDULE_NCHWC_WIDE_MIN_OW       24
 /* The input channels of a row block's reduction unrolled per step. */
 #define KILN_SCHEDULE_NCHWC_UNROLL_IC 4
+/* The tuning spaces' bounds (op/schedule_config.h): accumulator vectors of
+ * a register tile at most (of 32 vector registers, the rest hold weights
+ * and broadcasts), and a row block's accumulator bytes at most (beyond the
+ * default's, a workspace instead of the stack). */
+#define KILN_SCHEDULE_TUNE_MAX_ACCUMULATORS 28
+#define KILN_SCHEDULE_TUNE_MAX_BLOCK_BYTES  (2 * KILN_SCHEDULE_NCHWC_BLOCK_BYTES)
 
 /* The knobs of the conv2d_NCHWc schedule (schedule_x86.c). */
 typedef struct kiln_schedule_conv_config_t {
@@ -85,9 +92,9 @@ typedef struct kiln_schedule_conv_shape_t {
 
 /* The knobs of the GEMM schedule (schedule_x86_dense.c). */
 typedef struct kiln_schedule_gemm_config_t {
-  int64_t tile_rows;  /* output rows per register tile */
-  int64_t tile_cols;  /* output columns per register tile */
-  bool columns_outer; /* the parallel loop runs column blocks outside row blocks */
+  int64_t tile_rows;     /* output rows per register tile */
+  int64_t tile_cols;     /* output columns per register tile */
+  int64_t columns_outer; /* 1: the parallel loop runs column blocks outside row blocks */
 } kiln_schedule_gemm_config_t;
 
 /* nn.conv2d and nn.contrib_conv2d_NCHWc. */
@@ -108,6 +115,10 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_schedule_conv2d_nchwc_x86(
 /* The default knobs of the conv2d_NCHWc schedule for a conv's shape. */
 kiln_schedule_conv_config_t kiln_schedule_conv_x86_config(const kiln_schedule_target_t *target,
                                                           const kiln_schedule_conv_shape_t *shape);
+/* The tuning space of a conv2d_NCHWc of `shape` around its default knobs. */
+void kiln_schedule_conv_x86_space(const kiln_schedule_conv_shape_t *shape,
+                                  const kiln_schedule_conv_config_t *default_config,
+                                  kiln_schedule_space_t *out_space);
 /* The conv2d_NCHWc schedule (plain, or grouped with blocks inside groups)
  * with the given knobs: `anchor` is the conv's output, `out` the group's
  * output of the same shape (or the anchor), `ic_block` the reduction's
@@ -126,6 +137,13 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_schedule_dense_x86(const kiln_schedule_t
 /* The default knobs for an output of m rows and n columns over k. */
 kiln_schedule_gemm_config_t kiln_schedule_gemm_x86_config(const kiln_schedule_target_t *target,
                                                           int64_t m, int64_t n, int64_t k);
+/* The tuning space of a GEMM of m rows by n columns around its default
+ * knobs; `fixed_cols` (a packed weight's block) is the only column choice
+ * when above 0. */
+void kiln_schedule_gemm_x86_space(const kiln_schedule_target_t *target, int64_t m, int64_t n,
+                                  int64_t fixed_cols,
+                                  const kiln_schedule_gemm_config_t *default_config,
+                                  kiln_schedule_space_t *out_space);
 /* The GEMM schedule with the given knobs, the tile's rows along output dim
  * `row`: `anchor` is the product's output, `out` the group's output of the
  * same shape (or the anchor). */

@@ -401,6 +401,63 @@ kiln_schedule_conv_config_t kiln_schedule_conv_x86_config(const kiln_schedule_ta
   return config;
 }
 
+/* Knob i's choices: `values` (count of them) within [lo, hi], then the
+ * default's value. */
+static void add_choices(kiln_schedule_space_t *space, int knob, const int64_t *values, int count,
+                        int64_t lo, int64_t hi) {
+  for (int i = 0; i < count; ++i) {
+    if (values[i] >= lo && values[i] <= hi) {
+      kiln_schedule_space_add(space, knob, values[i]);
+    }
+  }
+  kiln_schedule_space_add(space, knob, space->default_config.values[knob]);
+}
+
+void kiln_schedule_conv_x86_space(const kiln_schedule_conv_shape_t *c,
+                                  const kiln_schedule_conv_config_t *default_config,
+                                  kiln_schedule_space_t *out_space) {
+  static const int64_t widths[] = {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 28};
+  static const int64_t chunks[] = {1, 2, 3, 4};
+  static const int64_t prefetch[] = {0, 1, 2, 4};
+  static const int64_t unroll[] = {0, 2, 4, 8};
+  kiln_schedule_space_t *s = out_space;
+  *s = (kiln_schedule_space_t){.default_config = kiln_schedule_config_of(
+                                   KILN_SCHEDULE_TEMPLATE_CONV2D_NCHWC, default_config),
+                               .max_accumulators = KILN_SCHEDULE_TUNE_MAX_ACCUMULATORS,
+                               .max_block_bytes = KILN_SCHEDULE_TUNE_MAX_BLOCK_BYTES,
+                               .block_row_bytes = c->ow * c->oc_block * (int64_t)sizeof(float)};
+  add_choices(s, 0, widths, 13, 1, c->ow);
+  add_choices(s, 1, chunks, 4, 1, c->groups == 1 ? c->oc_chunks : 1);
+  kiln_schedule_space_add(s, 2, 0);
+  for (int64_t rows = 1; c->ic_chunks > 1 && rows <= c->oh && rows <= 16; ++rows) {
+    if (c->oh % rows == 0) {
+      kiln_schedule_space_add(s, 2, rows);
+    }
+  }
+  kiln_schedule_space_add(s, 2, default_config->block_oh);
+  add_choices(s, 3, prefetch, 4, 0, c->ic_chunks > 1 ? 4 : 0);
+  for (int i = 0; i < 4; ++i) {
+    if (unroll[i] == 0 || (c->ic_block > 0 && c->ic_block % unroll[i] == 0)) {
+      kiln_schedule_space_add(s, 4, unroll[i]);
+    }
+  }
+  kiln_schedule_space_add(s, 4, default_config->unroll_ic);
+}
+
+/* The knobs: the default rule's, or the target's configuration of this
+ * template; the space written when asked. */
+static kiln_schedule_conv_config_t conv_config(const kiln_schedule_target_t *target,
+                                               const kiln_schedule_conv_shape_t *shape) {
+  kiln_schedule_conv_config_t config = kiln_schedule_conv_x86_config(target, shape);
+  if (target->out_space) {
+    kiln_schedule_conv_x86_space(shape, &config, target->out_space);
+  }
+  if (target->config && target->config->template_id == KILN_SCHEDULE_TEMPLATE_CONV2D_NCHWC) {
+    kiln_schedule_config_to(target->config, &config);
+  }
+  return config;
+}
+
 /* The shape facts the default knobs depend on. */
 static kiln_schedule_conv_shape_t conv_shape(const kiln_nn_conv2d_attrs_t *a,
                                              const kiln_te_tensor_t *out, int64_t ic_block,
@@ -462,7 +519,7 @@ kiln_status_t kiln_schedule_conv2d_nchwc_x86(const kiln_schedule_target_t *targe
     return schedule_depthwise(schedule, anchor, out);
   }
   kiln_schedule_conv_shape_t shape = conv_shape(args->attrs, anchor, ic_block, args->inputs[1]);
-  kiln_schedule_conv_config_t config = kiln_schedule_conv_x86_config(target, &shape);
+  kiln_schedule_conv_config_t config = conv_config(target, &shape);
   return kiln_schedule_conv2d_nchwc_x86_apply(&config, ic_block, anchor, out, schedule);
 }
 

@@ -70,7 +70,34 @@ kiln_schedule_gemm_config_t kiln_schedule_gemm_x86_config(const kiln_schedule_ta
   if (n < cols) {
     cols = n < lanes ? n : n / lanes * lanes;
   }
-  return (kiln_schedule_gemm_config_t){.tile_rows = rows, .tile_cols = cols, .columns_outer = true};
+  return (kiln_schedule_gemm_config_t){.tile_rows = rows, .tile_cols = cols, .columns_outer = 1};
+}
+
+void kiln_schedule_gemm_x86_space(const kiln_schedule_target_t *target, int64_t m, int64_t n,
+                                  int64_t fixed_cols,
+                                  const kiln_schedule_gemm_config_t *default_config,
+                                  kiln_schedule_space_t *out_space) {
+  static const int64_t rows[] = {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16};
+  int64_t lanes = kiln_schedule_lanes(target, KILN_DTYPE_FLOAT32);
+  kiln_schedule_space_t *s = out_space;
+  *s = (kiln_schedule_space_t){
+      .default_config = kiln_schedule_config_of(KILN_SCHEDULE_TEMPLATE_GEMM, default_config),
+      .max_accumulators = KILN_SCHEDULE_TUNE_MAX_ACCUMULATORS,
+      .lanes = lanes};
+  for (int i = 0; i < 12; ++i) {
+    if (rows[i] <= m) {
+      kiln_schedule_space_add(s, 0, rows[i]);
+    }
+  }
+  for (int64_t v = 1; fixed_cols == 0 && v <= KILN_SCHEDULE_GEMM_MAX_VECTORS; ++v) {
+    if ((v - 1) * lanes < n) {
+      kiln_schedule_space_add(s, 1, n < lanes ? n : v * lanes);
+    }
+  }
+  kiln_schedule_space_add(s, 0, default_config->tile_rows);
+  kiln_schedule_space_add(s, 1, default_config->tile_cols);
+  kiln_schedule_space_add(s, 2, 1);
+  kiln_schedule_space_add(s, 2, 0);
 }
 
 /* Vectorizes a tile's columns: as unrolled vectors of
@@ -184,8 +211,17 @@ kiln_status_t kiln_schedule_dense_x86(const kiln_schedule_target_t *target,
   int64_t m = out->shape[row], n = out->shape[out->ndim - 1];
   int64_t k = anchor->op->reduce_axes[0]->extent;
   kiln_schedule_gemm_config_t config = kiln_schedule_gemm_x86_config(target, m, n, k);
+  int64_t fixed_cols = 0;
   if (args->op->id == KILN_OP_DENSE_PACK) {
-    config.tile_cols = args->inputs[1]->shape[2]; /* whole blocks */
+    fixed_cols = args->inputs[1]->shape[2]; /* whole blocks */
+    config.tile_cols = fixed_cols;
+  }
+  if (target->out_space) {
+    kiln_schedule_gemm_x86_space(target, m, n, fixed_cols, &config, target->out_space);
+  }
+  if (target->config && target->config->template_id == KILN_SCHEDULE_TEMPLATE_GEMM) {
+    kiln_schedule_config_to(target->config, &config);
+    config.tile_cols = fixed_cols > 0 ? fixed_cols : config.tile_cols;
   }
   return kiln_schedule_gemm_x86_apply(&config, row, anchor, out, schedule);
 }
