@@ -1,11 +1,11 @@
 /*
- * The ABI between generated kernels and the kiln runtime (TVM's
- * c_backend_api.h and c_runtime_api.h, seeds 000 and 001).
+ * The ABI between generated kernels and the kiln runtime (as TVM's
+ * c_backend_api.h and c_runtime_api.h are for its generated code).
  *
  * Generated code (the C and LLVM backends) includes this header alone and
- * calls nothing else of kiln: the parallel launch of seed 000, the last-error
- * hook of seed 001's argument checks, and the workspace allocator. Every
- * generated kernel has one signature, the packed calling convention
+ * calls nothing else of kiln: the parallel launch (TVMBackendParallelLaunch's
+ * role), the last-error hook its argument checks call, and the workspace
+ * allocator. Every generated kernel has one signature, the packed calling convention
  * (kiln_packed_fn): an array of argument values with a type code each, the
  * count, a return value and a resource handle. A tensor argument is a
  * DLTensor pointer with type code KILN_ARG_DLTENSOR. A kernel returns 0, or
@@ -63,7 +63,7 @@ void kiln_backend_set_last_error(const char *message);
 /* This thread's last error message ("" when none). */
 const char *kiln_get_last_error(void);
 
-/* ---- the parallel launch (seed 000) ---- */
+/* ---- the parallel launch (TVM's TVMBackendParallelLaunch) ---- */
 
 /* What a task sees: how many tasks run, and the barrier they share. */
 typedef struct kiln_parallel_env_t {

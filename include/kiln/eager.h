@@ -1,6 +1,6 @@
 /*
  * Eager execution: operators run one call at a time, asynchronously, on a
- * virtual machine (OneFlow's eager VM, seed 002; docs/eager.md).
+ * virtual machine modelled on OneFlow's eager VM (docs/eager.md).
  *
  * An eager tensor is a handle on a kiln_tensor_t whose contents may still be
  * being computed. Every registry operator is callable by name with its

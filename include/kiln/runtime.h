@@ -1,8 +1,8 @@
 /*
  * Running a built model: the params file and the graph executor.
  *
- * A build (kiln_build, TVM's relay.build of seed 001) leaves three artifacts
- * in a folder: graph.json (TVM's graph-executor JSON: the nodes, which
+ * A build (kiln_compile, then kiln_compiled_save; TVM's relay.build) leaves
+ * three artifacts in a folder: graph.json (TVM's graph-executor JSON: the nodes, which
  * kernel each runs, and the memory plan), lib.so (the kernels, one packed
  * function per fused group) and params.bin (the weights, in the format
  * below). This header is what a deployed model links: kiln_runtime and

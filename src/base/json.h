@@ -1,8 +1,8 @@
 /*
  * JSON, through jansson.
  *
- * kiln reads and writes JSON (graph.json artifacts, tuning caches, model
- * summaries) with jansson, a Debian library chosen over cJSON because its
+ * kiln reads and writes JSON (graph.json, the graph executor's file)
+ * with jansson, a Debian library chosen over cJSON because its
  * parse errors carry line, column and position in a per-call struct (cJSON
  * keeps one global error pointer, unsafe across threads), values are
  * reference counted, and object keys keep insertion order so dumped files are

@@ -1,5 +1,5 @@
 /*
- * Parallel-loop outlining shared by the backends (seed 000's
+ * Parallel-loop outlining shared by the backends (TVM's
  * CodeGenCPU::CreateParallelLaunch, done once for every target).
  *
  * kiln_codegen_parallel_outline walks a lowered PrimFunc and describes each

@@ -1,6 +1,6 @@
 /*
  * The code-generation target interface: one struct of function pointers per
- * backend (the C backend here, the LLVM backend later).
+ * backend (the C backend and, when built with LLVM 14, the LLVM backend).
  *
  * A target string names the backend by its first word and passes the rest
  * to it as options: "c", "c -march=native", "llvm -mcpu=znver4", "llvm -jit". build takes

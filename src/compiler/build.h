@@ -1,5 +1,5 @@
 /*
- * The graph compiler's driver for a module in memory (seed 001's
+ * The graph compiler's driver for a module in memory (TVM's
  * relay.build → BuildRelay: Optimize, then GraphCodegen, then the target's
  * code generation), what kiln/compiler.h wraps for model files.
  *

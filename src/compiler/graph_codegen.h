@@ -1,5 +1,5 @@
 /*
- * Graph code generation (seed 001's GraphCodegen / GraphExecutorCodegen):
+ * Graph code generation (TVM's GraphCodegen / GraphExecutorCodegen):
  * from a fused module to the graph executor's JSON, its kernels and its
  * params.
  *

@@ -1,6 +1,6 @@
 /*
  * Lowering a function of the graph IR to one PrimFunc: how a fused group
- * (a primitive function made by fuse_ops) becomes one kernel (seed 001's
+ * (a primitive function made by fuse_ops) becomes one kernel (TVM's
  * LowerToTE / ScheduleBuilder: each op's compute, the anchor op's schedule,
  * then lowering).
  *

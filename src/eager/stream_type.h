@@ -6,7 +6,7 @@
  * scheduler thread itself (the control stream, whose instructions are
  * barriers and other bookkeeping). Its compute runs one instruction:
  * stream-type compute -> instruction-type compute -> kernel, the chain of
- * seed 002. Stream types are an open set: a struct of function pointers,
+ * OneFlow's eager VM. Stream types are an open set: a struct of function pointers,
  * registered by name in a registry the context owns; the VM makes one
  * stream per registered type.
  */

@@ -1,6 +1,6 @@
 /*
  * The expression functor, visitor and mutator (TVM's NodeFunctor,
- * ExprFunctor, ExprVisitor and ExprMutator; seed 003).
+ * ExprFunctor, ExprVisitor and ExprMutator, in C).
  *
  * A functor is a table of function pointers indexed by node kind (the
  * runtime type index in every node's header). set_dispatch fills an entry

@@ -1,7 +1,7 @@
 /*
  * Compute rules and schedules: how an operator becomes loop IR.
  *
- * As in TVM's op strategies (seed 004: compute, then schedule, then lower),
+ * As in TVM's op strategies (compute, then schedule, then lower),
  * every registry operator carries a compute rule, which builds its outputs
  * as tensor expressions (te/te.h) over placeholder tensors of its input
  * types, and may carry a schedule, which arranges the loops of those

@@ -5,7 +5,7 @@
  * (op_nn.c, op_elemwise.c, ...) and listed once in op_list.h. From that list
  * come the kiln_op_id_t enum, the registry table (registry.c, with a static
  * assert that the two agree) and every per-operator table later layers derive.
- * The rules are those of NNVM/Relay (seed 004):
+ * The rules are those of NNVM/Relay:
  *
  * - attributes: a typed C struct per operator, described field by field
  *   (name, kind, offset, default written as text) so that defaults, the text

@@ -2,7 +2,7 @@
  * combine_parallel_conv2d: convolutions of one input that differ only in
  * their number of output channels become one convolution over the
  * concatenated weights, each original result a strided_slice of its
- * channels (Relay's CombineParallelConv2D; seed 001 runs it at opt_level 4,
+ * channels (Relay's CombineParallelConv2D; relay.build runs it at opt_level 4,
  * so here too it is opt-in: opt_level 4, run when required).
  *
  *   %a = nn.conv2d(%x, %wa); %b = nn.conv2d(%x, %wb); %c = nn.conv2d(%x, %wc)

@@ -1,8 +1,8 @@
 /*
  * fold_constant: every operator call whose arguments are all Constants is
  * evaluated at compile time with the operator's reference kernel and
- * replaced by a Constant (Relay's FoldConstant; NNVM's precompute prune,
- * seed 004, is this pass run after kiln_ir_bind_params turned the weights
+ * replaced by a Constant (Relay's FoldConstant; NNVM's precompute prune
+ * is this pass run after kiln_ir_bind_params turned the weights
  * into Constants: every subgraph that depends on weights alone is computed
  * once here and leaves the graph).
  *

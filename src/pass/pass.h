@@ -1,6 +1,6 @@
 /*
- * The pass manager (seed 001: relay's Sequential with opt_level and required
- * passes; seed 004: NNVM's ApplyPasses over a graph).
+ * The pass manager (Relay's Sequential with opt_level and required
+ * passes; NNVM's ApplyPasses over a graph).
  *
  * A pass is a const kiln_pass_t: its info (name, the lowest opt_level at
  * which it runs, the passes it requires) and a function that rewrites a

@@ -1,6 +1,6 @@
 /*
  * The default pipeline: every pass of KILN_PASS_LIST (passes.h), in its
- * order, which follows relay.build's Optimize (seed 001): remove unused
+ * order, which follows relay.build's Optimize: remove unused
  * functions, simplify inference, common subexpressions, parallel convs,
  * constant folding, scale folding, canonical ops, fast math, dead code.
  * Sequential (pass.h) decides which run by opt_level, disabled and required

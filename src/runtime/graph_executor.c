@@ -1,5 +1,5 @@
 /*
- * The graph executor (TVM's GraphExecutor, seed 001): create, inputs,
+ * The graph executor (as TVM's GraphExecutor): create, inputs,
  * outputs and the run; see include/kiln/runtime.h and graph_executor.h.
  *
  * Create does all the work a run must not: graph_parse.c reads the file into

@@ -1,6 +1,6 @@
 /*
  * The thread pool behind kiln_parallel_launch (include/kiln/backend.h) and
- * its settings (include/kiln/parallel.h); seed 000's ThreadPool,
+ * its settings (include/kiln/parallel.h); TVM's ThreadPool,
  * ParallelLauncher and TVMBackendParallelLaunch, in C. docs/thread-pool.md
  * has the whole design.
  *

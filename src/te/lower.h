@@ -1,6 +1,6 @@
 /*
  * From a schedule to a loop-IR PrimFunc: bound inference, schedule_ops,
- * lower (seed 004: schedule -> InferBound -> ScheduleOps -> loop nest).
+ * lower (as in TVM: schedule -> InferBound -> ScheduleOps -> loop nest).
  *
  * Bound inference gives every iteration variable of a stage its range: the
  * root axes keep their domains (the output shape, the reduce axes' ranges),

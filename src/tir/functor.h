@@ -1,7 +1,7 @@
 /*
  * Visitors and mutators over the loop IR: tables of rules indexed by kind.
  *
- * As for the graph IR (ir/functor.h, seed 003), a pass is a table of function
+ * As for the graph IR (ir/functor.h), a pass is a table of function
  * pointers, one per expression kind and one per statement kind, filled with
  * the default rules at initialization; a pass overrides only the kinds it
  * cares about and calls the default rule (visit or rebuild the children) to

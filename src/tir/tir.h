@@ -2,7 +2,7 @@
  * The loop IR (TVM's TIR): expressions, statements, buffers and PrimFuncs.
  *
  * This is what tensor expressions lower to and what the code generators and
- * the loop-IR interpreter walk (seed 000). Every node starts with a header
+ * the loop-IR interpreter walk (TVM's TIR). Every node starts with a header
  * holding its kind, the index of the dispatch tables in functor.h; an
  * expression's header also holds its dtype: a kiln_dtype_t plus a lane count
  * (1 for scalars, more for the vectors that ramp, broadcast and vector loads

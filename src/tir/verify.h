@@ -6,7 +6,7 @@
  * loop, a let, or a parameter's symbolic shape), no variable is bound twice
  * (lowering makes fresh variables, so a repeat is a bug), every buffer is
  * accessed where its storage exists (a parameter, or inside its Allocate),
- * and no parallel loop is nested in another (seed 000: the code generator
+ * and no parallel loop is nested in another (as in TVM, the code generator
  * outlines one level; "fuse them instead"). Errors are INVALID_ARGUMENT and
  * start with the function's name.
  */

@@ -1,5 +1,5 @@
 /*
- * Explicit eager contexts (kiln_eager_context_t; issue 19, item 4), through
+ * Explicit eager contexts (kiln_eager_context_t; docs/eager.md), through
  * the public header only: two contexts in one process are independent.
  * Each runs operators and reads its results; two threads, one per context,
  * grow chains at the same time (run under ThreadSanitizer by `make

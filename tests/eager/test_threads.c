@@ -1,5 +1,5 @@
 /*
- * The eager VM with several caller threads at once (issue 21, item 14; run
+ * The eager VM with several caller threads at once (run
  * under ThreadSanitizer by `make test-tsan`). Four threads submit to one VM
  * together: each grows a chain of its own (unary and binary operators, the
  * binary ones also reading one tensor every thread shares), queues host

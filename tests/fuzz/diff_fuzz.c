@@ -1,5 +1,5 @@
 /*
- * Differential fuzzing of the graph compiler (issue 21, item 13): random
+ * Differential fuzzing of the graph compiler (docs/fuzzing.md): random
  * valid graphs (diff_gen.h) compiled and run by the graph executor, checked
  * against the reference interpreter on the same inputs.
  *

@@ -1,6 +1,6 @@
 /*
- * Tests of the graph IR's nodes, module, functor, visitor and mutator: the
- * claims of seed 003. Calls use a test-local operator so these tests do not
+ * Tests of the graph IR's nodes, module, functor, visitor and mutator: what
+ * ir/functor.h promises. Calls use a test-local operator so these tests do not
  * depend on the operator families.
  */
 #include <string.h>

@@ -1,5 +1,5 @@
 /*
- * Pass helper 1's passes on the four shared ONNX models (../shared/models:
+ * The graph passes on the four shared ONNX models (../shared/models:
  * torchvision exports with an input and ONNX Runtime's output): each is
  * imported, run through the default pipeline at opt_level 3 with the
  * verifier after every pass and with both opt-in passes (fast_math,

@@ -1,5 +1,5 @@
 /*
- * Pass helper 1's passes over real networks: every built-in workload at a
+ * The graph passes over real networks: every built-in workload at a
  * small size, weights bound as Constants (so precompute prune has work),
  * through the default pipeline at opt_level 3 with the verifier on after
  * every pass; the interpreter's outputs before and after must agree (rtol

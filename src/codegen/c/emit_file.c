@@ -1,5 +1,5 @@
 /*
- * The C file: prelude, argument checks and the packed functions (seed 001);
+ * The C file: prelude, argument checks and the packed functions (TVM's);
  * see codegen_c.h.
  *
  * The prelude declares what the file needs of DLPack and of the backend ABI

@@ -1,5 +1,5 @@
 /*
- * Parallel loops as outlined lambdas (seed 000's CreateParallelLaunch); see
+ * Parallel loops as outlined lambdas (TVM's CreateParallelLaunch); see
  * codegen/parallel.h for the closure and the chunking.
  *
  * For lambda n the emitter writes `struct __kiln_closure_<n>` (one field per

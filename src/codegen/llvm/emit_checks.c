@@ -1,5 +1,5 @@
 /*
- * The packed function's argument checks (seed 001's arg-count check that
+ * The packed function's argument checks (TVM's arg-count check that
  * calls the set-last-error hook); see emit.h.
  *
  * The checks and their messages are the C backend's (docs/codegen-c.md),

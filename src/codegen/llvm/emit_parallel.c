@@ -1,5 +1,5 @@
 /*
- * Parallel loops as outlined lambdas (seed 000's CreateParallelLaunch); see
+ * Parallel loops as outlined lambdas (TVM's CreateParallelLaunch); see
  * codegen/parallel.h for the closure's fields and the chunking.
  *
  * For lambda n the emitter makes the named struct %__kiln_closure_<n> (one
