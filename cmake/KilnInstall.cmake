@@ -32,7 +32,7 @@ endif()
 
 # The public headers of each library: those of the compiler's layers, listed
 # here, and the runtime's, all the others (kiln/version.h, generated, aside).
-set(KILN_COMPILER_HEADERS compiler.h eager.h)
+set(KILN_COMPILER_HEADERS compiler.h conformance.h eager.h model.h tune.h)
 file(GLOB KILN_RUNTIME_HEADERS RELATIVE ${PROJECT_SOURCE_DIR}/include/kiln CONFIGURE_DEPENDS
      ${PROJECT_SOURCE_DIR}/include/kiln/*.h)
 list(REMOVE_ITEM KILN_RUNTIME_HEADERS ${KILN_COMPILER_HEADERS})

@@ -76,5 +76,6 @@ kiln_status_t kiln_cli_graph(int argc, char **argv);
 /* ONNX's backend node tests through the importer and the interpreter
  * (cli_conformance.c). */
 kiln_status_t kiln_cli_conformance(int argc, char **argv);
+kiln_status_t kiln_cli_tune(int argc, char **argv);
 
 #endif /* KILN_TOOLS_CLI_H_ */

@@ -98,6 +98,10 @@ static kiln_status_t parse_compile_option(int argc, char **argv, int *i, compile
   if (strcmp(flag, "--runs") == 0) {
     return parse_count(flag, value, 1, &a->runs);
   }
+  if (strcmp(flag, "--tuning") == 0) {
+    a->options.tuning_records = value;
+    return value ? KILN_OK : kiln_cli_usage("missing RECORDS file after", flag);
+  }
   --*i;
   return kiln_cli_usage("unknown option", flag);
 }
@@ -135,6 +139,9 @@ static void print_stats(const char *model, const char *target, const kiln_compil
          s.num_kernel_calls, s.num_params, (double)s.flops * 1e-9);
   printf("  intermediate tensors: %.2f MiB planned, %.2f MiB without reuse\n",
          (double)s.planned_bytes / 1048576.0, (double)s.tensor_bytes / 1048576.0);
+  if (s.num_kernels_tuned > 0) {
+    printf("  %d kernels scheduled by tuning records\n", s.num_kernels_tuned);
+  }
 }
 
 kiln_status_t kiln_cli_compile(int argc, char **argv) {

@@ -213,7 +213,8 @@ static const kiln_cli_command_t kiln_cli_commands[] = {
      "run a model on the reference interpreter", kiln_cli_interp},
     {"compile",
      "kiln compile MODEL -o DIR [--target llvm|c|\"llvm -mcpu=...\"] [--opt-level 0..3] "
-     "[--input-shape NAME=DIMS...] [--batch N] [--image-size N] [--max-constant-bytes N]",
+     "[--input-shape NAME=DIMS...] [--batch N] [--image-size N] [--max-constant-bytes N] "
+     "[--tuning RECORDS]",
      "compile a model into DIR/graph.json, lib.so and params.bin", kiln_cli_compile},
     {"run",
      "kiln run DIR --input X.npy... [--output Y.npy...] [--threads N] [--profile] "
@@ -221,7 +222,7 @@ static const kiln_cli_command_t kiln_cli_commands[] = {
      "run a compiled model with the graph executor", kiln_cli_run},
     {"bench",
      "kiln bench MODEL [--input X.npy...] [--threads N] [--runs N] [--check] [--target T] "
-     "[--opt-level N] [--input-shape NAME=DIMS...] [--max-constant-bytes N]",
+     "[--opt-level N] [--input-shape NAME=DIMS...] [--max-constant-bytes N] [--tuning RECORDS]",
      "compile a model in memory; print compile time, median latency (--check: top-5 and the "
      "difference from the interpreter)",
      kiln_cli_bench},
@@ -234,6 +235,12 @@ static const kiln_cli_command_t kiln_cli_commands[] = {
      "[--filter TEXT] [--jobs N] [--timeout SECONDS] [--target T] [--verbose]",
      "run ONNX's backend node tests on the importer and interpreter (--target: compiled)",
      kiln_cli_conformance},
+    {"tune",
+     "kiln tune MODEL -o RECORDS [--minutes M] [--trials N] [--threads N] [--timeout S] "
+     "[--target T] [--opt-level N] [--input-shape NAME=DIMS...] [--batch N] [--image-size N]",
+     "measure schedule configurations of the model's kernels; append the records (JSON lines) "
+     "that compile --tuning uses",
+     kiln_cli_tune},
 };
 
 static const size_t kiln_cli_command_count =

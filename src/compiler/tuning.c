@@ -5,7 +5,7 @@
  * or killed writers never interleave or half-write a line that is not the
  * last.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700
 
 #include "compiler/tuning.h"
 
@@ -89,10 +89,11 @@ static kiln_status_t keep(kiln_tuning_t *t, const kiln_tuning_record_t *r, const
   return kiln_hashmap_put(&t->best, r->task, copy);
 }
 
-/* Line `number` (from 1) of `path`, `length` bytes at `text`; `last` when
- * no newline ends it. */
+/* Line `number` (from 1) of `path`, `length` bytes at `text`. A line
+ * that is not JSON (cut short by a killed writer) is skipped with a
+ * warning; JSON that is not a record is an error. */
 static kiln_status_t load_line(kiln_tuning_t *t, const char *path, int number, const char *text,
-                               size_t length, bool last, const char *target) {
+                               size_t length, const char *target) {
   if (strspn(text, " \t\r") >= length) {
     return KILN_OK; /* blank */
   }
@@ -101,15 +102,13 @@ static kiln_status_t load_line(kiln_tuning_t *t, const char *path, int number, c
   json_t *line = NULL;
   kiln_tuning_record_t record = {0};
   kiln_status_t status = kiln_json_parse(text, length, source, &line);
-  if (!status) {
-    status = parse_record(t, line, source, &record);
-  }
-  json_decref(line);
-  if (status && last) { /* a line cut short by a killed writer */
-    KILN_LOG_WARN("tuning records: skipped %s: %s", source, kiln_status_message(status));
+  if (status) {
+    KILN_LOG_WARN("tuning records: skipped %s (not JSON: cut short?)", source);
     kiln_status_free(status);
     return KILN_OK;
   }
+  status = parse_record(t, line, source, &record);
+  json_decref(line);
   return status ? status : keep(t, &record, target);
 }
 
@@ -119,7 +118,7 @@ static kiln_status_t load_text(kiln_tuning_t *t, const char *path, const char *t
   for (const char *p = text; *p; ++number) {
     const char *newline = strchr(p, '\n');
     size_t length = newline ? (size_t)(newline - p) : strlen(p);
-    KILN_RETURN_IF_ERROR(load_line(t, path, number, p, length, !newline, target));
+    KILN_RETURN_IF_ERROR(load_line(t, path, number, p, length, target));
     p += length + (newline ? 1 : 0);
   }
   return KILN_OK;
@@ -208,11 +207,22 @@ kiln_status_t kiln_tuning_record_format(const kiln_tuning_record_t *record, kiln
   return status;
 }
 
+/* Whether the file ends in the middle of a line (a writer was killed). */
+static bool ends_mid_line(int fd) {
+  char last = '\n';
+  off_t size = lseek(fd, 0, SEEK_END);
+  return size > 0 && pread(fd, &last, 1, size - 1) == 1 && last != '\n';
+}
+
 static kiln_status_t write_line(const char *path, const char *line, size_t length) {
-  int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
     return KILN_STATUS(NOT_FOUND, "tuning records %s: cannot open for appending: %s", path,
                        strerror(errno));
+  }
+  if (ends_mid_line(fd) && write(fd, "\n", 1) != 1) {
+    close(fd);
+    return KILN_STATUS(INTERNAL, "tuning records %s: cannot append: %s", path, strerror(errno));
   }
   ssize_t written = write(fd, line, length);
   int saved = errno;
