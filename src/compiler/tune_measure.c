@@ -247,6 +247,10 @@ static kiln_status_t child_measure(const kiln_tune_kernel_t *k,
 }
 
 static void child(const kiln_tune_kernel_t *k, const kiln_schedule_config_t *config, int fd) {
+  const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+  for (int i = 0; i < 5; ++i) {
+    signal(fatal[i], SIG_DFL); /* a crash ends the child, whatever the parent handles */
+  }
   kiln_tune_result_t result = {0};
   kiln_status_t status = child_measure(k, config, &result.median_ms);
   result.ok = status == NULL;

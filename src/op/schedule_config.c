@@ -19,6 +19,8 @@ typedef struct template_desc_t {
   int num_knobs;
   const char *knobs[KILN_SCHEDULE_MAX_KNOBS];
   size_t offsets[KILN_SCHEDULE_MAX_KNOBS];
+  int64_t lowest[KILN_SCHEDULE_MAX_KNOBS]; /* each knob's least value */
+  int64_t highest[KILN_SCHEDULE_MAX_KNOBS];
 } template_desc_t;
 
 #define CONV_AT(field) offsetof(kiln_schedule_conv_config_t, field)
@@ -31,12 +33,16 @@ static const template_desc_t templates[KILN_SCHEDULE_TEMPLATE_COUNT_] = {
                                              {"tile_ow", "tile_oc", "block_oh", "prefetch",
                                               "unroll_ic"},
                                              {CONV_AT(tile_ow), CONV_AT(tile_oc), CONV_AT(block_oh),
-                                              CONV_AT(prefetch), CONV_AT(unroll_ic)}},
+                                              CONV_AT(prefetch), CONV_AT(unroll_ic)},
+                                             {1, 1, 0, 0, 0},
+                                             {64, 16, 1024, 16, 64}},
     [KILN_SCHEDULE_TEMPLATE_GEMM] = {"gemm",
                                      3,
                                      {"tile_rows", "tile_cols", "columns_outer"},
                                      {GEMM_AT(tile_rows), GEMM_AT(tile_cols),
-                                      GEMM_AT(columns_outer)}},
+                                      GEMM_AT(columns_outer)},
+                                     {1, 1, 0},
+                                     {64, 1024, 1}},
 };
 
 static const template_desc_t *desc(kiln_schedule_template_t id) {
@@ -164,7 +170,26 @@ kiln_status_t kiln_schedule_config_parse(const char *text, kiln_schedule_config_
                          d->knobs[i]);
     }
   }
+  KILN_RETURN_IF_ERROR(kiln_schedule_config_check(&config));
   *out_config = config;
+  return KILN_OK;
+}
+
+kiln_status_t kiln_schedule_config_check(const kiln_schedule_config_t *config) {
+  if (config->template_id <= KILN_SCHEDULE_TEMPLATE_NONE ||
+      config->template_id >= KILN_SCHEDULE_TEMPLATE_COUNT_) {
+    return KILN_STATUS(INVALID_ARGUMENT, "schedule config: no template");
+  }
+  const template_desc_t *d = desc(config->template_id);
+  for (int i = 0; i < d->num_knobs; ++i) {
+    int64_t v = config->values[i];
+    if (v < d->lowest[i] || v > d->highest[i]) {
+      return KILN_STATUS(INVALID_ARGUMENT,
+                         "schedule config %s: knob %s is %" PRId64 ", expected %" PRId64
+                         " to %" PRId64,
+                         d->name, d->knobs[i], v, d->lowest[i], d->highest[i]);
+    }
+  }
   return KILN_OK;
 }
 

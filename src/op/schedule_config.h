@@ -81,6 +81,10 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_schedule_config_format(const kiln_schedu
 KILN_MUST_USE_RESULT kiln_status_t kiln_schedule_config_parse(const char *text,
                                                               kiln_schedule_config_t *out_config);
 
+/* Whether every knob is within the template's bounds (a tile of at least
+ * one, at most what a kernel can hold): INVALID_ARGUMENT naming the knob.
+ * A schedule refuses a configuration outside them. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_schedule_config_check(const kiln_schedule_config_t *config);
 /* Whether `config` is one of the space's valid points: each value among
  * its knob's choices, and the template's bounds kept. */
 bool kiln_schedule_space_valid(const kiln_schedule_space_t *space,

@@ -445,17 +445,20 @@ void kiln_schedule_conv_x86_space(const kiln_schedule_conv_shape_t *c,
 }
 
 /* The knobs: the default rule's, or the target's configuration of this
- * template; the space written when asked. */
-static kiln_schedule_conv_config_t conv_config(const kiln_schedule_target_t *target,
-                                               const kiln_schedule_conv_shape_t *shape) {
-  kiln_schedule_conv_config_t config = kiln_schedule_conv_x86_config(target, shape);
+ * template (refused outside the template's bounds); the space written
+ * when asked. */
+static kiln_status_t conv_config(const kiln_schedule_target_t *target,
+                                 const kiln_schedule_conv_shape_t *shape,
+                                 kiln_schedule_conv_config_t *out_config) {
+  *out_config = kiln_schedule_conv_x86_config(target, shape);
   if (target->out_space) {
-    kiln_schedule_conv_x86_space(shape, &config, target->out_space);
+    kiln_schedule_conv_x86_space(shape, out_config, target->out_space);
   }
   if (target->config && target->config->template_id == KILN_SCHEDULE_TEMPLATE_CONV2D_NCHWC) {
-    kiln_schedule_config_to(target->config, &config);
+    KILN_RETURN_IF_ERROR(kiln_schedule_config_check(target->config));
+    kiln_schedule_config_to(target->config, out_config);
   }
-  return config;
+  return KILN_OK;
 }
 
 /* The shape facts the default knobs depend on. */
@@ -519,7 +522,8 @@ kiln_status_t kiln_schedule_conv2d_nchwc_x86(const kiln_schedule_target_t *targe
     return schedule_depthwise(schedule, anchor, out);
   }
   kiln_schedule_conv_shape_t shape = conv_shape(args->attrs, anchor, ic_block, args->inputs[1]);
-  kiln_schedule_conv_config_t config = conv_config(target, &shape);
+  kiln_schedule_conv_config_t config;
+  KILN_RETURN_IF_ERROR(conv_config(target, &shape, &config));
   return kiln_schedule_conv2d_nchwc_x86_apply(&config, ic_block, anchor, out, schedule);
 }
 

@@ -95,7 +95,7 @@ void kiln_schedule_gemm_x86_space(const kiln_schedule_target_t *target, int64_t 
     }
   }
   kiln_schedule_space_add(s, 0, default_config->tile_rows);
-  kiln_schedule_space_add(s, 1, default_config->tile_cols);
+  kiln_schedule_space_add(s, 1, fixed_cols > 0 ? fixed_cols : default_config->tile_cols);
   kiln_schedule_space_add(s, 2, 1);
   kiln_schedule_space_add(s, 2, 0);
 }
@@ -220,6 +220,7 @@ kiln_status_t kiln_schedule_dense_x86(const kiln_schedule_target_t *target,
     kiln_schedule_gemm_x86_space(target, m, n, fixed_cols, &config, target->out_space);
   }
   if (target->config && target->config->template_id == KILN_SCHEDULE_TEMPLATE_GEMM) {
+    KILN_RETURN_IF_ERROR(kiln_schedule_config_check(target->config));
     kiln_schedule_config_to(target->config, &config);
     config.tile_cols = fixed_cols > 0 ? fixed_cols : config.tile_cols;
   }

@@ -146,6 +146,26 @@ else
   skipped=$((skipped + 1))
 fi
 
+# kiln tune: records appended, then taken by compile --tuning; the errors
+expect 0 out "3 of 3 kernels tuned, 4 trials" -- "$kiln" tune mlp -o "$work/mlp.records" \
+  --trials 4 --target c
+expect 0 out "3 kernels scheduled by tuning records" -- "$kiln" compile mlp -o "$work/mlp_tuned" \
+  --target c --tuning "$work/mlp.records"
+expect 0 out "kernels scheduled by tuning records" -- "$kiln" bench mlp --target c --runs 2 \
+  --tuning "$work/mlp.records"
+printf '{"task": "x", "kernel": "k", "tar' >>"$work/mlp.records"
+expect 0 out "3 of 3 kernels tuned, 3 trials" -- "$kiln" tune mlp -o "$work/mlp.records" \
+  --trials 3 --target c
+expect 0 out "3 kernels scheduled" -- "$kiln" compile mlp -o "$work/mlp_tuned" --target c \
+  --tuning "$work/mlp.records"
+expect 2 err "missing -o RECORDS" -- "$kiln" tune mlp
+expect 2 err "expected a positive number after '--minutes'" -- "$kiln" tune mlp -o "$work/r" \
+  --minutes 0
+expect 2 err "missing RECORDS file after '--tuning'" -- "$kiln" compile mlp -o "$work/x" --tuning
+expect 1 err "tuning records: $work/missing.records: cannot open" -- "$kiln" bench mlp \
+  --tuning "$work/missing.records"
+expect 1 err "is a JIT" -- "$kiln" tune mlp -o "$work/r" --target "llvm -jit"
+
 if [ "$failures" -eq 0 ] && [ "$skipped" -gt 0 ]; then
   echo "the other CLI checks passed; $skipped group(s) skipped (reported to ctest as skipped)"
   exit 77

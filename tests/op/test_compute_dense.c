@@ -80,6 +80,7 @@ static void test_dtype_unimplemented(void **state) {
  * in parallel, the reduction inside. */
 static void test_golden_batch_matmul(void **state) {
   (void)state;
+  check_compute_pin("gemm tile_rows=2 tile_cols=2 columns_outer=1");
   const kiln_op_t *op = &kiln_op_batch_matmul;
   const kiln_type_t *types[] = {ttype(KILN_DTYPE_FLOAT32, 3, SHAPE(1, 2, 3)),
                                 ttype(KILN_DTYPE_FLOAT32, 3, SHAPE(2, 3, 2))};

@@ -54,6 +54,7 @@ static void test_nchwc_tail(void **state) {
 /* ow 9: one register tile of 9 columns (tile_ow), no tail. */
 static void test_nchwc_golden(void **state) {
   (void)state;
+  check_compute_pin("conv2d_nchwc tile_ow=9 tile_oc=1 block_oh=0 prefetch=0 unroll_ic=0");
   const kiln_type_t *types[] = {ttype(KILN_DTYPE_FLOAT32, 5, SHAPE(1, 1, 2, 9, 4)),
                                 ttype(KILN_DTYPE_FLOAT32, 6, SHAPE(1, 1, 1, 2, 4, 4))};
   const char *text = lowered_text(
@@ -178,6 +179,7 @@ static void test_nchwc_row_blocks(void **state) {
   check_pair(op, same, 5, SHAPE(1, 2, 7, 5, 16), 6, SHAPE(3, 2, 3, 3, 16, 16));
   const kiln_type_t *types[] = {ttype(KILN_DTYPE_FLOAT32, 5, SHAPE(2, 2, 9, 12, 16)),
                                 ttype(KILN_DTYPE_FLOAT32, 6, SHAPE(4, 2, 3, 3, 16, 16))};
+  check_compute_pin("conv2d_nchwc tile_ow=6 tile_oc=2 block_oh=3 prefetch=2 unroll_ic=4");
   const char *text = lowered_text(op, same, 2, types, 512);
   assert_non_null(strstr(text, "T.decl_buffer((1, 2, 3, 12, 16), \"float32\", scope=\"local\")"));
   assert_non_null(strstr(text, "T.parallel(12)"));
@@ -259,6 +261,7 @@ static void test_depthwise_golden(void **state) {
   (void)state;
   const kiln_type_t *types[] = {ttype(KILN_DTYPE_FLOAT32, 5, SHAPE(1, 1, 2, 9, 4)),
                                 ttype(KILN_DTYPE_FLOAT32, 6, SHAPE(1, 1, 1, 2, 1, 4))};
+  check_compute_pin("conv2d_nchwc tile_ow=8 tile_oc=1 block_oh=0 prefetch=0 unroll_ic=0");
   const char *text = lowered_text(
       &kiln_op_conv2d_nchwc,
       depthwise_attrs("[1, 1]", "[0, 0, 0, 1]", "4", "\"NCHW4c\"", "\"OIHW1i4o\""), 2, types, 128);
@@ -311,6 +314,7 @@ static void test_dense_tail(void **state) {
 
 static void test_dense_golden(void **state) {
   (void)state;
+  check_compute_pin("gemm tile_rows=6 tile_cols=4 columns_outer=1");
   const kiln_op_t *op = &kiln_op_dense;
   const kiln_type_t *types[] = {ttype(KILN_DTYPE_FLOAT32, 2, SHAPE(6, 3)),
                                 ttype(KILN_DTYPE_FLOAT32, 2, SHAPE(5, 3))};
@@ -342,6 +346,7 @@ static void test_dense_golden(void **state) {
  * has rank 1 (a vector's), take the default schedule: no local buffer. */
 static void test_fallback_default(void **state) {
   (void)state;
+  check_compute_pin("gemm tile_rows=3 tile_cols=5 columns_outer=1");
   const kiln_type_t *conv[] = {ttype(KILN_DTYPE_FLOAT32, 5, SHAPE(1, 3, 3, 1, 4)),
                                ttype(KILN_DTYPE_FLOAT32, 6, SHAPE(1, 1, 1, 1, 4, 4))};
   const char *text = lowered_text(

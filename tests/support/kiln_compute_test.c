@@ -16,6 +16,17 @@
 #include "tir/transform.h"
 
 static uint64_t stream_counter;
+static const kiln_schedule_config_t *test_config;
+
+void check_compute_set_config(const kiln_schedule_config_t *config) {
+  test_config = config;
+}
+
+void check_compute_pin(const char *config) {
+  static kiln_schedule_config_t pinned;
+  KILN_ASSERT_OK(kiln_schedule_config_parse(config, &pinned));
+  test_config = &pinned;
+}
 
 static uint64_t splitmix64(uint64_t *state) {
   uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
@@ -170,6 +181,7 @@ static void release_pending(pending_t *cases, int count) {
 }
 
 void check_compute_flush(void) {
+  test_config = NULL;
   /* Take the batch first: a failing assertion leaves nothing half-queued. */
   static pending_t batch[KILN_COMPUTE_TEST_BATCH];
   int count = num_pending;
@@ -255,7 +267,7 @@ void check_compute(const kiln_op_t *op, const void *attrs, int num_inputs,
   }
   kiln_kernel_args_t kernel = {op, attrs, num_inputs, inputs, num_outputs, want};
   KILN_ASSERT_OK(op->reference(&kernel));
-  kiln_schedule_target_t target = {512};
+  kiln_schedule_target_t target = {512, .config = test_config};
   const kiln_tir_prim_func_t *lowered = NULL, *passed = NULL;
   char *name = NULL; /* in the arena: the PrimFunc keeps the pointer */
   KILN_ASSERT_OK(kiln_arena_allocate(&kiln_op_test_arena, 32, 1, (void **)&name));
@@ -300,7 +312,7 @@ void check_compute_random(const kiln_op_t *op, const void *attrs, int num_inputs
 
 static const char *func_text(const kiln_op_t *op, const void *attrs, int num_inputs,
                              const kiln_type_t *const *types, int target_bits, int passes) {
-  kiln_schedule_target_t target = {target_bits};
+  kiln_schedule_target_t target = {target_bits, .config = test_config};
   const kiln_tir_prim_func_t *func = NULL;
   KILN_ASSERT_OK(
       kiln_op_lower(op, attrs, num_inputs, types, &target, &kiln_op_test_arena, "main", &func));

@@ -40,6 +40,14 @@ void check_compute_flush(void);
 /* check_compute on fresh random inputs of the given types, in [lo, hi). */
 void check_compute_random(const kiln_op_t *op, const void *attrs, int num_inputs,
                           const kiln_type_t *const *types, double lo, double hi);
+/* The schedule configuration check_compute and the golden texts lower with
+ * from now on (NULL: the default rules); check_compute_flush (the
+ * teardown) resets it. */
+void check_compute_set_config(const kiln_schedule_config_t *config);
+/* check_compute_set_config of a configuration's text form: golden tests pin
+ * the configuration their text shows, so that a new default rule does not
+ * silently change a golden. */
+void check_compute_pin(const char *config);
 /* The printed PrimFunc `name` of the operator lowered for `target_bits`-bit
  * vectors (in the test arena), for golden tests. */
 const char *lowered_text(const kiln_op_t *op, const void *attrs, int num_inputs,
