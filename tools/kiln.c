@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "kiln/compiler.h"
 #include "kiln/npy.h"
 #include "kiln/tensor.h"
 #include "kiln/version.h"
@@ -79,6 +80,13 @@ static kiln_status_t kiln_cli_version(int argc, char **argv) {
          "an unknown compiler",
 #endif
          DLPACK_VERSION, JANSSON_VERSION);
+  const char *llvm = kiln_compiler_llvm_version();
+  if (llvm) {
+    printf("LLVM %s (the llvm targets; default target %s)\n", llvm, kiln_compiler_default_target());
+  } else {
+    printf("without LLVM (the C backend alone; default target %s)\n",
+           kiln_compiler_default_target());
+  }
   return KILN_OK;
 }
 

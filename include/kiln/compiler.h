@@ -75,6 +75,9 @@ typedef struct kiln_compiled_t kiln_compiled_t;
 kiln_compiler_options_t kiln_compiler_options_default(void);
 /* "llvm" when built with LLVM, else "c -march=native". */
 const char *kiln_compiler_default_target(void);
+/* The version of the LLVM kiln was built with ("14.0.6"); NULL when it was
+ * built without LLVM (the C backend alone). */
+const char *kiln_compiler_llvm_version(void);
 
 /* Imports (or builds) `model` and compiles it. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_compile(kiln_allocator_t allocator, const char *model,

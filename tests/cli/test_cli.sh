@@ -25,6 +25,8 @@ expect 1 err "bad\\\\x1bname.npy" -- "$kiln" npy-info "$work/bad${esc}name.npy"
 if grep -q "$esc" "$work/err"; then fail "an escape character reached stderr"; fi
 expect 0 out "^kiln [0-9]+\.[0-9]+\.[0-9]+" -- "$kiln" version
 expect 0 out "^kiln [0-9]+\.[0-9]+\.[0-9]+" -- "$kiln" --version
+# the LLVM kiln was built with, by version (or that there is none)
+expect 0 out "^(LLVM [0-9]+\.[0-9]+\.[0-9]+ \(the llvm targets|without LLVM \(the C backend alone)" -- "$kiln" version
 expect 2 err "unexpected argument 'x'" -- "$kiln" version x
 expect 2 err "unknown command 'frobnicate'" -- "$kiln" frobnicate
 expect 2 err "usage: kiln npy-info" -- "$kiln" npy-info
