@@ -79,7 +79,7 @@ expect 0 out "output 0" -- "$kiln" run "$work/mlp" --input "$work/x.npy" --debug
 expect 0 out "latency: median [0-9.]+ ms over 3 runs, 1 threads" -- "$kiln" bench mlp --runs 3 --threads 1
 expect 0 out "largest difference from the reference interpreter" -- "$kiln" bench mlp --runs 1 --check
 expect 0 out "largest difference from the reference interpreter" -- "$kiln" bench mlp --runs 1 --check --input "$work/x.npy"
-expect 1 err "mlp takes 1 inputs, 2 given with --input" -- "$kiln" bench mlp --input "$work/x.npy" --input "$work/x.npy"
+expect 1 err "mlp takes 1 input\(s\) \(%data: Tensor\[\(1, 784\), float32\]\) but 2 were given with --input; no input is left for .*x.npy" -- "$kiln" bench mlp --input "$work/x.npy" --input "$work/x.npy"
 expect 1 err "input 0 \(.*\) from .*got.npy: .*shape" -- "$kiln" bench mlp --input "$work/got.npy"
 expect 2 err "missing FILE.npy after '--input'" -- "$kiln" bench mlp --input
 expect 2 err "expected an integer of at least 1, got '0', for '--threads'" -- "$kiln" bench mlp --threads 0
@@ -92,7 +92,7 @@ expect 2 err "unknown option '--frob'" -- "$kiln" compile mlp --frob
 expect 1 err "kiln compile: .*nosuch.*resnet18" -- "$kiln" compile nosuch -o "$work/x"
 expect 1 err "cuda" -- "$kiln" compile mlp -o "$work/x" --target cuda
 expect 1 err "graph.json" -- "$kiln" run "$work/none" --input "$work/x.npy"
-expect 1 err "takes 1 inputs, 0 given" -- "$kiln" run "$work/mlp"
+expect 1 err "mlp takes 1 input\(s\) \(%data: Tensor\[\(1, 784\), float32\]\) but 0 were given with --input; input %data is missing" -- "$kiln" run "$work/mlp"
 expect 1 err "shape" -- "$kiln" run "$work/mlp" --input "$work/got.npy"
 expect 2 err "missing the folder" -- "$kiln" run
 expect 2 err "bench compiles in memory" -- "$kiln" bench mlp -o "$work/x"
