@@ -174,7 +174,8 @@ static kiln_status_t parse_load_option(const char *flag, const char *value, comp
   }
   KILN_RETURN_IF_ERROR(kiln_cli_parse_io_option(flag, value, &a->io, out_matched));
   if (*out_matched && strcmp(flag, "--input") != 0) {
-    return kiln_cli_usage("does not apply (kiln run takes --output, --expect and --print-top)",
+    return kiln_cli_usage("bench takes --input alone of the file options (kiln run takes "
+                          "--output, --expect and --print-top); it takes no",
                           flag);
   }
   a->given |= *out_matched ? FLAG_INPUT : 0;

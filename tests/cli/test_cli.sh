@@ -96,6 +96,85 @@ expect 1 err "mlp takes 1 input\(s\) \(%data: Tensor\[\(1, 784\), float32\]\) bu
 expect 1 err "shape" -- "$kiln" run "$work/mlp" --input "$work/got.npy"
 expect 2 err "missing the folder" -- "$kiln" run
 expect 2 err "bench compiles in memory" -- "$kiln" bench mlp -o "$work/x"
+# bench on the compiled folder, percentiles, --duration
+expect 0 out "compiled model loaded in" -- "$kiln" bench "$work/mlp" --runs 3 --input "$work/x.npy"
+expect 0 out "latency: median [0-9.]+ ms over 3 runs" -- "$kiln" bench "$work/mlp" --runs 3
+expect 0 out "latency: p50 [0-9.]+ ms, p90 [0-9.]+ ms, p99 [0-9.]+ ms, min [0-9.]+ ms" -- "$kiln" bench mlp --runs 4
+expect 0 out "s of runs, --duration\)" -- "$kiln" bench "$work/mlp" --duration 0.2
+expect 0 out "in [0-9.]+ s \(import" -- "$kiln" bench mlp --duration 0.1
+expect 2 err "give --runs or --duration, not both" -- "$kiln" bench mlp --runs 3 --duration 1
+expect 2 err "expected a number of seconds in \(0, 86400\] after '--duration'" -- "$kiln" bench mlp --duration 0
+expect 2 err "expected a number of seconds" -- "$kiln" bench mlp --duration x
+expect 2 err "a compiled model's target, passes and shapes are fixed.*it takes no '--target'" -- "$kiln" bench "$work/mlp" --target c
+expect 2 err "it takes no '--check'" -- "$kiln" bench "$work/mlp" --check
+expect 2 err "it takes no '--opt-level'" -- "$kiln" bench "$work/mlp" --opt-level 1
+expect 2 err "it takes no '--dump'" -- "$kiln" bench mlp --dump ir
+expect 2 err "kiln run takes --output, --expect and --print-top\); it takes no '--output'" -- "$kiln" bench mlp --output "$work/o.npy"
+expect 2 err "it takes no '--expect'" -- "$kiln" bench mlp --expect "$work/o.npy"
+# run --expect (whole-model tolerances) and --print-top
+expect 0 out "output 0 matches .*got.npy \(rtol 0.001, atol 0.0001\)" -- "$kiln" run "$work/mlp" --input "$work/x.npy" --expect "$work/got.npy"
+expect 1 err "output 0 differs from .*y.npy" -- "$kiln" run "$work/mlp" --input "$work/x.npy" --expect "$work/y.npy"
+expect 1 err "the model has 1 output\(s\) but 0 --output and 2 --expect" -- "$kiln" run "$work/mlp" --input "$work/x.npy" --expect "$work/got.npy" --expect "$work/got.npy"
+expect 0 out "^  top-3 classes: [0-9]+ \([-0-9.e]+\) [0-9]+ \([-0-9.e]+\) [0-9]+ \(" -- "$kiln" run "$work/mlp" --input "$work/x.npy" --print-top 3
+expect 0 out "^  top-2 classes of row 1: [0-9]+ \(" -- "$kiln" interp mlp --batch 2 --random-input --print-top 2
+expect 2 err "expected an integer of at least 1, got '0', for '--print-top'" -- "$kiln" run "$work/mlp" --input "$work/x.npy" --print-top 0
+# named inputs and .npz (NumPy's savez and savez_compressed), for run, interp and bench
+npz=$data/npz
+expect 0 out "output 0: float32 \(1, 10\)" -- "$kiln" run "$work/mlp" --input "data=$work/x.npy" --output "$work/named.npy"
+cmp -s "$work/named.npy" "$work/got.npy" || fail "run --input data=x.npy gave another output than --input x.npy"
+expect 0 out "output 0: float32 \(1, 10\)" -- "$kiln" run "$work/mlp" --input "$npz/mlp_data.npz" --output "$work/npz_out.npy"
+expect 0 out "output 0 matches" -- "$kiln" run "$work/mlp" --input "$npz/mlp_data_compressed.npz" --expect "$work/npz_out.npy"
+expect 0 out "output 0 matches" -- "$kiln" interp mlp --input "$npz/mlp_data_compressed.npz" --expect "$work/npz_out.npy"
+expect 0 out "latency: median" -- "$kiln" bench mlp --runs 1 --input "$npz/mlp_data.npz" --check
+expect 0 out "latency: median" -- "$kiln" bench mlp --runs 1 --input "data=$work/x.npy"
+expect 1 err "takes 1 input\(s\) \(%data: Tensor\[\(1, 784\), float32\]\); there is no input named 'foo'" -- "$kiln" run "$work/mlp" --input "foo=$work/x.npy"
+expect 1 err "there is no input named 'foo'" -- "$kiln" interp mlp --input "foo=$work/x.npy"
+expect 1 err "input %data is given twice \(.*x.npy and .*mlp_data.npz\)" -- "$kiln" run "$work/mlp" --input "data=$work/x.npy" --input "$npz/mlp_data.npz"
+# named inputs are placed first, the positional files fill what is left
+expect 1 err "but 2 were given with --input; no input is left for .*x.npy" -- "$kiln" bench mlp --input "$work/x.npy" --input "data=$work/x.npy"
+expect 1 err "two.npz: member 'a' names no input" -- "$kiln" run "$work/mlp" --input "$npz/two.npz"
+expect 1 err "not_npy.npz: member notes.txt: not a .npy file" -- "$kiln" interp mlp --input "$npz/not_npy.npz"
+expect 2 err "a .npz names its inputs by its members" -- "$kiln" run "$work/mlp" --input "data=$npz/mlp_data.npz"
+expect 1 err "bad.npy" -- "$kiln" run "$work/mlp" --input "$work/bad.npy"
+# dtypes are named as kiln names them, never as DLPack codes
+expect 1 err "input 'data' has dtype int64, expected float32" -- "$kiln" run "$work/mlp" --input "$data/npy/int64_2x3x4.npy"
+# compile --disabled-pass and --dump
+expect 0 out "wrote .*/nofold/graph.json" -- "$kiln" compile mlp -o "$work/nofold" --disabled-pass fold_constant --disabled-pass fold_scale_axis
+expect 1 err "no pass named \"nosuch\"; the passes are: infer_type, " -- "$kiln" compile mlp -o "$work/x" --disabled-pass nosuch
+expect 1 err "pass fuse_ops cannot be disabled: the build requires it" -- "$kiln" compile mlp -o "$work/x" --disabled-pass fuse_ops
+expect 2 err "missing value after '--disabled-pass'" -- "$kiln" compile mlp -o "$work/x" --disabled-pass
+expect 1 err "no pass named \"nosuch\"" -- "$kiln" bench mlp --disabled-pass nosuch
+expect 0 out "wrote .*/dumped/lib.s \(--dump asm\)" -- "$kiln" compile mlp -o "$work/dumped" --dump ir --dump ll --dump asm
+grep -q "^def @main" "$work/dumped/graph.ir" || fail "compile --dump ir: no def @main in graph.ir"
+grep -q "Primitive=1" "$work/dumped/graph.ir" || fail "compile --dump ir: graph.ir is not the fused graph"
+grep -q "^define .*fused_nn_contrib_dense_pack" "$work/dumped/lib.ll" || fail "compile --dump ll: no kernel defined in lib.ll"
+grep -q "fused_nn_contrib_dense_pack.*:" "$work/dumped/lib.s" || fail "compile --dump asm: no kernel label in lib.s"
+expect 0 out "wrote .*/dumped_c/lib.c \(--dump c\)" -- "$kiln" compile mlp -o "$work/dumped_c" --target "c -march=native" --dump c
+grep -q "fused_nn_contrib_dense_pack" "$work/dumped_c/lib.c" || fail "compile --dump c: no kernel in lib.c"
+expect 2 err "target 'c' makes no ll code.*takes no --dump 'll'" -- "$kiln" compile mlp -o "$work/x" --target c --dump ll
+expect 2 err "target 'llvm' makes no c code" -- "$kiln" compile mlp -o "$work/x" --target llvm --dump c
+expect 2 err "expected ir, ll, asm or c after '--dump', got 'llvm'" -- "$kiln" compile mlp -o "$work/x" --dump llvm
+# options that do not apply are errors
+expect 2 err "compile builds and saves \(kiln bench runs\); it takes no '--runs'" -- "$kiln" compile mlp -o "$work/x" --runs 3
+expect 2 err "it takes no '--input'" -- "$kiln" compile mlp -o "$work/x" --input "$work/x.npy"
+expect 2 err "it takes no '--threads'" -- "$kiln" graph mlp -o "$work/x.dot" --threads 2
+expect 2 err "not for an ONNX model.*built-in workloads take '--batch'" -- "$kiln" interp "$work/missing.onnx" --batch 2
+expect 2 err "built-in workloads take '--image-size'" -- "$kiln" compile "$work/missing.onnx" -o "$work/x" --image-size 32
+expect 2 err "built-in workloads take '--seed'" -- "$kiln" show "$work/missing.onnx" --seed 1
+expect 2 err "built-in workloads take '--batch'" -- "$kiln" bench "$work/missing.onnx" --batch 2
+expect 2 err "input-shape is for ONNX models" -- "$kiln" compile mlp -o "$work/x" --input-shape data=1x784
+expect 2 err "input-shape is for ONNX models" -- "$kiln" interp mlp --random-input --input-shape data=1x784
+expect 2 err "show runs nothing" -- "$kiln" show mlp --print-top 3
+# progress lines per kernel on a terminal (stderr a tty, through script(1)), none when piped
+expect 0 out "wrote" -- "$kiln" compile mlp -o "$work/piped"
+if grep -q "kiln: kernel" "$work/err"; then fail "compile printed progress lines to a pipe"; fi
+if command -v script >/dev/null 2>&1; then
+  script -qec "'$kiln' compile mlp -o '$work/tty'" /dev/null >"$work/tty.txt" 2>&1 || fail "compile on a terminal failed"
+  grep -q "kiln: kernel 3/3 fused_" "$work/tty.txt" || { fail "compile on a terminal: no progress line per kernel"; cat "$work/tty.txt"; }
+else
+  echo "skip: script(1) not found; the terminal progress check did not run"
+  skipped=$((skipped + 1))
+fi
 expect 0 out "wrote .*/mlp.dot" -- "$kiln" graph mlp -o "$work/mlp.dot"
 grep -q 'label="nn.contrib_dense_pack\\nadd\\nnn.relu' "$work/mlp.dot" || fail "kiln graph: no fused dense, add, relu box in mlp.dot"
 expect 2 err "missing -o FILE.dot" -- "$kiln" graph mlp
