@@ -96,6 +96,7 @@ expect 1 err "mlp takes 1 input\(s\) \(%data: Tensor\[\(1, 784\), float32\]\) bu
 expect 1 err "shape" -- "$kiln" run "$work/mlp" --input "$work/got.npy"
 expect 2 err "missing the folder" -- "$kiln" run
 expect 2 err "bench compiles in memory" -- "$kiln" bench mlp -o "$work/x"
+npz_dir=$data/npz
 # bench on the compiled folder, percentiles, --duration
 expect 0 out "compiled model loaded in" -- "$kiln" bench "$work/mlp" --runs 3 --input "$work/x.npy"
 expect 0 out "latency: median [0-9.]+ ms over 3 runs" -- "$kiln" bench "$work/mlp" --runs 3
@@ -118,8 +119,22 @@ expect 1 err "the model has 1 output\(s\) but 0 --output and 2 --expect" -- "$ki
 expect 0 out "^  top-3 classes: [0-9]+ \([-0-9.e]+\) [0-9]+ \([-0-9.e]+\) [0-9]+ \(" -- "$kiln" run "$work/mlp" --input "$work/x.npy" --print-top 3
 expect 0 out "^  top-2 classes of row 1: [0-9]+ \(" -- "$kiln" interp mlp --batch 2 --random-input --print-top 2
 expect 2 err "expected an integer of at least 1, got '0', for '--print-top'" -- "$kiln" run "$work/mlp" --input "$work/x.npy" --print-top 0
+# the percentiles are ordered: min <= p50 <= p90 <= p99
+expect 0 out "latency: p50" -- "$kiln" bench mlp --runs 30 --threads 1
+sed -n 's/.*p50 \([0-9.]*\) ms, p90 \([0-9.]*\) ms, p99 \([0-9.]*\) ms, min \([0-9.]*\) ms.*/\4 \1 \2 \3/p' "$work/out" |
+  awk '{ if (!($1 <= $2 && $2 <= $3 && $3 <= $4)) exit 1 }' || fail "bench: percentiles out of order: $(cat "$work/out")"
+# --print-top on the compiled model names the classes bench --check finds on the interpreter
+expect 0 out "top-5 classes" -- "$kiln" bench mlp --runs 1 --check --input "$npz_dir/mlp_data.npz"
+interp_top=$(sed -n 's/^  top-5 classes://p' "$work/out" | sed 's/ ([^)]*)//g')
+expect 0 out "top-5 classes" -- "$kiln" run "$work/mlp" --input "$npz_dir/mlp_data.npz" --print-top 5
+run_top=$(sed -n 's/^  top-5 classes://p' "$work/out" | sed 's/ ([^)]*)//g')
+[ -n "$run_top" ] && [ "$run_top" = "$interp_top" ] || fail "run --print-top 5 gave classes '$run_top', bench --check '$interp_top'"
+# a disabled pass is not run: without pack_dense, mlp's kernels call nn.dense
+expect 0 out "wrote" -- "$kiln" compile mlp -o "$work/nopack" --disabled-pass pack_dense --dump ir
+grep -q "nn.dense(" "$work/nopack/graph.ir" && ! grep -q "contrib_dense_pack" "$work/nopack/graph.ir" ||
+  fail "compile --disabled-pass pack_dense: the graph still packs its dense layers"
 # named inputs and .npz (NumPy's savez and savez_compressed), for run, interp and bench
-npz=$data/npz
+npz=$npz_dir
 expect 0 out "output 0: float32 \(1, 10\)" -- "$kiln" run "$work/mlp" --input "data=$work/x.npy" --output "$work/named.npy"
 cmp -s "$work/named.npy" "$work/got.npy" || fail "run --input data=x.npy gave another output than --input x.npy"
 expect 0 out "output 0: float32 \(1, 10\)" -- "$kiln" run "$work/mlp" --input "$npz/mlp_data.npz" --output "$work/npz_out.npy"
@@ -197,6 +212,16 @@ if [ -n "$models" ] && [ -f "$models/mlp.onnx" ]; then
   expect 1 err "output 0 differs from" -- "$kiln" interp "$models/mlp.onnx" \
     --input "$models/mlp.input.npy" --expect "$work/y.npy"
   expect 0 out "def @main\(%input" -- "$kiln" show "$models/mlp.onnx"
+  # compiled, run by name and checked against the expected output; the
+  # compiled folder timed by bench, with the same input
+  expect 0 out "wrote" -- "$kiln" compile "$models/squeezenet1_1.onnx" -o "$work/squeezenet"
+  expect 0 out "output 0 matches .*squeezenet1_1.output.npy" -- "$kiln" run "$work/squeezenet" \
+    --input "$models/squeezenet1_1.input.npy" --expect "$models/squeezenet1_1.output.npy" --print-top 5
+  grep -q "^  top-5 classes: [0-9]" "$work/out" || fail "run --print-top 5: no top-5 line for squeezenet"
+  expect 0 out "compiled model loaded" -- "$kiln" bench "$work/squeezenet" --runs 2 \
+    --input "$models/squeezenet1_1.input.npy"
+  expect 0 out "output 0 matches .*mlp.output.npy" -- "$kiln" interp "$models/mlp.onnx" \
+    --input "input=$models/mlp.input.npy" --expect "$models/mlp.output.npy"
 else
   echo "skip: shared models not found at '$models'; the ONNX model checks did not run"
   skipped=$((skipped + 1))
