@@ -1,12 +1,18 @@
 /*
  * The kiln tool's compiler commands (docs/cli.md):
- *   compile MODEL -o DIR   build the three artifacts into DIR;
+ *   compile MODEL -o DIR   build the three artifacts into DIR (and, with
+ *                          --dump, the graph IR, LLVM IR, assembly or C);
  *   run DIR --input X.npy  run them with the graph executor alone;
- *   bench MODEL            compile in memory, report compile time and the
- *                          median latency of runs.
+ *   bench MODEL|DIR        compile in memory (or load a compiled folder),
+ *                          report the compile time and the latency of runs
+ *                          (median, p50, p90, p99, min);
+ *   graph MODEL -o F.dot   draw the fused graph.
  * MODEL is an ONNX file or a built-in workload, as for `show` and `interp`.
- * Options shared by compile and bench are parsed by one function; a
- * mistake exits with code 2 and the usage.
+ * The options of compile, bench and graph are parsed by one function that
+ * records which were given (a bit each); each command, and bench for a
+ * compiled folder, refuses those that do not apply to it. A compiled model
+ * is opened in one place (load_compiled), so another form of it is one
+ * more branch there. A mistake exits with code 2 and the usage.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>

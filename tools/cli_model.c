@@ -8,9 +8,11 @@
  * share one option parser
  * (kiln_cli_model_options_t) and one loader. `interp` binds a workload's
  * weights as constants (an ONNX model's initializers already are), so the
- * inputs it reads from --input files (or makes with --random-input) are the
- * data inputs only, in the order of @main's parameters; a missing or
- * mismatched input is an error that names the parameter and its type.
+ * inputs it reads from --input values (cli_io.c: by name, from an .npz, or
+ * in the order of @main's parameters) or makes with --random-input are the
+ * data inputs only; a missing or mismatched input is an error that names
+ * the parameter and its type. Options that do not apply to the MODEL
+ * (--batch on an ONNX file, --input-shape on a workload) are usage errors.
  */
 #include <errno.h>
 #include <inttypes.h>
