@@ -35,6 +35,7 @@ typedef struct kiln_cli_model_options_t {
   int metadata;
   const char *after; /* show: the IR after this pass of the default pipeline */
   int64_t opt_level; /* show --after: the pipeline's opt_level (default 3) */
+  bool opt_level_given;
 } kiln_cli_model_options_t;
 
 kiln_status_t kiln_cli_parse_int(const char *flag, const char *text, int64_t minimum,
@@ -111,6 +112,7 @@ static kiln_status_t kiln_cli_parse_option(int argc, char **argv, int *index,
     if (number > 3)
       return kiln_cli_usage("expected 0 to 3 after", flag);
     options->opt_level = number;
+    options->opt_level_given = true;
     return KILN_OK;
   }
   if (strcmp(flag, "--max-constant-bytes") == 0) {
@@ -222,6 +224,12 @@ kiln_status_t kiln_cli_show(int argc, char **argv) {
         "show runs nothing: it takes no --input, --output, --expect, --print-top or --random-input",
         NULL);
   }
+  if (options.opt_level_given && !options.after)
+    return kiln_cli_usage("--opt-level is the pipeline's for --after (show alone prints the model "
+                          "as imported); it takes no",
+                          "--opt-level");
+  if (options.metadata && options.after)
+    return kiln_cli_usage("--metadata prints the model as imported, not with", "--after");
   if (options.after)
     return kiln_cli_show_after(&options);
   kiln_model_t *model = NULL;
@@ -293,6 +301,15 @@ static kiln_status_t kiln_cli_interp_run(const kiln_cli_model_options_t *options
 kiln_status_t kiln_cli_interp(int argc, char **argv) {
   kiln_cli_model_options_t options;
   KILN_RETURN_IF_ERROR(kiln_cli_parse_model_options(argc, argv, &options));
+  const char *printing = options.after             ? "--after"
+                         : options.metadata        ? "--metadata"
+                         : options.opt_level_given ? "--opt-level"
+                                                   : NULL;
+  if (printing) {
+    return kiln_cli_usage("interp runs the model as imported (no passes; kiln show prints); it "
+                          "takes no",
+                          printing);
+  }
   kiln_model_t *model = NULL;
   KILN_RETURN_IF_ERROR(kiln_cli_load(&options, 1, &model));
   kiln_cli_inputs_t inputs = {0};

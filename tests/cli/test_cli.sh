@@ -180,6 +180,11 @@ expect 2 err "built-in workloads take '--batch'" -- "$kiln" bench "$work/missing
 expect 2 err "input-shape is for ONNX models" -- "$kiln" compile mlp -o "$work/x" --input-shape data=1x784
 expect 2 err "input-shape is for ONNX models" -- "$kiln" interp mlp --random-input --input-shape data=1x784
 expect 2 err "show runs nothing" -- "$kiln" show mlp --print-top 3
+expect 2 err "show alone prints the model as imported\); it takes no '--opt-level'" -- "$kiln" show mlp --opt-level 1
+expect 2 err "--metadata prints the model as imported, not with '--after'" -- "$kiln" show mlp --metadata --after fuse_ops
+expect 2 err "interp runs the model as imported .*it takes no '--after'" -- "$kiln" interp mlp --random-input --after fuse_ops
+expect 2 err "it takes no '--opt-level'" -- "$kiln" interp mlp --random-input --opt-level 2
+expect 2 err "it takes no '--metadata'" -- "$kiln" interp mlp --random-input --metadata
 # progress lines per kernel on a terminal (stderr a tty, through script(1)), none when piped
 expect 0 out "wrote" -- "$kiln" compile mlp -o "$work/piped"
 if grep -q "kiln: kernel" "$work/err"; then fail "compile printed progress lines to a pipe"; fi
