@@ -6,7 +6,9 @@
  * two.npz holds float32 a = [[1, 2, 3], [4, 5, 6]], int64 b = [7, -8, 9]
  * and int8 c (1000 skewed bytes), stored; two_compressed.npz deflates them
  * (fixed Huffman codes for a and b, a dynamic code for c) and
- * two_level0.npz in deflate's stored blocks. The three must read the same.
+ * two_level0.npz in deflate's stored blocks, two_zip64.npz with every
+ * zip64 record (sizes and offsets in the central entries' extra fields, the
+ * zip64 end record). They must read the same.
  * Then the errors: not a zip, a member that is not a .npy, every
  * truncation, a flipped data byte (CRC), a changed method, corrupt deflate
  * data, a zip-bomb size; and allocation failures, without leaks.
@@ -54,7 +56,8 @@ static void check_two(const kiln_npz_t *npz) {
 
 static void test_read_stored_and_deflated(void **state) {
   (void)state;
-  static const char *const names[] = {"two.npz", "two_compressed.npz", "two_level0.npz"};
+  static const char *const names[] = {"two.npz", "two_compressed.npz", "two_level0.npz",
+                                      "two_zip64.npz"};
   size_t size = 0;
   unsigned char *stored = read_fixture("two.npz", &size);
   kiln_npz_t *reference = NULL;
@@ -132,6 +135,32 @@ static void test_corruptions(void **state) {
   bytes[data_offset(bytes, 0)] |= 6; /* block type 3 */
   parse_fails(bytes, size, KILN_STATUS_CODE_DATA_LOSS,
               "corrupt deflate data: a block of the reserved");
+  free(bytes);
+}
+
+/* The end record saturated, as a zip of more than 65535 members or 4 GiB
+ * has it: the counts and offsets come from the zip64 end record its
+ * locator points at. */
+static void test_zip64_end_record(void **state) {
+  (void)state;
+  size_t size = 0;
+  unsigned char *bytes = read_fixture("two_zip64.npz", &size);
+  unsigned char *end = bytes + size - 22;
+  assert_memory_equal(end, "PK\x05\x06", 4);
+  memset(end + 8, 0xff, 4);  /* the member counts */
+  memset(end + 12, 0xff, 8); /* the directory's size and offset */
+  kiln_npz_t *npz = NULL;
+  KILN_ASSERT_OK(kiln_npz_parse(kiln_allocator_system(), bytes, size, "x.npz", &npz));
+  check_two(npz);
+  kiln_npz_destroy(npz);
+  unsigned char *locator = end - 20;
+  assert_memory_equal(locator, "PK\x06\x07", 4);
+  locator[8] ^= 0x10; /* points elsewhere */
+  parse_fails(bytes, size, KILN_STATUS_CODE_INVALID_ARGUMENT,
+              "no zip64 end record where its locator points");
+  locator[0] = 'X';
+  parse_fails(bytes, size, KILN_STATUS_CODE_INVALID_ARGUMENT,
+              "a saturated end record without a zip64 locator");
   free(bytes);
 }
 
@@ -227,6 +256,7 @@ int main(void) {
       cmocka_unit_test(test_read_stored_and_deflated),
       cmocka_unit_test(test_not_npz),
       cmocka_unit_test(test_corruptions),
+      cmocka_unit_test(test_zip64_end_record),
       cmocka_unit_test(test_every_truncation_fails),
       cmocka_unit_test(test_every_deflate_byte_change),
       cmocka_unit_test(test_inflate_errors),

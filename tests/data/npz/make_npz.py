@@ -44,3 +44,9 @@ savez("two_compressed.npz", two, zipfile.ZIP_DEFLATED)  # fixed Huffman codes
 savez("two_level0.npz", two, zipfile.ZIP_DEFLATED, 0)  # deflate's stored blocks
 with zipfile.ZipFile("not_npy.npz", "w") as zf:
     zf.writestr("notes.txt", "not an array")
+# Every zip64 record a large .npz has (the central entries' zip64 extra
+# fields, the zip64 end record and its locator), in a small file: the
+# limits above which zipfile writes them, lowered.
+zipfile.ZIP64_LIMIT = 1
+zipfile.ZIP_FILECOUNT_LIMIT = 1
+savez("two_zip64.npz", two, zipfile.ZIP_DEFLATED)
