@@ -378,7 +378,7 @@ static kiln_status_t check_dumps(const compile_args_t *a) {
 
 /* The text `kind` dumps from a compile, borrowed or (the IR) in *out_owned. */
 static kiln_status_t dump_text(const compile_result_t *r, const dump_kind_t *kind,
-                               const char **out_text, char **out_owned) {
+                               const char *target, const char **out_text, char **out_owned) {
   *out_owned = NULL;
   if (!kind->format) {
     KILN_RETURN_IF_ERROR(kiln_model_print(r->model, false, kiln_allocator_system(), out_owned));
@@ -386,9 +386,13 @@ static kiln_status_t dump_text(const compile_result_t *r, const dump_kind_t *kin
     return KILN_OK;
   }
   *out_text = kiln_runtime_module_source(kiln_compiled_library(r->compiled), kind->format);
-  return *out_text
-             ? KILN_OK
-             : KILN_STATUS(FAILED_PRECONDITION, "the library keeps no %s code to dump", kind->name);
+  if (*out_text) {
+    return KILN_OK;
+  }
+  return KILN_STATUS(FAILED_PRECONDITION,
+                     "--dump %s: the library keeps no %s code (target '%s'; -noasm skips the "
+                     "assembly)",
+                     kind->name, kind->name, target);
 }
 
 /* Writes each --dump beside the artifacts: DIR/graph.ir, lib.ll, ... */
@@ -399,7 +403,7 @@ static kiln_status_t write_dumps(const compile_args_t *a, const compile_result_t
     }
     const char *text = NULL;
     char *owned = NULL, *path = NULL;
-    kiln_status_t status = dump_text(r, &dump_kinds[k], &text, &owned);
+    kiln_status_t status = dump_text(r, &dump_kinds[k], target_of(a), &text, &owned);
     if (!status) {
       status = kiln_cli_path_join(a->out_dir, dump_kinds[k].file, &path);
     }
