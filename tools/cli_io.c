@@ -29,6 +29,10 @@
 
 /* ---- flags ---- */
 
+/* The most classes --print-top prints a row. */
+#define KILN_CLI_MAX_TOP      1000
+#define KILN_CLI_MAX_TOP_TEXT "1000"
+
 static kiln_status_t push_file(const char *flag, const char *value, int *count,
                                const char **files) {
   if (!value) {
@@ -56,7 +60,12 @@ kiln_status_t kiln_cli_parse_io_option(const char *flag, const char *value, kiln
   if (strcmp(flag, "--print-top") == 0) {
     int64_t k = 0;
     KILN_RETURN_IF_ERROR(kiln_cli_parse_int(flag, value, 1, &k));
-    io->print_top = k > 1000 ? 1000 : (int)k;
+    if (k > KILN_CLI_MAX_TOP) {
+      char message[64];
+      snprintf(message, sizeof(message), "expected at most %d after", KILN_CLI_MAX_TOP);
+      return kiln_cli_usage(message, flag);
+    }
+    io->print_top = (int)k;
     return KILN_OK;
   }
   *out_matched = false;
@@ -320,8 +329,8 @@ void kiln_cli_print_top(const kiln_tensor_t *out, int k) {
   int64_t count = kiln_tensor_element_count(out);
   int64_t rows = kiln_tensor_ndim(out) >= 2 ? kiln_tensor_shape(out)[0] : 1;
   int64_t classes = rows > 0 ? count / rows : 0;
-  int64_t taken[1000];
-  k = k > 1000 ? 1000 : k;
+  int64_t taken[KILN_CLI_MAX_TOP];
+  k = k > KILN_CLI_MAX_TOP ? KILN_CLI_MAX_TOP : k;
   for (int64_t row = 0; row < rows && classes > 0; ++row) {
     printf("  top-%d classes%s", k, rows > 1 ? "" : ":");
     if (rows > 1) {

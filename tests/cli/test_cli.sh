@@ -118,6 +118,7 @@ expect 1 err "output 0 differs from .*y.npy" -- "$kiln" run "$work/mlp" --input 
 expect 1 err "the model has 1 output\(s\) but 0 --output and 2 --expect" -- "$kiln" run "$work/mlp" --input "$work/x.npy" --expect "$work/got.npy" --expect "$work/got.npy"
 expect 0 out "^  top-3 classes: [0-9]+ \([-0-9.e]+\) [0-9]+ \([-0-9.e]+\) [0-9]+ \(" -- "$kiln" run "$work/mlp" --input "$work/x.npy" --print-top 3
 expect 0 out "^  top-2 classes of row 1: [0-9]+ \(" -- "$kiln" interp mlp --batch 2 --random-input --print-top 2
+expect 2 err "expected at most 1000 after '--print-top'" -- "$kiln" run "$work/mlp" --input "$work/x.npy" --print-top 1001
 expect 2 err "expected an integer of at least 1, got '0', for '--print-top'" -- "$kiln" run "$work/mlp" --input "$work/x.npy" --print-top 0
 # the percentiles are ordered: min <= p50 <= p90 <= p99
 expect 0 out "latency: p50" -- "$kiln" bench mlp --runs 30 --threads 1
