@@ -1,12 +1,18 @@
 /*
  * The kiln tool's compiler commands (docs/cli.md):
- *   compile MODEL -o DIR   build the three artifacts into DIR;
+ *   compile MODEL -o DIR   build the three artifacts into DIR (and, with
+ *                          --dump, the graph IR, LLVM IR, assembly or C);
  *   run DIR --input X.npy  run them with the graph executor alone;
- *   bench MODEL            compile in memory, report compile time and the
- *                          median latency of runs.
+ *   bench MODEL|DIR        compile in memory (or load a compiled folder),
+ *                          report the compile time and the latency of runs
+ *                          (median, p50, p90, p99, min);
+ *   graph MODEL -o F.dot   draw the fused graph.
  * MODEL is an ONNX file or a built-in workload, as for `show` and `interp`.
- * Options shared by compile and bench are parsed by one function; a
- * mistake exits with code 2 and the usage.
+ * The options of compile, bench and graph are parsed by one function that
+ * records which were given (a bit each); each command, and bench for a
+ * compiled folder, refuses those that do not apply to it. A compiled model
+ * is opened in one place (load_compiled), so another form of it is one
+ * more branch there. A mistake exits with code 2 and the usage.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -23,17 +29,81 @@
 #include "kiln/npy.h"
 #include "kiln/parallel.h"
 
-#define KILN_CLI_MAX_VALUES 16
+/* The options of compile, bench and graph, one bit each: a command
+ * refuses those that do not apply to it (or to its MODEL). */
+enum {
+  FLAG_OUT = 1 << 0,
+  FLAG_TARGET = 1 << 1,
+  FLAG_OPT_LEVEL = 1 << 2,
+  FLAG_INPUT_SHAPE = 1 << 3,
+  FLAG_INPUT = 1 << 4,
+  FLAG_BATCH = 1 << 5,
+  FLAG_MAX_CONSTANT = 1 << 6,
+  FLAG_IMAGE_SIZE = 1 << 7,
+  FLAG_THREADS = 1 << 8,
+  FLAG_CHECK = 1 << 9,
+  FLAG_RUNS = 1 << 10,
+  FLAG_DURATION = 1 << 11,
+  FLAG_DISABLED_PASS = 1 << 12,
+  FLAG_DUMP = 1 << 13,
+  FLAG_TUNING = 1 << 14,
+};
+
+static const struct {
+  unsigned bit;
+  const char *name;
+} flag_names[] = {
+    {FLAG_OUT, "-o"},
+    {FLAG_TARGET, "--target"},
+    {FLAG_OPT_LEVEL, "--opt-level"},
+    {FLAG_INPUT_SHAPE, "--input-shape"},
+    {FLAG_INPUT, "--input"},
+    {FLAG_BATCH, "--batch"},
+    {FLAG_MAX_CONSTANT, "--max-constant-bytes"},
+    {FLAG_IMAGE_SIZE, "--image-size"},
+    {FLAG_THREADS, "--threads"},
+    {FLAG_CHECK, "--check"},
+    {FLAG_RUNS, "--runs"},
+    {FLAG_DURATION, "--duration"},
+    {FLAG_DISABLED_PASS, "--disabled-pass"},
+    {FLAG_DUMP, "--dump"},
+    {FLAG_TUNING, "--tuning"},
+};
+
+/* What the options of a compiled model's compile and load are. */
+#define FLAGS_COMPILE                                                                 \
+  (FLAG_TARGET | FLAG_OPT_LEVEL | FLAG_INPUT_SHAPE | FLAG_BATCH | FLAG_MAX_CONSTANT | \
+   FLAG_IMAGE_SIZE | FLAG_DISABLED_PASS | FLAG_TUNING)
+#define FLAGS_TIMING (FLAG_INPUT | FLAG_THREADS | FLAG_RUNS | FLAG_DURATION)
+
+/* The code --dump writes beside the artifact: its name, the module source
+ * format it comes from (NULL: the graph IR) and the file it goes to. */
+typedef struct dump_kind_t {
+  const char *name;
+  const char *format;
+  const char *file;
+} dump_kind_t;
+
+static const dump_kind_t dump_kinds[] = {
+    {"ir", NULL, "graph.ir"},
+    {"ll", "ll", "lib.ll"},
+    {"asm", "asm", "lib.s"},
+    {"c", "c", "lib.c"},
+};
+#define NUM_DUMP_KINDS ((int)(sizeof(dump_kinds) / sizeof(dump_kinds[0])))
 
 typedef struct compile_args_t {
   const char *model;
   const char *out_dir;
   kiln_compiler_options_t options;
-  const char *input_shapes[KILN_CLI_MAX_VALUES];
-  int num_inputs; /* bench --input FILE.npy, in main's input order */
-  const char *inputs[KILN_CLI_MAX_VALUES];
+  const char *input_shapes[KILN_CLI_MAX_FILES];
+  const char *disabled_passes[KILN_CLI_MAX_FILES];
+  kiln_cli_io_t io; /* bench --input */
+  unsigned given;   /* FLAG_* of the options given */
+  bool dump[NUM_DUMP_KINDS];
   int threads;
   int runs;
+  double duration; /* bench: seconds to run for (0: --runs runs) */
   int check;
 } compile_args_t;
 
@@ -48,59 +118,129 @@ static kiln_status_t parse_count(const char *flag, const char *text, int minimum
   return KILN_OK;
 }
 
+static kiln_status_t parse_seconds(const char *flag, const char *text, double *out) {
+  char *end = NULL;
+  double value = text ? strtod(text, &end) : 0;
+  if (!text || end == text || *end != '\0' || !(value > 0) || value > 86400) {
+    return kiln_cli_usage("expected a number of seconds in (0, 86400] after", flag);
+  }
+  *out = value;
+  return KILN_OK;
+}
+
+static kiln_status_t push_name(const char *flag, const char *value, int *count,
+                               const char **names) {
+  if (!value || *count == KILN_CLI_MAX_FILES) {
+    return kiln_cli_usage(value ? "too many values for" : "missing value after", flag);
+  }
+  names[(*count)++] = value;
+  return KILN_OK;
+}
+
+/* --dump KIND: one of dump_kinds. */
+static kiln_status_t parse_dump(const char *flag, const char *value, compile_args_t *a) {
+  for (int k = 0; value && k < NUM_DUMP_KINDS; ++k) {
+    if (strcmp(value, dump_kinds[k].name) == 0) {
+      a->dump[k] = true;
+      return KILN_OK;
+    }
+  }
+  return kiln_cli_usage(value ? "expected ir, ll, asm or c after '--dump', got"
+                              : "missing kind after",
+                        value ? value : flag);
+}
+
+/* The options that take no value. */
+static bool parse_switch(const char *flag, compile_args_t *a) {
+  if (strcmp(flag, "--check") == 0) {
+    a->check = 1;
+    a->given |= FLAG_CHECK;
+    return true;
+  }
+  return false;
+}
+
+/* The model-loading options and the file flags. */
+static kiln_status_t parse_load_option(const char *flag, const char *value, compile_args_t *a,
+                                       bool *out_matched) {
+  *out_matched = true;
+  if (strcmp(flag, "--input-shape") == 0) {
+    a->given |= FLAG_INPUT_SHAPE;
+    return push_name(flag, value, &a->options.num_input_shapes, a->input_shapes);
+  }
+  if (strcmp(flag, "--batch") == 0) {
+    a->given |= FLAG_BATCH;
+    return parse_count(flag, value, 1, &a->options.batch);
+  }
+  if (strcmp(flag, "--max-constant-bytes") == 0) {
+    a->given |= FLAG_MAX_CONSTANT;
+    return kiln_cli_parse_int(flag, value, 1, &a->options.max_constant_bytes);
+  }
+  if (strcmp(flag, "--image-size") == 0) {
+    a->given |= FLAG_IMAGE_SIZE;
+    return parse_count(flag, value, 1, &a->options.image_size);
+  }
+  KILN_RETURN_IF_ERROR(kiln_cli_parse_io_option(flag, value, &a->io, out_matched));
+  if (*out_matched && strcmp(flag, "--input") != 0) {
+    return kiln_cli_usage("bench takes --input alone of the file options (kiln run takes "
+                          "--output, --expect and --print-top); it takes no",
+                          flag);
+  }
+  a->given |= *out_matched ? FLAG_INPUT : 0;
+  return KILN_OK;
+}
+
 static kiln_status_t parse_compile_option(int argc, char **argv, int *i, compile_args_t *a) {
   const char *flag = argv[*i];
   const char *value = *i + 1 < argc ? argv[*i + 1] : NULL;
+  if (parse_switch(flag, a)) {
+    return KILN_OK;
+  }
   ++*i;
+  bool matched = false;
+  KILN_RETURN_IF_ERROR(parse_load_option(flag, value, a, &matched));
+  if (matched) {
+    return KILN_OK;
+  }
   if (strcmp(flag, "-o") == 0 || strcmp(flag, "--output-dir") == 0) {
     a->out_dir = value;
+    a->given |= FLAG_OUT;
     return value ? KILN_OK : kiln_cli_usage("missing folder after", flag);
   }
   if (strcmp(flag, "--target") == 0) {
     a->options.target = value;
+    a->given |= FLAG_TARGET;
     return value ? KILN_OK : kiln_cli_usage("missing target after", flag);
   }
   if (strcmp(flag, "--opt-level") == 0) {
+    a->given |= FLAG_OPT_LEVEL;
     KILN_RETURN_IF_ERROR(parse_count(flag, value, 0, &a->options.opt_level));
     return a->options.opt_level <= 3 ? KILN_OK : kiln_cli_usage("expected 0 to 3 after", flag);
   }
-  if (strcmp(flag, "--input-shape") == 0) {
-    if (!value || a->options.num_input_shapes == KILN_CLI_MAX_VALUES) {
-      return kiln_cli_usage("expected NAME=DIMS after", flag);
-    }
-    a->input_shapes[a->options.num_input_shapes++] = value;
-    return KILN_OK;
-  }
-  if (strcmp(flag, "--input") == 0) {
-    if (!value || a->num_inputs == KILN_CLI_MAX_VALUES) {
-      return kiln_cli_usage(value ? "too many files for" : "missing FILE.npy after", flag);
-    }
-    a->inputs[a->num_inputs++] = value;
-    return KILN_OK;
-  }
-  if (strcmp(flag, "--batch") == 0) {
-    return parse_count(flag, value, 1, &a->options.batch);
-  }
-  if (strcmp(flag, "--max-constant-bytes") == 0) {
-    return kiln_cli_parse_int(flag, value, 1, &a->options.max_constant_bytes);
-  }
-  if (strcmp(flag, "--image-size") == 0) {
-    return parse_count(flag, value, 1, &a->options.image_size);
-  }
   if (strcmp(flag, "--threads") == 0) {
+    a->given |= FLAG_THREADS;
     return parse_count(flag, value, 1, &a->threads);
   }
-  if (strcmp(flag, "--check") == 0) {
-    --*i;
-    a->check = 1;
-    return KILN_OK;
-  }
   if (strcmp(flag, "--runs") == 0) {
+    a->given |= FLAG_RUNS;
     return parse_count(flag, value, 1, &a->runs);
   }
   if (strcmp(flag, "--tuning") == 0) {
+    a->given |= FLAG_TUNING;
     a->options.tuning_records = value;
     return value ? KILN_OK : kiln_cli_usage("missing RECORDS file after", flag);
+  }
+  if (strcmp(flag, "--duration") == 0) {
+    a->given |= FLAG_DURATION;
+    return parse_seconds(flag, value, &a->duration);
+  }
+  if (strcmp(flag, "--disabled-pass") == 0) {
+    a->given |= FLAG_DISABLED_PASS;
+    return push_name(flag, value, &a->options.num_disabled_passes, a->disabled_passes);
+  }
+  if (strcmp(flag, "--dump") == 0) {
+    a->given |= FLAG_DUMP;
+    return parse_dump(flag, value, a);
   }
   --*i;
   return kiln_cli_usage("unknown option", flag);
@@ -110,6 +250,7 @@ static kiln_status_t parse_compile_args(int argc, char **argv, compile_args_t *a
   memset(a, 0, sizeof(*a));
   a->options = kiln_compiler_options_default();
   a->options.input_shapes = a->input_shapes;
+  a->options.disabled_passes = a->disabled_passes;
   a->runs = 20;
   for (int i = 1; i < argc;) {
     if (argv[i][0] == '-') {
@@ -128,13 +269,45 @@ static kiln_status_t parse_compile_args(int argc, char **argv, compile_args_t *a
   return KILN_OK;
 }
 
-static void print_stats(const char *model, const char *target, const kiln_compiled_t *compiled) {
+/* A usage error for the first option given that is not in `allowed`,
+ * saying what `command` takes it on (`why`). */
+static kiln_status_t check_allowed(const compile_args_t *a, unsigned allowed, const char *why) {
+  for (size_t f = 0; f < sizeof(flag_names) / sizeof(flag_names[0]); ++f) {
+    if ((a->given & flag_names[f].bit) && !(allowed & flag_names[f].bit)) {
+      char message[256];
+      snprintf(message, sizeof(message), "%s; it takes no", why);
+      return kiln_cli_usage(message, flag_names[f].name);
+    }
+  }
+  return KILN_OK;
+}
+
+/* The options given that load a model, for kiln_cli_check_model_flags. */
+static kiln_status_t check_model_flags(const compile_args_t *a) {
+  kiln_cli_given_t given = {.batch = (a->given & FLAG_BATCH) != 0,
+                            .image_size = (a->given & FLAG_IMAGE_SIZE) != 0,
+                            .input_shape = (a->given & FLAG_INPUT_SHAPE) != 0};
+  return kiln_cli_check_model_flags(a->model, &given);
+}
+
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static const char *target_of(const compile_args_t *a) {
+  return a->options.target ? a->options.target : kiln_compiler_default_target();
+}
+
+static void print_stats(const compile_args_t *a, const kiln_compiled_t *compiled,
+                        double seconds_import) {
   kiln_compile_stats_t s;
   kiln_compiled_get_stats(compiled, &s);
   printf("%s: compiled for %s in %.2f s (import %.2f, passes %.2f, lowering %.2f, code "
          "generation %.2f)\n",
-         model, target, s.seconds_total, s.seconds_import, s.seconds_passes, s.seconds_lower,
-         s.seconds_codegen);
+         a->model, target_of(a), s.seconds_total + seconds_import, seconds_import, s.seconds_passes,
+         s.seconds_lower, s.seconds_codegen);
   printf("  %d kernels, %d kernel calls, %d params, %.2f GFLOP per run\n", s.num_kernels,
          s.num_kernel_calls, s.num_params, (double)s.flops * 1e-9);
   printf("  intermediate tensors: %.2f MiB planned, %.2f MiB without reuse\n",
@@ -144,96 +317,238 @@ static void print_stats(const char *model, const char *target, const kiln_compil
   }
 }
 
+/* The model as kiln_compile loads it: the options' input shapes, batch and
+ * image size and constant cap; a workload's weights bound. */
+static kiln_status_t load_model(const compile_args_t *a, kiln_model_t **out_model) {
+  kiln_model_options_t load = kiln_model_options_default();
+  load.num_input_shapes = a->options.num_input_shapes;
+  load.input_shapes = a->options.input_shapes;
+  load.max_constant_bytes = a->options.max_constant_bytes;
+  load.batch = a->options.batch;
+  load.image_size = a->options.image_size;
+  KILN_RETURN_IF_ERROR(kiln_model_load(kiln_allocator_system(), a->model, &load, out_model));
+  kiln_status_t status = kiln_model_bind_params(*out_model);
+  if (status) {
+    kiln_model_destroy(*out_model);
+    *out_model = NULL;
+  }
+  return status;
+}
+
+/* A compile: the model loaded (timed) and compiled, left optimized (its
+ * final graph IR); the caller destroys both. */
+typedef struct compile_result_t {
+  kiln_model_t *model;
+  kiln_compiled_t *compiled;
+  double seconds_import;
+} compile_result_t;
+
+static void compile_result_destroy(compile_result_t *r) {
+  kiln_compiled_destroy(r->compiled);
+  kiln_model_destroy(r->model);
+}
+
+static kiln_status_t compile_model(const compile_args_t *a, compile_result_t *out) {
+  memset(out, 0, sizeof(*out));
+  double start = now_seconds();
+  KILN_RETURN_IF_ERROR(load_model(a, &out->model));
+  out->seconds_import = now_seconds() - start;
+  if (a->options.progress) {
+    fprintf(a->options.progress, "kiln: %s loaded\n", a->model);
+  }
+  kiln_status_t status = kiln_model_compile(out->model, &a->options, &out->compiled);
+  if (status) {
+    compile_result_destroy(out);
+  }
+  return kiln_status_annotate(status, "%s", a->model);
+}
+
+/* ---- compile ---- */
+
+/* Whether the target (its first word) makes the code `kind` dumps. */
+static bool dump_applies(const compile_args_t *a, const dump_kind_t *kind) {
+  const char *target = target_of(a);
+  bool c_target = strncmp(target, "c", 1) == 0 && (target[1] == '\0' || target[1] == ' ');
+  return !kind->format || (strcmp(kind->format, "c") == 0) == c_target;
+}
+
+static kiln_status_t check_dumps(const compile_args_t *a) {
+  for (int k = 0; k < NUM_DUMP_KINDS; ++k) {
+    if (a->dump[k] && !dump_applies(a, &dump_kinds[k])) {
+      char message[256];
+      snprintf(message, sizeof(message),
+               "target '%.64s' makes no %s code (ll and asm are the llvm targets', c the c "
+               "targets'); it takes no --dump",
+               target_of(a), dump_kinds[k].name);
+      return kiln_cli_usage(message, dump_kinds[k].name);
+    }
+  }
+  return KILN_OK;
+}
+
+/* The text `kind` dumps from a compile, borrowed or (the IR) in *out_owned. */
+static kiln_status_t dump_text(const compile_result_t *r, const dump_kind_t *kind,
+                               const char *target, const char **out_text, char **out_owned) {
+  *out_owned = NULL;
+  if (!kind->format) {
+    KILN_RETURN_IF_ERROR(kiln_model_print(r->model, false, kiln_allocator_system(), out_owned));
+    *out_text = *out_owned;
+    return KILN_OK;
+  }
+  *out_text = kiln_runtime_module_source(kiln_compiled_library(r->compiled), kind->format);
+  if (*out_text) {
+    return KILN_OK;
+  }
+  return KILN_STATUS(FAILED_PRECONDITION,
+                     "--dump %s: the library keeps no %s code (target '%s'; -noasm skips the "
+                     "assembly)",
+                     kind->name, kind->name, target);
+}
+
+/* Writes each --dump beside the artifacts: DIR/graph.ir, lib.ll, ... */
+static kiln_status_t write_dumps(const compile_args_t *a, const compile_result_t *r) {
+  for (int k = 0; k < NUM_DUMP_KINDS; ++k) {
+    if (!a->dump[k]) {
+      continue;
+    }
+    const char *text = NULL;
+    char *owned = NULL, *path = NULL;
+    kiln_status_t status = dump_text(r, &dump_kinds[k], target_of(a), &text, &owned);
+    if (!status) {
+      status = kiln_cli_path_join(a->out_dir, dump_kinds[k].file, &path);
+    }
+    if (!status) {
+      status = kiln_cli_write_file(path, text, strlen(text));
+    }
+    if (!status) {
+      printf("  wrote %s (--dump %s)\n", path, dump_kinds[k].name);
+    }
+    free(path);
+    kiln_allocator_free(kiln_allocator_system(), owned);
+    KILN_RETURN_IF_ERROR(status);
+  }
+  return KILN_OK;
+}
+
 kiln_status_t kiln_cli_compile(int argc, char **argv) {
   compile_args_t a;
   KILN_RETURN_IF_ERROR(parse_compile_args(argc, argv, &a));
+  KILN_RETURN_IF_ERROR(check_allowed(&a, FLAGS_COMPILE | FLAG_OUT | FLAG_DUMP,
+                                     "compile builds and saves (kiln bench runs)"));
+  KILN_RETURN_IF_ERROR(check_model_flags(&a));
   if (!a.out_dir) {
     return kiln_cli_usage("missing -o DIR", NULL);
   }
-  kiln_compiled_t *compiled = NULL;
-  KILN_RETURN_IF_ERROR(kiln_compile(kiln_allocator_system(), a.model, &a.options, &compiled));
-  kiln_status_t status = kiln_compiled_save(compiled, a.out_dir);
+  KILN_RETURN_IF_ERROR(check_dumps(&a));
+  a.options.private_kernels = a.given & FLAG_DUMP; /* one library, with its sources */
+  compile_result_t r;
+  KILN_RETURN_IF_ERROR(compile_model(&a, &r));
+  kiln_status_t status = kiln_compiled_save(r.compiled, a.out_dir);
   if (!status) {
-    print_stats(a.model, a.options.target ? a.options.target : kiln_compiler_default_target(),
-                compiled);
+    print_stats(&a, r.compiled, r.seconds_import);
     printf("  wrote %s/graph.json, %s/lib.so, %s/params.bin\n", a.out_dir, a.out_dir, a.out_dir);
+    status = write_dumps(&a, &r);
   }
-  kiln_compiled_destroy(compiled);
+  compile_result_destroy(&r);
   return status;
+}
+
+/* ---- compiled models ---- */
+
+/* Whether `path` is a compiled model rather than a model to compile. */
+static bool is_compiled_model(const char *path) {
+  return kiln_cli_is_directory(path);
+}
+
+/* A graph executor over the compiled model at `path`: today a folder
+ * written by kiln compile (graph.json, lib.so, params.bin), loaded by the
+ * runtime. Another form of compiled model is one more branch here (and
+ * in is_compiled_model). */
+static kiln_status_t load_compiled(const char *path, kiln_graph_executor_t **out_executor) {
+  return kiln_graph_executor_load(kiln_allocator_system(), path, out_executor);
+}
+
+/* Sets the executor's inputs from the --input values; errors name the
+ * input and the file. */
+static kiln_status_t set_inputs(const char *model, kiln_graph_executor_t *gx,
+                                const kiln_cli_inputs_t *inputs) {
+  for (int i = 0; i < kiln_graph_executor_num_inputs(gx); ++i) {
+    kiln_graph_executor_tensor_info_t info;
+    KILN_RETURN_IF_ERROR(kiln_graph_executor_input_info(gx, i, &info));
+    KILN_RETURN_IF_ERROR_ANNOTATE(
+        kiln_graph_executor_set_input(gx, i, kiln_tensor_dl(inputs->tensors[i])),
+        "%s: input %d (%s) from %s", model, i, info.name,
+        inputs->sources[i] ? inputs->sources[i] : "(made up)");
+  }
+  return KILN_OK;
 }
 
 /* ---- run ---- */
 
 typedef struct run_args_t {
   const char *dir;
-  int num_inputs;
-  const char *inputs[KILN_CLI_MAX_VALUES];
-  int num_outputs;
-  const char *outputs[KILN_CLI_MAX_VALUES];
+  kiln_cli_io_t io;
   int threads;
   int profile;
   const char *debug_dir;
 } run_args_t;
 
+static kiln_status_t parse_run_option(int argc, char **argv, int *i, run_args_t *a) {
+  const char *flag = argv[*i];
+  const char *value = *i + 1 < argc ? argv[*i + 1] : NULL;
+  if (strcmp(flag, "--profile") == 0) {
+    a->profile = 1;
+    return KILN_OK;
+  }
+  ++*i;
+  bool matched = false;
+  KILN_RETURN_IF_ERROR(kiln_cli_parse_io_option(flag, value, &a->io, &matched));
+  if (matched) {
+    return KILN_OK;
+  }
+  if (strcmp(flag, "--threads") == 0) {
+    return parse_count(flag, value, 1, &a->threads);
+  }
+  if (strcmp(flag, "--debug-dir") == 0 && value) {
+    a->debug_dir = value;
+    return KILN_OK;
+  }
+  return kiln_cli_usage("unexpected argument", flag);
+}
+
 static kiln_status_t parse_run_args(int argc, char **argv, run_args_t *a) {
   memset(a, 0, sizeof(*a));
   for (int i = 1; i < argc; ++i) {
-    const char *flag = argv[i];
-    const char *value = i + 1 < argc ? argv[i + 1] : NULL;
-    if (strcmp(flag, "--profile") == 0) {
-      a->profile = 1;
-    } else if ((strcmp(flag, "--input") == 0 || strcmp(flag, "--output") == 0) && value) {
-      int *count = flag[2] == 'i' ? &a->num_inputs : &a->num_outputs;
-      const char **list = flag[2] == 'i' ? a->inputs : a->outputs;
-      if (*count == KILN_CLI_MAX_VALUES) {
-        return kiln_cli_usage("too many files for", flag);
-      }
-      list[(*count)++] = argv[++i];
-    } else if (strcmp(flag, "--threads") == 0) {
-      KILN_RETURN_IF_ERROR(parse_count(flag, value, 1, &a->threads));
-      ++i;
-    } else if (strcmp(flag, "--debug-dir") == 0 && value) {
-      a->debug_dir = argv[++i];
-    } else if (flag[0] != '-' && !a->dir) {
-      a->dir = flag;
+    if (argv[i][0] == '-') {
+      KILN_RETURN_IF_ERROR(parse_run_option(argc, argv, &i, a));
+    } else if (!a->dir) {
+      a->dir = argv[i];
     } else {
-      return kiln_cli_usage("unexpected argument", flag);
+      return kiln_cli_usage("unexpected argument", argv[i]);
     }
   }
   return a->dir ? KILN_OK : kiln_cli_usage("missing the folder of a compiled model", NULL);
 }
 
-static kiln_status_t set_inputs(kiln_graph_executor_t *gx, const run_args_t *a) {
-  int expected = kiln_graph_executor_num_inputs(gx);
-  if (a->num_inputs != expected) {
-    return KILN_STATUS(INVALID_ARGUMENT, "%s takes %d inputs, %d given with --input", a->dir,
-                       expected, a->num_inputs);
-  }
-  for (int i = 0; i < a->num_inputs; ++i) {
-    kiln_tensor_t *tensor = NULL;
-    KILN_RETURN_IF_ERROR(kiln_npy_read_file(kiln_allocator_system(), a->inputs[i], &tensor));
-    kiln_status_t status = kiln_graph_executor_set_input(gx, i, kiln_tensor_dl(tensor));
-    kiln_tensor_release(tensor);
-    KILN_RETURN_IF_ERROR_ANNOTATE(status, "%s", a->inputs[i]);
-  }
-  return KILN_OK;
-}
-
+/* Copies the outputs out and reports them (kiln_cli_report_outputs). */
 static kiln_status_t report_outputs(kiln_graph_executor_t *gx, const run_args_t *a) {
-  for (int o = 0; o < kiln_graph_executor_num_outputs(gx); ++o) {
-    kiln_tensor_t *out = NULL;
-    KILN_RETURN_IF_ERROR(kiln_graph_executor_copy_output(gx, o, kiln_allocator_system(), &out));
-    char label[32];
-    snprintf(label, sizeof(label), "output %d", o);
-    kiln_cli_print_summary(label, out);
-    kiln_status_t status = KILN_OK;
-    if (o < a->num_outputs) {
-      status = kiln_npy_write_file(kiln_allocator_system(), out, a->outputs[o]);
-    }
-    kiln_tensor_release(out);
-    KILN_RETURN_IF_ERROR(status);
+  int count = kiln_graph_executor_num_outputs(gx);
+  kiln_tensor_t **outputs = calloc((size_t)count + 1, sizeof(*outputs));
+  if (!outputs) {
+    return KILN_STATUS(RESOURCE_EXHAUSTED, "out of memory for %d outputs", count);
   }
-  return KILN_OK;
+  kiln_status_t status = KILN_OK;
+  for (int o = 0; o < count && !status; ++o) {
+    status = kiln_graph_executor_copy_output(gx, o, kiln_allocator_system(), &outputs[o]);
+  }
+  if (!status) {
+    status = kiln_cli_report_outputs(&a->io, count, outputs);
+  }
+  for (int o = 0; o < count; ++o) {
+    kiln_tensor_release(outputs[o]);
+  }
+  free(outputs);
+  return status;
 }
 
 static kiln_status_t run_profile(kiln_graph_executor_t *gx) {
@@ -249,6 +564,26 @@ static kiln_status_t run_profile(kiln_graph_executor_t *gx) {
   return status;
 }
 
+static kiln_status_t run_executor(kiln_graph_executor_t *gx, const run_args_t *a) {
+  kiln_cli_signature_t signature;
+  KILN_RETURN_IF_ERROR(kiln_cli_signature_from_executor(gx, &signature));
+  kiln_cli_inputs_t inputs;
+  KILN_RETURN_IF_ERROR(kiln_cli_inputs_read(a->dir, &signature, &a->io, &inputs));
+  kiln_status_t status = set_inputs(a->dir, gx, &inputs);
+  kiln_cli_inputs_release(&inputs);
+  if (!status) {
+    status = a->debug_dir ? kiln_graph_executor_run_debug(gx, a->debug_dir)
+                          : kiln_graph_executor_run(gx);
+  }
+  if (!status) {
+    status = report_outputs(gx, a);
+  }
+  if (!status && a->profile) {
+    status = run_profile(gx);
+  }
+  return status;
+}
+
 kiln_status_t kiln_cli_run(int argc, char **argv) {
   run_args_t a;
   KILN_RETURN_IF_ERROR(parse_run_args(argc, argv, &a));
@@ -256,29 +591,13 @@ kiln_status_t kiln_cli_run(int argc, char **argv) {
     KILN_RETURN_IF_ERROR(kiln_parallel_set_num_threads(a.threads));
   }
   kiln_graph_executor_t *gx = NULL;
-  KILN_RETURN_IF_ERROR(kiln_graph_executor_load(kiln_allocator_system(), a.dir, &gx));
-  kiln_status_t status = set_inputs(gx, &a);
-  if (!status) {
-    status =
-        a.debug_dir ? kiln_graph_executor_run_debug(gx, a.debug_dir) : kiln_graph_executor_run(gx);
-  }
-  if (!status) {
-    status = report_outputs(gx, &a);
-  }
-  if (!status && a.profile) {
-    status = run_profile(gx);
-  }
+  KILN_RETURN_IF_ERROR(load_compiled(a.dir, &gx));
+  kiln_status_t status = run_executor(gx, &a);
   kiln_graph_executor_destroy(gx);
   return status;
 }
 
 /* ---- bench ---- */
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
 
 static int compare_doubles(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -302,93 +621,90 @@ static kiln_status_t made_up_input(const kiln_graph_executor_tensor_info_t *info
   return KILN_OK;
 }
 
-/* The inputs, from --input files in main's order or made up from a fixed
- * seed; kept for --check. */
-static kiln_status_t fill_inputs(const compile_args_t *a, kiln_graph_executor_t *gx,
-                                 kiln_tensor_t **inputs) {
-  int count = kiln_graph_executor_num_inputs(gx);
-  if (count > KILN_CLI_MAX_VALUES || (a->num_inputs > 0 && a->num_inputs != count)) {
-    return KILN_STATUS(INVALID_ARGUMENT, "%s takes %d inputs, %d given with --input%s", a->model,
-                       count, a->num_inputs,
-                       count > KILN_CLI_MAX_VALUES ? " (bench takes at most 16)" : "");
+/* The inputs, from the --input values or made up from a fixed seed. */
+static kiln_status_t bench_inputs(const compile_args_t *a, kiln_graph_executor_t *gx,
+                                  kiln_cli_inputs_t *inputs) {
+  kiln_cli_signature_t signature;
+  KILN_RETURN_IF_ERROR(kiln_cli_signature_from_executor(gx, &signature));
+  if (a->io.num_inputs > 0) {
+    return kiln_cli_inputs_read(a->model, &signature, &a->io, inputs);
   }
+  memset(inputs, 0, sizeof(*inputs));
   uint64_t state = 0x9E3779B97F4A7C15u;
-  for (int i = 0; i < count; ++i) {
+  for (int i = 0; i < signature.count; ++i) {
     kiln_graph_executor_tensor_info_t info;
     KILN_RETURN_IF_ERROR(kiln_graph_executor_input_info(gx, i, &info));
-    if (a->num_inputs > 0) {
-      KILN_RETURN_IF_ERROR(kiln_npy_read_file(kiln_allocator_system(), a->inputs[i], &inputs[i]));
-    } else {
-      KILN_RETURN_IF_ERROR(made_up_input(&info, &state, &inputs[i]));
-    }
-    KILN_RETURN_IF_ERROR_ANNOTATE(
-        kiln_graph_executor_set_input(gx, i, kiln_tensor_dl(inputs[i])), "input %d (%s)%s%s", i,
-        info.name, a->num_inputs > 0 ? " from " : "", a->num_inputs > 0 ? a->inputs[i] : "");
+    KILN_RETURN_IF_ERROR(made_up_input(&info, &state, &inputs->tensors[i]));
   }
   return KILN_OK;
 }
 
-static kiln_status_t time_runs(kiln_graph_executor_t *gx, int runs, double *out_median) {
-  double *times = calloc((size_t)runs, sizeof(double));
-  if (!times) {
-    return KILN_STATUS(RESOURCE_EXHAUSTED, "bench: out of memory");
+/* Run times (ms) in a growing array. */
+typedef struct times_t {
+  double *ms;
+  int count, capacity;
+} times_t;
+
+static kiln_status_t times_push(times_t *t, double ms) {
+  if (t->count == t->capacity) {
+    int capacity = t->capacity ? 2 * t->capacity : 64;
+    double *grown = realloc(t->ms, (size_t)capacity * sizeof(double));
+    if (!grown) {
+      return KILN_STATUS(RESOURCE_EXHAUSTED, "bench: out of memory for %d run times", capacity);
+    }
+    t->ms = grown;
+    t->capacity = capacity;
   }
-  kiln_status_t status = kiln_graph_executor_run(gx); /* warm-up */
-  for (int r = 0; !status && r < runs; ++r) {
-    double start = now_ms();
-    status = kiln_graph_executor_run(gx);
-    times[r] = now_ms() - start;
-  }
-  qsort(times, (size_t)runs, sizeof(double), compare_doubles);
-  *out_median = runs % 2 ? times[runs / 2] : 0.5 * (times[runs / 2 - 1] + times[runs / 2]);
-  free(times);
-  return status;
+  t->ms[t->count++] = ms;
+  return KILN_OK;
 }
 
-/* The five largest values of the first output, with their indices. */
-static void print_top5(const kiln_tensor_t *out) {
-  int64_t n = kiln_tensor_element_count(out);
-  int64_t best[5] = {-1, -1, -1, -1, -1};
-  for (int k = 0; k < 5 && k < n; ++k) {
-    for (int64_t e = 0; e < n; ++e) {
-      int taken = 0;
-      for (int j = 0; j < k; ++j) {
-        taken |= best[j] == e;
-      }
-      if (!taken && (best[k] < 0 || kiln_tensor_element_as_double(out, e) >
-                                        kiln_tensor_element_as_double(out, best[k]))) {
-        best[k] = e;
-      }
+/* The p-th percentile of the sorted times by nearest rank: the time at
+ * rank ceil(p/100 * n), the least time that at least p% of the runs do
+ * not exceed. */
+static double percentile(const times_t *t, int p) {
+  int rank = (int)(((int64_t)p * t->count + 99) / 100);
+  return t->ms[(rank < 1 ? 1 : rank) - 1];
+}
+
+/* The median: the middle time (the mean of the two middle ones). */
+static double median(const times_t *t) {
+  int n = t->count;
+  return n % 2 ? t->ms[n / 2] : 0.5 * (t->ms[n / 2 - 1] + t->ms[n / 2]);
+}
+
+/* One warm-up, then --runs runs, or runs until --duration seconds. */
+static kiln_status_t time_runs(kiln_graph_executor_t *gx, const compile_args_t *a, times_t *t) {
+  KILN_RETURN_IF_ERROR(kiln_graph_executor_run(gx)); /* warm-up */
+  double start = now_seconds();
+  for (;;) {
+    double run_start = now_seconds();
+    KILN_RETURN_IF_ERROR(kiln_graph_executor_run(gx));
+    double end = now_seconds();
+    KILN_RETURN_IF_ERROR(times_push(t, (end - run_start) * 1e3));
+    if (a->duration > 0 ? end - start >= a->duration : t->count == a->runs) {
+      break;
     }
   }
-  printf("  top-5 classes:");
-  for (int k = 0; k < 5 && best[k] >= 0; ++k) {
-    printf(" %lld (%.4g)", (long long)best[k], kiln_tensor_element_as_double(out, best[k]));
-  }
-  printf("\n");
+  qsort(t->ms, (size_t)t->count, sizeof(double), compare_doubles);
+  return KILN_OK;
 }
 
-/* The model as kiln_compile loads it: the options' input shapes, batch and
- * image size and constant cap; a workload's weights bound. */
-static kiln_status_t load_model(const compile_args_t *a, kiln_model_t **out_model) {
-  kiln_model_options_t load = kiln_model_options_default();
-  load.num_input_shapes = a->options.num_input_shapes;
-  load.input_shapes = a->options.input_shapes;
-  load.max_constant_bytes = a->options.max_constant_bytes;
-  load.batch = a->options.batch;
-  load.image_size = a->options.image_size;
-  KILN_RETURN_IF_ERROR(kiln_model_load(kiln_allocator_system(), a->model, &load, out_model));
-  kiln_status_t status = kiln_model_bind_params(*out_model);
-  if (status) {
-    kiln_model_destroy(*out_model);
-    *out_model = NULL;
+static void print_latency(const compile_args_t *a, const times_t *t) {
+  double total = 0;
+  for (int r = 0; r < t->count; ++r) {
+    total += t->ms[r];
   }
-  return status;
+  printf("  latency: median %.3f ms over %d runs, %d threads\n", median(t), t->count,
+         kiln_parallel_get_num_threads());
+  printf("  latency: p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, min %.3f ms (%.2f s of runs%s)\n",
+         percentile(t, 50), percentile(t, 90), percentile(t, 99), t->ms[0], total * 1e-3,
+         a->duration > 0 ? ", --duration" : "");
 }
 
 /* Runs the model on the reference interpreter on the same inputs and prints
  * the largest difference from the compiled outputs; a difference beyond
- * rtol 1e-3, atol 1e-4 fails. */
+ * the whole-model tolerances fails. */
 static kiln_status_t check_against_interpreter(const compile_args_t *a, kiln_graph_executor_t *gx,
                                                kiln_tensor_t *const *inputs) {
   kiln_model_t *model = NULL;
@@ -406,11 +722,12 @@ static kiln_status_t check_against_interpreter(const compile_args_t *a, kiln_gra
       double w = kiln_tensor_element_as_double(want[o], e);
       double g = kiln_tensor_element_as_double(got, e);
       worst = fabs(g - w) > worst ? fabs(g - w) : worst;
-      bad |= !(fabs(g - w) <= 1e-4 + 1e-3 * fabs(w)) && !(isnan(g) && isnan(w));
+      bad |= !(fabs(g - w) <= KILN_CLI_MODEL_ATOL + KILN_CLI_MODEL_RTOL * fabs(w)) &&
+             !(isnan(g) && isnan(w));
     }
     kiln_tensor_release(got);
     if (!status && o == 0) {
-      print_top5(want[o]);
+      kiln_cli_print_top(want[o], 5);
     }
   }
   for (int o = 0; o < num_want; ++o) {
@@ -422,53 +739,100 @@ static kiln_status_t check_against_interpreter(const compile_args_t *a, kiln_gra
   printf("  largest difference from the reference interpreter: %.3g\n", worst);
   return bad ? KILN_STATUS(INTERNAL,
                            "%s: the compiled model differs from the reference "
-                           "interpreter beyond rtol 1e-3, atol 1e-4",
-                           a->model)
+                           "interpreter beyond rtol %g, atol %g",
+                           a->model, KILN_CLI_MODEL_RTOL, KILN_CLI_MODEL_ATOL)
              : KILN_OK;
 }
 
+/* Times the executor (and, --check, compares it with the interpreter);
+ * `print_header` prints what was compiled or loaded first. */
 static kiln_status_t bench_executor(const compile_args_t *a, kiln_graph_executor_t *gx,
-                                    const kiln_compiled_t *compiled) {
-  kiln_tensor_t *inputs[KILN_CLI_MAX_VALUES] = {NULL};
-  double median = 0;
-  kiln_status_t status = fill_inputs(a, gx, inputs);
+                                    void (*print_header)(const void *), const void *header) {
+  kiln_cli_inputs_t inputs = {0};
+  times_t times = {0};
+  kiln_status_t status = bench_inputs(a, gx, &inputs);
   if (!status) {
-    status = time_runs(gx, a->runs, &median);
+    status = set_inputs(a->model, gx, &inputs);
   }
   if (!status) {
-    print_stats(a->model, a->options.target ? a->options.target : kiln_compiler_default_target(),
-                compiled);
-    printf("  latency: median %.3f ms over %d runs, %d threads\n", median, a->runs,
-           kiln_parallel_get_num_threads());
+    status = time_runs(gx, a, &times);
+  }
+  if (!status) {
+    print_header(header);
+    print_latency(a, &times);
   }
   if (!status && a->check) {
-    status = check_against_interpreter(a, gx, inputs);
+    status = check_against_interpreter(a, gx, inputs.tensors);
   }
-  for (int i = 0; i < KILN_CLI_MAX_VALUES; ++i) {
-    kiln_tensor_release(inputs[i]);
+  free(times.ms);
+  kiln_cli_inputs_release(&inputs);
+  return status;
+}
+
+typedef struct compiled_header_t {
+  const compile_args_t *a;
+  const compile_result_t *r;
+} compiled_header_t;
+
+static void print_compiled_header(const void *header) {
+  const compiled_header_t *h = header;
+  print_stats(h->a, h->r->compiled, h->r->seconds_import);
+}
+
+typedef struct loaded_header_t {
+  const char *path;
+  double seconds;
+} loaded_header_t;
+
+static void print_loaded_header(const void *header) {
+  const loaded_header_t *h = header;
+  printf("%s: compiled model loaded in %.2f s\n", h->path, h->seconds);
+}
+
+/* bench DIR: a compiled model, loaded and timed. */
+static kiln_status_t bench_compiled(const compile_args_t *a) {
+  KILN_RETURN_IF_ERROR(check_allowed(a, FLAGS_TIMING,
+                                     "a compiled model's target, passes and shapes are fixed, "
+                                     "and --check needs the model itself"));
+  loaded_header_t header = {.path = a->model};
+  double start = now_seconds();
+  kiln_graph_executor_t *gx = NULL;
+  KILN_RETURN_IF_ERROR(load_compiled(a->model, &gx));
+  header.seconds = now_seconds() - start;
+  kiln_status_t status = bench_executor(a, gx, print_loaded_header, &header);
+  kiln_graph_executor_destroy(gx);
+  return status;
+}
+
+/* bench MODEL: compiled in memory and timed. */
+static kiln_status_t bench_model(const compile_args_t *a) {
+  KILN_RETURN_IF_ERROR(check_allowed(a, FLAGS_COMPILE | FLAGS_TIMING | FLAG_CHECK,
+                                     "bench compiles in memory (kiln compile -o writes, and "
+                                     "dumps)"));
+  KILN_RETURN_IF_ERROR(check_model_flags(a));
+  compile_result_t r;
+  KILN_RETURN_IF_ERROR(compile_model(a, &r));
+  kiln_graph_executor_t *gx = NULL;
+  kiln_status_t status = kiln_compiled_create_executor(r.compiled, &gx);
+  compiled_header_t header = {.a = a, .r = &r};
+  if (!status) {
+    status = bench_executor(a, gx, print_compiled_header, &header);
   }
+  kiln_graph_executor_destroy(gx);
+  compile_result_destroy(&r);
   return status;
 }
 
 kiln_status_t kiln_cli_bench(int argc, char **argv) {
   compile_args_t a;
   KILN_RETURN_IF_ERROR(parse_compile_args(argc, argv, &a));
-  if (a.out_dir) {
-    return kiln_cli_usage("bench compiles in memory; use compile for", "-o");
+  if ((a.given & FLAG_RUNS) && (a.given & FLAG_DURATION)) {
+    return kiln_cli_usage("give --runs or --duration, not both", NULL);
   }
   if (a.threads > 0) {
     KILN_RETURN_IF_ERROR(kiln_parallel_set_num_threads(a.threads));
   }
-  kiln_compiled_t *compiled = NULL;
-  KILN_RETURN_IF_ERROR(kiln_compile(kiln_allocator_system(), a.model, &a.options, &compiled));
-  kiln_graph_executor_t *gx = NULL;
-  kiln_status_t status = kiln_compiled_create_executor(compiled, &gx);
-  if (!status) {
-    status = bench_executor(&a, gx, compiled);
-  }
-  kiln_graph_executor_destroy(gx);
-  kiln_compiled_destroy(compiled);
-  return status;
+  return is_compiled_model(a.model) ? bench_compiled(&a) : bench_model(&a);
 }
 
 /* ---- graph ---- */
@@ -479,6 +843,8 @@ static kiln_status_t fused_graph_dot(const compile_args_t *a, char **out_dot) {
   KILN_RETURN_IF_ERROR(load_model(a, &model));
   kiln_model_optimize_options_t optimize = kiln_model_optimize_options_default();
   optimize.opt_level = a->options.opt_level;
+  optimize.num_disabled_passes = a->options.num_disabled_passes;
+  optimize.disabled_passes = a->options.disabled_passes;
   kiln_status_t status = kiln_model_optimize(model, &optimize);
   if (!status) {
     status = kiln_model_print_dot(model, kiln_allocator_system(), out_dot);
@@ -490,6 +856,11 @@ static kiln_status_t fused_graph_dot(const compile_args_t *a, char **out_dot) {
 kiln_status_t kiln_cli_graph(int argc, char **argv) {
   compile_args_t a;
   KILN_RETURN_IF_ERROR(parse_compile_args(argc, argv, &a));
+  KILN_RETURN_IF_ERROR(check_allowed(&a,
+                                     FLAG_OUT | FLAG_OPT_LEVEL | FLAG_INPUT_SHAPE | FLAG_BATCH |
+                                         FLAG_IMAGE_SIZE | FLAG_MAX_CONSTANT | FLAG_DISABLED_PASS,
+                                     "graph draws the fused graph (no code is generated or run)"));
+  KILN_RETURN_IF_ERROR(check_model_flags(&a));
   if (!a.out_dir) {
     return kiln_cli_usage("missing -o FILE.dot", NULL);
   }

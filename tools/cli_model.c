@@ -8,9 +8,11 @@
  * share one option parser
  * (kiln_cli_model_options_t) and one loader. `interp` binds a workload's
  * weights as constants (an ONNX model's initializers already are), so the
- * inputs it reads from --input files (or makes with --random-input) are the
- * data inputs only, in the order of @main's parameters; a missing or
- * mismatched input is an error that names the parameter and its type.
+ * inputs it reads from --input values (cli_io.c: by name, from an .npz, or
+ * in the order of @main's parameters) or makes with --random-input are the
+ * data inputs only; a missing or mismatched input is an error that names
+ * the parameter and its type. Options that do not apply to the MODEL
+ * (--batch on an ONNX file, --input-shape on a workload) are usage errors.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -22,23 +24,18 @@
 #include "kiln/model.h"
 #include "kiln/npy.h"
 
-#define KILN_CLI_MAX_FILES 16
-
 typedef struct kiln_cli_model_options_t {
   const char *model;
   kiln_model_options_t load; /* workload options, --max-constant-bytes */
-  int num_inputs;
-  const char *inputs[KILN_CLI_MAX_FILES];
-  int num_outputs;
-  const char *outputs[KILN_CLI_MAX_FILES];
+  kiln_cli_given_t given;    /* which of the loading options were given */
+  kiln_cli_io_t io;          /* --input, --output, --expect, --print-top */
   int num_input_shapes;
   const char *input_shapes[KILN_CLI_MAX_FILES];
-  int num_expects;
-  const char *expects[KILN_CLI_MAX_FILES];
   int random_input;
   int metadata;
   const char *after; /* show: the IR after this pass of the default pipeline */
   int64_t opt_level; /* show --after: the pipeline's opt_level (default 3) */
+  bool opt_level_given;
 } kiln_cli_model_options_t;
 
 kiln_status_t kiln_cli_parse_int(const char *flag, const char *text, int64_t minimum,
@@ -83,26 +80,25 @@ static kiln_status_t kiln_cli_parse_option(int argc, char **argv, int *index,
     return KILN_OK;
   }
   (*index)++;
-  if (strcmp(flag, "--input") == 0) {
-    return kiln_cli_push_file(flag, value, &options->num_inputs, options->inputs);
+  bool matched = false;
+  KILN_RETURN_IF_ERROR(kiln_cli_parse_io_option(flag, value, &options->io, &matched));
+  if (matched) {
+    return KILN_OK;
   }
   if (strcmp(flag, "--input-shape") == 0) {
+    options->given.input_shape = true;
     return kiln_cli_push_file(flag, value, &options->num_input_shapes, options->input_shapes);
-  }
-  if (strcmp(flag, "--expect") == 0) {
-    return kiln_cli_push_file(flag, value, &options->num_expects, options->expects);
-  }
-  if (strcmp(flag, "--output") == 0) {
-    return kiln_cli_push_file(flag, value, &options->num_outputs, options->outputs);
   }
   if (strcmp(flag, "--batch") == 0) {
     KILN_RETURN_IF_ERROR(kiln_cli_parse_int(flag, value, 1, &number));
     options->load.batch = (int)number;
+    options->given.batch = true;
     return KILN_OK;
   }
   if (strcmp(flag, "--image-size") == 0) {
     KILN_RETURN_IF_ERROR(kiln_cli_parse_int(flag, value, 1, &number));
     options->load.image_size = (int)number;
+    options->given.image_size = true;
     return KILN_OK;
   }
   if (strcmp(flag, "--after") == 0) {
@@ -116,6 +112,7 @@ static kiln_status_t kiln_cli_parse_option(int argc, char **argv, int *index,
     if (number > 3)
       return kiln_cli_usage("expected 0 to 3 after", flag);
     options->opt_level = number;
+    options->opt_level_given = true;
     return KILN_OK;
   }
   if (strcmp(flag, "--max-constant-bytes") == 0) {
@@ -124,6 +121,7 @@ static kiln_status_t kiln_cli_parse_option(int argc, char **argv, int *index,
   if (strcmp(flag, "--seed") == 0) {
     KILN_RETURN_IF_ERROR(kiln_cli_parse_int(flag, value, 0, &number));
     options->load.seed = (uint64_t)number;
+    options->given.seed = true;
     return KILN_OK;
   }
   return kiln_cli_usage("unknown option", flag);
@@ -145,22 +143,12 @@ static kiln_status_t kiln_cli_parse_model_options(int argc, char **argv,
   }
   if (options->model == NULL)
     return kiln_cli_usage("expected a MODEL", NULL);
-  return KILN_OK;
-}
-
-static int kiln_cli_is_onnx(const char *model) {
-  size_t length = strlen(model);
-  return length > 5 && strcmp(model + length - 5, ".onnx") == 0;
+  return kiln_cli_check_model_flags(options->model, &options->given);
 }
 
 /* Loads the model; with `bind`, a workload's weights become constants. */
 static kiln_status_t kiln_cli_load(const kiln_cli_model_options_t *options, int bind,
                                    kiln_model_t **out_model) {
-  if (!kiln_cli_is_onnx(options->model) && options->num_input_shapes > 0) {
-    return kiln_cli_usage("--input-shape is for ONNX models; workloads take --batch and "
-                          "--image-size",
-                          NULL);
-  }
   kiln_model_options_t load = options->load;
   load.num_input_shapes = options->num_input_shapes;
   load.input_shapes = options->input_shapes;
@@ -230,9 +218,18 @@ static kiln_status_t kiln_cli_show_after(const kiln_cli_model_options_t *options
 kiln_status_t kiln_cli_show(int argc, char **argv) {
   kiln_cli_model_options_t options;
   KILN_RETURN_IF_ERROR(kiln_cli_parse_model_options(argc, argv, &options));
-  if (options.num_inputs || options.num_outputs || options.random_input) {
-    return kiln_cli_usage("show takes no --input, --output or --random-input", NULL);
+  if (options.io.num_inputs || options.io.num_outputs || options.io.num_expects ||
+      options.io.print_top || options.random_input) {
+    return kiln_cli_usage(
+        "show runs nothing: it takes no --input, --output, --expect, --print-top or --random-input",
+        NULL);
   }
+  if (options.opt_level_given && !options.after)
+    return kiln_cli_usage("--opt-level is the pipeline's for --after (show alone prints the model "
+                          "as imported); it takes no",
+                          "--opt-level");
+  if (options.metadata && options.after)
+    return kiln_cli_usage("--metadata prints the model as imported, not with", "--after");
   if (options.after)
     return kiln_cli_show_after(&options);
   kiln_model_t *model = NULL;
@@ -267,99 +264,34 @@ static kiln_status_t kiln_cli_random_tensor(const kiln_model_input_info_t *info,
   return KILN_OK;
 }
 
-/* "%a: Tensor[...], %b: ..." of the model's inputs into `list`. */
-static kiln_status_t kiln_cli_list_inputs(const kiln_model_t *model, char *list, size_t capacity) {
-  size_t used = 0;
-  list[0] = '\0';
-  for (int i = 0; i < kiln_model_num_inputs(model) && used < capacity; i++) {
-    kiln_model_input_info_t info;
-    KILN_RETURN_IF_ERROR(kiln_model_input_info(model, i, &info));
-    int n = snprintf(list + used, capacity - used, "%s%%%s: %s", i ? ", " : "", info.name,
-                     info.type_text);
-    used += n > 0 ? (size_t)n : 0;
-  }
-  return KILN_OK;
-}
-
-static kiln_status_t kiln_cli_missing_inputs(const kiln_model_t *model, int given) {
-  char list[KILN_CLI_MAX_FILES * (KILN_MODEL_TYPE_TEXT_CAPACITY + 64)];
-  KILN_RETURN_IF_ERROR(kiln_cli_list_inputs(model, list, sizeof(list)));
-  return KILN_STATUS(INVALID_ARGUMENT,
-                     "the model takes %d input(s) (%s) but %d --input file(s) "
-                     "were given",
-                     kiln_model_num_inputs(model), list, given);
-}
-
+/* The inputs: --random-input's, or the --input files'. */
 static kiln_status_t kiln_cli_read_inputs(const kiln_cli_model_options_t *options,
-                                          const kiln_model_t *model, kiln_tensor_t **inputs) {
-  int count = kiln_model_num_inputs(model);
-  if (!options->random_input && options->num_inputs != count) {
-    return kiln_cli_missing_inputs(model, options->num_inputs);
+                                          const kiln_model_t *model, kiln_cli_inputs_t *inputs) {
+  kiln_cli_signature_t signature;
+  KILN_RETURN_IF_ERROR(kiln_cli_signature_from_model(model, &signature));
+  if (!options->random_input) {
+    return kiln_cli_inputs_read(options->model, &signature, &options->io, inputs);
   }
-  if (options->random_input && options->num_inputs) {
+  if (options->io.num_inputs) {
     return kiln_cli_usage("give either --input files or --random-input", NULL);
   }
-  for (int i = 0; i < count; i++) {
-    if (options->random_input) {
-      kiln_model_input_info_t info;
-      KILN_RETURN_IF_ERROR(kiln_model_input_info(model, i, &info));
-      KILN_RETURN_IF_ERROR(kiln_cli_random_tensor(&info, (uint64_t)i, &inputs[i]));
-    } else {
-      KILN_RETURN_IF_ERROR(
-          kiln_npy_read_file(kiln_allocator_system(), options->inputs[i], &inputs[i]));
-    }
-  }
-  return KILN_OK;
-}
-
-/* Whole-model tolerances (ONNX's model zoo checks): rtol 1e-3, atol 1e-4. */
-static kiln_status_t kiln_cli_check_expected(const char *path, int index,
-                                             const kiln_tensor_t *actual) {
-  kiln_tensor_t *expected = NULL;
-  KILN_RETURN_IF_ERROR(kiln_npy_read_file(kiln_allocator_system(), path, &expected));
-  kiln_status_t status = kiln_tensor_allclose(expected, actual, 1e-3, 1e-4);
-  kiln_tensor_release(expected);
-  KILN_RETURN_IF_ERROR_ANNOTATE(status, "output %d differs from %s", index, path);
-  printf("output %d matches %s (rtol 1e-3, atol 1e-4)\n", index, path);
-  return KILN_OK;
-}
-
-static kiln_status_t kiln_cli_write_outputs(const kiln_cli_model_options_t *options,
-                                            int num_outputs, kiln_tensor_t *const *outputs) {
-  if (options->num_expects > num_outputs) {
-    return KILN_STATUS(INVALID_ARGUMENT,
-                       "the model has %d output(s) but %d --expect files were given", num_outputs,
-                       options->num_expects);
-  }
-  if (options->num_outputs > num_outputs) {
-    return KILN_STATUS(INVALID_ARGUMENT,
-                       "the model has %d output(s) but %d --output files "
-                       "were given",
-                       num_outputs, options->num_outputs);
-  }
-  for (int i = 0; i < num_outputs; i++) {
-    char label[64];
-    snprintf(label, sizeof(label), "output %d", i);
-    kiln_cli_print_summary(label, outputs[i]);
-    if (i < options->num_outputs) {
-      KILN_RETURN_IF_ERROR(
-          kiln_npy_write_file(kiln_allocator_system(), outputs[i], options->outputs[i]));
-    }
-    if (i < options->num_expects) {
-      KILN_RETURN_IF_ERROR(kiln_cli_check_expected(options->expects[i], i, outputs[i]));
-    }
+  memset(inputs, 0, sizeof(*inputs));
+  for (int i = 0; i < signature.count; i++) {
+    kiln_model_input_info_t info;
+    KILN_RETURN_IF_ERROR(kiln_model_input_info(model, i, &info));
+    KILN_RETURN_IF_ERROR(kiln_cli_random_tensor(&info, (uint64_t)i, &inputs->tensors[i]));
   }
   return KILN_OK;
 }
 
 static kiln_status_t kiln_cli_interp_run(const kiln_cli_model_options_t *options,
-                                         kiln_model_t *model, kiln_tensor_t **inputs) {
+                                         kiln_model_t *model, kiln_cli_inputs_t *inputs) {
   KILN_RETURN_IF_ERROR(kiln_cli_read_inputs(options, model, inputs));
   int num_outputs = 0;
   kiln_tensor_t **outputs = NULL;
-  KILN_RETURN_IF_ERROR(kiln_model_interpret(model, kiln_model_num_inputs(model), inputs,
+  KILN_RETURN_IF_ERROR(kiln_model_interpret(model, kiln_model_num_inputs(model), inputs->tensors,
                                             kiln_allocator_system(), &num_outputs, &outputs));
-  kiln_status_t status = kiln_cli_write_outputs(options, num_outputs, outputs);
+  kiln_status_t status = kiln_cli_report_outputs(&options->io, num_outputs, outputs);
   for (int i = 0; i < num_outputs; i++)
     kiln_tensor_release(outputs[i]);
   kiln_allocator_free(kiln_allocator_system(), outputs);
@@ -369,17 +301,20 @@ static kiln_status_t kiln_cli_interp_run(const kiln_cli_model_options_t *options
 kiln_status_t kiln_cli_interp(int argc, char **argv) {
   kiln_cli_model_options_t options;
   KILN_RETURN_IF_ERROR(kiln_cli_parse_model_options(argc, argv, &options));
+  const char *printing = options.after             ? "--after"
+                         : options.metadata        ? "--metadata"
+                         : options.opt_level_given ? "--opt-level"
+                                                   : NULL;
+  if (printing) {
+    return kiln_cli_usage("interp runs the model as imported (no passes; kiln show prints); it "
+                          "takes no",
+                          printing);
+  }
   kiln_model_t *model = NULL;
   KILN_RETURN_IF_ERROR(kiln_cli_load(&options, 1, &model));
-  kiln_tensor_t *inputs[KILN_CLI_MAX_FILES] = {NULL};
-  kiln_status_t status = KILN_OK;
-  if (kiln_model_num_inputs(model) > KILN_CLI_MAX_FILES) {
-    status = KILN_STATUS(UNIMPLEMENTED, "models with more than %d inputs", KILN_CLI_MAX_FILES);
-  } else {
-    status = kiln_cli_interp_run(&options, model, inputs);
-  }
-  for (int i = 0; i < KILN_CLI_MAX_FILES; i++)
-    kiln_tensor_release(inputs[i]);
+  kiln_cli_inputs_t inputs = {0};
+  kiln_status_t status = kiln_cli_interp_run(&options, model, &inputs);
+  kiln_cli_inputs_release(&inputs);
   kiln_model_destroy(model);
   return status;
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "kiln/compiler.h"
 #include "kiln/npy.h"
 #include "kiln/tensor.h"
 #include "kiln/version.h"
@@ -79,6 +80,13 @@ static kiln_status_t kiln_cli_version(int argc, char **argv) {
          "an unknown compiler",
 #endif
          DLPACK_VERSION, JANSSON_VERSION);
+  const char *llvm = kiln_compiler_llvm_version();
+  if (llvm) {
+    printf("LLVM %s (the llvm targets; default target %s)\n", llvm, kiln_compiler_default_target());
+  } else {
+    printf("without LLVM (the C backend alone; default target %s)\n",
+           kiln_compiler_default_target());
+  }
   return KILN_OK;
 }
 
@@ -206,29 +214,30 @@ static const kiln_cli_command_t kiln_cli_commands[] = {
      "[--metadata] [--after PASS [--opt-level N]] [--max-constant-bytes N]",
      "print a model's typed IR (MODEL: FILE.onnx or a built-in workload)", kiln_cli_show},
     {"interp",
-     "kiln interp MODEL (--input X.npy... | --random-input) [--output Y.npy...] [--expect "
-     "Y.npy...] "
-     "[--input-shape NAME=DIMS...] [--batch N] [--image-size N] [--seed N] "
-     "[--max-constant-bytes N]",
+     "kiln interp MODEL (--input [NAME=]X.npy|X.npz... | --random-input) [--output Y.npy...] "
+     "[--expect Y.npy...] [--print-top K] [--input-shape NAME=DIMS...] [--batch N] "
+     "[--image-size N] [--seed N] [--max-constant-bytes N]",
      "run a model on the reference interpreter", kiln_cli_interp},
     {"compile",
      "kiln compile MODEL -o DIR [--target llvm|c|\"llvm -mcpu=...\"] [--opt-level 0..3] "
-     "[--input-shape NAME=DIMS...] [--batch N] [--image-size N] [--max-constant-bytes N] "
-     "[--tuning RECORDS]",
+     "[--disabled-pass NAME...] [--dump ir|ll|asm|c...] [--input-shape NAME=DIMS...] [--batch N] "
+     "[--image-size N] [--max-constant-bytes N] [--tuning RECORDS]",
      "compile a model into DIR/graph.json, lib.so and params.bin", kiln_cli_compile},
     {"run",
-     "kiln run DIR --input X.npy... [--output Y.npy...] [--threads N] [--profile] "
-     "[--debug-dir D]",
+     "kiln run DIR --input [NAME=]X.npy|X.npz... [--output Y.npy...] [--expect Y.npy...] "
+     "[--print-top K] [--threads N] [--profile] [--debug-dir D]",
      "run a compiled model with the graph executor", kiln_cli_run},
     {"bench",
-     "kiln bench MODEL [--input X.npy...] [--threads N] [--runs N] [--check] [--target T] "
-     "[--opt-level N] [--input-shape NAME=DIMS...] [--max-constant-bytes N] [--tuning RECORDS]",
-     "compile a model in memory; print compile time, median latency (--check: top-5 and the "
-     "difference from the interpreter)",
+     "kiln bench MODEL|DIR [--input [NAME=]X.npy|X.npz...] [--threads N] [--runs N | --duration S] "
+     "[--check] [--target T] [--opt-level N] [--disabled-pass NAME...] [--input-shape "
+     "NAME=DIMS...] "
+     "[--batch N] [--image-size N] [--max-constant-bytes N]",
+     "time a model compiled in memory, or a compiled folder: compile time, median, p50, p90, p99 "
+     "and min latency (--check: top-5 and the difference from the interpreter)",
      kiln_cli_bench},
     {"graph",
-     "kiln graph MODEL -o FILE.dot [--opt-level N] [--input-shape NAME=DIMS...] [--batch N] "
-     "[--image-size N]",
+     "kiln graph MODEL -o FILE.dot [--opt-level N] [--disabled-pass NAME...] "
+     "[--input-shape NAME=DIMS...] [--batch N] [--image-size N] [--max-constant-bytes N]",
      "write the fused graph (after the passes) for graphviz", kiln_cli_graph},
     {"conformance",
      "kiln conformance [CASES_DIR] [--report FILE.md] [--pass-list FILE] [--write-pass-list FILE] "

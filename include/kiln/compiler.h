@@ -41,12 +41,15 @@ typedef struct kiln_compiler_options_t {
   int opt_level;        /* 0 to 3 (default 3) */
   int num_input_shapes; /* ONNX: "name=1x3x224x224" for symbolic dims */
   const char *const *input_shapes;
-  int num_disabled_passes; /* passes not to run, by name */
+  /* Passes not to run, by name: NOT_FOUND listing the passes for an
+   * unknown one; FAILED_PRECONDITION for one the build requires (a pass
+   * of opt_level 0, which runs at every level; docs/passes.md). */
+  int num_disabled_passes;
   const char *const *disabled_passes;
   bool verify;    /* the IR verifier after every pass */
   int batch;      /* workloads: batch size (default 1) */
   int image_size; /* workloads: image side (default: the network's) */
-  FILE *progress; /* a line per phase when not NULL */
+  FILE *progress; /* a line per phase and per kernel lowered, when not NULL */
   /* Compile every kernel here instead of taking (and offering) kernels
    * through the process's kernel cache (docs/graph-compiler.md). */
   bool private_kernels;
@@ -82,6 +85,9 @@ typedef struct kiln_compiled_t kiln_compiled_t;
 kiln_compiler_options_t kiln_compiler_options_default(void);
 /* "llvm" when built with LLVM, else "c -march=native". */
 const char *kiln_compiler_default_target(void);
+/* The version of the LLVM kiln was built with ("14.0.6"); NULL when it was
+ * built without LLVM (the C backend alone). */
+const char *kiln_compiler_llvm_version(void);
 
 /* Imports (or builds) `model` and compiles it. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_compile(kiln_allocator_t allocator, const char *model,

@@ -1,5 +1,5 @@
 /*
- * NumPy .npy files.
+ * NumPy .npy files, and .npz files (zips of them; at the end).
  *
  * kiln reads versions 1.0, 2.0 and 3.0 of the format (little-endian or
  * byte-order-free dtypes, C order) into kiln tensors and writes version 1.0
@@ -40,6 +40,35 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_npy_serialize(kiln_allocator_t allocator
 KILN_MUST_USE_RESULT kiln_status_t kiln_npy_write_file(kiln_allocator_t allocator,
                                                        const kiln_tensor_t *tensor,
                                                        const char *path);
+
+/* ---- .npz: NumPy's zip of .npy files (numpy.savez, savez_compressed) ----
+ *
+ * kiln reads the members a zip stores (numpy.savez) or deflates
+ * (numpy.savez_compressed), zip64 records included, each checked against
+ * its CRC-32 and parsed as .npy; a member is named as NumPy's load names it,
+ * its file name without ".npy". Errors name the file and the member: a
+ * file that is not a zip or is cut short (INVALID_ARGUMENT, DATA_LOSS), a
+ * member that is encrypted, compressed another way or not a .npy
+ * (UNIMPLEMENTED), corrupt deflate data or a CRC mismatch (DATA_LOSS). */
+
+typedef struct kiln_npz_t kiln_npz_t;
+
+/* Parses .npz bytes; `source_name` (a path, or "<memory>") prefixes errors. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_npz_parse(kiln_allocator_t allocator, const void *bytes,
+                                                  size_t size, const char *source_name,
+                                                  kiln_npz_t **out_npz);
+KILN_MUST_USE_RESULT kiln_status_t kiln_npz_read_file(kiln_allocator_t allocator, const char *path,
+                                                      kiln_npz_t **out_npz);
+/* Releases the arrays; NULL is a no-op. */
+void kiln_npz_destroy(kiln_npz_t *npz);
+int kiln_npz_count(const kiln_npz_t *npz);
+/* The name of array `index` ("x" for the member "x.npy"), or NULL outside
+ * [0, count). */
+const char *kiln_npz_name(const kiln_npz_t *npz, int index);
+/* Array `index`, borrowed (retain it to keep it past the npz), or NULL. */
+kiln_tensor_t *kiln_npz_tensor(const kiln_npz_t *npz, int index);
+/* The index of the array named `name`, or -1. */
+int kiln_npz_find(const kiln_npz_t *npz, const char *name);
 
 #ifdef __cplusplus
 }

@@ -64,6 +64,12 @@ const char *kiln_dtype_numpy_descr(kiln_dtype_t dtype);
 KILN_MUST_USE_RESULT kiln_status_t kiln_dtype_from_name(const char *name, kiln_dtype_t *out_dtype);
 /* Note: {kDLUInt, 8, 1} maps to UINT8, never BOOL; bool is a kiln-level choice. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_dtype_from_dl(DLDataType dl, kiln_dtype_t *out_dtype);
+/* Enough room for kiln_dl_dtype_format of any DLPack dtype. */
+#define KILN_DTYPE_TEXT_CAPACITY 64
+/* The one way kiln names a DLPack dtype in a message: kiln's name when it
+ * has the dtype ("float64", "int64"), else the DLPack fields ("DLPack
+ * {kDLFloat (2), bits 8, lanes 1}"). Writes into `buffer` and returns it. */
+const char *kiln_dl_dtype_format(DLDataType dl, char *buffer, size_t capacity);
 
 /* IEEE half and bfloat16 conversions, round to nearest even, NaN and
  * infinities preserved. */

@@ -9,6 +9,10 @@
 #include <stdbool.h>
 #include <string.h>
 
+#ifdef KILN_HAVE_LLVM
+#include <llvm/Config/llvm-config.h>
+#endif
+
 static const kiln_codegen_target_t *const targets[] = {
     &kiln_codegen_target_c,
 #ifdef KILN_HAVE_LLVM
@@ -29,6 +33,14 @@ const char *kiln_codegen_default_jit_target(void) {
   return "llvm -jit -noasm";
 #else
   return "c -march=native";
+#endif
+}
+
+const char *kiln_codegen_llvm_version(void) {
+#ifdef KILN_HAVE_LLVM
+  return LLVM_VERSION_STRING;
+#else
+  return NULL;
 #endif
 }
 

@@ -42,6 +42,10 @@ const char *kiln_codegen_default_target(void);
  * system compiler), else "c -march=native". */
 const char *kiln_codegen_default_jit_target(void);
 
+/* The version of the LLVM kiln was built with ("14.0.6"), or NULL when it
+ * was built without LLVM. */
+const char *kiln_codegen_llvm_version(void);
+
 /* Appends what decides the code a target string makes: its name and its
  * options without the target's delivery words, one space apart ("llvm
  * -jit -mcpu=x" and "llvm  -mcpu=x" both give "llvm -mcpu=x"). Kernel

@@ -33,13 +33,29 @@ static void progress(const kiln_compiler_options_t *options, const char *phase, 
   }
 }
 
+/* Disables pass `name`: NOT_FOUND listing the passes for an unknown name;
+ * FAILED_PRECONDITION for a pass that runs at every opt_level (opt_level
+ * 0), which the build needs (types, fusion, the memory plan; the passes
+ * that others require are among them). */
+static kiln_status_t disable_pass(kiln_pass_context_t *context, const char *name) {
+  const kiln_pass_t *pass = NULL;
+  KILN_RETURN_IF_ERROR(kiln_pass_find(name, &pass));
+  if (pass->info.opt_level == 0) {
+    return KILN_STATUS(FAILED_PRECONDITION,
+                       "pass %s cannot be disabled: the build requires it (it runs at every "
+                       "opt_level; the passes from opt_level 1 up can be disabled)",
+                       name);
+  }
+  return kiln_pass_context_disable(context, name);
+}
+
 static kiln_status_t make_context(kiln_allocator_t allocator,
                                   const kiln_compiler_options_t *options,
                                   kiln_pass_context_t **out_context) {
   KILN_RETURN_IF_ERROR(kiln_pass_context_create(allocator, options->opt_level, out_context));
   kiln_pass_context_set_verify(*out_context, options->verify);
   for (int i = 0; i < options->num_disabled_passes; ++i) {
-    KILN_RETURN_IF_ERROR(kiln_pass_context_disable(*out_context, options->disabled_passes[i]));
+    KILN_RETURN_IF_ERROR(disable_pass(*out_context, options->disabled_passes[i]));
   }
   return KILN_OK;
 }
@@ -106,8 +122,9 @@ static kiln_status_t plan_and_generate(kiln_compiled_t *c, kiln_module_t *module
   return status;
 }
 
-/* The loop-IR passes over every kernel, into c->lowered. */
-static kiln_status_t lower_all(kiln_compiled_t *c) {
+/* The loop-IR passes over every kernel, into c->lowered; a progress line
+ * per kernel. */
+static kiln_status_t lower_all(kiln_compiled_t *c, const kiln_compiler_options_t *options) {
   int n = c->graph.num_funcs;
   KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(&c->arena, (size_t)n + 1, sizeof(void *),
                                                  _Alignof(void *), (void **)&c->lowered));
@@ -116,6 +133,15 @@ static kiln_status_t lower_all(kiln_compiled_t *c) {
     KILN_RETURN_IF_ERROR_ANNOTATE(
         kiln_tir_lower_pipeline(&c->arena, c->graph.funcs[i], &pipeline, &c->lowered[i]),
         "kernel %s", c->graph.funcs[i]->name);
+    if (options->progress) {
+      fprintf(options->progress, "kiln: kernel %d/%d %s lowered\n", i + 1, n,
+              c->graph.funcs[i]->name);
+      fflush(options->progress);
+    }
+  }
+  if (options->progress) {
+    fprintf(options->progress, "kiln: generating code for %d kernels (%s)\n", n, c->target);
+    fflush(options->progress);
   }
   return KILN_OK;
 }
@@ -240,7 +266,7 @@ static kiln_status_t generate_shared(kiln_compiled_t *c) {
 
 static kiln_status_t lower_and_generate(kiln_compiled_t *c,
                                         const kiln_compiler_options_t *options) {
-  KILN_RETURN_IF_ERROR(lower_all(c));
+  KILN_RETURN_IF_ERROR(lower_all(c, options));
   c->stats.num_kernels = c->graph.num_funcs;
   c->stats.num_kernel_calls = c->graph.num_kernel_calls;
   c->stats.num_params = c->graph.num_params;

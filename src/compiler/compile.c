@@ -29,6 +29,10 @@ const char *kiln_compiler_default_target(void) {
   return kiln_codegen_default_target();
 }
 
+const char *kiln_compiler_llvm_version(void) {
+  return kiln_codegen_llvm_version();
+}
+
 kiln_status_t kiln_compile(kiln_allocator_t allocator, const char *model,
                            const kiln_compiler_options_t *options, kiln_compiled_t **out_compiled) {
   *out_compiled = NULL;

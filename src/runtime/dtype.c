@@ -99,22 +99,40 @@ static const char *kiln_dl_code_name(uint8_t code) {
   }
 }
 
-kiln_status_t kiln_dtype_from_dl(DLDataType dl, kiln_dtype_t *out_dtype) {
-  if (dl.lanes != 1) {
-    return KILN_STATUS(INVALID_ARGUMENT,
-                       "DLPack dtype {%s (%u), bits %u, lanes %u}: kiln has no vector dtypes "
-                       "(lanes must be 1)",
-                       kiln_dl_code_name(dl.code), dl.code, dl.bits, dl.lanes);
-  }
-  /* The first match wins, so {kDLUInt, 8} is UINT8 and never BOOL. */
-  for (int i = 0; i < KILN_DTYPE_COUNT_; ++i) {
+/* The table's dtype for {code, bits, 1}; -1 when there is none. The first
+ * match wins, so {kDLUInt, 8} is UINT8 and never BOOL. */
+static int kiln_dtype_find_dl(DLDataType dl) {
+  for (int i = 0; i < KILN_DTYPE_COUNT_ && dl.lanes == 1; ++i) {
     if (kiln_dtype_table[i].dl_code == dl.code && kiln_dtype_table[i].bits == dl.bits) {
-      *out_dtype = (kiln_dtype_t)i;
-      return KILN_OK;
+      return i;
     }
   }
-  return KILN_STATUS(NOT_FOUND, "no kiln dtype for DLPack dtype {%s (%u), bits %u, lanes %u}",
-                     kiln_dl_code_name(dl.code), dl.code, dl.bits, dl.lanes);
+  return -1;
+}
+
+const char *kiln_dl_dtype_format(DLDataType dl, char *buffer, size_t capacity) {
+  int found = kiln_dtype_find_dl(dl);
+  if (found >= 0) {
+    snprintf(buffer, capacity, "%s", kiln_dtype_table[found].name);
+  } else {
+    snprintf(buffer, capacity, "DLPack {%s (%u), bits %u, lanes %u}", kiln_dl_code_name(dl.code),
+             dl.code, dl.bits, dl.lanes);
+  }
+  return buffer;
+}
+
+kiln_status_t kiln_dtype_from_dl(DLDataType dl, kiln_dtype_t *out_dtype) {
+  char text[KILN_DTYPE_TEXT_CAPACITY];
+  kiln_dl_dtype_format(dl, text, sizeof(text));
+  if (dl.lanes != 1) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: kiln has no vector dtypes (lanes must be 1)", text);
+  }
+  int found = kiln_dtype_find_dl(dl);
+  if (found < 0) {
+    return KILN_STATUS(NOT_FOUND, "no kiln dtype for %s", text);
+  }
+  *out_dtype = (kiln_dtype_t)found;
+  return KILN_OK;
 }
 
 /* ---- 16-bit floats ---- */

@@ -417,9 +417,9 @@ static kiln_status_t check_input_tensor(const kiln_graph_executor_t *gx, int ind
   }
   DLDataType want = e->dl.dtype;
   if (t->dtype.code != want.code || t->dtype.bits != want.bits || t->dtype.lanes != want.lanes) {
-    return KILN_STATUS(INVALID_ARGUMENT,
-                       "%s: input '%s' has dtype (code %d, %d bits, %d lanes), expected %s",
-                       gx->source, n->name, t->dtype.code, t->dtype.bits, t->dtype.lanes,
+    char got[KILN_DTYPE_TEXT_CAPACITY];
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: input '%s' has dtype %s, expected %s", gx->source,
+                       n->name, kiln_dl_dtype_format(t->dtype, got, sizeof(got)),
                        kiln_dtype_name(e->dtype));
   }
   if (t->ndim < 0 || t->ndim > KILN_MAX_RANK ||

@@ -25,6 +25,8 @@ expect 1 err "bad\\\\x1bname.npy" -- "$kiln" npy-info "$work/bad${esc}name.npy"
 if grep -q "$esc" "$work/err"; then fail "an escape character reached stderr"; fi
 expect 0 out "^kiln [0-9]+\.[0-9]+\.[0-9]+" -- "$kiln" version
 expect 0 out "^kiln [0-9]+\.[0-9]+\.[0-9]+" -- "$kiln" --version
+# the LLVM kiln was built with, by version (or that there is none)
+expect 0 out "^(LLVM [0-9]+\.[0-9]+\.[0-9]+ \(the llvm targets|without LLVM \(the C backend alone)" -- "$kiln" version
 expect 2 err "unexpected argument 'x'" -- "$kiln" version x
 expect 2 err "unknown command 'frobnicate'" -- "$kiln" frobnicate
 expect 2 err "usage: kiln npy-info" -- "$kiln" npy-info
@@ -77,7 +79,7 @@ expect 0 out "output 0" -- "$kiln" run "$work/mlp" --input "$work/x.npy" --debug
 expect 0 out "latency: median [0-9.]+ ms over 3 runs, 1 threads" -- "$kiln" bench mlp --runs 3 --threads 1
 expect 0 out "largest difference from the reference interpreter" -- "$kiln" bench mlp --runs 1 --check
 expect 0 out "largest difference from the reference interpreter" -- "$kiln" bench mlp --runs 1 --check --input "$work/x.npy"
-expect 1 err "mlp takes 1 inputs, 2 given with --input" -- "$kiln" bench mlp --input "$work/x.npy" --input "$work/x.npy"
+expect 1 err "mlp takes 1 input\(s\) \(%data: Tensor\[\(1, 784\), float32\]\) but 2 were given with --input; no input is left for .*x.npy" -- "$kiln" bench mlp --input "$work/x.npy" --input "$work/x.npy"
 expect 1 err "input 0 \(.*\) from .*got.npy: .*shape" -- "$kiln" bench mlp --input "$work/got.npy"
 expect 2 err "missing FILE.npy after '--input'" -- "$kiln" bench mlp --input
 expect 2 err "expected an integer of at least 1, got '0', for '--threads'" -- "$kiln" bench mlp --threads 0
@@ -90,10 +92,117 @@ expect 2 err "unknown option '--frob'" -- "$kiln" compile mlp --frob
 expect 1 err "kiln compile: .*nosuch.*resnet18" -- "$kiln" compile nosuch -o "$work/x"
 expect 1 err "cuda" -- "$kiln" compile mlp -o "$work/x" --target cuda
 expect 1 err "graph.json" -- "$kiln" run "$work/none" --input "$work/x.npy"
-expect 1 err "takes 1 inputs, 0 given" -- "$kiln" run "$work/mlp"
+expect 1 err "mlp takes 1 input\(s\) \(%data: Tensor\[\(1, 784\), float32\]\) but 0 were given with --input; input %data is missing" -- "$kiln" run "$work/mlp"
 expect 1 err "shape" -- "$kiln" run "$work/mlp" --input "$work/got.npy"
 expect 2 err "missing the folder" -- "$kiln" run
 expect 2 err "bench compiles in memory" -- "$kiln" bench mlp -o "$work/x"
+npz_dir=$data/npz
+# bench on the compiled folder, percentiles, --duration
+expect 0 out "compiled model loaded in" -- "$kiln" bench "$work/mlp" --runs 3 --input "$work/x.npy"
+expect 0 out "latency: median [0-9.]+ ms over 3 runs" -- "$kiln" bench "$work/mlp" --runs 3
+expect 0 out "latency: p50 [0-9.]+ ms, p90 [0-9.]+ ms, p99 [0-9.]+ ms, min [0-9.]+ ms" -- "$kiln" bench mlp --runs 4
+expect 0 out "s of runs, --duration\)" -- "$kiln" bench "$work/mlp" --duration 0.2
+expect 0 out "in [0-9.]+ s \(import" -- "$kiln" bench mlp --duration 0.1
+expect 2 err "give --runs or --duration, not both" -- "$kiln" bench mlp --runs 3 --duration 1
+expect 2 err "expected a number of seconds in \(0, 86400\] after '--duration'" -- "$kiln" bench mlp --duration 0
+expect 2 err "expected a number of seconds" -- "$kiln" bench mlp --duration x
+expect 2 err "a compiled model's target, passes and shapes are fixed.*it takes no '--target'" -- "$kiln" bench "$work/mlp" --target c
+expect 2 err "it takes no '--check'" -- "$kiln" bench "$work/mlp" --check
+expect 2 err "it takes no '--opt-level'" -- "$kiln" bench "$work/mlp" --opt-level 1
+expect 2 err "it takes no '--dump'" -- "$kiln" bench mlp --dump ir
+expect 2 err "kiln run takes --output, --expect and --print-top\); it takes no '--output'" -- "$kiln" bench mlp --output "$work/o.npy"
+expect 2 err "it takes no '--expect'" -- "$kiln" bench mlp --expect "$work/o.npy"
+# run --expect (whole-model tolerances) and --print-top
+expect 0 out "output 0 matches .*got.npy \(rtol 0.001, atol 0.0001\)" -- "$kiln" run "$work/mlp" --input "$work/x.npy" --expect "$work/got.npy"
+expect 1 err "output 0 differs from .*y.npy" -- "$kiln" run "$work/mlp" --input "$work/x.npy" --expect "$work/y.npy"
+expect 1 err "the model has 1 output\(s\) but 0 --output and 2 --expect" -- "$kiln" run "$work/mlp" --input "$work/x.npy" --expect "$work/got.npy" --expect "$work/got.npy"
+expect 0 out "^  top-3 classes: [0-9]+ \([-0-9.e]+\) [0-9]+ \([-0-9.e]+\) [0-9]+ \(" -- "$kiln" run "$work/mlp" --input "$work/x.npy" --print-top 3
+expect 0 out "^  top-2 classes of row 1: [0-9]+ \(" -- "$kiln" interp mlp --batch 2 --random-input --print-top 2
+expect 2 err "expected at most 1000 after '--print-top'" -- "$kiln" run "$work/mlp" --input "$work/x.npy" --print-top 1001
+expect 2 err "expected an integer of at least 1, got '0', for '--print-top'" -- "$kiln" run "$work/mlp" --input "$work/x.npy" --print-top 0
+# the percentiles are ordered: min <= p50 <= p90 <= p99
+expect 0 out "latency: p50" -- "$kiln" bench mlp --runs 30 --threads 1
+sed -n 's/.*p50 \([0-9.]*\) ms, p90 \([0-9.]*\) ms, p99 \([0-9.]*\) ms, min \([0-9.]*\) ms.*/\4 \1 \2 \3/p' "$work/out" |
+  awk '{ if (!($1 <= $2 && $2 <= $3 && $3 <= $4)) exit 1 }' || fail "bench: percentiles out of order: $(cat "$work/out")"
+# --print-top on the compiled model names the classes bench --check finds on the interpreter
+expect 0 out "top-5 classes" -- "$kiln" bench mlp --runs 1 --check --input "$npz_dir/mlp_data.npz"
+interp_top=$(sed -n 's/^  top-5 classes://p' "$work/out" | sed 's/ ([^)]*)//g')
+expect 0 out "top-5 classes" -- "$kiln" run "$work/mlp" --input "$npz_dir/mlp_data.npz" --print-top 5
+run_top=$(sed -n 's/^  top-5 classes://p' "$work/out" | sed 's/ ([^)]*)//g')
+[ -n "$run_top" ] && [ "$run_top" = "$interp_top" ] || fail "run --print-top 5 gave classes '$run_top', bench --check '$interp_top'"
+# a disabled pass is not run: without pack_dense, mlp's kernels call nn.dense
+expect 0 out "wrote" -- "$kiln" compile mlp -o "$work/nopack" --disabled-pass pack_dense --dump ir
+grep -q "nn.dense(" "$work/nopack/graph.ir" && ! grep -q "contrib_dense_pack" "$work/nopack/graph.ir" ||
+  fail "compile --disabled-pass pack_dense: the graph still packs its dense layers"
+# named inputs and .npz (NumPy's savez and savez_compressed), for run, interp and bench
+npz=$npz_dir
+expect 0 out "output 0: float32 \(1, 10\)" -- "$kiln" run "$work/mlp" --input "data=$work/x.npy" --output "$work/named.npy"
+cmp -s "$work/named.npy" "$work/got.npy" || fail "run --input data=x.npy gave another output than --input x.npy"
+expect 0 out "output 0: float32 \(1, 10\)" -- "$kiln" run "$work/mlp" --input "$npz/mlp_data.npz" --output "$work/npz_out.npy"
+expect 0 out "output 0 matches" -- "$kiln" run "$work/mlp" --input "$npz/mlp_data_compressed.npz" --expect "$work/npz_out.npy"
+expect 0 out "output 0 matches" -- "$kiln" interp mlp --input "$npz/mlp_data_compressed.npz" --expect "$work/npz_out.npy"
+expect 0 out "latency: median" -- "$kiln" bench mlp --runs 1 --input "$npz/mlp_data.npz" --check
+expect 0 out "latency: median" -- "$kiln" bench mlp --runs 1 --input "data=$work/x.npy"
+expect 1 err "takes 1 input\(s\) \(%data: Tensor\[\(1, 784\), float32\]\); there is no input named 'foo'" -- "$kiln" run "$work/mlp" --input "foo=$work/x.npy"
+expect 1 err "there is no input named 'foo'" -- "$kiln" interp mlp --input "foo=$work/x.npy"
+expect 1 err "input %data is given twice \(.*x.npy and .*mlp_data.npz\)" -- "$kiln" run "$work/mlp" --input "data=$work/x.npy" --input "$npz/mlp_data.npz"
+# named inputs are placed first, the positional files fill what is left
+expect 1 err "but 2 were given with --input; no input is left for .*x.npy" -- "$kiln" bench mlp --input "$work/x.npy" --input "data=$work/x.npy"
+expect 1 err "two.npz: member 'a' names no input" -- "$kiln" run "$work/mlp" --input "$npz/two.npz"
+expect 1 err "not_npy.npz: member notes.txt: not a .npy file" -- "$kiln" interp mlp --input "$npz/not_npy.npz"
+expect 2 err "a .npz names its inputs by its members" -- "$kiln" run "$work/mlp" --input "data=$npz/mlp_data.npz"
+expect 1 err "bad.npy" -- "$kiln" run "$work/mlp" --input "$work/bad.npy"
+# dtypes are named as kiln names them, never as DLPack codes
+expect 1 err "input 'data' has dtype int64, expected float32" -- "$kiln" run "$work/mlp" --input "$data/npy/int64_2x3x4.npy"
+# compile --disabled-pass and --dump
+expect 0 out "wrote .*/nofold/graph.json" -- "$kiln" compile mlp -o "$work/nofold" --disabled-pass fold_constant --disabled-pass fold_scale_axis
+expect 1 err "no pass named \"nosuch\"; the passes are: infer_type, " -- "$kiln" compile mlp -o "$work/x" --disabled-pass nosuch
+expect 1 err "pass fuse_ops cannot be disabled: the build requires it" -- "$kiln" compile mlp -o "$work/x" --disabled-pass fuse_ops
+expect 2 err "missing value after '--disabled-pass'" -- "$kiln" compile mlp -o "$work/x" --disabled-pass
+expect 1 err "no pass named \"nosuch\"" -- "$kiln" bench mlp --disabled-pass nosuch
+if "$kiln" version | grep -q "^LLVM"; then # the llvm targets' dumps
+  expect 0 out "wrote .*/dumped/lib.s \(--dump asm\)" -- "$kiln" compile mlp -o "$work/dumped" --dump ir --dump ll --dump asm
+  grep -q "^def @main" "$work/dumped/graph.ir" || fail "compile --dump ir: no def @main in graph.ir"
+  grep -q "Primitive=1" "$work/dumped/graph.ir" || fail "compile --dump ir: graph.ir is not the fused graph"
+  grep -q "^define .*fused_nn_contrib_dense_pack" "$work/dumped/lib.ll" || fail "compile --dump ll: no kernel defined in lib.ll"
+  grep -q "fused_nn_contrib_dense_pack.*:" "$work/dumped/lib.s" || fail "compile --dump asm: no kernel label in lib.s"
+  expect 1 err "--dump asm: the library keeps no asm code \(target 'llvm -noasm'" -- "$kiln" compile mlp -o "$work/x" --target "llvm -noasm" --dump asm
+else
+  expect 0 out "wrote .*/dumped/graph.ir" -- "$kiln" compile mlp -o "$work/dumped" --dump ir
+  echo "skip: kiln was built without LLVM; the ll and asm dumps were not checked"
+  skipped=$((skipped + 1))
+fi
+expect 0 out "wrote .*/dumped_c/lib.c \(--dump c\)" -- "$kiln" compile mlp -o "$work/dumped_c" --target "c -march=native" --dump c
+grep -q "fused_nn_contrib_dense_pack" "$work/dumped_c/lib.c" || fail "compile --dump c: no kernel in lib.c"
+expect 2 err "target 'c' makes no ll code.*takes no --dump 'll'" -- "$kiln" compile mlp -o "$work/x" --target c --dump ll
+expect 2 err "target 'llvm' makes no c code" -- "$kiln" compile mlp -o "$work/x" --target llvm --dump c
+expect 2 err "expected ir, ll, asm or c after '--dump', got 'llvm'" -- "$kiln" compile mlp -o "$work/x" --dump llvm
+# options that do not apply are errors
+expect 2 err "compile builds and saves \(kiln bench runs\); it takes no '--runs'" -- "$kiln" compile mlp -o "$work/x" --runs 3
+expect 2 err "it takes no '--input'" -- "$kiln" compile mlp -o "$work/x" --input "$work/x.npy"
+expect 2 err "it takes no '--threads'" -- "$kiln" graph mlp -o "$work/x.dot" --threads 2
+expect 2 err "not for an ONNX model.*built-in workloads take '--batch'" -- "$kiln" interp "$work/missing.onnx" --batch 2
+expect 2 err "built-in workloads take '--image-size'" -- "$kiln" compile "$work/missing.onnx" -o "$work/x" --image-size 32
+expect 2 err "built-in workloads take '--seed'" -- "$kiln" show "$work/missing.onnx" --seed 1
+expect 2 err "built-in workloads take '--batch'" -- "$kiln" bench "$work/missing.onnx" --batch 2
+expect 2 err "input-shape is for ONNX models" -- "$kiln" compile mlp -o "$work/x" --input-shape data=1x784
+expect 2 err "input-shape is for ONNX models" -- "$kiln" interp mlp --random-input --input-shape data=1x784
+expect 2 err "show runs nothing" -- "$kiln" show mlp --print-top 3
+expect 2 err "show alone prints the model as imported\); it takes no '--opt-level'" -- "$kiln" show mlp --opt-level 1
+expect 2 err "--metadata prints the model as imported, not with '--after'" -- "$kiln" show mlp --metadata --after fuse_ops
+expect 2 err "interp runs the model as imported .*it takes no '--after'" -- "$kiln" interp mlp --random-input --after fuse_ops
+expect 2 err "it takes no '--opt-level'" -- "$kiln" interp mlp --random-input --opt-level 2
+expect 2 err "it takes no '--metadata'" -- "$kiln" interp mlp --random-input --metadata
+# progress lines per kernel on a terminal (stderr a tty, through script(1)), none when piped
+expect 0 out "wrote" -- "$kiln" compile mlp -o "$work/piped"
+if grep -q "kiln: kernel" "$work/err"; then fail "compile printed progress lines to a pipe"; fi
+if command -v script >/dev/null 2>&1; then
+  script -qec "'$kiln' compile mlp -o '$work/tty'" /dev/null >"$work/tty.txt" 2>&1 || fail "compile on a terminal failed"
+  grep -q "kiln: kernel 3/3 fused_" "$work/tty.txt" || { fail "compile on a terminal: no progress line per kernel"; cat "$work/tty.txt"; }
+else
+  echo "skip: script(1) not found; the terminal progress check did not run"
+  skipped=$((skipped + 1))
+fi
 expect 0 out "wrote .*/mlp.dot" -- "$kiln" graph mlp -o "$work/mlp.dot"
 grep -q 'label="nn.contrib_dense_pack\\nadd\\nnn.relu' "$work/mlp.dot" || fail "kiln graph: no fused dense, add, relu box in mlp.dot"
 expect 2 err "missing -o FILE.dot" -- "$kiln" graph mlp
@@ -116,6 +225,16 @@ if [ -n "$models" ] && [ -f "$models/mlp.onnx" ]; then
   expect 1 err "output 0 differs from" -- "$kiln" interp "$models/mlp.onnx" \
     --input "$models/mlp.input.npy" --expect "$work/y.npy"
   expect 0 out "def @main\(%input" -- "$kiln" show "$models/mlp.onnx"
+  # compiled, run by name and checked against the expected output; the
+  # compiled folder timed by bench, with the same input
+  expect 0 out "wrote" -- "$kiln" compile "$models/squeezenet1_1.onnx" -o "$work/squeezenet"
+  expect 0 out "output 0 matches .*squeezenet1_1.output.npy" -- "$kiln" run "$work/squeezenet" \
+    --input "$models/squeezenet1_1.input.npy" --expect "$models/squeezenet1_1.output.npy" --print-top 5
+  grep -q "^  top-5 classes: [0-9]" "$work/out" || fail "run --print-top 5: no top-5 line for squeezenet"
+  expect 0 out "compiled model loaded" -- "$kiln" bench "$work/squeezenet" --runs 2 \
+    --input "$models/squeezenet1_1.input.npy"
+  expect 0 out "output 0 matches .*mlp.output.npy" -- "$kiln" interp "$models/mlp.onnx" \
+    --input "input=$models/mlp.input.npy" --expect "$models/mlp.output.npy"
 else
   echo "skip: shared models not found at '$models'; the ONNX model checks did not run"
   skipped=$((skipped + 1))

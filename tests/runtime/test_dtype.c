@@ -114,6 +114,23 @@ static void test_bad_dl_types(void **state) {
   assert_int_equal(dtype, KILN_DTYPE_INT8);
 }
 
+/* Messages name dtypes as kiln does, and DLPack's fields only when kiln
+ * has no such dtype. */
+static void test_dl_dtype_format(void **state) {
+  (void)state;
+  char text[KILN_DTYPE_TEXT_CAPACITY];
+  assert_string_equal(kiln_dl_dtype_format((DLDataType){kDLFloat, 64, 1}, text, sizeof(text)),
+                      "float64");
+  assert_string_equal(kiln_dl_dtype_format((DLDataType){kDLInt, 64, 1}, text, sizeof(text)),
+                      "int64");
+  assert_string_equal(kiln_dl_dtype_format((DLDataType){kDLUInt, 8, 1}, text, sizeof(text)),
+                      "uint8");
+  assert_string_equal(kiln_dl_dtype_format((DLDataType){kDLFloat, 32, 4}, text, sizeof(text)),
+                      "DLPack {kDLFloat (2), bits 32, lanes 4}");
+  assert_string_equal(kiln_dl_dtype_format((DLDataType){99, 7, 1}, text, sizeof(text)),
+                      "DLPack {unknown code (99), bits 7, lanes 1}");
+}
+
 /* ---- 16-bit floats ---- */
 
 static uint32_t bits_of(float value) {
@@ -333,6 +350,7 @@ int main(void) {
       cmocka_unit_test(test_invalid_dtype_values),
       cmocka_unit_test(test_bad_names),
       cmocka_unit_test(test_bad_dl_types),
+      cmocka_unit_test(test_dl_dtype_format),
       cmocka_unit_test(test_float16_exact_values),
       cmocka_unit_test(test_float16_rounding),
       cmocka_unit_test(test_float16_subnormals),

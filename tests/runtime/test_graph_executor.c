@@ -403,7 +403,11 @@ static void test_input_errors(void **state) {
   t = *kiln_tensor_dl(m.data);
   t.dtype = (DLDataType){kDLInt, 32, 1};
   KILN_ASSERT_STATUS(kiln_graph_executor_set_input(gx, 0, &t), INVALID_ARGUMENT,
-                     "input 'data' has dtype (code 0, 32 bits, 1 lanes), expected float32");
+                     "input 'data' has dtype int32, expected float32");
+  t.dtype = (DLDataType){kDLFloat, 8, 1};
+  KILN_ASSERT_STATUS(
+      kiln_graph_executor_set_input(gx, 0, &t), INVALID_ARGUMENT,
+      "input 'data' has dtype DLPack {kDLFloat (2), bits 8, lanes 1}, expected float32");
   t = *kiln_tensor_dl(m.data);
   t.strides = (int64_t[]){1, N};
   KILN_ASSERT_STATUS(kiln_graph_executor_set_input(gx, 0, &t), INVALID_ARGUMENT,
