@@ -23,6 +23,14 @@
  * model: one kernel's measurement costs about a second, so a few hundred
  * per run are affordable and a model trained on so few points would
  * guide little (docs/tuning.md).
+ *
+ * Verification. The least of many noisy measurements is biased low, and
+ * the machine drifts over a run, so a candidate's win over a default
+ * measured minutes earlier may be noise. The search stops at 85% of the
+ * time budget; then each task's best and its default are measured again,
+ * interleaved, three times each, and a verified record keeps the best only
+ * when its median beats the default's (else the default). A compile
+ * prefers verified records.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -41,6 +49,10 @@
 #include "kiln/version.h"
 
 #define DRAWS_PER_CANDIDATE 400
+/* Measurements of the default and of the best each, interleaved, when a
+ * task's best is verified; and the share of the time budget kept for it. */
+#define VERIFY_ROUNDS 3
+#define VERIFY_SHARE  0.15
 
 typedef struct task_t {
   kiln_tune_kernel_t kernel;
@@ -218,7 +230,7 @@ static bool out_of_budget(const tuner_t *t) {
   if (o->trials > 0 && t->report->trials >= o->trials) {
     return true;
   }
-  return o->minutes > 0 && now_seconds() - t->start >= o->minutes * 60;
+  return o->minutes > 0 && now_seconds() - t->start >= o->minutes * 60 * (1 - VERIFY_SHARE);
 }
 
 /* The task whose share of trials lags its share of the run most, or NULL. */
@@ -309,10 +321,95 @@ static void free_tasks(tuner_t *t) {
   kiln_allocator_free(kiln_allocator_system(), t->tasks);
 }
 
+/* ---- verification ---- */
+
+static double median_of(double *values, int count) {
+  for (int i = 1; i < count; ++i) { /* insertion sort: a few values */
+    for (int j = i; j > 0 && values[j] < values[j - 1]; --j) {
+      double swap = values[j];
+      values[j] = values[j - 1];
+      values[j - 1] = swap;
+    }
+  }
+  return count % 2 ? values[count / 2] : 0.5 * (values[count / 2 - 1] + values[count / 2]);
+}
+
+/* Measures `config` once more into values[*count] when it succeeds. */
+static kiln_status_t remeasure(const task_t *task, const kiln_schedule_config_t *config,
+                               double *values, int *count) {
+  kiln_tune_result_t r;
+  KILN_RETURN_IF_ERROR(kiln_tune_measure(&task->kernel, config, &r));
+  if (r.ok) {
+    values[(*count)++] = r.median_ms;
+  }
+  return KILN_OK;
+}
+
+/* The verified record: the best if it beat the default measured at the same
+ * time, else the default. */
+static kiln_status_t append_verified(tuner_t *t, task_t *task, double default_ms,
+                                     const kiln_schedule_config_t *config, double ms) {
+  kiln_tuning_record_t record = {.task = task->id,
+                                 .kernel = task->kernel.name,
+                                 .target = t->target,
+                                 .version = kiln_version_string(),
+                                 .config = *config,
+                                 .time_ms = ms,
+                                 .default_ms = default_ms,
+                                 .verified = true};
+  task->report->default_ms = default_ms;
+  set_best(task, config, ms);
+  if (t->options->progress) {
+    fprintf(t->options->progress, "kiln tune: %-40.40s verified: %8.4f ms, default %8.4f\n",
+            task->report->kernel, ms, default_ms);
+  }
+  return kiln_tuning_append(t->records, &record);
+}
+
+/* The task's best and its default measured again, interleaved: the least
+ * of many noisy measurements is biased low, and the machine drifts over a
+ * run. */
+static kiln_status_t verify(tuner_t *t, task_t *task) {
+  const kiln_schedule_config_t *def = &task->space.default_config;
+  bool same = kiln_schedule_config_equal(&task->best, def);
+  double d[VERIFY_ROUNDS], b[VERIFY_ROUNDS];
+  int nd = 0, nb = 0;
+  for (int r = 0; r < VERIFY_ROUNDS; ++r) {
+    KILN_RETURN_IF_ERROR(remeasure(task, def, d, &nd));
+    if (!same) {
+      KILN_RETURN_IF_ERROR(remeasure(task, &task->best, b, &nb));
+    }
+  }
+  if (nd == 0) {
+    return KILN_OK;
+  }
+  double default_ms = median_of(d, nd);
+  double best_ms = nb > 0 ? median_of(b, nb) : default_ms;
+  bool better = !same && nb > 0 && best_ms < default_ms;
+  kiln_schedule_config_t best = task->best;
+  return append_verified(t, task, default_ms, better ? &best : def, better ? best_ms : default_ms);
+}
+
+static kiln_status_t verify_all(tuner_t *t) {
+  for (int i = 0; i < t->num_tasks; ++i) {
+    if (t->options->stop && *t->options->stop) {
+      t->report->stopped = 1;
+      return KILN_OK;
+    }
+    if (t->tasks[i].have_best) {
+      KILN_RETURN_IF_ERROR(verify(t, &t->tasks[i]));
+    }
+  }
+  return KILN_OK;
+}
+
 static kiln_status_t tune_compiled(tuner_t *t, const kiln_compiled_t *compiled) {
   kiln_status_t status = make_tasks(t, compiled);
   if (!status) {
     status = search(t);
+  }
+  if (!status) {
+    status = verify_all(t);
   }
   free_tasks(t);
   return status;

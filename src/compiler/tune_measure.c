@@ -166,7 +166,6 @@ static kiln_status_t expected_outputs(kiln_tune_kernel_t *k) {
 kiln_status_t kiln_tune_kernel_prepare(kiln_allocator_t allocator, uint64_t seed,
                                        kiln_tune_kernel_t *kernel) {
   (void)allocator;
-  KILN_RETURN_IF_ERROR(kiln_parallel_set_num_threads(1)); /* no workers before a fork */
   KILN_RETURN_IF_ERROR(make_tensors(kernel, seed));
   return expected_outputs(kernel);
 }

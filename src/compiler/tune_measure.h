@@ -3,9 +3,8 @@
  * measurements).
  *
  * The parent holds the kernel's inputs, its output buffers and the
- * expected outputs (the default configuration run once on one thread:
- * the parent never starts the thread pool's workers, so a forked child
- * can start its own). A child lowers the kernel's fused function with the
+ * expected outputs (the default configuration, run once in the parent; a
+ * forked child starts thread-pool workers of its own, docs/thread-pool.md). A child lowers the kernel's fused function with the
  * configuration, builds it for the target, runs it once to warm up, then
  * times runs until KILN_TUNE_MEASURE_SECONDS have passed (at least
  * KILN_TUNE_MIN_RUNS, at most KILN_TUNE_MAX_RUNS), compares its outputs
@@ -47,7 +46,7 @@ typedef struct kiln_tune_result_t {
 
 /* Makes the kernel's inputs (float inputs uniform in [-1, 1) from `seed`,
  * others zero), its outputs and the expected outputs (the default
- * configuration, run here on one thread). */
+ * configuration, run here). */
 KILN_MUST_USE_RESULT kiln_status_t kiln_tune_kernel_prepare(kiln_allocator_t allocator,
                                                             uint64_t seed,
                                                             kiln_tune_kernel_t *kernel);

@@ -64,7 +64,24 @@ static kiln_status_t parse_record(kiln_tuning_t *t, const json_t *line, const ch
   KILN_RETURN_IF_ERROR(kiln_json_get_string(line, "config", source, &config));
   KILN_RETURN_IF_ERROR_ANNOTATE(kiln_schedule_config_parse(config, &r->config), "%s", source);
   KILN_RETURN_IF_ERROR(kiln_json_get_number(line, "time_ms", source, &r->time_ms));
-  return kiln_json_get_number(line, "default_ms", source, &r->default_ms);
+  KILN_RETURN_IF_ERROR(kiln_json_get_number(line, "default_ms", source, &r->default_ms));
+  int verified = 0;
+  kiln_status_t status = kiln_json_get_bool(line, "verified", source, &verified);
+  if (kiln_status_code(status) == KILN_STATUS_CODE_NOT_FOUND) {
+    kiln_status_free(status); /* optional */
+    status = KILN_OK;
+  }
+  r->verified = verified != 0;
+  return status;
+}
+
+/* Whether `r` should replace the task's best so far: verified records come
+ * first, then the faster. */
+static bool beats(const kiln_tuning_record_t *r, const kiln_tuning_record_t *best) {
+  if (r->verified != best->verified) {
+    return r->verified;
+  }
+  return r->time_ms < best->time_ms;
 }
 
 /* Keeps `r` when it is of the target and version and beats the task's best. */
@@ -78,8 +95,7 @@ static kiln_status_t keep(kiln_tuning_t *t, const kiln_tuning_record_t *r, const
     return KILN_OK;
   }
   void *found = NULL;
-  if (kiln_hashmap_get(&t->best, r->task, &found) &&
-      ((const kiln_tuning_record_t *)found)->time_ms <= r->time_ms) {
+  if (kiln_hashmap_get(&t->best, r->task, &found) && !beats(r, found)) {
     return KILN_OK;
   }
   kiln_tuning_record_t *copy = NULL;
@@ -182,6 +198,9 @@ static kiln_status_t record_json(const kiln_tuning_record_t *r, const char *conf
   KILN_RETURN_IF_ERROR(set_string(o, "config", config));
   KILN_RETURN_IF_ERROR(kiln_json_object_set_new(o, "time_ms", json_real(r->time_ms)));
   KILN_RETURN_IF_ERROR(kiln_json_object_set_new(o, "default_ms", json_real(r->default_ms)));
+  if (r->verified) {
+    KILN_RETURN_IF_ERROR(kiln_json_object_set_new(o, "verified", json_true()));
+  }
   return set_string(o, "kiln", r->version ? r->version : kiln_version_string());
 }
 

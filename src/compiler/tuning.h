@@ -16,9 +16,11 @@
  * an error naming the file and the line.
  *
  * Loading keeps, per task, the fastest record of the compile's target and
- * of this kiln version; records of other targets or versions are counted
- * and reported once, never used. A compile asks for the task of each kernel
- * it lowers (graph_codegen.c) and schedules it with that configuration.
+ * of this kiln version, among the verified ones when the task has any (a
+ * search's fastest candidate is measured again against the default at the
+ * end: the minimum of many noisy measurements is biased low); records of other targets or versions
+ * are counted and reported once, never used. A compile asks for the task of each kernel it lowers
+ * (graph_codegen.c) and schedules it with that configuration.
  */
 #ifndef KILN_COMPILER_TUNING_H_
 #define KILN_COMPILER_TUNING_H_
@@ -39,6 +41,7 @@ typedef struct kiln_tuning_record_t {
   kiln_schedule_config_t config;
   double time_ms;    /* median of the candidate's runs */
   double default_ms; /* median of the default configuration's runs */
+  bool verified;     /* measured again, interleaved with the default, at the end of a run */
 } kiln_tuning_record_t;
 
 /* The task of a kernel key. */

@@ -320,6 +320,22 @@ static int setting_from_env(const char *name, int min, int max, int fallback) {
   return value;
 }
 
+/* In a forked child only the forking thread exists: the workers are
+ * forgotten (a worker's lock and condition are made anew when it starts)
+ * and the pool's locks start free, so the child's first launch starts
+ * workers of its own (a measuring process of `kiln tune`). Forking from
+ * inside a task is not supported. */
+static void pool_after_fork_in_child(void) {
+  pthread_mutex_init(&pool.lock, NULL);
+  pthread_mutex_init(&pool.done_lock, NULL);
+  pthread_cond_init(&pool.done, NULL);
+  atomic_store(&pool.pending_workers, 0);
+  atomic_store(&pool.caller_sleeping, 0);
+  for (int i = 0; i < KILN_PARALLEL_MAX_THREADS; ++i) {
+    pool.workers[i].running = 0;
+  }
+}
+
 static void pool_init(void) {
   atomic_store(&pool.num_threads, setting_from_env("KILN_NUM_THREADS", 1, KILN_PARALLEL_MAX_THREADS,
                                                    kiln_parallel_default_num_threads()));
@@ -327,6 +343,7 @@ static void pool_init(void) {
       &pool.spin_count,
       setting_from_env("KILN_SPIN_COUNT", 0, KILN_PARALLEL_MAX_SPIN_COUNT, DEFAULT_SPIN_COUNT));
   atexit(pool_shutdown);
+  pthread_atfork(NULL, NULL, pool_after_fork_in_child);
 }
 
 static void pool_ensure_init(void) {

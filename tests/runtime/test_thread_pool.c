@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "kiln/parallel.h"
@@ -539,6 +540,26 @@ static void test_set_num_threads_between_launches(void **state) {
   KILN_ASSERT_OK(kiln_parallel_set_num_threads(3));
 }
 
+/* A child forked after the parent's workers started runs launches on
+ * workers of its own, and the parent's pool still works after. */
+static void test_fork_child_starts_its_own_workers(void **state) {
+  (void)state;
+  KILN_ASSERT_OK(kiln_parallel_set_num_threads(3));
+  assert_int_equal(launch_and_count(7, 3), 0); /* the parent's workers run */
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    int ok = launch_and_count(7, 3) == 0 && kiln_parallel_set_num_threads(2) == NULL &&
+             launch_and_count(5, 2) == 0;
+    _exit(ok ? 0 : 1);
+  }
+  int wstatus = 0;
+  assert_int_equal(waitpid(pid, &wstatus, 0), pid);
+  assert_true(WIFEXITED(wstatus));
+  assert_int_equal(WEXITSTATUS(wstatus), 0);
+  assert_int_equal(launch_and_count(7, 3), 0);
+}
+
 /* ---- argument errors ---- */
 
 static void test_launch_argument_errors(void **state) {
@@ -567,6 +588,7 @@ int main(void) {
       cmocka_unit_test(test_barrier),
       cmocka_unit_test(test_barrier_refusals),
       cmocka_unit_test(test_set_num_threads_between_launches),
+      cmocka_unit_test(test_fork_child_starts_its_own_workers),
       cmocka_unit_test(test_launch_argument_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
