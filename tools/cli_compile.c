@@ -1,7 +1,8 @@
 /*
  * The kiln tool's compiler commands (docs/cli.md):
- *   compile MODEL -o DIR   build the three artifacts into DIR;
- *   run DIR --input X.npy  run them with the graph executor alone;
+ *   compile MODEL -o DIR   build the three artifacts into DIR (-o FILE.so:
+ *                          one library that embeds the graph and params);
+ *   run DIR --input X.npy  run them (or FILE.so) with the graph executor alone;
  *   bench MODEL            compile in memory, report compile time and the
  *                          median latency of runs.
  * MODEL is an ONNX file or a built-in workload, as for `show` and `interp`.
@@ -54,7 +55,7 @@ static kiln_status_t parse_compile_option(int argc, char **argv, int *i, compile
   ++*i;
   if (strcmp(flag, "-o") == 0 || strcmp(flag, "--output-dir") == 0) {
     a->out_dir = value;
-    return value ? KILN_OK : kiln_cli_usage("missing folder after", flag);
+    return value ? KILN_OK : kiln_cli_usage("missing DIR or FILE.so after", flag);
   }
   if (strcmp(flag, "--target") == 0) {
     a->options.target = value;
@@ -141,15 +142,22 @@ kiln_status_t kiln_cli_compile(int argc, char **argv) {
   compile_args_t a;
   KILN_RETURN_IF_ERROR(parse_compile_args(argc, argv, &a));
   if (!a.out_dir) {
-    return kiln_cli_usage("missing -o DIR", NULL);
+    return kiln_cli_usage("missing -o DIR (or -o FILE.so)", NULL);
   }
+  size_t length = strlen(a.out_dir);
+  int one_file = length > 3 && strcmp(a.out_dir + length - 3, ".so") == 0;
   kiln_compiled_t *compiled = NULL;
   KILN_RETURN_IF_ERROR(kiln_compile(kiln_allocator_system(), a.model, &a.options, &compiled));
-  kiln_status_t status = kiln_compiled_save(compiled, a.out_dir);
+  kiln_status_t status = one_file ? kiln_compiled_export_library(compiled, a.out_dir)
+                                  : kiln_compiled_save(compiled, a.out_dir);
   if (!status) {
     print_stats(a.model, a.options.target ? a.options.target : kiln_compiler_default_target(),
                 compiled);
-    printf("  wrote %s/graph.json, %s/lib.so, %s/params.bin\n", a.out_dir, a.out_dir, a.out_dir);
+    if (one_file) {
+      printf("  wrote %s (kernels, graph and params in one library)\n", a.out_dir);
+    } else {
+      printf("  wrote %s/graph.json, %s/lib.so, %s/params.bin\n", a.out_dir, a.out_dir, a.out_dir);
+    }
   }
   kiln_compiled_destroy(compiled);
   return status;
@@ -193,7 +201,8 @@ static kiln_status_t parse_run_args(int argc, char **argv, run_args_t *a) {
       return kiln_cli_usage("unexpected argument", flag);
     }
   }
-  return a->dir ? KILN_OK : kiln_cli_usage("missing the folder of a compiled model", NULL);
+  return a->dir ? KILN_OK
+                : kiln_cli_usage("missing the compiled model (its folder, or FILE.so)", NULL);
 }
 
 static kiln_status_t set_inputs(kiln_graph_executor_t *gx, const run_args_t *a) {

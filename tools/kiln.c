@@ -212,11 +212,13 @@ static const kiln_cli_command_t kiln_cli_commands[] = {
      "[--max-constant-bytes N]",
      "run a model on the reference interpreter", kiln_cli_interp},
     {"compile",
-     "kiln compile MODEL -o DIR [--target llvm|c|\"llvm -mcpu=...\"] [--opt-level 0..3] "
+     "kiln compile MODEL -o DIR|FILE.so [--target llvm|c|\"llvm -mcpu=...\"|"
+     "\"llvm -mtriple=aarch64-linux-gnu\"] [--opt-level 0..3] "
      "[--input-shape NAME=DIMS...] [--batch N] [--image-size N] [--max-constant-bytes N]",
-     "compile a model into DIR/graph.json, lib.so and params.bin", kiln_cli_compile},
+     "compile a model into DIR/graph.json, lib.so and params.bin, or into one library FILE.so",
+     kiln_cli_compile},
     {"run",
-     "kiln run DIR --input X.npy... [--output Y.npy...] [--threads N] [--profile] "
+     "kiln run DIR|FILE.so --input X.npy... [--output Y.npy...] [--threads N] [--profile] "
      "[--debug-dir D]",
      "run a compiled model with the graph executor", kiln_cli_run},
     {"bench",
