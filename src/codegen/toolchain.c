@@ -161,7 +161,9 @@ static kiln_status_t link_host(kiln_allocator_t allocator, const linkdir_t *d, b
   KILN_RETURN_IF_ERROR(kiln_allocator_strdup(allocator, cc && *cc ? cc : "cc", &compiler));
   char *argv[40];
   int argc = 0;
-  for (char *word = strtok(compiler, " \t"); word && argc < 24; word = strtok(NULL, " \t")) {
+  char *save = NULL; /* strtok_r: builds run on several threads */
+  for (char *word = strtok_r(compiler, " \t", &save); word && argc < 24;
+       word = strtok_r(NULL, " \t", &save)) {
     argv[argc++] = word;
   }
   const char *tail[] = {"-shared",

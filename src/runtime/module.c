@@ -126,15 +126,18 @@ static kiln_status_t record_text(const kiln_elf_t *elf, const char *path, char *
 
 /* The file read as ELF before dlopen: another machine's library refused,
  * the record (when `check`) checked; *out_checked says whether the file
- * could be read so. A file that is not ELF is left to dlopen. */
+ * could be read so. A missing file or one that is not ELF is left to
+ * dlopen; what is not a regular file is refused (never waited on). */
 static kiln_status_t check_file(const char *path, bool check, bool *out_checked) {
   *out_checked = false;
   kiln_file_mapping_t mapping;
   kiln_status_t status = kiln_file_map(path, &mapping);
-  if (status) {
-    kiln_status_free(status); /* dlopen says why */
+  if (kiln_status_code(status) == KILN_STATUS_CODE_NOT_FOUND) {
+    kiln_status_free(status); /* dlopen says why, as it always has */
     return KILN_OK;
   }
+  /* not a regular file (a FIFO dlopen would wait on), or unreadable */
+  KILN_RETURN_IF_ERROR_ANNOTATE(status, "kiln_runtime_module_load");
   if (!kiln_elf_is_elf(mapping.data, mapping.size)) {
     kiln_file_unmap(&mapping);
     return KILN_OK;

@@ -27,7 +27,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* The text of `data` as a C string (the loaders of text take one). */
-#if KILN_FUZZ_FORMAT >= 3
+#if KILN_FUZZ_FORMAT == 3 || KILN_FUZZ_FORMAT == 4
 static char *text_of(const uint8_t *data, size_t size) {
   char *text = malloc(size + 1);
   if (text) {

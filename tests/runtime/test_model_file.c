@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "kiln/runtime.h"
 #include "kiln_test.h"
@@ -309,11 +310,29 @@ static void test_model_file_parse(void **state) {
       NOT_FOUND, "/nonexistent/m.so: cannot open");
 }
 
+/* A FIFO given as a one-file model is refused, never waited on. */
+static void test_fifo_refused(void **state) {
+  (void)state;
+  char *dir = kiln_test_make_temp_dir();
+  char *path = kiln_test_path_join(dir, "model.so");
+  assert_int_equal(mkfifo(path, 0600), 0);
+  kiln_graph_executor_t *gx = NULL;
+  KILN_ASSERT_STATUS(kiln_graph_executor_load(kiln_allocator_system(), path, &gx), IO_ERROR,
+                     "not a regular file (a FIFO)");
+  char *json = NULL;
+  kiln_runtime_params_t *params = NULL;
+  KILN_ASSERT_STATUS(kiln_runtime_model_file_read(kiln_allocator_system(), path, &json, &params),
+                     IO_ERROR, "not a regular file (a FIFO)");
+  kiln_test_remove_dir(dir);
+  free(path);
+  free(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_embedded_round_trip),     cmocka_unit_test(test_embedded_cut_short),
       cmocka_unit_test(test_embedded_header_checked), cmocka_unit_test(test_elf_reader),
-      cmocka_unit_test(test_model_file_parse),
+      cmocka_unit_test(test_model_file_parse),        cmocka_unit_test(test_fifo_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -50,8 +50,9 @@ static kiln_status_t make_workdir(workdir_t *w) {
 
 /* Splits `text` (a copy the caller owns) into words appended to argv. */
 static int split_words(char *text, char **argv, int argc, int skip_chunk) {
-  for (char *word = strtok(text, " \t"); word && argc < KILN_CG_MAX_ARGS - 8;
-       word = strtok(NULL, " \t")) {
+  char *save = NULL; /* strtok_r: builds run on several threads */
+  for (char *word = strtok_r(text, " \t", &save); word && argc < KILN_CG_MAX_ARGS - 8;
+       word = strtok_r(NULL, " \t", &save)) {
     if (!(skip_chunk && strncmp(word, "chunk=", 6) == 0)) {
       argv[argc++] = word;
     }

@@ -78,8 +78,8 @@ kiln_status_t kiln_codegen_llvm_parse_options(const char *options,
       out_options->chunk = KILN_CODEGEN_CHUNK_STATIC;
     } else {
       return KILN_STATUS(INVALID_ARGUMENT,
-                         "llvm backend: unknown option \"%s\" (known: -mtriple=T, -mcpu=NAME, "
-                         "-mattr=+a,-b, -opt=0..3, -jit, -noasm, chunk=stride)",
+                         "llvm backend: unknown option \"%s\" (known: -mcpu=NAME, -mattr=+a,-b, "
+                         "-opt=0..3, -jit, -noasm, chunk=stride, -mtriple=T)",
                          word);
     }
   }
