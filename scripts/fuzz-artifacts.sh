@@ -1,9 +1,13 @@
 #!/bin/sh
 # Runs the artifact loaders' libFuzzer targets (tests/fuzz/fuzz_artifacts.c)
-# for a bounded time each: .npy, params.bin, graph.json and the IR text.
+# for a bounded time each: .npy, params.bin, graph.json, the IR text and a
+# one-file model (its embedded model, and a library holding one).
 # usage: fuzz-artifacts.sh BUILD_DIR SECONDS_EACH
 # Seeds: tests/data/npy, a params.bin made here from two of those files,
-# tests/fuzz/seeds/{graph_json,ir_text}. A crash, sanitizer report or leak
+# tests/fuzz/seeds/{graph_json,ir_text}, and for model_so an embedded model
+# made here (the graph.json seed and that params.bin behind the header) and
+# a small ELF library exporting it as __kiln_model ($CC, else cc, from an
+# assembly file that .incbin's it). A crash, sanitizer report or leak
 # makes libFuzzer write the input to tests/fuzz/findings-new/ and the
 # script exit non-zero.
 set -eu
@@ -13,7 +17,16 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 findings=$root/tests/fuzz/findings-new
 mkdir -p "$findings"
 status=0
-for format in npy params graph_json ir_text; do
+# le VALUE BYTES: VALUE as BYTES little-endian bytes
+le() {
+  v=$1 n=$2 out=""
+  while [ "$n" -gt 0 ]; do
+    out="$out\\$(printf '%03o' $((v % 256)))"
+    v=$((v / 256)) n=$((n - 1))
+  done
+  printf "$out"
+}
+for format in npy params graph_json ir_text model_so; do
   corpus=$build/tests/fuzz-corpus-$format
   mkdir -p "$corpus"
   case $format in
@@ -30,6 +43,21 @@ for format in npy params graph_json ir_text; do
       printf "$(printf '\\%03o' "$(wc -c <"$npy2")")"'\000\000\000\000\000\000\000'
       cat "$npy2"
     } >"$corpus/two.params"
+    ;;
+  model_so)
+    graph=$root/tests/fuzz/seeds/graph_json/two_nodes.json
+    params=$build/tests/fuzz-corpus-params/two.params
+    {
+      printf 'KILNMDL\000'
+      le 1 4
+      le 0 4
+      le "$(wc -c <"$graph")" 8
+      le "$(wc -c <"$params")" 8
+      cat "$graph" "$params"
+    } >"$corpus/embedded.kiln"
+    printf '\t.section .note.GNU-stack,"",%%progbits\n\t.section .rodata,"a",%%progbits\n\t.globl __kiln_model\n\t.type __kiln_model, %%object\n__kiln_model:\n\t.incbin "%s"\n\t.size __kiln_model, . - __kiln_model\n' \
+      "$corpus/embedded.kiln" >"$build/tests/fuzz-model.s"
+    ${CC:-cc} -shared -nostdlib -o "$corpus/model.so" "$build/tests/fuzz-model.s"
     ;;
   *) cp "$root"/tests/fuzz/seeds/$format/* "$corpus/" ;;
   esac

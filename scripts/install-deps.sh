@@ -8,7 +8,7 @@ set -eu
 PACKAGES="cmake make gcc g++ clang pkg-config libc6-dev clang-format
 libcmocka-dev libdlpack-dev libjansson-dev
 libprotobuf-c-dev protobuf-c-compiler libonnx-dev libonnx-testdata
-llvm-14-dev
+llvm-14-dev binutils-aarch64-linux-gnu
 python3-dev python3-numpy python3-setuptools python3-pytest python3-torch"
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

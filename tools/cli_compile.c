@@ -1,8 +1,9 @@
 /*
  * The kiln tool's compiler commands (docs/cli.md):
- *   compile MODEL -o DIR   build the three artifacts into DIR (and, with
- *                          --dump, the graph IR, LLVM IR, assembly or C);
- *   run DIR --input X.npy  run them with the graph executor alone;
+ *   compile MODEL -o DIR   build the three artifacts into DIR (-o FILE.so:
+ *                          one library that embeds the graph and params;
+ *                          --dump: the graph IR, LLVM IR, assembly or C);
+ *   run DIR --input X.npy  run them (or FILE.so) with the graph executor alone;
  *   bench MODEL|DIR        compile in memory (or load a compiled folder),
  *                          report the compile time and the latency of runs
  *                          (median, p50, p90, p99, min);
@@ -205,7 +206,7 @@ static kiln_status_t parse_compile_option(int argc, char **argv, int *i, compile
   if (strcmp(flag, "-o") == 0 || strcmp(flag, "--output-dir") == 0) {
     a->out_dir = value;
     a->given |= FLAG_OUT;
-    return value ? KILN_OK : kiln_cli_usage("missing folder after", flag);
+    return value ? KILN_OK : kiln_cli_usage("missing DIR or FILE.so after", flag);
   }
   if (strcmp(flag, "--target") == 0) {
     a->options.target = value;
@@ -437,16 +438,23 @@ kiln_status_t kiln_cli_compile(int argc, char **argv) {
                                      "compile builds and saves (kiln bench runs)"));
   KILN_RETURN_IF_ERROR(check_model_flags(&a));
   if (!a.out_dir) {
-    return kiln_cli_usage("missing -o DIR", NULL);
+    return kiln_cli_usage("missing -o DIR (or -o FILE.so)", NULL);
   }
   KILN_RETURN_IF_ERROR(check_dumps(&a));
   a.options.private_kernels = a.given & FLAG_DUMP; /* one library, with its sources */
+  size_t length = strlen(a.out_dir);
+  int one_file = length > 3 && strcmp(a.out_dir + length - 3, ".so") == 0;
   compile_result_t r;
   KILN_RETURN_IF_ERROR(compile_model(&a, &r));
-  kiln_status_t status = kiln_compiled_save(r.compiled, a.out_dir);
+  kiln_status_t status = one_file ? kiln_compiled_export_library(r.compiled, a.out_dir)
+                                  : kiln_compiled_save(r.compiled, a.out_dir);
   if (!status) {
     print_stats(&a, r.compiled, r.seconds_import);
-    printf("  wrote %s/graph.json, %s/lib.so, %s/params.bin\n", a.out_dir, a.out_dir, a.out_dir);
+    if (one_file) {
+      printf("  wrote %s (kernels, graph and params in one library)\n", a.out_dir);
+    } else {
+      printf("  wrote %s/graph.json, %s/lib.so, %s/params.bin\n", a.out_dir, a.out_dir, a.out_dir);
+    }
     status = write_dumps(&a, &r);
   }
   compile_result_destroy(&r);
@@ -455,15 +463,16 @@ kiln_status_t kiln_cli_compile(int argc, char **argv) {
 
 /* ---- compiled models ---- */
 
-/* Whether `path` is a compiled model rather than a model to compile. */
+/* Whether `path` is a compiled model rather than a model to compile: a
+ * folder kiln compile wrote, or one library (a name ending in .so). */
 static bool is_compiled_model(const char *path) {
-  return kiln_cli_is_directory(path);
+  size_t length = strlen(path);
+  return kiln_cli_is_directory(path) || (length > 3 && strcmp(path + length - 3, ".so") == 0);
 }
 
-/* A graph executor over the compiled model at `path`: today a folder
- * written by kiln compile (graph.json, lib.so, params.bin), loaded by the
- * runtime. Another form of compiled model is one more branch here (and
- * in is_compiled_model). */
+/* A graph executor over the compiled model at `path`: a folder written by
+ * kiln compile (graph.json, lib.so, params.bin) or one library (FILE.so),
+ * both loaded by the runtime. */
 static kiln_status_t load_compiled(const char *path, kiln_graph_executor_t **out_executor) {
   return kiln_graph_executor_load(kiln_allocator_system(), path, out_executor);
 }
@@ -527,7 +536,8 @@ static kiln_status_t parse_run_args(int argc, char **argv, run_args_t *a) {
       return kiln_cli_usage("unexpected argument", argv[i]);
     }
   }
-  return a->dir ? KILN_OK : kiln_cli_usage("missing the folder of a compiled model", NULL);
+  return a->dir ? KILN_OK
+                : kiln_cli_usage("missing the compiled model (its folder, or FILE.so)", NULL);
 }
 
 /* Copies the outputs out and reports them (kiln_cli_report_outputs). */

@@ -1,7 +1,8 @@
 /*
  * kiln's graph compiler: a model in, the three artifacts of a build out
  * (docs/graph-compiler.md): graph.json, lib.so and params.bin, which the
- * graph executor (kiln/runtime.h) runs with the runtime alone.
+ * graph executor (kiln/runtime.h) runs with the runtime alone; or the
+ * same in one shared library (kiln_compiled_export_library).
  *
  *   kiln_compiler_options_t options = kiln_compiler_options_default();
  *   options.opt_level = 3;
@@ -15,7 +16,8 @@
  * A model is an ONNX file (a path ending in ".onnx") or the name of a
  * built-in workload (resnet18, mobilenet_v2, ...; docs/workloads.md), whose
  * weights become params. The target is a code-generation target string
- * ("llvm", "llvm -mcpu=skylake-avx512", "c", "c -march=native");
+ * ("llvm", "llvm -mcpu=skylake-avx512", "c", "c -march=native", or
+ * "llvm -mtriple=aarch64-linux-gnu" to build for another machine);
  * kiln_compiler_default_target() is LLVM's host target when kiln was built
  * with LLVM, else the C backend's.
  */
@@ -113,6 +115,15 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_compiled_params(const kiln_compiled_t *c
  * JIT target): build with an object-file target to save. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_compiled_save(const kiln_compiled_t *compiled,
                                                       const char *dir);
+/* Writes one shared library at `path` (replaced atomically): the kernels
+ * linked with the graph's JSON and the params embedded (a one-file model:
+ * kiln/runtime.h, docs/formats.md), which kiln_graph_executor_load loads
+ * as it loads a folder. For a target of another architecture
+ * ("llvm -mtriple=aarch64-linux-gnu") it is linked with GNU binutils for
+ * it. FAILED_PRECONDITION when the kernels were built in memory (a JIT
+ * target); UNAVAILABLE when the linker is missing, naming the package. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compiled_export_library(const kiln_compiled_t *compiled,
+                                                                const char *path);
 /* A graph executor over the compiled model, in memory (nothing written). */
 KILN_MUST_USE_RESULT kiln_status_t kiln_compiled_create_executor(
     const kiln_compiled_t *compiled, kiln_graph_executor_t **out_executor);

@@ -5,8 +5,8 @@
  * three artifacts in a folder: graph.json (TVM's graph-executor JSON: the nodes, which
  * kernel each runs, and the memory plan), lib.so (the kernels, one packed
  * function per fused group) and params.bin (the weights, in the format
- * below). This header is what a deployed model links: kiln_runtime and
- * kiln_base, no compiler.
+ * below); or the same in one file, a one-file model (below). This header
+ * is what a deployed model links: kiln_runtime and kiln_base, no compiler.
  *
  * params.bin (docs/formats.md): "KILNPRM\0", u32 version (1), u32 count, then
  * per tensor a u32 name length, the name's bytes, a u64 length and that many
@@ -88,14 +88,57 @@ kiln_tensor_t *kiln_runtime_params_tensor(const kiln_runtime_params_t *params, i
 /* The tensor named `name`, or NULL when there is none. */
 kiln_tensor_t *kiln_runtime_params_get(const kiln_runtime_params_t *params, const char *name);
 
+/* ---- one-file models ---- */
+
+/* A one-file model (`kiln compile MODEL -o FILE.so`,
+ * kiln_compiled_export_library; docs/formats.md) is one shared library: the
+ * kernels and the target record (__kiln_target) as a folder's lib.so holds
+ * them, and the dynamic symbol __kiln_model, whose bytes are the embedded
+ * model: "KILNMDL\0", u32 version (1), u32 reserved (0), u64 graph size,
+ * u64 params size, then graph.json's text and params.bin's bytes, as the
+ * folder's files hold them; integers little-endian, nothing after. */
+#define KILN_RUNTIME_MODEL_SYMBOL  "__kiln_model"
+#define KILN_RUNTIME_MODEL_MAGIC   "KILNMDL"
+#define KILN_RUNTIME_MODEL_VERSION 1
+
+/* Reads the model a one-file model at `path` embeds, from the file (read
+ * as ELF, nothing of it loaded or run): graph.json's text (the caller frees
+ * *out_graph_json with `allocator`) and the params. Every size is checked
+ * against the file: a library cut short or a size past the end is
+ * DATA_LOSS, another version UNIMPLEMENTED, bytes after params.bin or a NUL
+ * in graph.json INVALID_ARGUMENT, params.bin's errors as
+ * kiln_runtime_params_parse's; NOT_FOUND for a library without a model (a
+ * folder's lib.so). Errors start with the path. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_runtime_model_file_read(kiln_allocator_t allocator,
+                                                                const char *path,
+                                                                char **out_graph_json,
+                                                                kiln_runtime_params_t **out_params);
+/* The same from the library file's bytes in memory. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_runtime_model_file_parse(
+    kiln_allocator_t allocator, const void *bytes, size_t size, const char *source_name,
+    char **out_graph_json, kiln_runtime_params_t **out_params);
+/* The embedded model's bytes for graph.json's text and params.bin's bytes
+ * (kiln_runtime_params_serialize); the caller frees *out_bytes with
+ * `allocator`. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_runtime_model_serialize(kiln_allocator_t allocator,
+                                                                const char *graph_json,
+                                                                const void *params_bytes,
+                                                                size_t params_size,
+                                                                void **out_bytes, size_t *out_size);
+
 /* ---- the graph executor ---- */
 
 typedef struct kiln_graph_executor_t kiln_graph_executor_t;
 
-/* Loads `folder`/graph.json, `folder`/lib.so and `folder`/params.bin (all
- * three required; a model without params has an empty params.bin). */
+/* Loads a compiled model from `path`: a folder of graph.json, lib.so and
+ * params.bin (all three required; a model without params has an empty
+ * params.bin), or a one-file model (a shared library that embeds the graph
+ * and the params, above). Either way the library's target record is
+ * checked before any of its code can run (kiln_runtime_module_load):
+ * FAILED_PRECONDITION naming the feature this CPU lacks, or the
+ * architecture, when it was compiled for another. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_graph_executor_load(kiln_allocator_t allocator,
-                                                            const char *folder,
+                                                            const char *path,
                                                             kiln_graph_executor_t **out_executor);
 /* From parts in memory: graph.json's text, a module (retained; a JIT's
  * in-memory module works) and the params (copied into the executor's

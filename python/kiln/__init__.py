@@ -85,10 +85,14 @@ class Model:
         return Profile(*self._impl.profile(int(runs), arrays, named))
 
     def save(self, folder):
-        """Writes folder/graph.json, folder/lib.so and folder/params.bin."""
+        """Writes folder/graph.json, folder/lib.so and folder/params.bin (a
+        model loaded from one file: copies that file to `folder`)."""
         folder = _os.fspath(folder)
         if self._impl.folder is None:
             self._impl.save(folder)
+            return
+        if _os.path.isfile(self._impl.folder):
+            _shutil.copyfile(self._impl.folder, folder)
             return
         _os.makedirs(folder, exist_ok=True)
         for name in ("graph.json", "lib.so", "params.bin"):
@@ -129,7 +133,8 @@ def compile(model, target=None, opt_level=3, input_shapes=None, *, batch=None,
 
 
 def load(folder):
-    """Loads a folder that Model.save or `kiln compile -o` wrote."""
+    """Loads a folder that Model.save or `kiln compile -o DIR` wrote, or a
+    one-file model (`kiln compile -o model.so`)."""
     return Model(_kiln.load(_os.fspath(folder)))
 
 

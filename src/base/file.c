@@ -21,8 +21,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -175,6 +177,44 @@ const char *kiln_file_kind_name(unsigned mode) {
     return "block device";
   }
   return S_ISSOCK(mode) ? "socket" : S_ISREG(mode) ? "regular file" : "special file";
+}
+
+kiln_status_t kiln_file_map(const char *path, kiln_file_mapping_t *out_mapping) {
+  out_mapping->data = NULL;
+  out_mapping->size = 0;
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    int error = errno;
+    return kiln_status_make(error == ENOENT ? KILN_STATUS_CODE_NOT_FOUND
+                                            : KILN_STATUS_CODE_IO_ERROR,
+                            __FILE__, __LINE__, "%s: cannot open: %s", path, strerror(error));
+  }
+  struct stat info;
+  kiln_status_t status = KILN_OK;
+  if (fstat(fd, &info) != 0) {
+    status = KILN_STATUS(IO_ERROR, "%s: cannot stat: %s", path, strerror(errno));
+  } else if (!S_ISREG(info.st_mode)) {
+    status = KILN_STATUS(IO_ERROR, "%s: not a regular file (a %s); kiln reads regular files only",
+                         path, kiln_file_kind_name(info.st_mode));
+  } else if (info.st_size > 0) {
+    void *data = mmap(NULL, (size_t)info.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (data == MAP_FAILED) {
+      status = KILN_STATUS(IO_ERROR, "%s: cannot map: %s", path, strerror(errno));
+    } else {
+      out_mapping->data = data;
+      out_mapping->size = (size_t)info.st_size;
+    }
+  }
+  close(fd);
+  return status;
+}
+
+void kiln_file_unmap(kiln_file_mapping_t *mapping) {
+  if (mapping->data) {
+    munmap((void *)(uintptr_t)mapping->data, mapping->size);
+  }
+  mapping->data = NULL;
+  mapping->size = 0;
 }
 
 int kiln_file_exists(const char *path) {

@@ -26,6 +26,17 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_file_read_all(kiln_allocator_t allocator
  * the top). */
 KILN_MUST_USE_RESULT kiln_status_t kiln_file_write_all(const char *path, const void *data,
                                                        size_t size);
+/* A regular file's bytes mapped read-only and private (mmap), for reading a
+ * large file in place: the same errors as kiln_file_read_all. An empty
+ * file maps to data NULL, size 0. kiln_file_unmap undoes it (a zeroed
+ * mapping is a no-op). */
+typedef struct kiln_file_mapping_t {
+  const void *data;
+  size_t size;
+} kiln_file_mapping_t;
+KILN_MUST_USE_RESULT kiln_status_t kiln_file_map(const char *path,
+                                                 kiln_file_mapping_t *out_mapping);
+void kiln_file_unmap(kiln_file_mapping_t *mapping);
 int kiln_file_exists(const char *path);
 /* "folder", "FIFO", "character device", ... for a stat mode. */
 const char *kiln_file_kind_name(unsigned mode);

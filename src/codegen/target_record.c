@@ -86,8 +86,19 @@ static kiln_status_t implied(const char *cpu, const char **out_list) {
   return unknown_cpu(cpu);
 }
 
+/* Whether the triple's architecture is x86 (the feature table's). */
+static bool is_x86(const char *triple) {
+  size_t arch = strcspn(triple, "-");
+  return (arch == 6 && strncmp(triple, "x86_64", 6) == 0) ||
+         (arch == 4 && triple[0] == 'i' && strncmp(triple + 2, "86", 2) == 0);
+}
+
 kiln_status_t kiln_codegen_target_record(const char *triple, const char *cpu, const char *host_name,
                                          const char *mattr, kiln_strbuf_t *out) {
+  if (!is_x86(triple)) { /* no feature kiln can check: the architecture alone */
+    const char *name = cpu && strcmp(cpu, "native") != 0 ? cpu : host_name ? host_name : "generic";
+    return kiln_strbuf_appendf(out, "triple=%s cpu=%s features=", triple, name);
+  }
   const char *list = NULL;
   KILN_RETURN_IF_ERROR(implied(cpu, &list));
   const char *name = list ? cpu : host_name ? host_name : "native";
@@ -105,10 +116,22 @@ kiln_status_t kiln_codegen_target_record(const char *triple, const char *cpu, co
   return KILN_OK;
 }
 
-/* One word's share of a target's CPU and -mattr: llvm's -mcpu=X and
- * -mattr=L, c's -march=X, -m<feature> and -mno-<feature>. */
-static kiln_status_t read_word(const char *word, size_t n, char *cpu, size_t cpu_size,
-                               kiln_strbuf_t *mattr) {
+/* What a target string says of the machine. */
+typedef struct parsed_t {
+  char cpu[128];    /* -mcpu= or -march=; "" when it names none */
+  char triple[128]; /* -mtriple=; "" for this machine's */
+  bool c;           /* the c target */
+} parsed_t;
+
+/* One word's share of a target's CPU, triple and -mattr: llvm's -mcpu=X,
+ * -mtriple=T and -mattr=L, c's -march=X, -m<feature> and -mno-<feature>. */
+static kiln_status_t read_word(const char *word, size_t n, parsed_t *p, kiln_strbuf_t *mattr) {
+  if (n > 9 && strncmp(word, "-mtriple=", 9) == 0) {
+    snprintf(p->triple, sizeof(p->triple), "%.*s", (int)(n - 9), word + 9);
+    return KILN_OK;
+  }
+  char *cpu = p->cpu;
+  size_t cpu_size = sizeof(p->cpu);
   if (n > 6 && (strncmp(word, "-mcpu=", 6) == 0 || strncmp(word, "-march=", 7) == 0)) {
     size_t skip = word[2] == 'c' ? 6 : 7;
     snprintf(cpu, cpu_size, "%.*s", (int)(n - skip), word + skip);
@@ -132,25 +155,86 @@ static kiln_status_t read_word(const char *word, size_t n, char *cpu, size_t cpu
                              feature);
 }
 
+/* The target string's words read into `p` and `mattr`. */
+static kiln_status_t parse_target(const char *target_string, parsed_t *p, kiln_strbuf_t *mattr) {
+  memset(p, 0, sizeof(*p));
+  const char *t = target_string ? target_string : "";
+  p->c = strncmp(t, "c", 1) == 0 && (t[1] == ' ' || t[1] == '\0');
+  kiln_status_t status = KILN_OK;
+  while (*t && !status) {
+    size_t n = strcspn(t, " \t");
+    status = read_word(t, n, p, mattr);
+    t += n + strspn(t + n, " \t");
+  }
+  return status;
+}
+
+/* The record of a parsed target: the c target's default CPU is plain
+ * x86-64 (the system compiler's without -march). */
+static kiln_status_t record_of_parsed(const parsed_t *p, const char *mattr, kiln_strbuf_t *out) {
+  char triple[160];
+  if (p->triple[0]) {
+    snprintf(triple, sizeof(triple), "%s", p->triple);
+  } else {
+    snprintf(triple, sizeof(triple), "%s-unknown-linux-gnu", kiln_cpu_host_arch());
+  }
+  const char *cpu = p->cpu[0] ? p->cpu : p->c ? "x86-64" : NULL;
+  return kiln_codegen_target_record(triple, cpu, NULL, mattr, out);
+}
+
 kiln_status_t kiln_codegen_target_record_of(const char *target_string, kiln_strbuf_t *out) {
-  const char *p = target_string ? target_string : "";
-  bool c = strncmp(p, "c", 1) == 0 && (p[1] == ' ' || p[1] == '\0');
-  char cpu[128] = "", triple[64];
-  snprintf(cpu, sizeof(cpu), "%s", c ? "x86-64" : "");
+  parsed_t parsed;
   kiln_strbuf_t mattr;
   kiln_strbuf_initialize(&mattr, out->allocator);
-  kiln_status_t status = KILN_OK;
-  while (*p && !status) {
-    size_t n = strcspn(p, " \t");
-    status = read_word(p, n, cpu, sizeof(cpu), &mattr);
-    p += n + strspn(p + n, " \t");
-  }
-  snprintf(triple, sizeof(triple), "%s-unknown-linux-gnu", kiln_cpu_host_arch());
+  kiln_status_t status = parse_target(target_string, &parsed, &mattr);
   if (!status) {
-    status = kiln_codegen_target_record(triple, cpu[0] ? cpu : NULL, NULL,
-                                        kiln_strbuf_c_str(&mattr), out);
+    status = record_of_parsed(&parsed, kiln_strbuf_c_str(&mattr), out);
   }
   kiln_strbuf_deinitialize(&mattr);
+  return status;
+}
+
+kiln_status_t kiln_codegen_target_triple(const char *target_string, char *triple, size_t capacity) {
+  parsed_t parsed;
+  kiln_strbuf_t mattr;
+  kiln_strbuf_initialize(&mattr, kiln_allocator_system());
+  kiln_status_t status = parse_target(target_string, &parsed, &mattr);
+  kiln_strbuf_deinitialize(&mattr);
+  KILN_RETURN_IF_ERROR(status);
+  snprintf(triple, capacity, "%s", parsed.triple);
+  return KILN_OK;
+}
+
+/* Whether the record's features= list has `feature`. */
+static bool record_has(const char *record, const char *feature) {
+  const char *list = strstr(record, " features=");
+  return list && kiln_cpu_list_has(list + strlen(" features="), feature);
+}
+
+kiln_status_t kiln_codegen_target_vector_bits(const char *target_string, int *out_bits) {
+  *out_bits = 0;
+  parsed_t parsed;
+  kiln_strbuf_t mattr, record;
+  kiln_strbuf_initialize(&mattr, kiln_allocator_system());
+  kiln_strbuf_initialize(&record, kiln_allocator_system());
+  kiln_status_t status = parse_target(target_string, &parsed, &mattr);
+  const char *host = kiln_cpu_host_arch();
+  size_t arch = strcspn(parsed.triple, "-");
+  bool foreign =
+      parsed.triple[0] && !(arch == strlen(host) && strncmp(parsed.triple, host, arch) == 0);
+  bool named = parsed.cpu[0] && strcmp(parsed.cpu, "native") != 0;
+  if (!status && foreign && !is_x86(parsed.triple)) {
+    *out_bits = 128; /* AArch64's NEON: 128-bit vectors */
+  } else if (!status && (named || foreign)) {
+    status = record_of_parsed(&parsed, kiln_strbuf_c_str(&mattr), &record);
+    const char *text = kiln_strbuf_c_str(&record);
+    *out_bits = status                        ? 0
+                : record_has(text, "avx512f") ? 512
+                : record_has(text, "avx")     ? 256
+                                              : 128;
+  }
+  kiln_strbuf_deinitialize(&mattr);
+  kiln_strbuf_deinitialize(&record);
   return status;
 }
 

@@ -28,10 +28,23 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_codegen_target_record(const char *triple
 
 /* Appends the record of the code a target string makes ("llvm -mcpu=x
  * -mattr=+a", "c -march=native -mavx2", "llvm -jit": the host): llvm's
- * -mcpu and -mattr, c's -march and -m<feature>/-mno-<feature> flags (the
- * system compiler's default without -march: plain x86-64). */
+ * -mtriple, -mcpu and -mattr, c's -march and -m<feature>/-mno-<feature>
+ * flags (the system compiler's default without -march: plain x86-64). A
+ * triple of another architecture than x86 records no features (the
+ * feature table is x86's): its CPU, or "generic". */
 KILN_MUST_USE_RESULT kiln_status_t kiln_codegen_target_record_of(const char *target_string,
                                                                  kiln_strbuf_t *out);
+/* The target string's -mtriple value into `triple` ("" when it has none:
+ * this machine's). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_codegen_target_triple(const char *target_string,
+                                                              char *triple, size_t capacity);
+/* The vector width the target's code has, for the schedules: 0 when the
+ * target is this CPU (no -mcpu/-march, or "native", and no -mtriple of
+ * another architecture: the schedules take the host's width); else 512
+ * when its features have avx512f, 256 with avx, 128 otherwise and for
+ * aarch64 (NEON). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_codegen_target_vector_bits(const char *target_string,
+                                                                   int *out_bits);
 /* OK when code a target string makes can run on this CPU, else the
  * record check's status (runtime/cpu_features.h) naming the target: for
  * whoever runs in this process a library built for the target. */

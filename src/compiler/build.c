@@ -13,11 +13,13 @@
 #include "base/log.h"
 #include "codegen/target.h"
 #include "compiler/build.h"
+#include "compiler/lower.h"
 #include "compiler/tuning.h"
 #include "ir/infer.h"
 #include "kiln/version.h"
 #include "pass/pipeline.h"
 #include "pass/plan_memory.h"
+#include "runtime/module_built.h"
 #include "tir/transform.h"
 
 static double now_seconds(void) {
@@ -209,6 +211,12 @@ static kiln_status_t build_missing(kiln_compiled_t *c, int num_missing, const in
   }
   kiln_runtime_module_t *built = NULL;
   KILN_RETURN_IF_ERROR(kiln_codegen_build(c->allocator, c->target, funcs, num_missing, &built));
+  if (!kiln_runtime_module_is_loaded(built)) {
+    /* another architecture's: nothing to call here, nothing for the cache
+     * (whose kernels for this target are then none: all were missing) */
+    c->library = built;
+    return KILN_OK;
+  }
   kiln_status_t status = KILN_OK;
   for (int m = 0; m < num_missing && !status; ++m) {
     int i = missing[m];
@@ -295,7 +303,8 @@ static kiln_status_t build(kiln_compiled_t *c, kiln_module_t *module,
   KILN_RETURN_IF_ERROR(run_passes(c->allocator, module, options));
   double passed = now_seconds();
   progress(options, "passes done", passed - start);
-  kiln_schedule_target_t target = kiln_schedule_target_host();
+  kiln_schedule_target_t target;
+  KILN_RETURN_IF_ERROR(kiln_compiler_schedule_target(c->target, &target));
   KILN_RETURN_IF_ERROR(plan_and_generate(c, module, &target, options));
   double lowered = now_seconds();
   KILN_RETURN_IF_ERROR(lower_and_generate(c, options));

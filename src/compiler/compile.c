@@ -1,6 +1,13 @@
 /*
  * kiln/compiler.h: a model file or workload in, a compiled model out; its
- * accessors, saving the three artifacts, and an executor over it in memory.
+ * accessors, saving the three artifacts or one library, and an executor
+ * over it in memory.
+ *
+ * A one-file model is linked from the object file the backend kept in
+ * the library's module (runtime/module_built.h) and the embedded model
+ * (graph.json's text and params.bin's bytes, kiln_runtime_model_serialize)
+ * by kiln_codegen_link (codegen/toolchain.h), for the target's triple; the
+ * result is not loaded here, only saved.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -12,10 +19,12 @@
 #include "base/json.h"
 #include "codegen/target.h"
 #include "codegen/target_record.h"
+#include "codegen/toolchain.h"
 #include "compiler/build.h"
 #include "frontend/onnx/onnx_import.h"
 #include "frontend/testing/workloads.h"
 #include "ir/params.h"
+#include "runtime/module_built.h"
 
 kiln_compiler_options_t kiln_compiler_options_default(void) {
   kiln_compiler_options_t options;
@@ -108,6 +117,51 @@ kiln_status_t kiln_compiled_save(const kiln_compiled_t *compiled, const char *di
   snprintf(path, sizeof(path), "%s/params.bin", dir);
   return kiln_runtime_params_save(path, compiled->graph.num_params, compiled->graph.param_names,
                                   compiled->graph.params);
+}
+
+/* The library `library` linked again with the compiled model embedded. */
+static kiln_status_t link_one_file(const kiln_compiled_t *compiled,
+                                   const kiln_runtime_module_t *library,
+                                   kiln_runtime_module_t **out_linked) {
+  kiln_allocator_t allocator = compiled->allocator;
+  size_t object_size = 0;
+  const void *object = kiln_runtime_module_object(library, &object_size);
+  if (!object) {
+    return KILN_STATUS(FAILED_PRECONDITION,
+                       "target \"%s\" built the kernels in memory (no object file to link): "
+                       "build with an object-file target to save a one-file model",
+                       compiled->target);
+  }
+  char triple[160];
+  KILN_RETURN_IF_ERROR(kiln_codegen_target_triple(compiled->target, triple, sizeof(triple)));
+  void *params = NULL, *model = NULL;
+  size_t params_size = 0, model_size = 0;
+  kiln_status_t status = kiln_runtime_params_serialize(
+      allocator, compiled->graph.num_params, compiled->graph.param_names, compiled->graph.params,
+      &params, &params_size);
+  if (!status) {
+    status = kiln_runtime_model_serialize(allocator, compiled->graph.graph_json, params,
+                                          params_size, &model, &model_size);
+  }
+  kiln_allocator_free(allocator, params);
+  if (!status) {
+    status = kiln_codegen_link(allocator, triple[0] ? triple : NULL, object, object_size, model,
+                               model_size, false, out_linked);
+  }
+  kiln_allocator_free(allocator, model);
+  return status;
+}
+
+kiln_status_t kiln_compiled_export_library(const kiln_compiled_t *compiled, const char *path) {
+  kiln_runtime_module_t *library = NULL, *linked = NULL;
+  KILN_RETURN_IF_ERROR(kiln_compiler_build_standalone(compiled, &library));
+  kiln_status_t status = link_one_file(compiled, library, &linked);
+  kiln_runtime_module_release(library);
+  if (!status) {
+    status = kiln_runtime_module_save(linked, path);
+  }
+  kiln_runtime_module_release(linked);
+  return status;
 }
 
 kiln_status_t kiln_compiled_create_executor(const kiln_compiled_t *compiled,

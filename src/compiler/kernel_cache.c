@@ -476,8 +476,11 @@ static kiln_status_t lower(kiln_kernel_cache_t *cache, const kiln_kernel_t *kern
   KILN_RETURN_IF_ERROR(kiln_compiler_call_function(cache->allocator, kernel->op, kernel->attrs,
                                                    kernel->num_inputs, kernel->input_types, &module,
                                                    &function));
-  kiln_schedule_target_t target = kiln_schedule_target_host();
-  kiln_status_t status = kiln_compiler_lower_function(function, &target, arena, name, out_func);
+  kiln_schedule_target_t target;
+  kiln_status_t status = kiln_compiler_schedule_target(cache->target, &target);
+  if (!status) {
+    status = kiln_compiler_lower_function(function, &target, arena, name, out_func);
+  }
   kiln_module_destroy(module);
   return status;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/hashmap.h"
+#include "codegen/target_record.h"
 #include "compiler/lower.h"
 #include "ir/order.h"
 #include "te/lower.h"
@@ -266,4 +267,15 @@ kiln_status_t kiln_compiler_lower_function(const kiln_function_t *function,
   }
   kiln_hashmap_deinitialize(&w.index);
   return kiln_status_annotate(status, "lowering %s", name);
+}
+
+kiln_status_t kiln_compiler_schedule_target(const char *target_string,
+                                            kiln_schedule_target_t *out_target) {
+  *out_target = kiln_schedule_target_host();
+  int bits = 0;
+  KILN_RETURN_IF_ERROR(kiln_codegen_target_vector_bits(target_string, &bits));
+  if (bits > 0) {
+    out_target->vector_bits = bits;
+  }
+  return KILN_OK;
 }

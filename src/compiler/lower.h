@@ -37,4 +37,10 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_compiler_lower_function(
     const kiln_function_t *function, const kiln_schedule_target_t *target, kiln_arena_t *arena,
     const char *name, const kiln_tir_prim_func_t **out_func);
 
+/* What the schedules may assume of the code `target_string` makes: the
+ * vector width of the CPU it names (kiln_codegen_target_vector_bits: 128
+ * for aarch64's NEON, 256 for an AVX2 level, ...), else this CPU's. */
+KILN_MUST_USE_RESULT kiln_status_t
+kiln_compiler_schedule_target(const char *target_string, kiln_schedule_target_t *out_target);
+
 #endif /* KILN_COMPILER_LOWER_H_ */

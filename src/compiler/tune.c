@@ -421,6 +421,12 @@ static kiln_status_t check_options(const kiln_tune_options_t *o) {
     return KILN_STATUS(INVALID_ARGUMENT, "tune: minutes, trials, threads and timeout must not "
                                          "be negative");
   }
+  if (o->compile.target && strstr(o->compile.target, "-mtriple")) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "tune: target '%s' names another machine; kiln tune measures on this "
+                       "one (tune on the machine you deploy to)",
+                       o->compile.target);
+  }
   if (o->compile.target && strstr(o->compile.target, "-jit")) {
     return KILN_STATUS(INVALID_ARGUMENT,
                        "tune: target '%s' is a JIT; tune for the target you compile with "

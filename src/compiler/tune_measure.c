@@ -40,7 +40,8 @@ static double now_ms(void) {
 static kiln_status_t lower(const kiln_tune_kernel_t *k, const kiln_schedule_config_t *config,
                            kiln_schedule_space_t *space, kiln_arena_t *arena,
                            const kiln_tir_prim_func_t **out_func) {
-  kiln_schedule_target_t target = kiln_schedule_target_host();
+  kiln_schedule_target_t target;
+  KILN_RETURN_IF_ERROR(kiln_compiler_schedule_target(k->target, &target));
   target.config = config;
   target.out_space = space;
   return kiln_compiler_lower_function(k->function, &target, arena, k->name, out_func);

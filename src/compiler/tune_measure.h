@@ -4,12 +4,11 @@
  *
  * The parent holds the kernel's inputs, its output buffers and the
  * expected outputs (the default configuration, run once in the parent; a
- * forked child starts thread-pool workers of its own, docs/thread-pool.md). A child lowers the kernel's fused function with the
- * configuration, builds it for the target, runs it once to warm up, then
- * times runs until KILN_TUNE_MEASURE_SECONDS have passed (at least
- * KILN_TUNE_MIN_RUNS, at most KILN_TUNE_MAX_RUNS), compares its outputs
- * with the expected ones (rtol 1e-3, atol 1e-4: a configuration changes
- * the order of sums) and writes the median and the verdict to a pipe. The
+ * forked child starts thread-pool workers of its own, docs/thread-pool.md). A child lowers the
+ * kernel's fused function with the configuration, builds it for the target, runs it once to warm
+ * up, then times runs until KILN_TUNE_MEASURE_SECONDS have passed (at least KILN_TUNE_MIN_RUNS, at
+ * most KILN_TUNE_MAX_RUNS), compares its outputs with the expected ones (rtol 1e-3, atol 1e-4: a
+ * configuration changes the order of sums) and writes the median and the verdict to a pipe. The
  * parent waits with a timeout; a child that crashes, hangs (killed at the
  * timeout) or exits without a verdict is a failed candidate, and the
  * parent goes on.

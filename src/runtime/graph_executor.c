@@ -253,7 +253,7 @@ void kiln_graph_executor_destroy(kiln_graph_executor_t *executor) {
   kiln_allocator_free(executor->allocator, executor);
 }
 
-/* ---- load from a folder ---- */
+/* ---- load from a folder or one file ---- */
 
 typedef struct folder_parts_t {
   char *graph_path;
@@ -278,7 +278,7 @@ static kiln_status_t load_parts(kiln_allocator_t allocator, const char *folder,
   if (!kiln_file_is_directory(folder)) {
     return KILN_STATUS(NOT_FOUND,
                        "graph executor: %s is not a folder (of graph.json, lib.so and "
-                       "params.bin)",
+                       "params.bin) nor a file (a one-file model, FILE.so)",
                        folder);
   }
   KILN_RETURN_IF_ERROR(artifact_path(allocator, folder, "graph.json", "", &parts->graph_path));
@@ -295,12 +295,31 @@ static kiln_status_t load_parts(kiln_allocator_t allocator, const char *folder,
   return kiln_runtime_params_load(allocator, parts->params_path, &parts->params);
 }
 
-kiln_status_t kiln_graph_executor_load(kiln_allocator_t allocator, const char *folder,
+/* A one-file model: the library loaded (its target checked), then the
+ * model it embeds read from the file. */
+static kiln_status_t load_one_file(kiln_allocator_t allocator, const char *path,
+                                   folder_parts_t *parts) {
+  char **graph_json = (char **)&parts->graph_json;
+  KILN_RETURN_IF_ERROR(kiln_allocator_strdup(allocator, path, &parts->library_path));
+  KILN_RETURN_IF_ERROR(kiln_runtime_module_load(allocator, path, &parts->module));
+  KILN_RETURN_IF_ERROR(kiln_runtime_model_file_read(allocator, path, graph_json, &parts->params));
+  char source[4200];
+  snprintf(source, sizeof(source), "%.4096s(graph.json)", path);
+  return kiln_allocator_strdup(allocator, source, &parts->graph_path);
+}
+
+kiln_status_t kiln_graph_executor_load(kiln_allocator_t allocator, const char *path,
                                        kiln_graph_executor_t **out_executor) {
   *out_executor = NULL;
   folder_parts_t parts = {0};
-  kiln_status_t status = folder ? load_parts(allocator, folder, &parts)
-                                : KILN_STATUS(INVALID_ARGUMENT, "graph executor: no folder");
+  kiln_status_t status = KILN_OK;
+  if (!path) {
+    status = KILN_STATUS(INVALID_ARGUMENT, "graph executor: no folder or file");
+  } else if (!kiln_file_is_directory(path) && kiln_file_exists(path)) {
+    status = load_one_file(allocator, path, &parts);
+  } else {
+    status = load_parts(allocator, path, &parts);
+  }
   if (!status) {
     status = kiln_graph_executor_create(allocator, parts.graph_json, parts.graph_path, parts.module,
                                         parts.params, out_executor);

@@ -17,14 +17,24 @@
  * the atomic whole-file write of base/file.h. A function's argument count,
  * when recorded, is the library's __kiln_num_args_<name> (found with dlsym)
  * or the in-memory entry's num_args. The library's target record
- * (__kiln_target, runtime/cpu_features.h) is checked against this CPU right
- * after dlopen, before the loader hands out any function: a library that
- * needs a feature this CPU lacks is refused, naming it, instead of dying
- * with SIGILL at its first kernel. A library a backend has just built
+ * (__kiln_target, runtime/cpu_features.h) is checked against this CPU
+ * before dlopen: the file is mapped and read as ELF (runtime/elf.h), a
+ * library for another machine is refused (by its record's triple, or by
+ * its ELF machine when it has none) and the record found among its
+ * dynamic symbols is checked, so a library that needs a feature this CPU
+ * lacks is refused, naming it, before any of it is mapped to run, instead
+ * of dying with SIGILL at its first kernel. When the file cannot be read
+ * that way (not ELF: dlopen says why it refuses it) the record is looked
+ * up with dlsym after dlopen and checked before the loader hands out any
+ * function. A library a backend has just built
  * (kiln_runtime_module_load_built) may be for another CPU, to be saved and
  * run elsewhere: it loads unchecked, and whoever runs it in this process
  * checks its target first (the graph compiler's executor, the eager
- * kernel cache: codegen/target_record.h).
+ * kernel cache: codegen/target_record.h). A library built for another
+ * architecture is never loaded: its module is unloaded (no handle, no
+ * entries), keeps the library's bytes and a reason, and refuses every
+ * function with it. A backend may also hand over the object file it
+ * linked (kept like the library's bytes) for linking the kernels again.
  */
 #include "kiln/module.h"
 
@@ -37,6 +47,7 @@
 
 #include "base/file.h"
 #include "runtime/cpu_features.h"
+#include "runtime/elf.h"
 #include "runtime/module_built.h"
 
 struct kiln_runtime_module_t {
@@ -49,6 +60,9 @@ struct kiln_runtime_module_t {
   char *sources[KILN_RUNTIME_MODULE_MAX_SOURCES];
   void *binary; /* the shared library's bytes, or NULL */
   size_t binary_size;
+  void *object; /* the object file it was linked from, or NULL */
+  size_t object_size;
+  char *not_loaded; /* an unloaded module's reason */
   /* In-memory modules only: */
   int num_entries;
   kiln_runtime_module_entry_t *entries; /* names point into `names` */
@@ -88,6 +102,69 @@ static kiln_status_t check_target(const kiln_runtime_module_t *module) {
   return record ? kiln_cpu_target_check(record, module->path) : KILN_OK;
 }
 
+/* The record's text from the file: a string ending inside the symbol. */
+static kiln_status_t record_text(const kiln_elf_t *elf, const char *path, char *text,
+                                 size_t capacity, bool *out_found) {
+  *out_found = false;
+  const void *bytes = NULL;
+  size_t size = 0;
+  kiln_status_t status = kiln_elf_symbol(elf, KILN_TARGET_RECORD_SYMBOL, &bytes, &size);
+  if (kiln_status_code(status) == KILN_STATUS_CODE_NOT_FOUND) {
+    kiln_status_free(status);
+    return KILN_OK;
+  }
+  KILN_RETURN_IF_ERROR(status);
+  const char *end = memchr(bytes, '\0', size);
+  if (!end || (size_t)(end - (const char *)bytes) >= capacity) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: its target record (%s, %zu bytes) is not a string",
+                       path, KILN_TARGET_RECORD_SYMBOL, size);
+  }
+  memcpy(text, bytes, (size_t)(end - (const char *)bytes) + 1);
+  *out_found = true;
+  return KILN_OK;
+}
+
+/* The file read as ELF before dlopen: another machine's library refused,
+ * the record (when `check`) checked; *out_checked says whether the file
+ * could be read so. A missing file or one that is not ELF is left to
+ * dlopen; what is not a regular file is refused (never waited on). */
+static kiln_status_t check_file(const char *path, bool check, bool *out_checked) {
+  *out_checked = false;
+  kiln_file_mapping_t mapping;
+  kiln_status_t status = kiln_file_map(path, &mapping);
+  if (kiln_status_code(status) == KILN_STATUS_CODE_NOT_FOUND) {
+    kiln_status_free(status); /* dlopen says why, as it always has */
+    return KILN_OK;
+  }
+  /* not a regular file (a FIFO dlopen would wait on), or unreadable */
+  KILN_RETURN_IF_ERROR_ANNOTATE(status, "kiln_runtime_module_load");
+  if (!kiln_elf_is_elf(mapping.data, mapping.size)) {
+    kiln_file_unmap(&mapping);
+    return KILN_OK;
+  }
+  kiln_elf_t elf;
+  char record[1024];
+  bool found = false;
+  status = kiln_elf_parse(mapping.data, mapping.size, path, &elf);
+  if (!status) {
+    status = record_text(&elf, path, record, sizeof(record), &found);
+  }
+  kiln_file_unmap(&mapping);
+  KILN_RETURN_IF_ERROR(status);
+  bool foreign = elf.machine != kiln_elf_host_machine();
+  if (found && (check || foreign)) {
+    KILN_RETURN_IF_ERROR(kiln_cpu_target_check(record, path));
+  }
+  if (foreign) {
+    const char *name = kiln_elf_machine_name(elf.machine);
+    return KILN_STATUS(FAILED_PRECONDITION,
+                       "%s is a library for %s (ELF machine %u); this machine is %s", path,
+                       name ? name : "another machine", elf.machine, kiln_cpu_host_arch());
+  }
+  *out_checked = true;
+  return KILN_OK;
+}
+
 static kiln_status_t load(kiln_allocator_t allocator, const char *path, bool check,
                           kiln_runtime_module_t **out_module);
 
@@ -113,7 +190,11 @@ static kiln_status_t load(kiln_allocator_t allocator, const char *path, bool che
   KILN_RETURN_IF_ERROR(kiln_allocator_malloc_zeroed(allocator, sizeof(*module), (void **)&module));
   module->allocator = allocator;
   atomic_init(&module->refs, 1);
+  bool checked = false;
   kiln_status_t status = kiln_allocator_strdup(allocator, path, &module->path);
+  if (!status) {
+    status = check_file(path, check, &checked);
+  }
   if (!status) {
     module->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!module->handle) {
@@ -122,7 +203,7 @@ static kiln_status_t load(kiln_allocator_t allocator, const char *path, bool che
                            error ? error : "unknown error");
     }
   }
-  if (!status && check) {
+  if (!status && check && !checked) {
     status = check_target(module);
   }
   if (status) {
@@ -188,6 +269,33 @@ kiln_status_t kiln_runtime_module_create_in_memory(kiln_allocator_t allocator, c
   return KILN_OK;
 }
 
+kiln_status_t kiln_runtime_module_create_unloaded(kiln_allocator_t allocator, const char *name,
+                                                  const char *why, const void *library, size_t size,
+                                                  kiln_runtime_module_t **out_module) {
+  *out_module = NULL;
+  kiln_runtime_module_t *module = NULL;
+  KILN_RETURN_IF_ERROR(kiln_allocator_malloc_zeroed(allocator, sizeof(*module), (void **)&module));
+  module->allocator = allocator;
+  atomic_init(&module->refs, 1);
+  kiln_status_t status = kiln_allocator_strdup(allocator, name, &module->path);
+  if (!status) {
+    status = kiln_allocator_strdup(allocator, why, &module->not_loaded);
+  }
+  if (!status) {
+    status = kiln_runtime_module_set_binary(module, library, size);
+  }
+  if (status) {
+    kiln_runtime_module_release(module);
+    return status;
+  }
+  *out_module = module;
+  return KILN_OK;
+}
+
+bool kiln_runtime_module_is_loaded(const kiln_runtime_module_t *module) {
+  return !module->not_loaded;
+}
+
 void kiln_runtime_module_retain(kiln_runtime_module_t *module) {
   atomic_fetch_add(&module->refs, 1);
 }
@@ -210,6 +318,8 @@ void kiln_runtime_module_release(kiln_runtime_module_t *module) {
     kiln_allocator_free(module->allocator, module->sources[i]);
   }
   kiln_allocator_free(module->allocator, module->binary);
+  kiln_allocator_free(module->allocator, module->object);
+  kiln_allocator_free(module->allocator, module->not_loaded);
   kiln_allocator_free(module->allocator, module);
 }
 
@@ -272,6 +382,26 @@ const void *kiln_runtime_module_binary(const kiln_runtime_module_t *module, size
   return module->binary;
 }
 
+kiln_status_t kiln_runtime_module_set_object(kiln_runtime_module_t *module, const void *bytes,
+                                             size_t size) {
+  if (!bytes || size == 0) {
+    return KILN_STATUS(INVALID_ARGUMENT, "module %s: an object file of %zu bytes", module->path,
+                       size);
+  }
+  void *copy = NULL;
+  KILN_RETURN_IF_ERROR(kiln_allocator_malloc(module->allocator, size, &copy));
+  memcpy(copy, bytes, size);
+  kiln_allocator_free(module->allocator, module->object);
+  module->object = copy;
+  module->object_size = size;
+  return KILN_OK;
+}
+
+const void *kiln_runtime_module_object(const kiln_runtime_module_t *module, size_t *out_size) {
+  *out_size = module->object ? module->object_size : 0;
+  return module->object;
+}
+
 kiln_status_t kiln_runtime_module_save(const kiln_runtime_module_t *module, const char *path) {
   if (!module->binary) {
     return KILN_STATUS(FAILED_PRECONDITION,
@@ -294,6 +424,10 @@ kiln_status_t kiln_runtime_module_get_function(const kiln_runtime_module_t *modu
       *out_fn = module->entries[i].fn;
       return KILN_OK;
     }
+  }
+  if (module->not_loaded) {
+    return KILN_STATUS(FAILED_PRECONDITION, "function %s: module %s is not loaded: %s",
+                       name ? name : "(null)", module->path, module->not_loaded);
   }
   void *symbol = name && module->handle ? dlsym(module->handle, name) : NULL;
   if (!symbol) {

@@ -15,7 +15,7 @@ for command in help version demo npy-info show interp compile run bench graph co
   expect 0 out "^usage: kiln $command" -- "$kiln" "$command" --help
 done
 expect 0 out "^usage: kiln compile MODEL -o DIR" -- "$kiln" compile model.onnx -h
-expect 0 out "^usage: kiln run DIR --input" -- "$kiln" help run
+expect 0 out "^usage: kiln run DIR\|FILE.so --input" -- "$kiln" help run
 expect 2 err "unknown command 'frob'" -- "$kiln" help frob
 expect 2 err "usage: kiln COMMAND" -- "$kiln"
 # model and command-line text reaches the terminal with control characters escaped
@@ -76,6 +76,37 @@ expect 0 out "output 0 matches" -- "$kiln" interp mlp --input "$work/x.npy" --ex
 expect 0 out "fused_nn_contrib_dense_pack" -- "$kiln" run "$work/mlp" --input "$work/x.npy" --profile --threads 1
 expect 0 out "output 0" -- "$kiln" run "$work/mlp" --input "$work/x.npy" --debug-dir "$work/debug"
 [ -n "$(ls "$work/debug" 2>/dev/null)" ] || fail "kiln run --debug-dir wrote nothing"
+# One-file models (-o FILE.so): the same output as the folder's, bit for
+# bit, with either backend; a folder's lib.so holds no model; a file cut
+# short is refused.
+expect 0 out "wrote .*/mlp.so \(kernels, graph and params in one library\)" -- "$kiln" compile mlp -o "$work/mlp.so"
+expect 0 out "output 0: float32 \(1, 10\)" -- "$kiln" run "$work/mlp.so" --input "$work/x.npy" --output "$work/got1.npy"
+cmp -s "$work/got.npy" "$work/got1.npy" || fail "kiln run mlp.so: not the folder's output"
+expect 0 out "wrote .*/mlp-c.so" -- "$kiln" compile mlp -o "$work/mlp-c.so" --target "c -march=native"
+expect 0 out "output 0: float32 \(1, 10\)" -- "$kiln" run "$work/mlp-c.so" --input "$work/x.npy" --output "$work/got2.npy"
+expect 0 out "output 0 matches" -- "$kiln" interp mlp --input "$work/x.npy" --expect "$work/got2.npy"
+expect 0 out "fused_nn_contrib_dense_pack" -- "$kiln" run "$work/mlp.so" --input "$work/x.npy" --profile --threads 1
+expect 1 err "lib.so holds no model \(no __kiln_model symbol\)" -- "$kiln" run "$work/mlp/lib.so" --input "$work/x.npy"
+head -c 5000 "$work/mlp.so" >"$work/cut.so"
+expect 1 err "cut.so: the section table .* ends past the end of the file \(5000 bytes\): the file is cut short" -- "$kiln" run "$work/cut.so" --input "$work/x.npy"
+# With LLVM: a JIT target has no file to link, a triple is checked, and a
+# model cross-compiled for aarch64 is an AArch64 library this machine refuses.
+if ! "$kiln" compile mlp -o "$work/probe" --target "llvm -opt=0" >/dev/null 2>&1; then
+  echo "skip: kiln was built without LLVM; the one-file JIT and cross-compilation checks did not run"
+  skipped=$((skipped + 1))
+else
+  expect 1 err "-jit.*built the kernels in memory" -- "$kiln" compile mlp -o "$work/jit.so" --target "llvm -jit"
+  expect 1 err "unknown architecture \"foo\"" -- "$kiln" compile mlp -o "$work/foo.so" --target "llvm -mtriple=foo-linux-gnu"
+  if command -v aarch64-linux-gnu-ld >/dev/null 2>&1; then
+    expect 0 out "wrote .*/arm.so" -- "$kiln" compile mlp -o "$work/arm.so" --target "llvm -mtriple=aarch64-linux-gnu"
+    [ "$(od -An -tu2 -j18 -N2 "$work/arm.so" | tr -d ' ')" = 183 ] || fail "arm.so is not an AArch64 ELF file"
+    expect 1 err "arm.so was compiled for aarch64-unknown-linux-gnu; this machine is" -- "$kiln" run "$work/arm.so" --input "$work/x.npy"
+    expect 1 err "was compiled for aarch64" -- "$kiln" bench mlp --runs 1 --target "llvm -mtriple=aarch64-linux-gnu"
+  else
+    echo "skip: aarch64-linux-gnu-ld is not installed (binutils-aarch64-linux-gnu); the cross-compilation checks did not run"
+    skipped=$((skipped + 1))
+  fi
+fi
 expect 0 out "latency: median [0-9.]+ ms over 3 runs, 1 threads" -- "$kiln" bench mlp --runs 3 --threads 1
 expect 0 out "largest difference from the reference interpreter" -- "$kiln" bench mlp --runs 1 --check
 expect 0 out "largest difference from the reference interpreter" -- "$kiln" bench mlp --runs 1 --check --input "$work/x.npy"
@@ -94,7 +125,7 @@ expect 1 err "cuda" -- "$kiln" compile mlp -o "$work/x" --target cuda
 expect 1 err "graph.json" -- "$kiln" run "$work/none" --input "$work/x.npy"
 expect 1 err "mlp takes 1 input\(s\) \(%data: Tensor\[\(1, 784\), float32\]\) but 0 were given with --input; input %data is missing" -- "$kiln" run "$work/mlp"
 expect 1 err "shape" -- "$kiln" run "$work/mlp" --input "$work/got.npy"
-expect 2 err "missing the folder" -- "$kiln" run
+expect 2 err "missing the compiled model" -- "$kiln" run
 expect 2 err "bench compiles in memory" -- "$kiln" bench mlp -o "$work/x"
 npz_dir=$data/npz
 # bench on the compiled folder, percentiles, --duration

@@ -3,7 +3,8 @@
  * built-in workload, built at opt_level 0 and 3 with the C backend, run by
  * the graph executor in memory, against the reference interpreter on the
  * same module (rtol 1e-3, atol 1e-4, as whole models are held to); the
- * artifacts saved and run again from their folder by the runtime alone; the
+ * artifacts saved and run again from their folder by the runtime alone,
+ * and from a one-file model (kiln_compiled_export_library); the
  * shared ONNX models against their expected outputs when they are there;
  * and the errors.
  */
@@ -103,6 +104,12 @@ static void check_workload(const char *name, int64_t image_size, const char *tar
     KILN_ASSERT_OK(kiln_graph_executor_load(kiln_allocator_system(), dir, &executor));
     run_and_compare("from the saved folder", executor, input, num_want, want);
     kiln_graph_executor_destroy(executor);
+    char *file = kiln_test_path_join(dir, "model.so");
+    KILN_ASSERT_OK(kiln_compiled_export_library(compiled, file));
+    KILN_ASSERT_OK(kiln_graph_executor_load(kiln_allocator_system(), file, &executor));
+    run_and_compare("from the one-file model", executor, input, num_want, want);
+    kiln_graph_executor_destroy(executor);
+    free(file);
     kiln_test_remove_dir(dir);
     free(dir);
   }

@@ -3,10 +3,13 @@
  * program per format (KILN_FUZZ_FORMAT picks it at build time): an .npy
  * file (kiln_npy_parse), params.bin (kiln_runtime_params_parse), graph.json
  * (kiln_graph_executor_create over a module whose kernels do nothing, so a
- * plan that parses is also bound and allocated), and the IR text format
- * (kiln_ir_parse_module). Each must return a status (any code) and leave no
- * leak; a crash, a sanitizer report or a leak is a finding. `make fuzz`
- * runs each for a bounded time (scripts/fuzz-artifacts.sh).
+ * plan that parses is also bound and allocated), the IR text format
+ * (kiln_ir_parse_module), and a one-file model: bytes that start with the
+ * ELF magic go through kiln_runtime_model_file_parse (the ELF reader, the
+ * symbol lookup, then the embedded model), other bytes through the
+ * embedded model's parser alone (runtime/model_file.h). Each must return a status (any code) and
+ * leave no leak; a crash, a sanitizer report or a leak is a finding. `make fuzz` runs each for a
+ * bounded time (scripts/fuzz-artifacts.sh).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -18,11 +21,13 @@
 #include "kiln/module.h"
 #include "kiln/npy.h"
 #include "kiln/runtime.h"
+#include "runtime/elf.h"
+#include "runtime/model_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* The text of `data` as a C string (the loaders of text take one). */
-#if KILN_FUZZ_FORMAT >= 3
+#if KILN_FUZZ_FORMAT == 3 || KILN_FUZZ_FORMAT == 4
 static char *text_of(const uint8_t *data, size_t size) {
   char *text = malloc(size + 1);
   if (text) {
@@ -82,8 +87,22 @@ static void fuzz_one(const uint8_t *data, size_t size) {
   kiln_module_destroy(module);
   free(text);
 }
+#elif KILN_FUZZ_FORMAT == 5 /* a one-file model, or its embedded model alone */
+static void fuzz_one(const uint8_t *data, size_t size) {
+  char *json = NULL;
+  kiln_runtime_params_t *params = NULL;
+  if (kiln_elf_is_elf(data, size)) {
+    kiln_status_free(kiln_runtime_model_file_parse(kiln_allocator_system(), data, size, "fuzz.so",
+                                                   &json, &params));
+  } else {
+    kiln_status_free(kiln_runtime_model_parse_embedded(kiln_allocator_system(), data, size,
+                                                       "fuzz.so", &json, &params));
+  }
+  free(json);
+  kiln_runtime_params_destroy(params);
+}
 #else
-#error "KILN_FUZZ_FORMAT must be 1 (npy), 2 (params), 3 (graph.json) or 4 (IR text)"
+#error "KILN_FUZZ_FORMAT must be 1 (npy), 2 (params), 3 (graph.json), 4 (IR text) or 5 (model)"
 #endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -3,12 +3,14 @@
 #  1. `cmake --install` of this build into WORK/prefix; the layout checked
 #     (libraries, soname, exported symbols, headers, .pc files, the CMake
 #     package, the kiln tool);
-#  2. resnet18 compiled by the installed kiln tool into WORK/resnet18;
+#  2. resnet18 compiled by the installed kiln tool into WORK/resnet18, and
+#     into one file, WORK/resnet18.so (a one-file model);
 #  3. pkgconfig/run_model.c built with `pkg-config --cflags --libs kiln` (and
 #     statically, with `pkg-config --static --libs kiln`), and
 #     cmake/run_model.c built with find_package(kiln) (against kiln::kiln and
 #     kiln::kiln_static), against that prefix alone, each run on resnet18's
-#     input and compared with the expected output;
+#     input and compared with the expected output, from the folder, and
+#     (the shared and the runtime-only consumers) from the one file;
 #  4. a KILN_RUNTIME_ONLY tree configured with LLVM, protobuf-c, the ONNX
 #     schema and cmocka out of sight (configure must not even look), built,
 #     installed into WORK/runtime-prefix, and the pkg-config and CMake
@@ -95,6 +97,13 @@ run_consumer() {
   run "$label" "$program" "$work/$model" "$models/$model.input.npy" "$models/$model.output.npy"
   cat "$work/last.log"
 }
+# The same from the one-file model.
+run_consumer_one_file() {
+  label=$1
+  program=$2
+  run "$label" "$program" "$work/$model.so" "$models/$model.input.npy" "$models/$model.output.npy"
+  cat "$work/last.log"
+}
 
 # 1. Install.
 prefix=$work/prefix
@@ -115,6 +124,8 @@ expect_exports "$prefix/lib/libkiln_runtime.so"
 
 # 2. The model, compiled by the installed tool.
 run "kiln compile $model" "$prefix/bin/kiln" compile "$models/$model.onnx" -o "$work/$model"
+run "kiln compile $model -o $model.so" "$prefix/bin/kiln" compile "$models/$model.onnx" \
+  -o "$work/$model.so"
 
 # 3. The consumers.
 PKG_CONFIG_PATH=$prefix/lib/pkgconfig
@@ -125,6 +136,7 @@ echo "pkg-config --cflags --libs kiln: $flags"
 run "make (pkg-config, libkiln)" make -C "$source/tests/install/pkgconfig" OUT="$work" CC="$cc"
 mv "$work/run_model" "$work/run_model_pkgconfig"
 run_consumer "run_model (pkg-config, libkiln.so)" "$work/run_model_pkgconfig"
+run_consumer_one_file "run_model $model.so (pkg-config, libkiln.so)" "$work/run_model_pkgconfig"
 # libkiln.a alone and its private dependencies from pkg-config --static.
 static_libs=$(pkg-config --static --libs kiln | sed 's/\(^\| \)-lkiln\( \|$\)/ /')
 # shellcheck disable=SC2046,SC2086
@@ -193,6 +205,7 @@ if ldd "$work/run_model_runtime" | grep -E 'libkiln\.so|LLVM|protobuf'; then
   fail "run_model_runtime loads libkiln, LLVM or protobuf-c"
 fi
 run_consumer "run_model (pkg-config, libkiln_runtime.so)" "$work/run_model_runtime"
+run_consumer_one_file "run_model $model.so (pkg-config, libkiln_runtime.so)" "$work/run_model_runtime"
 
 run "cmake configure (find_package, COMPONENTS runtime)" "$cmake" \
   -S "$source/tests/install/cmake" -B "$work/cmake-runtime" -DKILN_COMPONENT=runtime \

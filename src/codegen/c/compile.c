@@ -5,10 +5,12 @@
  * The file goes to a fresh directory made with mkdtemp under $TMPDIR (else
  * /tmp); the compiler runs through posix_spawnp with an argument vector (no
  * shell, so option words reach it exactly), its output into a log file in
- * the same directory (codegen/toolchain.h). On success the library is
- * loaded (dlopen keeps it mapped), the source and the library's bytes (so
- * the module can be saved as a build's lib.so) are attached to the module
- * and the directory removed.
+ * the same directory (codegen/toolchain.h). The compiler makes an object
+ * file (-c), which kiln_codegen_link links into the library and loads
+ * (dlopen keeps it mapped); the source, the library's bytes (so the module
+ * can be saved as a build's lib.so) and the object file (so the kernels
+ * can be linked again into a one-file model) are kept in the module, and
+ * the directory removed.
  * On failure the source stays where it is, for the user to look at, and the
  * status quotes the compiler's first lines.
  */
@@ -34,22 +36,23 @@
 typedef struct workdir_t {
   char dir[512];
   char source[600];
-  char library[600];
+  char object[600];
   char log[600];
 } workdir_t;
 
 static kiln_status_t make_workdir(workdir_t *w) {
   KILN_RETURN_IF_ERROR(kiln_codegen_temp_dir("c backend", "kiln-c", w->dir, sizeof(w->dir)));
   snprintf(w->source, sizeof(w->source), "%s/kiln_module.c", w->dir);
-  snprintf(w->library, sizeof(w->library), "%s/kiln_module.so", w->dir);
+  snprintf(w->object, sizeof(w->object), "%s/kiln_module.o", w->dir);
   snprintf(w->log, sizeof(w->log), "%s/cc.log", w->dir);
   return KILN_OK;
 }
 
 /* Splits `text` (a copy the caller owns) into words appended to argv. */
 static int split_words(char *text, char **argv, int argc, int skip_chunk) {
-  for (char *word = strtok(text, " \t"); word && argc < KILN_CG_MAX_ARGS - 8;
-       word = strtok(NULL, " \t")) {
+  char *save = NULL; /* strtok_r: builds run on several threads */
+  for (char *word = strtok_r(text, " \t", &save); word && argc < KILN_CG_MAX_ARGS - 8;
+       word = strtok_r(NULL, " \t", &save)) {
     if (!(skip_chunk && strncmp(word, "chunk=", 6) == 0)) {
       argv[argc++] = word;
     }
@@ -67,12 +70,12 @@ static kiln_status_t run_compiler(kiln_allocator_t allocator, const workdir_t *w
   int argc = 0;
   if (!status) {
     argc = split_words(cc_copy, argv, 0, 0);
-    static const char *const defaults[] = {"-O2", "-shared", "-fPIC", "-fwrapv", "-std=gnu11"};
+    static const char *const defaults[] = {"-O2", "-fPIC", "-fwrapv", "-std=gnu11"};
     for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); ++i) {
       memcpy(&argv[argc++], &defaults[i], sizeof(char *));
     }
     argc = split_words(options_copy, argv, argc, 1);
-    const char *tail[] = {"-o", w->library, w->source, "-lm", NULL};
+    const char *tail[] = {"-c", "-o", w->object, w->source, NULL};
     memcpy(&argv[argc], tail, sizeof(tail));
     status = kiln_codegen_spawn("c backend", argv, w->log, out_exit);
   }
@@ -103,7 +106,7 @@ static kiln_status_t compile_error(kiln_allocator_t allocator, const workdir_t *
 
 static void remove_workdir(const workdir_t *w) {
   unlink(w->source);
-  unlink(w->library);
+  unlink(w->object);
   unlink(w->log);
   rmdir(w->dir);
 }
@@ -122,9 +125,15 @@ kiln_status_t kiln_codegen_c_compile(kiln_allocator_t allocator, const char *sou
     return compile_error(allocator, &w, exit_code); /* keeps the source */
   }
   kiln_runtime_module_t *module = NULL;
+  void *object = NULL;
+  size_t object_size = 0;
   if (!status) {
-    status = kiln_codegen_load_library(allocator, w.library, &module);
+    status = kiln_file_read_all(allocator, w.object, &object, &object_size);
   }
+  if (!status) {
+    status = kiln_codegen_link(allocator, NULL, object, object_size, NULL, 0, true, &module);
+  }
+  kiln_allocator_free(allocator, object);
   if (!status) {
     status = kiln_runtime_module_set_source(module, "c", source);
   }
@@ -184,6 +193,11 @@ static kiln_status_t build_c(kiln_allocator_t allocator, const kiln_tir_prim_fun
                              int num_funcs, const char *options,
                              kiln_runtime_module_t **out_module) {
   *out_module = NULL;
+  if (options && strstr(options, "-mtriple=")) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "c backend: -mtriple is the llvm backend's option: it builds for this "
+                       "machine (cross-compile with \"llvm -mtriple=aarch64-linux-gnu\")");
+  }
   kiln_codegen_chunk_t chunk = options && strstr(options, "chunk=stride")
                                    ? KILN_CODEGEN_CHUNK_STRIDE
                                    : KILN_CODEGEN_CHUNK_STATIC;

@@ -8,10 +8,12 @@
  * module is verified before the passes (a failure there is a bug of the
  * emitter: INTERNAL with LLVM's words), optimized, printed ("ll") and
  * emitted as assembly ("asm", from a copy; a second code generation, which
- * -noasm skips), then either emitted as an object and linked (object.c) or
- * handed to the JIT (jit.c). An object records its target
- * (@__kiln_target, codegen/target_record.h) for the module loader's check;
- * JIT code runs where it was made and records none. Every LLVM object made
+ * -noasm skips), then either emitted as an object and linked
+ * (kiln_codegen_link, codegen/toolchain.h: for this machine, or with GNU
+ * binutils for another architecture's -mtriple, whose module is not
+ * loaded) or handed to the JIT (jit.c). An object records its target
+ * (@__kiln_target, codegen/target_record.h: the triple built for) for the
+ * module loader's check; JIT code runs where it was made and records none. Every LLVM object made
  * here is disposed of on every path.
  */
 #include <string.h>
@@ -21,6 +23,7 @@
 #include "codegen/llvm/emit.h"
 #include "codegen/llvm/machine.h"
 #include "codegen/target_record.h"
+#include "codegen/toolchain.h"
 #include "runtime/cpu_features.h"
 
 typedef struct sources_t {
@@ -82,13 +85,13 @@ static kiln_status_t attach_sources(kiln_allocator_t allocator, kiln_runtime_mod
 /* `@__kiln_target`: the library's target record (codegen/target_record.h),
  * which the module loader checks against the CPU before any kernel runs. */
 static kiln_status_t record_target(kiln_allocator_t allocator, LLVMModuleRef module,
-                                   const kiln_codegen_llvm_options_t *options) {
-  char *triple = LLVMGetDefaultTargetTriple(), *host = LLVMGetHostCPUName();
+                                   const kiln_codegen_llvm_options_t *options, const char *triple,
+                                   int foreign) {
+  char *host = foreign ? NULL : LLVMGetHostCPUName();
   kiln_strbuf_t record;
   kiln_strbuf_initialize(&record, allocator);
   kiln_status_t status = kiln_codegen_target_record(triple, options->cpu[0] ? options->cpu : NULL,
                                                     host, options->attrs, &record);
-  LLVMDisposeMessage(triple);
   LLVMDisposeMessage(host);
   if (!status) {
     LLVMContextRef context = LLVMGetModuleContext(module);
@@ -111,12 +114,17 @@ static kiln_status_t build_object(kiln_allocator_t allocator,
   LLVMModuleRef module = NULL;
   LLVMTargetMachineRef machine = NULL;
   LLVMMemoryBufferRef object = NULL;
-  kiln_status_t status = translate(allocator, context, funcs, num_funcs, options->chunk, &module);
+  char *triple = NULL;
+  int foreign = 0;
+  kiln_status_t status = kiln_llvm_triple(options, &triple, &foreign);
+  if (!status) {
+    status = translate(allocator, context, funcs, num_funcs, options->chunk, &module);
+  }
   if (!status) {
     status = kiln_llvm_target_machine(options, 0, &machine);
   }
   if (!status) {
-    status = record_target(allocator, module, options);
+    status = record_target(allocator, module, options, triple, foreign);
   }
   if (!status) {
     status = optimize(module, machine, options, sources);
@@ -125,8 +133,10 @@ static kiln_status_t build_object(kiln_allocator_t allocator,
     status = kiln_llvm_emit(machine, module, LLVMObjectFile, &object);
   }
   if (!status) {
-    status = kiln_llvm_link_object(allocator, object, out_module);
+    status = kiln_codegen_link(allocator, foreign ? triple : NULL, LLVMGetBufferStart(object),
+                               LLVMGetBufferSize(object), NULL, 0, true, out_module);
   }
+  LLVMDisposeMessage(triple);
   if (object) {
     LLVMDisposeMemoryBuffer(object);
   }

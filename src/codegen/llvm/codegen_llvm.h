@@ -15,8 +15,13 @@
  * -noasm, the assembly ("asm").
  *
  * Target string: "llvm[ options]", options being words among
+ *   -mtriple=T      the machine to build for (default: this one's):
+ *                   x86_64-linux-gnu or aarch64-linux-gnu; another
+ *                   architecture's library is linked with GNU binutils for
+ *                   it (binutils-aarch64-linux-gnu) and not loaded here
  *   -mcpu=NAME      the CPU to tune and select features for (default: the
- *                   host's, with the host's features)
+ *                   host's, with the host's features; with a -mtriple of
+ *                   another architecture, "generic")
  *   -mattr=+a,-b    features to add or remove
  *   -opt=0..3       the optimization level (default 3)
  *   -jit            compile in memory with ORC LLJIT
@@ -33,9 +38,10 @@
 #include "codegen/target.h"
 
 typedef struct kiln_codegen_llvm_options_t {
-  char cpu[64];    /* "" for the host's */
-  char attrs[512]; /* the -mattr list, "" when none */
-  int opt_level;   /* 0..3 */
+  char triple[128]; /* -mtriple, "" for the host's */
+  char cpu[64];     /* "" for the host's */
+  char attrs[512];  /* the -mattr list, "" when none */
+  int opt_level;    /* 0..3 */
   int jit;
   int keep_asm; /* 1 unless -noasm */
   kiln_codegen_chunk_t chunk;
@@ -45,7 +51,8 @@ typedef struct kiln_codegen_llvm_options_t {
 KILN_MUST_USE_RESULT kiln_status_t
 kiln_codegen_llvm_parse_options(const char *options, kiln_codegen_llvm_options_t *out_options);
 
-/* Builds `funcs` into a loaded module (see above). */
+/* Builds `funcs` into a loaded module (see above); for another
+ * architecture, an unloaded one that keeps the library's bytes. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_codegen_llvm_build(kiln_allocator_t allocator,
                                                            const kiln_tir_prim_func_t *const *funcs,
                                                            int num_funcs, const char *options,

@@ -1,6 +1,7 @@
 /*
- * The LLVM backend's target machine, passes, object linking and JIT
- * (internal to src/codegen/llvm/): target_machine.c, object.c, jit.c.
+ * The LLVM backend's target machine, passes and JIT (internal to
+ * src/codegen/llvm/): target_machine.c, jit.c. An object file is linked
+ * by codegen/toolchain.h's kiln_codegen_link.
  */
 #ifndef KILN_CODEGEN_LLVM_MACHINE_H_
 #define KILN_CODEGEN_LLVM_MACHINE_H_
@@ -13,7 +14,16 @@
 
 /* Initializes the native target, its assembly printer and parser (once). */
 void kiln_llvm_initialize_native(void);
-/* A target machine for the host triple with the options' CPU and features:
+/* The options' triple, normalized (an LLVM message to dispose), or the
+ * host's; *out_foreign when it is another architecture's. INVALID_ARGUMENT
+ * for an architecture LLVM does not know, one kiln does not build for (not
+ * x86_64 or aarch64), a system other than Linux, or -jit for another
+ * architecture. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_llvm_triple(const kiln_codegen_llvm_options_t *options,
+                                                    char **out_triple, int *out_foreign);
+/* A target machine for the options' triple (else the host's) with the
+ * options' CPU and features (another architecture's: -mcpu, else
+ * "generic", and -mattr alone; never the host's):
  * position-independent for an object, the JIT's defaults for the JIT.
  * INVALID_ARGUMENT when LLVM does not know the CPU or a feature. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_llvm_target_machine(
@@ -25,11 +35,6 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_llvm_optimize(LLVMModuleRef module,
 KILN_MUST_USE_RESULT kiln_status_t kiln_llvm_emit(LLVMTargetMachineRef machine,
                                                   LLVMModuleRef module, LLVMCodeGenFileType kind,
                                                   LLVMMemoryBufferRef *out_buffer);
-/* Links an object file into a shared library (cc -shared) in a temporary
- * directory and loads it as a module. */
-KILN_MUST_USE_RESULT kiln_status_t kiln_llvm_link_object(kiln_allocator_t allocator,
-                                                         LLVMMemoryBufferRef object,
-                                                         kiln_runtime_module_t **out_module);
 /* Compiles `module` (made in `context`'s context; both taken) with ORC
  * LLJIT for `machine` (taken) and makes an in-memory module of the named
  * functions that owns the JIT. */

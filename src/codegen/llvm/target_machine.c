@@ -33,6 +33,7 @@
 #include <llvm-c/Transforms/PassBuilder.h>
 
 #include "codegen/llvm/machine.h"
+#include "runtime/cpu_features.h"
 
 kiln_status_t kiln_codegen_llvm_parse_options(const char *options,
                                               kiln_codegen_llvm_options_t *out_options) {
@@ -59,6 +60,9 @@ kiln_status_t kiln_codegen_llvm_parse_options(const char *options,
     if (strncmp(word, "-mcpu=", 6) == 0 && value_length > 0 &&
         value_length < sizeof(out_options->cpu)) {
       strcpy(out_options->cpu, word + 6);
+    } else if (strncmp(word, "-mtriple=", 9) == 0 && value_length > 0 &&
+               value_length < sizeof(out_options->triple)) {
+      strcpy(out_options->triple, word + 9);
     } else if (strncmp(word, "-mattr=", 7) == 0 && value_length > 0 &&
                value_length < sizeof(out_options->attrs)) {
       strcpy(out_options->attrs, word + 7);
@@ -75,7 +79,7 @@ kiln_status_t kiln_codegen_llvm_parse_options(const char *options,
     } else {
       return KILN_STATUS(INVALID_ARGUMENT,
                          "llvm backend: unknown option \"%s\" (known: -mcpu=NAME, -mattr=+a,-b, "
-                         "-opt=0..3, -jit, -noasm, chunk=stride)",
+                         "-opt=0..3, -jit, -noasm, chunk=stride, -mtriple=T)",
                          word);
     }
   }
@@ -83,6 +87,7 @@ kiln_status_t kiln_codegen_llvm_parse_options(const char *options,
 }
 
 static pthread_once_t native_once = PTHREAD_ONCE_INIT;
+static pthread_once_t all_once = PTHREAD_ONCE_INIT;
 
 static void initialize_native(void) {
   LLVMInitializeNativeTarget();
@@ -94,13 +99,79 @@ void kiln_llvm_initialize_native(void) {
   pthread_once(&native_once, initialize_native);
 }
 
+/* Every target LLVM was built with, for -mtriple (once). */
+static void initialize_all(void) {
+  LLVMInitializeAllTargetInfos();
+  LLVMInitializeAllTargets();
+  LLVMInitializeAllTargetMCs();
+  LLVMInitializeAllAsmPrinters();
+}
+
+/* The architectures kiln builds for: 64-bit little-endian Linux, whose
+ * ELF shared libraries its runtime reads (runtime/elf.h). */
+static const char *const supported_arches[] = {"x86_64", "aarch64"};
+
+kiln_status_t kiln_llvm_triple(const kiln_codegen_llvm_options_t *options, char **out_triple,
+                               int *out_foreign) {
+  *out_triple = NULL;
+  *out_foreign = 0;
+  if (!options->triple[0]) {
+    *out_triple = LLVMGetDefaultTargetTriple();
+    return KILN_OK;
+  }
+  pthread_once(&all_once, initialize_all);
+  char *triple = LLVMNormalizeTargetTriple(options->triple), *error = NULL;
+  LLVMTargetRef target = NULL;
+  size_t arch = strcspn(triple, "-");
+  kiln_status_t status = KILN_OK;
+  if (LLVMGetTargetFromTriple(triple, &target, &error)) {
+    status = KILN_STATUS(INVALID_ARGUMENT,
+                         "llvm backend: -mtriple=%s: unknown architecture \"%.*s\" (LLVM: %s); "
+                         "kiln builds for x86_64-linux-gnu and aarch64-linux-gnu",
+                         options->triple, (int)arch, triple, error);
+    LLVMDisposeMessage(error);
+  }
+  int supported = 0;
+  for (size_t i = 0; i < sizeof(supported_arches) / sizeof(supported_arches[0]); ++i) {
+    supported |=
+        strlen(supported_arches[i]) == arch && strncmp(triple, supported_arches[i], arch) == 0;
+  }
+  if (!status && !supported) {
+    status = KILN_STATUS(INVALID_ARGUMENT,
+                         "llvm backend: -mtriple=%s: kiln does not build for %.*s (it builds for "
+                         "x86_64-linux-gnu and aarch64-linux-gnu)",
+                         options->triple, (int)arch, triple);
+  }
+  if (!status && !strstr(triple, "-linux")) {
+    status = KILN_STATUS(INVALID_ARGUMENT,
+                         "llvm backend: -mtriple=%s: kiln builds ELF shared libraries for Linux "
+                         "(x86_64-linux-gnu, aarch64-linux-gnu)",
+                         options->triple);
+  }
+  if (status) {
+    LLVMDisposeMessage(triple);
+    return status;
+  }
+  const char *host = kiln_cpu_host_arch();
+  *out_foreign = !(strlen(host) == arch && strncmp(triple, host, arch) == 0);
+  if (*out_foreign && options->jit) {
+    LLVMDisposeMessage(triple);
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "llvm backend: -jit runs the code in this process, which is %s: it cannot "
+                       "build for -mtriple=%s",
+                       host, options->triple);
+  }
+  *out_triple = triple;
+  return KILN_OK;
+}
+
 static pthread_mutex_t stderr_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 /* The feature string into `features`; the CPU (an LLVM message to dispose,
  * NULL when the options name one). */
-static kiln_status_t cpu_and_features(const kiln_codegen_llvm_options_t *options, char **out_cpu,
-                                      char *features, size_t capacity) {
-  char *host = options->cpu[0] ? NULL : LLVMGetHostCPUFeatures();
+static kiln_status_t cpu_and_features(const kiln_codegen_llvm_options_t *options, int foreign,
+                                      char **out_cpu, char *features, size_t capacity) {
+  char *host = options->cpu[0] || foreign ? NULL : LLVMGetHostCPUFeatures();
   int n = snprintf(features, capacity, "%s%s%s", host ? host : "",
                    host && options->attrs[0] ? "," : "", options->attrs);
   LLVMDisposeMessage(host);
@@ -108,7 +179,7 @@ static kiln_status_t cpu_and_features(const kiln_codegen_llvm_options_t *options
     return KILN_STATUS(INVALID_ARGUMENT, "llvm backend: the feature list is too long (%d bytes)",
                        n);
   }
-  *out_cpu = options->cpu[0] ? NULL : LLVMGetHostCPUName();
+  *out_cpu = options->cpu[0] || foreign ? NULL : LLVMGetHostCPUName();
   return KILN_OK;
 }
 
@@ -149,7 +220,9 @@ kiln_status_t kiln_llvm_target_machine(const kiln_codegen_llvm_options_t *option
                                        LLVMTargetMachineRef *out_machine) {
   *out_machine = NULL;
   kiln_llvm_initialize_native();
-  char *triple = LLVMGetDefaultTargetTriple(), *error = NULL;
+  char *triple = NULL, *error = NULL;
+  int foreign = 0;
+  KILN_RETURN_IF_ERROR(kiln_llvm_triple(options, &triple, &foreign));
   LLVMTargetRef target = NULL;
   if (LLVMGetTargetFromTriple(triple, &target, &error)) {
     kiln_status_t status =
@@ -159,15 +232,15 @@ kiln_status_t kiln_llvm_target_machine(const kiln_codegen_llvm_options_t *option
     return status;
   }
   char *cpu = NULL, features[8192];
-  kiln_status_t status = cpu_and_features(options, &cpu, features, sizeof(features));
+  kiln_status_t status = cpu_and_features(options, foreign, &cpu, features, sizeof(features));
   if (status) {
     LLVMDisposeMessage(triple);
     return status;
   }
   char printed[2048];
-  LLVMTargetMachineRef machine =
-      create_capturing(target, triple, cpu ? cpu : options->cpu, features, for_jit,
-                       options->opt_level, printed, sizeof(printed));
+  const char *cpu_name = cpu ? cpu : options->cpu[0] ? options->cpu : "generic";
+  LLVMTargetMachineRef machine = create_capturing(target, triple, cpu_name, features, for_jit,
+                                                  options->opt_level, printed, sizeof(printed));
   if (!machine) {
     status =
         KILN_STATUS(INVALID_ARGUMENT, "llvm backend: cannot make a target machine for %s", triple);

@@ -1,8 +1,8 @@
-/* Runs a model compiled by `kiln compile MODEL -o DIR` on one input and
+/* Runs a model compiled by `kiln compile MODEL -o DIR` (or -o FILE.so) on one input and
  * compares its output with an expected one: what a program that deploys a
  * model writes, built with CMake's find_package(kiln) (CMakeLists.txt beside
  * it). It feeds the input by name and copies the output out.
- * usage: run_model DIR INPUT.npy EXPECTED.npy */
+ * usage: run_model DIR|FILE.so INPUT.npy EXPECTED.npy */
 #include <kiln/npy.h>
 #include <kiln/runtime.h>
 #include <kiln/version.h>
@@ -21,7 +21,7 @@
 
 int main(int argc, char **argv) {
   if (argc != 4) {
-    fprintf(stderr, "usage: run_model DIR INPUT.npy EXPECTED.npy\n");
+    fprintf(stderr, "usage: run_model DIR|FILE.so INPUT.npy EXPECTED.npy\n");
     return 2;
   }
   kiln_allocator_t allocator = kiln_allocator_system();

@@ -1,7 +1,7 @@
-/* Runs a model compiled by `kiln compile MODEL -o DIR` on one input and
+/* Runs a model compiled by `kiln compile MODEL -o DIR` (or -o FILE.so) on one input and
  * compares its output with an expected one: what a program that deploys a
  * model writes, built with pkg-config (the Makefile beside it).
- * usage: run_model DIR INPUT.npy EXPECTED.npy */
+ * usage: run_model DIR|FILE.so INPUT.npy EXPECTED.npy */
 #include <kiln/npy.h>
 #include <kiln/runtime.h>
 #include <math.h>
@@ -15,7 +15,7 @@ static int fail(kiln_status_t status) {
 
 int main(int argc, char **argv) {
   if (argc != 4) {
-    fprintf(stderr, "usage: run_model DIR INPUT.npy EXPECTED.npy\n");
+    fprintf(stderr, "usage: run_model DIR|FILE.so INPUT.npy EXPECTED.npy\n");
     return 2;
   }
   kiln_allocator_t allocator = kiln_allocator_system();
