@@ -544,6 +544,9 @@ static void test_set_num_threads_between_launches(void **state) {
  * workers of its own, and the parent's pool still works after. */
 static void test_fork_child_starts_its_own_workers(void **state) {
   (void)state;
+#if defined(__SANITIZE_THREAD__)
+  skip(); /* ThreadSanitizer refuses threads started after a multi-threaded fork */
+#endif
   KILN_ASSERT_OK(kiln_parallel_set_num_threads(3));
   assert_int_equal(launch_and_count(7, 3), 0); /* the parent's workers run */
   pid_t pid = fork();
