@@ -9,6 +9,7 @@
 #ifndef KILN_OP_TRANSFORM_ATTRS_H_
 #define KILN_OP_TRANSFORM_ATTRS_H_
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "op/op.h"
@@ -95,6 +96,46 @@ typedef struct kiln_resize_mode_t {
 KILN_MUST_USE_RESULT kiln_status_t kiln_resize_mode_of(const kiln_op_t *op,
                                                        const kiln_resize2d_attrs_t *attrs,
                                                        kiln_resize_mode_t *out_mode);
+
+/* ---- transform_grid_sample.c ---- */
+
+typedef struct kiln_grid_sample_attrs_t {
+  const char *method;       /* "bilinear" | "nearest" | "bicubic" */
+  const char *padding_mode; /* "zeros" | "border" | "reflection" */
+  bool align_corners;
+} kiln_grid_sample_attrs_t;
+
+/* image.grid_sample's string attributes as enums, in the order of their names. */
+typedef enum kiln_grid_sample_method_e {
+  KILN_GRID_SAMPLE_BILINEAR,
+  KILN_GRID_SAMPLE_NEAREST,
+  KILN_GRID_SAMPLE_BICUBIC,
+} kiln_grid_sample_method_t;
+
+typedef enum kiln_grid_sample_padding_e {
+  KILN_GRID_SAMPLE_ZEROS,
+  KILN_GRID_SAMPLE_BORDER,
+  KILN_GRID_SAMPLE_REFLECTION,
+} kiln_grid_sample_padding_t;
+
+/* What the reference kernel and the compute rule both read: the enums, the
+ * input plane's size and the borders a coordinate is reflected between
+ * ([-0.5, size - 0.5], or [0, size - 1] with align_corners). */
+typedef struct kiln_grid_sample_plan_t {
+  kiln_grid_sample_method_t method;
+  kiln_grid_sample_padding_t padding;
+  bool align_corners;
+  int64_t height, width;
+  double x_min, x_max, y_min, y_max;
+} kiln_grid_sample_plan_t;
+
+/* The plan of `attrs` for an input plane of height x width
+ * (transform_grid_sample.c); INVALID_ARGUMENT naming the operator and the
+ * attribute for a name it does not know. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_grid_sample_plan_of(const kiln_op_t *op,
+                                                            const kiln_grid_sample_attrs_t *attrs,
+                                                            int64_t height, int64_t width,
+                                                            kiln_grid_sample_plan_t *out_plan);
 
 typedef struct kiln_depth_space_attrs_t {
   int64_t block_size;

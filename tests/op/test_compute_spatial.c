@@ -3,8 +3,8 @@
  * against the reference kernels (kiln_compute_test.h): pad in every mode
  * with negative (cropping) pads and fills that saturate, resize2d for every
  * method, coordinate transformation and rounding (including outputs of one
- * pixel), depth_to_space in DCR and CRD and space_to_depth; a golden
- * lowered function and the error paths.
+ * pixel), grid_sample for every method, padding mode and align_corners, depth_to_space in DCR and
+ * CRD and space_to_depth; a golden lowered function and the error paths.
  */
 #include <stdio.h>
 
@@ -65,6 +65,30 @@ static void test_resize2d_every_mode(void **state) {
   }
   const kiln_type_t *single = ttype(KILN_DTYPE_FLOAT32, 4, SHAPE(1, 1, 1, 1));
   check_compute_random(op, ATTRS(op, "size", "[3, 2]"), 1, &single, -2, 2);
+}
+
+/* Every method, padding mode and align_corners, on grids reaching past
+ * the plane (the joint out-of-bounds test, reflections of more than one
+ * range) and planes of one pixel (reflection's range of 0). */
+static void test_grid_sample(void **state) {
+  (void)state;
+  const kiln_op_t *op = &kiln_op_grid_sample;
+  static const char *const methods[] = {"\"bilinear\"", "\"nearest\"", "\"bicubic\""};
+  static const char *const paddings[] = {"\"zeros\"", "\"border\"", "\"reflection\""};
+  const kiln_type_t *data = ttype(KILN_DTYPE_FLOAT32, 4, SHAPE(2, 3, 5, 7));
+  const kiln_type_t *single = ttype(KILN_DTYPE_FLOAT32, 4, SHAPE(1, 2, 1, 1));
+  for (int m = 0; m < 3; ++m) {
+    for (int p = 0; p < 3; ++p) {
+      for (int a = 0; a < 2; ++a) {
+        const void *attrs = ATTRS(op, "method", methods[m], "padding_mode", paddings[p],
+                                  "align_corners", a ? "True" : "False");
+        const kiln_type_t *types[2] = {data, ttype(KILN_DTYPE_FLOAT32, 4, SHAPE(2, 4, 9, 2))};
+        check_compute_random(op, attrs, 2, types, -3.5, 3.5);
+        const kiln_type_t *small[2] = {single, ttype(KILN_DTYPE_FLOAT32, 4, SHAPE(1, 3, 2, 2))};
+        check_compute_random(op, attrs, 2, small, -2, 2);
+      }
+    }
+  }
 }
 
 static void test_depth_space(void **state) {
@@ -151,6 +175,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_pad, setup, teardown),
       cmocka_unit_test_setup_teardown(test_resize2d_every_mode, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_grid_sample, setup, teardown),
       cmocka_unit_test_setup_teardown(test_depth_space, setup, teardown),
       cmocka_unit_test_setup_teardown(test_golden_pad, setup, teardown),
       cmocka_unit_test_setup_teardown(test_errors, setup, teardown),

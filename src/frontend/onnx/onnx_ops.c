@@ -115,6 +115,7 @@ static const kiln_onnx_converter_t kiln_onnx_table[] = {
     {"Gather", 1, 0, kiln_onnx_convert_gather},
     {"Pad", 1, 10, kiln_onnx_convert_pad_attrs},
     {"Pad", 11, 0, kiln_onnx_convert_pad_inputs},
+    {"GridSample", 16, 0, kiln_onnx_convert_grid_sample},
     {"Resize", 10, 0, kiln_onnx_convert_resize},
     {"Slice", 1, 9, kiln_onnx_convert_slice_attrs},
     {"Slice", 10, 0, kiln_onnx_convert_slice_inputs},

@@ -1,5 +1,9 @@
 /*
- * Resize (opsets 10 and 11+) and Upsample (7-9).
+ * Resize (opsets 10 and 11+), Upsample (7-9) and GridSample (16+).
+ *
+ * GridSample maps onto image.grid_sample one to one: its attributes mode,
+ * padding_mode and align_corners keep their values (the operator validates
+ * them, so a mode it does not know is refused with the operator's list).
  *
  * Two paths. image.resize2d does what it can: 4-D NCHW data whose N and C
  * keep their size, nearest or linear, the coordinate modes half_pixel,
@@ -415,4 +419,25 @@ kiln_status_t kiln_onnx_convert_upsample(kiln_onnx_node_t *node) {
     count = (int)floats.count;
   }
   return kiln_onnx_resize(node, scales ? scales : floats.values, count, NULL, &mode);
+}
+
+/* ---- GridSample ---- */
+
+kiln_status_t kiln_onnx_convert_grid_sample(kiln_onnx_node_t *node) {
+  kiln_expr_t *x = NULL, *grid = NULL;
+  const char *mode = NULL, *padding = NULL;
+  int64_t align = 0;
+  void *attrs = NULL;
+  const kiln_op_t *op = &kiln_op_grid_sample;
+  KILN_RETURN_IF_ERROR(kiln_onnx_inputs_at_most(node, 2));
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 1, &grid));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_string(node, "mode", "bilinear", &mode));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_string(node, "padding_mode", "zeros", &padding));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "align_corners", 0, &align));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_string(op, attrs, "method", mode));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_string(op, attrs, "padding_mode", padding));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_bool(op, attrs, "align_corners", align != 0));
+  return kiln_onnx_emit2(node, op, x, grid, attrs, &node->outputs[0]);
 }
