@@ -137,6 +137,40 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_grid_sample_plan_of(const kiln_op_t *op,
                                                             int64_t height, int64_t width,
                                                             kiln_grid_sample_plan_t *out_plan);
 
+/* ---- transform_einsum.c ---- */
+
+typedef struct kiln_einsum_attrs_t {
+  const char *equation; /* "bij,bjk->bik"; numpy's spelling, "..." for broadcast dims */
+} kiln_einsum_attrs_t;
+
+#define KILN_EINSUM_MAX_INPUTS 8
+/* Letters a-z, A-Z, then one label per dim of the ellipsis. */
+#define KILN_EINSUM_MAX_LABELS (52 + KILN_MAX_RANK)
+
+/* An equation resolved against its inputs' shapes: every dim of every
+ * input and of the output carries a label; a label not in the output is
+ * summed over. */
+typedef struct kiln_einsum_plan_t {
+  int num_inputs;
+  int ndim[KILN_EINSUM_MAX_INPUTS];
+  int8_t labels[KILN_EINSUM_MAX_INPUTS][KILN_MAX_RANK];
+  /* Whether the dim has extent 1 under a label of another extent (read at 0). */
+  bool broadcast[KILN_EINSUM_MAX_INPUTS][KILN_MAX_RANK];
+  int out_ndim;
+  int8_t out_labels[KILN_MAX_RANK];
+  int num_summed;
+  int8_t summed[KILN_EINSUM_MAX_LABELS];  /* the summed labels, in label order */
+  int64_t extent[KILN_EINSUM_MAX_LABELS]; /* -1: the label is not used */
+} kiln_einsum_plan_t;
+
+/* The plan of `equation` for inputs of the given ranks and shapes
+ * (transform_einsum.c); INVALID_ARGUMENT naming the operator and what in
+ * the equation does not fit. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_einsum_plan_of(const kiln_op_t *op, const char *equation,
+                                                       int num_inputs, const int *ndims,
+                                                       const int64_t *const *shapes,
+                                                       kiln_einsum_plan_t *out_plan);
+
 typedef struct kiln_depth_space_attrs_t {
   int64_t block_size;
   const char *layout;
