@@ -96,7 +96,7 @@
   X(WHERE, "where", kiln_op_where)
 
 /* reduce*.c and transform*.c: reductions, data movement, gather and scatter,
- * arange, one_hot, trilu, cumsum and topk; image.grid_sample and einsum */
+ * arange, one_hot, trilu, cumsum and topk; image.grid_sample, einsum and dft */
 #define KILN_OP_LIST_TRANSFORM(X)                                   \
   X(SUM, "sum", kiln_op_sum)                                        \
   X(MEAN, "mean", kiln_op_mean)                                     \
@@ -131,7 +131,8 @@
   X(DEPTH_TO_SPACE, "nn.depth_to_space", kiln_op_depth_to_space)    \
   X(SPACE_TO_DEPTH, "nn.space_to_depth", kiln_op_space_to_depth)    \
   X(GRID_SAMPLE, "image.grid_sample", kiln_op_grid_sample)          \
-  X(EINSUM, "einsum", kiln_op_einsum)
+  X(EINSUM, "einsum", kiln_op_einsum)                               \
+  X(DFT, "dft", kiln_op_dft)
 
 /* elemwise_fast.c: fast approximations, substituted by the fast_math pass */
 #define KILN_OP_LIST_FAST(X)                \

@@ -171,6 +171,36 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_einsum_plan_of(const kiln_op_t *op, cons
                                                        const int64_t *const *shapes,
                                                        kiln_einsum_plan_t *out_plan);
 
+/* ---- transform_dft.c ---- */
+
+typedef struct kiln_dft_attrs_t {
+  int64_t axis;       /* the signal axis: not the first (batch) nor the last (real, imaginary) */
+  bool inverse;       /* e^{+i theta} and 1 / length */
+  bool onesided;      /* only the length / 2 + 1 first frequencies */
+  int64_t dft_length; /* 0: the axis' size; else the signal is cut or padded with zeros */
+} kiln_dft_attrs_t;
+
+/* A DFT resolved against its input: the axis, the transform's length, how
+ * many input samples it reads and how many frequencies it writes. */
+typedef struct kiln_dft_plan_t {
+  int axis;
+  int64_t length;
+  int64_t samples; /* min(the axis' size, length) */
+  int64_t bins;    /* length, or length / 2 + 1 onesided */
+  bool complex_input;
+  bool inverse;
+} kiln_dft_plan_t;
+
+/* 2 pi: the angle of frequency k at sample n is 2 pi ((k n) mod L) / L. */
+#define KILN_DFT_TWO_PI 6.283185307179586476925286766559
+
+/* The plan of `attrs` for data of rank `ndim` and `shape`
+ * (transform_dft.c); INVALID_ARGUMENT naming the operator. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_dft_plan_of(const kiln_op_t *op,
+                                                    const kiln_dft_attrs_t *attrs, int ndim,
+                                                    const int64_t *shape,
+                                                    kiln_dft_plan_t *out_plan);
+
 typedef struct kiln_depth_space_attrs_t {
   int64_t block_size;
   const char *layout;

@@ -123,5 +123,6 @@ kiln_status_t kiln_onnx_convert_constant(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_constant_of_shape(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_range(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_window(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_dft(kiln_onnx_node_t *node);
 
 #endif /* KILN_FRONTEND_ONNX_ONNX_CONVERT_H_ */

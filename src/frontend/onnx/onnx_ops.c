@@ -176,6 +176,7 @@ static const kiln_onnx_converter_t kiln_onnx_table[] = {
     {"Identity", 1, 0, kiln_onnx_convert_identity},
     {"Range", 11, 0, kiln_onnx_convert_range},
     {"BlackmanWindow", 17, 0, kiln_onnx_convert_window},
+    {"DFT", 17, 0, kiln_onnx_convert_dft},
     {"HammingWindow", 17, 0, kiln_onnx_convert_window},
     {"HannWindow", 17, 0, kiln_onnx_convert_window},
 };
