@@ -201,6 +201,16 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_dft_plan_of(const kiln_op_t *op,
                                                     const int64_t *shape,
                                                     kiln_dft_plan_t *out_plan);
 
+/* ---- transform_roi_align.c ---- */
+
+typedef struct kiln_roi_align_attrs_t {
+  kiln_ints_t pooled_size; /* [H_out, W_out] */
+  double spatial_scale;
+  int64_t sample_ratio; /* samples a bin side; 0: ceil(roi side / pooled side) */
+  const char *mode;     /* "avg" | "max" */
+  bool aligned;         /* ONNX's half_pixel: shift the box by half a pixel */
+} kiln_roi_align_attrs_t;
+
 typedef struct kiln_depth_space_attrs_t {
   int64_t block_size;
   const char *layout;

@@ -73,6 +73,7 @@ kiln_status_t kiln_onnx_convert_pad_inputs(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_resize(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_upsample(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_grid_sample(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_roi_align(kiln_onnx_node_t *node);
 
 /* onnx_ops_gather.c */
 kiln_status_t kiln_onnx_convert_gather_elements(kiln_onnx_node_t *node);

@@ -118,6 +118,7 @@ static const kiln_onnx_converter_t kiln_onnx_table[] = {
     {"Pad", 11, 0, kiln_onnx_convert_pad_inputs},
     {"GridSample", 16, 0, kiln_onnx_convert_grid_sample},
     {"Resize", 10, 0, kiln_onnx_convert_resize},
+    {"RoiAlign", 10, 0, kiln_onnx_convert_roi_align},
     {"Slice", 1, 9, kiln_onnx_convert_slice_attrs},
     {"Slice", 10, 0, kiln_onnx_convert_slice_inputs},
     {"Split", 1, 12, kiln_onnx_convert_split_attrs},
