@@ -96,8 +96,8 @@
   X(WHERE, "where", kiln_op_where)
 
 /* reduce*.c and transform*.c: reductions, data movement, gather and scatter,
- * arange, one_hot, trilu, cumsum and topk; image.grid_sample, einsum, dft and
- * vision.roi_align */
+ * arange, one_hot, trilu, cumsum and topk; image.grid_sample, einsum, dft,
+ * vision.roi_align and det */
 #define KILN_OP_LIST_TRANSFORM(X)                                   \
   X(SUM, "sum", kiln_op_sum)                                        \
   X(MEAN, "mean", kiln_op_mean)                                     \
@@ -134,7 +134,8 @@
   X(GRID_SAMPLE, "image.grid_sample", kiln_op_grid_sample)          \
   X(EINSUM, "einsum", kiln_op_einsum)                               \
   X(DFT, "dft", kiln_op_dft)                                        \
-  X(ROI_ALIGN, "vision.roi_align", kiln_op_roi_align)
+  X(ROI_ALIGN, "vision.roi_align", kiln_op_roi_align)               \
+  X(DET, "det", kiln_op_det)
 
 /* elemwise_fast.c: fast approximations, substituted by the fast_math pass */
 #define KILN_OP_LIST_FAST(X)                \

@@ -65,6 +65,9 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_compute_dft(const kiln_compute_args_t *a
 KILN_MUST_USE_RESULT kiln_status_t kiln_compute_roi_align(const kiln_compute_args_t *args,
                                                           kiln_compute_result_t *out_result);
 
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_det(const kiln_compute_args_t *args,
+                                                    kiln_compute_result_t *out_result);
+
 /* ---- shared by the three files ---- */
 
 /* The type of a placeholder tensor, for the attribute helpers of

@@ -31,6 +31,7 @@ kiln_status_t kiln_onnx_convert_conv_transpose(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_gemm(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_matmul(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_einsum(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_det(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_pool(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_global_pool(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_softmax_flat(kiln_onnx_node_t *node);

@@ -79,6 +79,7 @@ static const kiln_onnx_converter_t kiln_onnx_table[] = {
     {"AveragePool", 1, 0, kiln_onnx_convert_pool},
     {"Conv", 1, 0, kiln_onnx_convert_conv},
     {"ConvTranspose", 1, 0, kiln_onnx_convert_conv_transpose},
+    {"Det", 11, 0, kiln_onnx_convert_det},
     {"Einsum", 12, 0, kiln_onnx_convert_einsum},
     {"Gemm", 1, 0, kiln_onnx_convert_gemm},
     {"GlobalAveragePool", 1, 0, kiln_onnx_convert_global_pool},
