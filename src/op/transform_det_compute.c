@@ -170,7 +170,7 @@ static const kiln_tir_stmt_t *det_extern(kiln_tir_builder_t *b,
   det_view_t v = {.batch_ndim = d->batch_ndim};
   const kiln_tir_var_t *vars[KILN_TIR_MAX_DIMS];
   for (int a = 0; a < d->batch_ndim; ++a) {
-    char name[16];
+    char name[24];
     snprintf(name, sizeof(name), "det_b%d", a);
     vars[a] = kiln_tir_b_var(b, name, KILN_DTYPE_INT32);
     v.batch[a] = kiln_tir_b_v(vars[a]);
