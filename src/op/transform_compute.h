@@ -81,4 +81,16 @@ static inline kiln_tensor_type_t kiln_tcompute_type_of(const kiln_te_tensor_t *t
   return type;
 }
 
+/* A float64 constant, and x converted to float64: for the rules that
+ * compute in double as their reference kernels do (resize2d, grid_sample,
+ * dft, roi_align). */
+static inline const kiln_tir_expr_t *kiln_tcompute_f64(kiln_tir_builder_t *b, double value) {
+  return kiln_tir_b_float(b, KILN_DTYPE_FLOAT64, value);
+}
+
+static inline const kiln_tir_expr_t *kiln_tcompute_as_f64(kiln_tir_builder_t *b,
+                                                          const kiln_tir_expr_t *x) {
+  return kiln_tir_b_cast(b, kiln_tir_scalar(KILN_DTYPE_FLOAT64), x);
+}
+
 #endif /* KILN_OP_TRANSFORM_COMPUTE_H_ */

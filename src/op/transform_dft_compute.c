@@ -22,14 +22,6 @@ typedef struct dft_t {
   const kiln_te_iter_var_t *n;
 } dft_t;
 
-static const kiln_tir_expr_t *f64(kiln_tir_builder_t *b, double value) {
-  return kiln_tir_b_float(b, KILN_DTYPE_FLOAT64, value);
-}
-
-static const kiln_tir_expr_t *as_f64(kiln_tir_builder_t *b, const kiln_tir_expr_t *x) {
-  return kiln_tir_b_cast(b, kiln_tir_scalar(KILN_DTYPE_FLOAT64), x);
-}
-
 static const kiln_tir_expr_t *call(kiln_tir_builder_t *b, kiln_tir_intrinsic_t op, int n,
                                    const kiln_tir_expr_t *const *args) {
   return kiln_tir_b_call(b, op, n, args);
@@ -45,21 +37,22 @@ static const kiln_tir_expr_t *sample(kiln_tir_builder_t *b, const dft_t *d,
   }
   at[d->plan.axis] = kiln_tir_b_v(d->n->var);
   at[ndim - 1] = kiln_tir_b_i32(b, part);
-  return as_f64(b, kiln_te_read(b, d->data, ndim, at));
+  return kiln_tcompute_as_f64(b, kiln_te_read(b, d->data, ndim, at));
 }
 
 static const kiln_tir_expr_t *dft_sum_body(kiln_tir_builder_t *b,
                                            const kiln_tir_expr_t *const *indices, void *user) {
   const dft_t *d = user;
-  const kiln_tir_expr_t *kn =
-      kiln_tir_b_mul(b, as_f64(b, indices[d->plan.axis]), as_f64(b, kiln_tir_b_v(d->n->var)));
-  const kiln_tir_expr_t *mod_args[2] = {kn, f64(b, (double)d->plan.length)};
-  const kiln_tir_expr_t *theta = kiln_tir_b_bin(
-      b, KILN_TIR_EXPR_DIV,
-      kiln_tir_b_mul(b, f64(b, KILN_DFT_TWO_PI), call(b, KILN_TIR_INTRINSIC_FMOD, 2, mod_args)),
-      f64(b, (double)d->plan.length));
+  const kiln_tir_expr_t *kn = kiln_tir_b_mul(b, kiln_tcompute_as_f64(b, indices[d->plan.axis]),
+                                             kiln_tcompute_as_f64(b, kiln_tir_b_v(d->n->var)));
+  const kiln_tir_expr_t *mod_args[2] = {kn, kiln_tcompute_f64(b, (double)d->plan.length)};
+  const kiln_tir_expr_t *theta =
+      kiln_tir_b_bin(b, KILN_TIR_EXPR_DIV,
+                     kiln_tir_b_mul(b, kiln_tcompute_f64(b, KILN_DFT_TWO_PI),
+                                    call(b, KILN_TIR_INTRINSIC_FMOD, 2, mod_args)),
+                     kiln_tcompute_f64(b, (double)d->plan.length));
   const kiln_tir_expr_t *cosine = call(b, KILN_TIR_INTRINSIC_COS, 1, &theta);
-  const kiln_tir_expr_t *s = kiln_tir_b_mul(b, f64(b, d->plan.inverse ? 1.0 : -1.0),
+  const kiln_tir_expr_t *s = kiln_tir_b_mul(b, kiln_tcompute_f64(b, d->plan.inverse ? 1.0 : -1.0),
                                             call(b, KILN_TIR_INTRINSIC_SIN, 1, &theta));
   const kiln_tir_expr_t *xr = sample(b, d, indices, 0);
   const kiln_tir_expr_t *re = kiln_tir_b_mul(b, xr, cosine);
@@ -79,7 +72,7 @@ static const kiln_tir_expr_t *dft_body(kiln_tir_builder_t *b, const kiln_tir_exp
   const dft_t *d = user;
   const kiln_tir_expr_t *value = kiln_te_read(b, d->sum, d->sum->ndim, indices);
   if (d->plan.inverse) {
-    value = kiln_tir_b_mul(b, value, f64(b, 1.0 / (double)d->plan.length));
+    value = kiln_tir_b_mul(b, value, kiln_tcompute_f64(b, 1.0 / (double)d->plan.length));
   }
   return kiln_tir_b_cast(b, kiln_tir_scalar(d->data->dtype), value);
 }

@@ -247,14 +247,6 @@ static kiln_status_t grid_sample_reference(const kiln_kernel_args_t *args) {
   return KILN_OK;
 }
 
-static kiln_status_t grid_sample_layout(kiln_layout_relation_t *relation) {
-  for (int i = 0; i < relation->num_inputs; ++i) {
-    relation->required_layouts[i] = i == 0 ? "NCHW" : ""; /* the grid has no channels */
-  }
-  relation->output_layout = "NCHW";
-  return KILN_OK;
-}
-
 const kiln_op_t kiln_op_grid_sample = {
     .name = "image.grid_sample",
     .id = KILN_OP_GRID_SAMPLE,
@@ -266,7 +258,7 @@ const kiln_op_t kiln_op_grid_sample = {
     .attr_fields = kiln_grid_sample_fields,
     .validate_attrs = grid_sample_validate,
     .infer_type = grid_sample_infer_type,
-    .correct_layout = grid_sample_layout,
+    .correct_layout = kiln_layout_nchw_data,
     .reference = grid_sample_reference,
     .compute = kiln_compute_grid_sample,
 };

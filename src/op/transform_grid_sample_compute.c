@@ -45,10 +45,6 @@ static const kiln_tir_expr_t *bind(kiln_tir_builder_t *b, lets_t *lets, const ch
   return kiln_tir_b_v(var);
 }
 
-static const kiln_tir_expr_t *f64(kiln_tir_builder_t *b, double value) {
-  return kiln_tir_b_float(b, KILN_DTYPE_FLOAT64, value);
-}
-
 static const kiln_tir_expr_t *bin(kiln_tir_builder_t *b, kiln_tir_expr_kind_t kind,
                                   const kiln_tir_expr_t *x, const kiln_tir_expr_t *y) {
   return kiln_tir_b_bin(b, kind, x, y);
@@ -64,10 +60,6 @@ static const kiln_tir_expr_t *call1(kiln_tir_builder_t *b, kiln_tir_intrinsic_t 
   return kiln_tir_b_call(b, op, 1, &x);
 }
 
-static const kiln_tir_expr_t *as_f64(kiln_tir_builder_t *b, const kiln_tir_expr_t *x) {
-  return kiln_tir_b_cast(b, kiln_tir_scalar(KILN_DTYPE_FLOAT64), x);
-}
-
 static const kiln_tir_expr_t *as_i32(kiln_tir_builder_t *b, const kiln_tir_expr_t *x) {
   return kiln_tir_b_cast(b, kiln_tir_scalar(KILN_DTYPE_INT32), x);
 }
@@ -79,26 +71,28 @@ static const kiln_tir_expr_t *either(kiln_tir_builder_t *b, const kiln_tir_expr_
 
 static const kiln_tir_expr_t *outside(kiln_tir_builder_t *b, const kiln_tir_expr_t *x, double lo,
                                       double hi) {
-  return either(b, bin(b, KILN_TIR_EXPR_LT, x, f64(b, lo)),
-                bin(b, KILN_TIR_EXPR_GT, x, f64(b, hi)));
+  return either(b, bin(b, KILN_TIR_EXPR_LT, x, kiln_tcompute_f64(b, lo)),
+                bin(b, KILN_TIR_EXPR_GT, x, kiln_tcompute_f64(b, hi)));
 }
 
 /* x in [lo, hi]; NaN becomes lo, as the reference's pin. */
 static const kiln_tir_expr_t *pin(kiln_tir_builder_t *b, const kiln_tir_expr_t *x, double lo,
                                   double hi) {
-  const kiln_tir_expr_t *low = bin(b, KILN_TIR_EXPR_MIN, x, f64(b, hi));
-  return kiln_tir_b_select(b, bin(b, KILN_TIR_EXPR_GE, x, f64(b, lo)), low, f64(b, lo));
+  const kiln_tir_expr_t *low = bin(b, KILN_TIR_EXPR_MIN, x, kiln_tcompute_f64(b, hi));
+  return kiln_tir_b_select(b, bin(b, KILN_TIR_EXPR_GE, x, kiln_tcompute_f64(b, lo)), low,
+                           kiln_tcompute_f64(b, lo));
 }
 
 static const kiln_tir_expr_t *denormalize(kiln_tir_builder_t *b, const kiln_tir_expr_t *n,
                                           int64_t size, bool align_corners) {
-  const kiln_tir_expr_t *n1 = kiln_tir_b_add(b, n, f64(b, 1.0));
+  const kiln_tir_expr_t *n1 = kiln_tir_b_add(b, n, kiln_tcompute_f64(b, 1.0));
   if (align_corners) {
-    return kiln_tir_b_mul(b, bin(b, KILN_TIR_EXPR_DIV, n1, f64(b, 2.0)),
-                          f64(b, (double)(size - 1)));
+    return kiln_tir_b_mul(b, bin(b, KILN_TIR_EXPR_DIV, n1, kiln_tcompute_f64(b, 2.0)),
+                          kiln_tcompute_f64(b, (double)(size - 1)));
   }
-  const kiln_tir_expr_t *scaled = sub(b, kiln_tir_b_mul(b, n1, f64(b, (double)size)), f64(b, 1.0));
-  return bin(b, KILN_TIR_EXPR_DIV, scaled, f64(b, 2.0));
+  const kiln_tir_expr_t *scaled =
+      sub(b, kiln_tir_b_mul(b, n1, kiln_tcompute_f64(b, (double)size)), kiln_tcompute_f64(b, 1.0));
+  return bin(b, KILN_TIR_EXPR_DIV, scaled, kiln_tcompute_f64(b, 2.0));
 }
 
 /* x reflected between lo and hi until it is inside (the reference's reflect). */
@@ -107,20 +101,21 @@ static const kiln_tir_expr_t *reflect(kiln_tir_builder_t *b, const kiln_tir_expr
   double range = hi - lo;
   const kiln_tir_expr_t *out = outside(b, x, lo, hi);
   if (range <= 0.0) {
-    return kiln_tir_b_select(b, out, f64(b, lo), x);
+    return kiln_tir_b_select(b, out, kiln_tcompute_f64(b, lo), x);
   }
-  const kiln_tir_expr_t *below = bin(b, KILN_TIR_EXPR_LT, x, f64(b, lo));
-  const kiln_tir_expr_t *d =
-      kiln_tir_b_select(b, below, sub(b, f64(b, lo), x), sub(b, x, f64(b, hi)));
+  const kiln_tir_expr_t *below = bin(b, KILN_TIR_EXPR_LT, x, kiln_tcompute_f64(b, lo));
+  const kiln_tir_expr_t *d = kiln_tir_b_select(b, below, sub(b, kiln_tcompute_f64(b, lo), x),
+                                               sub(b, x, kiln_tcompute_f64(b, hi)));
   const kiln_tir_expr_t *n =
-      call1(b, KILN_TIR_INTRINSIC_FLOOR, bin(b, KILN_TIR_EXPR_DIV, d, f64(b, range)));
-  const kiln_tir_expr_t *r = sub(b, d, kiln_tir_b_mul(b, n, f64(b, range)));
+      call1(b, KILN_TIR_INTRINSIC_FLOOR, bin(b, KILN_TIR_EXPR_DIV, d, kiln_tcompute_f64(b, range)));
+  const kiln_tir_expr_t *r = sub(b, d, kiln_tir_b_mul(b, n, kiln_tcompute_f64(b, range)));
   const kiln_tir_expr_t *half =
-      call1(b, KILN_TIR_INTRINSIC_FLOOR, kiln_tir_b_mul(b, n, f64(b, 0.5)));
+      call1(b, KILN_TIR_INTRINSIC_FLOOR, kiln_tir_b_mul(b, n, kiln_tcompute_f64(b, 0.5)));
   const kiln_tir_expr_t *even =
-      bin(b, KILN_TIR_EXPR_EQ, sub(b, n, kiln_tir_b_mul(b, half, f64(b, 2.0))), f64(b, 0.0));
-  const kiln_tir_expr_t *up = kiln_tir_b_add(b, f64(b, lo), r);
-  const kiln_tir_expr_t *down = sub(b, f64(b, hi), r);
+      bin(b, KILN_TIR_EXPR_EQ, sub(b, n, kiln_tir_b_mul(b, half, kiln_tcompute_f64(b, 2.0))),
+          kiln_tcompute_f64(b, 0.0));
+  const kiln_tir_expr_t *up = kiln_tir_b_add(b, kiln_tcompute_f64(b, lo), r);
+  const kiln_tir_expr_t *down = sub(b, kiln_tcompute_f64(b, hi), r);
   const kiln_tir_expr_t *moved = kiln_tir_b_select(b, below, kiln_tir_b_select(b, even, up, down),
                                                    kiln_tir_b_select(b, even, down, up));
   return kiln_tir_b_select(b, out, moved, x);
@@ -155,8 +150,8 @@ typedef struct tap_t {
 static tap_t make_tap(kiln_tir_builder_t *b, const kiln_grid_sample_plan_t *p, lets_t *lets,
                       const char *name, const kiln_tir_expr_t *i, axis_t axis) {
   if (p->padding == KILN_GRID_SAMPLE_REFLECTION) {
-    const kiln_tir_expr_t *at =
-        call1(b, KILN_TIR_INTRINSIC_TRUNC, reflect(b, as_f64(b, i), axis.lo, axis.hi));
+    const kiln_tir_expr_t *at = call1(b, KILN_TIR_INTRINSIC_TRUNC,
+                                      reflect(b, kiln_tcompute_as_f64(b, i), axis.lo, axis.hi));
     return (tap_t){bind(b, lets, name, as_i32(b, pin(b, at, 0.0, (double)(axis.size - 1)))), NULL};
   }
   const kiln_tir_expr_t *index = bind(b, lets, name, kiln_compute_clamp(b, i, 0, axis.size - 1));
@@ -177,29 +172,31 @@ static void make_taps(kiln_tir_builder_t *b, const kiln_grid_sample_plan_t *p, l
 static const kiln_tir_expr_t *pixel(kiln_tir_builder_t *b, const grid_sample_t *s,
                                     const kiln_tir_expr_t *const *indices, tap_t row, tap_t col) {
   const kiln_tir_expr_t *at[4] = {indices[0], indices[1], row.index, col.index};
-  const kiln_tir_expr_t *value = as_f64(b, kiln_te_read(b, s->data, 4, at));
+  const kiln_tir_expr_t *value = kiln_tcompute_as_f64(b, kiln_te_read(b, s->data, 4, at));
   if (!row.inside) {
     return value;
   }
   return kiln_tir_b_select(b, bin(b, KILN_TIR_EXPR_AND, row.inside, col.inside), value,
-                           f64(b, 0.0));
+                           kiln_tcompute_f64(b, 0.0));
 }
 
 /* Keys' cubic weights (a = -0.75) of the four taps around t in [0, 1). */
 static void cubic_weights(kiln_tir_builder_t *b, const kiln_tir_expr_t *t,
                           const kiln_tir_expr_t **w) {
   const double a = -0.75;
-  const kiln_tir_expr_t *x[4] = {kiln_tir_b_add(b, t, f64(b, 1.0)), t, sub(b, f64(b, 1.0), t),
-                                 sub(b, f64(b, 2.0), t)};
+  const kiln_tir_expr_t *x[4] = {kiln_tir_b_add(b, t, kiln_tcompute_f64(b, 1.0)), t,
+                                 sub(b, kiln_tcompute_f64(b, 1.0), t),
+                                 sub(b, kiln_tcompute_f64(b, 2.0), t)};
   for (int k = 0; k < 4; ++k) {
     bool outer = k == 0 || k == 3;
     /* outer: ((a x - 5a) x + 8a) x - 4a; inner: ((a + 2) x - (a + 3)) x x + 1 */
-    const kiln_tir_expr_t *v = kiln_tir_b_mul(b, f64(b, outer ? a : a + 2), x[k]);
-    v = sub(b, v, f64(b, outer ? 5 * a : a + 3));
+    const kiln_tir_expr_t *v = kiln_tir_b_mul(b, kiln_tcompute_f64(b, outer ? a : a + 2), x[k]);
+    v = sub(b, v, kiln_tcompute_f64(b, outer ? 5 * a : a + 3));
     v = kiln_tir_b_mul(b, v, x[k]);
-    v = outer ? kiln_tir_b_add(b, v, f64(b, 8 * a)) : kiln_tir_b_mul(b, v, x[k]);
-    v = kiln_tir_b_mul(b, v, outer ? x[k] : f64(b, 1.0));
-    w[k] = outer ? sub(b, v, f64(b, 4 * a)) : kiln_tir_b_add(b, v, f64(b, 1.0));
+    v = outer ? kiln_tir_b_add(b, v, kiln_tcompute_f64(b, 8 * a)) : kiln_tir_b_mul(b, v, x[k]);
+    v = kiln_tir_b_mul(b, v, outer ? x[k] : kiln_tcompute_f64(b, 1.0));
+    w[k] = outer ? sub(b, v, kiln_tcompute_f64(b, 4 * a))
+                 : kiln_tir_b_add(b, v, kiln_tcompute_f64(b, 1.0));
   }
 }
 
@@ -245,9 +242,9 @@ static const kiln_tir_expr_t *interpolate(kiln_tir_builder_t *b, const grid_samp
     cubic_weights(b, tx, wx);
     cubic_weights(b, ty, wy);
   } else {
-    wx[0] = sub(b, kiln_tir_b_add(b, fx, f64(b, 1.0)), x);
+    wx[0] = sub(b, kiln_tir_b_add(b, fx, kiln_tcompute_f64(b, 1.0)), x);
     wx[1] = tx;
-    wy[0] = sub(b, kiln_tir_b_add(b, fy, f64(b, 1.0)), y);
+    wy[0] = sub(b, kiln_tir_b_add(b, fy, kiln_tcompute_f64(b, 1.0)), y);
     wy[1] = ty;
   }
   return weigh(b, s, indices, count, rows, wy, cols, wx);
@@ -258,9 +255,9 @@ static const kiln_tir_expr_t *grid_sample_body(kiln_tir_builder_t *b,
   const grid_sample_t *s = user;
   const kiln_grid_sample_plan_t *p = &s->plan;
   const kiln_tir_expr_t *at[4] = {indices[0], indices[2], indices[3], kiln_tir_b_i32(b, 0)};
-  const kiln_tir_expr_t *nx = as_f64(b, kiln_te_read(b, s->grid, 4, at));
+  const kiln_tir_expr_t *nx = kiln_tcompute_as_f64(b, kiln_te_read(b, s->grid, 4, at));
   at[3] = kiln_tir_b_i32(b, 1);
-  const kiln_tir_expr_t *ny = as_f64(b, kiln_te_read(b, s->grid, 4, at));
+  const kiln_tir_expr_t *ny = kiln_tcompute_as_f64(b, kiln_te_read(b, s->grid, 4, at));
   const kiln_tir_expr_t *x = denormalize(b, nx, p->width, p->align_corners);
   const kiln_tir_expr_t *y = denormalize(b, ny, p->height, p->align_corners);
   if (p->method == KILN_GRID_SAMPLE_NEAREST) {

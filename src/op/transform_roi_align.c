@@ -229,14 +229,6 @@ static kiln_status_t roi_align_reference(const kiln_kernel_args_t *args) {
   return KILN_OK;
 }
 
-static kiln_status_t roi_align_layout(kiln_layout_relation_t *relation) {
-  for (int i = 0; i < relation->num_inputs; ++i) {
-    relation->required_layouts[i] = i == 0 ? "NCHW" : "";
-  }
-  relation->output_layout = "NCHW";
-  return KILN_OK;
-}
-
 const kiln_op_t kiln_op_roi_align = {
     .name = "vision.roi_align",
     .id = KILN_OP_ROI_ALIGN,
@@ -248,7 +240,7 @@ const kiln_op_t kiln_op_roi_align = {
     .attr_fields = kiln_roi_align_fields,
     .validate_attrs = roi_align_validate,
     .infer_type = roi_align_infer_type,
-    .correct_layout = roi_align_layout,
+    .correct_layout = kiln_layout_nchw_data,
     .reference = roi_align_reference,
     .compute = kiln_compute_roi_align,
 };

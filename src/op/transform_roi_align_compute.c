@@ -29,35 +29,28 @@ typedef struct roi_align_t {
   bool is_max;
 } roi_align_t;
 
-static const kiln_tir_expr_t *f64(kiln_tir_builder_t *b, double value) {
-  return kiln_tir_b_float(b, KILN_DTYPE_FLOAT64, value);
-}
-
-static const kiln_tir_expr_t *as_f64(kiln_tir_builder_t *b, const kiln_tir_expr_t *x) {
-  return kiln_tir_b_cast(b, kiln_tir_scalar(KILN_DTYPE_FLOAT64), x);
-}
-
 static const kiln_tir_expr_t *sub(kiln_tir_builder_t *b, const kiln_tir_expr_t *x,
                                   const kiln_tir_expr_t *y) {
   return kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, x, y);
 }
 
 static const kiln_tir_expr_t *div_(kiln_tir_builder_t *b, const kiln_tir_expr_t *x, double y) {
-  return kiln_tir_b_bin(b, KILN_TIR_EXPR_DIV, x, f64(b, y));
+  return kiln_tir_b_bin(b, KILN_TIR_EXPR_DIV, x, kiln_tcompute_f64(b, y));
 }
 
 /* max(x, lo) with NaN giving lo. */
 static const kiln_tir_expr_t *at_least(kiln_tir_builder_t *b, const kiln_tir_expr_t *x, double lo) {
-  return kiln_tir_b_select(b, kiln_tir_b_bin(b, KILN_TIR_EXPR_GT, x, f64(b, lo)), x, f64(b, lo));
+  return kiln_tir_b_select(b, kiln_tir_b_bin(b, KILN_TIR_EXPR_GT, x, kiln_tcompute_f64(b, lo)), x,
+                           kiln_tcompute_f64(b, lo));
 }
 
 /* Coordinate k of roi r times the scale, shifted when aligned. */
 static const kiln_tir_expr_t *roi_coordinate(kiln_tir_builder_t *b, const roi_align_t *s,
                                              const kiln_tir_expr_t *r, int k) {
   const kiln_tir_expr_t *at[2] = {r, kiln_tir_b_i32(b, k)};
-  const kiln_tir_expr_t *v = as_f64(b, kiln_te_read(b, s->args->inputs[1], 2, at));
-  v = kiln_tir_b_mul(b, v, f64(b, s->attrs->spatial_scale));
-  return sub(b, v, f64(b, s->attrs->aligned ? 0.5 : 0.0));
+  const kiln_tir_expr_t *v = kiln_tcompute_as_f64(b, kiln_te_read(b, s->args->inputs[1], 2, at));
+  v = kiln_tir_b_mul(b, v, kiln_tcompute_f64(b, s->attrs->spatial_scale));
+  return sub(b, v, kiln_tcompute_f64(b, s->attrs->aligned ? 0.5 : 0.0));
 }
 
 /* The sample coordinate on one axis (0: y, 1: x) of the bin at `bin`. */
@@ -71,9 +64,10 @@ static const kiln_tir_expr_t *sample_coordinate(kiln_tir_builder_t *b, const roi
   }
   int64_t bins = s->attrs->pooled_size.values[axis], grid = s->attrs->sample_ratio;
   const kiln_tir_expr_t *size = div_(b, side, (double)bins);
-  const kiln_tir_expr_t *cell =
-      kiln_tir_b_add(b, as_f64(b, kiln_tir_b_v(s->axes[axis]->var)), f64(b, 0.5));
-  const kiln_tir_expr_t *v = kiln_tir_b_add(b, start, kiln_tir_b_mul(b, as_f64(b, bin), size));
+  const kiln_tir_expr_t *cell = kiln_tir_b_add(
+      b, kiln_tcompute_as_f64(b, kiln_tir_b_v(s->axes[axis]->var)), kiln_tcompute_f64(b, 0.5));
+  const kiln_tir_expr_t *v =
+      kiln_tir_b_add(b, start, kiln_tir_b_mul(b, kiln_tcompute_as_f64(b, bin), size));
   return kiln_tir_b_add(b, v, div_(b, kiln_tir_b_mul(b, cell, size), (double)grid));
 }
 
@@ -83,26 +77,27 @@ typedef struct axis_tap_t {
 } axis_tap_t;
 
 static axis_tap_t axis_tap(kiln_tir_builder_t *b, const kiln_tir_expr_t *v, int64_t size) {
-  const kiln_tir_expr_t *clamped =
-      kiln_tir_b_bin(b, KILN_TIR_EXPR_MIN, at_least(b, v, 0.0), f64(b, (double)(size - 1)));
+  const kiln_tir_expr_t *clamped = kiln_tir_b_bin(b, KILN_TIR_EXPR_MIN, at_least(b, v, 0.0),
+                                                  kiln_tcompute_f64(b, (double)(size - 1)));
   const kiln_tir_expr_t *low = kiln_tir_b_cast(b, kiln_tir_scalar(KILN_DTYPE_INT32), clamped);
   const kiln_tir_expr_t *high =
       kiln_tir_b_bin(b, KILN_TIR_EXPR_MIN, kiln_tir_b_add(b, low, kiln_tir_b_i32(b, 1)),
                      kiln_tir_b_i32(b, size - 1));
-  return (axis_tap_t){low, high, sub(b, clamped, as_f64(b, low))};
+  return (axis_tap_t){low, high, sub(b, clamped, kiln_tcompute_as_f64(b, low))};
 }
 
 static const kiln_tir_expr_t *inside(kiln_tir_builder_t *b, const kiln_tir_expr_t *v,
                                      int64_t size) {
-  return kiln_tir_b_bin(b, KILN_TIR_EXPR_AND, kiln_tir_b_bin(b, KILN_TIR_EXPR_GE, v, f64(b, -1.0)),
-                        kiln_tir_b_bin(b, KILN_TIR_EXPR_LE, v, f64(b, (double)size)));
+  return kiln_tir_b_bin(b, KILN_TIR_EXPR_AND,
+                        kiln_tir_b_bin(b, KILN_TIR_EXPR_GE, v, kiln_tcompute_f64(b, -1.0)),
+                        kiln_tir_b_bin(b, KILN_TIR_EXPR_LE, v, kiln_tcompute_f64(b, (double)size)));
 }
 
 static const kiln_tir_expr_t *pixel(kiln_tir_builder_t *b, const roi_align_t *s,
                                     const kiln_tir_expr_t *image, const kiln_tir_expr_t *c,
                                     const kiln_tir_expr_t *y, const kiln_tir_expr_t *x) {
   const kiln_tir_expr_t *at[4] = {image, c, y, x};
-  return as_f64(b, kiln_te_read(b, s->args->inputs[0], 4, at));
+  return kiln_tcompute_as_f64(b, kiln_te_read(b, s->args->inputs[0], 4, at));
 }
 
 /* The image of roi r, clamped into the batch. */
@@ -131,13 +126,13 @@ static const kiln_tir_expr_t *pool_body(kiln_tir_builder_t *b,
   const kiln_tir_expr_t *in =
       kiln_tir_b_bin(b, KILN_TIR_EXPR_AND, inside(b, y, shape[2]), inside(b, x, shape[3]));
   axis_tap_t ty = axis_tap(b, y, shape[2]), tx = axis_tap(b, x, shape[3]);
-  const kiln_tir_expr_t *one = f64(b, 1.0);
+  const kiln_tir_expr_t *one = kiln_tcompute_f64(b, 1.0);
   const kiln_tir_expr_t *wy[2] = {sub(b, one, ty.t), ty.t}, *wx[2] = {sub(b, one, tx.t), tx.t};
   const kiln_tir_expr_t *rows[2] = {ty.low, ty.high}, *cols[2] = {tx.low, tx.high};
   const kiln_tir_expr_t *image = image_of(b, s, indices[0]), *value = NULL;
   for (int k = 0; k < 4; ++k) {
     const kiln_tir_expr_t *w = kiln_tir_b_mul(b, wy[k / 2], wx[k % 2]);
-    w = kiln_tir_b_select(b, in, w, f64(b, 0.0));
+    w = kiln_tir_b_select(b, in, w, kiln_tcompute_f64(b, 0.0));
     const kiln_tir_expr_t *term =
         kiln_tir_b_mul(b, w, pixel(b, s, image, indices[1], rows[k / 2], cols[k % 2]));
     value = value ? combine(b, s->is_max, value, term) : term;
