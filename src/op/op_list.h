@@ -96,7 +96,8 @@
   X(WHERE, "where", kiln_op_where)
 
 /* reduce*.c and transform*.c: reductions, data movement, gather and scatter,
- * arange, one_hot, trilu, cumsum and topk */
+ * arange, one_hot, trilu, cumsum and topk; image.grid_sample, einsum, dft,
+ * vision.roi_align and det */
 #define KILN_OP_LIST_TRANSFORM(X)                                   \
   X(SUM, "sum", kiln_op_sum)                                        \
   X(MEAN, "mean", kiln_op_mean)                                     \
@@ -129,7 +130,12 @@
   X(SCATTER_ELEMENTS, "scatter_elements", kiln_op_scatter_elements) \
   X(SCATTER_ND, "scatter_nd", kiln_op_scatter_nd)                   \
   X(DEPTH_TO_SPACE, "nn.depth_to_space", kiln_op_depth_to_space)    \
-  X(SPACE_TO_DEPTH, "nn.space_to_depth", kiln_op_space_to_depth)
+  X(SPACE_TO_DEPTH, "nn.space_to_depth", kiln_op_space_to_depth)    \
+  X(GRID_SAMPLE, "image.grid_sample", kiln_op_grid_sample)          \
+  X(EINSUM, "einsum", kiln_op_einsum)                               \
+  X(DFT, "dft", kiln_op_dft)                                        \
+  X(ROI_ALIGN, "vision.roi_align", kiln_op_roi_align)               \
+  X(DET, "det", kiln_op_det)
 
 /* elemwise_fast.c: fast approximations, substituted by the fast_math pass */
 #define KILN_OP_LIST_FAST(X)                \

@@ -9,6 +9,7 @@
 #ifndef KILN_OP_TRANSFORM_ATTRS_H_
 #define KILN_OP_TRANSFORM_ATTRS_H_
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "op/op.h"
@@ -95,6 +96,120 @@ typedef struct kiln_resize_mode_t {
 KILN_MUST_USE_RESULT kiln_status_t kiln_resize_mode_of(const kiln_op_t *op,
                                                        const kiln_resize2d_attrs_t *attrs,
                                                        kiln_resize_mode_t *out_mode);
+
+/* ---- transform_grid_sample.c ---- */
+
+typedef struct kiln_grid_sample_attrs_t {
+  const char *method;       /* "bilinear" | "nearest" | "bicubic" */
+  const char *padding_mode; /* "zeros" | "border" | "reflection" */
+  bool align_corners;
+} kiln_grid_sample_attrs_t;
+
+/* image.grid_sample's string attributes as enums, in the order of their names. */
+typedef enum kiln_grid_sample_method_e {
+  KILN_GRID_SAMPLE_BILINEAR,
+  KILN_GRID_SAMPLE_NEAREST,
+  KILN_GRID_SAMPLE_BICUBIC,
+} kiln_grid_sample_method_t;
+
+typedef enum kiln_grid_sample_padding_e {
+  KILN_GRID_SAMPLE_ZEROS,
+  KILN_GRID_SAMPLE_BORDER,
+  KILN_GRID_SAMPLE_REFLECTION,
+} kiln_grid_sample_padding_t;
+
+/* What the reference kernel and the compute rule both read: the enums, the
+ * input plane's size and the borders a coordinate is reflected between
+ * ([-0.5, size - 0.5], or [0, size - 1] with align_corners). */
+typedef struct kiln_grid_sample_plan_t {
+  kiln_grid_sample_method_t method;
+  kiln_grid_sample_padding_t padding;
+  bool align_corners;
+  int64_t height, width;
+  double x_min, x_max, y_min, y_max;
+} kiln_grid_sample_plan_t;
+
+/* The plan of `attrs` for an input plane of height x width
+ * (transform_grid_sample.c); INVALID_ARGUMENT naming the operator and the
+ * attribute for a name it does not know. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_grid_sample_plan_of(const kiln_op_t *op,
+                                                            const kiln_grid_sample_attrs_t *attrs,
+                                                            int64_t height, int64_t width,
+                                                            kiln_grid_sample_plan_t *out_plan);
+
+/* ---- transform_einsum.c ---- */
+
+typedef struct kiln_einsum_attrs_t {
+  const char *equation; /* "bij,bjk->bik"; numpy's spelling, "..." for broadcast dims */
+} kiln_einsum_attrs_t;
+
+#define KILN_EINSUM_MAX_INPUTS 8
+/* Letters a-z, A-Z, then one label per dim of the ellipsis. */
+#define KILN_EINSUM_MAX_LABELS (52 + KILN_MAX_RANK)
+
+/* An equation resolved against its inputs' shapes: every dim of every
+ * input and of the output carries a label; a label not in the output is
+ * summed over. */
+typedef struct kiln_einsum_plan_t {
+  int num_inputs;
+  int ndim[KILN_EINSUM_MAX_INPUTS];
+  int8_t labels[KILN_EINSUM_MAX_INPUTS][KILN_MAX_RANK];
+  /* Whether the dim has extent 1 under a label of another extent (read at 0). */
+  bool broadcast[KILN_EINSUM_MAX_INPUTS][KILN_MAX_RANK];
+  int out_ndim;
+  int8_t out_labels[KILN_MAX_RANK];
+  int num_summed;
+  int8_t summed[KILN_EINSUM_MAX_LABELS];  /* the summed labels, in label order */
+  int64_t extent[KILN_EINSUM_MAX_LABELS]; /* -1: the label is not used */
+} kiln_einsum_plan_t;
+
+/* The plan of `equation` for inputs of the given ranks and shapes
+ * (transform_einsum.c); INVALID_ARGUMENT naming the operator and what in
+ * the equation does not fit. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_einsum_plan_of(const kiln_op_t *op, const char *equation,
+                                                       int num_inputs, const int *ndims,
+                                                       const int64_t *const *shapes,
+                                                       kiln_einsum_plan_t *out_plan);
+
+/* ---- transform_dft.c ---- */
+
+typedef struct kiln_dft_attrs_t {
+  int64_t axis;       /* the signal axis: not the first (batch) nor the last (real, imaginary) */
+  bool inverse;       /* e^{+i theta} and 1 / length */
+  bool onesided;      /* only the length / 2 + 1 first frequencies */
+  int64_t dft_length; /* 0: the axis' size; else the signal is cut or padded with zeros */
+} kiln_dft_attrs_t;
+
+/* A DFT resolved against its input: the axis, the transform's length, how
+ * many input samples it reads and how many frequencies it writes. */
+typedef struct kiln_dft_plan_t {
+  int axis;
+  int64_t length;
+  int64_t samples; /* min(the axis' size, length) */
+  int64_t bins;    /* length, or length / 2 + 1 onesided */
+  bool complex_input;
+  bool inverse;
+} kiln_dft_plan_t;
+
+/* 2 pi: the angle of frequency k at sample n is 2 pi ((k n) mod L) / L. */
+#define KILN_DFT_TWO_PI 6.283185307179586476925286766559
+
+/* The plan of `attrs` for data of rank `ndim` and `shape`
+ * (transform_dft.c); INVALID_ARGUMENT naming the operator. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_dft_plan_of(const kiln_op_t *op,
+                                                    const kiln_dft_attrs_t *attrs, int ndim,
+                                                    const int64_t *shape,
+                                                    kiln_dft_plan_t *out_plan);
+
+/* ---- transform_roi_align.c ---- */
+
+typedef struct kiln_roi_align_attrs_t {
+  kiln_ints_t pooled_size; /* [H_out, W_out] */
+  double spatial_scale;
+  int64_t sample_ratio; /* samples a bin side; 0: ceil(roi side / pooled side) */
+  const char *mode;     /* "avg" | "max" */
+  bool aligned;         /* ONNX's half_pixel: shift the box by half a pixel */
+} kiln_roi_align_attrs_t;
 
 typedef struct kiln_depth_space_attrs_t {
   int64_t block_size;

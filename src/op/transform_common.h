@@ -441,6 +441,16 @@ static inline kiln_status_t kiln_layout_unknown_output(kiln_layout_relation_t *r
   return KILN_OK;
 }
 
+/* The rule of an image operator whose other inputs (a grid, boxes) have no
+ * channels: its data (input 0) in NCHW, any layout for the rest, NCHW out. */
+static inline kiln_status_t kiln_layout_nchw_data(kiln_layout_relation_t *relation) {
+  for (int i = 0; i < relation->num_inputs; ++i) {
+    relation->required_layouts[i] = i == 0 ? "NCHW" : "";
+  }
+  relation->output_layout = "NCHW";
+  return KILN_OK;
+}
+
 /* The input tensor type a layout rule reads, or an error naming the operator. */
 static inline kiln_status_t kiln_layout_input_type(const kiln_layout_relation_t *relation,
                                                    int index, const kiln_tensor_type_t **out_type) {

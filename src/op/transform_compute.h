@@ -53,6 +53,21 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_compute_resize2d(const kiln_compute_args
 KILN_MUST_USE_RESULT kiln_status_t kiln_compute_depth_space(const kiln_compute_args_t *args,
                                                             kiln_compute_result_t *out_result);
 
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_grid_sample(const kiln_compute_args_t *args,
+                                                            kiln_compute_result_t *out_result);
+
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_einsum(const kiln_compute_args_t *args,
+                                                       kiln_compute_result_t *out_result);
+
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_dft(const kiln_compute_args_t *args,
+                                                    kiln_compute_result_t *out_result);
+
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_roi_align(const kiln_compute_args_t *args,
+                                                          kiln_compute_result_t *out_result);
+
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_det(const kiln_compute_args_t *args,
+                                                    kiln_compute_result_t *out_result);
+
 /* ---- shared by the three files ---- */
 
 /* The type of a placeholder tensor, for the attribute helpers of
@@ -64,6 +79,18 @@ static inline kiln_tensor_type_t kiln_tcompute_type_of(const kiln_te_tensor_t *t
   type.ndim = tensor->ndim;
   type.shape = tensor->shape;
   return type;
+}
+
+/* A float64 constant, and x converted to float64: for the rules that
+ * compute in double as their reference kernels do (resize2d, grid_sample,
+ * dft, roi_align). */
+static inline const kiln_tir_expr_t *kiln_tcompute_f64(kiln_tir_builder_t *b, double value) {
+  return kiln_tir_b_float(b, KILN_DTYPE_FLOAT64, value);
+}
+
+static inline const kiln_tir_expr_t *kiln_tcompute_as_f64(kiln_tir_builder_t *b,
+                                                          const kiln_tir_expr_t *x) {
+  return kiln_tir_b_cast(b, kiln_tir_scalar(KILN_DTYPE_FLOAT64), x);
 }
 
 #endif /* KILN_OP_TRANSFORM_COMPUTE_H_ */

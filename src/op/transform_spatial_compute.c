@@ -146,10 +146,6 @@ typedef struct resize_t {
   const int64_t *out_shape;
 } resize_t;
 
-static const kiln_tir_expr_t *f64(kiln_tir_builder_t *b, double value) {
-  return kiln_tir_b_float(b, KILN_DTYPE_FLOAT64, value);
-}
-
 static const kiln_tir_expr_t *ffloor(kiln_tir_builder_t *b, const kiln_tir_expr_t *x) {
   return kiln_tir_b_call(b, KILN_TIR_INTRINSIC_FLOOR, 1, &x);
 }
@@ -158,21 +154,23 @@ static const kiln_tir_expr_t *ffloor(kiln_tir_builder_t *b, const kiln_tir_expr_
 static const kiln_tir_expr_t *resize_coordinate(kiln_tir_builder_t *b, const resize_t *r,
                                                 const kiln_tir_expr_t *x, int64_t in, int64_t out) {
   const kiln_tir_expr_t *xf = kiln_tir_b_cast(b, kiln_tir_scalar(KILN_DTYPE_FLOAT64), x);
-  const kiln_tir_expr_t *scale = f64(b, (double)out / (double)in);
+  const kiln_tir_expr_t *scale = kiln_tcompute_f64(b, (double)out / (double)in);
   const kiln_tir_expr_t *half_pixel = kiln_tir_b_bin(
       b, KILN_TIR_EXPR_SUB,
-      kiln_tir_b_bin(b, KILN_TIR_EXPR_DIV, kiln_tir_b_add(b, xf, f64(b, 0.5)), scale), f64(b, 0.5));
+      kiln_tir_b_bin(b, KILN_TIR_EXPR_DIV, kiln_tir_b_add(b, xf, kiln_tcompute_f64(b, 0.5)), scale),
+      kiln_tcompute_f64(b, 0.5));
   switch (r->coordinates) {
   case KILN_RESIZE_COORDINATES_PYTORCH_HALF_PIXEL:
-    return out > 1 ? half_pixel : f64(b, 0.0);
+    return out > 1 ? half_pixel : kiln_tcompute_f64(b, 0.0);
   case KILN_RESIZE_COORDINATES_HALF_PIXEL:
     return half_pixel;
   case KILN_RESIZE_COORDINATES_ALIGN_CORNERS:
     if (out == 1) {
-      return f64(b, 0.0);
+      return kiln_tcompute_f64(b, 0.0);
     }
-    return kiln_tir_b_bin(b, KILN_TIR_EXPR_DIV, kiln_tir_b_mul(b, xf, f64(b, (double)(in - 1))),
-                          f64(b, (double)(out - 1)));
+    return kiln_tir_b_bin(b, KILN_TIR_EXPR_DIV,
+                          kiln_tir_b_mul(b, xf, kiln_tcompute_f64(b, (double)(in - 1))),
+                          kiln_tcompute_f64(b, (double)(out - 1)));
   case KILN_RESIZE_COORDINATES_ASYMMETRIC:
     return kiln_tir_b_bin(b, KILN_TIR_EXPR_DIV, xf, scale);
   }
@@ -182,8 +180,8 @@ static const kiln_tir_expr_t *resize_coordinate(kiln_tir_builder_t *b, const res
 /* A float64 index in [0, in - 1] as int32. */
 static const kiln_tir_expr_t *clamped_index(kiln_tir_builder_t *b, const kiln_tir_expr_t *value,
                                             int64_t in) {
-  value = kiln_tir_b_bin(b, KILN_TIR_EXPR_MAX, value, f64(b, 0.0));
-  value = kiln_tir_b_bin(b, KILN_TIR_EXPR_MIN, value, f64(b, (double)(in - 1)));
+  value = kiln_tir_b_bin(b, KILN_TIR_EXPR_MAX, value, kiln_tcompute_f64(b, 0.0));
+  value = kiln_tir_b_bin(b, KILN_TIR_EXPR_MIN, value, kiln_tcompute_f64(b, (double)(in - 1)));
   return kiln_tir_b_cast(b, kiln_tir_scalar(KILN_DTYPE_INT32), value);
 }
 
@@ -201,18 +199,19 @@ static const kiln_tir_expr_t *resize_nearest(kiln_tir_builder_t *b, const resize
   const kiln_tir_expr_t *up = NULL;
   switch (r->rounding) {
   case KILN_RESIZE_ROUNDING_ROUND_PREFER_FLOOR:
-    up = kiln_tir_b_bin(b, KILN_TIR_EXPR_GT, ratio, f64(b, 0.5));
+    up = kiln_tir_b_bin(b, KILN_TIR_EXPR_GT, ratio, kiln_tcompute_f64(b, 0.5));
     break;
   case KILN_RESIZE_ROUNDING_ROUND_PREFER_CEIL:
-    up = kiln_tir_b_bin(b, KILN_TIR_EXPR_GE, ratio, f64(b, 0.5));
+    up = kiln_tir_b_bin(b, KILN_TIR_EXPR_GE, ratio, kiln_tcompute_f64(b, 0.5));
     break;
   case KILN_RESIZE_ROUNDING_FLOOR:
     return clamped_index(b, low, in);
   case KILN_RESIZE_ROUNDING_CEIL:
-    up = kiln_tir_b_bin(b, KILN_TIR_EXPR_GT, ratio, f64(b, 0.0));
+    up = kiln_tir_b_bin(b, KILN_TIR_EXPR_GT, ratio, kiln_tcompute_f64(b, 0.0));
     break;
   }
-  return clamped_index(b, kiln_tir_b_select(b, up, kiln_tir_b_add(b, low, f64(b, 1.0)), low), in);
+  return clamped_index(
+      b, kiln_tir_b_select(b, up, kiln_tir_b_add(b, low, kiln_tcompute_f64(b, 1.0)), low), in);
 }
 
 static resize_tap_t resize_tap(kiln_tir_builder_t *b, const resize_t *r, const kiln_tir_expr_t *x,
@@ -222,8 +221,9 @@ static resize_tap_t resize_tap(kiln_tir_builder_t *b, const resize_t *r, const k
     const kiln_tir_expr_t *index = resize_nearest(b, r, source, in);
     return (resize_tap_t){index, index, NULL};
   }
-  const kiln_tir_expr_t *clamped = kiln_tir_b_bin(b, KILN_TIR_EXPR_MAX, source, f64(b, 0.0));
-  clamped = kiln_tir_b_bin(b, KILN_TIR_EXPR_MIN, clamped, f64(b, (double)(in - 1)));
+  const kiln_tir_expr_t *clamped =
+      kiln_tir_b_bin(b, KILN_TIR_EXPR_MAX, source, kiln_tcompute_f64(b, 0.0));
+  clamped = kiln_tir_b_bin(b, KILN_TIR_EXPR_MIN, clamped, kiln_tcompute_f64(b, (double)(in - 1)));
   const kiln_tir_expr_t *low = ffloor(b, clamped);
   const kiln_tir_expr_t *i0 = kiln_tir_b_cast(b, kiln_tir_scalar(KILN_DTYPE_INT32), low);
   const kiln_tir_expr_t *i1 = kiln_tir_b_bin(
@@ -241,7 +241,8 @@ static const kiln_tir_expr_t *resize_read(kiln_tir_builder_t *b, const resize_t 
 /* (1 - t) a + t c, in float64. */
 static const kiln_tir_expr_t *lerp(kiln_tir_builder_t *b, const kiln_tir_expr_t *t,
                                    const kiln_tir_expr_t *a, const kiln_tir_expr_t *c) {
-  const kiln_tir_expr_t *one_minus = kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, f64(b, 1.0), t);
+  const kiln_tir_expr_t *one_minus =
+      kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, kiln_tcompute_f64(b, 1.0), t);
   return kiln_tir_b_add(b, kiln_tir_b_mul(b, one_minus, a), kiln_tir_b_mul(b, t, c));
 }
 

@@ -589,8 +589,83 @@ static void test_refused_forms(void **state) {
   ob_free(&ob);
 }
 
+/* ---- GridSample, RoiAlign, DFT, Einsum, Det ---- */
+
+/* The converters of the coverage operators map one to one; what they refuse. */
+static void test_coverage_converters(void **state) {
+  (void)state;
+  ob_t ob;
+  ob_init(&ob, 16);
+  ob_input(&ob, "x", OB_FLOAT, 4, OB_DIMS(1, 2, 4, 4));
+  ob_input(&ob, "grid", OB_FLOAT, 4, OB_DIMS(1, 3, 5, 2));
+  Onnx__NodeProto *node = ob_node(&ob, "GridSample", "g", "x,grid", "y");
+  ob_output(&ob, "y", OB_FLOAT, 4, OB_DIMS(1, 2, 3, 5));
+  kiln_module_t *module = import_ok(&ob);
+  assert_int_equal(om_count_calls(module, &kiln_op_grid_sample), 1);
+  kiln_module_destroy(module);
+  ob_attr_string(&ob, node, "mode", "cubic");
+  KILN_ASSERT_STATUS(ob_import(&ob, NULL, kiln_allocator_system(), &module), INVALID_ARGUMENT,
+                     "node \"g\" (GridSample): image.grid_sample: method \"cubic\" is not one of "
+                     "bilinear, nearest, bicubic");
+  ob_free(&ob);
+  /* RoiAlign: opset 10 has no coordinate mode (output_half_pixel). */
+  ob_init(&ob, 10);
+  ob_input(&ob, "x", OB_FLOAT, 4, OB_DIMS(1, 2, 4, 4));
+  ob_input(&ob, "rois", OB_FLOAT, 2, OB_DIMS(3, 4));
+  ob_input(&ob, "index", ONNX__TENSOR_PROTO__DATA_TYPE__INT64, 1, OB_DIMS(3));
+  node = ob_node(&ob, "RoiAlign", "r", "x,rois,index", "y");
+  ob_attr_int(&ob, node, "output_height", 2);
+  ob_attr_int(&ob, node, "output_width", 3);
+  ob_output(&ob, "y", OB_FLOAT, 4, OB_DIMS(3, 2, 2, 3));
+  module = import_ok(&ob);
+  assert_int_equal(om_count_calls(module, &kiln_op_roi_align), 1);
+  kiln_module_destroy(module);
+  ob.opset.version = 16;
+  ob_attr_string(&ob, node, "coordinate_transformation_mode", "corners");
+  KILN_ASSERT_STATUS(ob_import(&ob, NULL, kiln_allocator_system(), &module), INVALID_ARGUMENT,
+                     "node \"r\" (RoiAlign): coordinate_transformation_mode \"corners\" is not "
+                     "half_pixel or output_half_pixel");
+  ob_free(&ob);
+  /* DFT: dft_length as a constant sets the shape; as a graph input it is refused. */
+  ob_init(&ob, 17);
+  ob_input(&ob, "x", OB_FLOAT, 3, OB_DIMS(1, 5, 1));
+  ob_init_i64(&ob, "n", 0, NULL, OB_I64(8));
+  ob_node(&ob, "DFT", "d", "x,n", "y");
+  ob_output(&ob, "y", OB_FLOAT, 3, OB_DIMS(1, 8, 2));
+  module = import_ok(&ob);
+  om_assert_type(om_main(module)->ret_type, KILN_DTYPE_FLOAT32, 3, OB_DIMS(1, 8, 2));
+  kiln_module_destroy(module);
+  ob_free(&ob);
+  ob_init(&ob, 17);
+  ob_input(&ob, "x", OB_FLOAT, 3, OB_DIMS(1, 5, 1));
+  ob_input(&ob, "n", ONNX__TENSOR_PROTO__DATA_TYPE__INT64, 1, OB_DIMS(1));
+  ob_node(&ob, "DFT", "d", "x,n", "y");
+  ob_output(&ob, "y", OB_FLOAT, 3, OB_DIMS(1, 8, 2));
+  KILN_ASSERT_STATUS(ob_import(&ob, NULL, kiln_allocator_system(), &module), UNIMPLEMENTED,
+                     "node \"d\" (DFT): input 1 (dft_length");
+  ob_free(&ob);
+  /* Einsum needs its equation; Det converts as it is. */
+  ob_init(&ob, 12);
+  ob_input(&ob, "x", OB_FLOAT, 2, OB_DIMS(3, 3));
+  node = ob_node(&ob, "Einsum", "e", "x", "y");
+  ob_output(&ob, "y", OB_FLOAT, 0, NULL);
+  KILN_ASSERT_STATUS(ob_import(&ob, NULL, kiln_allocator_system(), &module), INVALID_ARGUMENT,
+                     "node \"e\" (Einsum): attribute equation is required");
+  ob_attr_string(&ob, node, "equation", "ii");
+  module = import_ok(&ob);
+  assert_int_equal(om_count_calls(module, &kiln_op_einsum), 1);
+  kiln_module_destroy(module);
+  node->op_type = ob_strdup(&ob, "Det");
+  node->n_attribute = 0;
+  module = import_ok(&ob);
+  assert_int_equal(om_count_calls(module, &kiln_op_det), 1);
+  kiln_module_destroy(module);
+  ob_free(&ob);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_coverage_converters, setup, teardown),
       cmocka_unit_test_setup_teardown(test_converter_table, setup, teardown),
       cmocka_unit_test_setup_teardown(test_softmax_by_opset, setup, teardown),
       cmocka_unit_test_setup_teardown(test_prelu_paths, setup, teardown),

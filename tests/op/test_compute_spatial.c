@@ -3,8 +3,9 @@
  * against the reference kernels (kiln_compute_test.h): pad in every mode
  * with negative (cropping) pads and fills that saturate, resize2d for every
  * method, coordinate transformation and rounding (including outputs of one
- * pixel), depth_to_space in DCR and CRD and space_to_depth; a golden
- * lowered function and the error paths.
+ * pixel), grid_sample for every method, padding mode and align_corners,
+ * roi_align for every mode and alignment over boxes in and out of the plane, depth_to_space in DCR
+ * and CRD and space_to_depth; a golden lowered function and the error paths.
  */
 #include <stdio.h>
 
@@ -67,6 +68,61 @@ static void test_resize2d_every_mode(void **state) {
   check_compute_random(op, ATTRS(op, "size", "[3, 2]"), 1, &single, -2, 2);
 }
 
+/* Every method, padding mode and align_corners, on grids reaching past
+ * the plane (the joint out-of-bounds test, reflections of more than one
+ * range) and planes of one pixel (reflection's range of 0). */
+static void test_grid_sample(void **state) {
+  (void)state;
+  const kiln_op_t *op = &kiln_op_grid_sample;
+  static const char *const methods[] = {"\"bilinear\"", "\"nearest\"", "\"bicubic\""};
+  static const char *const paddings[] = {"\"zeros\"", "\"border\"", "\"reflection\""};
+  const kiln_type_t *data = ttype(KILN_DTYPE_FLOAT32, 4, SHAPE(2, 3, 5, 7));
+  const kiln_type_t *single = ttype(KILN_DTYPE_FLOAT32, 4, SHAPE(1, 2, 1, 1));
+  for (int m = 0; m < 3; ++m) {
+    for (int p = 0; p < 3; ++p) {
+      for (int a = 0; a < 2; ++a) {
+        const void *attrs = ATTRS(op, "method", methods[m], "padding_mode", paddings[p],
+                                  "align_corners", a ? "True" : "False");
+        const kiln_type_t *types[2] = {data, ttype(KILN_DTYPE_FLOAT32, 4, SHAPE(2, 4, 9, 2))};
+        check_compute_random(op, attrs, 2, types, -3.5, 3.5);
+        const kiln_type_t *small[2] = {single, ttype(KILN_DTYPE_FLOAT32, 4, SHAPE(1, 3, 2, 2))};
+        check_compute_random(op, attrs, 2, small, -2, 2);
+      }
+    }
+  }
+}
+
+/* Boxes in [-3, 12) over 7x9 planes (some outside, some inverted, some
+ * smaller than a pixel), images 0 and 1, every mode, alignment and a few
+ * grid sizes and scales; the inputs made here since each has its range. */
+static void test_roi_align(void **state) {
+  (void)state;
+  const kiln_op_t *op = &kiln_op_roi_align;
+  kiln_tensor_t *inputs[3] = {random_tensor(KILN_DTYPE_FLOAT32, 4, SHAPE(2, 3, 7, 9), -2, 2),
+                              random_tensor(KILN_DTYPE_FLOAT32, 2, SHAPE(6, 4), -3, 12),
+                              random_tensor(KILN_DTYPE_INT64, 1, SHAPE(6), 0, 1)};
+  static const char *const modes[] = {"\"avg\"", "\"max\""};
+  static const char *const ratios[] = {"1", "2", "3"};
+  for (int m = 0; m < 2; ++m) {
+    for (int a = 0; a < 2; ++a) {
+      for (int r = 0; r < 3; ++r) {
+        check_compute(op,
+                      ATTRS(op, "pooled_size", r == 1 ? "[3, 2]" : "[2, 5]", "sample_ratio",
+                            ratios[r], "mode", modes[m], "aligned", a ? "True" : "False",
+                            "spatial_scale", r == 2 ? "0.5" : "1.0"),
+                      3, inputs);
+      }
+    }
+  }
+  const kiln_type_t *i32[3] = {ttype(KILN_DTYPE_FLOAT32, 4, SHAPE(1, 1, 3, 3)),
+                               ttype(KILN_DTYPE_FLOAT32, 2, SHAPE(2, 4)),
+                               ttype(KILN_DTYPE_INT32, 1, SHAPE(2))};
+  check_compute_random(op, ATTRS(op, "pooled_size", "[2, 2]", "sample_ratio", "2"), 3, i32, 0, 0);
+  for (int i = 0; i < 3; ++i) {
+    kiln_tensor_release(inputs[i]);
+  }
+}
+
 static void test_depth_space(void **state) {
   (void)state;
   const kiln_op_t *op = &kiln_op_depth_to_space;
@@ -119,6 +175,17 @@ static void test_errors(void **state) {
   const kiln_op_t *op = &kiln_op_resize2d;
   const void *size = ATTRS(op, "size", "[4, 4]");
   const kiln_type_t *i8 = ttype(KILN_DTYPE_INT8, 4, SHAPE(1, 1, 2, 2));
+  const kiln_type_t *roi_types[3] = {ttype(KILN_DTYPE_FLOAT32, 4, SHAPE(1, 1, 3, 3)),
+                                     ttype(KILN_DTYPE_FLOAT32, 2, SHAPE(2, 4)),
+                                     ttype(KILN_DTYPE_INT32, 1, SHAPE(2))};
+  kiln_schedule_target_t target = {512};
+  const kiln_tir_prim_func_t *func = NULL;
+  KILN_ASSERT_STATUS(kiln_op_lower(&kiln_op_roi_align,
+                                   ATTRS(&kiln_op_roi_align, "sample_ratio", "0"), 3, roi_types,
+                                   &target, &kiln_op_test_arena, "f", &func),
+                     UNIMPLEMENTED,
+                     "vision.roi_align: sample_ratio 0 (a grid sized by the boxes' "
+                     "values) has no compute rule");
   KILN_ASSERT_STATUS(compute_directly(op, size, i8, size), UNIMPLEMENTED,
                      "image.resize2d: the compute rule does not handle int8 (only float32)");
   const kiln_type_t *f32 = ttype(KILN_DTYPE_FLOAT32, 4, SHAPE(1, 1, 2, 2));
@@ -151,6 +218,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_pad, setup, teardown),
       cmocka_unit_test_setup_teardown(test_resize2d_every_mode, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_grid_sample, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_roi_align, setup, teardown),
       cmocka_unit_test_setup_teardown(test_depth_space, setup, teardown),
       cmocka_unit_test_setup_teardown(test_golden_pad, setup, teardown),
       cmocka_unit_test_setup_teardown(test_errors, setup, teardown),

@@ -30,6 +30,8 @@ kiln_status_t kiln_onnx_convert_conv(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_conv_transpose(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_gemm(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_matmul(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_einsum(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_det(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_pool(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_global_pool(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_softmax_flat(kiln_onnx_node_t *node);
@@ -71,6 +73,8 @@ kiln_status_t kiln_onnx_convert_pad_inputs(kiln_onnx_node_t *node);
 /* onnx_ops_resize.c */
 kiln_status_t kiln_onnx_convert_resize(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_upsample(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_grid_sample(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_roi_align(kiln_onnx_node_t *node);
 
 /* onnx_ops_gather.c */
 kiln_status_t kiln_onnx_convert_gather_elements(kiln_onnx_node_t *node);
@@ -121,5 +125,6 @@ kiln_status_t kiln_onnx_convert_constant(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_constant_of_shape(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_range(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_window(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_dft(kiln_onnx_node_t *node);
 
 #endif /* KILN_FRONTEND_ONNX_ONNX_CONVERT_H_ */

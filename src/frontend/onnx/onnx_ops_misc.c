@@ -1,7 +1,11 @@
 /*
  * Converters that make or pass values: Identity, Dropout (inference),
- * Cast, CastLike, Constant, ConstantOfShape, Range and the window
- * functions.
+ * Cast, CastLike, Constant, ConstantOfShape, Range, the window
+ * functions and DFT.
+ *
+ * DFT is the registry's dft with its attributes as they are and its
+ * optional dft_length input, which must be a constant (it sets the output's
+ * shape), as the attribute of the same name.
  *
  * Identity and Dropout hand their input on unchanged (Dropout's optional
  * mask is an all-true Constant, as ONNX defines it outside training, and in
@@ -258,4 +262,32 @@ kiln_status_t kiln_onnx_convert_window(kiln_onnx_node_t *node) {
   kiln_status_t status = kiln_onnx_constant(node->importer, tensor, &node->outputs[0]);
   kiln_tensor_release(tensor);
   return status;
+}
+
+/* ---- DFT ---- */
+
+kiln_status_t kiln_onnx_convert_dft(kiln_onnx_node_t *node) {
+  kiln_expr_t *x = NULL;
+  int64_t axis = 1, inverse = 0, onesided = 0;
+  double length = 0.0;
+  void *attrs = NULL;
+  const kiln_op_t *op = &kiln_op_dft;
+  KILN_RETURN_IF_ERROR(kiln_onnx_inputs_at_most(node, 2));
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
+  if (kiln_onnx_input_optional(node, 1)) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_input_scalar(node, 1, "dft_length", &length));
+    if (!(length >= 1.0 && length <= (double)INT32_MAX) || length != floor(length)) {
+      return KILN_STATUS(INVALID_ARGUMENT,
+                         "input 1 (dft_length) is %g; expected a whole number >= 1", length);
+    }
+  }
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "axis", 1, &axis));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "inverse", 0, &inverse));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "onesided", 0, &onesided));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_int(op, attrs, "axis", axis));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_bool(op, attrs, "inverse", inverse != 0));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_bool(op, attrs, "onesided", onesided != 0));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_int(op, attrs, "dft_length", (int64_t)length));
+  return kiln_onnx_emit1(node, op, x, attrs, &node->outputs[0]);
 }

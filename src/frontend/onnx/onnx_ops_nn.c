@@ -1,5 +1,10 @@
 /*
- * nn converters: Conv, ConvTranspose, Gemm, MatMul, pooling and softmax.
+ * nn converters: Conv, ConvTranspose, Gemm, MatMul, Einsum, Det, pooling and
+ * softmax.
+ *
+ * Einsum is the registry's einsum with the equation as it is (the operator
+ * parses it against the inputs' shapes and says what does not fit); Det is
+ * det.
  *
  * Convolution and pooling share one reading of ONNX's window attributes
  * (kernel_shape, strides, dilations, pads as [x1_begin, x2_begin, ...,
@@ -468,4 +473,32 @@ kiln_status_t kiln_onnx_convert_softmax(kiln_onnx_node_t *node) {
   KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
   KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "axis", -1, &axis));
   return kiln_onnx_softmax_call(node, x, axis, &node->outputs[0]);
+}
+
+/* ---- Einsum ---- */
+
+kiln_status_t kiln_onnx_convert_einsum(kiln_onnx_node_t *node) {
+  const char *equation = NULL;
+  void *attrs = NULL;
+  const kiln_op_t *op = &kiln_op_einsum;
+  if (!kiln_onnx_attr(node, "equation")) {
+    return KILN_STATUS(INVALID_ARGUMENT, "attribute equation is required");
+  }
+  for (int i = 0; i < node->num_inputs; ++i) {
+    kiln_expr_t *input = NULL;
+    KILN_RETURN_IF_ERROR(kiln_onnx_input(node, i, &input));
+  }
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_string(node, "equation", "", &equation));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_string(op, attrs, "equation", equation));
+  return kiln_onnx_emit(node, op, node->num_inputs, node->inputs, attrs, &node->outputs[0]);
+}
+
+/* ---- Det ---- */
+
+kiln_status_t kiln_onnx_convert_det(kiln_onnx_node_t *node) {
+  kiln_expr_t *x = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_inputs_at_most(node, 1));
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
+  return kiln_onnx_emit1(node, &kiln_op_det, x, NULL, &node->outputs[0]);
 }

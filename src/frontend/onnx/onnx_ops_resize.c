@@ -1,5 +1,15 @@
 /*
- * Resize (opsets 10 and 11+) and Upsample (7-9).
+ * Resize (opsets 10 and 11+), Upsample (7-9), GridSample (16+) and
+ * RoiAlign (10+).
+ *
+ * RoiAlign maps onto vision.roi_align: output_height and output_width
+ * become pooled_size, sampling_ratio sample_ratio, and
+ * coordinate_transformation_mode (opset 16; before it, the boxes were never
+ * shifted) "half_pixel" aligned, "output_half_pixel" not.
+ *
+ * GridSample maps onto image.grid_sample one to one: its attributes mode,
+ * padding_mode and align_corners keep their values (the operator validates
+ * them, so a mode it does not know is refused with the operator's list).
  *
  * Two paths. image.resize2d does what it can: 4-D NCHW data whose N and C
  * keep their size, nearest or linear, the coordinate modes half_pixel,
@@ -415,4 +425,63 @@ kiln_status_t kiln_onnx_convert_upsample(kiln_onnx_node_t *node) {
     count = (int)floats.count;
   }
   return kiln_onnx_resize(node, scales ? scales : floats.values, count, NULL, &mode);
+}
+
+/* ---- GridSample ---- */
+
+kiln_status_t kiln_onnx_convert_grid_sample(kiln_onnx_node_t *node) {
+  kiln_expr_t *x = NULL, *grid = NULL;
+  const char *mode = NULL, *padding = NULL;
+  int64_t align = 0;
+  void *attrs = NULL;
+  const kiln_op_t *op = &kiln_op_grid_sample;
+  KILN_RETURN_IF_ERROR(kiln_onnx_inputs_at_most(node, 2));
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 1, &grid));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_string(node, "mode", "bilinear", &mode));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_string(node, "padding_mode", "zeros", &padding));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "align_corners", 0, &align));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_string(op, attrs, "method", mode));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_string(op, attrs, "padding_mode", padding));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_bool(op, attrs, "align_corners", align != 0));
+  return kiln_onnx_emit2(node, op, x, grid, attrs, &node->outputs[0]);
+}
+
+/* ---- RoiAlign ---- */
+
+kiln_status_t kiln_onnx_convert_roi_align(kiln_onnx_node_t *node) {
+  kiln_expr_t *args[3] = {NULL, NULL, NULL};
+  int64_t height = 1, width = 1, ratio = 0;
+  double scale = 1.0;
+  const char *mode = NULL, *coordinates = NULL;
+  void *attrs = NULL;
+  const kiln_op_t *op = &kiln_op_roi_align;
+  KILN_RETURN_IF_ERROR(kiln_onnx_inputs_at_most(node, 3));
+  for (int i = 0; i < 3; ++i) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_input(node, i, &args[i]));
+  }
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "output_height", 1, &height));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "output_width", 1, &width));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "sampling_ratio", 0, &ratio));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_float(node, "spatial_scale", 1.0, &scale));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_string(node, "mode", "avg", &mode));
+  const char *fallback = node->importer->opset >= 16 ? "half_pixel" : "output_half_pixel";
+  KILN_RETURN_IF_ERROR(
+      kiln_onnx_attr_string(node, "coordinate_transformation_mode", fallback, &coordinates));
+  bool aligned = strcmp(coordinates, "half_pixel") == 0;
+  if (!aligned && strcmp(coordinates, "output_half_pixel") != 0) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "coordinate_transformation_mode \"%s\" is not half_pixel or "
+                       "output_half_pixel",
+                       coordinates);
+  }
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
+  KILN_RETURN_IF_ERROR(
+      kiln_onnx_set_ints(node, op, attrs, "pooled_size", 2, (const int64_t[]){height, width}));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_float(op, attrs, "spatial_scale", scale));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_int(op, attrs, "sample_ratio", ratio));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_string(op, attrs, "mode", mode));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_bool(op, attrs, "aligned", aligned));
+  return kiln_onnx_emit(node, op, 3, args, attrs, &node->outputs[0]);
 }

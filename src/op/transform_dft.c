@@ -1,0 +1,172 @@
+/*
+ * dft: ONNX DFT (opset 17), the discrete Fourier transform along one axis.
+ *
+ * data is (batch, signal dims..., 1 or 2): the last dim holds a real
+ * signal, or the real and imaginary parts of a complex one. The output has
+ * data's shape with the last dim 2 (always complex) and the signal axis
+ * `bins` long: X[k] = sum_n x[n] e^{-2 pi i k n / L} for n below
+ * min(size, L), L the dft_length (0: the axis' size; a longer L pads the
+ * signal with zeros, a shorter one cuts it), k below L, or below L / 2 + 1
+ * when onesided (the rest of a real signal's transform is their
+ * conjugate). inverse turns the sign of the exponent and divides by L, as
+ * numpy.fft.ifft. The angle is reduced first, 2 pi ((k n) mod L) / L,
+ * everything in double and rounded to the data's dtype once.
+ *
+ * The plan (kiln_dft_plan_of) is shared by the relation, the kernel and the
+ * compute rule (transform_dft_compute.c), which is a float64 sum reduction
+ * over n and a cast. O(L^2) per line: a direct sum, not an FFT.
+ */
+#include <math.h>
+
+#include "op/transform_attrs.h"
+#include "op/transform_common.h"
+#include "op/transform_compute.h"
+
+static const kiln_attr_field_t kiln_dft_fields[] = {
+    KILN_ATTR_FIELD(kiln_dft_attrs_t, axis, INT, "1"),
+    KILN_ATTR_FIELD(kiln_dft_attrs_t, inverse, BOOL, "False"),
+    KILN_ATTR_FIELD(kiln_dft_attrs_t, onesided, BOOL, "False"),
+    KILN_ATTR_FIELD(kiln_dft_attrs_t, dft_length, INT, "0"),
+};
+
+static kiln_status_t dft_validate(const kiln_op_t *op, const void *attrs) {
+  const kiln_dft_attrs_t *a = attrs;
+  if (a->dft_length < 0 || a->dft_length > INT32_MAX) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "%s: dft_length %lld is not in [0, %d] (0: the axis' size)", op->name,
+                       (long long)a->dft_length, INT32_MAX);
+  }
+  return KILN_OK;
+}
+
+kiln_status_t kiln_dft_plan_of(const kiln_op_t *op, const kiln_dft_attrs_t *attrs, int ndim,
+                               const int64_t *shape, kiln_dft_plan_t *out_plan) {
+  kiln_tensor_type_t type = {.ndim = ndim, .shape = shape};
+  char text[KILN_SHAPE_TEXT_CAPACITY];
+  if (ndim < 3 || (shape[ndim - 1] != 1 && shape[ndim - 1] != 2)) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "%s: data %s must be (batch, signal dims..., 1 or 2): a real or complex "
+                       "signal",
+                       op->name, kiln_op_shape_text(&type, text));
+  }
+  int64_t axis = attrs->axis < 0 ? attrs->axis + ndim : attrs->axis;
+  if (axis < 1 || axis > ndim - 2) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "%s: axis %lld of data %s is the batch or the real/imaginary dim, not a "
+                       "signal dim",
+                       op->name, (long long)attrs->axis, kiln_op_shape_text(&type, text));
+  }
+  int64_t length = attrs->dft_length > 0 ? attrs->dft_length : shape[axis];
+  if (length == 0 || shape[axis] > INT32_MAX) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: the signal axis %lld of data %s must be in [1, %d]",
+                       op->name, (long long)axis, kiln_op_shape_text(&type, text), INT32_MAX);
+  }
+  *out_plan = (kiln_dft_plan_t){.axis = (int)axis,
+                                .length = length,
+                                .samples = shape[axis] < length ? shape[axis] : length,
+                                .bins = attrs->onesided ? length / 2 + 1 : length,
+                                .complex_input = shape[ndim - 1] == 2,
+                                .inverse = attrs->inverse};
+  return KILN_OK;
+}
+
+static kiln_status_t dft_rule(const kiln_op_t *op, const void *attrs, const kiln_tinputs_t *inputs,
+                              kiln_tshape_t *out_shape) {
+  kiln_tensor_type_t data = kiln_tinputs_get(inputs, 0);
+  kiln_dft_plan_t plan;
+  KILN_RETURN_IF_ERROR(kiln_dft_plan_of(op, attrs, data.ndim, data.shape, &plan));
+  out_shape->dtype = data.dtype;
+  out_shape->ndim = data.ndim;
+  kiln_transform_copy_dims(out_shape->dims, data.shape, data.ndim);
+  out_shape->dims[plan.axis] = plan.bins;
+  out_shape->dims[data.ndim - 1] = 2;
+  return KILN_OK;
+}
+
+static kiln_status_t dft_infer_type(const kiln_type_relation_t *relation,
+                                    const kiln_type_t **out_type) {
+  return kiln_tshape_infer_type(relation, dft_rule, out_type);
+}
+
+/* ---- the reference kernel ---- */
+
+static double load(const kiln_tensor_t *tensor, int64_t offset) {
+  const void *data = kiln_tensor_data(tensor);
+  return kiln_tensor_dtype(tensor) == KILN_DTYPE_FLOAT64 ? ((const double *)data)[offset]
+                                                         : ((const float *)data)[offset];
+}
+
+static void store(kiln_tensor_t *tensor, int64_t offset, double value) {
+  void *data = kiln_tensor_data(tensor);
+  if (kiln_tensor_dtype(tensor) == KILN_DTYPE_FLOAT64) {
+    ((double *)data)[offset] = value;
+  } else {
+    ((float *)data)[offset] = (float)value;
+  }
+}
+
+/* One line: `in` points at sample 0 of it, `stride` elements apart (each
+ * sample is `channels` values); frequency k goes `out_stride` apart. */
+typedef struct dft_line_t {
+  int64_t in, stride, out, out_stride;
+} dft_line_t;
+
+static void dft_run_line(const kiln_dft_plan_t *p, const kiln_kernel_args_t *args,
+                         dft_line_t line) {
+  double sign = p->inverse ? 1.0 : -1.0;
+  double scale = p->inverse ? 1.0 / (double)p->length : 1.0;
+  for (int64_t k = 0; k < p->bins; ++k) {
+    double re = 0.0, im = 0.0;
+    for (int64_t n = 0; n < p->samples; ++n) {
+      double theta = KILN_DFT_TWO_PI * (double)((k * n) % p->length) / (double)p->length;
+      int64_t at = line.in + n * line.stride;
+      double xr = load(args->inputs[0], at);
+      double xi = p->complex_input ? load(args->inputs[0], at + 1) : 0.0;
+      double c = cos(theta), s = sign * sin(theta);
+      re += xr * c - xi * s;
+      im += xi * c + xr * s;
+    }
+    store(args->outputs[0], line.out + k * line.out_stride, re * scale);
+    store(args->outputs[0], line.out + k * line.out_stride + 1, im * scale);
+  }
+}
+
+static kiln_status_t dft_reference(const kiln_kernel_args_t *args) {
+  kiln_tinputs_t inputs = {0, NULL, NULL};
+  KILN_RETURN_IF_ERROR(kiln_tshape_check_kernel(args, dft_rule, &inputs));
+  kiln_tensor_type_t data = kiln_tinputs_get(&inputs, 0);
+  if (data.dtype != KILN_DTYPE_FLOAT32 && data.dtype != KILN_DTYPE_FLOAT64) {
+    return kiln_transform_unsupported_dtype(args->op, data.dtype, "float32 and float64");
+  }
+  kiln_dft_plan_t plan;
+  KILN_RETURN_IF_ERROR(kiln_dft_plan_of(args->op, args->attrs, data.ndim, data.shape, &plan));
+  /* outer (before the axis) x axis x inner (after it, the last dim included) */
+  int64_t outer = kiln_transform_product(data.shape, 0, plan.axis);
+  int64_t inner = kiln_transform_product(data.shape, plan.axis + 1, data.ndim);
+  int64_t channels = data.shape[data.ndim - 1];
+  int64_t out_inner = inner / channels * 2;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner / channels; ++i) {
+      dft_line_t line = {(o * data.shape[plan.axis]) * inner + i * channels, inner,
+                         (o * plan.bins) * out_inner + i * 2, out_inner};
+      dft_run_line(&plan, args, line);
+    }
+  }
+  return KILN_OK;
+}
+
+const kiln_op_t kiln_op_dft = {
+    .name = "dft",
+    .id = KILN_OP_DFT,
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .pattern = KILN_OP_PATTERN_OPAQUE,
+    .attrs_size = sizeof(kiln_dft_attrs_t),
+    .num_attr_fields = (int)(sizeof(kiln_dft_fields) / sizeof(kiln_dft_fields[0])),
+    .attr_fields = kiln_dft_fields,
+    .validate_attrs = dft_validate,
+    .infer_type = dft_infer_type,
+    .correct_layout = kiln_layout_unknown_output,
+    .reference = dft_reference,
+    .compute = kiln_compute_dft,
+};
