@@ -142,7 +142,9 @@ static kiln_status_t fold_binary(simplifier_t *s, const kiln_tir_binary_t *n,
   int64_t x = 0, y = 0, r = 0;
   double fx = 0, fy = 0;
   if (kiln_tir_expr_as_int(n->a, &x) && kiln_tir_expr_as_int(n->b, &y)) {
-    if (fold_int(n->base.kind, x, y, &r) && fits(n->base.dtype, r)) {
+    /* uint64 above INT64_MAX is a negative int64 here: left to run time. */
+    int unsigned_top = n->a->dtype.base == KILN_DTYPE_UINT64 && (x < 0 || y < 0);
+    if (!unsigned_top && fold_int(n->base.kind, x, y, &r) && fits(n->base.dtype, r)) {
       return make_int(s, n->base.dtype, r, out);
     }
     return KILN_OK;

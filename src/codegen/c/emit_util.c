@@ -81,11 +81,12 @@ const char *kiln_cg_tag(kiln_dtype_t dtype) {
     return "u16";
   case KILN_DTYPE_UINT32:
     return "u32";
+  case KILN_DTYPE_UINT64:
+    return "u64";
   case KILN_DTYPE_BOOL:
     return "b";
   case KILN_DTYPE_FLOAT16:
   case KILN_DTYPE_BFLOAT16:
-  case KILN_DTYPE_UINT64:
   case KILN_DTYPE_COUNT_:
     break;
   }
@@ -113,9 +114,10 @@ static const char *scalar_type(kiln_dtype_t dtype) {
     return "uint16_t";
   case KILN_DTYPE_UINT32:
     return "uint32_t";
+  case KILN_DTYPE_UINT64:
+    return "uint64_t";
   case KILN_DTYPE_FLOAT16:
   case KILN_DTYPE_BFLOAT16:
-  case KILN_DTYPE_UINT64:
   case KILN_DTYPE_COUNT_:
     break;
   }
