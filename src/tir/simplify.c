@@ -180,6 +180,9 @@ static kiln_status_t fold_cast(simplifier_t *s, const kiln_tir_cast_t *n,
   if (kiln_tir_dtype_is_float(to)) {
     return kiln_tir_float_imm_create(arena_of(s), to, r.lanes.f[0], out);
   }
+  if (!fits(to, r.lanes.i[0])) {
+    return KILN_OK; /* uint64 above INT64_MAX: no constant holds it; left to run time */
+  }
   return make_int(s, to, r.lanes.i[0], out);
 }
 

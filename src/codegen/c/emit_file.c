@@ -140,6 +140,12 @@ static kiln_status_t emit_prelude(kiln_cg_t *cg) {
   }
   A("\n/* base/scalar_ops.h: the one meaning of the operations C leaves undefined. */\n%s\n",
     KILN_SCALAR_OPS_SOURCE);
+  static const char *const narrow[] = {"float16", "bfloat16"};
+  for (int i = 0; i < 2; ++i) {
+    A("static inline float kiln_round_%s(float x) { return kiln_scalar_%s_to_float32("
+      "kiln_scalar_float32_to_%s(x)); }\n",
+      narrow[i], narrow[i], narrow[i]);
+  }
   for (size_t i = 0; i < sizeof(ctypes) / sizeof(ctypes[0]); ++i) {
     const char *tag = kiln_cg_tag(ctypes[i].dtype), *c = ctypes[i].c;
     A("static inline %s kiln_min_%s(%s a, %s b) { return a < b ? a : b; }\n", c, tag, c, c);
