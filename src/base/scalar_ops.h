@@ -37,6 +37,16 @@
  * - A shift by a negative amount or by the width or more gives 0, left or
  *   right, and shifts the bits as unsigned (NumPy gives 0 for the unsigned
  *   shifts ONNX BitShift has).
+ * - float16 and bfloat16 are bit patterns in memory, converted to and from
+ *   float32 by the functions below, which every path uses (the runtime's
+ *   kiln_float16_to_float32 & co., the interpreters, the C backend's
+ *   prelude; the LLVM backend builds the same sequences, codegen/llvm/
+ *   narrow.c): float32 to narrow rounds to nearest, ties to even, with
+ *   gradual underflow and overflow to infinity; a NaN keeps its sign and
+ *   the top bits of its payload (the quiet bit set when those are all 0),
+ *   so every narrow pattern survives a trip through float32. They are
+ *   branch-free enough to vectorize, and need round-to-nearest float
+ *   addition (the default mode).
  * - A float becomes an integer by truncation toward zero saturated at the
  *   target's range: NaN gives 0, +inf and too-large values the maximum,
  *   -inf and too-small values the minimum (0 for unsigned). This is
@@ -131,6 +141,68 @@
     }                                                                                            \
     double t = trunc(x);                                                                         \
     return t >= (double)hi + 1.0 || t >= 18446744073709551616.0 ? hi : (uint64_t)t;              \
+  })                                                                                             \
+  X(uint32_t, kiln_scalar_float_bits, (float x), {                                               \
+    union {                                                                                      \
+      float f;                                                                                   \
+      uint32_t u;                                                                                \
+    } v;                                                                                         \
+    v.f = x;                                                                                     \
+    return v.u;                                                                                  \
+  })                                                                                             \
+  X(float, kiln_scalar_bits_float, (uint32_t u), {                                               \
+    union {                                                                                      \
+      uint32_t u;                                                                                \
+      float f;                                                                                   \
+    } v;                                                                                         \
+    v.u = u;                                                                                     \
+    return v.f;                                                                                  \
+  })                                                                                             \
+  /* float16 bits to float32, exactly; a NaN keeps its sign and payload. */                      \
+  X(float, kiln_scalar_float16_to_float32, (uint16_t h), {                                       \
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, rest = h & 0x7fffu;                           \
+    if (rest >= 0x7c00u) {                                                                       \
+      return kiln_scalar_bits_float(sign | 0x7f800000u | ((rest & 0x3ffu) << 13));               \
+    }                                                                                            \
+    if (rest >= 0x400u) {                                                                        \
+      return kiln_scalar_bits_float(sign | ((rest + 0x1c000u) << 13));                           \
+    }                                                                                            \
+    /* A subnormal counts units of 2^-24: exact in float32. */                                   \
+    return kiln_scalar_bits_float(sign |                                                         \
+                                  kiln_scalar_float_bits((float)rest * 5.9604644775390625e-8f)); \
+  })                                                                                             \
+  /* float32 to float16 bits: nearest, ties to even, overflow to inf; a NaN                      \
+   * keeps its sign and its payload's top ten bits (0x200 when those are 0). */                  \
+  X(uint16_t, kiln_scalar_float32_to_float16, (float x), {                                       \
+    uint32_t bits = kiln_scalar_float_bits(x);                                                   \
+    uint32_t sign = (bits >> 16) & 0x8000u, mag = bits & 0x7fffffffu;                            \
+    if (mag > 0x7f800000u) {                                                                     \
+      uint32_t payload = (mag >> 13) & 0x3ffu;                                                   \
+      return (uint16_t)(sign | 0x7c00u | (payload ? payload : 0x200u));                          \
+    }                                                                                            \
+    if (mag >= 0x477ff000u) { /* 65520 and up round to infinity */                               \
+      return (uint16_t)(sign | 0x7c00u);                                                         \
+    }                                                                                            \
+    if (mag < 0x38800000u) { /* below 2^-14: 0.5 + x rounds x to units of 2^-24 */               \
+      float sum = kiln_scalar_bits_float(mag) + 0.5f;                                            \
+      return (uint16_t)(sign | (kiln_scalar_float_bits(sum) - 0x3f000000u));                     \
+    }                                                                                            \
+    /* Rebias the exponent and round the mantissa's low 13 bits, ties to even;                   \
+     * a carry into the exponent is right. */                                                    \
+    return (uint16_t)(sign | ((mag - 0x38000000u + 0xfffu + ((mag >> 13) & 1u)) >> 13));         \
+  })                                                                                             \
+  X(float, kiln_scalar_bfloat16_to_float32, (uint16_t b),                                        \
+    { return kiln_scalar_bits_float((uint32_t)b << 16); })                                       \
+  /* float32 to bfloat16 bits (float32's top half): nearest, ties to even,                       \
+   * overflow to inf; a NaN keeps its top half (0x40 set when its payload                        \
+   * bits there are 0). */                                                                       \
+  X(uint16_t, kiln_scalar_float32_to_bfloat16, (float x), {                                      \
+    uint32_t bits = kiln_scalar_float_bits(x);                                                   \
+    if ((bits & 0x7fffffffu) > 0x7f800000u) {                                                    \
+      uint32_t top = bits >> 16;                                                                 \
+      return (uint16_t)((top & 0x7fu) ? top : (top | 0x40u));                                    \
+    }                                                                                            \
+    return (uint16_t)((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);                             \
   })
 
 #define KILN_SCALAR_OPS_DEFINE_(type, name, params, ...) static inline type name params __VA_ARGS__

@@ -6,16 +6,19 @@
  * _Static_assert keeps the table and the enum the same length. Lookups by name
  * and by DLPack type are linear scans of that table (13 entries).
  *
- * The float16 and bfloat16 conversions work on bit patterns, without relying on
- * _Float16 or F16C, so they behave the same on every compiler and target:
- * round to nearest with ties to even, gradual underflow to subnormals, overflow
- * to infinity. A NaN keeps its sign and the top bits of its payload; when the
- * kept payload bits are all zero the quiet bit is set so it stays a NaN. Hence
- * every float16 and bfloat16 bit pattern survives a trip through float32.
+ * The float16 and bfloat16 conversions are base/scalar_ops.h's, which the
+ * interpreters and both code generators share; they work on bit patterns,
+ * without relying on _Float16 or F16C, so they behave the same on every
+ * compiler and target: round to nearest with ties to even, gradual underflow
+ * to subnormals, overflow to infinity. A NaN keeps its sign and the top bits
+ * of its payload; when the kept payload bits are all zero the quiet bit is
+ * set so it stays a NaN. Hence every float16 and bfloat16 bit pattern
+ * survives a trip through float32.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "base/scalar_ops.h"
 #include "kiln/tensor.h"
 
 typedef struct kiln_dtype_info_t {
@@ -135,89 +138,20 @@ kiln_status_t kiln_dtype_from_dl(DLDataType dl, kiln_dtype_t *out_dtype) {
   return KILN_OK;
 }
 
-/* ---- 16-bit floats ---- */
-
-static uint32_t kiln_float_bits(float value) {
-  uint32_t bits;
-  memcpy(&bits, &value, sizeof(bits));
-  return bits;
-}
-
-static float kiln_bits_float(uint32_t bits) {
-  float value;
-  memcpy(&value, &bits, sizeof(value));
-  return value;
-}
-
-/* Shifts `value` right by `shift` (1..31) rounding to nearest, ties to even. */
-static uint32_t kiln_shift_right_round_even(uint32_t value, unsigned shift) {
-  uint32_t kept = value >> shift;
-  uint32_t rest = value & ((1u << shift) - 1);
-  uint32_t half = 1u << (shift - 1);
-  if (rest > half || (rest == half && (kept & 1u))) {
-    kept += 1;
-  }
-  return kept;
-}
+/* ---- 16-bit floats: base/scalar_ops.h's, the one definition ---- */
 
 uint16_t kiln_float32_to_float16(float value) {
-  uint32_t bits = kiln_float_bits(value);
-  uint16_t sign = (uint16_t)((bits >> 16) & 0x8000u);
-  uint32_t magnitude = bits & 0x7fffffffu;
-  if (magnitude > 0x7f800000u) { /* NaN: keep the payload's top ten bits */
-    uint32_t payload = (magnitude >> 13) & 0x3ffu;
-    return (uint16_t)(sign | 0x7c00u | (payload ? payload : 0x200u));
-  }
-  if (magnitude >= 0x477ff000u) { /* 65520 and up (and infinity) round to infinity */
-    return (uint16_t)(sign | 0x7c00u);
-  }
-  if (magnitude >= 0x38800000u) { /* a normal half: rebias the exponent, round the mantissa */
-    /* A carry out of the mantissa correctly bumps the exponent. */
-    return (uint16_t)(sign | kiln_shift_right_round_even(magnitude - 0x38000000u, 13));
-  }
-  if (magnitude <= 0x33000000u) { /* up to 2^-25 (a tie, to even): zero */
-    return sign;
-  }
-  /* A subnormal half counts units of 2^-24: shift the full 24-bit mantissa. */
-  unsigned exponent = magnitude >> 23; /* 102..112 */
-  uint32_t mantissa = (magnitude & 0x7fffffu) | 0x800000u;
-  return (uint16_t)(sign | kiln_shift_right_round_even(mantissa, 126 - exponent));
+  return kiln_scalar_float32_to_float16(value);
 }
 
 float kiln_float16_to_float32(uint16_t half) {
-  uint32_t sign = (uint32_t)(half & 0x8000u) << 16;
-  uint32_t exponent = (half >> 10) & 0x1fu;
-  uint32_t mantissa = half & 0x3ffu;
-  if (exponent == 0x1f) { /* infinity or NaN, payload kept */
-    return kiln_bits_float(sign | 0x7f800000u | (mantissa << 13));
-  }
-  if (exponent != 0) {
-    return kiln_bits_float(sign | ((exponent + 112) << 23) | (mantissa << 13));
-  }
-  if (mantissa == 0) {
-    return kiln_bits_float(sign);
-  }
-  /* Subnormal: normalize so the leading one becomes the implicit bit. */
-  uint32_t float_exponent = 113;
-  while (!(mantissa & 0x400u)) {
-    mantissa <<= 1;
-    float_exponent -= 1;
-  }
-  return kiln_bits_float(sign | (float_exponent << 23) | ((mantissa & 0x3ffu) << 13));
+  return kiln_scalar_float16_to_float32(half);
 }
 
 uint16_t kiln_float32_to_bfloat16(float value) {
-  uint32_t bits = kiln_float_bits(value);
-  if ((bits & 0x7fffffffu) > 0x7f800000u) { /* NaN: keep the payload's top seven bits */
-    uint16_t top = (uint16_t)(bits >> 16);
-    return (top & 0x7fu) ? top : (uint16_t)(top | 0x40u);
-  }
-  /* bfloat16 is float32's top half: round the low half away, ties to even.
-   * Overflow carries into an all-ones exponent, which is infinity. */
-  return (uint16_t)kiln_shift_right_round_even(bits & 0x7fffffffu, 16) |
-         (uint16_t)((bits >> 16) & 0x8000u);
+  return kiln_scalar_float32_to_bfloat16(value);
 }
 
 float kiln_bfloat16_to_float32(uint16_t bits) {
-  return kiln_bits_float((uint32_t)bits << 16);
+  return kiln_scalar_bfloat16_to_float32(bits);
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "base/array.h"
+#include "base/scalar_ops.h"
 #include "tir/interp_value.h"
 
 typedef struct binding_t {
@@ -88,6 +89,11 @@ static void scalar_int(kiln_tir_dtype_t dtype, int64_t value, kiln_tir_value_t *
 /* ---- memory ---- */
 
 static double read_float(const void *bytes, kiln_dtype_t dtype, int64_t i) {
+  if (dtype == KILN_DTYPE_FLOAT16 || dtype == KILN_DTYPE_BFLOAT16) {
+    uint16_t bits = ((const uint16_t *)bytes)[i];
+    return dtype == KILN_DTYPE_FLOAT16 ? kiln_scalar_float16_to_float32(bits)
+                                       : kiln_scalar_bfloat16_to_float32(bits);
+  }
   return dtype == KILN_DTYPE_FLOAT32 ? (double)((const float *)bytes)[i]
                                      : ((const double *)bytes)[i];
 }
@@ -110,11 +116,12 @@ static int64_t read_int(const void *bytes, kiln_dtype_t dtype, int64_t i) {
     return ((const uint16_t *)bytes)[i];
   case KILN_DTYPE_UINT32:
     return ((const uint32_t *)bytes)[i];
+  case KILN_DTYPE_UINT64:
+    return (int64_t)((const uint64_t *)bytes)[i]; /* the bits */
   case KILN_DTYPE_FLOAT32:
   case KILN_DTYPE_FLOAT16:
   case KILN_DTYPE_BFLOAT16:
   case KILN_DTYPE_FLOAT64:
-  case KILN_DTYPE_UINT64:
   case KILN_DTYPE_COUNT_:
     break;
   }
@@ -153,9 +160,15 @@ static void write_element(void *bytes, kiln_dtype_t dtype, int64_t i, const kiln
   case KILN_DTYPE_UINT32:
     ((uint32_t *)bytes)[i] = (uint32_t)x;
     return;
-  case KILN_DTYPE_FLOAT16:
-  case KILN_DTYPE_BFLOAT16:
   case KILN_DTYPE_UINT64:
+    ((uint64_t *)bytes)[i] = (uint64_t)x;
+    return;
+  case KILN_DTYPE_FLOAT16:
+    ((uint16_t *)bytes)[i] = kiln_scalar_float32_to_float16((float)v->lanes.f[lane]);
+    return;
+  case KILN_DTYPE_BFLOAT16:
+    ((uint16_t *)bytes)[i] = kiln_scalar_float32_to_bfloat16((float)v->lanes.f[lane]);
+    return;
   case KILN_DTYPE_COUNT_:
     break;
   }
@@ -307,7 +320,8 @@ static kiln_status_t eval(interp_t *in, const kiln_tir_expr_t *e, kiln_tir_value
   case KILN_TIR_EXPR_FLOAT_IMM:
     KILN_RETURN_IF_ERROR(kiln_tir_value_check_dtype(e->dtype));
     out->dtype = e->dtype;
-    out->lanes.f[0] = ((const kiln_tir_float_imm_t *)e)->value;
+    out->lanes.f[0] =
+        kiln_tir_value_round_float(e->dtype.base, ((const kiln_tir_float_imm_t *)e)->value);
     return KILN_OK;
   case KILN_TIR_EXPR_VAR:
     return eval_var(in, (const void *)e, out);

@@ -2,11 +2,14 @@
  * Arithmetic on interpreter values; see interp_value.h.
  *
  * Integer + - * are done in uint64 (defined wrap-around) and wrapped to the
- * dtype. floordiv and floormod, the shifts and float-to-int casts are
- * base/scalar_ops.h's, which the simplifier and both backends share: a zero
- * divisor gives 0, INT64_MIN / -1 wraps, a shift by the width or more (or
- * by a negative amount) gives 0, and a float becomes an integer truncated
- * and saturated at the target's range (NaN gives 0).
+ * dtype; a uint64 lane holds its bits, and its compares, min, max,
+ * division and conversions treat them as unsigned. float16 and bfloat16
+ * lanes hold the narrow value as a double: each operation is computed as
+ * float32 and rounded to the narrow type with base/scalar_ops.h's
+ * conversions (as the backends compute). floordiv and floormod, the shifts and float-to-int casts
+ * are base/scalar_ops.h's, which the simplifier and both backends share: a zero divisor gives 0,
+ * INT64_MIN / -1 wraps, a shift by the width or more (or by a negative amount) gives 0, and a float
+ * becomes an integer truncated and saturated at the target's range (NaN gives 0).
  */
 #include "tir/interp_value.h"
 
@@ -26,10 +29,10 @@ kiln_status_t kiln_tir_value_check_dtype(kiln_tir_dtype_t dtype) {
   case KILN_DTYPE_UINT16:
   case KILN_DTYPE_UINT32:
   case KILN_DTYPE_BOOL:
-    return KILN_OK;
   case KILN_DTYPE_FLOAT16:
   case KILN_DTYPE_BFLOAT16:
   case KILN_DTYPE_UINT64:
+    return KILN_OK;
   case KILN_DTYPE_COUNT_:
     break;
   }
@@ -54,7 +57,60 @@ int64_t kiln_tir_value_wrap_int(kiln_dtype_t base, int64_t v) {
 }
 
 double kiln_tir_value_round_float(kiln_dtype_t base, double v) {
+  if (base == KILN_DTYPE_FLOAT16) { /* through float32, as the backends compute */
+    return kiln_scalar_float16_to_float32(kiln_scalar_float32_to_float16((float)v));
+  }
+  if (base == KILN_DTYPE_BFLOAT16) {
+    return kiln_scalar_bfloat16_to_float32(kiln_scalar_float32_to_bfloat16((float)v));
+  }
   return base == KILN_DTYPE_FLOAT32 ? (double)(float)v : v;
+}
+
+/* uint64's operations that differ from int64's on the same bits: the
+ * compares, min and max, division and remainder. Sets *out_done. */
+static int64_t uint64_binary(kiln_tir_expr_kind_t kind, uint64_t x, uint64_t y, int *out_done) {
+  *out_done = 1;
+  switch (kind) {
+  case KILN_TIR_EXPR_FLOOR_DIV:
+    return (int64_t)kiln_scalar_uint_divide(x, y);
+  case KILN_TIR_EXPR_FLOOR_MOD:
+    return (int64_t)kiln_scalar_uint_mod(x, y);
+  case KILN_TIR_EXPR_MIN:
+    return (int64_t)(x < y ? x : y);
+  case KILN_TIR_EXPR_MAX:
+    return (int64_t)(x > y ? x : y);
+  case KILN_TIR_EXPR_LT:
+    return x < y;
+  case KILN_TIR_EXPR_LE:
+    return x <= y;
+  case KILN_TIR_EXPR_GT:
+    return x > y;
+  case KILN_TIR_EXPR_GE:
+    return x >= y;
+  case KILN_TIR_EXPR_ADD:
+  case KILN_TIR_EXPR_SUB:
+  case KILN_TIR_EXPR_MUL:
+  case KILN_TIR_EXPR_DIV:
+  case KILN_TIR_EXPR_EQ:
+  case KILN_TIR_EXPR_NE:
+  case KILN_TIR_EXPR_AND:
+  case KILN_TIR_EXPR_OR:
+  case KILN_TIR_EXPR_INT_IMM:
+  case KILN_TIR_EXPR_FLOAT_IMM:
+  case KILN_TIR_EXPR_VAR:
+  case KILN_TIR_EXPR_NOT:
+  case KILN_TIR_EXPR_SELECT:
+  case KILN_TIR_EXPR_CAST:
+  case KILN_TIR_EXPR_BUFFER_LOAD:
+  case KILN_TIR_EXPR_RAMP:
+  case KILN_TIR_EXPR_BROADCAST:
+  case KILN_TIR_EXPR_CALL:
+  case KILN_TIR_EXPR_LET:
+  case KILN_TIR_EXPR_KIND_COUNT_:
+    break;
+  }
+  *out_done = 0; /* the same on the bits as int64's */
+  return 0;
 }
 
 static int64_t int_binary(kiln_tir_expr_kind_t kind, int64_t x, int64_t y) {
@@ -177,10 +233,19 @@ kiln_status_t kiln_tir_value_binary(kiln_tir_expr_kind_t kind, const kiln_tir_va
       }
       continue;
     }
-    out->lanes.i[l] =
-        kiln_tir_value_wrap_int(out_dtype.base, int_binary(kind, a->lanes.i[l], b->lanes.i[l]));
+    int done = 0;
+    int64_t r = a->dtype.base == KILN_DTYPE_UINT64
+                    ? uint64_binary(kind, (uint64_t)a->lanes.i[l], (uint64_t)b->lanes.i[l], &done)
+                    : 0;
+    r = done ? r : int_binary(kind, a->lanes.i[l], b->lanes.i[l]);
+    out->lanes.i[l] = kiln_tir_value_wrap_int(out_dtype.base, r);
   }
   return KILN_OK;
+}
+
+/* An integer lane as a double (uint64's bits unsigned). */
+static double int_to_double(kiln_dtype_t base, int64_t v) {
+  return base == KILN_DTYPE_UINT64 ? (double)(uint64_t)v : (double)v;
 }
 
 kiln_status_t kiln_tir_value_cast(kiln_tir_dtype_t dtype, const kiln_tir_value_t *a,
@@ -190,12 +255,14 @@ kiln_status_t kiln_tir_value_cast(kiln_tir_dtype_t dtype, const kiln_tir_value_t
   int from_float = kiln_tir_dtype_is_float(a->dtype), to_float = kiln_tir_dtype_is_float(dtype);
   for (int l = 0; l < dtype.lanes; ++l) {
     if (to_float) {
-      double v = from_float ? a->lanes.f[l] : (double)a->lanes.i[l];
+      double v = from_float ? a->lanes.f[l] : int_to_double(a->dtype.base, a->lanes.i[l]);
       out->lanes.f[l] = kiln_tir_value_round_float(dtype.base, v);
     } else if (!from_float) {
       out->lanes.i[l] = kiln_tir_value_wrap_int(dtype.base, a->lanes.i[l]);
     } else if (kiln_tir_dtype_is_bool(dtype)) {
       out->lanes.i[l] = a->lanes.f[l] != 0;
+    } else if (dtype.base == KILN_DTYPE_UINT64) {
+      out->lanes.i[l] = (int64_t)kiln_scalar_float_to_uint(a->lanes.f[l], UINT64_MAX);
     } else {
       int64_t lo = 0, hi = 0;
       kiln_tir_dtype_int_range(dtype.base, &lo, &hi);
@@ -301,8 +368,9 @@ void kiln_tir_value_call(kiln_tir_intrinsic_t op, int num_args, const kiln_tir_v
     double x = args[0].lanes.f[l];
     double y = num_args > 1 ? args[1].lanes.f[l] : 0;
     double z = num_args > 2 ? args[2].lanes.f[l] : 0;
-    out->lanes.f[l] = out->dtype.base == KILN_DTYPE_FLOAT32
-                          ? (double)call_float(op, (float)x, (float)y, (float)z)
-                          : call_double(op, x, y, z);
+    double r = out->dtype.base == KILN_DTYPE_FLOAT64
+                   ? call_double(op, x, y, z)
+                   : (double)call_float(op, (float)x, (float)y, (float)z);
+    out->lanes.f[l] = kiln_tir_value_round_float(out->dtype.base, r);
   }
 }

@@ -142,7 +142,9 @@ static kiln_status_t fold_binary(simplifier_t *s, const kiln_tir_binary_t *n,
   int64_t x = 0, y = 0, r = 0;
   double fx = 0, fy = 0;
   if (kiln_tir_expr_as_int(n->a, &x) && kiln_tir_expr_as_int(n->b, &y)) {
-    if (fold_int(n->base.kind, x, y, &r) && fits(n->base.dtype, r)) {
+    /* uint64 above INT64_MAX is a negative int64 here: left to run time. */
+    int unsigned_top = n->a->dtype.base == KILN_DTYPE_UINT64 && (x < 0 || y < 0);
+    if (!unsigned_top && fold_int(n->base.kind, x, y, &r) && fits(n->base.dtype, r)) {
       return make_int(s, n->base.dtype, r, out);
     }
     return KILN_OK;
@@ -177,6 +179,9 @@ static kiln_status_t fold_cast(simplifier_t *s, const kiln_tir_cast_t *n,
   KILN_RETURN_IF_ERROR(kiln_tir_value_cast(to, &v, &r));
   if (kiln_tir_dtype_is_float(to)) {
     return kiln_tir_float_imm_create(arena_of(s), to, r.lanes.f[0], out);
+  }
+  if (!fits(to, r.lanes.i[0])) {
+    return KILN_OK; /* uint64 above INT64_MAX: no constant holds it; left to run time */
   }
   return make_int(s, to, r.lanes.i[0], out);
 }

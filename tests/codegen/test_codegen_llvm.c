@@ -621,14 +621,10 @@ static void test_default_target_and_errors(void **state) {
   const kiln_tir_stmt_t *body =
       kiln_tir_b_evaluate(&f.b, kiln_tir_b_int(&f.b, KILN_DTYPE_INT32, 0));
   const kiln_tir_prim_func_t *bad_name = kiln_tir_b_func(&f.b, "nn.relu", 1, &a, body);
-  const kiln_tir_prim_func_t *half = kiln_tir_b_func(&f.b, "half", 1, &a, body);
   kiln_runtime_module_t *module = NULL;
   KILN_ASSERT_STATUS(kiln_codegen_build(kiln_allocator_system(), "llvm", &bad_name, 1, &module),
                      INVALID_ARGUMENT,
                      "llvm backend: function name \"nn.relu\" is not a C identifier");
-  KILN_ASSERT_STATUS(kiln_codegen_build(kiln_allocator_system(), "llvm -jit", &half, 1, &module),
-                     UNIMPLEMENTED,
-                     "half: the llvm backend does not support float16 (parameter A)");
   const kiln_tir_prim_func_t *twice[] = {parallel_func(&f, 4), parallel_func(&f, 5)};
   KILN_ASSERT_STATUS(kiln_codegen_build(kiln_allocator_system(), "llvm", twice, 2, &module),
                      INVALID_ARGUMENT, "llvm backend: two functions are named scale");

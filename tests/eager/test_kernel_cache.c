@@ -3,7 +3,7 @@
  * (the code target, then the graph compiler's key of the call's function);
  * one entry per (target, op, attrs, input types) with its own copies of the
  * attrs and types and the inferred output types; a compile that two threads
- * ask for at once runs once; a kernel the C backend refuses (float16) falls
+ * ask for at once runs once; a kernel that does not compile (float16 softmax) falls
  * back to the reference kernel and is not compiled again; reference-only
  * caches never compile; the shared store: views that see each other's
  * kernels, a kernel offered by function key (as the graph compiler does)
@@ -191,8 +191,9 @@ static void test_two_threads_compile_once_and_fallback_is_kept(void **state) {
   for (int i = 0; i < 5; ++i) {
     assert_true(((float *)kiln_tensor_data(y))[i] == 2 * values[i]);
   }
-  /* float16: the C backend refuses it; the reference kernel is recorded and
-   * the compile is not tried again. */
+  /* float16 softmax: no compute rule takes it (the reference handles float32
+   * only); the reference kernel is recorded and the compile is not tried
+   * again. */
   const kiln_type_t *half = tensor_type(KILN_DTYPE_FLOAT16, 1, SHAPE(5));
   const kiln_kernel_t *softmax = NULL;
   KILN_ASSERT_OK(kiln_kernel_cache_lookup(cache, op_named("nn.softmax"), softmax_attrs("0"), 1,

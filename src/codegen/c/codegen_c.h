@@ -26,7 +26,7 @@
 
 /* The C file for `funcs` in a string the caller frees with `allocator`.
  * INVALID_ARGUMENT for a function name that is not a C identifier, a nested
- * parallel loop, ...; UNIMPLEMENTED for a dtype C cannot hold (float16). */
+ * parallel loop, .... */
 KILN_MUST_USE_RESULT kiln_status_t kiln_codegen_c_emit(kiln_allocator_t allocator,
                                                        const kiln_tir_prim_func_t *const *funcs,
                                                        int num_funcs, kiln_codegen_chunk_t chunk,

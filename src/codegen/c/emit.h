@@ -49,8 +49,16 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_cg_type(kiln_cg_t *cg, kiln_tir_dtype_t 
                                                 const char **out_type);
 /* The element type in memory ("uint8_t" for bool). */
 const char *kiln_cg_mem_type(kiln_dtype_t dtype);
-/* The short tag of a dtype in helper names ("f32", "b"). */
+/* The short tag of a dtype in helper names ("f32", "b"; float16 and
+ * bfloat16 are "f32", their register type). */
 const char *kiln_cg_tag(kiln_dtype_t dtype);
+/* float16 and bfloat16: uint16_t bits in memory, float in registers,
+ * converted by base/scalar_ops.h's functions and rounded back to the narrow
+ * type after each operation (the prelude's kiln_round_float16 and
+ * kiln_round_bfloat16). */
+int kiln_cg_is_narrow(kiln_dtype_t dtype);
+/* "float16" or "bfloat16", as the conversion functions spell it. */
+const char *kiln_cg_narrow_name(kiln_dtype_t dtype);
 /* The lane count of a C vector holding `lanes` lanes. */
 int kiln_cg_padded_lanes(int lanes);
 

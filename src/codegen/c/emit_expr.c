@@ -9,11 +9,15 @@
  * comparisons and logic give int32 0/1. Vectors use
  * the C vector operators where they exist and a lane loop otherwise (see
  * lanes_open); loads are a memcpy when the index is a unit-stride ramp and a
- * lane-by-lane gather otherwise.
+ * lane-by-lane gather otherwise. float16 and bfloat16 are float in
+ * registers: loads and stores convert lane by lane with base/scalar_ops.h's
+ * functions, and every operation that makes a new narrow value is rounded
+ * back to the narrow type (kiln_cg_expr), as the interpreter does.
  */
 #include <math.h>
 #include <stdio.h>
 
+#include "base/scalar_ops.h"
 #include "codegen/c/emit.h"
 
 #define A(...) KILN_RETURN_IF_ERROR(kiln_cg_printf(cg, __VA_ARGS__))
@@ -213,7 +217,8 @@ static kiln_status_t emit_select(kiln_cg_t *cg, const kiln_tir_select_t *n) {
 /* The intrinsic on lane values a, b, c of scalar type `type`. */
 static kiln_status_t emit_call_text(kiln_cg_t *cg, const kiln_tir_call_t *n, const char *type,
                                     const char *a, const char *b, const char *c) {
-  const char *f = n->base.dtype.base == KILN_DTYPE_FLOAT32 ? "f" : "";
+  kiln_dtype_t base = n->base.dtype.base;
+  const char *f = base == KILN_DTYPE_FLOAT32 || kiln_cg_is_narrow(base) ? "f" : "";
   const char *name = kiln_tir_intrinsic_name(n->op);
   switch (n->op) {
   case KILN_TIR_INTRINSIC_RSQRT:
@@ -308,9 +313,14 @@ static kiln_status_t emit_int_imm(kiln_cg_t *cg, const kiln_tir_int_imm_t *n) {
 }
 
 static kiln_status_t emit_float_imm(kiln_cg_t *cg, const kiln_tir_float_imm_t *n) {
-  int is_f32 = n->base.dtype.base == KILN_DTYPE_FLOAT32;
+  kiln_dtype_t base = n->base.dtype.base;
+  int is_f32 = base == KILN_DTYPE_FLOAT32 || kiln_cg_is_narrow(base);
   const char *f = is_f32 ? "f" : "";
-  double v = n->value;
+  double v = base == KILN_DTYPE_FLOAT16
+                 ? kiln_scalar_float16_to_float32(kiln_scalar_float32_to_float16((float)n->value))
+             : base == KILN_DTYPE_BFLOAT16
+                 ? kiln_scalar_bfloat16_to_float32(kiln_scalar_float32_to_bfloat16((float)n->value))
+                 : n->value;
   if (isnan(v)) {
     A("__builtin_nan%s(\"\")", f);
   } else if (isinf(v)) {
@@ -403,7 +413,14 @@ kiln_status_t kiln_cg_offset(kiln_cg_t *cg, const kiln_tir_buffer_t *buffer, int
 
 static kiln_status_t emit_scalar_load(kiln_cg_t *cg, const kiln_tir_buffer_load_t *n,
                                       const char *data) {
-  int is_bool = n->buffer->dtype == KILN_DTYPE_BOOL;
+  kiln_dtype_t dtype = n->buffer->dtype;
+  if (kiln_cg_is_narrow(dtype)) {
+    A("kiln_scalar_%s_to_float32(((const uint16_t *)%s)[", kiln_cg_narrow_name(dtype), data);
+    KILN_RETURN_IF_ERROR(kiln_cg_offset(cg, n->buffer, n->num_indices, n->indices, 0));
+    A("])");
+    return KILN_OK;
+  }
+  int is_bool = dtype == KILN_DTYPE_BOOL;
   A(is_bool ? "((int32_t)(((const uint8_t *)%s)[" : "(((const %s *)%s)[",
     is_bool ? data : kiln_cg_mem_type(n->buffer->dtype), data);
   KILN_RETURN_IF_ERROR(kiln_cg_offset(cg, n->buffer, n->num_indices, n->indices, 0));
@@ -415,7 +432,7 @@ static kiln_status_t emit_scalar_load(kiln_cg_t *cg, const kiln_tir_buffer_load_
 static int is_contiguous(const kiln_tir_buffer_t *buffer, int num_indices,
                          const kiln_tir_expr_t *const *indices) {
   int64_t stride = 0;
-  if (num_indices != 1 || buffer->dtype == KILN_DTYPE_BOOL ||
+  if (num_indices != 1 || buffer->dtype == KILN_DTYPE_BOOL || kiln_cg_is_narrow(buffer->dtype) ||
       indices[0]->kind != KILN_TIR_EXPR_RAMP) {
     return 0;
   }
@@ -453,10 +470,14 @@ static kiln_status_t emit_vector_load(kiln_cg_t *cg, const kiln_tir_buffer_load_
   }
   A("({ ");
   KILN_RETURN_IF_ERROR(kiln_cg_index_temps(cg, n->num_indices, n->indices));
-  A("%s _r = {0}; for (int _l = 0; _l < %d; ++_l) _r[_l] = ((const %s *)%s)[", type, lanes, mem,
-    data);
+  int narrow = kiln_cg_is_narrow(n->buffer->dtype);
+  A("%s _r = {0}; for (int _l = 0; _l < %d; ++_l) _r[_l] = ", type, lanes);
+  if (narrow) {
+    A("kiln_scalar_%s_to_float32(", kiln_cg_narrow_name(n->buffer->dtype));
+  }
+  A("((const %s *)%s)[", mem, data);
   KILN_RETURN_IF_ERROR(kiln_cg_offset(cg, n->buffer, n->num_indices, n->indices, 1));
-  A(n->buffer->dtype == KILN_DTYPE_BOOL ? "] != 0; _r; })" : "]; _r; })");
+  A(n->buffer->dtype == KILN_DTYPE_BOOL ? "] != 0; _r; })" : narrow ? "]); _r; })" : "]; _r; })");
   return KILN_OK;
 }
 
@@ -477,12 +498,48 @@ static kiln_status_t emit_not(kiln_cg_t *cg, const kiln_tir_not_t *n) {
   return KILN_OK;
 }
 
+/* Whether `e` computes a new value of a narrow dtype, which is rounded
+ * to it (loads, immediates, selects, min and max are exact already). */
+static int rounds_narrow(const kiln_tir_expr_t *e) {
+  kiln_tir_expr_kind_t k = e->kind;
+  if (!kiln_cg_is_narrow(e->dtype.base)) {
+    return 0;
+  }
+  if (k == KILN_TIR_EXPR_CAST) {
+    return ((const kiln_tir_cast_t *)e)->value->dtype.base != e->dtype.base;
+  }
+  return k == KILN_TIR_EXPR_ADD || k == KILN_TIR_EXPR_SUB || k == KILN_TIR_EXPR_MUL ||
+         k == KILN_TIR_EXPR_DIV || k == KILN_TIR_EXPR_FLOOR_DIV || k == KILN_TIR_EXPR_FLOOR_MOD ||
+         k == KILN_TIR_EXPR_CALL || k == KILN_TIR_EXPR_RAMP;
+}
+
+static kiln_status_t emit_node(kiln_cg_t *cg, const kiln_tir_expr_t *e);
+
 kiln_status_t kiln_cg_expr(kiln_cg_t *cg, const kiln_tir_expr_t *e) {
   const char *hoisted = kiln_cg_hoisted_name(cg, e);
   if (hoisted) {
     A("%s", hoisted);
     return KILN_OK;
   }
+  if (!rounds_narrow(e)) {
+    return emit_node(cg, e);
+  }
+  const char *name = kiln_cg_narrow_name(e->dtype.base), *type = NULL;
+  if (e->dtype.lanes == 1) {
+    A("kiln_round_%s(", name);
+    KILN_RETURN_IF_ERROR(emit_node(cg, e));
+    A(")");
+    return KILN_OK;
+  }
+  KILN_RETURN_IF_ERROR(kiln_cg_type(cg, e->dtype, &type));
+  A("({ %s _n = ", type);
+  KILN_RETURN_IF_ERROR(emit_node(cg, e));
+  A("; for (int _l = 0; _l < %d; ++_l) _n[_l] = kiln_round_%s(_n[_l]); _n; })", e->dtype.lanes,
+    name);
+  return KILN_OK;
+}
+
+static kiln_status_t emit_node(kiln_cg_t *cg, const kiln_tir_expr_t *e) {
   if (kiln_tir_expr_kind_is_binary(e->kind)) {
     const kiln_tir_binary_t *n = (const void *)e;
     return n->a->dtype.lanes == 1 ? emit_scalar_binary(cg, n) : emit_vector_binary(cg, n);

@@ -94,19 +94,19 @@ static const ctype_t ctypes[] = {
     {KILN_DTYPE_INT8, "int8_t", 8},      {KILN_DTYPE_INT16, "int16_t", 16},
     {KILN_DTYPE_INT32, "int32_t", 32},   {KILN_DTYPE_INT64, "int64_t", 64},
     {KILN_DTYPE_UINT8, "uint8_t", 8},    {KILN_DTYPE_UINT16, "uint16_t", 16},
-    {KILN_DTYPE_UINT32, "uint32_t", 32}, {KILN_DTYPE_BOOL, "int32_t", 32},
+    {KILN_DTYPE_UINT32, "uint32_t", 32}, {KILN_DTYPE_UINT64, "uint64_t", 64},
+    {KILN_DTYPE_BOOL, "int32_t", 32},
 };
 
 /* The dtype's integer helpers, each a call of base/scalar_ops.h's function
  * (pasted above them) wrapped back to the dtype. */
 static kiln_status_t emit_int_helpers(kiln_cg_t *cg, const ctype_t *t) {
   const char *tag = kiln_cg_tag(t->dtype), *c = t->c;
-  A("static inline %s kiln_floordiv_%s(%s a, %s b) { return (%s)kiln_scalar_int_floor_divide(a, "
-    "b); }\n",
-    c, tag, c, c, c);
-  A("static inline %s kiln_floormod_%s(%s a, %s b) { return (%s)kiln_scalar_int_floor_mod(a, b); "
-    "}\n",
-    c, tag, c, c, c);
+  int u64 = t->dtype == KILN_DTYPE_UINT64; /* unsigned beyond int64: the uint functions */
+  A("static inline %s kiln_floordiv_%s(%s a, %s b) { return (%s)kiln_scalar_%s(a, b); }\n", c, tag,
+    c, c, c, u64 ? "uint_divide" : "int_floor_divide");
+  A("static inline %s kiln_floormod_%s(%s a, %s b) { return (%s)kiln_scalar_%s(a, b); }\n", c, tag,
+    c, c, c, u64 ? "uint_mod" : "int_floor_mod");
   if (t->dtype == KILN_DTYPE_BOOL) {
     return KILN_OK;
   }
@@ -125,7 +125,7 @@ static kiln_status_t emit_int_helpers(kiln_cg_t *cg, const ctype_t *t) {
   } else {
     A("static inline %s kiln_from_float_%s(double x) { return (%s)kiln_scalar_float_to_uint(x, "
       "%lluULL); }\n",
-      c, tag, c, (unsigned long long)hi);
+      c, tag, c, u64 ? (unsigned long long)UINT64_MAX : (unsigned long long)hi);
   }
   return KILN_OK;
 }
@@ -140,6 +140,12 @@ static kiln_status_t emit_prelude(kiln_cg_t *cg) {
   }
   A("\n/* base/scalar_ops.h: the one meaning of the operations C leaves undefined. */\n%s\n",
     KILN_SCALAR_OPS_SOURCE);
+  static const char *const narrow[] = {"float16", "bfloat16"};
+  for (int i = 0; i < 2; ++i) {
+    A("static inline float kiln_round_%s(float x) { return kiln_scalar_%s_to_float32("
+      "kiln_scalar_float32_to_%s(x)); }\n",
+      narrow[i], narrow[i], narrow[i]);
+  }
   for (size_t i = 0; i < sizeof(ctypes) / sizeof(ctypes[0]); ++i) {
     const char *tag = kiln_cg_tag(ctypes[i].dtype), *c = ctypes[i].c;
     A("static inline %s kiln_min_%s(%s a, %s b) { return a < b ? a : b; }\n", c, tag, c, c);

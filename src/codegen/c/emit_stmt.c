@@ -48,10 +48,16 @@ static kiln_status_t emit_store_body(kiln_cg_t *cg, const kiln_tir_buffer_store_
   KILN_RETURN_IF_ERROR(kiln_cg_name(cg, n->buffer->data, &data));
   KILN_RETURN_IF_ERROR(kiln_cg_type(cg, n->value->dtype, &type));
   int is_bool = n->buffer->dtype == KILN_DTYPE_BOOL, lanes = n->value->dtype.lanes;
+  int narrow = kiln_cg_is_narrow(n->buffer->dtype);
+  const char *name = narrow ? kiln_cg_narrow_name(n->buffer->dtype) : "";
   if (lanes == 1) {
     L("((%s *)%s)[", mem, data);
     KILN_RETURN_IF_ERROR(kiln_cg_offset(cg, n->buffer, n->num_indices, n->indices, 0));
-    A(is_bool ? "] = (uint8_t)(" : "] = (%s)(", mem);
+    if (narrow) {
+      A("] = kiln_scalar_float32_to_%s(", name);
+    } else {
+      A(is_bool ? "] = (uint8_t)(" : "] = (%s)(", mem);
+    }
     KILN_RETURN_IF_ERROR(kiln_cg_expr(cg, n->value));
     A(is_bool ? " != 0);\n" : ");\n");
     return KILN_OK;
@@ -62,7 +68,7 @@ static kiln_status_t emit_store_body(kiln_cg_t *cg, const kiln_tir_buffer_store_
   KILN_RETURN_IF_ERROR(kiln_cg_expr(cg, n->value));
   A(";\n");
   int64_t stride = 0;
-  if (!is_bool && n->num_indices == 1 && n->indices[0]->kind == KILN_TIR_EXPR_RAMP &&
+  if (!is_bool && !narrow && n->num_indices == 1 && n->indices[0]->kind == KILN_TIR_EXPR_RAMP &&
       (n->buffer->ndim != 1 || !n->buffer->strides ||
        (kiln_tir_expr_as_int(n->buffer->strides[0], &stride) && stride == 1)) &&
       kiln_tir_expr_as_int(((const kiln_tir_ramp_t *)n->indices[0])->stride, &stride) &&
@@ -77,7 +83,11 @@ static kiln_status_t emit_store_body(kiln_cg_t *cg, const kiln_tir_buffer_store_
     A("\n");
     L("for (int _l = 0; _l < %d; ++_l) ((%s *)%s)[", lanes, mem, data);
     KILN_RETURN_IF_ERROR(kiln_cg_offset(cg, n->buffer, n->num_indices, n->indices, 1));
-    A(is_bool ? "] = (uint8_t)(_v[_l] != 0);\n" : "] = _v[_l];\n");
+    if (narrow) {
+      A("] = kiln_scalar_float32_to_%s(_v[_l]);\n", name);
+    } else {
+      A(is_bool ? "] = (uint8_t)(_v[_l] != 0);\n" : "] = _v[_l];\n");
+    }
   }
   --cg->indent;
   L("}\n");

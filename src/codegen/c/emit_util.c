@@ -64,6 +64,8 @@ kiln_status_t kiln_cg_name(kiln_cg_t *cg, const kiln_tir_var_t *var, const char 
 const char *kiln_cg_tag(kiln_dtype_t dtype) {
   switch (dtype) {
   case KILN_DTYPE_FLOAT32:
+  case KILN_DTYPE_FLOAT16: /* float32 in registers */
+  case KILN_DTYPE_BFLOAT16:
     return "f32";
   case KILN_DTYPE_FLOAT64:
     return "f64";
@@ -81,11 +83,10 @@ const char *kiln_cg_tag(kiln_dtype_t dtype) {
     return "u16";
   case KILN_DTYPE_UINT32:
     return "u32";
+  case KILN_DTYPE_UINT64:
+    return "u64";
   case KILN_DTYPE_BOOL:
     return "b";
-  case KILN_DTYPE_FLOAT16:
-  case KILN_DTYPE_BFLOAT16:
-  case KILN_DTYPE_UINT64:
   case KILN_DTYPE_COUNT_:
     break;
   }
@@ -95,6 +96,8 @@ const char *kiln_cg_tag(kiln_dtype_t dtype) {
 static const char *scalar_type(kiln_dtype_t dtype) {
   switch (dtype) {
   case KILN_DTYPE_FLOAT32:
+  case KILN_DTYPE_FLOAT16: /* float32 in registers, the bits in memory */
+  case KILN_DTYPE_BFLOAT16:
     return "float";
   case KILN_DTYPE_FLOAT64:
     return "double";
@@ -113,9 +116,8 @@ static const char *scalar_type(kiln_dtype_t dtype) {
     return "uint16_t";
   case KILN_DTYPE_UINT32:
     return "uint32_t";
-  case KILN_DTYPE_FLOAT16:
-  case KILN_DTYPE_BFLOAT16:
   case KILN_DTYPE_UINT64:
+    return "uint64_t";
   case KILN_DTYPE_COUNT_:
     break;
   }
@@ -123,7 +125,18 @@ static const char *scalar_type(kiln_dtype_t dtype) {
 }
 
 const char *kiln_cg_mem_type(kiln_dtype_t dtype) {
+  if (kiln_cg_is_narrow(dtype)) {
+    return "uint16_t";
+  }
   return dtype == KILN_DTYPE_BOOL ? "uint8_t" : scalar_type(dtype);
+}
+
+int kiln_cg_is_narrow(kiln_dtype_t dtype) {
+  return dtype == KILN_DTYPE_FLOAT16 || dtype == KILN_DTYPE_BFLOAT16;
+}
+
+const char *kiln_cg_narrow_name(kiln_dtype_t dtype) {
+  return dtype == KILN_DTYPE_FLOAT16 ? "float16" : "bfloat16";
 }
 
 int kiln_cg_padded_lanes(int lanes) {

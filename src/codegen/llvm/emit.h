@@ -17,7 +17,9 @@
  * values do not dominate what follows.
  *
  * Registers hold bool as i1 (vectors of i1); memory holds it as i8 0/1, as
- * the interpreter stores it. Vectors are LLVM vectors of the IR's lane count.
+ * the interpreter stores it. float16 and bfloat16 are i16 bits in memory and
+ * float32 in registers (narrow.c); uint64 is i64 with unsigned operations. Vectors are LLVM vectors
+ * of the IR's lane count.
  */
 #ifndef KILN_CODEGEN_LLVM_EMIT_H_
 #define KILN_CODEGEN_LLVM_EMIT_H_
@@ -100,7 +102,7 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_llvm_checks(kiln_llvm_t *ll, LLVMValueRe
 LLVMTypeRef kiln_llvm_type(const kiln_llvm_t *ll, kiln_tir_dtype_t dtype);
 LLVMTypeRef kiln_llvm_mem_type(const kiln_llvm_t *ll, kiln_dtype_t dtype);
 /* UNIMPLEMENTED naming the function and what holds `dtype` when the backend
- * cannot hold it (float16, bfloat16, uint64). */
+ * cannot hold it. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_llvm_check_dtype(const kiln_llvm_t *ll, kiln_dtype_t dtype,
                                                          const char *what, const char *name);
 KILN_MUST_USE_RESULT kiln_status_t kiln_llvm_expr(kiln_llvm_t *ll, const kiln_tir_expr_t *e,
@@ -128,6 +130,17 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_llvm_bind(kiln_llvm_t *ll, const kiln_ti
                                                   LLVMValueRef value);
 /* Forgets the memoized expressions (from `mark` on). */
 void kiln_llvm_memo_undo(kiln_llvm_t *ll, size_t mark);
+
+/* ---- narrow.c: float16 and bfloat16 ---- */
+/* Whether `dtype` is float16 or bfloat16 (bits in memory, float32 in registers). */
+bool kiln_llvm_is_narrow(kiln_dtype_t dtype);
+/* i16 bits (scalar or vector) of `dtype` as float32, exactly. */
+LLVMValueRef kiln_llvm_widen_narrow(kiln_llvm_t *ll, kiln_dtype_t dtype, LLVMValueRef bits16);
+/* float32 (scalar or vector) to `dtype`'s i16 bits, rounded as
+ * base/scalar_ops.h rounds. */
+LLVMValueRef kiln_llvm_narrow(kiln_llvm_t *ll, kiln_dtype_t dtype, LLVMValueRef value);
+/* float32 rounded to `dtype` and back: the value a narrow result holds. */
+LLVMValueRef kiln_llvm_round_narrow(kiln_llvm_t *ll, kiln_dtype_t dtype, LLVMValueRef value);
 
 /* ---- intrinsics.c ---- */
 KILN_MUST_USE_RESULT kiln_status_t kiln_llvm_call(kiln_llvm_t *ll, const kiln_tir_call_t *call,

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/scalar_ops.h"
 #include "codegen/llvm/emit.h"
 #include "tir/functor.h"
 
@@ -50,10 +51,11 @@ LLVMTypeRef kiln_llvm_mem_type(const kiln_llvm_t *ll, kiln_dtype_t dtype) {
   case KILN_DTYPE_UINT32:
     return ll->t_i32;
   case KILN_DTYPE_INT64:
+  case KILN_DTYPE_UINT64:
     return ll->t_i64;
   case KILN_DTYPE_FLOAT16:
   case KILN_DTYPE_BFLOAT16:
-  case KILN_DTYPE_UINT64:
+    return ll->t_i16; /* the bits; float32 in registers */
   case KILN_DTYPE_COUNT_:
     break;
   }
@@ -61,8 +63,9 @@ LLVMTypeRef kiln_llvm_mem_type(const kiln_llvm_t *ll, kiln_dtype_t dtype) {
 }
 
 LLVMTypeRef kiln_llvm_type(const kiln_llvm_t *ll, kiln_tir_dtype_t dtype) {
-  LLVMTypeRef scalar =
-      dtype.base == KILN_DTYPE_BOOL ? ll->t_i1 : kiln_llvm_mem_type(ll, dtype.base);
+  LLVMTypeRef scalar = dtype.base == KILN_DTYPE_BOOL     ? ll->t_i1
+                       : kiln_llvm_is_narrow(dtype.base) ? ll->t_f32
+                                                         : kiln_llvm_mem_type(ll, dtype.base);
   return dtype.lanes > 1 ? LLVMVectorType(scalar, (unsigned)dtype.lanes) : scalar;
 }
 
@@ -258,8 +261,10 @@ static LLVMValueRef float_binary(kiln_llvm_t *ll, kiln_tir_expr_kind_t kind, LLV
   return float_compare(ll, kind, a, b);
 }
 
+/* A float32 or float64 multiply (a narrow one rounds its product). */
 static int is_float_mul(const kiln_tir_expr_t *e) {
-  return e->kind == KILN_TIR_EXPR_MUL && kiln_tir_dtype_is_float(e->dtype);
+  return e->kind == KILN_TIR_EXPR_MUL && kiln_tir_dtype_is_float(e->dtype) &&
+         !kiln_llvm_is_narrow(e->dtype.base);
 }
 
 /* a * b + c as llvm.fmuladd. */
@@ -283,7 +288,8 @@ static int is_compare(kiln_tir_expr_kind_t kind) {
 static kiln_status_t emit_binary(kiln_llvm_t *ll, const kiln_tir_binary_t *n, LLVMValueRef *out) {
   kiln_tir_expr_kind_t kind = n->base.kind;
   kiln_tir_dtype_t dtype = n->a->dtype;
-  if (kind == KILN_TIR_EXPR_ADD && kiln_tir_dtype_is_float(dtype)) {
+  if (kind == KILN_TIR_EXPR_ADD && kiln_tir_dtype_is_float(dtype) &&
+      !kiln_llvm_is_narrow(dtype.base)) {
     if (is_float_mul(n->a)) {
       return emit_fmuladd(ll, (const void *)n->a, n->b, out);
     }
@@ -341,6 +347,9 @@ static kiln_status_t emit_cast(kiln_llvm_t *ll, const kiln_tir_cast_t *n, LLVMVa
     *out = LLVMBuildCall2(bd, LLVMIntrinsicGetType(ll->context, id, types, 2), fn, &v, 1, "");
   } else {
     *out = LLVMBuildIntCast2(bd, v, type, is_signed(from.base), "");
+  }
+  if (kiln_llvm_is_narrow(to.base) && to.base != from.base) {
+    *out = kiln_llvm_round_narrow(ll, to.base, *out);
   }
   return KILN_OK;
 }
@@ -431,8 +440,15 @@ static kiln_status_t emit_int_imm(kiln_llvm_t *ll, const kiln_tir_int_imm_t *n, 
 static kiln_status_t emit_float_imm(kiln_llvm_t *ll, const kiln_tir_float_imm_t *n,
                                     LLVMValueRef *out) {
   KILN_RETURN_IF_ERROR(kiln_llvm_check_dtype(ll, n->base.dtype.base, "FloatImm", ""));
-  LLVMTypeRef scalar = kiln_llvm_type(ll, kiln_tir_scalar(n->base.dtype.base));
-  *out = kiln_llvm_splat(ll, LLVMConstReal(scalar, n->value), n->base.dtype.lanes);
+  kiln_dtype_t base = n->base.dtype.base;
+  LLVMTypeRef scalar = kiln_llvm_type(ll, kiln_tir_scalar(base));
+  float f = (float)n->value;
+  double value = base == KILN_DTYPE_FLOAT16
+                     ? kiln_scalar_float16_to_float32(kiln_scalar_float32_to_float16(f))
+                 : base == KILN_DTYPE_BFLOAT16
+                     ? kiln_scalar_bfloat16_to_float32(kiln_scalar_float32_to_bfloat16(f))
+                     : n->value;
+  *out = kiln_llvm_splat(ll, LLVMConstReal(scalar, value), n->base.dtype.lanes);
   return KILN_OK;
 }
 
@@ -690,6 +706,9 @@ static kiln_status_t emit_load(kiln_llvm_t *ll, const kiln_tir_buffer_load_t *n,
       value = LLVMBuildInsertElement(bd, value, element, lane, "");
     }
   }
+  if (kiln_llvm_is_narrow(buffer->dtype)) {
+    value = kiln_llvm_widen_narrow(ll, buffer->dtype, value);
+  }
   *out =
       is_bool ? LLVMBuildICmp(bd, LLVMIntNE, value, LLVMConstNull(LLVMTypeOf(value)), "") : value;
   return KILN_OK;
@@ -714,7 +733,7 @@ static kiln_status_t emit_call(kiln_llvm_t *ll, const kiln_tir_call_t *n, LLVMVa
   return kiln_llvm_call(ll, n, args, out);
 }
 
-static kiln_status_t emit(kiln_llvm_t *ll, const kiln_tir_expr_t *e, LLVMValueRef *out) {
+static kiln_status_t emit_node(kiln_llvm_t *ll, const kiln_tir_expr_t *e, LLVMValueRef *out) {
   if (kiln_tir_expr_kind_is_binary(e->kind)) {
     return emit_binary(ll, (const void *)e, out);
   }
@@ -777,6 +796,23 @@ static kiln_status_t emit(kiln_llvm_t *ll, const kiln_tir_expr_t *e, LLVMValueRe
     break;
   }
   return KILN_STATUS(INTERNAL, "%s: invalid expression kind %d", ll->func->name, (int)e->kind);
+}
+
+/* Whether node kind `kind` computes a new float value (which a narrow
+ * dtype rounds); casts round in emit_cast, loads and immediates are exact. */
+static bool computes(kiln_tir_expr_kind_t kind) {
+  return kind == KILN_TIR_EXPR_ADD || kind == KILN_TIR_EXPR_SUB || kind == KILN_TIR_EXPR_MUL ||
+         kind == KILN_TIR_EXPR_DIV || kind == KILN_TIR_EXPR_FLOOR_DIV ||
+         kind == KILN_TIR_EXPR_FLOOR_MOD || kind == KILN_TIR_EXPR_CALL ||
+         kind == KILN_TIR_EXPR_RAMP;
+}
+
+static kiln_status_t emit(kiln_llvm_t *ll, const kiln_tir_expr_t *e, LLVMValueRef *out) {
+  KILN_RETURN_IF_ERROR(emit_node(ll, e, out));
+  if (kiln_llvm_is_narrow(e->dtype.base) && computes(e->kind)) {
+    *out = kiln_llvm_round_narrow(ll, e->dtype.base, *out);
+  }
+  return KILN_OK;
 }
 
 kiln_status_t kiln_llvm_expr(kiln_llvm_t *ll, const kiln_tir_expr_t *e, LLVMValueRef *out_value) {

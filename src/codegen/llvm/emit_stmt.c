@@ -80,6 +80,8 @@ static kiln_status_t emit_store(kiln_llvm_t *ll, const kiln_tir_buffer_store_t *
   unsigned align = (unsigned)kiln_dtype_size(buffer->dtype);
   if (buffer->dtype == KILN_DTYPE_BOOL) {
     value = LLVMBuildZExt(b, value, lanes > 1 ? LLVMVectorType(mem, (unsigned)lanes) : mem, "");
+  } else if (kiln_llvm_is_narrow(buffer->dtype)) {
+    value = kiln_llvm_narrow(ll, buffer->dtype, value);
   }
   KILN_RETURN_IF_ERROR(kiln_llvm_address(ll, buffer, n->num_indices, n->indices, lanes, &address));
   if (address) {

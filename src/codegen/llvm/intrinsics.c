@@ -219,7 +219,9 @@ kiln_status_t kiln_llvm_call(kiln_llvm_t *ll, const kiln_tir_call_t *call, LLVMV
   LLVMBuilderRef b = ll->builder;
   LLVMValueRef x = args[0];
   LLVMTypeRef type = LLVMTypeOf(x);
-  int f32 = call->base.dtype.base == KILN_DTYPE_FLOAT32;
+  /* float16 and bfloat16 compute in float32 (narrow.c). */
+  int f32 =
+      call->base.dtype.base == KILN_DTYPE_FLOAT32 || kiln_llvm_is_narrow(call->base.dtype.base);
   const char *name = kiln_tir_intrinsic_name(call->op);
   switch (call->op) {
   case KILN_TIR_INTRINSIC_EXP:

@@ -10,6 +10,17 @@
 
 #include "frontend/onnx/onnx_importer.h"
 
+/* onnx_legacy.c: opsets 1 to 6 */
+/* Adapts or refuses a node of opset < 7 whose meaning differs from the
+ * later form its converter builds (nothing at opset 7 and up). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_legacy_prepare(kiln_onnx_node_t *node);
+/* Cast's `to`: before opset 6 it may be a name ("FLOAT"). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_legacy_cast_to(const kiln_onnx_node_t *node,
+                                                            int64_t *out_to);
+/* The default of attribute `name` at the node's opset, `fallback` when it
+ * did not change (Selu's constants before 6, Concat's axis before 4). */
+double kiln_onnx_legacy_default(const kiln_onnx_node_t *node, const char *name, double fallback);
+
 /* onnx_ops_elemwise.c */
 kiln_status_t kiln_onnx_convert_unary(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_binary(kiln_onnx_node_t *node);

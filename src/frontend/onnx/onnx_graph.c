@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "base/strbuf.h"
+#include "frontend/onnx/onnx_convert.h"
 #include "frontend/onnx/onnx_importer.h"
 #include "frontend/onnx/onnx_tensor.h"
 #include "ir/infer.h"
@@ -291,6 +292,7 @@ static kiln_status_t kiln_onnx_node_convert(kiln_onnx_importer_t *importer,
   if (!converter) {
     return KILN_STATUS(INTERNAL, "no converter"); /* checked before */
   }
+  KILN_RETURN_IF_ERROR(kiln_onnx_legacy_prepare(&node));
   KILN_RETURN_IF_ERROR(converter->convert(&node));
   return kiln_onnx_node_outputs(importer, &node);
 }

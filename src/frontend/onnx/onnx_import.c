@@ -4,7 +4,7 @@
  * A file is read whole and handed to the buffer importer with its folder
  * (for external data). The buffer importer unpacks the ModelProto with the
  * caller's allocator, checks what makes it a model kiln can import (a graph;
- * an opset import of the default domain in 7..17), makes the module and the
+ * an opset import of the default domain in 1..17), makes the module and the
  * importer state, runs the graph driver (onnx_graph.c), and frees the
  * message. On any error the module is destroyed and the message starts with
  * the source name, so every failure says which file it is about.

@@ -33,7 +33,7 @@
 #include "op/op.h"
 
 /* The default domain's opsets kiln imports. */
-#define KILN_ONNX_OPSET_MIN 7
+#define KILN_ONNX_OPSET_MIN 1
 #define KILN_ONNX_OPSET_MAX 17
 
 typedef struct kiln_onnx_importer_t {

@@ -202,7 +202,7 @@ kiln_status_t kiln_onnx_convert_activation(kiln_onnx_node_t *node) {
   KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
   KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, row->op, &attrs));
   for (int i = 0; i < 2 && row->attrs[i].name; ++i) {
-    double value = row->attrs[i].fallback;
+    double value = kiln_onnx_legacy_default(node, row->attrs[i].name, row->attrs[i].fallback);
     KILN_RETURN_IF_ERROR(kiln_onnx_attr_float(node, row->attrs[i].name, value, &value));
     KILN_RETURN_IF_ERROR(kiln_onnx_set_float(row->op, attrs, row->attrs[i].name, value));
   }

@@ -18,10 +18,11 @@
 kiln_status_t kiln_onnx_convert_concat(kiln_onnx_node_t *node) {
   int64_t axis = 0;
   void *attrs = NULL;
-  if (!kiln_onnx_attr(node, "axis")) {
+  if (!kiln_onnx_attr(node, "axis") && node->importer->opset >= 4) {
     return KILN_STATUS(INVALID_ARGUMENT, "attribute axis is required");
   }
-  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "axis", 0, &axis));
+  int64_t fallback = (int64_t)kiln_onnx_legacy_default(node, "axis", 0.0);
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "axis", fallback, &axis));
   for (int i = 0; i < node->num_inputs; ++i) {
     kiln_expr_t *input = NULL;
     KILN_RETURN_IF_ERROR(kiln_onnx_input(node, i, &input));

@@ -78,7 +78,7 @@ kiln_status_t kiln_onnx_convert_cast(kiln_onnx_node_t *node) {
   if (!kiln_onnx_attr(node, "to")) {
     return KILN_STATUS(INVALID_ARGUMENT, "attribute to is required");
   }
-  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "to", 0, &to));
+  KILN_RETURN_IF_ERROR(kiln_onnx_legacy_cast_to(node, &to));
   KILN_RETURN_IF_ERROR_ANNOTATE(kiln_onnx_dtype(to, &dtype), "attribute to");
   return kiln_onnx_cast_to(node, x, dtype);
 }

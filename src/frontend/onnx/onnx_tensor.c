@@ -52,6 +52,17 @@ const char *kiln_onnx_elem_type_name(int64_t elem_type, char *buffer) {
   return buffer;
 }
 
+kiln_status_t kiln_onnx_elem_type_from_name(const char *name, int64_t *out_elem_type) {
+#define KILN_ONNX_DTYPE_BY_NAME_(number, text, dtype) \
+  if (strcmp(name, text) == 0) {                      \
+    *out_elem_type = number;                          \
+    return KILN_OK;                                   \
+  }
+  KILN_ONNX_DTYPE_LIST(KILN_ONNX_DTYPE_BY_NAME_)
+#undef KILN_ONNX_DTYPE_BY_NAME_
+  return KILN_STATUS(INVALID_ARGUMENT, "\"%s\" is no ONNX element type", name);
+}
+
 kiln_status_t kiln_onnx_dtype(int64_t elem_type, kiln_dtype_t *out_dtype) {
   kiln_dtype_t dtype = KILN_DTYPE_NONE;
   int known = 1;

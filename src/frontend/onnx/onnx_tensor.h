@@ -30,6 +30,10 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_dtype(int64_t elem_type, kiln_dtype
 /* "FLOAT", "STRING", ... of an ONNX element type ("type 99" when unknown;
  * written into `buffer` of 32 bytes when it has to be). */
 const char *kiln_onnx_elem_type_name(int64_t elem_type, char *buffer);
+/* The ONNX element type named `name` ("FLOAT", ...); INVALID_ARGUMENT
+ * naming it when there is none. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_elem_type_from_name(const char *name,
+                                                                 int64_t *out_elem_type);
 
 /* A new tensor holding `proto`'s values. `model_dir` is the folder external
  * data must be in (NULL refuses external data). Errors name the tensor. */
