@@ -42,6 +42,14 @@ void kiln_cli_print_summary(const char *label, const kiln_tensor_t *tensor);
 /* The integer after `flag` (at least `minimum`), or a usage error. */
 kiln_status_t kiln_cli_parse_int(const char *flag, const char *text, int64_t minimum,
                                  int64_t *out_value);
+/* kiln_cli_parse_int into an int, at most 1000000 (a count option). */
+kiln_status_t kiln_cli_parse_count(const char *flag, const char *text, int64_t minimum, int *out);
+/* A number above 0 and at most `highest` (fractions allowed); otherwise
+ * the usage error "`expected` after FLAG". */
+kiln_status_t kiln_cli_parse_positive(const char *flag, const char *text, double highest,
+                                      const char *expected, double *out);
+/* Whether `path` names a one-file compiled model (it ends in ".so"). */
+int kiln_cli_is_library_name(const char *path);
 
 /* ---- the tool's own helpers (cli_util.c, libc only) ---- */
 

@@ -108,25 +108,13 @@ typedef struct compile_args_t {
   int check;
 } compile_args_t;
 
-/* kiln_cli_parse_int, for the options that are ints. */
 static kiln_status_t parse_count(const char *flag, const char *text, int minimum, int *out) {
-  int64_t value = 0;
-  KILN_RETURN_IF_ERROR(kiln_cli_parse_int(flag, text, minimum, &value));
-  if (value > 1000000) {
-    return kiln_cli_usage("expected at most 1000000 after", flag);
-  }
-  *out = (int)value;
-  return KILN_OK;
+  return kiln_cli_parse_count(flag, text, minimum, out);
 }
 
 static kiln_status_t parse_seconds(const char *flag, const char *text, double *out) {
-  char *end = NULL;
-  double value = text ? strtod(text, &end) : 0;
-  if (!text || end == text || *end != '\0' || !(value > 0) || value > 86400) {
-    return kiln_cli_usage("expected a number of seconds in (0, 86400] after", flag);
-  }
-  *out = value;
-  return KILN_OK;
+  return kiln_cli_parse_positive(flag, text, 86400,
+                                 "expected a number of seconds in (0, 86400] after", out);
 }
 
 static kiln_status_t push_name(const char *flag, const char *value, int *count,
@@ -442,8 +430,7 @@ kiln_status_t kiln_cli_compile(int argc, char **argv) {
   }
   KILN_RETURN_IF_ERROR(check_dumps(&a));
   a.options.private_kernels = a.given & FLAG_DUMP; /* one library, with its sources */
-  size_t length = strlen(a.out_dir);
-  int one_file = length > 3 && strcmp(a.out_dir + length - 3, ".so") == 0;
+  int one_file = kiln_cli_is_library_name(a.out_dir);
   compile_result_t r;
   KILN_RETURN_IF_ERROR(compile_model(&a, &r));
   kiln_status_t status = one_file ? kiln_compiled_export_library(r.compiled, a.out_dir)
@@ -466,8 +453,7 @@ kiln_status_t kiln_cli_compile(int argc, char **argv) {
 /* Whether `path` is a compiled model rather than a model to compile: a
  * folder kiln compile wrote, or one library (a name ending in .so). */
 static bool is_compiled_model(const char *path) {
-  size_t length = strlen(path);
-  return kiln_cli_is_directory(path) || (length > 3 && strcmp(path + length - 3, ".so") == 0);
+  return kiln_cli_is_directory(path) || kiln_cli_is_library_name(path);
 }
 
 /* A graph executor over the compiled model at `path`: a folder written by

@@ -33,24 +33,7 @@ static void on_interrupt(int signal_number) {
 
 /* A positive number of minutes or seconds (fractions allowed). */
 static kiln_status_t parse_seconds(const char *flag, const char *text, double *out) {
-  char *end = NULL;
-  double value = text ? strtod(text, &end) : 0;
-  if (!text || end == text || *end != '\0' || !(value > 0) || value > 1e6) {
-    return kiln_cli_usage("expected a positive number after", flag);
-  }
-  *out = value;
-  return KILN_OK;
-}
-
-static kiln_status_t parse_int_option(const char *flag, const char *value, int64_t minimum,
-                                      int *out) {
-  int64_t parsed = 0;
-  KILN_RETURN_IF_ERROR(kiln_cli_parse_int(flag, value, minimum, &parsed));
-  if (parsed > 1000000) {
-    return kiln_cli_usage("expected at most 1000000 after", flag);
-  }
-  *out = (int)parsed;
-  return KILN_OK;
+  return kiln_cli_parse_positive(flag, text, 1e6, "expected a positive number after", out);
 }
 
 static kiln_status_t parse_model_option(const char *flag, const char *value, tune_args_t *a) {
@@ -63,10 +46,10 @@ static kiln_status_t parse_model_option(const char *flag, const char *value, tun
     return KILN_OK;
   }
   if (strcmp(flag, "--batch") == 0) {
-    return parse_int_option(flag, value, 1, &m->batch);
+    return kiln_cli_parse_count(flag, value, 1, &m->batch);
   }
   if (strcmp(flag, "--image-size") == 0) {
-    return parse_int_option(flag, value, 1, &m->image_size);
+    return kiln_cli_parse_count(flag, value, 1, &m->image_size);
   }
   return kiln_cli_usage("unknown option", flag);
 }
@@ -85,17 +68,17 @@ static kiln_status_t parse_option(const char *flag, const char *value, tune_args
     return parse_seconds(flag, value, &o->timeout_seconds);
   }
   if (strcmp(flag, "--trials") == 0) {
-    return parse_int_option(flag, value, 1, &o->trials);
+    return kiln_cli_parse_count(flag, value, 1, &o->trials);
   }
   if (strcmp(flag, "--threads") == 0) {
-    return parse_int_option(flag, value, 1, &o->threads);
+    return kiln_cli_parse_count(flag, value, 1, &o->threads);
   }
   if (strcmp(flag, "--target") == 0) {
     o->compile.target = value;
     return value ? KILN_OK : kiln_cli_usage("missing target after", flag);
   }
   if (strcmp(flag, "--opt-level") == 0) {
-    KILN_RETURN_IF_ERROR(parse_int_option(flag, value, 0, &o->compile.opt_level));
+    KILN_RETURN_IF_ERROR(kiln_cli_parse_count(flag, value, 0, &o->compile.opt_level));
     return o->compile.opt_level <= 3 ? KILN_OK : kiln_cli_usage("expected 0 to 3 after", flag);
   }
   return parse_model_option(flag, value, a);

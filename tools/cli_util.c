@@ -242,3 +242,29 @@ void kiln_cli_log_error_origin(const char *file, int line, kiln_status_t status)
             kiln_status_file(status), kiln_status_line(status));
   }
 }
+
+kiln_status_t kiln_cli_parse_count(const char *flag, const char *text, int64_t minimum, int *out) {
+  int64_t value = 0;
+  KILN_RETURN_IF_ERROR(kiln_cli_parse_int(flag, text, minimum, &value));
+  if (value > 1000000) {
+    return kiln_cli_usage("expected at most 1000000 after", flag);
+  }
+  *out = (int)value;
+  return KILN_OK;
+}
+
+kiln_status_t kiln_cli_parse_positive(const char *flag, const char *text, double highest,
+                                      const char *expected, double *out) {
+  char *end = NULL;
+  double value = text ? strtod(text, &end) : 0;
+  if (!text || end == text || *end != '\0' || !(value > 0) || value > highest) {
+    return kiln_cli_usage(expected, flag);
+  }
+  *out = value;
+  return KILN_OK;
+}
+
+int kiln_cli_is_library_name(const char *path) {
+  size_t length = strlen(path);
+  return length > 3 && strcmp(path + length - 3, ".so") == 0;
+}

@@ -29,10 +29,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-kiln_status_t kiln_file_read_all(kiln_allocator_t allocator, const char *path, void **out_data,
-                                 size_t *out_size) {
-  *out_data = NULL;
-  *out_size = 0;
+/* Opens `path` for reading when it is a regular file (never waiting on a
+ * FIFO or a device): the descriptor and its stat, or an error naming the
+ * file (NOT_FOUND when it is missing). */
+static kiln_status_t open_regular(const char *path, int *out_fd, struct stat *out_info) {
   int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     int error = errno;
@@ -40,17 +40,28 @@ kiln_status_t kiln_file_read_all(kiln_allocator_t allocator, const char *path, v
                                             : KILN_STATUS_CODE_IO_ERROR,
                             __FILE__, __LINE__, "%s: cannot open: %s", path, strerror(error));
   }
+  kiln_status_t status = KILN_OK;
+  if (fstat(fd, out_info) != 0) {
+    status = KILN_STATUS(IO_ERROR, "%s: cannot stat: %s", path, strerror(errno));
+  } else if (!S_ISREG(out_info->st_mode)) {
+    status = KILN_STATUS(IO_ERROR, "%s: not a regular file (a %s); kiln reads regular files only",
+                         path, kiln_file_kind_name(out_info->st_mode));
+  }
+  if (status) {
+    close(fd);
+    return status;
+  }
+  *out_fd = fd;
+  return KILN_OK;
+}
+
+kiln_status_t kiln_file_read_all(kiln_allocator_t allocator, const char *path, void **out_data,
+                                 size_t *out_size) {
+  *out_data = NULL;
+  *out_size = 0;
+  int fd = -1;
   struct stat info;
-  if (fstat(fd, &info) != 0) {
-    int error = errno;
-    close(fd);
-    return KILN_STATUS(IO_ERROR, "%s: cannot stat: %s", path, strerror(error));
-  }
-  if (!S_ISREG(info.st_mode)) {
-    close(fd);
-    return KILN_STATUS(IO_ERROR, "%s: not a regular file (a %s); kiln reads regular files only",
-                       path, kiln_file_kind_name(info.st_mode));
-  }
+  KILN_RETURN_IF_ERROR(open_regular(path, &fd, &info));
   FILE *file = fdopen(fd, "rb");
   if (!file) {
     int error = errno;
@@ -182,21 +193,11 @@ const char *kiln_file_kind_name(unsigned mode) {
 kiln_status_t kiln_file_map(const char *path, kiln_file_mapping_t *out_mapping) {
   out_mapping->data = NULL;
   out_mapping->size = 0;
-  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    int error = errno;
-    return kiln_status_make(error == ENOENT ? KILN_STATUS_CODE_NOT_FOUND
-                                            : KILN_STATUS_CODE_IO_ERROR,
-                            __FILE__, __LINE__, "%s: cannot open: %s", path, strerror(error));
-  }
+  int fd = -1;
   struct stat info;
+  KILN_RETURN_IF_ERROR(open_regular(path, &fd, &info));
   kiln_status_t status = KILN_OK;
-  if (fstat(fd, &info) != 0) {
-    status = KILN_STATUS(IO_ERROR, "%s: cannot stat: %s", path, strerror(errno));
-  } else if (!S_ISREG(info.st_mode)) {
-    status = KILN_STATUS(IO_ERROR, "%s: not a regular file (a %s); kiln reads regular files only",
-                         path, kiln_file_kind_name(info.st_mode));
-  } else if (info.st_size > 0) {
+  if (info.st_size > 0) {
     void *data = mmap(NULL, (size_t)info.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (data == MAP_FAILED) {
       status = KILN_STATUS(IO_ERROR, "%s: cannot map: %s", path, strerror(errno));

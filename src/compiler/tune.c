@@ -103,15 +103,19 @@ kiln_tune_options_t kiln_tune_options_default(void) {
 
 /* ---- records and progress ---- */
 
+/* Appends the task's record of `config` measured at `ms` against the
+ * default at `default_ms`. */
 static kiln_status_t append_record(const tuner_t *t, const task_t *task,
-                                   const kiln_schedule_config_t *config, double ms) {
+                                   const kiln_schedule_config_t *config, double ms,
+                                   double default_ms, bool verified) {
   kiln_tuning_record_t record = {.task = task->id,
                                  .kernel = task->kernel.name,
                                  .target = t->target,
                                  .version = kiln_version_string(),
                                  .config = *config,
                                  .time_ms = ms,
-                                 .default_ms = task->report->default_ms};
+                                 .default_ms = default_ms,
+                                 .verified = verified};
   return kiln_tuning_append(t->records, &record);
 }
 
@@ -173,7 +177,8 @@ static kiln_status_t measure(tuner_t *t, task_t *task, const kiln_schedule_confi
     if (task->report->trials == 1) {
       task->report->default_ms = r.median_ms;
     }
-    KILN_RETURN_IF_ERROR(append_record(t, task, config, r.median_ms));
+    KILN_RETURN_IF_ERROR(
+        append_record(t, task, config, r.median_ms, task->report->default_ms, false));
     if (!task->have_best || r.median_ms < task->report->best_ms) {
       set_best(task, config, r.median_ms);
     }
@@ -349,21 +354,13 @@ static kiln_status_t remeasure(const task_t *task, const kiln_schedule_config_t 
  * time, else the default. */
 static kiln_status_t append_verified(tuner_t *t, task_t *task, double default_ms,
                                      const kiln_schedule_config_t *config, double ms) {
-  kiln_tuning_record_t record = {.task = task->id,
-                                 .kernel = task->kernel.name,
-                                 .target = t->target,
-                                 .version = kiln_version_string(),
-                                 .config = *config,
-                                 .time_ms = ms,
-                                 .default_ms = default_ms,
-                                 .verified = true};
   task->report->default_ms = default_ms;
   set_best(task, config, ms);
   if (t->options->progress) {
     fprintf(t->options->progress, "kiln tune: %-40.40s verified: %8.4f ms, default %8.4f\n",
             task->report->kernel, ms, default_ms);
   }
-  return kiln_tuning_append(t->records, &record);
+  return append_record(t, task, config, ms, default_ms, true);
 }
 
 /* The task's best and its default measured again, interleaved: the least
