@@ -315,6 +315,8 @@ expect 2 err "missing RECORDS file after '--tuning'" -- "$kiln" compile mlp -o "
 expect 1 err "tuning records: $work/missing.records: cannot open" -- "$kiln" bench mlp \
   --tuning "$work/missing.records"
 expect 1 err "is a JIT" -- "$kiln" tune mlp -o "$work/r" --target "llvm -jit"
+expect 1 err "names another machine" -- "$kiln" tune mlp -o "$work/r" \
+  --target "llvm -mtriple=aarch64-linux-gnu"
 
 if [ "$failures" -eq 0 ] && [ "$skipped" -gt 0 ]; then
   echo "the other CLI checks passed; $skipped group(s) skipped (reported to ctest as skipped)"
