@@ -116,7 +116,8 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_schedule_conv2d_nchwc_x86(
 kiln_schedule_conv_config_t kiln_schedule_conv_x86_config(const kiln_schedule_target_t *target,
                                                           const kiln_schedule_conv_shape_t *shape);
 /* The tuning space of a conv2d_NCHWc of `shape` around its default knobs. */
-void kiln_schedule_conv_x86_space(const kiln_schedule_conv_shape_t *shape,
+void kiln_schedule_conv_x86_space(const kiln_schedule_target_t *target,
+                                  const kiln_schedule_conv_shape_t *shape,
                                   const kiln_schedule_conv_config_t *default_config,
                                   kiln_schedule_space_t *out_space);
 /* The conv2d_NCHWc schedule (plain, or grouped with blocks inside groups)

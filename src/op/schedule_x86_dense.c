@@ -33,7 +33,10 @@
  * preferring a width that divides N): 8 rows by 2 vectors for a GEMM, 1
  * row by 8 vectors for a GEMV (M = 1), whose accumulators would otherwise
  * be too few to hide the latency of the multiply-adds; a narrower N takes
- * its whole vectors, or N itself below one vector.
+ * its whole vectors, or N itself below one vector. On a target with fewer
+ * vector registers than AVX-512's 32 the accumulators are three quarters
+ * of them (12 on AVX2), and the rows at most half the accumulators: 6 rows
+ * by 2 vectors.
  */
 #include <string.h>
 
@@ -45,11 +48,20 @@ static const kiln_te_iter_var_t *axis(const kiln_te_tensor_t *t, int i) {
   return kiln_te_tensor_axis(t, i);
 }
 
+/* The tile's accumulators: KILN_SCHEDULE_GEMM_MAX_ACCUMULATORS, or three
+ * quarters of the target's vector registers when that is fewer (12 of
+ * AVX2's 16: the rest hold a row's columns of the weight and a broadcast). */
+static int64_t gemm_accumulators(const kiln_schedule_target_t *target) {
+  int64_t most = kiln_schedule_scale_registers(target, 24);
+  return most < KILN_SCHEDULE_GEMM_MAX_ACCUMULATORS ? most : KILN_SCHEDULE_GEMM_MAX_ACCUMULATORS;
+}
+
 /* Vectors of columns per tile: as many as the accumulators allow for
  * `rows` (at least 2, at most KILN_SCHEDULE_GEMM_MAX_VECTORS), the widest
  * from there down to half of it whose tile divides n. */
-static int64_t gemm_tile_vectors(int64_t rows, int64_t n, int64_t lanes) {
-  int64_t most = KILN_SCHEDULE_GEMM_MAX_ACCUMULATORS / rows;
+static int64_t gemm_tile_vectors(const kiln_schedule_target_t *target, int64_t rows, int64_t n,
+                                 int64_t lanes) {
+  int64_t most = gemm_accumulators(target) / rows;
   most = most < 2                                ? 2
          : most > KILN_SCHEDULE_GEMM_MAX_VECTORS ? KILN_SCHEDULE_GEMM_MAX_VECTORS
                                                  : most;
@@ -65,8 +77,12 @@ kiln_schedule_gemm_config_t kiln_schedule_gemm_x86_config(const kiln_schedule_ta
                                                           int64_t m, int64_t n, int64_t k) {
   (void)k;
   int64_t lanes = kiln_schedule_lanes(target, KILN_DTYPE_FLOAT32);
-  int64_t rows = kiln_schedule_x86_split_width(m, KILN_SCHEDULE_GEMM_MAX_ROWS);
-  int64_t cols = gemm_tile_vectors(rows, n, lanes) * lanes;
+  int64_t max_rows = gemm_accumulators(target) / 2; /* two vectors a row at least */
+  if (max_rows > KILN_SCHEDULE_GEMM_MAX_ROWS) {
+    max_rows = KILN_SCHEDULE_GEMM_MAX_ROWS;
+  }
+  int64_t rows = kiln_schedule_x86_split_width(m, max_rows);
+  int64_t cols = gemm_tile_vectors(target, rows, n, lanes) * lanes;
   if (n < cols) {
     cols = n < lanes ? n : n / lanes * lanes;
   }
@@ -82,7 +98,8 @@ void kiln_schedule_gemm_x86_space(const kiln_schedule_target_t *target, int64_t 
   kiln_schedule_space_t *s = out_space;
   *s = (kiln_schedule_space_t){
       .default_config = kiln_schedule_config_of(KILN_SCHEDULE_TEMPLATE_GEMM, default_config),
-      .max_accumulators = KILN_SCHEDULE_TUNE_MAX_ACCUMULATORS,
+      .max_accumulators =
+          kiln_schedule_scale_registers(target, KILN_SCHEDULE_TUNE_MAX_ACCUMULATORS),
       .lanes = lanes};
   for (int i = 0; i < 12; ++i) {
     if (rows[i] <= m) {

@@ -97,6 +97,18 @@ if ! "$kiln" compile mlp -o "$work/probe" --target "llvm -opt=0" >/dev/null 2>&1
 else
   expect 1 err "-jit.*built the kernels in memory" -- "$kiln" compile mlp -o "$work/jit.so" --target "llvm -jit"
   expect 1 err "unknown architecture \"foo\"" -- "$kiln" compile mlp -o "$work/foo.so" --target "llvm -mtriple=foo-linux-gnu"
+  # A named CPU gets its own blocks and register tiles (8-lane blocks and 16
+  # registers on AVX2, 4 lanes on plain x86-64): checked against the interpreter.
+  if grep -qw avx2 /proc/cpuinfo; then
+    for cpu in haswell x86-64; do
+      for workload in resnet18 mobilenet_v2 mlp; do
+        expect 0 out "largest difference from the reference interpreter" -- "$kiln" bench "$workload" --image-size 32 --runs 1 --check --target "llvm -mcpu=$cpu"
+      done
+    done
+  else
+    echo "skip: this CPU has no AVX2; the named-CPU schedule checks did not run"
+    skipped=$((skipped + 1))
+  fi
   if command -v aarch64-linux-gnu-ld >/dev/null 2>&1; then
     expect 0 out "wrote .*/arm.so" -- "$kiln" compile mlp -o "$work/arm.so" --target "llvm -mtriple=aarch64-linux-gnu"
     [ "$(od -An -tu2 -j18 -N2 "$work/arm.so" | tr -d ' ')" = 183 ] || fail "arm.so is not an AArch64 ELF file"
