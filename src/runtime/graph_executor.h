@@ -20,6 +20,7 @@
 #include "base/arena.h"
 #include "base/json.h"
 #include "kiln/runtime.h"
+#include "runtime/vm.h"
 
 typedef enum kiln_gx_node_kind_e {
   KILN_GX_NODE_INPUT,  /* a null node the caller sets */
@@ -72,6 +73,8 @@ struct kiln_graph_executor_t {
   int num_outputs;
   int *output_entries;
   int *output_nodes;
+  /* A VM program's executor: every call goes to it (vm.h). */
+  kiln_vm_t *vm;
 };
 
 /* Reads nodes, node_row_ptr, arg_nodes, heads and the per-entry attrs of

@@ -95,6 +95,9 @@ static void summarize(const kiln_graph_executor_t *gx, int runs, double *times, 
 kiln_status_t kiln_graph_executor_profile(kiln_graph_executor_t *executor, int runs,
                                           kiln_graph_profile_t **out_profile) {
   *out_profile = NULL;
+  if (executor->vm) {
+    return kiln_vm_profile(executor->vm, runs, out_profile);
+  }
   if (runs < 1) {
     return KILN_STATUS(INVALID_ARGUMENT, "%s: a profile needs at least one run, not %d",
                        executor->source, runs);
@@ -235,6 +238,9 @@ static kiln_status_t dump_node(const kiln_graph_executor_t *gx, const char *fold
 }
 
 kiln_status_t kiln_graph_executor_run_debug(kiln_graph_executor_t *executor, const char *folder) {
+  if (executor->vm) {
+    return kiln_vm_run_debug(executor->vm, folder);
+  }
   KILN_RETURN_IF_ERROR(kiln_gx_check_inputs(executor));
   if (!folder || (mkdir(folder, 0777) != 0 && errno != EEXIST)) {
     return KILN_STATUS(IO_ERROR, "%s: cannot make the debug folder %s: %s", executor->source,
