@@ -279,13 +279,12 @@ static kiln_status_t op_alloc_storage_shape(run_t *r) {
   return do_alloc_storage(r, r->instr->x[0], bytes);
 }
 
-/* A tensor of `shape` at the instruction's offset into its storage. */
-static kiln_status_t do_alloc_tensor(run_t *r, int ndim, const int64_t *shape) {
+/* A tensor of `shape` (`bytes`) at the instruction's offset into its storage. */
+static kiln_status_t do_alloc_tensor(run_t *r, int ndim, const int64_t *shape, size_t bytes) {
   const kiln_vm_instr_t *in = r->instr;
   kiln_vm_value_t *storage = NULL;
-  size_t bytes = 0, offset = (size_t)in->x[2];
+  size_t offset = (size_t)in->x[2];
   KILN_RETURN_IF_ERROR(get_value(r, in->x[1], KILN_VM_VALUE_STORAGE, &storage));
-  KILN_RETURN_IF_ERROR(tensor_bytes(r, in->dtype, ndim, shape, &bytes));
   if (offset > storage->bytes || bytes > storage->bytes - offset) {
     return run_error(r, KILN_STATUS_CODE_OUT_OF_RANGE,
                      "a tensor of %zu bytes at offset %zu does not fit the %zu bytes of the "
@@ -299,8 +298,10 @@ static kiln_status_t do_alloc_tensor(run_t *r, int ndim, const int64_t *shape) {
 static kiln_status_t op_alloc_tensor_reg(run_t *r) {
   int ndim = 0;
   int64_t shape[KILN_MAX_RANK];
+  size_t bytes = 0;
   KILN_RETURN_IF_ERROR(read_shape(r, r->instr->x[3], &ndim, shape));
-  return do_alloc_tensor(r, ndim, shape);
+  KILN_RETURN_IF_ERROR(tensor_bytes(r, r->instr->dtype, ndim, shape, &bytes));
+  return do_alloc_tensor(r, ndim, shape, bytes);
 }
 
 /* "<where>: <the kernel's message>", its own "<kernel>: " prefix left out. */
@@ -548,7 +549,7 @@ static kiln_status_t execute(run_t *r) {
   case KILN_VM_OP_ALLOC_STORAGE_SHAPE:
     return step(r, op_alloc_storage_shape(r));
   case KILN_VM_OP_ALLOC_TENSOR:
-    return step(r, do_alloc_tensor(r, in->ndim, in->shape));
+    return step(r, do_alloc_tensor(r, in->ndim, in->shape, in->bytes));
   case KILN_VM_OP_ALLOC_TENSOR_REG:
     return step(r, op_alloc_tensor_reg(r));
   case KILN_VM_OP_INVOKE_PACKED:

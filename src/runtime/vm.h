@@ -77,6 +77,7 @@ typedef struct kiln_vm_instr_t {
   kiln_dtype_t dtype;
   int ndim;
   int64_t *shape;
+  size_t bytes; /* alloc_tensor: its static shape's byte size, computed at load */
 } kiln_vm_instr_t;
 
 typedef struct kiln_vm_function_t {

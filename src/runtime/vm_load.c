@@ -404,8 +404,17 @@ static kiln_status_t check_kernel_arity(const decoder_t *d, const kiln_vm_instr_
   return KILN_OK;
 }
 
+static kiln_status_t check_offset(const decoder_t *d, const kiln_vm_instr_t *instr) {
+  if (instr->x[2] < 0 || instr->x[2] > KILN_VM_MAX_BYTES ||
+      instr->x[2] % KILN_TENSOR_ALIGNMENT != 0) {
+    return KILN_STATUS(OUT_OF_RANGE, "%s: offset %lld, expected a multiple of %d from 0 to 2^40",
+                       d->where, (long long)instr->x[2], KILN_TENSOR_ALIGNMENT);
+  }
+  return KILN_OK;
+}
+
 /* The checks that need every function decoded: arities and returns. */
-static kiln_status_t check_instr(const decoder_t *d, const kiln_vm_instr_t *instr) {
+static kiln_status_t check_instr(const decoder_t *d, kiln_vm_instr_t *instr) {
   const kiln_vm_t *vm = d->vm;
   switch (instr->op) {
   case KILN_VM_OP_INVOKE_PACKED:
@@ -433,13 +442,12 @@ static kiln_status_t check_instr(const decoder_t *d, const kiln_vm_instr_t *inst
                : KILN_STATUS(OUT_OF_RANGE, "%s: %lld bytes, expected 0 to 2^40", d->where,
                              (long long)instr->x[1]);
   case KILN_VM_OP_ALLOC_TENSOR:
+    KILN_RETURN_IF_ERROR_ANNOTATE(
+        kiln_shape_byte_size(instr->dtype, instr->ndim, instr->shape, &instr->bytes), "%s",
+        d->where);
+    return check_offset(d, instr);
   case KILN_VM_OP_ALLOC_TENSOR_REG:
-    return instr->x[2] >= 0 && instr->x[2] <= KILN_VM_MAX_BYTES &&
-                   instr->x[2] % KILN_TENSOR_ALIGNMENT == 0
-               ? KILN_OK
-               : KILN_STATUS(OUT_OF_RANGE,
-                             "%s: offset %lld, expected a multiple of %d from 0 to 2^40", d->where,
-                             (long long)instr->x[2], KILN_TENSOR_ALIGNMENT);
+    return check_offset(d, instr);
   case KILN_VM_OP_RET:
     if (d->function == &vm->functions[vm->main_function] &&
         instr->list_size[0] != vm->num_outputs) {
@@ -485,7 +493,7 @@ static kiln_status_t check_function(kiln_vm_t *vm, int index) {
   decoder_t d = {vm, &vm->functions[index], 0, ""};
   for (int i = 0; i < d.function->num_instrs; ++i) {
     set_where(&d, i);
-    const kiln_vm_instr_t *instr = &d.function->instrs[i];
+    kiln_vm_instr_t *instr = &d.function->instrs[i];
     snprintf(d.where + strlen(d.where), sizeof(d.where) - strlen(d.where), " (%s)",
              opcode_names[instr->op]);
     KILN_RETURN_IF_ERROR(check_instr(&d, instr));

@@ -563,6 +563,10 @@ static const bad_case_t bad_cases[] = {
     {NULL,
      MAIN("6", "[\"alloc_storage\", 2, 64], [\"alloc_tensor\", 3, 2, 8, \"float32\", [4]], " TAIL),
      KILN_STATUS_CODE_OUT_OF_RANGE, "offset 8, expected a multiple of 64"},
+    {NULL,
+     MAIN("6", "[\"alloc_storage\", 2, 64], [\"alloc_tensor\", 3, 2, 0, \"float32\", "
+               "[4294967296, 4294967296]], " TAIL),
+     KILN_STATUS_CODE_OUT_OF_RANGE, "instruction 1 (alloc_tensor): element count of shape"},
     {NULL, MAIN("6", "[\"alloc_storage\", 2, -64], " TAIL), KILN_STATUS_CODE_OUT_OF_RANGE,
      "(alloc_storage): -64 bytes"},
     {NULL, MAIN("6", "[\"move\", 1, 0]"), KILN_STATUS_CODE_INVALID_ARGUMENT,
