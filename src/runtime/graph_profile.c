@@ -27,7 +27,7 @@
 #include "kiln/npy.h"
 #include "runtime/graph_executor.h"
 
-static double now_milliseconds(void) {
+double kiln_gx_now_milliseconds(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
@@ -42,8 +42,7 @@ static int compare_doubles(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Sorts `values` and returns their median. */
-static double median(double *values, int count) {
+double kiln_gx_median(double *values, int count) {
   qsort(values, (size_t)count, sizeof(double), compare_doubles);
   return count % 2 ? values[count / 2] : (values[count / 2 - 1] + values[count / 2]) / 2;
 }
@@ -52,16 +51,16 @@ static double median(double *values, int count) {
 static kiln_status_t timed_runs(kiln_graph_executor_t *gx, int runs, double *times,
                                 double *run_times) {
   for (int r = 0; r < runs; ++r) {
-    double run_start = now_milliseconds();
+    double run_start = kiln_gx_now_milliseconds();
     for (int i = 0, k = 0; i < gx->num_nodes; ++i) {
       if (!is_op_node(&gx->nodes[i])) {
         continue;
       }
-      double start = now_milliseconds();
+      double start = kiln_gx_now_milliseconds();
       KILN_RETURN_IF_ERROR(kiln_gx_run_node(gx, i));
-      times[(size_t)k++ * (size_t)runs + (size_t)r] = now_milliseconds() - start;
+      times[(size_t)k++ * (size_t)runs + (size_t)r] = kiln_gx_now_milliseconds() - start;
     }
-    run_times[r] = now_milliseconds() - run_start;
+    run_times[r] = kiln_gx_now_milliseconds() - run_start;
   }
   return KILN_OK;
 }
@@ -73,7 +72,7 @@ static void summarize(const kiln_graph_executor_t *gx, int runs, double *times, 
     if (!is_op_node(node)) {
       continue;
     }
-    double ms = median(times + (size_t)k * (size_t)runs, runs);
+    double ms = kiln_gx_median(times + (size_t)k * (size_t)runs, runs);
     profile->nodes[k++] = (kiln_graph_profile_node_t){
         i,
         node->name,
@@ -89,7 +88,7 @@ static void summarize(const kiln_graph_executor_t *gx, int runs, double *times, 
     double total = profile->total_milliseconds;
     profile->nodes[k].share = total > 0 ? profile->nodes[k].milliseconds / total : 0;
   }
-  profile->run_milliseconds = median(run_times, runs);
+  profile->run_milliseconds = kiln_gx_median(run_times, runs);
 }
 
 kiln_status_t kiln_graph_executor_profile(kiln_graph_executor_t *executor, int runs,
@@ -188,16 +187,23 @@ kiln_status_t kiln_graph_profile_format(const kiln_graph_profile_t *profile,
 
 /* ---- debug ---- */
 
+kiln_status_t kiln_gx_append_safe_name(kiln_strbuf_t *sb, const char *name) {
+  for (const char *c = name; *c; ++c) {
+    int safe = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+               *c == '.' || *c == '-' || *c == '_';
+    KILN_RETURN_IF_ERROR(kiln_strbuf_append_char(sb, safe ? *c : '_'));
+  }
+  return KILN_OK;
+}
+
 /* folder/<node>_<name>[_<output>].npy with the name made safe for a path. */
 static kiln_status_t dump_path(kiln_allocator_t allocator, const char *folder, int node,
                                const kiln_gx_node_t *n, int output, char **out_path) {
   kiln_strbuf_t sb;
   kiln_strbuf_initialize(&sb, allocator);
   kiln_status_t status = kiln_strbuf_appendf(&sb, "%s/%d_", folder, node);
-  for (const char *c = n->name; !status && *c; ++c) {
-    int safe = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-               *c == '.' || *c == '-' || *c == '_';
-    status = kiln_strbuf_append_char(&sb, safe ? *c : '_');
+  if (!status) {
+    status = kiln_gx_append_safe_name(&sb, n->name);
   }
   if (!status && n->num_outputs > 1) {
     status = kiln_strbuf_appendf(&sb, "_%d", output);

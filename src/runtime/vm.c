@@ -95,7 +95,9 @@ static void value_tensor(kiln_vm_value_t *value, kiln_dtype_t dtype, int ndim, c
   value->kind = KILN_VM_VALUE_TENSOR;
   value->dtype = dtype;
   value->bytes = bytes;
-  memmove(value->shape, shape, sizeof(int64_t) * (size_t)ndim);
+  if (ndim > 0) {
+    memmove(value->shape, shape, sizeof(int64_t) * (size_t)ndim);
+  }
   value->dl = (DLTensor){data, {kDLCPU, 0}, ndim, kiln_dtype_to_dl(dtype), value->shape, NULL, 0};
 }
 
@@ -250,7 +252,9 @@ static kiln_status_t read_shape(const run_t *r, int64_t reg, int *out_ndim, int6
                      (long long)reg, kiln_dtype_name(t->dtype), t->dl.ndim, KILN_MAX_RANK);
   }
   *out_ndim = (int)t->shape[0];
-  memcpy(out_shape, t->dl.data, sizeof(int64_t) * (size_t)*out_ndim);
+  if (*out_ndim > 0) {
+    memcpy(out_shape, t->dl.data, sizeof(int64_t) * (size_t)*out_ndim);
+  }
   for (int d = 0; d < *out_ndim; ++d) {
     if (out_shape[d] < 0) {
       return run_error(r, KILN_STATUS_CODE_INVALID_ARGUMENT, "register %lld: dim %d is %lld",
@@ -270,12 +274,19 @@ static kiln_status_t do_alloc_storage(run_t *r, int64_t dst, size_t bytes) {
   return KILN_OK;
 }
 
+/* The shape in register `reg` and the bytes of a tensor of the
+ * instruction's dtype of that shape. */
+static kiln_status_t read_sized_shape(const run_t *r, int64_t reg, int *out_ndim,
+                                      int64_t *out_shape, size_t *out_bytes) {
+  KILN_RETURN_IF_ERROR(read_shape(r, reg, out_ndim, out_shape));
+  return tensor_bytes(r, r->instr->dtype, *out_ndim, out_shape, out_bytes);
+}
+
 static kiln_status_t op_alloc_storage_shape(run_t *r) {
   int ndim = 0;
   int64_t shape[KILN_MAX_RANK];
   size_t bytes = 0;
-  KILN_RETURN_IF_ERROR(read_shape(r, r->instr->x[1], &ndim, shape));
-  KILN_RETURN_IF_ERROR(tensor_bytes(r, r->instr->dtype, ndim, shape, &bytes));
+  KILN_RETURN_IF_ERROR(read_sized_shape(r, r->instr->x[1], &ndim, shape, &bytes));
   return do_alloc_storage(r, r->instr->x[0], bytes);
 }
 
@@ -299,8 +310,7 @@ static kiln_status_t op_alloc_tensor_reg(run_t *r) {
   int ndim = 0;
   int64_t shape[KILN_MAX_RANK];
   size_t bytes = 0;
-  KILN_RETURN_IF_ERROR(read_shape(r, r->instr->x[3], &ndim, shape));
-  KILN_RETURN_IF_ERROR(tensor_bytes(r, r->instr->dtype, ndim, shape, &bytes));
+  KILN_RETURN_IF_ERROR(read_sized_shape(r, r->instr->x[3], &ndim, shape, &bytes));
   return do_alloc_tensor(r, ndim, shape, bytes);
 }
 

@@ -116,7 +116,9 @@ static void set_tensor_value(kiln_vm_value_t *value, kiln_dtype_t dtype, int ndi
   value->kind = KILN_VM_VALUE_TENSOR;
   value->dtype = dtype;
   value->bytes = bytes;
-  memcpy(value->shape, shape, sizeof(int64_t) * (size_t)ndim);
+  if (ndim > 0) {
+    memcpy(value->shape, shape, sizeof(int64_t) * (size_t)ndim);
+  }
   value->dl = (DLTensor){data, {kDLCPU, 0}, ndim, kiln_dtype_to_dl(dtype), value->shape, NULL, 0};
 }
 

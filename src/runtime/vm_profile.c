@@ -16,20 +16,13 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
-#include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "base/strbuf.h"
 #include "kiln/npy.h"
-#include "runtime/vm.h"
-
-static double now_milliseconds(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
+#include "runtime/graph_executor.h"
 
 static int is_timed(const kiln_vm_instr_t *instr) {
   return instr->op == KILN_VM_OP_INVOKE_PACKED || instr->op == KILN_VM_OP_COPY;
@@ -48,13 +41,13 @@ typedef struct profiler_t {
 
 static void profile_before(void *self, int instr) {
   (void)instr;
-  ((profiler_t *)self)->start = now_milliseconds();
+  ((profiler_t *)self)->start = kiln_gx_now_milliseconds();
 }
 
 static kiln_status_t profile_after(void *self, int instr, const kiln_vm_value_t *registers) {
   (void)registers;
   profiler_t *p = self;
-  double elapsed = now_milliseconds() - p->start;
+  double elapsed = kiln_gx_now_milliseconds() - p->start;
   int slot = p->slot_of[instr];
   if (slot >= 0) {
     p->times[(size_t)slot * (size_t)p->runs + (size_t)p->run] += elapsed;
@@ -63,22 +56,12 @@ static kiln_status_t profile_after(void *self, int instr, const kiln_vm_value_t 
   return KILN_OK;
 }
 
-static int compare_doubles(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *values, int count) {
-  qsort(values, (size_t)count, sizeof(double), compare_doubles);
-  return count % 2 ? values[count / 2] : (values[count / 2 - 1] + values[count / 2]) / 2;
-}
-
 static void profile_row(const kiln_vm_t *vm, int index, const profiler_t *p, int slot,
                         kiln_graph_profile_t *profile) {
   int function = 0;
   const kiln_vm_instr_t *instr = kiln_vm_instr_at(vm, index, &function);
   const char *name = instr->op == KILN_VM_OP_COPY ? "__copy" : vm->kernel_names[instr->x[0]];
-  double ms = median(p->times + (size_t)slot * (size_t)p->runs, p->runs);
+  double ms = kiln_gx_median(p->times + (size_t)slot * (size_t)p->runs, p->runs);
   int64_t flops = instr->op == KILN_VM_OP_INVOKE_PACKED ? instr->x[1] * p->calls[slot] : 0;
   profile->nodes[slot] = (kiln_graph_profile_node_t){
       index, name, name, ms, 0, flops, flops > 0 && ms > 0 ? (double)flops / (ms * 1e6) : 0};
@@ -97,15 +80,15 @@ static void summarize(const kiln_vm_t *vm, const profiler_t *p, double *run_time
     double total = profile->total_milliseconds;
     profile->nodes[k].share = total > 0 ? profile->nodes[k].milliseconds / total : 0;
   }
-  profile->run_milliseconds = median(run_times, p->runs);
+  profile->run_milliseconds = kiln_gx_median(run_times, p->runs);
 }
 
 static kiln_status_t profile_runs(kiln_vm_t *vm, profiler_t *p, double *run_times) {
   kiln_vm_hooks_t hooks = {p, profile_before, profile_after};
   for (p->run = 0; p->run < p->runs; ++p->run) {
-    double start = now_milliseconds();
+    double start = kiln_gx_now_milliseconds();
     KILN_RETURN_IF_ERROR(kiln_vm_run_hooked(vm, &hooks));
-    run_times[p->run] = now_milliseconds() - start;
+    run_times[p->run] = kiln_gx_now_milliseconds() - start;
   }
   return KILN_OK;
 }
@@ -182,10 +165,8 @@ static kiln_status_t dump_tensor(const dumper_t *d, const char *prefix, const ch
   kiln_strbuf_t sb;
   kiln_strbuf_initialize(&sb, allocator);
   kiln_status_t status = kiln_strbuf_appendf(&sb, "%s/%s_", d->folder, prefix);
-  for (const char *c = name; !status && *c; ++c) {
-    int safe = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-               *c == '.' || *c == '-' || *c == '_';
-    status = kiln_strbuf_append_char(&sb, safe ? *c : '_');
+  if (!status) {
+    status = kiln_gx_append_safe_name(&sb, name);
   }
   if (!status && output >= 0) {
     status = kiln_strbuf_appendf(&sb, "_%d", output);
