@@ -48,6 +48,7 @@ enum {
   FLAG_DISABLED_PASS = 1 << 12,
   FLAG_DUMP = 1 << 13,
   FLAG_TUNING = 1 << 14,
+  FLAG_EXECUTOR = 1 << 15,
 };
 
 static const struct {
@@ -69,12 +70,13 @@ static const struct {
     {FLAG_DISABLED_PASS, "--disabled-pass"},
     {FLAG_DUMP, "--dump"},
     {FLAG_TUNING, "--tuning"},
+    {FLAG_EXECUTOR, "--executor"},
 };
 
 /* What the options of a compiled model's compile and load are. */
 #define FLAGS_COMPILE                                                                 \
   (FLAG_TARGET | FLAG_OPT_LEVEL | FLAG_INPUT_SHAPE | FLAG_BATCH | FLAG_MAX_CONSTANT | \
-   FLAG_IMAGE_SIZE | FLAG_DISABLED_PASS | FLAG_TUNING)
+   FLAG_IMAGE_SIZE | FLAG_DISABLED_PASS | FLAG_TUNING | FLAG_EXECUTOR)
 #define FLAGS_TIMING (FLAG_INPUT | FLAG_THREADS | FLAG_RUNS | FLAG_DURATION)
 
 /* The code --dump writes beside the artifact: its name, the module source
@@ -179,6 +181,23 @@ static kiln_status_t parse_load_option(const char *flag, const char *value, comp
   return KILN_OK;
 }
 
+/* --executor graph|vm|auto (docs/vm.md). */
+static kiln_status_t parse_executor(const char *flag, const char *value,
+                                    kiln_executor_kind_t *out_kind) {
+  static const struct {
+    const char *name;
+    kiln_executor_kind_t kind;
+  } kinds[] = {
+      {"graph", KILN_EXECUTOR_GRAPH}, {"vm", KILN_EXECUTOR_VM}, {"auto", KILN_EXECUTOR_AUTO}};
+  for (size_t k = 0; value && k < sizeof(kinds) / sizeof(kinds[0]); ++k) {
+    if (strcmp(value, kinds[k].name) == 0) {
+      *out_kind = kinds[k].kind;
+      return KILN_OK;
+    }
+  }
+  return kiln_cli_usage("expected graph, vm or auto after", flag);
+}
+
 static kiln_status_t parse_compile_option(int argc, char **argv, int *i, compile_args_t *a) {
   const char *flag = argv[*i];
   const char *value = *i + 1 < argc ? argv[*i + 1] : NULL;
@@ -218,6 +237,10 @@ static kiln_status_t parse_compile_option(int argc, char **argv, int *i, compile
     a->given |= FLAG_TUNING;
     a->options.tuning_records = value;
     return value ? KILN_OK : kiln_cli_usage("missing RECORDS file after", flag);
+  }
+  if (strcmp(flag, "--executor") == 0) {
+    a->given |= FLAG_EXECUTOR;
+    return parse_executor(flag, value, &a->options.executor);
   }
   if (strcmp(flag, "--duration") == 0) {
     a->given |= FLAG_DURATION;
@@ -297,6 +320,9 @@ static void print_stats(const compile_args_t *a, const kiln_compiled_t *compiled
          "generation %.2f)\n",
          a->model, target_of(a), s.seconds_total + seconds_import, seconds_import, s.seconds_passes,
          s.seconds_lower, s.seconds_codegen);
+  printf("  executor: %s\n", kiln_compiled_executor(compiled) == KILN_EXECUTOR_VM
+                                 ? "vm (vm.json)"
+                                 : "graph (graph.json)");
   printf("  %d kernels, %d kernel calls, %d params, %.2f GFLOP per run\n", s.num_kernels,
          s.num_kernel_calls, s.num_params, (double)s.flops * 1e-9);
   printf("  intermediate tensors: %.2f MiB planned, %.2f MiB without reuse\n",
@@ -440,7 +466,9 @@ kiln_status_t kiln_cli_compile(int argc, char **argv) {
     if (one_file) {
       printf("  wrote %s (kernels, graph and params in one library)\n", a.out_dir);
     } else {
-      printf("  wrote %s/graph.json, %s/lib.so, %s/params.bin\n", a.out_dir, a.out_dir, a.out_dir);
+      printf("  wrote %s/%s, %s/lib.so, %s/params.bin\n", a.out_dir,
+             kiln_compiled_executor(r.compiled) == KILN_EXECUTOR_VM ? "vm.json" : "graph.json",
+             a.out_dir, a.out_dir);
     }
     status = write_dumps(&a, &r);
   }

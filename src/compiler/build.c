@@ -15,6 +15,7 @@
 #include "compiler/build.h"
 #include "compiler/lower.h"
 #include "compiler/tuning.h"
+#include "compiler/vm_codegen.h"
 #include "ir/infer.h"
 #include "kiln/version.h"
 #include "pass/pipeline.h"
@@ -309,6 +310,11 @@ static kiln_status_t build(kiln_compiled_t *c, kiln_module_t *module,
   double passed = now_seconds();
   progress(options, "passes done", passed - start);
   KILN_RETURN_IF_ERROR(plan_and_generate(c, module, &target, options));
+  c->executor = kiln_vm_codegen_choose(module, options->executor);
+  if (c->executor == KILN_EXECUTOR_VM) {
+    KILN_RETURN_IF_ERROR(kiln_vm_codegen(c->allocator, c->graph.graph_json, c->graph.num_params,
+                                         c->graph.param_names, &c->vm_json));
+  }
   double lowered = now_seconds();
   KILN_RETURN_IF_ERROR(lower_and_generate(c, options));
   double generated = now_seconds();

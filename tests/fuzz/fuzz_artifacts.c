@@ -7,9 +7,10 @@
  * (kiln_ir_parse_module), and a one-file model: bytes that start with the
  * ELF magic go through kiln_runtime_model_file_parse (the ELF reader, the
  * symbol lookup, then the embedded model), other bytes through the
- * embedded model's parser alone (runtime/model_file.h). Each must return a status (any code) and
- * leave no leak; a crash, a sanitizer report or a leak is a finding. `make fuzz` runs each for a
- * bounded time (scripts/fuzz-artifacts.sh).
+ * embedded model's parser alone (runtime/model_file.h), and vm.json (the VM's loader,
+ * kiln_graph_executor_create on a VM program over the same module; docs/vm.md). Each must return a
+ * status (any code) and leave no leak; a crash, a sanitizer report or a leak is a finding. `make
+ * fuzz` runs each for a bounded time (scripts/fuzz-artifacts.sh).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -27,7 +28,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* The text of `data` as a C string (the loaders of text take one). */
-#if KILN_FUZZ_FORMAT == 3 || KILN_FUZZ_FORMAT == 4
+#if KILN_FUZZ_FORMAT == 3 || KILN_FUZZ_FORMAT == 4 || KILN_FUZZ_FORMAT == 6
 static char *text_of(const uint8_t *data, size_t size) {
   char *text = malloc(size + 1);
   if (text) {
@@ -38,20 +39,7 @@ static char *text_of(const uint8_t *data, size_t size) {
 }
 #endif
 
-#if KILN_FUZZ_FORMAT == 1 /* .npy */
-static void fuzz_one(const uint8_t *data, size_t size) {
-  kiln_tensor_t *tensor = NULL;
-  kiln_status_free(kiln_npy_parse(kiln_allocator_system(), data, size, "fuzz.npy", &tensor));
-  kiln_tensor_release(tensor);
-}
-#elif KILN_FUZZ_FORMAT == 2 /* params.bin */
-static void fuzz_one(const uint8_t *data, size_t size) {
-  kiln_runtime_params_t *params = NULL;
-  kiln_status_free(
-      kiln_runtime_params_parse(kiln_allocator_system(), data, size, "fuzz.params", &params));
-  kiln_runtime_params_destroy(params);
-}
-#elif KILN_FUZZ_FORMAT == 3 /* graph.json */
+#if KILN_FUZZ_FORMAT == 3 || KILN_FUZZ_FORMAT == 6
 static int do_nothing(const kiln_value_t *args, const int *type_codes, int num_args,
                       kiln_value_t *ret, int *ret_tcode, void *resource) {
   (void)args;
@@ -63,9 +51,11 @@ static int do_nothing(const kiln_value_t *args, const int *type_codes, int num_a
   return 0;
 }
 
-static void fuzz_one(const uint8_t *data, size_t size) {
+/* graph.json's text, or vm.json's (format 6), through create over a module
+ * of do-nothing kernels "f" and "g": a program that parses is also bound. */
+static void create_over_do_nothing(const uint8_t *data, size_t size) {
   char *text = text_of(data, size);
-  static const kiln_runtime_module_entry_t entries[] = {{"f", do_nothing}, {"g", do_nothing}};
+  static const kiln_runtime_module_entry_t entries[] = {{"f", do_nothing, 0}, {"g", do_nothing, 0}};
   kiln_runtime_module_t *module = NULL;
   kiln_graph_executor_t *gx = NULL;
   if (text && kiln_status_consume_ok(kiln_runtime_module_create_in_memory(
@@ -77,7 +67,26 @@ static void fuzz_one(const uint8_t *data, size_t size) {
   kiln_runtime_module_release(module);
   free(text);
 }
-#elif KILN_FUZZ_FORMAT == 4 /* IR text */
+#endif
+
+#if KILN_FUZZ_FORMAT == 1 /* .npy */
+static void fuzz_one(const uint8_t *data, size_t size) {
+  kiln_tensor_t *tensor = NULL;
+  kiln_status_free(kiln_npy_parse(kiln_allocator_system(), data, size, "fuzz.npy", &tensor));
+  kiln_tensor_release(tensor);
+}
+#elif KILN_FUZZ_FORMAT == 2                          /* params.bin */
+static void fuzz_one(const uint8_t *data, size_t size) {
+  kiln_runtime_params_t *params = NULL;
+  kiln_status_free(
+      kiln_runtime_params_parse(kiln_allocator_system(), data, size, "fuzz.params", &params));
+  kiln_runtime_params_destroy(params);
+}
+#elif KILN_FUZZ_FORMAT == 3 || KILN_FUZZ_FORMAT == 6 /* graph.json, vm.json (the VM's loader) */
+static void fuzz_one(const uint8_t *data, size_t size) {
+  create_over_do_nothing(data, size);
+}
+#elif KILN_FUZZ_FORMAT == 4                          /* IR text */
 static void fuzz_one(const uint8_t *data, size_t size) {
   char *text = text_of(data, size);
   kiln_module_t *module = NULL;
@@ -102,7 +111,8 @@ static void fuzz_one(const uint8_t *data, size_t size) {
   kiln_runtime_params_destroy(params);
 }
 #else
-#error "KILN_FUZZ_FORMAT must be 1 (npy), 2 (params), 3 (graph.json), 4 (IR text) or 5 (model)"
+#error \
+    "KILN_FUZZ_FORMAT must be 1 (npy), 2 (params), 3 (graph.json), 4 (IR text), 5 (model) or 6 (vm.json)"
 #endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
