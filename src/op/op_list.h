@@ -97,7 +97,7 @@
 
 /* reduce*.c and transform*.c: reductions, data movement, gather and scatter,
  * arange, one_hot, trilu, cumsum and topk; image.grid_sample, einsum, dft,
- * vision.roi_align and det */
+ * vision.roi_align, det and the random operators */
 #define KILN_OP_LIST_TRANSFORM(X)                                   \
   X(SUM, "sum", kiln_op_sum)                                        \
   X(MEAN, "mean", kiln_op_mean)                                     \
@@ -135,7 +135,10 @@
   X(EINSUM, "einsum", kiln_op_einsum)                               \
   X(DFT, "dft", kiln_op_dft)                                        \
   X(ROI_ALIGN, "vision.roi_align", kiln_op_roi_align)               \
-  X(DET, "det", kiln_op_det)
+  X(DET, "det", kiln_op_det)                                        \
+  X(RANDOM_UNIFORM, "random.uniform", kiln_op_random_uniform)       \
+  X(RANDOM_NORMAL, "random.normal", kiln_op_random_normal)          \
+  X(RANDOM_BERNOULLI, "random.bernoulli", kiln_op_random_bernoulli)
 
 /* elemwise_fast.c: fast approximations, substituted by the fast_math pass */
 #define KILN_OP_LIST_FAST(X)                \

@@ -181,6 +181,12 @@ static const kiln_onnx_converter_t kiln_onnx_table[] = {
     {"DFT", 17, 0, kiln_onnx_convert_dft},
     {"HammingWindow", 17, 0, kiln_onnx_convert_window},
     {"HannWindow", 17, 0, kiln_onnx_convert_window},
+    /* random */
+    {"Bernoulli", 15, 0, kiln_onnx_convert_bernoulli},
+    {"RandomNormal", 1, 0, kiln_onnx_convert_random_normal},
+    {"RandomNormalLike", 1, 0, kiln_onnx_convert_random_normal_like},
+    {"RandomUniform", 1, 0, kiln_onnx_convert_random_uniform},
+    {"RandomUniformLike", 1, 0, kiln_onnx_convert_random_uniform_like},
 };
 
 #define KILN_ONNX_TABLE_SIZE ((int)(sizeof(kiln_onnx_table) / sizeof(kiln_onnx_table[0])))
