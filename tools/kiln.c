@@ -244,7 +244,8 @@ static const kiln_cli_command_t kiln_cli_commands[] = {
      "write the fused graph (after the passes) for graphviz", kiln_cli_graph},
     {"conformance",
      "kiln conformance [CASES_DIR] [--report FILE.md] [--pass-list FILE] [--write-pass-list FILE] "
-     "[--filter TEXT] [--jobs N] [--timeout SECONDS] [--target T] [--verbose]",
+     "[--filter TEXT] [--jobs N] [--timeout SECONDS] [--target T [--executor graph|vm]] "
+     "[--verbose]",
      "run ONNX's backend node tests on the importer and interpreter (--target: compiled)",
      kiln_cli_conformance},
     {"tune",

@@ -42,6 +42,7 @@
   X(ALLOC_STORAGE_SHAPE, "alloc_storage_shape", "rrd") \
   X(ALLOC_TENSOR, "alloc_tensor", "rrids")             \
   X(ALLOC_TENSOR_REG, "alloc_tensor_reg", "rridr")     \
+  X(FREE_STORAGE, "free_storage", "r")                 \
   X(INVOKE_PACKED, "invoke_packed", "kRRi?")           \
   X(COPY, "copy", "rr")                                \
   X(SHAPE_OF, "shape_of", "rr")                        \
@@ -115,6 +116,8 @@ struct kiln_vm_value_t {
   size_t bytes;       /* tensor's or storage's */
   void *data;         /* storage */
   int function;       /* closure */
+  int block;          /* storage: its block in the pool */
+  unsigned taken;     /* storage: the block's `taken` count when it was taken */
   int num_captured;   /* closure */
   kiln_vm_value_t *captured;
   int64_t shape[KILN_MAX_RANK];
@@ -125,6 +128,7 @@ typedef struct kiln_vm_block_t {
   void *data;
   size_t size;
   int in_use;
+  unsigned taken; /* how often it was lent: a stale storage value is told apart */
 } kiln_vm_block_t;
 
 typedef struct kiln_vm_frame_t {

@@ -118,6 +118,10 @@ expect 2 err "usage: kiln conformance" -- "$kiln" conformance "$cases" --jobs 0
 expect 2 err "unknown option '--frob'" -- "$kiln" conformance "$cases" --frob
 expect 2 err "unexpected argument 'extra'" -- "$kiln" conformance "$cases" extra
 expect 2 err "missing value after '--report'" -- "$kiln" conformance "$cases" --report
+expect 2 err "--executor chooses among compiled executors; it needs '--target'" -- \
+  "$kiln" conformance "$cases" --executor vm
+expect 2 err "expected graph, vm or auto after '--executor'" -- \
+  "$kiln" conformance "$cases" --target c --executor jit
 expect 77 err "$work/none: no such folder, so nothing was checked" -- \
   "$kiln" conformance "$work/none"
 
