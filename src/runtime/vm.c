@@ -104,7 +104,19 @@ static void value_tensor(kiln_vm_value_t *value, kiln_dtype_t dtype, int ndim, c
 
 /* ---- the storage pool ---- */
 
+/* Whether `more` bytes on top of what the run holds stay within its limit. */
+static kiln_status_t check_bytes(const kiln_vm_t *vm, size_t more) {
+  size_t max = vm->limits.max_bytes;
+  if (max > 0 && (more > max || vm->held_bytes > max - more)) {
+    return KILN_STATUS(RESOURCE_EXHAUSTED,
+                       "%s: the run would hold %zu more bytes, over its limit of %zu (%zu held)",
+                       vm->source, more, max, vm->held_bytes);
+  }
+  return KILN_OK;
+}
+
 static kiln_status_t pool_grow(kiln_vm_t *vm, size_t size) {
+  KILN_RETURN_IF_ERROR(check_bytes(vm, size));
   if (vm->num_blocks == vm->capacity_blocks) {
     int capacity = vm->capacity_blocks ? vm->capacity_blocks * 2 : 16;
     void *blocks = vm->blocks;
@@ -117,6 +129,7 @@ static kiln_status_t pool_grow(kiln_vm_t *vm, size_t size) {
   KILN_RETURN_IF_ERROR(
       kiln_allocator_malloc_aligned(vm->allocator, size, KILN_TENSOR_ALIGNMENT, &data));
   memset(data, 0, size);
+  vm->held_bytes += size;
   vm->blocks[vm->num_blocks++] = (kiln_vm_block_t){data, size, 0, 0};
   return KILN_OK;
 }
@@ -171,8 +184,11 @@ static kiln_status_t reserve_stack(kiln_vm_t *vm, size_t count) {
     capacity *= 2;
   }
   void *stack = vm->stack;
+  size_t more = (capacity - vm->stack_capacity) * sizeof(kiln_vm_value_t);
+  KILN_RETURN_IF_ERROR(check_bytes(vm, more));
   KILN_RETURN_IF_ERROR(
       kiln_allocator_realloc(vm->allocator, capacity * sizeof(kiln_vm_value_t), &stack));
+  vm->held_bytes += more;
   vm->stack = stack;
   vm->stack_capacity = capacity;
   return KILN_OK;
@@ -654,7 +670,12 @@ static kiln_status_t start(run_t *r) {
 kiln_status_t kiln_vm_run_hooked(kiln_vm_t *vm, const kiln_vm_hooks_t *hooks) {
   run_t r = {vm, 0, NULL, NULL, NULL, NULL, 0};
   KILN_RETURN_IF_ERROR(start(&r));
-  while (!r.done) {
+  for (int64_t steps = 1; !r.done; ++steps) {
+    if (vm->limits.max_steps > 0 && steps > vm->limits.max_steps) {
+      return run_error(&r, KILN_STATUS_CODE_RESOURCE_EXHAUSTED,
+                       "the run went past its limit of %lld instructions",
+                       (long long)vm->limits.max_steps);
+    }
     int index = r.function->first_instr + r.frame->pc;
     if (hooks && hooks->before) {
       hooks->before(hooks->self, index);

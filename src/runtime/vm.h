@@ -146,6 +146,15 @@ typedef struct kiln_vm_hooks_t {
   kiln_status_t (*after)(void *self, int instr, const kiln_vm_value_t *registers);
 } kiln_vm_hooks_t;
 
+/* Bounds on a run, 0 for none (the default): instructions executed, and
+ * bytes of storage and registers held. The libFuzzer target runs programs
+ * under them, so a program that loops forever or asks for a terabyte is an
+ * error there, not a hang or a malloc beyond the fuzzer's limit. */
+typedef struct kiln_vm_limits_t {
+  int64_t max_steps;
+  size_t max_bytes;
+} kiln_vm_limits_t;
+
 typedef struct kiln_vm_t {
   kiln_allocator_t allocator;
   kiln_arena_t arena;     /* the program, constants: freed at destroy */
@@ -181,6 +190,8 @@ typedef struct kiln_vm_t {
   size_t stack_capacity;
   kiln_vm_frame_t *frames;
   int capacity_frames;
+  kiln_vm_limits_t limits;
+  size_t held_bytes; /* the pool's blocks and the register stack */
 } kiln_vm_t;
 
 /* Reads and checks a program (vm_load.c): `root` is vm.json's JSON, the

@@ -787,6 +787,24 @@ static void test_run_errors(void **state) {
   }
 }
 
+/* The run's limits (kiln_vm_limits_t, what the fuzzer runs under). */
+static void test_limits(void **state) {
+  (void)state;
+  const kiln_vm_limits_t limits[2] = {{1000, 0}, {1000, 1 << 16}};
+  const char *messages[2] = {
+      "instruction 0 (alloc_storage): the run went past its limit of 1000 instructions",
+      "the run would hold 1048576 more bytes, over its limit of 65536"};
+  for (int l = 0; l < 2; ++l) {
+    kiln_graph_executor_t *gx = NULL;
+    KILN_ASSERT_OK(create(ONE_IN, MAIN1("[\"alloc_storage\", 1, 1048576], [\"goto\", -1]"), &gx));
+    float x[4] = {1, 2, 3, 4};
+    set_input(gx, 0, floats(4, x));
+    gx->vm->limits = limits[l];
+    KILN_ASSERT_STATUS(kiln_graph_executor_run(gx), RESOURCE_EXHAUSTED, messages[l]);
+    kiln_graph_executor_destroy(gx);
+  }
+}
+
 /* ---- allocation failures ---- */
 
 static kiln_status_t create_and_run(kiln_allocator_t allocator, void *context) {
@@ -835,6 +853,7 @@ int main(void) {
       cmocka_unit_test(test_bad_programs),
       cmocka_unit_test(test_bad_headers),
       cmocka_unit_test(test_run_errors),
+      cmocka_unit_test(test_limits),
       cmocka_unit_test(test_allocation_failures),
   };
   return kiln_test_exit_code(cmocka_run_group_tests(tests, group_setup, group_teardown));
