@@ -3,7 +3,8 @@
  *   compile MODEL -o DIR   build the three artifacts into DIR (-o FILE.so:
  *                          one library that embeds the graph and params;
  *                          --dump: the graph IR, LLVM IR, assembly or C);
- *   run DIR --input X.npy  run them (or FILE.so) with the graph executor alone;
+ *   run DIR --input X.npy  run them (or FILE.so) with the runtime alone (the graph
+ *                          executor, or the VM for a model compiled for it);
  *   bench MODEL|DIR        compile in memory (or load a compiled folder),
  *                          report the compile time and the latency of runs
  *                          (median, p50, p90, p99, min);
@@ -484,9 +485,10 @@ static bool is_compiled_model(const char *path) {
   return kiln_cli_is_directory(path) || kiln_cli_is_library_name(path);
 }
 
-/* A graph executor over the compiled model at `path`: a folder written by
- * kiln compile (graph.json, lib.so, params.bin) or one library (FILE.so),
- * both loaded by the runtime. */
+/* An executor over the compiled model at `path`: a folder written by kiln
+ * compile (graph.json or vm.json, lib.so, params.bin) or one library
+ * (FILE.so), both loaded by the runtime, which picks the graph executor or
+ * the VM from what the model holds. */
 static kiln_status_t load_compiled(const char *path, kiln_graph_executor_t **out_executor) {
   return kiln_graph_executor_load(kiln_allocator_system(), path, out_executor);
 }
