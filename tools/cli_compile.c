@@ -515,14 +515,15 @@ typedef struct run_args_t {
   kiln_cli_io_t io;
   int threads;
   int profile;
+  int disassemble;
   const char *debug_dir;
 } run_args_t;
 
 static kiln_status_t parse_run_option(int argc, char **argv, int *i, run_args_t *a) {
   const char *flag = argv[*i];
   const char *value = *i + 1 < argc ? argv[*i + 1] : NULL;
-  if (strcmp(flag, "--profile") == 0) {
-    a->profile = 1;
+  if (strcmp(flag, "--profile") == 0 || strcmp(flag, "--disassemble") == 0) {
+    *(strcmp(flag, "--profile") == 0 ? &a->profile : &a->disassemble) = 1;
     return KILN_OK;
   }
   ++*i;
@@ -610,6 +611,15 @@ static kiln_status_t run_executor(kiln_graph_executor_t *gx, const run_args_t *a
   return status;
 }
 
+/* --disassemble: a VM program's listing, instead of a run (docs/vm.md). */
+static kiln_status_t print_disassembly(const kiln_graph_executor_t *gx) {
+  char *text = NULL;
+  KILN_RETURN_IF_ERROR(kiln_graph_executor_disassemble(gx, kiln_allocator_system(), &text));
+  fputs(text, stdout);
+  kiln_allocator_free(kiln_allocator_system(), text);
+  return KILN_OK;
+}
+
 kiln_status_t kiln_cli_run(int argc, char **argv) {
   run_args_t a;
   KILN_RETURN_IF_ERROR(parse_run_args(argc, argv, &a));
@@ -618,7 +628,7 @@ kiln_status_t kiln_cli_run(int argc, char **argv) {
   }
   kiln_graph_executor_t *gx = NULL;
   KILN_RETURN_IF_ERROR(load_compiled(a.dir, &gx));
-  kiln_status_t status = run_executor(gx, &a);
+  kiln_status_t status = a.disassemble ? print_disassembly(gx) : run_executor(gx, &a);
   kiln_graph_executor_destroy(gx);
   return status;
 }

@@ -228,7 +228,7 @@ static const kiln_cli_command_t kiln_cli_commands[] = {
      kiln_cli_compile},
     {"run",
      "kiln run DIR|FILE.so --input [NAME=]X.npy|X.npz... [--output Y.npy...] [--expect Y.npy...] "
-     "[--print-top K] [--threads N] [--profile] [--debug-dir D]",
+     "[--print-top K] [--threads N] [--profile] [--debug-dir D] [--disassemble]",
      "run a compiled model with the executor it was compiled for (graph or VM)", kiln_cli_run},
     {"bench",
      "kiln bench MODEL|DIR|FILE.so [--input [NAME=]X.npy|X.npz...] [--threads N] "
