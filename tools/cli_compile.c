@@ -3,7 +3,8 @@
  *   compile MODEL -o DIR   build the three artifacts into DIR (-o FILE.so:
  *                          one library that embeds the graph and params;
  *                          --dump: the graph IR, LLVM IR, assembly or C);
- *   run DIR --input X.npy  run them (or FILE.so) with the graph executor alone;
+ *   run DIR --input X.npy  run them (or FILE.so) with the runtime alone (the graph
+ *                          executor, or the VM for a model compiled for it);
  *   bench MODEL|DIR        compile in memory (or load a compiled folder),
  *                          report the compile time and the latency of runs
  *                          (median, p50, p90, p99, min);
@@ -484,9 +485,10 @@ static bool is_compiled_model(const char *path) {
   return kiln_cli_is_directory(path) || kiln_cli_is_library_name(path);
 }
 
-/* A graph executor over the compiled model at `path`: a folder written by
- * kiln compile (graph.json, lib.so, params.bin) or one library (FILE.so),
- * both loaded by the runtime. */
+/* An executor over the compiled model at `path`: a folder written by kiln
+ * compile (graph.json or vm.json, lib.so, params.bin) or one library
+ * (FILE.so), both loaded by the runtime, which picks the graph executor or
+ * the VM from what the model holds. */
 static kiln_status_t load_compiled(const char *path, kiln_graph_executor_t **out_executor) {
   return kiln_graph_executor_load(kiln_allocator_system(), path, out_executor);
 }
@@ -513,14 +515,15 @@ typedef struct run_args_t {
   kiln_cli_io_t io;
   int threads;
   int profile;
+  int disassemble;
   const char *debug_dir;
 } run_args_t;
 
 static kiln_status_t parse_run_option(int argc, char **argv, int *i, run_args_t *a) {
   const char *flag = argv[*i];
   const char *value = *i + 1 < argc ? argv[*i + 1] : NULL;
-  if (strcmp(flag, "--profile") == 0) {
-    a->profile = 1;
+  if (strcmp(flag, "--profile") == 0 || strcmp(flag, "--disassemble") == 0) {
+    *(strcmp(flag, "--profile") == 0 ? &a->profile : &a->disassemble) = 1;
     return KILN_OK;
   }
   ++*i;
@@ -608,6 +611,15 @@ static kiln_status_t run_executor(kiln_graph_executor_t *gx, const run_args_t *a
   return status;
 }
 
+/* --disassemble: a VM program's listing, instead of a run (docs/vm.md). */
+static kiln_status_t print_disassembly(const kiln_graph_executor_t *gx) {
+  char *text = NULL;
+  KILN_RETURN_IF_ERROR(kiln_graph_executor_disassemble(gx, kiln_allocator_system(), &text));
+  fputs(text, stdout);
+  kiln_allocator_free(kiln_allocator_system(), text);
+  return KILN_OK;
+}
+
 kiln_status_t kiln_cli_run(int argc, char **argv) {
   run_args_t a;
   KILN_RETURN_IF_ERROR(parse_run_args(argc, argv, &a));
@@ -616,7 +628,7 @@ kiln_status_t kiln_cli_run(int argc, char **argv) {
   }
   kiln_graph_executor_t *gx = NULL;
   KILN_RETURN_IF_ERROR(load_compiled(a.dir, &gx));
-  kiln_status_t status = run_executor(gx, &a);
+  kiln_status_t status = a.disassemble ? print_disassembly(gx) : run_executor(gx, &a);
   kiln_graph_executor_destroy(gx);
   return status;
 }

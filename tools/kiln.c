@@ -228,7 +228,7 @@ static const kiln_cli_command_t kiln_cli_commands[] = {
      kiln_cli_compile},
     {"run",
      "kiln run DIR|FILE.so --input [NAME=]X.npy|X.npz... [--output Y.npy...] [--expect Y.npy...] "
-     "[--print-top K] [--threads N] [--profile] [--debug-dir D]",
+     "[--print-top K] [--threads N] [--profile] [--debug-dir D] [--disassemble]",
      "run a compiled model with the executor it was compiled for (graph or VM)", kiln_cli_run},
     {"bench",
      "kiln bench MODEL|DIR|FILE.so [--input [NAME=]X.npy|X.npz...] [--threads N] "
@@ -244,7 +244,8 @@ static const kiln_cli_command_t kiln_cli_commands[] = {
      "write the fused graph (after the passes) for graphviz", kiln_cli_graph},
     {"conformance",
      "kiln conformance [CASES_DIR] [--report FILE.md] [--pass-list FILE] [--write-pass-list FILE] "
-     "[--filter TEXT] [--jobs N] [--timeout SECONDS] [--target T] [--verbose]",
+     "[--filter TEXT] [--jobs N] [--timeout SECONDS] [--target T [--executor graph|vm]] "
+     "[--verbose]",
      "run ONNX's backend node tests on the importer and interpreter (--target: compiled)",
      kiln_cli_conformance},
     {"tune",

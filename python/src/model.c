@@ -3,7 +3,7 @@
  *
  * A model is compiled (kiln_compile: an ONNX file or a workload; the
  * compiled model is kept, so it can be saved) or loaded from a folder that
- * `save` or `kiln compile -o` wrote (graph.json, lib.so, params.bin). It
+ * `save` or `kiln compile -o` wrote (graph.json or vm.json, lib.so, params.bin). It
  * runs on graph executors (kiln/runtime.h), which belong to one thread at
  * a time, so the model keeps a pool: a run takes an idle executor (or makes
  * one: kiln_compiled_create_executor, or kiln_graph_executor_load of the

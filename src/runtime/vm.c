@@ -19,9 +19,10 @@
  * run takes blocks in the order the previous one did, so a static program
  * allocates on its first run only and afterwards reuses every block, the
  * next one in order tried first. A block is zeroed when made. Closures'
- * captured values live in an arena reset every run. Within one run
- * nothing is returned to the pool: a loop that allocates in its body holds
- * every iteration's storage until the run ends.
+ * captured values live in an arena reset every run. Within a run a block
+ * goes back to the pool only by free_storage (the compiler's kill after a
+ * storage's last use), so a loop that allocates in its body and frees the
+ * previous trip's storage runs in bounded memory.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -103,7 +104,19 @@ static void value_tensor(kiln_vm_value_t *value, kiln_dtype_t dtype, int ndim, c
 
 /* ---- the storage pool ---- */
 
+/* Whether `more` bytes on top of what the run holds stay within its limit. */
+static kiln_status_t check_bytes(const kiln_vm_t *vm, size_t more) {
+  size_t max = vm->limits.max_bytes;
+  if (max > 0 && (more > max || vm->held_bytes > max - more)) {
+    return KILN_STATUS(RESOURCE_EXHAUSTED,
+                       "%s: the run would hold %zu more bytes, over its limit of %zu (%zu held)",
+                       vm->source, more, max, vm->held_bytes);
+  }
+  return KILN_OK;
+}
+
 static kiln_status_t pool_grow(kiln_vm_t *vm, size_t size) {
+  KILN_RETURN_IF_ERROR(check_bytes(vm, size));
   if (vm->num_blocks == vm->capacity_blocks) {
     int capacity = vm->capacity_blocks ? vm->capacity_blocks * 2 : 16;
     void *blocks = vm->blocks;
@@ -116,7 +129,8 @@ static kiln_status_t pool_grow(kiln_vm_t *vm, size_t size) {
   KILN_RETURN_IF_ERROR(
       kiln_allocator_malloc_aligned(vm->allocator, size, KILN_TENSOR_ALIGNMENT, &data));
   memset(data, 0, size);
-  vm->blocks[vm->num_blocks++] = (kiln_vm_block_t){data, size, 0};
+  vm->held_bytes += size;
+  vm->blocks[vm->num_blocks++] = (kiln_vm_block_t){data, size, 0, 0};
   return KILN_OK;
 }
 
@@ -133,7 +147,7 @@ static int pool_find(const kiln_vm_t *vm, size_t size) {
   return best;
 }
 
-static kiln_status_t pool_take(kiln_vm_t *vm, size_t bytes, void **out_data) {
+static kiln_status_t pool_take(kiln_vm_t *vm, size_t bytes, void **out_data, int *out_block) {
   size_t size = (bytes + KILN_TENSOR_ALIGNMENT - 1) / KILN_TENSOR_ALIGNMENT * KILN_TENSOR_ALIGNMENT;
   size = size > 0 ? size : KILN_TENSOR_ALIGNMENT;
   int b = vm->next_block;
@@ -145,8 +159,10 @@ static kiln_status_t pool_take(kiln_vm_t *vm, size_t bytes, void **out_data) {
     b = vm->num_blocks - 1;
   }
   vm->blocks[b].in_use = 1;
+  ++vm->blocks[b].taken;
   vm->next_block = b + 1;
   *out_data = vm->blocks[b].data;
+  *out_block = b;
   return KILN_OK;
 }
 
@@ -168,8 +184,11 @@ static kiln_status_t reserve_stack(kiln_vm_t *vm, size_t count) {
     capacity *= 2;
   }
   void *stack = vm->stack;
+  size_t more = (capacity - vm->stack_capacity) * sizeof(kiln_vm_value_t);
+  KILN_RETURN_IF_ERROR(check_bytes(vm, more));
   KILN_RETURN_IF_ERROR(
       kiln_allocator_realloc(vm->allocator, capacity * sizeof(kiln_vm_value_t), &stack));
+  vm->held_bytes += more;
   vm->stack = stack;
   vm->stack_capacity = capacity;
   return KILN_OK;
@@ -267,10 +286,29 @@ static kiln_status_t read_shape(const run_t *r, int64_t reg, int *out_ndim, int6
 static kiln_status_t do_alloc_storage(run_t *r, int64_t dst, size_t bytes) {
   kiln_vm_value_t *value = &r->regs[dst];
   void *data = NULL;
-  KILN_RETURN_IF_ERROR(pool_take(r->vm, bytes, &data));
+  int block = 0;
+  KILN_RETURN_IF_ERROR(pool_take(r->vm, bytes, &data, &block));
   value->kind = KILN_VM_VALUE_STORAGE;
   value->data = data;
   value->bytes = bytes;
+  value->block = block;
+  value->taken = r->vm->blocks[block].taken;
+  return KILN_OK;
+}
+
+/* The storage's block back to the pool, for this run's later allocations;
+ * the register is emptied. Tensors in it must be dead (the compiler frees
+ * a storage after its last use, as TVM's KillRegister). */
+static kiln_status_t op_free_storage(run_t *r) {
+  kiln_vm_value_t *storage = NULL;
+  KILN_RETURN_IF_ERROR(get_value(r, r->instr->x[0], KILN_VM_VALUE_STORAGE, &storage));
+  kiln_vm_block_t *block = &r->vm->blocks[storage->block];
+  if (!block->in_use || block->taken != storage->taken) {
+    return run_error(r, KILN_STATUS_CODE_FAILED_PRECONDITION,
+                     "the storage in register %lld was freed already", (long long)r->instr->x[0]);
+  }
+  block->in_use = 0;
+  storage->kind = KILN_VM_VALUE_EMPTY;
   return KILN_OK;
 }
 
@@ -361,7 +399,8 @@ static kiln_status_t op_copy(run_t *r) {
 static kiln_status_t new_int64(run_t *r, int64_t dst, const int64_t *values, int count, int rank0) {
   void *data = NULL;
   size_t bytes = sizeof(int64_t) * (size_t)count;
-  KILN_RETURN_IF_ERROR(pool_take(r->vm, bytes, &data));
+  int block = 0;
+  KILN_RETURN_IF_ERROR(pool_take(r->vm, bytes, &data, &block));
   memcpy(data, values, bytes);
   int64_t shape[1] = {count};
   value_tensor(&r->regs[dst], KILN_DTYPE_INT64, rank0 ? 0 : 1, shape, data, bytes);
@@ -562,6 +601,8 @@ static kiln_status_t execute(run_t *r) {
     return step(r, do_alloc_tensor(r, in->ndim, in->shape, in->bytes));
   case KILN_VM_OP_ALLOC_TENSOR_REG:
     return step(r, op_alloc_tensor_reg(r));
+  case KILN_VM_OP_FREE_STORAGE:
+    return step(r, op_free_storage(r));
   case KILN_VM_OP_INVOKE_PACKED:
     return step(r, op_invoke_packed(r));
   case KILN_VM_OP_COPY:
@@ -629,7 +670,12 @@ static kiln_status_t start(run_t *r) {
 kiln_status_t kiln_vm_run_hooked(kiln_vm_t *vm, const kiln_vm_hooks_t *hooks) {
   run_t r = {vm, 0, NULL, NULL, NULL, NULL, 0};
   KILN_RETURN_IF_ERROR(start(&r));
-  while (!r.done) {
+  for (int64_t steps = 1; !r.done; ++steps) {
+    if (vm->limits.max_steps > 0 && steps > vm->limits.max_steps) {
+      return run_error(&r, KILN_STATUS_CODE_RESOURCE_EXHAUSTED,
+                       "the run went past its limit of %lld instructions",
+                       (long long)vm->limits.max_steps);
+    }
     int index = r.function->first_instr + r.frame->pc;
     if (hooks && hooks->before) {
       hooks->before(hooks->self, index);

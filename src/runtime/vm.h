@@ -42,6 +42,7 @@
   X(ALLOC_STORAGE_SHAPE, "alloc_storage_shape", "rrd") \
   X(ALLOC_TENSOR, "alloc_tensor", "rrids")             \
   X(ALLOC_TENSOR_REG, "alloc_tensor_reg", "rridr")     \
+  X(FREE_STORAGE, "free_storage", "r")                 \
   X(INVOKE_PACKED, "invoke_packed", "kRRi?")           \
   X(COPY, "copy", "rr")                                \
   X(SHAPE_OF, "shape_of", "rr")                        \
@@ -115,6 +116,8 @@ struct kiln_vm_value_t {
   size_t bytes;       /* tensor's or storage's */
   void *data;         /* storage */
   int function;       /* closure */
+  int block;          /* storage: its block in the pool */
+  unsigned taken;     /* storage: the block's `taken` count when it was taken */
   int num_captured;   /* closure */
   kiln_vm_value_t *captured;
   int64_t shape[KILN_MAX_RANK];
@@ -125,6 +128,7 @@ typedef struct kiln_vm_block_t {
   void *data;
   size_t size;
   int in_use;
+  unsigned taken; /* how often it was lent: a stale storage value is told apart */
 } kiln_vm_block_t;
 
 typedef struct kiln_vm_frame_t {
@@ -141,6 +145,15 @@ typedef struct kiln_vm_hooks_t {
   void (*before)(void *self, int instr);
   kiln_status_t (*after)(void *self, int instr, const kiln_vm_value_t *registers);
 } kiln_vm_hooks_t;
+
+/* Bounds on a run, 0 for none (the default): instructions executed, and
+ * bytes of storage and registers held. The libFuzzer target runs programs
+ * under them, so a program that loops forever or asks for a terabyte is an
+ * error there, not a hang or a malloc beyond the fuzzer's limit. */
+typedef struct kiln_vm_limits_t {
+  int64_t max_steps;
+  size_t max_bytes;
+} kiln_vm_limits_t;
 
 typedef struct kiln_vm_t {
   kiln_allocator_t allocator;
@@ -177,6 +190,8 @@ typedef struct kiln_vm_t {
   size_t stack_capacity;
   kiln_vm_frame_t *frames;
   int capacity_frames;
+  kiln_vm_limits_t limits;
+  size_t held_bytes; /* the pool's blocks and the register stack */
 } kiln_vm_t;
 
 /* Reads and checks a program (vm_load.c): `root` is vm.json's JSON, the

@@ -463,6 +463,7 @@ static kiln_status_t check_instr(const decoder_t *d, kiln_vm_instr_t *instr) {
   case KILN_VM_OP_LOAD_CONST:
   case KILN_VM_OP_LOAD_CONSTI:
   case KILN_VM_OP_ALLOC_STORAGE_SHAPE:
+  case KILN_VM_OP_FREE_STORAGE:
   case KILN_VM_OP_COPY:
   case KILN_VM_OP_SHAPE_OF:
   case KILN_VM_OP_RESHAPE_TENSOR:

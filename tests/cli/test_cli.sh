@@ -98,6 +98,8 @@ expect 0 out "output 0: float32 \(1, 10\)" -- "$kiln" run "$work/mlp-vm" --input
 cmp -s "$work/got.npy" "$work/got-vm.npy" || fail "kiln run on the VM: not the graph executor's output"
 expect 0 out "fused_nn_contrib_dense_pack" -- "$kiln" run "$work/mlp-vm" --input "$work/x.npy" --profile --threads 1
 expect 0 out "output 0" -- "$kiln" run "$work/mlp-vm" --input "$work/x.npy" --debug-dir "$work/debug-vm"
+expect 0 out "invoke_packed +fused_nn_contrib_dense_pack" -- "$kiln" run "$work/mlp-vm" --disassemble
+expect 1 err "only a VM program \(vm.json\) has a disassembly" -- "$kiln" run "$work/mlp" --disassemble
 ls "$work/debug-vm" | grep -q "_fused_nn_contrib_dense_pack.*\.npy$" || fail "kiln run --debug-dir on the VM wrote no kernel output"
 expect 0 out "executor: vm \(vm.json\)" -- "$kiln" compile mlp -o "$work/mlp-vm.so" --executor vm
 expect 0 out "output 0: float32 \(1, 10\)" -- "$kiln" run "$work/mlp-vm.so" --input "$work/x.npy" --output "$work/got-vm1.npy"

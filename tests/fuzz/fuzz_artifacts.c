@@ -8,7 +8,8 @@
  * ELF magic go through kiln_runtime_model_file_parse (the ELF reader, the
  * symbol lookup, then the embedded model), other bytes through the
  * embedded model's parser alone (runtime/model_file.h), and vm.json (the VM's loader,
- * kiln_graph_executor_create on a VM program over the same module; docs/vm.md). Each must return a
+ * kiln_graph_executor_create on a VM program over the same module, then a run of what
+ * loaded under instruction and memory limits; docs/vm.md). Each must return a
  * status (any code) and leave no leak; a crash, a sanitizer report or a leak is a finding. `make
  * fuzz` runs each for a bounded time (scripts/fuzz-artifacts.sh).
  */
@@ -23,6 +24,7 @@
 #include "kiln/npy.h"
 #include "kiln/runtime.h"
 #include "runtime/elf.h"
+#include "runtime/graph_executor.h"
 #include "runtime/model_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -51,6 +53,30 @@ static int do_nothing(const kiln_value_t *args, const int *type_codes, int num_a
   return 0;
 }
 
+/* A VM program that loaded runs too, under limits (100000 instructions,
+ * 64 MiB), on zeros (a dim known at run time: 1; an input over 1 MiB: no
+ * run): the interpreter's run-time checks fuzzed with the loader's. */
+static void run_vm(kiln_graph_executor_t *gx) {
+  gx->vm->limits = (kiln_vm_limits_t){100000, (size_t)64 << 20};
+  static _Alignas(64) unsigned char zeros[1 << 20];
+  for (int i = 0; i < gx->vm->num_inputs; ++i) {
+    const kiln_vm_decl_t *decl = &gx->vm->input_decls[i];
+    int64_t shape[KILN_MAX_RANK];
+    size_t bytes = kiln_dtype_size(decl->dtype);
+    for (int d = 0; d < decl->ndim; ++d) {
+      shape[d] = decl->shape[d] < 0 ? 1 : decl->shape[d];
+      bytes = shape[d] > 0 && bytes > sizeof(zeros) / (size_t)shape[d] ? sizeof(zeros) + 1
+                                                                       : bytes * (size_t)shape[d];
+    }
+    if (bytes > sizeof(zeros)) {
+      return;
+    }
+    DLTensor t = {zeros, {kDLCPU, 0}, decl->ndim, kiln_dtype_to_dl(decl->dtype), shape, NULL, 0};
+    kiln_status_free(kiln_graph_executor_set_input(gx, i, &t));
+  }
+  kiln_status_free(kiln_graph_executor_run(gx));
+}
+
 /* graph.json's text, or vm.json's (format 6), through create over a module
  * of do-nothing kernels "f" and "g": a program that parses is also bound. */
 static void create_over_do_nothing(const uint8_t *data, size_t size) {
@@ -62,6 +88,9 @@ static void create_over_do_nothing(const uint8_t *data, size_t size) {
                   kiln_allocator_system(), "fuzz", 2, entries, NULL, NULL, &module))) {
     kiln_status_free(
         kiln_graph_executor_create(kiln_allocator_system(), text, "fuzz.json", module, NULL, &gx));
+  }
+  if (gx && gx->vm) {
+    run_vm(gx);
   }
   kiln_graph_executor_destroy(gx);
   kiln_runtime_module_release(module);

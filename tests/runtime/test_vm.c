@@ -20,6 +20,7 @@
 #include "kiln/npy.h"
 #include "kiln/runtime.h"
 #include "kiln_test.h"
+#include "runtime/graph_executor.h" /* the pool's size, for the free_storage test */
 
 /* ---- kernels ---- */
 
@@ -294,6 +295,43 @@ static void test_loop_with_trip_count_input(void **state) {
   for (size_t t = 0; t < sizeof(trips) / sizeof(trips[0]); ++t) {
     run_loop(gx, trips[t]);
   }
+  kiln_graph_executor_destroy(gx);
+}
+
+/* The counted loop again, each trip freeing the storage of the previous
+ * trip's acc, counter and condition (free_storage), so the pool holds a
+ * few blocks whatever the trip count. */
+static const char freeing_functions[] =
+    "[{\"name\": \"main\", \"params\": 2, \"registers\": 13, \"code\": ["
+    "[\"alloc_storage\", 2, 16], [\"alloc_tensor\", 3, 2, 0, \"float32\", [4]],"
+    "[\"invoke_packed\", 4, [], [3]], [\"load_consti\", 4, 0], [\"alloc_storage\", 12, 8],"
+    /* 5: head */ "[\"alloc_storage\", 5, 1], [\"alloc_tensor\", 6, 5, 0, \"bool\", []],"
+    "[\"invoke_packed\", 1, [4, 1], [6]], [\"if\", 6, 1, 15],"
+    /* 9: body */ "[\"free_storage\", 5],"
+    "[\"alloc_storage\", 7, 16], [\"alloc_tensor\", 8, 7, 0, \"float32\", [4]],"
+    "[\"invoke_packed\", 0, [3, 0], [8]], [\"free_storage\", 2], [\"move\", 2, 7],"
+    "[\"move\", 3, 8],"
+    "[\"alloc_storage\", 9, 8], [\"alloc_tensor\", 10, 9, 0, \"int64\", []],"
+    "[\"invoke_packed\", 2, [4], [10]], [\"free_storage\", 12], [\"move\", 12, 9],"
+    "[\"move\", 4, 10], [\"goto\", -17],"
+    /* 23: exit */ "[\"ret\", [3]]]}]";
+
+static void test_free_storage_bounds_a_loop(void **state) {
+  (void)state;
+  kiln_graph_executor_t *gx = NULL;
+  KILN_ASSERT_OK(create(loop_decls, freeing_functions, &gx));
+  int64_t trips[] = {0, 3, 200, 1000};
+  for (size_t t = 0; t < sizeof(trips) / sizeof(trips[0]); ++t) {
+    run_loop(gx, trips[t]);
+    if (gx->vm->num_blocks > 8) {
+      fail_msg("%lld trips: the pool holds %d blocks", (long long)trips[t], gx->vm->num_blocks);
+    }
+  }
+  kiln_graph_executor_destroy(gx);
+  /* without the frees, every trip's storage stays taken until the run ends */
+  KILN_ASSERT_OK(create(loop_decls, counted_functions, &gx));
+  run_loop(gx, 200);
+  assert_true(gx->vm->num_blocks > 200);
   kiln_graph_executor_destroy(gx);
 }
 
@@ -708,6 +746,19 @@ static const run_case_t run_cases[] = {
      MAIN1("[\"alloc_storage\", 1, 8], [\"alloc_tensor\", 2, 1, 0, \"float32\", [1]], "
            "[\"copy\", 2, 0], [\"ret\", [0]]"),
      KILN_STATUS_CODE_INVALID_ARGUMENT, "(copy): copies 16 bytes into a tensor of 4 bytes"},
+    {ONE_IN,
+     MAIN1("[\"alloc_storage\", 1, 8], [\"move\", 2, 1], [\"free_storage\", 1], "
+           "[\"free_storage\", 2], [\"ret\", [0]]"),
+     KILN_STATUS_CODE_FAILED_PRECONDITION,
+     "instruction 3 (free_storage): the storage in register 2 was freed already"},
+    /* freed, its block lent again to register 3: the stale copy in 2 is refused */
+    {ONE_IN,
+     MAIN1("[\"alloc_storage\", 1, 8], [\"move\", 2, 1], [\"free_storage\", 1], "
+           "[\"alloc_storage\", 3, 8], [\"free_storage\", 2], [\"ret\", [0]]"),
+     KILN_STATUS_CODE_FAILED_PRECONDITION,
+     "instruction 4 (free_storage): the storage in register 2 was freed already"},
+    {ONE_IN, MAIN1("[\"free_storage\", 0], [\"ret\", [0]]"), KILN_STATUS_CODE_FAILED_PRECONDITION,
+     "register 0 holds a tensor, expected a storage"},
     {ONE_IN, MAIN1("[\"move\", 1, 2], [\"ret\", [0]]"), KILN_STATUS_CODE_FAILED_PRECONDITION,
      "(move): register 2 holds nothing"},
     {ONE_IN,
@@ -732,6 +783,24 @@ static void test_run_errors(void **state) {
                kiln_status_message(status), run_cases[c].message);
     }
     kiln_status_free(status);
+    kiln_graph_executor_destroy(gx);
+  }
+}
+
+/* The run's limits (kiln_vm_limits_t, what the fuzzer runs under). */
+static void test_limits(void **state) {
+  (void)state;
+  const kiln_vm_limits_t limits[2] = {{1000, 0}, {1000, 1 << 16}};
+  const char *messages[2] = {
+      "instruction 0 (alloc_storage): the run went past its limit of 1000 instructions",
+      "the run would hold 1048576 more bytes, over its limit of 65536"};
+  for (int l = 0; l < 2; ++l) {
+    kiln_graph_executor_t *gx = NULL;
+    KILN_ASSERT_OK(create(ONE_IN, MAIN1("[\"alloc_storage\", 1, 1048576], [\"goto\", -1]"), &gx));
+    float x[4] = {1, 2, 3, 4};
+    set_input(gx, 0, floats(4, x));
+    gx->vm->limits = limits[l];
+    KILN_ASSERT_STATUS(kiln_graph_executor_run(gx), RESOURCE_EXHAUSTED, messages[l]);
     kiln_graph_executor_destroy(gx);
   }
 }
@@ -775,6 +844,7 @@ int main(void) {
       cmocka_unit_test(test_straight_line),
       cmocka_unit_test(test_zero_copy_and_input_errors),
       cmocka_unit_test(test_loop_with_trip_count_input),
+      cmocka_unit_test(test_free_storage_bounds_a_loop),
       cmocka_unit_test(test_if_else),
       cmocka_unit_test(test_closure_and_recursion),
       cmocka_unit_test(test_shape_instructions),
@@ -783,6 +853,7 @@ int main(void) {
       cmocka_unit_test(test_bad_programs),
       cmocka_unit_test(test_bad_headers),
       cmocka_unit_test(test_run_errors),
+      cmocka_unit_test(test_limits),
       cmocka_unit_test(test_allocation_failures),
   };
   return kiln_test_exit_code(cmocka_run_group_tests(tests, group_setup, group_teardown));
