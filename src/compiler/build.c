@@ -317,8 +317,7 @@ static size_t find_control(const kiln_ir_order_t *order) {
   return SIZE_MAX;
 }
 
-/* UNIMPLEMENTED naming the first control-flow node of the module. */
-static kiln_status_t refuse_control_flow(kiln_module_t *module) {
+kiln_status_t kiln_compiler_check_static(kiln_module_t *module) {
   for (int f = 0; f < kiln_module_function_count(module); ++f) {
     kiln_ir_order_t order;
     KILN_RETURN_IF_ERROR(kiln_ir_order_compute(kiln_module_function_at(module, f),
@@ -341,7 +340,7 @@ static kiln_status_t refuse_control_flow(kiln_module_t *module) {
 static kiln_status_t build(kiln_compiled_t *c, kiln_module_t *module,
                            const kiln_compiler_options_t *options) {
   double start = now_seconds();
-  KILN_RETURN_IF_ERROR(refuse_control_flow(module));
+  KILN_RETURN_IF_ERROR(kiln_compiler_check_static(module));
   KILN_RETURN_IF_ERROR(run_passes(c->allocator, module, options));
   double passed = now_seconds();
   progress(options, "passes done", passed - start);

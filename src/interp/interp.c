@@ -191,7 +191,6 @@ static kiln_status_t kiln_interp_check_fields(const kiln_type_t *type,
                        tuple->count);
   }
   for (int i = 0; i < value->num_fields; i++) {
-    const kiln_type_t *field = tuple ? tuple->fields[i] : kiln_type_as_optional(type)->element;
     if (sequence != NULL) {
       const kiln_tensor_t *tensor = value->fields[i].tensor;
       if (value->fields[i].kind != KILN_INTERP_VALUE_TENSOR ||
@@ -201,6 +200,7 @@ static kiln_status_t kiln_interp_check_fields(const kiln_type_t *type,
       }
       continue;
     }
+    const kiln_type_t *field = tuple ? tuple->fields[i] : kiln_type_as_optional(type)->element;
     KILN_RETURN_IF_ERROR_ANNOTATE(kiln_interp_check_value(field, &value->fields[i]), "field %d", i);
   }
   return KILN_OK;

@@ -193,6 +193,40 @@ bool kiln_type_equal(const kiln_type_t *a, const kiln_type_t *b) {
   return kiln_type_equal_same_kind(a, b);
 }
 
+static kiln_status_t kiln_type_join_tuple(kiln_arena_t *arena, const kiln_tuple_type_t *a,
+                                          const kiln_tuple_type_t *b,
+                                          const kiln_type_t **out_type) {
+  const kiln_type_t **fields = NULL;
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate(arena, sizeof(*fields) * (size_t)(a->count + 1),
+                                           _Alignof(kiln_type_t *), (void **)&fields));
+  for (int i = 0; i < a->count; ++i) {
+    KILN_RETURN_IF_ERROR(kiln_type_join(arena, a->fields[i], b->fields[i], &fields[i]));
+  }
+  return kiln_tuple_type_create(arena, a->count, fields, out_type);
+}
+
+kiln_status_t kiln_type_join(kiln_arena_t *arena, const kiln_type_t *a, const kiln_type_t *b,
+                             const kiln_type_t **out_type) {
+  *out_type = a;
+  if (kiln_type_equal(a, b))
+    return KILN_OK;
+  const kiln_sequence_type_t *sa = kiln_type_as_sequence(a), *sb = kiln_type_as_sequence(b);
+  if (sa && sb && sa->dtype == sb->dtype)
+    return kiln_sequence_type_create(arena, sa->dtype, NULL, out_type);
+  const kiln_optional_type_t *oa = kiln_type_as_optional(a), *ob = kiln_type_as_optional(b);
+  if (oa && ob) {
+    const kiln_type_t *element = NULL;
+    KILN_RETURN_IF_ERROR(kiln_type_join(arena, oa->element, ob->element, &element));
+    return kiln_optional_type_create(arena, element, out_type);
+  }
+  const kiln_tuple_type_t *ta = kiln_type_as_tuple(a), *tb = kiln_type_as_tuple(b);
+  if (ta && tb && ta->count == tb->count)
+    return kiln_type_join_tuple(arena, ta, tb, out_type);
+  char a_text[KILN_IR_TYPE_TEXT_CAPACITY], b_text[KILN_IR_TYPE_TEXT_CAPACITY];
+  return KILN_STATUS(INVALID_ARGUMENT, "%s and %s have no common type", kiln_type_text(a, a_text),
+                     kiln_type_text(b, b_text));
+}
+
 static kiln_status_t kiln_type_format_list(int count, const kiln_type_t *const *types,
                                            kiln_strbuf_t *sb) {
   KILN_RETURN_IF_ERROR(kiln_strbuf_append_char(sb, '('));

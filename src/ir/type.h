@@ -115,6 +115,14 @@ bool kiln_type_has_sequence_or_optional(const kiln_type_t *type);
 /* Structural equality; NULL equals only NULL. */
 bool kiln_type_equal(const kiln_type_t *a, const kiln_type_t *b);
 
+/* The most specific type that values of `a` and of `b` both have: `a` when
+ * they are equal; a sequence of the same dtype whose element type is known
+ * only when both know the same one; optionals and tuples of joined parts.
+ * INVALID_ARGUMENT when they differ otherwise (tensors of other shapes). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_type_join(kiln_arena_t *arena, const kiln_type_t *a,
+                                                  const kiln_type_t *b,
+                                                  const kiln_type_t **out_type);
+
 /* Relay's spelling: "Tensor[(1, 64, 112, 112), float32]", tuples as
  * "(Tensor[(2), float32], Tensor[(3), float32])"; sequences as
  * "Sequence[Tensor[(2), float32]]" or "Sequence[float32]" (shapes known at

@@ -10,7 +10,9 @@
  * verifier's scoping rule keeps functions closed). A type relation sees a
  * Function argument as its function type (ir/type.h), so each rule checks
  * the body's parameters against the arguments and derives the result from
- * the body's result. loop, scan and seq.map always return a tuple.
+ * the body's result. loop, scan and seq.map always return a tuple; if
+ * returns the join of its branches' types (a sequence whose element shape
+ * only one branch knows is typed with shapes known at run time).
  *
  * None of these has a reference kernel or a compute rule: their values are
  * not tensors of a shape known at compile time, so the interpreter evaluates
@@ -147,13 +149,15 @@ static kiln_status_t if_infer_type(const kiln_type_relation_t *relation,
     KILN_RETURN_IF_ERROR(control_param_count(relation, branches[b], captured));
     KILN_RETURN_IF_ERROR(control_params(relation, branches[b], 0, 3, captured, "a captured value"));
   }
-  if (!kiln_type_equal(branches[0]->ret, branches[1]->ret)) {
+  kiln_status_t status =
+      kiln_type_join(relation->arena, branches[0]->ret, branches[1]->ret, out_type);
+  if (status != NULL) {
+    kiln_status_free(status);
     char then_text[KILN_IR_TYPE_TEXT_CAPACITY], else_text[KILN_IR_TYPE_TEXT_CAPACITY];
     return KILN_STATUS(INVALID_ARGUMENT, "if: the then branch gives %s but the else branch %s",
                        kiln_type_text(branches[0]->ret, then_text),
                        kiln_type_text(branches[1]->ret, else_text));
   }
-  *out_type = branches[0]->ret;
   return KILN_OK;
 }
 
