@@ -5,11 +5,11 @@
  * (graph_codegen keeps one per kernel); only the missing ones are built,
  * in one module, and the library holds a reference to each module it
  * calls into. A module with control flow, sequences or optionals is refused
- * first (UNIMPLEMENTED naming the node): the graph executor runs a static
- * list of kernels, and those need the interpreter (docs/control-flow.md).
+ * first (kiln_pass_check_static: UNIMPLEMENTED naming the node): the graph
+ * executor runs a static list of kernels, and those need the interpreter
+ * (docs/control-flow.md).
  */
 #define _POSIX_C_SOURCE 200809L
-#include <stdint.h>
 #include <string.h>
 #include <time.h>
 
@@ -19,9 +19,7 @@
 #include "compiler/lower.h"
 #include "compiler/tuning.h"
 #include "ir/infer.h"
-#include "ir/order.h"
 #include "kiln/version.h"
-#include "op/control_attrs.h"
 #include "pass/pipeline.h"
 #include "pass/plan_memory.h"
 #include "runtime/module_built.h"
@@ -302,45 +300,10 @@ kiln_status_t kiln_compiler_build_standalone(const kiln_compiled_t *compiled,
                             compiled->graph.num_funcs, out_library);
 }
 
-/* The first node of `order` the graph compiler cannot build, or SIZE_MAX. */
-static size_t find_control(const kiln_ir_order_t *order) {
-  for (size_t i = 0; i < kiln_ir_order_count(order); ++i) {
-    const kiln_expr_t *expr = kiln_ir_order_node(order, i);
-    const kiln_call_t *call = kiln_expr_as_call(expr);
-    const kiln_var_t *var = kiln_expr_as_var(expr);
-    if ((call != NULL && kiln_op_is_control(call->op)) ||
-        kiln_type_has_sequence_or_optional(expr->checked_type) ||
-        (var != NULL && kiln_type_has_sequence_or_optional(var->type_annotation))) {
-      return i;
-    }
-  }
-  return SIZE_MAX;
-}
-
-kiln_status_t kiln_compiler_check_static(kiln_module_t *module) {
-  for (int f = 0; f < kiln_module_function_count(module); ++f) {
-    kiln_ir_order_t order;
-    KILN_RETURN_IF_ERROR(kiln_ir_order_compute(kiln_module_function_at(module, f),
-                                               kiln_module_allocator(module), &order));
-    size_t found = find_control(&order);
-    char node[KILN_IR_ORDER_NAME_CAPACITY] = "";
-    if (found != SIZE_MAX)
-      kiln_ir_order_describe(&order, found, node);
-    kiln_ir_order_deinitialize(&order);
-    if (found != SIZE_MAX) {
-      return KILN_STATUS(UNIMPLEMENTED,
-                         "the graph compiler does not build control flow, sequences or "
-                         "optionals (in @%s, %s); run the module with the interpreter",
-                         kiln_module_function_name(module, f), node);
-    }
-  }
-  return KILN_OK;
-}
-
 static kiln_status_t build(kiln_compiled_t *c, kiln_module_t *module,
                            const kiln_compiler_options_t *options) {
   double start = now_seconds();
-  KILN_RETURN_IF_ERROR(kiln_compiler_check_static(module));
+  KILN_RETURN_IF_ERROR(kiln_pass_check_static(module));
   KILN_RETURN_IF_ERROR(run_passes(c->allocator, module, options));
   double passed = now_seconds();
   progress(options, "passes done", passed - start);

@@ -59,10 +59,4 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_compiler_load_model(kiln_allocator_t all
                                                             const kiln_compiler_options_t *options,
                                                             kiln_module_t **out_module);
 
-/* UNIMPLEMENTED naming the first node of the module the graph compiler
- * cannot build: a control-flow, sequence or optional operator, or a value
- * of a sequence or optional type (docs/control-flow.md); kiln_compiler_build
- * checks it first. */
-KILN_MUST_USE_RESULT kiln_status_t kiln_compiler_check_static(kiln_module_t *module);
-
 #endif /* KILN_COMPILER_BUILD_H_ */

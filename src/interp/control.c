@@ -51,10 +51,15 @@ static kiln_status_t control_int_arg(const control_t *c, int k, int64_t *out_val
   return KILN_OK;
 }
 
-static kiln_status_t control_scalar(kiln_allocator_t allocator, kiln_dtype_t dtype, int64_t value,
-                                    kiln_interp_value_t *out_value) {
+/* A one-element tensor of `dtype` (bool or int64) holding `value`, shaped as
+ * `like` (a one-element tensor type) or rank 0 when `like` is NULL. */
+static kiln_status_t control_scalar_like(kiln_allocator_t allocator, kiln_dtype_t dtype,
+                                         const kiln_type_t *like, int64_t value,
+                                         kiln_interp_value_t *out_value) {
+  const kiln_tensor_type_t *shape = kiln_type_as_tensor(like);
   kiln_tensor_t *tensor = NULL;
-  KILN_RETURN_IF_ERROR(kiln_tensor_create(allocator, dtype, 0, NULL, &tensor));
+  KILN_RETURN_IF_ERROR(kiln_tensor_create(allocator, dtype, shape ? shape->ndim : 0,
+                                          shape ? shape->shape : NULL, &tensor));
   if (dtype == KILN_DTYPE_BOOL) {
     *(uint8_t *)kiln_tensor_data(tensor) = value != 0;
   } else {
@@ -62,6 +67,11 @@ static kiln_status_t control_scalar(kiln_allocator_t allocator, kiln_dtype_t dty
   }
   *out_value = kiln_interp_value_of_tensor(tensor);
   return KILN_OK;
+}
+
+static kiln_status_t control_scalar(kiln_allocator_t allocator, kiln_dtype_t dtype, int64_t value,
+                                    kiln_interp_value_t *out_value) {
+  return control_scalar_like(allocator, dtype, NULL, value, out_value);
 }
 
 /* Rows before `axis`, and bytes of one step on it. */
@@ -160,11 +170,10 @@ static kiln_status_t control_join(kiln_allocator_t allocator, int count,
 
 /* ---- calling bodies ---- */
 
-/* Calls `function` on `count` argument values. */
-static kiln_status_t control_call(const control_t *c, const kiln_function_t *function, int count,
+/* Calls `function` on argument values, one per parameter. */
+static kiln_status_t control_call(const control_t *c, const kiln_function_t *function,
                                   const kiln_interp_value_t *const *args,
                                   kiln_interp_value_t *out_value) {
-  (void)count;
   return kiln_interp_call(c->context, function, args, out_value);
 }
 
@@ -183,13 +192,15 @@ static kiln_status_t control_if(const control_t *c, kiln_interp_value_t *out_val
   int64_t cond = 0;
   KILN_RETURN_IF_ERROR(control_int_arg(c, 0, &cond));
   const kiln_function_t *branch = kiln_expr_as_function(c->call->args[cond ? 1 : 2]);
-  return control_call(c, branch, c->num_args - 3, c->args + 3, out_value);
+  return control_call(c, branch, c->args + 3, out_value);
 }
 
 /* ---- loop ---- */
 
 typedef struct loop_state_t {
   kiln_allocator_t allocator;
+  const kiln_function_t *body;
+  int64_t cond; /* the condition for the next iteration */
   int carried, captured, scans;
   const kiln_interp_value_t **args; /* the body's arguments */
   kiln_interp_value_t *owned;       /* iteration, condition, carried: 2 + carried */
@@ -231,9 +242,7 @@ static kiln_status_t loop_state_initialize(const control_t *c, loop_state_t *sta
     KILN_RETURN_IF_ERROR(
         kiln_interp_value_copy(state->allocator, c->args[3 + i], &state->owned[2 + i]));
   }
-  int64_t cond = 0;
-  KILN_RETURN_IF_ERROR(control_int_arg(c, 2, &cond));
-  return control_scalar(state->allocator, KILN_DTYPE_BOOL, cond, &state->owned[1]);
+  return control_int_arg(c, 2, &state->cond);
 }
 
 /* Takes one iteration's results: the condition, carried values, scan outputs. */
@@ -241,7 +250,12 @@ static kiln_status_t loop_take(loop_state_t *state, kiln_interp_value_t *result)
   if (control_result_count(result) != 1 + state->carried + state->scans) {
     return KILN_STATUS(INTERNAL, "loop: the body returned %d values", control_result_count(result));
   }
-  for (int i = 0; i <= state->carried; ++i) {
+  const kiln_interp_value_t *cond = control_result(result, 0);
+  if (cond->kind != KILN_INTERP_VALUE_TENSOR || kiln_tensor_element_count(cond->tensor) != 1) {
+    return KILN_STATUS(INVALID_ARGUMENT, "loop: the body's condition is not one bool");
+  }
+  state->cond = kiln_tensor_element_as_double(cond->tensor, 0) != 0;
+  for (int i = 1; i <= state->carried; ++i) {
     kiln_interp_value_release(state->allocator, &state->owned[1 + i]);
     KILN_RETURN_IF_ERROR(
         kiln_interp_value_copy(state->allocator, control_result(result, i), &state->owned[1 + i]));
@@ -260,15 +274,17 @@ static kiln_status_t loop_take(loop_state_t *state, kiln_interp_value_t *result)
 static kiln_status_t loop_iterate(const control_t *c, loop_state_t *state) {
   int64_t trips = 0;
   KILN_RETURN_IF_ERROR(control_int_arg(c, 1, &trips));
-  const kiln_function_t *body = kiln_expr_as_function(c->call->args[0]);
-  for (int64_t i = 0; i < trips; ++i) {
-    int64_t cond = *(const uint8_t *)kiln_tensor_data(state->owned[1].tensor);
-    if (!cond)
-      break;
-    kiln_interp_value_release(state->allocator, &state->owned[0]);
-    KILN_RETURN_IF_ERROR(control_scalar(state->allocator, KILN_DTYPE_INT64, i, &state->owned[0]));
+  const kiln_function_t *body = state->body;
+  for (int64_t i = 0; i < trips && state->cond; ++i) {
+    /* the iteration number and the condition, shaped as the body takes them */
+    for (int p = 0; p < 2; ++p) {
+      kiln_interp_value_release(state->allocator, &state->owned[p]);
+      KILN_RETURN_IF_ERROR(control_scalar_like(
+          state->allocator, p == 0 ? KILN_DTYPE_INT64 : KILN_DTYPE_BOOL,
+          body->params[p]->type_annotation, p == 0 ? i : state->cond, &state->owned[p]));
+    }
     kiln_interp_value_t result;
-    KILN_RETURN_IF_ERROR(control_call(c, body, 0, state->args, &result));
+    KILN_RETURN_IF_ERROR(control_call(c, body, state->args, &result));
     kiln_status_t status = loop_take(state, &result);
     kiln_interp_value_release(state->allocator, &result);
     KILN_RETURN_IF_ERROR_ANNOTATE(status, "in iteration %lld", (long long)i);
@@ -301,7 +317,9 @@ static kiln_status_t loop_value(const control_t *c, loop_state_t *state,
 static kiln_status_t control_loop(const control_t *c, kiln_interp_value_t *out_value) {
   const kiln_captured_attrs_t *attrs = c->call->attrs;
   const kiln_tuple_type_t *type = kiln_type_as_tuple(c->call->base.checked_type);
-  loop_state_t state = {.allocator = c->context->allocator, .captured = (int)attrs->num_captured};
+  loop_state_t state = {.allocator = c->context->allocator,
+                        .body = kiln_expr_as_function(c->call->args[0]),
+                        .captured = (int)attrs->num_captured};
   state.carried = c->num_args - 3 - state.captured;
   state.scans = type->count - state.carried;
   kiln_status_t status = loop_state_initialize(c, &state);
@@ -377,7 +395,7 @@ static kiln_status_t scan_run(const control_t *c, const scan_t *scan, kiln_inter
   for (int64_t t = 0; t < scan->length; ++t) {
     KILN_RETURN_IF_ERROR(scan_step_args(c, scan, t, states, slices, args));
     kiln_interp_value_t result;
-    KILN_RETURN_IF_ERROR_ANNOTATE(control_call(c, body, 0, args, &result), "in step %lld",
+    KILN_RETURN_IF_ERROR_ANNOTATE(control_call(c, body, args, &result), "in step %lld",
                                   (long long)t);
     kiln_status_t status = scan_take(c, scan, t, &result, states, collected);
     kiln_interp_value_release(c->context->allocator, &result);
@@ -666,7 +684,7 @@ static kiln_status_t seq_map_run(const control_t *c, int64_t count,
   for (int64_t i = 0; i < count; ++i) {
     KILN_RETURN_IF_ERROR(seq_map_args(c, mapped, i, args));
     kiln_interp_value_t result;
-    KILN_RETURN_IF_ERROR_ANNOTATE(control_call(c, body, 0, args, &result), "in element %lld",
+    KILN_RETURN_IF_ERROR_ANNOTATE(control_call(c, body, args, &result), "in element %lld",
                                   (long long)i);
     kiln_status_t status = seq_map_take(c->context->allocator, &result, i, out_value);
     kiln_interp_value_release(c->context->allocator, &result);

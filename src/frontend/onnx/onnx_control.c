@@ -371,48 +371,154 @@ static kiln_status_t kiln_onnx_scan_attrs(const kiln_onnx_node_t *node, void *at
   return KILN_OK;
 }
 
-kiln_status_t kiln_onnx_convert_scan(kiln_onnx_node_t *node) {
+/* What a Scan node is converted from: its attrs, and the body once made. */
+typedef struct kiln_onnx_scan_t {
+  void *attrs;
+  kiln_ints_t axes; /* scan_input_axes */
+  int states, count;
+  kiln_onnx_subgraph_t sub;
+  kiln_function_t *body; /* NULL until the first scan call makes it */
+} kiln_onnx_scan_t;
+
+/* Reads Scan's attributes into the IR attrs (opset 8: `directions` are the
+ * input directions). */
+static kiln_status_t kiln_onnx_scan_prepare(kiln_onnx_node_t *node, int first,
+                                            kiln_onnx_scan_t *scan) {
   int64_t scans = 0;
   KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "num_scan_inputs", 0, &scans));
-  int first = node->importer->opset < 9 ? 1 : 0; /* opset 8: sequence_lens first */
-  int states = node->num_inputs - first - (int)scans;
-  if (scans < 1 || states < 0) {
+  scan->states = node->num_inputs - first - (int)scans;
+  if (scans < 1 || scan->states < 0) {
     return KILN_STATUS(INVALID_ARGUMENT, "num_scan_inputs %lld with %d inputs", (long long)scans,
                        node->num_inputs);
   }
-  void *attrs = NULL;
-  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, &kiln_op_scan, &attrs));
-  KILN_RETURN_IF_ERROR(kiln_onnx_set_int(&kiln_op_scan, attrs, "num_scan_inputs", scans));
-  kiln_ints_t axes = {0, NULL};
-  KILN_RETURN_IF_ERROR(kiln_onnx_scan_attrs(node, attrs, &axes));
-  int count = states + (int)scans;
-  const kiln_type_t **types = NULL;
-  kiln_expr_t **fixed = NULL;
-  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(node->importer->arena, (size_t)count + 1,
-                                                 sizeof(*types), 8, (void **)&types));
-  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(node->importer->arena, (size_t)count + 2,
-                                                 sizeof(*fixed), 8, (void **)&fixed));
-  for (int i = 0; i < count; ++i) {
-    KILN_RETURN_IF_ERROR(kiln_onnx_input(node, first + i, &fixed[1 + i]));
-    types[i] = fixed[1 + i]->checked_type;
-    if (i >= states)
-      KILN_RETURN_IF_ERROR(kiln_onnx_scan_slice(node, fixed[1 + i],
-                                                kiln_scan_attr_at(axes, i - states, 0), &types[i]));
+  scan->count = scan->states + (int)scans;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, &kiln_op_scan, &scan->attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_int(&kiln_op_scan, scan->attrs, "num_scan_inputs", scans));
+  KILN_RETURN_IF_ERROR(kiln_onnx_scan_attrs(node, scan->attrs, &scan->axes));
+  kiln_ints_t directions = {0, NULL};
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_ints(node, "directions", &directions, NULL));
+  if (first > 0 && directions.count > 0) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, &kiln_op_scan, scan->attrs,
+                                            "scan_input_directions", directions.count,
+                                            directions.values));
   }
-  kiln_onnx_subgraph_t sub = {.num_params = count, .param_types = types};
-  KILN_RETURN_IF_ERROR(kiln_onnx_subgraph(node, "body", &sub));
-  kiln_function_t *body = NULL;
+  return KILN_OK;
+}
+
+/* The body, converted for inputs of the types of `inputs` on first use. */
+static kiln_status_t kiln_onnx_scan_body(kiln_onnx_node_t *node, kiln_onnx_scan_t *scan,
+                                         kiln_expr_t *const *inputs) {
+  if (scan->body != NULL)
+    return KILN_OK;
+  const kiln_type_t **types = NULL;
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(node->importer->arena, (size_t)scan->count + 1,
+                                                 sizeof(*types), 8, (void **)&types));
+  for (int i = 0; i < scan->count; ++i) {
+    types[i] = inputs[i]->checked_type;
+    if (i >= scan->states)
+      KILN_RETURN_IF_ERROR(kiln_onnx_scan_slice(
+          node, inputs[i], kiln_scan_attr_at(scan->axes, i - scan->states, 0), &types[i]));
+  }
+  scan->sub.num_params = scan->count;
+  scan->sub.param_types = types;
+  KILN_RETURN_IF_ERROR(kiln_onnx_subgraph(node, "body", &scan->sub));
   KILN_RETURN_IF_ERROR(
-      kiln_onnx_subgraph_function(node, count + sub.num_captured, sub.params, sub.body, &body));
-  fixed[0] = &body->base;
+      kiln_onnx_set_int(&kiln_op_scan, scan->attrs, "num_captured", scan->sub.num_captured));
+  return kiln_onnx_subgraph_function(node, scan->count + scan->sub.num_captured, scan->sub.params,
+                                     scan->sub.body, &scan->body);
+}
+
+/* scan(body, inputs..., captured...). */
+static kiln_status_t kiln_onnx_scan_emit(kiln_onnx_node_t *node, kiln_onnx_scan_t *scan,
+                                         kiln_expr_t *const *inputs, kiln_expr_t **out_result) {
+  KILN_RETURN_IF_ERROR(kiln_onnx_scan_body(node, scan, inputs));
+  kiln_expr_t **fixed = NULL;
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(node->importer->arena, (size_t)scan->count + 2,
+                                                 sizeof(*fixed), 8, (void **)&fixed));
+  fixed[0] = &scan->body->base;
+  memcpy(fixed + 1, inputs, sizeof(*fixed) * (size_t)scan->count);
   kiln_expr_t **args = NULL;
-  KILN_RETURN_IF_ERROR(
-      kiln_onnx_control_args(node, 1 + count, fixed, sub.num_captured, sub.outer, &args));
-  KILN_RETURN_IF_ERROR(kiln_onnx_set_int(&kiln_op_scan, attrs, "num_captured", sub.num_captured));
+  KILN_RETURN_IF_ERROR(kiln_onnx_control_args(node, 1 + scan->count, fixed, scan->sub.num_captured,
+                                              scan->sub.outer, &args));
+  return kiln_onnx_emit(node, &kiln_op_scan, 1 + scan->count + scan->sub.num_captured, args,
+                        scan->attrs, out_result);
+}
+
+kiln_status_t kiln_onnx_convert_scan(kiln_onnx_node_t *node) {
+  kiln_onnx_scan_t scan = {.attrs = NULL};
+  KILN_RETURN_IF_ERROR(kiln_onnx_scan_prepare(node, 0, &scan));
+  kiln_expr_t **inputs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(node->importer->arena, (size_t)scan.count + 1,
+                                                 sizeof(*inputs), 8, (void **)&inputs));
+  for (int i = 0; i < scan.count; ++i) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_input(node, i, &inputs[i]));
+  }
   kiln_expr_t *result = NULL;
-  KILN_RETURN_IF_ERROR(
-      kiln_onnx_emit(node, &kiln_op_scan, 1 + count + sub.num_captured, args, attrs, &result));
+  KILN_RETURN_IF_ERROR(kiln_onnx_scan_emit(node, &scan, inputs, &result));
   return kiln_onnx_control_outputs(node, result);
+}
+
+/* Opset 8: every input has a batch dim first; each batch row is scanned on
+ * its own (one scan call per row, on the rows taken out), and each output
+ * stacks the rows' results back on a new dim 0. */
+static kiln_status_t kiln_onnx_scan8_row(kiln_onnx_node_t *node, kiln_onnx_scan_t *scan,
+                                         int64_t row, kiln_expr_t *const *inputs,
+                                         kiln_expr_t **out_result) {
+  kiln_expr_t **rows = NULL;
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(node->importer->arena, (size_t)scan->count + 1,
+                                                 sizeof(*rows), 8, (void **)&rows));
+  kiln_expr_t *index = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_scalar(node, KILN_DTYPE_INT64, (double)row, &index));
+  for (int i = 0; i < scan->count; ++i) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_emit2(node, &kiln_op_take, inputs[i], index, NULL, &rows[i]));
+  }
+  return kiln_onnx_scan_emit(node, scan, rows, out_result);
+}
+
+/* Output `j` of every row, stacked on a new dim 0. */
+static kiln_status_t kiln_onnx_scan8_stack(kiln_onnx_node_t *node, int64_t batch,
+                                           kiln_expr_t *const *results, int j,
+                                           kiln_expr_t **out_expr) {
+  kiln_expr_t **parts = NULL;
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(node->importer->arena, (size_t)batch + 1,
+                                                 sizeof(*parts), 8, (void **)&parts));
+  for (int64_t b = 0; b < batch; ++b) {
+    kiln_expr_t *item = NULL;
+    KILN_RETURN_IF_ERROR(kiln_onnx_tuple_item(node, results[b], j, &item));
+    KILN_RETURN_IF_ERROR(kiln_onnx_expand_dims(node, item, 0, &parts[b]));
+  }
+  return kiln_onnx_emit(node, &kiln_op_concatenate, (int)batch, parts, NULL, out_expr);
+}
+
+kiln_status_t kiln_onnx_convert_scan8(kiln_onnx_node_t *node) {
+  if (kiln_onnx_input_optional(node, 0) != NULL) {
+    return KILN_STATUS(UNIMPLEMENTED, "Scan's sequence_lens input is not supported");
+  }
+  kiln_onnx_scan_t scan = {.attrs = NULL};
+  KILN_RETURN_IF_ERROR(kiln_onnx_scan_prepare(node, 1, &scan));
+  kiln_expr_t **inputs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(node->importer->arena, (size_t)scan.count + 1,
+                                                 sizeof(*inputs), 8, (void **)&inputs));
+  const kiln_tensor_type_t *first = NULL;
+  for (int i = 0; i < scan.count; ++i) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 1 + i, &inputs[i]));
+    first = first ? first : kiln_onnx_type_of(inputs[i]);
+  }
+  if (first == NULL || first->ndim < 1 || first->shape[0] < 1 || first->shape[0] > 4096) {
+    return KILN_STATUS(INVALID_ARGUMENT, "Scan (opset 8) needs inputs with a batch dim of 1 to "
+                                         "4096");
+  }
+  int64_t batch = first->shape[0];
+  kiln_expr_t **results = NULL;
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(node->importer->arena, (size_t)batch + 1,
+                                                 sizeof(*results), 8, (void **)&results));
+  for (int64_t b = 0; b < batch; ++b) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_scan8_row(node, &scan, b, inputs, &results[b]));
+  }
+  for (int j = 0; j < node->num_outputs; ++j) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_scan8_stack(node, batch, results, j, &node->outputs[j]));
+  }
+  return KILN_OK;
 }
 
 /* ---- SequenceMap ---- */

@@ -142,6 +142,7 @@ kiln_status_t kiln_onnx_convert_dft(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_if(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_loop(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_scan(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_scan8(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_sequence_map(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_sequence_empty(kiln_onnx_node_t *node);
 /* SequenceConstruct, SequenceInsert, SequenceAt, SequenceErase,

@@ -184,6 +184,7 @@ static const kiln_onnx_converter_t kiln_onnx_table[] = {
     /* control flow, sequences and optionals (onnx_control.c) */
     {"If", 1, 0, kiln_onnx_convert_if},
     {"Loop", 1, 0, kiln_onnx_convert_loop},
+    {"Scan", 8, 8, kiln_onnx_convert_scan8},
     {"Scan", 9, 0, kiln_onnx_convert_scan},
     {"SequenceMap", 17, 0, kiln_onnx_convert_sequence_map},
     {"SequenceEmpty", 11, 0, kiln_onnx_convert_sequence_empty},
