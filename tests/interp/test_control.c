@@ -5,17 +5,23 @@
  * expected results are computed by hand: if on both branches, loop with trip
  * counts 0, 1 and 5 given at run time and a condition that stops it early,
  * scan forward and reverse on either axis, the sequence and optional
- * operators, and the errors (a bad body type, an empty optional, a position
- * out of range), each naming the operator and the node.
+ * operators on sequence and optional values, and the errors (a bad body
+ * type, branches that disagree, scan inputs of other lengths, an empty
+ * optional, a sequence input of the wrong element type, a body that is not
+ * closed), each naming the operator and the node; and the refusal of the
+ * static pipeline and the graph compiler.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "base/strbuf.h"
+#include "compiler/build.h"
 #include "interp/interp.h"
 #include "interp/value.h"
 #include "ir/text.h"
 #include "ir/verify.h"
 #include "kiln_test.h"
+#include "pass/pipeline.h"
 
 static int64_t statuses_at_start;
 
@@ -207,6 +213,179 @@ static void test_loop_body_must_match_the_carried_values(void **state) {
                      INVALID_ARGUMENT, "loop-carried value 0 goes in as Tensor[(2), float32]");
 }
 
+/* ---- scan ---- */
+
+/* Running sums of the rows of x (3, 2) (axis 0), forward or reverse; the
+ * scan outputs stacked on axis `out_axis`. */
+static const char *const scan_text =
+    "def @main(%%s0: Tensor[(2), float32], %%x: Tensor[(3, 2), float32]) {\n"
+    "  %%0 = fn (%%s: Tensor[(2), float32], %%r: Tensor[(2), float32]) {\n"
+    "    %%1 = add(%%s, %%r);\n"
+    "    (%%1, %%1)\n"
+    "  };\n"
+    "  scan(%%0, %%s0, %%x, scan_input_directions=[%d], scan_output_axes=[%d])\n"
+    "}\n";
+
+static void run_scan(int reverse, int out_axis, const int64_t *shape, const float *outs) {
+  char text[1024];
+  snprintf(text, sizeof(text), scan_text, reverse, out_axis);
+  kiln_module_t *module = parse_round_trip(text);
+  int64_t two[] = {2}, three_two[] = {3, 2};
+  kiln_interp_value_t inputs[2] = {floats(1, two, (float[]){0, 10}),
+                                   floats(2, three_two, (float[]){1, 2, 3, 4, 5, 6})};
+  kiln_interp_value_t result;
+  KILN_ASSERT_OK(run(module, 2, inputs, &result));
+  assert_int_equal(result.kind, KILN_INTERP_VALUE_TUPLE);
+  assert_floats(&result.fields[0], 1, two, (float[]){9, 22});
+  assert_floats(&result.fields[1], 2, shape, outs);
+  kiln_interp_value_release(kiln_allocator_system(), &result);
+  kiln_module_destroy(module);
+}
+
+static void test_scan_forward_and_reverse(void **state) {
+  (void)state;
+  int64_t rows[] = {3, 2}, columns[] = {2, 3};
+  run_scan(0, 0, rows, (float[]){1, 12, 4, 16, 9, 22});
+  run_scan(1, 0, rows, (float[]){5, 16, 8, 20, 9, 22});
+  run_scan(0, 1, columns, (float[]){1, 4, 9, 12, 16, 22});
+}
+
+static void test_scan_inputs_must_agree(void **state) {
+  (void)state;
+  const char *text = "def @main(%s0: Tensor[(2), float32], %x: Tensor[(3, 2), float32], "
+                     "%y: Tensor[(4, 2), float32]) {\n"
+                     "  %0 = fn (%s: Tensor[(2), float32], %a: Tensor[(2), float32], "
+                     "%b: Tensor[(2), float32]) { (%s, %a) };\n"
+                     "  scan(%0, %s0, %x, %y, num_scan_inputs=2)\n"
+                     "}\n";
+  kiln_module_t *module = NULL;
+  KILN_ASSERT_STATUS(kiln_ir_parse_module("test", text, kiln_allocator_system(), &module),
+                     INVALID_ARGUMENT,
+                     "scan: scan input 1 has 4 elements on its axis, input 0 "
+                     "has 3");
+}
+
+/* ---- sequences and optionals ---- */
+
+static const char *const sequence_text =
+    "def @main(%s: Sequence[float32], %x: Tensor[(2), float32], %p: Tensor[(), int64]) {\n"
+    "  %0 = seq.insert(%s, %x, %p);\n"
+    "  %1 = seq.erase(%0);\n"
+    "  %2 = optional(%1);\n"
+    "  %3 = optional(dtype=\"float32\", sequence=True);\n"
+    "  (seq.length(%0), %2, optional.has_element(%3), optional.get_element(%2))\n"
+    "}\n";
+
+static kiln_interp_value_t sequence_of(int count, const float *data) {
+  kiln_interp_value_t value;
+  KILN_ASSERT_OK(kiln_interp_value_list_create(kiln_allocator_system(), KILN_INTERP_VALUE_SEQUENCE,
+                                               count, &value));
+  int64_t shape[] = {2};
+  for (int i = 0; i < count; ++i) {
+    value.fields[i] = floats(1, shape, data + 2 * i);
+  }
+  return value;
+}
+
+static void test_sequences_and_optionals(void **state) {
+  (void)state;
+  kiln_module_t *module = parse_round_trip(sequence_text);
+  int64_t shape[] = {2};
+  kiln_interp_value_t inputs[3] = {sequence_of(2, (float[]){1, 2, 3, 4}),
+                                   floats(1, shape, (float[]){5, 6}), scalar_i64(-2)};
+  kiln_interp_value_t result;
+  KILN_ASSERT_OK(run(module, 3, inputs, &result));
+  assert_int_equal(result.kind, KILN_INTERP_VALUE_TUPLE);
+  assert_int_equal(*(const int64_t *)kiln_tensor_data(result.fields[0].tensor), 3);
+  const kiln_interp_value_t *optional = &result.fields[1];
+  assert_int_equal(optional->kind, KILN_INTERP_VALUE_OPTIONAL);
+  assert_int_equal(optional->num_fields, 1);
+  /* [1 2] inserted before position -2: [5 6], [1 2], [3 4]; the last erased */
+  const kiln_interp_value_t *sequence = &optional->fields[0];
+  assert_int_equal(sequence->num_fields, 2);
+  assert_floats(&sequence->fields[0], 1, shape, (float[]){5, 6});
+  assert_floats(&sequence->fields[1], 1, shape, (float[]){1, 2});
+  assert_int_equal(*(const uint8_t *)kiln_tensor_data(result.fields[2].tensor), 0);
+  assert_int_equal(result.fields[3].kind, KILN_INTERP_VALUE_SEQUENCE);
+  kiln_interp_value_release(kiln_allocator_system(), &result);
+  kiln_module_destroy(module);
+}
+
+static void test_empty_optional_has_no_element(void **state) {
+  (void)state;
+  const char *text = "def @main(%o: Optional[Tensor[(2), float32]]) {\n"
+                     "  optional.get_element(%o)\n"
+                     "}\n";
+  kiln_module_t *module = parse_round_trip(text);
+  kiln_interp_value_t inputs[1];
+  KILN_ASSERT_OK(kiln_interp_value_list_create(kiln_allocator_system(), KILN_INTERP_VALUE_OPTIONAL,
+                                               0, &inputs[0]));
+  kiln_interp_value_t result;
+  KILN_ASSERT_STATUS(run(module, 1, inputs, &result), INVALID_ARGUMENT,
+                     "in @main, %0 = optional.get_element: optional.get_element: the optional "
+                     "is empty");
+  kiln_module_destroy(module);
+}
+
+/* A sequence input whose element does not have the sequence's type. */
+static void test_sequence_inputs_are_checked(void **state) {
+  (void)state;
+  const char *text = "def @main(%s: Sequence[Tensor[(3), float32]]) {\n"
+                     "  seq.length(%s)\n"
+                     "}\n";
+  kiln_module_t *module = parse_round_trip(text);
+  kiln_interp_value_t inputs[1] = {sequence_of(1, (float[]){1, 2})};
+  kiln_interp_value_t result;
+  KILN_ASSERT_STATUS(run(module, 1, inputs, &result), INVALID_ARGUMENT,
+                     "in @main, input 0 (%s): Sequence[Tensor[(3), float32]]: element 0 does not "
+                     "match");
+  kiln_module_destroy(module);
+  int count = 0;
+  kiln_tensor_t **outputs = NULL;
+  module = parse_round_trip(text);
+  KILN_ASSERT_STATUS(
+      kiln_interp_run(module, "main", 0, NULL, kiln_allocator_system(), &count, &outputs),
+      INVALID_ARGUMENT, "@main takes 1 inputs, got 0");
+  kiln_module_destroy(module);
+}
+
+/* ---- verifier and the refusals of the static pipeline ---- */
+
+/* A body that uses an outer value instead of taking it as a parameter. */
+static void test_bodies_must_be_closed(void **state) {
+  (void)state;
+  const char *text = "def @main(%c: Tensor[(), bool], %x: Tensor[(2), float32]) {\n"
+                     "  %0 = fn () { %x };\n"
+                     "  if(%c, %0, %0)\n"
+                     "}\n";
+  kiln_module_t *module = NULL;
+  KILN_ASSERT_OK(kiln_ir_parse_module("test", text, kiln_allocator_system(), &module));
+  KILN_ASSERT_STATUS(kiln_ir_verify(module), INVALID_ARGUMENT,
+                     "is not a parameter of the function that uses it");
+  int64_t shape[] = {2};
+  kiln_interp_value_t inputs[2] = {scalar_bool(true), floats(1, shape, (float[]){1, 2})};
+  kiln_interp_value_t result;
+  KILN_ASSERT_STATUS(run(module, 2, inputs, &result), INVALID_ARGUMENT,
+                     "is not a parameter of the function that uses it");
+  kiln_module_destroy(module);
+}
+
+static void test_static_pipeline_refuses_control_flow(void **state) {
+  (void)state;
+  kiln_module_t *module = parse_round_trip(if_text);
+  KILN_ASSERT_STATUS(kiln_pass_check_static(module), UNIMPLEMENTED,
+                     "control flow, sequences and optionals run on the interpreter only; the "
+                     "pass pipeline and the graph compiler refuse them (in @main, %4 = if)");
+  kiln_compiled_t *compiled = NULL;
+  KILN_ASSERT_STATUS(kiln_compiler_build(kiln_allocator_system(), module, NULL, &compiled),
+                     UNIMPLEMENTED, "(in @main, %4 = if)");
+  assert_null(compiled);
+  kiln_module_destroy(module);
+  module = parse_round_trip(sequence_text);
+  KILN_ASSERT_STATUS(kiln_pass_check_static(module), UNIMPLEMENTED, "in @main, %s");
+  kiln_module_destroy(module);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_if_runs_the_branch_the_condition_picks, setup, teardown),
@@ -215,6 +394,13 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_loop_stops_when_the_condition_fails, setup, teardown),
       cmocka_unit_test_setup_teardown(test_loop_body_must_match_the_carried_values, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(test_scan_forward_and_reverse, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_scan_inputs_must_agree, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_sequences_and_optionals, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_empty_optional_has_no_element, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_sequence_inputs_are_checked, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_bodies_must_be_closed, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_static_pipeline_refuses_control_flow, setup, teardown),
   };
   return kiln_test_exit_code(cmocka_run_group_tests(tests, NULL, NULL));
 }
