@@ -18,9 +18,12 @@
 #include "compiler/build.h"
 #include "interp/interp.h"
 #include "interp/value.h"
+#include "ir/functor.h"
+#include "ir/infer.h"
 #include "ir/text.h"
 #include "ir/verify.h"
 #include "kiln_test.h"
+#include "op/op.h"
 #include "pass/pipeline.h"
 
 static int64_t statuses_at_start;
@@ -349,6 +352,62 @@ static void test_sequence_inputs_are_checked(void **state) {
   kiln_module_destroy(module);
 }
 
+/* ---- functor: bodies are children of their call ---- */
+
+/* A mutator that turns every add into subtract, inside loop bodies too. */
+typedef struct add_to_subtract_t {
+  kiln_expr_mutator_t mutator;
+  int rewritten;
+} add_to_subtract_t;
+
+static kiln_status_t add_to_subtract(kiln_expr_functor_t *self, kiln_expr_t *expr, void *result) {
+  add_to_subtract_t *pass = (add_to_subtract_t *)self;
+  kiln_expr_t *rebuilt = NULL;
+  KILN_RETURN_IF_ERROR(kiln_expr_mutator_rebuild(&pass->mutator, expr, &rebuilt));
+  kiln_call_t *call = kiln_expr_as_call(rebuilt);
+  if (call->op == NULL || strcmp(call->op->name, "add") != 0) {
+    *(kiln_expr_t **)result = rebuilt;
+    return KILN_OK;
+  }
+  const kiln_op_t *subtract = NULL;
+  KILN_RETURN_IF_ERROR(kiln_op_find("subtract", &subtract));
+  kiln_call_t *made = NULL;
+  KILN_RETURN_IF_ERROR(
+      kiln_ir_call_create(pass->mutator.module, subtract, call->num_args, call->args, NULL, &made));
+  pass->rewritten++;
+  *(kiln_expr_t **)result = &made->base;
+  return KILN_OK;
+}
+
+static void test_mutator_rewrites_inside_loop_bodies(void **state) {
+  (void)state;
+  kiln_module_t *module = parse_round_trip(loop_text);
+  add_to_subtract_t pass = {.rewritten = 0};
+  kiln_expr_mutator_initialize(&pass.mutator, module, kiln_allocator_system());
+  kiln_expr_functor_override(&pass.mutator.functor, KILN_EXPR_KIND_CALL, add_to_subtract);
+  kiln_expr_t *out = NULL;
+  KILN_ASSERT_OK(kiln_expr_mutator_mutate(&pass.mutator,
+                                          &kiln_module_get_function(module, "main")->base, &out));
+  kiln_expr_mutator_deinitialize(&pass.mutator);
+  assert_int_equal(pass.rewritten, 2); /* i + 1 and a + v, both in the body */
+  KILN_ASSERT_OK(kiln_module_set_function(module, "main", kiln_expr_as_function(out)));
+  KILN_ASSERT_OK(kiln_ir_infer_types(module));
+  KILN_ASSERT_OK(kiln_ir_verify(module));
+  int64_t shape[] = {2};
+  /* i - 1 < stop always holds: the trip count (3) ends it; acc - 3 x */
+  kiln_interp_value_t inputs[6] = {scalar_i64(3),
+                                   scalar_i64(100),
+                                   floats(1, shape, (float[]){1, 1}),
+                                   floats(1, shape, (float[]){2, 3}),
+                                   scalar_i64(1),
+                                   scalar_bool(true)};
+  kiln_interp_value_t result;
+  KILN_ASSERT_OK(run(module, 6, inputs, &result));
+  assert_floats(&result, 1, shape, (float[]){1 - 6, 1 - 9});
+  kiln_interp_value_release(kiln_allocator_system(), &result);
+  kiln_module_destroy(module);
+}
+
 /* ---- verifier and the refusals of the static pipeline ---- */
 
 /* A body that uses an outer value instead of taking it as a parameter. */
@@ -399,6 +458,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_sequences_and_optionals, setup, teardown),
       cmocka_unit_test_setup_teardown(test_empty_optional_has_no_element, setup, teardown),
       cmocka_unit_test_setup_teardown(test_sequence_inputs_are_checked, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_mutator_rewrites_inside_loop_bodies, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bodies_must_be_closed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_static_pipeline_refuses_control_flow, setup, teardown),
   };
