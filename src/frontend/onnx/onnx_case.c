@@ -382,9 +382,19 @@ kiln_status_t kiln_onnx_case_check_types(const kiln_onnx_case_t *onnx_case) {
                        type ? count : 0, onnx_case->num_outputs);
   }
   for (int i = 0; i < count; ++i) {
-    const kiln_tensor_type_t *field = kiln_type_as_tensor(tuple ? tuple->fields[i] : type);
+    const kiln_type_t *output = tuple ? tuple->fields[i] : type;
+    if (onnx_case->outputs[i] == NULL) { /* a sequence or an optional */
+      bool sequence = onnx_case->output_values[i].kind == KILN_ONNX_VALUE_SEQUENCE;
+      if (sequence ? !kiln_type_as_sequence(output) : !kiln_type_as_optional(output)) {
+        char text[KILN_IR_TYPE_TEXT_CAPACITY];
+        return KILN_STATUS(INVALID_ARGUMENT, "output %d is %s; expected %s", i,
+                           kiln_type_text(output, text), sequence ? "a sequence" : "an optional");
+      }
+      continue;
+    }
+    const kiln_tensor_type_t *field = kiln_type_as_tensor(output);
     if (!field) {
-      return KILN_STATUS(INVALID_ARGUMENT, "output %d is a tuple", i);
+      return KILN_STATUS(INVALID_ARGUMENT, "output %d is not a tensor", i);
     }
     char what[32];
     snprintf(what, sizeof(what), "output %d", i);

@@ -105,7 +105,8 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_case_load(const char *dir,
 void kiln_onnx_case_deinitialize(kiln_onnx_case_t *onnx_case);
 
 /* OK when @main's result type has the expected outputs' count, dtypes and
- * shapes; INVALID_ARGUMENT naming the first output that differs. */
+ * shapes (a sequence or optional output: of that kind); INVALID_ARGUMENT
+ * naming the first output that differs. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_case_check_types(const kiln_onnx_case_t *onnx_case);
 
 /* For a case loaded BOUND: compares each output of @main, which
