@@ -86,6 +86,38 @@ static void test_loop_trip_count_at_run_time(void **state) {
   ob_free(&ob);
 }
 
+/* No trip count: the body's condition i + 1 < limit (limit captured)
+ * ends the loop after `limit` iterations. */
+static void test_loop_ended_by_its_condition(void **state) {
+  (void)state;
+  ob_t ob, body;
+  build_loop(&ob, &body);
+  ob_input(&ob, "limit", I64, 0, OB_DIMS(0));
+  ob_input(&ob, "go", BOOL, 0, OB_DIMS(0));
+  ob.nodes[0]->input = ob_alloc(&ob, sizeof(char *) * 3);
+  ob.nodes[0]->input[0] = ob_strdup(&ob, "");
+  ob.nodes[0]->input[1] = ob_strdup(&ob, "go");
+  ob.nodes[0]->input[2] = ob_strdup(&ob, "acc0");
+  ob_node(&body, "Less", "", "i1,limit", "more");
+  body.graph.output[0]->name = ob_strdup(&body, "more");
+  kiln_module_t *module = NULL;
+  KILN_ASSERT_OK(ob_import(&ob, NULL, kiln_allocator_system(), &module));
+  kiln_tensor_t *inputs[5] = {or_tensor(KILN_DTYPE_INT64, 0, NULL, OR_D(0)),
+                              or_tensor(KILN_DTYPE_FLOAT32, 1, OB_DIMS(2), OR_D(0, 0)),
+                              or_tensor(KILN_DTYPE_FLOAT32, 1, OB_DIMS(2), OR_D(1, 2)),
+                              or_tensor(KILN_DTYPE_INT64, 0, NULL, OR_D(4)),
+                              or_tensor(KILN_DTYPE_BOOL, 0, NULL, OR_D(1))};
+  or_run_t run;
+  run_main(module, 5, inputs, &run);
+  om_assert_f32(run.outputs[0], (float[]){10, 20}, 2, 1e-6); /* x (1 + 2 + 3 + 4) */
+  or_run_free(&run);
+  for (int i = 0; i < 5; ++i) {
+    kiln_tensor_release(inputs[i]);
+  }
+  ob_free(&body);
+  ob_free(&ob);
+}
+
 /* A Loop whose body holds an If; the If's branches use the main graph's y,
  * captured through the Loop body: acc' = acc + (i is even ? y : -y). */
 static void test_if_in_loop_captures_through_both_bodies(void **state) {
@@ -280,6 +312,7 @@ static void test_bad_subgraphs_name_the_node(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_loop_trip_count_at_run_time, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_loop_ended_by_its_condition, setup, teardown),
       cmocka_unit_test_setup_teardown(test_if_in_loop_captures_through_both_bodies, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_scan_reverse_on_axis_1, setup, teardown),

@@ -282,20 +282,22 @@ kiln_status_t kiln_onnx_convert_if(kiln_onnx_node_t *node) {
 
 /* ---- Loop ---- */
 
-/* The trip count and condition, with ONNX's defaults when omitted. */
+/* The trip count and condition, with ONNX's defaults when omitted: no
+ * bound (INT64_MAX, exactly) and true. */
 static kiln_status_t kiln_onnx_loop_controls(kiln_onnx_node_t *node, kiln_expr_t **out_trips,
                                              kiln_expr_t **out_cond) {
   *out_trips = kiln_onnx_input_optional(node, 0);
   *out_cond = kiln_onnx_input_optional(node, 1);
-  if (*out_trips == NULL)
-    KILN_RETURN_IF_ERROR(kiln_onnx_scalar(node, KILN_DTYPE_INT64, (double)INT64_MAX, out_trips));
   if (*out_cond == NULL)
     KILN_RETURN_IF_ERROR(kiln_onnx_scalar(node, KILN_DTYPE_BOOL, 1.0, out_cond));
-  if (kiln_expr_as_constant(*out_trips) && kiln_onnx_input_optional(node, 0) == NULL) {
-    int64_t *value = kiln_tensor_data(kiln_expr_as_constant(*out_trips)->value);
-    *value = INT64_MAX; /* exactly: a double does not hold it */
-  }
-  return KILN_OK;
+  if (*out_trips != NULL)
+    return KILN_OK;
+  kiln_tensor_t *unbounded = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_tensor_new(node, KILN_DTYPE_INT64, 0, NULL, &unbounded));
+  *(int64_t *)kiln_tensor_data(unbounded) = INT64_MAX;
+  kiln_status_t status = kiln_onnx_constant(node->importer, unbounded, out_trips);
+  kiln_tensor_release(unbounded);
+  return status;
 }
 
 kiln_status_t kiln_onnx_convert_loop(kiln_onnx_node_t *node) {
