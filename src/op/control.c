@@ -137,6 +137,19 @@ static kiln_status_t control_scalar_type(kiln_arena_t *arena, kiln_dtype_t dtype
   return kiln_tensor_type_create(arena, dtype, 0, NULL, out_type);
 }
 
+/* Whether a body's result of type `out` may go back in as `in`: the same
+ * type, or one more specific (a sequence whose element shape the result
+ * knows and the initial value does not). */
+static bool control_fits(kiln_arena_t *arena, const kiln_type_t *out, const kiln_type_t *in) {
+  const kiln_type_t *joined = NULL;
+  kiln_status_t status = kiln_type_join(arena, in, out, &joined);
+  if (status != NULL) {
+    kiln_status_free(status);
+    return false;
+  }
+  return kiln_type_equal(joined, in);
+}
+
 /* ---- if ---- */
 
 static kiln_status_t if_infer_type(const kiln_type_relation_t *relation,
@@ -188,7 +201,7 @@ static kiln_status_t loop_check_params(const kiln_type_relation_t *relation,
 static kiln_status_t loop_result(const kiln_type_relation_t *relation, int carried, int count,
                                  const kiln_type_t *const *results, const kiln_type_t **out_type) {
   for (int i = 0; i < carried; ++i) {
-    if (!kiln_type_equal(results[1 + i], relation->inputs[3 + i])) {
+    if (!control_fits(relation->arena, results[1 + i], relation->inputs[3 + i])) {
       char have[KILN_IR_TYPE_TEXT_CAPACITY], want[KILN_IR_TYPE_TEXT_CAPACITY];
       return KILN_STATUS(
           INVALID_ARGUMENT, "loop: loop-carried value %d goes in as %s but the body gives %s", i,
@@ -201,7 +214,7 @@ static kiln_status_t loop_result(const kiln_type_relation_t *relation, int carri
                        "time; symbolic shapes are not supported yet",
                        count - 1 - carried);
   }
-  return kiln_tuple_type_create(relation->arena, carried, results + 1, out_type);
+  return kiln_tuple_type_create(relation->arena, carried, relation->inputs + 3, out_type);
 }
 
 static kiln_status_t loop_infer_type(const kiln_type_relation_t *relation,
@@ -332,13 +345,13 @@ static kiln_status_t scan_result(const kiln_type_relation_t *relation, const kil
                                                  sizeof(*fields), _Alignof(const kiln_type_t *),
                                                  (void **)&fields));
   for (int i = 0; i < count; ++i) {
-    if (i < state && !kiln_type_equal(results[i], relation->inputs[1 + i])) {
+    if (i < state && !control_fits(relation->arena, results[i], relation->inputs[1 + i])) {
       char have[KILN_IR_TYPE_TEXT_CAPACITY], want[KILN_IR_TYPE_TEXT_CAPACITY];
       return KILN_STATUS(INVALID_ARGUMENT, "scan: state %d goes in as %s but the body gives %s", i,
                          kiln_type_text(relation->inputs[1 + i], want),
                          kiln_type_text(results[i], have));
     }
-    fields[i] = results[i];
+    fields[i] = i < state ? relation->inputs[1 + i] : results[i];
     if (i >= state)
       KILN_RETURN_IF_ERROR(scan_output(relation, i - state, results[i], length, &fields[i]));
   }

@@ -200,6 +200,33 @@ static void test_loop_stops_when_the_condition_fails(void **state) {
   run_loop(5, 1, 1);
 }
 
+/* A carried Sequence[float32] may come back more specific from the body. */
+static void test_loop_carries_a_sequence(void **state) {
+  (void)state;
+  const char *text = "def @main(%n: Tensor[(), int64], %t: Tensor[(), bool], "
+                     "%x: Tensor[(2), float32]) {\n"
+                     "  %0 = fn (%i: Tensor[(), int64], %c: Tensor[(), bool], "
+                     "%s: Sequence[float32], %v: Tensor[(2), float32]) {\n"
+                     "    (%c, seq.construct(%v, %v))\n"
+                     "  };\n"
+                     "  %1 = seq.empty();\n"
+                     "  %2 = loop(%0, %n, %t, %1, %x, num_captured=1);\n"
+                     "  %2.0\n"
+                     "}\n";
+  for (int64_t trips = 0; trips < 2; ++trips) {
+    kiln_module_t *module = parse_round_trip(text);
+    int64_t shape[] = {2};
+    kiln_interp_value_t inputs[3] = {scalar_i64(trips), scalar_bool(true),
+                                     floats(1, shape, (float[]){1, 2})};
+    kiln_interp_value_t result;
+    KILN_ASSERT_OK(run(module, 3, inputs, &result));
+    assert_int_equal(result.kind, KILN_INTERP_VALUE_SEQUENCE);
+    assert_int_equal(result.num_fields, trips == 0 ? 0 : 2);
+    kiln_interp_value_release(kiln_allocator_system(), &result);
+    kiln_module_destroy(module);
+  }
+}
+
 static void test_loop_body_must_match_the_carried_values(void **state) {
   (void)state;
   const char *text = "def @main(%n: Tensor[(), int64], %acc: Tensor[(2), float32], "
@@ -451,6 +478,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_if_branches_must_agree, setup, teardown),
       cmocka_unit_test_setup_teardown(test_loop_runs_its_trip_count, setup, teardown),
       cmocka_unit_test_setup_teardown(test_loop_stops_when_the_condition_fails, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_loop_carries_a_sequence, setup, teardown),
       cmocka_unit_test_setup_teardown(test_loop_body_must_match_the_carried_values, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_scan_forward_and_reverse, setup, teardown),
