@@ -20,10 +20,14 @@ if(NOT KILN_ONNX_PROTO)
 endif()
 
 # kiln_onnx_generate(<out_dir> <out_sources_var>): runs protoc-c on the schema
-# into <out_dir>, giving onnx.pb-c.c and onnx.pb-c.h.
+# into <out_dir>, giving onnx.pb-c.c and onnx.pb-c.h, and on the repository's
+# src/frontend/onnx/onnx_data.proto (ONNX's SequenceProto and OptionalProto,
+# which import it), giving onnx_data.pb-c.c and onnx_data.pb-c.h.
 function(kiln_onnx_generate out_dir out_sources)
   get_filename_component(proto_dir ${KILN_ONNX_PROTO} DIRECTORY)
+  set(data_proto ${PROJECT_SOURCE_DIR}/src/frontend/onnx/onnx_data.proto)
   set(generated ${out_dir}/onnx.pb-c.c ${out_dir}/onnx.pb-c.h)
+  set(data_generated ${out_dir}/onnx_data.pb-c.c ${out_dir}/onnx_data.pb-c.h)
   add_custom_command(
     OUTPUT ${generated}
     COMMAND ${CMAKE_COMMAND} -E make_directory ${out_dir}
@@ -31,5 +35,13 @@ function(kiln_onnx_generate out_dir out_sources)
     DEPENDS ${KILN_ONNX_PROTO}
     COMMENT "protoc-c: generating C for ${KILN_ONNX_PROTO}"
     VERBATIM)
-  set(${out_sources} ${generated} PARENT_SCOPE)
+  add_custom_command(
+    OUTPUT ${data_generated}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${out_dir}
+    COMMAND ${KILN_PROTOC_C} --c_out=${out_dir} -I${proto_dir}
+            -I${PROJECT_SOURCE_DIR}/src/frontend/onnx ${data_proto}
+    DEPENDS ${data_proto} ${generated}
+    COMMENT "protoc-c: generating C for ${data_proto}"
+    VERBATIM)
+  set(${out_sources} ${generated} ${data_generated} PARENT_SCOPE)
 endfunction()

@@ -4,7 +4,10 @@
  * Kernels are looked up in the shared kernel cache by their function keys
  * (graph_codegen keeps one per kernel); only the missing ones are built,
  * in one module, and the library holds a reference to each module it
- * calls into.
+ * calls into. A module with control flow, sequences or optionals is refused
+ * first (kiln_pass_check_static: UNIMPLEMENTED naming the node): the graph
+ * executor runs a static list of kernels, and those need the interpreter
+ * (docs/control-flow.md).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <string.h>
@@ -304,6 +307,7 @@ kiln_status_t kiln_compiler_build_standalone(const kiln_compiled_t *compiled,
 static kiln_status_t build(kiln_compiled_t *c, kiln_module_t *module,
                            const kiln_compiler_options_t *options) {
   double start = now_seconds();
+  KILN_RETURN_IF_ERROR(kiln_pass_check_static(module));
   kiln_schedule_target_t target;
   KILN_RETURN_IF_ERROR(kiln_compiler_schedule_target(c->target, &target));
   KILN_RETURN_IF_ERROR(run_passes(c->allocator, module, options, &target));

@@ -8,8 +8,11 @@
  * as it is, nothing known of the test inputs), runs @main on the
  * interpreter or the model built for the target (kiln_compiler_build at
  * opt_level 3) on the graph executor, and compares each output with
- * kiln_onnx_compare. The import's UNIMPLEMENTED is UNSUPPORTED; anything
- * else that goes wrong is FAIL. The operator list is read from the model's
+ * kiln_onnx_compare. A case with sequence or optional values runs on the
+ * interpreter's values (kiln_interp_run_values) and is compared element by
+ * element. The import's UNIMPLEMENTED is UNSUPPORTED, and so is a model the
+ * graph compiler refuses for its control flow (kiln_pass_check_static);
+ * anything else that goes wrong is FAIL. The operator list is read from the model's
  * protobuf directly, so it is known even when the import fails.
  */
 #include <stdbool.h>
@@ -21,7 +24,9 @@
 #include "frontend/onnx/onnx_case.h"
 #include "frontend/onnx/onnx_proto.h"
 #include "interp/interp.h"
+#include "interp/value.h"
 #include "kiln/conformance.h"
+#include "pass/pipeline.h"
 
 #define OPS_CAPACITY 1024
 
@@ -131,8 +136,106 @@ static kiln_status_t run_compiled(const kiln_onnx_case_t *onnx_case, const char 
   return status;
 }
 
+/* ---- sequence and optional values, on the interpreter ---- */
+
+/* The interpreter value of a case value; tensors are shared (retained). */
+static kiln_status_t value_to_interp(kiln_allocator_t allocator, const kiln_onnx_value_t *value,
+                                     kiln_interp_value_t *out_value) {
+  if (value->kind == KILN_ONNX_VALUE_TENSOR) {
+    kiln_tensor_retain(value->tensor);
+    *out_value = kiln_interp_value_of_tensor(value->tensor);
+    return KILN_OK;
+  }
+  kiln_interp_value_kind_t kind = value->kind == KILN_ONNX_VALUE_SEQUENCE
+                                      ? KILN_INTERP_VALUE_SEQUENCE
+                                      : KILN_INTERP_VALUE_OPTIONAL;
+  KILN_RETURN_IF_ERROR(kiln_interp_value_list_create(allocator, kind, value->count, out_value));
+  for (int i = 0; i < value->count; i++) {
+    kiln_status_t status = value_to_interp(allocator, &value->elements[i], &out_value->fields[i]);
+    if (status) {
+      kiln_interp_value_release(allocator, out_value);
+      return status;
+    }
+  }
+  return KILN_OK;
+}
+
+/* The expected case value against the interpreter's value. */
+static kiln_status_t compare_value(const kiln_onnx_value_t *expected,
+                                   const kiln_interp_value_t *actual) {
+  static const kiln_interp_value_kind_t kinds[] = {
+      KILN_INTERP_VALUE_TENSOR, KILN_INTERP_VALUE_SEQUENCE, KILN_INTERP_VALUE_OPTIONAL};
+  if (actual->kind != kinds[expected->kind]) {
+    return KILN_STATUS(INVALID_ARGUMENT, "the result is not a %s",
+                       expected->kind == KILN_ONNX_VALUE_TENSOR     ? "tensor"
+                       : expected->kind == KILN_ONNX_VALUE_SEQUENCE ? "sequence"
+                                                                    : "optional");
+  }
+  if (expected->kind == KILN_ONNX_VALUE_TENSOR) {
+    return kiln_onnx_compare(expected->tensor, actual->tensor, KILN_CONFORMANCE_RTOL,
+                             KILN_CONFORMANCE_ATOL);
+  }
+  if (expected->count != actual->num_fields) {
+    return KILN_STATUS(INVALID_ARGUMENT, "the result has %d elements; expected %d",
+                       actual->num_fields, expected->count);
+  }
+  for (int i = 0; i < expected->count; i++) {
+    KILN_RETURN_IF_ERROR_ANNOTATE(compare_value(&expected->elements[i], &actual->fields[i]),
+                                  "element %d", i);
+  }
+  return KILN_OK;
+}
+
+static kiln_status_t compare_values(const kiln_onnx_case_t *onnx_case,
+                                    const kiln_interp_value_t *result) {
+  bool tuple = onnx_case->num_outputs != 1;
+  int count = tuple ? result->num_fields : 1;
+  if (count != onnx_case->num_outputs || (tuple && result->kind != KILN_INTERP_VALUE_TUPLE)) {
+    return KILN_STATUS(INVALID_ARGUMENT, "the model computes %d output(s); the case expects %d",
+                       count, onnx_case->num_outputs);
+  }
+  for (int i = 0; i < count; i++) {
+    KILN_RETURN_IF_ERROR_ANNOTATE(
+        compare_value(&onnx_case->output_values[i], tuple ? &result->fields[i] : result),
+        "output %d", i);
+  }
+  return KILN_OK;
+}
+
+static kiln_status_t run_values(const kiln_onnx_case_t *onnx_case) {
+  kiln_allocator_t allocator = onnx_case->allocator;
+  kiln_interp_value_t *inputs = NULL;
+  size_t count = onnx_case->num_inputs > 0 ? (size_t)onnx_case->num_inputs : 1;
+  KILN_RETURN_IF_ERROR(
+      kiln_allocator_malloc_array(allocator, count, sizeof(*inputs), (void **)&inputs));
+  memset(inputs, 0, count * sizeof(*inputs));
+  kiln_status_t status = KILN_OK;
+  for (int i = 0; !status && i < onnx_case->num_inputs; i++) {
+    status = value_to_interp(allocator, &onnx_case->input_values[i], &inputs[i]);
+  }
+  kiln_interp_value_t result = {.kind = KILN_INTERP_VALUE_NONE};
+  kiln_interp_options_t options = {.allocator = allocator};
+  if (!status) {
+    status = kiln_interp_run_values(onnx_case->module, "main", onnx_case->num_inputs, inputs,
+                                    &options, &result);
+  }
+  if (!status) {
+    status = compare_values(onnx_case, &result);
+  }
+  kiln_interp_value_release(allocator, &result);
+  for (int i = 0; i < onnx_case->num_inputs; i++) {
+    kiln_interp_value_release(allocator, &inputs[i]);
+  }
+  kiln_allocator_free(allocator, inputs);
+  return status;
+}
+
 static kiln_status_t run_loaded(const kiln_onnx_case_t *onnx_case, const char *target,
                                 kiln_executor_kind_t executor) {
+  if (onnx_case->has_values && target == NULL) {
+    return run_values(onnx_case);
+  }
+
   int num_outputs = 0;
   kiln_tensor_t **outputs = NULL;
   kiln_status_t run =
@@ -170,6 +273,8 @@ kiln_status_t kiln_conformance_case_run_on(kiln_allocator_t allocator, const cha
     if (kiln_status_code(status) == KILN_STATUS_CODE_UNIMPLEMENTED) {
       result = KILN_CONFORMANCE_RESULT_UNSUPPORTED;
     }
+  } else if (target && (status = kiln_pass_check_static(onnx_case.module)) != KILN_OK) {
+    result = KILN_CONFORMANCE_RESULT_UNSUPPORTED; /* control flow the compiler refuses */
   } else {
     status = run_loaded(&onnx_case, target, executor);
     result = status == KILN_OK ? KILN_CONFORMANCE_RESULT_PASS : KILN_CONFORMANCE_RESULT_FAIL;

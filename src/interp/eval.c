@@ -3,7 +3,9 @@
  *
  * One function per node kind. An operator call borrows its inputs from the
  * operands' values, allocates its outputs from the node's checked type (a
- * tuple type flattened, as kiln_kernel_args_t wants), runs the reference
+ * tuple type flattened, as kiln_kernel_args_t wants) — or, when an input's
+ * shape is not its static type's (a shape known only at run time), from the
+ * type the operator's relation gives the actual inputs — runs the reference
  * kernel and rebuilds the tuple nesting; whatever fails on the way releases
  * the outputs made so far. Kernel times are taken only when a hook or debug
  * logging will use them.
@@ -14,6 +16,7 @@
 #include <time.h>
 
 #include "base/log.h"
+#include "op/control_attrs.h"
 #include "op/op.h"
 
 void kiln_interp_context_initialize(kiln_interp_context_t *context,
@@ -104,15 +107,43 @@ static kiln_status_t kiln_interp_gather_inputs(const kiln_interp_plan_t *plan, s
   return KILN_OK;
 }
 
-/* Allocates the outputs, runs the kernel and builds the node's value. */
-static kiln_status_t kiln_interp_call_kernel(kiln_interp_context_t *context,
-                                             const kiln_interp_plan_t *plan, size_t index,
-                                             const kiln_call_t *call, kiln_tensor_t **tensors,
-                                             size_t num_outputs, kiln_interp_value_t *out_value) {
+/* Whether each input has its argument's checked type, as in a static graph
+ * (a shape known only at run time, as in a loop body, may not). */
+static bool kiln_interp_inputs_typed(const kiln_call_t *call, kiln_tensor_t *const *inputs) {
+  for (int k = 0; k < call->num_args; k++) {
+    const kiln_tensor_type_t *type = kiln_type_as_tensor(call->args[k]->checked_type);
+    if (type == NULL || type->dtype != kiln_tensor_dtype(inputs[k]) ||
+        !kiln_shape_equal(type->ndim, type->shape, kiln_tensor_ndim(inputs[k]),
+                          kiln_tensor_shape(inputs[k]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/* The call's result type for the inputs it got: its operator's type
+ * relation on their types, made in `arena`. */
+static kiln_status_t kiln_interp_actual_type(kiln_arena_t *arena, const kiln_call_t *call,
+                                             kiln_tensor_t *const *inputs,
+                                             const kiln_type_t **out_type) {
+  const kiln_type_t **types = NULL;
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(arena, (size_t)call->num_args + 1, sizeof(*types),
+                                                 _Alignof(const kiln_type_t *), (void **)&types));
+  for (int k = 0; k < call->num_args; k++) {
+    KILN_RETURN_IF_ERROR(kiln_tensor_type_of(arena, inputs[k], &types[k]));
+  }
+  return kiln_op_infer_type(call->op, call->attrs, call->num_args, types, arena, out_type);
+}
+
+/* Allocates the outputs of `type`, runs the kernel and builds the node's value. */
+static kiln_status_t kiln_interp_run_typed(kiln_interp_context_t *context,
+                                           const kiln_interp_plan_t *plan, size_t index,
+                                           const kiln_call_t *call, const kiln_type_t *type,
+                                           kiln_tensor_t **tensors, size_t num_outputs,
+                                           kiln_interp_value_t *out_value) {
   kiln_tensor_t **outputs = tensors + call->num_args;
   size_t made = 0;
-  KILN_RETURN_IF_ERROR(
-      kiln_interp_type_create_tensors(context->allocator, call->base.checked_type, outputs, &made));
+  KILN_RETURN_IF_ERROR(kiln_interp_type_create_tensors(context->allocator, type, outputs, &made));
   kiln_kernel_args_t args = {
       .op = call->op,
       .attrs = call->attrs,
@@ -123,8 +154,33 @@ static kiln_status_t kiln_interp_call_kernel(kiln_interp_context_t *context,
   };
   KILN_RETURN_IF_ERROR(kiln_interp_run_kernel(context, plan, index, &args));
   size_t position = 0;
-  return kiln_interp_value_from_type(context->allocator, call->base.checked_type, outputs,
-                                     &position, out_value);
+  return kiln_interp_value_from_type(context->allocator, type, outputs, &position, out_value);
+}
+
+/* Runs the kernel on outputs of the node's checked type, or, when the
+ * inputs' shapes are not those of the static types (shapes known only at
+ * run time), of the type the operator's relation gives the actual inputs. */
+static kiln_status_t kiln_interp_call_kernel(kiln_interp_context_t *context,
+                                             const kiln_interp_plan_t *plan, size_t index,
+                                             const kiln_call_t *call, kiln_tensor_t **tensors,
+                                             size_t num_outputs, kiln_interp_value_t *out_value) {
+  if (kiln_interp_inputs_typed(call, tensors)) {
+    return kiln_interp_run_typed(context, plan, index, call, call->base.checked_type, tensors,
+                                 num_outputs, out_value);
+  }
+  kiln_arena_t arena;
+  kiln_arena_initialize(&arena, context->allocator, 0);
+  const kiln_type_t *type = NULL;
+  kiln_status_t status = kiln_interp_actual_type(&arena, call, tensors, &type);
+  if (status == NULL && kiln_interp_type_leaf_count(type) != num_outputs) {
+    status = KILN_STATUS(INTERNAL, "%s gives %zu outputs at run time, %zu at import",
+                         call->op->name, kiln_interp_type_leaf_count(type), num_outputs);
+  }
+  if (status == NULL)
+    status =
+        kiln_interp_run_typed(context, plan, index, call, type, tensors, num_outputs, out_value);
+  kiln_arena_deinitialize(&arena);
+  return status;
 }
 
 static kiln_status_t kiln_interp_eval_op_call(kiln_interp_context_t *context,
@@ -172,6 +228,14 @@ static kiln_status_t kiln_interp_callee_plan(kiln_interp_context_t *context,
   }
   *out_plan = plan;
   return KILN_OK;
+}
+
+kiln_status_t kiln_interp_call(kiln_interp_context_t *context, const kiln_function_t *function,
+                               const kiln_interp_value_t *const *args,
+                               kiln_interp_value_t *out_value) {
+  const kiln_interp_plan_t *plan = NULL;
+  KILN_RETURN_IF_ERROR(kiln_interp_callee_plan(context, function, &plan));
+  return kiln_interp_eval_function(context, plan, args, out_value);
 }
 
 static kiln_status_t kiln_interp_eval_function_call(kiln_interp_context_t *context,
@@ -250,12 +314,17 @@ static kiln_status_t kiln_interp_eval_node(kiln_interp_context_t *context,
     if (kiln_expr_as_call(expr)->callee != NULL) {
       return kiln_interp_eval_function_call(context, plan, index, values, out_value);
     }
+    if (kiln_op_is_control(kiln_expr_as_call(expr)->op)) {
+      return kiln_interp_eval_control(context, plan, index, values, out_value);
+    }
     return kiln_interp_eval_op_call(context, plan, index, values, out_value);
   case KILN_EXPR_KIND_TUPLE:
     return kiln_interp_eval_tuple(context->allocator, plan, index, values, out_value);
   case KILN_EXPR_KIND_TUPLE_GET_ITEM:
     return kiln_interp_eval_tuple_get_item(context->allocator, plan, index, values, out_value);
-  case KILN_EXPR_KIND_FUNCTION: /* the plan never evaluates one */
+  case KILN_EXPR_KIND_FUNCTION: /* an argument of a control operator, which calls it */
+    memset(out_value, 0, sizeof(*out_value));
+    return KILN_OK;
   case KILN_EXPR_KIND_COUNT_:
     break;
   }

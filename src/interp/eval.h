@@ -47,4 +47,20 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_interp_eval_function(kiln_interp_context
                                                              const kiln_interp_value_t *const *args,
                                                              kiln_interp_value_t *out_value);
 
+/* Calls `function` (a branch or a loop body) with parameter j bound to
+ * *args[j] (borrowed); its plan is made on the first call and kept. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_interp_call(kiln_interp_context_t *context,
+                                                    const kiln_function_t *function,
+                                                    const kiln_interp_value_t *const *args,
+                                                    kiln_interp_value_t *out_value);
+
+/* Evaluates node `index` of `plan`, a call of an operator of op/control.c
+ * (if, loop, scan, seq.*, optional.*), from its operands in `values`
+ * (interp/control.c). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_interp_eval_control(kiln_interp_context_t *context,
+                                                            const kiln_interp_plan_t *plan,
+                                                            size_t index,
+                                                            const kiln_interp_value_t *values,
+                                                            kiln_interp_value_t *out_value);
+
 #endif /* KILN_INTERP_EVAL_H_ */

@@ -74,4 +74,20 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_interp_run_with_options(
     kiln_module_t *module, const char *function_name, int num_inputs, kiln_tensor_t *const *inputs,
     const kiln_interp_options_t *options, int *out_num_outputs, kiln_tensor_t ***out_outputs);
 
+/* ---- values: sequences and optionals ---- */
+
+struct kiln_interp_value_t;
+
+/* kiln_interp_run on values (interp/value.h), for functions whose inputs or
+ * results are sequences, optionals or tuples: each input must be of its
+ * parameter's type (a sequence's elements of its dtype, and of its element
+ * type when that is known). *out_result is the body's value, made with the
+ * options' allocator; the caller releases it with
+ * kiln_interp_value_release. The inputs are borrowed. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_interp_run_values(kiln_module_t *module,
+                                                          const char *function_name, int num_inputs,
+                                                          const struct kiln_interp_value_t *inputs,
+                                                          const kiln_interp_options_t *options,
+                                                          struct kiln_interp_value_t *out_result);
+
 #endif /* KILN_INTERP_INTERP_H_ */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/hashmap.h"
+#include "op/control_attrs.h"
 
 kiln_expr_t *kiln_interp_operand(const kiln_expr_t *expr, int k) {
   switch (expr->kind) {
@@ -111,9 +112,22 @@ static kiln_status_t kiln_interp_plan_check_node(kiln_interp_plan_t *plan, size_
                          kiln_interp_describe(naming, expr, name));
     }
   }
-  if (expr->kind == KILN_EXPR_KIND_FUNCTION) {
+  /* A Function is a value only as an argument of if, loop, scan or seq.map,
+   * which call it themselves: it evaluates to nothing. */
+  if (expr->kind == KILN_EXPR_KIND_FUNCTION && i + 1 == plan->count) {
     return KILN_STATUS(UNIMPLEMENTED, "%s is used as a value; the interpreter only calls functions",
                        kiln_interp_describe(naming, expr, name));
+  }
+  const kiln_expr_t *operand = NULL;
+  for (int k = 0; (operand = kiln_interp_operand(expr, k)) != NULL; k++) {
+    const kiln_call_t *call = kiln_expr_as_call(expr);
+    if (operand->kind == KILN_EXPR_KIND_FUNCTION &&
+        (call == NULL || !kiln_op_is_control(call->op))) {
+      return KILN_STATUS(UNIMPLEMENTED,
+                         "%s is used as a value; the interpreter only calls functions, or passes "
+                         "them to if, loop, scan and seq.map",
+                         kiln_interp_describe(naming, operand, name));
+    }
   }
   return KILN_OK;
 }

@@ -19,6 +19,8 @@ void kiln_interp_value_release(kiln_allocator_t allocator, kiln_interp_value_t *
     kiln_tensor_release(value->tensor);
     break;
   case KILN_INTERP_VALUE_TUPLE:
+  case KILN_INTERP_VALUE_SEQUENCE:
+  case KILN_INTERP_VALUE_OPTIONAL:
     for (int i = 0; i < value->num_fields; i++) {
       kiln_interp_value_release(allocator, &value->fields[i]);
     }
@@ -32,6 +34,12 @@ void kiln_interp_value_release(kiln_allocator_t allocator, kiln_interp_value_t *
 
 kiln_status_t kiln_interp_value_tuple_create(kiln_allocator_t allocator, int count,
                                              kiln_interp_value_t *out_value) {
+  return kiln_interp_value_list_create(allocator, KILN_INTERP_VALUE_TUPLE, count, out_value);
+}
+
+kiln_status_t kiln_interp_value_list_create(kiln_allocator_t allocator,
+                                            kiln_interp_value_kind_t kind, int count,
+                                            kiln_interp_value_t *out_value) {
   memset(out_value, 0, sizeof(*out_value));
   kiln_interp_value_t *fields = NULL;
   if (count > 0) {
@@ -39,7 +47,7 @@ kiln_status_t kiln_interp_value_tuple_create(kiln_allocator_t allocator, int cou
         kiln_allocator_malloc_array(allocator, (size_t)count, sizeof(*fields), (void **)&fields));
     memset(fields, 0, (size_t)count * sizeof(*fields));
   }
-  out_value->kind = KILN_INTERP_VALUE_TUPLE;
+  out_value->kind = kind;
   out_value->num_fields = count;
   out_value->fields = fields;
   return KILN_OK;
@@ -53,8 +61,11 @@ kiln_status_t kiln_interp_value_copy(kiln_allocator_t allocator, const kiln_inte
     kiln_tensor_retain(value->tensor);
     *out_value = kiln_interp_value_of_tensor(value->tensor);
     return KILN_OK;
-  case KILN_INTERP_VALUE_TUPLE: {
-    KILN_RETURN_IF_ERROR(kiln_interp_value_tuple_create(allocator, value->num_fields, out_value));
+  case KILN_INTERP_VALUE_TUPLE:
+  case KILN_INTERP_VALUE_SEQUENCE:
+  case KILN_INTERP_VALUE_OPTIONAL: {
+    KILN_RETURN_IF_ERROR(
+        kiln_interp_value_list_create(allocator, value->kind, value->num_fields, out_value));
     for (int i = 0; i < value->num_fields; i++) {
       kiln_status_t status =
           kiln_interp_value_copy(allocator, &value->fields[i], &out_value->fields[i]);
@@ -82,6 +93,8 @@ size_t kiln_interp_value_leaf_count(const kiln_interp_value_t *value) {
       count += kiln_interp_value_leaf_count(&value->fields[i]);
     }
     break;
+  case KILN_INTERP_VALUE_SEQUENCE:
+  case KILN_INTERP_VALUE_OPTIONAL:
   case KILN_INTERP_VALUE_NONE:
     break;
   }
@@ -100,6 +113,8 @@ void kiln_interp_value_flatten(const kiln_interp_value_t *value, kiln_tensor_t *
       kiln_interp_value_flatten(&value->fields[i], tensors, position);
     }
     break;
+  case KILN_INTERP_VALUE_SEQUENCE:
+  case KILN_INTERP_VALUE_OPTIONAL:
   case KILN_INTERP_VALUE_NONE:
     break;
   }

@@ -2,7 +2,8 @@
  * Values of the reference interpreter: what a node evaluates to.
  *
  * A value is a tensor (one reference held), a tuple of values (an array of
- * fields from the run's allocator, each owning what it holds), or nothing
+ * fields from the run's allocator, each owning what it holds), a sequence
+ * (its elements as the fields) or an optional (no field, or one), or nothing
  * (a Function node, or a slot not computed yet or already freed). Values are
  * small plain structs kept in an array per evaluated function, one per node;
  * copying a value into another node (a Var taking its argument, a
@@ -30,6 +31,8 @@ typedef enum kiln_interp_value_kind_e {
   KILN_INTERP_VALUE_NONE = 0,
   KILN_INTERP_VALUE_TENSOR,
   KILN_INTERP_VALUE_TUPLE,
+  KILN_INTERP_VALUE_SEQUENCE, /* fields: the elements (tensors), num_fields of them */
+  KILN_INTERP_VALUE_OPTIONAL, /* fields: none (empty) or one */
 } kiln_interp_value_kind_t;
 
 typedef struct kiln_interp_value_t {
@@ -55,6 +58,11 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_interp_value_copy(kiln_allocator_t alloc
 KILN_MUST_USE_RESULT kiln_status_t kiln_interp_value_tuple_create(kiln_allocator_t allocator,
                                                                   int count,
                                                                   kiln_interp_value_t *out_value);
+/* A tuple, sequence or optional value of `count` fields, all NONE. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_interp_value_list_create(kiln_allocator_t allocator,
+                                                                 kiln_interp_value_kind_t kind,
+                                                                 int count,
+                                                                 kiln_interp_value_t *out_value);
 
 /* Number of tensors in `value`, nested tuples flattened (0 for NONE). */
 size_t kiln_interp_value_leaf_count(const kiln_interp_value_t *value);

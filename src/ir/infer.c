@@ -4,12 +4,29 @@
  * One loop over the canonical order: by the time a node is reached, all of
  * its inputs have types, so each rule only reads its inputs' checked_type.
  * The rule per kind is kiln_ir_infer_node; the loop adds the node's printed
- * name to any error.
+ * name to any error. A Function passed to an operator (if, loop, scan,
+ * seq.map) reaches the operator's type relation as its function type.
  */
 #include "ir/infer.h"
 
 #include "ir/order.h"
 #include "op/op.h"
+
+kiln_status_t kiln_ir_infer_func_type(kiln_arena_t *arena, const kiln_function_t *function,
+                                      const kiln_type_t **out_type) {
+  const kiln_type_t **params = NULL;
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(
+      arena, (size_t)(function->num_params > 0 ? function->num_params : 1), sizeof(*params),
+      _Alignof(const kiln_type_t *), (void **)&params));
+  for (int i = 0; i < function->num_params; i++) {
+    params[i] = function->params[i]->type_annotation;
+    if (params[i] == NULL) {
+      return KILN_STATUS(INVALID_ARGUMENT, "parameter %%%s of a function argument has no type",
+                         function->params[i]->name);
+    }
+  }
+  return kiln_func_type_create(arena, function->num_params, params, function->ret_type, out_type);
+}
 
 /* Collects the checked types of `count` nodes into an arena array. */
 static kiln_status_t kiln_ir_infer_gather(kiln_arena_t *arena, int count, kiln_expr_t *const *nodes,
@@ -20,6 +37,9 @@ static kiln_status_t kiln_ir_infer_gather(kiln_arena_t *arena, int count, kiln_e
                                                  (void **)&types));
   for (int i = 0; i < count; i++) {
     types[i] = nodes[i]->checked_type;
+    const kiln_function_t *function = kiln_expr_as_function(nodes[i]);
+    if (function != NULL)
+      KILN_RETURN_IF_ERROR(kiln_ir_infer_func_type(arena, function, &types[i]));
   }
   *out_types = types;
   return NULL;

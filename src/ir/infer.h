@@ -35,4 +35,10 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_ir_infer_function(kiln_module_t *module,
 KILN_MUST_USE_RESULT kiln_status_t kiln_ir_infer_node(kiln_arena_t *arena, kiln_expr_t *expr,
                                                       const kiln_type_t **out_type);
 
+/* The function type of `function`: its parameters' annotations and its
+ * ret_type (NULL when not inferred yet), as an operator taking it sees it. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_ir_infer_func_type(kiln_arena_t *arena,
+                                                           const kiln_function_t *function,
+                                                           const kiln_type_t **out_type);
+
 #endif /* KILN_IR_INFER_H_ */

@@ -125,6 +125,24 @@ static kiln_status_t parse_dims(kiln_text_parser_t *parser, int64_t *dims, int *
   return kiln_text_parser_advance(parser);
 }
 
+/* A dtype name (float32, int64, ...); advances past it. */
+static kiln_status_t parse_dtype_name(kiln_text_parser_t *parser, kiln_dtype_t *out_dtype) {
+  kiln_text_token_t dtype_token = parser->token;
+  char found[KILN_TEXT_TOKEN_TEXT_CAPACITY];
+  if (dtype_token.kind != KILN_TEXT_TOKEN_IDENT) {
+    return KILN_TEXT_ERROR(parser, &dtype_token, "expected a dtype (float32, int64, ...), found %s",
+                           kiln_text_token_describe(&dtype_token, found));
+  }
+  char *name = NULL;
+  KILN_RETURN_IF_ERROR(kiln_text_parser_token_string(parser, &dtype_token, 0, &name));
+  kiln_status_t status = kiln_dtype_from_name(name, out_dtype);
+  if (status != KILN_OK) {
+    kiln_status_free(status);
+    return KILN_TEXT_ERROR(parser, &dtype_token, "unknown dtype \"%s\"", name);
+  }
+  return kiln_text_parser_advance(parser);
+}
+
 /* Tensor[(dims), dtype]; the current token is Tensor. */
 static kiln_status_t parse_tensor_type(kiln_text_parser_t *parser, const kiln_type_t **out_type) {
   kiln_text_token_t start = parser->token;
@@ -134,21 +152,8 @@ static kiln_status_t parse_tensor_type(kiln_text_parser_t *parser, const kiln_ty
   int ndim = 0;
   KILN_RETURN_IF_ERROR(parse_dims(parser, dims, &ndim));
   KILN_RETURN_IF_ERROR(kiln_text_parser_expect(parser, ',', "between the shape and the dtype"));
-  kiln_text_token_t dtype_token = parser->token;
-  char found[KILN_TEXT_TOKEN_TEXT_CAPACITY];
-  if (dtype_token.kind != KILN_TEXT_TOKEN_IDENT) {
-    return KILN_TEXT_ERROR(parser, &dtype_token, "expected a dtype (float32, int64, ...), found %s",
-                           kiln_text_token_describe(&dtype_token, found));
-  }
-  char *name = NULL;
-  KILN_RETURN_IF_ERROR(kiln_text_parser_token_string(parser, &dtype_token, 0, &name));
   kiln_dtype_t dtype = KILN_DTYPE_FLOAT32;
-  kiln_status_t status = kiln_dtype_from_name(name, &dtype);
-  if (status != KILN_OK) {
-    kiln_status_free(status);
-    return KILN_TEXT_ERROR(parser, &dtype_token, "unknown dtype \"%s\"", name);
-  }
-  KILN_RETURN_IF_ERROR(kiln_text_parser_advance(parser));
+  KILN_RETURN_IF_ERROR(parse_dtype_name(parser, &dtype));
   KILN_RETURN_IF_ERROR(kiln_text_parser_expect(parser, ']', "after the dtype of Tensor"));
   return kiln_text_parser_annotate(
       parser, &start,
@@ -173,16 +178,53 @@ static kiln_status_t parse_tuple_type(kiln_text_parser_t *parser, const kiln_typ
                                 kiln_array_data(&fields), out_type);
 }
 
+/* Sequence[Tensor[...]] or Sequence[dtype]; the current token is Sequence. */
+static kiln_status_t parse_sequence_type(kiln_text_parser_t *parser, const kiln_type_t **out_type) {
+  kiln_text_token_t start = parser->token;
+  KILN_RETURN_IF_ERROR(kiln_text_parser_advance(parser));
+  KILN_RETURN_IF_ERROR(kiln_text_parser_expect(parser, '[', "after Sequence"));
+  const kiln_type_t *element = NULL;
+  kiln_dtype_t dtype = KILN_DTYPE_FLOAT32;
+  if (kiln_text_token_is_ident(&parser->token, "Tensor")) {
+    KILN_RETURN_IF_ERROR(parse_tensor_type(parser, &element));
+    dtype = kiln_type_as_tensor(element)->dtype;
+  } else {
+    KILN_RETURN_IF_ERROR(parse_dtype_name(parser, &dtype));
+  }
+  KILN_RETURN_IF_ERROR(kiln_text_parser_expect(parser, ']', "after the element of Sequence"));
+  return kiln_text_parser_annotate(
+      parser, &start,
+      kiln_sequence_type_create(kiln_module_arena(parser->module), dtype, element, out_type));
+}
+
+/* Optional[T]; the current token is Optional. */
+static kiln_status_t parse_optional_type(kiln_text_parser_t *parser, const kiln_type_t **out_type) {
+  kiln_text_token_t start = parser->token;
+  KILN_RETURN_IF_ERROR(kiln_text_parser_advance(parser));
+  KILN_RETURN_IF_ERROR(kiln_text_parser_expect(parser, '[', "after Optional"));
+  const kiln_type_t *element = NULL;
+  KILN_RETURN_IF_ERROR(kiln_text_parse_type(parser, &element));
+  KILN_RETURN_IF_ERROR(kiln_text_parser_expect(parser, ']', "after the element of Optional"));
+  return kiln_text_parser_annotate(
+      parser, &start,
+      kiln_optional_type_create(kiln_module_arena(parser->module), element, out_type));
+}
+
 kiln_status_t kiln_text_parse_type(kiln_text_parser_t *parser, const kiln_type_t **out_type) {
   KILN_RETURN_IF_ERROR(kiln_text_parser_enter(parser));
   if (kiln_text_token_is_ident(&parser->token, "Tensor")) {
     KILN_RETURN_IF_ERROR(parse_tensor_type(parser, out_type));
+  } else if (kiln_text_token_is_ident(&parser->token, "Sequence")) {
+    KILN_RETURN_IF_ERROR(parse_sequence_type(parser, out_type));
+  } else if (kiln_text_token_is_ident(&parser->token, "Optional")) {
+    KILN_RETURN_IF_ERROR(parse_optional_type(parser, out_type));
   } else if (kiln_text_token_is_punct(&parser->token, '(')) {
     KILN_RETURN_IF_ERROR(parse_tuple_type(parser, out_type));
   } else {
     char found[KILN_TEXT_TOKEN_TEXT_CAPACITY];
     return KILN_TEXT_ERROR(parser, &parser->token,
-                           "expected a type (Tensor[...] or a tuple of types), found %s",
+                           "expected a type (Tensor[...], Sequence[...], Optional[...] or a tuple "
+                           "of types), found %s",
                            kiln_text_token_describe(&parser->token, found));
   }
   kiln_text_parser_leave(parser);

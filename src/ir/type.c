@@ -66,12 +66,121 @@ kiln_status_t kiln_tuple_type_create(kiln_arena_t *arena, int count,
   return KILN_OK;
 }
 
+kiln_status_t kiln_sequence_type_create(kiln_arena_t *arena, kiln_dtype_t dtype,
+                                        const kiln_type_t *element, const kiln_type_t **out_type) {
+  *out_type = NULL;
+  const kiln_tensor_type_t *tensor = kiln_type_as_tensor(element);
+  if (element != NULL && (tensor == NULL || tensor->dtype != dtype)) {
+    char text[KILN_IR_TYPE_TEXT_CAPACITY];
+    return KILN_STATUS(INVALID_ARGUMENT, "sequence type of %s: the element type is %s",
+                       kiln_dtype_name(dtype), kiln_type_text(element, text));
+  }
+  kiln_sequence_type_t *type = NULL;
+  KILN_RETURN_IF_ERROR(
+      kiln_arena_allocate(arena, sizeof(*type), _Alignof(kiln_sequence_type_t), (void **)&type));
+  type->base.kind = KILN_TYPE_KIND_SEQUENCE;
+  type->dtype = dtype;
+  type->element = element;
+  *out_type = &type->base;
+  return KILN_OK;
+}
+
+kiln_status_t kiln_optional_type_create(kiln_arena_t *arena, const kiln_type_t *element,
+                                        const kiln_type_t **out_type) {
+  *out_type = NULL;
+  if (kiln_type_as_tensor(element) == NULL && kiln_type_as_sequence(element) == NULL) {
+    char text[KILN_IR_TYPE_TEXT_CAPACITY];
+    return KILN_STATUS(INVALID_ARGUMENT, "optional type of %s: expected a tensor or sequence type",
+                       kiln_type_text(element, text));
+  }
+  kiln_optional_type_t *type = NULL;
+  KILN_RETURN_IF_ERROR(
+      kiln_arena_allocate(arena, sizeof(*type), _Alignof(kiln_optional_type_t), (void **)&type));
+  type->base.kind = KILN_TYPE_KIND_OPTIONAL;
+  type->element = element;
+  *out_type = &type->base;
+  return KILN_OK;
+}
+
+kiln_status_t kiln_func_type_create(kiln_arena_t *arena, int num_params,
+                                    const kiln_type_t *const *params, const kiln_type_t *ret,
+                                    const kiln_type_t **out_type) {
+  const kiln_type_t *tuple = NULL;
+  KILN_RETURN_IF_ERROR(kiln_tuple_type_create(arena, num_params, params, &tuple));
+  kiln_func_type_t *type = NULL;
+  KILN_RETURN_IF_ERROR(
+      kiln_arena_allocate(arena, sizeof(*type), _Alignof(kiln_func_type_t), (void **)&type));
+  type->base.kind = KILN_TYPE_KIND_FUNC;
+  type->num_params = num_params;
+  type->params = kiln_type_as_tuple(tuple)->fields;
+  type->ret = ret;
+  *out_type = &type->base;
+  return KILN_OK;
+}
+
 const kiln_tensor_type_t *kiln_type_as_tensor(const kiln_type_t *type) {
   return type && type->kind == KILN_TYPE_KIND_TENSOR ? (const kiln_tensor_type_t *)type : NULL;
 }
 
 const kiln_tuple_type_t *kiln_type_as_tuple(const kiln_type_t *type) {
   return type && type->kind == KILN_TYPE_KIND_TUPLE ? (const kiln_tuple_type_t *)type : NULL;
+}
+
+const kiln_sequence_type_t *kiln_type_as_sequence(const kiln_type_t *type) {
+  return type && type->kind == KILN_TYPE_KIND_SEQUENCE ? (const kiln_sequence_type_t *)type : NULL;
+}
+
+const kiln_optional_type_t *kiln_type_as_optional(const kiln_type_t *type) {
+  return type && type->kind == KILN_TYPE_KIND_OPTIONAL ? (const kiln_optional_type_t *)type : NULL;
+}
+
+const kiln_func_type_t *kiln_type_as_func(const kiln_type_t *type) {
+  return type && type->kind == KILN_TYPE_KIND_FUNC ? (const kiln_func_type_t *)type : NULL;
+}
+
+bool kiln_type_has_sequence_or_optional(const kiln_type_t *type) {
+  const kiln_tuple_type_t *tuple = kiln_type_as_tuple(type);
+  for (int i = 0; tuple != NULL && i < tuple->count; ++i) {
+    if (kiln_type_has_sequence_or_optional(tuple->fields[i]))
+      return true;
+  }
+  return kiln_type_as_sequence(type) != NULL || kiln_type_as_optional(type) != NULL;
+}
+
+static bool kiln_type_list_equal(int count, const kiln_type_t *const *a,
+                                 const kiln_type_t *const *b) {
+  for (int i = 0; i < count; ++i) {
+    if (!kiln_type_equal(a[i], b[i])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/* Equality of two non-NULL types of the same kind. */
+static bool kiln_type_equal_same_kind(const kiln_type_t *a, const kiln_type_t *b) {
+  switch (a->kind) {
+  case KILN_TYPE_KIND_TENSOR: {
+    const kiln_tensor_type_t *ta = kiln_type_as_tensor(a), *tb = kiln_type_as_tensor(b);
+    return ta->dtype == tb->dtype && kiln_shape_equal(ta->ndim, ta->shape, tb->ndim, tb->shape);
+  }
+  case KILN_TYPE_KIND_TUPLE: {
+    const kiln_tuple_type_t *ua = kiln_type_as_tuple(a), *ub = kiln_type_as_tuple(b);
+    return ua->count == ub->count && kiln_type_list_equal(ua->count, ua->fields, ub->fields);
+  }
+  case KILN_TYPE_KIND_SEQUENCE: {
+    const kiln_sequence_type_t *sa = kiln_type_as_sequence(a), *sb = kiln_type_as_sequence(b);
+    return sa->dtype == sb->dtype && kiln_type_equal(sa->element, sb->element);
+  }
+  case KILN_TYPE_KIND_OPTIONAL:
+    return kiln_type_equal(kiln_type_as_optional(a)->element, kiln_type_as_optional(b)->element);
+  case KILN_TYPE_KIND_FUNC: {
+    const kiln_func_type_t *fa = kiln_type_as_func(a), *fb = kiln_type_as_func(b);
+    return fa->num_params == fb->num_params && kiln_type_equal(fa->ret, fb->ret) &&
+           kiln_type_list_equal(fa->num_params, fa->params, fb->params);
+  }
+  }
+  return false;
 }
 
 bool kiln_type_equal(const kiln_type_t *a, const kiln_type_t *b) {
@@ -81,46 +190,100 @@ bool kiln_type_equal(const kiln_type_t *a, const kiln_type_t *b) {
   if (!a || !b || a->kind != b->kind) {
     return false;
   }
-  const kiln_tensor_type_t *ta = kiln_type_as_tensor(a);
-  if (ta) {
-    const kiln_tensor_type_t *tb = kiln_type_as_tensor(b);
-    return ta->dtype == tb->dtype && kiln_shape_equal(ta->ndim, ta->shape, tb->ndim, tb->shape);
+  return kiln_type_equal_same_kind(a, b);
+}
+
+static kiln_status_t kiln_type_join_tuple(kiln_arena_t *arena, const kiln_tuple_type_t *a,
+                                          const kiln_tuple_type_t *b,
+                                          const kiln_type_t **out_type) {
+  const kiln_type_t **fields = NULL;
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate(arena, sizeof(*fields) * (size_t)(a->count + 1),
+                                           _Alignof(kiln_type_t *), (void **)&fields));
+  for (int i = 0; i < a->count; ++i) {
+    KILN_RETURN_IF_ERROR(kiln_type_join(arena, a->fields[i], b->fields[i], &fields[i]));
   }
-  const kiln_tuple_type_t *ua = kiln_type_as_tuple(a);
-  const kiln_tuple_type_t *ub = kiln_type_as_tuple(b);
-  if (ua->count != ub->count) {
-    return false;
+  return kiln_tuple_type_create(arena, a->count, fields, out_type);
+}
+
+kiln_status_t kiln_type_join(kiln_arena_t *arena, const kiln_type_t *a, const kiln_type_t *b,
+                             const kiln_type_t **out_type) {
+  *out_type = a;
+  if (kiln_type_equal(a, b))
+    return KILN_OK;
+  const kiln_sequence_type_t *sa = kiln_type_as_sequence(a), *sb = kiln_type_as_sequence(b);
+  if (sa && sb && sa->dtype == sb->dtype)
+    return kiln_sequence_type_create(arena, sa->dtype, NULL, out_type);
+  const kiln_optional_type_t *oa = kiln_type_as_optional(a), *ob = kiln_type_as_optional(b);
+  if (oa && ob) {
+    const kiln_type_t *element = NULL;
+    KILN_RETURN_IF_ERROR(kiln_type_join(arena, oa->element, ob->element, &element));
+    return kiln_optional_type_create(arena, element, out_type);
   }
-  for (int i = 0; i < ua->count; ++i) {
-    if (!kiln_type_equal(ua->fields[i], ub->fields[i])) {
-      return false;
+  const kiln_tuple_type_t *ta = kiln_type_as_tuple(a), *tb = kiln_type_as_tuple(b);
+  if (ta && tb && ta->count == tb->count)
+    return kiln_type_join_tuple(arena, ta, tb, out_type);
+  char a_text[KILN_IR_TYPE_TEXT_CAPACITY], b_text[KILN_IR_TYPE_TEXT_CAPACITY];
+  return KILN_STATUS(INVALID_ARGUMENT, "%s and %s have no common type", kiln_type_text(a, a_text),
+                     kiln_type_text(b, b_text));
+}
+
+static kiln_status_t kiln_type_format_list(int count, const kiln_type_t *const *types,
+                                           kiln_strbuf_t *sb) {
+  KILN_RETURN_IF_ERROR(kiln_strbuf_append_char(sb, '('));
+  for (int i = 0; i < count; ++i) {
+    if (i) {
+      KILN_RETURN_IF_ERROR(kiln_strbuf_append(sb, ", "));
     }
+    KILN_RETURN_IF_ERROR(kiln_type_format(types[i], sb));
   }
-  return true;
+  return kiln_strbuf_append_char(sb, ')');
+}
+
+static kiln_status_t kiln_type_format_tensor(const kiln_tensor_type_t *tensor, kiln_strbuf_t *sb) {
+  KILN_RETURN_IF_ERROR(kiln_strbuf_append(sb, "Tensor[("));
+  for (int i = 0; i < tensor->ndim; ++i) {
+    KILN_RETURN_IF_ERROR(
+        kiln_strbuf_appendf(sb, "%s%lld", i ? ", " : "", (long long)tensor->shape[i]));
+  }
+  return kiln_strbuf_appendf(sb, "), %s]", kiln_dtype_name(tensor->dtype));
+}
+
+static kiln_status_t kiln_type_format_sequence(const kiln_sequence_type_t *sequence,
+                                               kiln_strbuf_t *sb) {
+  KILN_RETURN_IF_ERROR(kiln_strbuf_append(sb, "Sequence["));
+  if (sequence->element) {
+    KILN_RETURN_IF_ERROR(kiln_type_format(sequence->element, sb));
+  } else {
+    KILN_RETURN_IF_ERROR(kiln_strbuf_append(sb, kiln_dtype_name(sequence->dtype)));
+  }
+  return kiln_strbuf_append_char(sb, ']');
 }
 
 kiln_status_t kiln_type_format(const kiln_type_t *type, kiln_strbuf_t *sb) {
   if (!type) {
     return kiln_strbuf_append(sb, "?");
   }
-  const kiln_tensor_type_t *tensor = kiln_type_as_tensor(type);
-  if (tensor) {
-    KILN_RETURN_IF_ERROR(kiln_strbuf_append(sb, "Tensor[("));
-    for (int i = 0; i < tensor->ndim; ++i) {
-      KILN_RETURN_IF_ERROR(
-          kiln_strbuf_appendf(sb, "%s%lld", i ? ", " : "", (long long)tensor->shape[i]));
-    }
-    return kiln_strbuf_appendf(sb, "), %s]", kiln_dtype_name(tensor->dtype));
+  switch (type->kind) {
+  case KILN_TYPE_KIND_TENSOR:
+    return kiln_type_format_tensor(kiln_type_as_tensor(type), sb);
+  case KILN_TYPE_KIND_TUPLE:
+    return kiln_type_format_list(kiln_type_as_tuple(type)->count, kiln_type_as_tuple(type)->fields,
+                                 sb);
+  case KILN_TYPE_KIND_SEQUENCE:
+    return kiln_type_format_sequence(kiln_type_as_sequence(type), sb);
+  case KILN_TYPE_KIND_OPTIONAL:
+    KILN_RETURN_IF_ERROR(kiln_strbuf_append(sb, "Optional["));
+    KILN_RETURN_IF_ERROR(kiln_type_format(kiln_type_as_optional(type)->element, sb));
+    return kiln_strbuf_append_char(sb, ']');
+  case KILN_TYPE_KIND_FUNC: {
+    const kiln_func_type_t *func = kiln_type_as_func(type);
+    KILN_RETURN_IF_ERROR(kiln_strbuf_append(sb, "fn "));
+    KILN_RETURN_IF_ERROR(kiln_type_format_list(func->num_params, func->params, sb));
+    KILN_RETURN_IF_ERROR(kiln_strbuf_append(sb, " -> "));
+    return kiln_type_format(func->ret, sb);
   }
-  const kiln_tuple_type_t *tuple = kiln_type_as_tuple(type);
-  KILN_RETURN_IF_ERROR(kiln_strbuf_append_char(sb, '('));
-  for (int i = 0; i < tuple->count; ++i) {
-    if (i) {
-      KILN_RETURN_IF_ERROR(kiln_strbuf_append(sb, ", "));
-    }
-    KILN_RETURN_IF_ERROR(kiln_type_format(tuple->fields[i], sb));
   }
-  return kiln_strbuf_append_char(sb, ')');
+  return kiln_strbuf_append(sb, "<type>");
 }
 
 const char *kiln_type_text(const kiln_type_t *type, char *buffer) {

@@ -1,5 +1,5 @@
 /*
- * Types of the graph IR: tensor types and tuple types.
+ * Types of the graph IR: tensor, tuple, sequence, optional and function types.
  *
  * A tensor type is a dtype and a static shape (int64 dims; symbolic dims are
  * resolved at import). A tuple type is a list of field types, for operators
@@ -7,6 +7,14 @@
  * live in an arena (the module's), so they are shared freely between nodes.
  * Every type starts with a kiln_type_t header holding its kind; kiln_type_as_*
  * are the checked downcasts.
+ *
+ * A sequence type (ONNX's seq(tensor)) is an element dtype and, when every
+ * element is known to have it, the elements' tensor type; otherwise the
+ * element shapes are left to run time (a SequenceEmpty, an insert of another
+ * shape). An optional type wraps one tensor or sequence type. A function
+ * type (Relay's FuncType) is what a Function passed to a control-flow
+ * operator (if, loop, scan, seq.map) looks like to that operator's type
+ * relation: its parameter types and its result type. docs/control-flow.md.
  */
 #ifndef KILN_IR_TYPE_H_
 #define KILN_IR_TYPE_H_
@@ -22,6 +30,9 @@
 typedef enum kiln_type_kind_e {
   KILN_TYPE_KIND_TENSOR,
   KILN_TYPE_KIND_TUPLE,
+  KILN_TYPE_KIND_SEQUENCE,
+  KILN_TYPE_KIND_OPTIONAL,
+  KILN_TYPE_KIND_FUNC,
 } kiln_type_kind_t;
 
 typedef struct kiln_type_t {
@@ -41,6 +52,24 @@ typedef struct kiln_tuple_type_t {
   const kiln_type_t *const *fields;
 } kiln_tuple_type_t;
 
+typedef struct kiln_sequence_type_t {
+  kiln_type_t base;
+  kiln_dtype_t dtype;
+  const kiln_type_t *element; /* every element's tensor type, or NULL: known at run time */
+} kiln_sequence_type_t;
+
+typedef struct kiln_optional_type_t {
+  kiln_type_t base;
+  const kiln_type_t *element; /* a tensor or sequence type */
+} kiln_optional_type_t;
+
+typedef struct kiln_func_type_t {
+  kiln_type_t base;
+  int num_params;
+  const kiln_type_t *const *params;
+  const kiln_type_t *ret; /* NULL until the function's body is typed */
+} kiln_func_type_t;
+
 /* Validates dtype, rank and dims (non-negative, element count fits int64)
  * and copies the shape into the arena. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_tensor_type_create(kiln_arena_t *arena, kiln_dtype_t dtype,
@@ -56,15 +85,49 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_tuple_type_create(kiln_arena_t *arena, i
                                                           const kiln_type_t *const *fields,
                                                           const kiln_type_t **out_type);
 
-/* NULL when `type` is NULL or of the other kind. */
+/* A sequence of `dtype` tensors; `element` (a tensor type of that dtype) or
+ * NULL when the elements' shapes are known only at run time. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_sequence_type_create(kiln_arena_t *arena,
+                                                             kiln_dtype_t dtype,
+                                                             const kiln_type_t *element,
+                                                             const kiln_type_t **out_type);
+/* An optional of `element`, a tensor or sequence type. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_optional_type_create(kiln_arena_t *arena,
+                                                             const kiln_type_t *element,
+                                                             const kiln_type_t **out_type);
+/* A function type; `ret` may be NULL (not inferred yet). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_func_type_create(kiln_arena_t *arena, int num_params,
+                                                         const kiln_type_t *const *params,
+                                                         const kiln_type_t *ret,
+                                                         const kiln_type_t **out_type);
+
+/* NULL when `type` is NULL or of another kind. */
 const kiln_tensor_type_t *kiln_type_as_tensor(const kiln_type_t *type);
 const kiln_tuple_type_t *kiln_type_as_tuple(const kiln_type_t *type);
+const kiln_sequence_type_t *kiln_type_as_sequence(const kiln_type_t *type);
+const kiln_optional_type_t *kiln_type_as_optional(const kiln_type_t *type);
+const kiln_func_type_t *kiln_type_as_func(const kiln_type_t *type);
+
+/* Whether `type` is or holds (in a tuple) a sequence or optional type: a
+ * value the graph compiler cannot plan (docs/control-flow.md). */
+bool kiln_type_has_sequence_or_optional(const kiln_type_t *type);
 
 /* Structural equality; NULL equals only NULL. */
 bool kiln_type_equal(const kiln_type_t *a, const kiln_type_t *b);
 
+/* The most specific type that values of `a` and of `b` both have: `a` when
+ * they are equal; a sequence of the same dtype whose element type is known
+ * only when both know the same one; optionals and tuples of joined parts.
+ * INVALID_ARGUMENT when they differ otherwise (tensors of other shapes). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_type_join(kiln_arena_t *arena, const kiln_type_t *a,
+                                                  const kiln_type_t *b,
+                                                  const kiln_type_t **out_type);
+
 /* Relay's spelling: "Tensor[(1, 64, 112, 112), float32]", tuples as
- * "(Tensor[(2), float32], Tensor[(3), float32])"; NULL as "?". */
+ * "(Tensor[(2), float32], Tensor[(3), float32])"; sequences as
+ * "Sequence[Tensor[(2), float32]]" or "Sequence[float32]" (shapes known at
+ * run time), optionals as "Optional[...]", function types as
+ * "fn (Tensor[(2), float32]) -> Tensor[(2), float32]"; NULL as "?". */
 KILN_MUST_USE_RESULT kiln_status_t kiln_type_format(const kiln_type_t *type, kiln_strbuf_t *sb);
 
 /* kiln_type_format into a caller buffer of KILN_IR_TYPE_TEXT_CAPACITY bytes,

@@ -146,10 +146,30 @@
   X(FAST_ERF, "fast_erf", kiln_op_fast_erf) \
   X(FAST_TANH, "fast_tanh", kiln_op_fast_tanh)
 
+/* control.c: control flow (taking Function arguments), sequences and
+ * optionals, which the interpreter evaluates itself (docs/control-flow.md) */
+#define KILN_OP_LIST_CONTROL(X)                                         \
+  X(IF, "if", kiln_op_if)                                               \
+  X(LOOP, "loop", kiln_op_loop)                                         \
+  X(SCAN, "scan", kiln_op_scan)                                         \
+  X(SEQ_EMPTY, "seq.empty", kiln_op_seq_empty)                          \
+  X(SEQ_CONSTRUCT, "seq.construct", kiln_op_seq_construct)              \
+  X(SEQ_INSERT, "seq.insert", kiln_op_seq_insert)                       \
+  X(SEQ_AT, "seq.at", kiln_op_seq_at)                                   \
+  X(SEQ_ERASE, "seq.erase", kiln_op_seq_erase)                          \
+  X(SEQ_LENGTH, "seq.length", kiln_op_seq_length)                       \
+  X(SEQ_SPLIT, "seq.split", kiln_op_seq_split)                          \
+  X(SEQ_CONCAT, "seq.concat", kiln_op_seq_concat)                       \
+  X(SEQ_MAP, "seq.map", kiln_op_seq_map)                                \
+  X(OPTIONAL, "optional", kiln_op_optional)                             \
+  X(OPTIONAL_HAS_ELEMENT, "optional.has_element", kiln_op_optional_has) \
+  X(OPTIONAL_GET_ELEMENT, "optional.get_element", kiln_op_optional_get)
+
 #define KILN_OP_LIST(X)     \
   KILN_OP_LIST_NN(X)        \
   KILN_OP_LIST_ELEMWISE(X)  \
   KILN_OP_LIST_TRANSFORM(X) \
-  KILN_OP_LIST_FAST(X)
+  KILN_OP_LIST_FAST(X)      \
+  KILN_OP_LIST_CONTROL(X)
 
 #endif /* KILN_OP_OP_LIST_H_ */

@@ -17,6 +17,13 @@ void kiln_pass_default_pipeline(const kiln_pass_t *const **out_passes, int *out_
 /* Runs the default pipeline on `module` under `context`. An opt-in pass
  * (opt_level 4: fast_math, combine_parallel_conv2d) whose name is set as an
  * option to "1" is required first (added to the context's required passes). */
+/* UNIMPLEMENTED naming the first node of the module that the pipeline and
+ * the graph compiler do not take: a control-flow, sequence or optional
+ * operator, or a value of a sequence or optional type
+ * (docs/control-flow.md). kiln_pass_run_default_pipeline and
+ * kiln_compiler_build check it first. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_pass_check_static(kiln_module_t *module);
+
 KILN_MUST_USE_RESULT kiln_status_t kiln_pass_run_default_pipeline(kiln_module_t *module,
                                                                   kiln_pass_context_t *context);
 

@@ -698,7 +698,8 @@ static const error_case_t error_cases[] = {
     {"def @main(%x: Tensor[(4611686018427387904, 4), float32]) {\n  %x\n}\n",
      "t.txt:1:15: tensor type"},
     {"def @main(%x: Float[(1), float32]) {\n  %x\n}\n",
-     "t.txt:1:15: expected a type (Tensor[...] or a tuple of types), found identifier Float"},
+     "t.txt:1:15: expected a type (Tensor[...], Sequence[...], Optional[...] or a tuple of types), "
+     "found identifier Float"},
     {HEAD "  %0 = nn.relu(%x);\n  %0\n}\nfoo\n", "t.txt:5:1: expected def or #[metadata], found "
                                                  "identifier foo"},
     {HEAD "  %x\n}\n/* not closed\n", "t.txt:4:1: unterminated comment"},

@@ -145,6 +145,14 @@ static inline Onnx__AttributeProto *ob_attr(ob_t *ob, Onnx__NodeProto *node, con
   return attr;
 }
 
+/* A GRAPH attribute: `body`'s graph (another builder's, which must live as
+ * long as this one is used) as a subgraph of `node`. */
+static inline void ob_attr_graph(ob_t *ob, Onnx__NodeProto *node, const char *name, ob_t *body) {
+  Onnx__AttributeProto *attr =
+      ob_attr(ob, node, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH);
+  attr->g = &body->graph;
+}
+
 static inline void ob_attr_int(ob_t *ob, Onnx__NodeProto *node, const char *name, int64_t value) {
   Onnx__AttributeProto *attr = ob_attr(ob, node, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
   attr->has_i = 1;

@@ -4,7 +4,8 @@
  * libonnx-testdata: inputs and outputs read in order, symbolic dims and
  * must-be-constant inputs fed from the inputs (READ), the conformance mode
  * that tells the import nothing about the inputs (AT_RUN), the type check,
- * the folded path (BOUND), ONNX's tolerance rule, and the errors.
+ * the folded path (BOUND), ONNX's tolerance rule, and the errors; sequence
+ * and optional values read from SequenceProto and OptionalProto files.
  */
 #include <math.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "frontend/onnx/onnx_case.h"
 #include "kiln_test.h"
 #include "onnx_builder.h"
+#include "onnx_data.pb-c.h"
 
 static void write_tensor(const char *dir, const char *name, const Onnx__TensorProto *proto) {
   size_t size = onnx__tensor_proto__get_packed_size(proto);
@@ -263,6 +265,137 @@ static void test_compare(void **state) {
   }
 }
 
+/* ---- sequences and optionals ---- */
+
+static void write_message(const char *dir, const char *name, const ProtobufCMessage *message) {
+  size_t size = protobuf_c_message_get_packed_size(message);
+  uint8_t *bytes = malloc(size ? size : 1);
+  protobuf_c_message_pack(message, bytes);
+  char *path = kiln_test_path_join(dir, name);
+  kiln_test_write_file(path, bytes, size);
+  free(path);
+  free(bytes);
+}
+
+/* A ValueInfo of a sequence of float tensors of unknown shape. */
+static Onnx__ValueInfoProto *sequence_info(ob_t *ob, const char *name) {
+  Onnx__ValueInfoProto *info = ob_value_info(ob, name, OB_FLOAT, 0, NULL);
+  Onnx__TypeProto *element = info->type;
+  Onnx__TypeProto *type = ob_alloc(ob, sizeof(*type));
+  onnx__type_proto__init(type);
+  Onnx__TypeProto__Sequence *sequence = ob_alloc(ob, sizeof(*sequence));
+  onnx__type_proto__sequence__init(sequence);
+  sequence->elem_type = element;
+  type->value_case = ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE;
+  type->sequence_type = sequence;
+  info->type = type;
+  return info;
+}
+
+static Onnx__SequenceProto *sequence_of(ob_t *ob, size_t count, Onnx__TensorProto **tensors) {
+  Onnx__SequenceProto *sequence = ob_alloc(ob, sizeof(*sequence));
+  onnx__sequence_proto__init(sequence);
+  sequence->has_elem_type = 1;
+  sequence->elem_type = 1;
+  sequence->n_tensor_values = count;
+  sequence->tensor_values = tensors;
+  return sequence;
+}
+
+/* case: out = SequenceInsert(seq, t); seq holds (1, 2) and (3,), t is (4). */
+static char *write_sequence_case(ob_t *ob) {
+  ob_init(ob, 13);
+  ob->inputs[ob->graph.n_input++] = sequence_info(ob, "seq");
+  ob_input(ob, "t", OB_FLOAT, 1, OB_DIMS(1));
+  ob_node(ob, "SequenceInsert", "insert", "seq,t", "out");
+  ob->outputs[ob->graph.n_output++] = sequence_info(ob, "out");
+  static const char *const files[] = {"input_1.pb"};
+  Onnx__TensorProto *t[] = {ob_tensor_f32(ob, "t", 1, OB_DIMS(1), OB_F32(4))};
+  char *dir = save_case(ob, 1, files, t);
+  Onnx__TensorProto **in = ob_alloc(ob, sizeof(*in) * 2);
+  in[0] = ob_tensor_f32(ob, "", 1, OB_DIMS(2), OB_F32(1, 2));
+  in[1] = ob_tensor_f32(ob, "", 1, OB_DIMS(1), OB_F32(3));
+  Onnx__TensorProto **out = ob_alloc(ob, sizeof(*out) * 3);
+  memcpy(out, in, sizeof(*in) * 2);
+  out[2] = t[0];
+  char *data = kiln_test_path_join(dir, "test_data_set_0");
+  write_message(data, "input_0.pb", &sequence_of(ob, 2, in)->base);
+  write_message(data, "output_0.pb", &sequence_of(ob, 3, out)->base);
+  free(data);
+  return dir;
+}
+
+static void test_sequence_case(void **state) {
+  (void)state;
+  ob_t ob;
+  char *dir = write_sequence_case(&ob);
+  kiln_onnx_case_t onnx_case;
+  KILN_ASSERT_OK(
+      kiln_onnx_case_load(dir, KILN_ONNX_CASE_INPUTS_AT_RUN, kiln_allocator_system(), &onnx_case));
+  assert_true(onnx_case.has_values);
+  assert_int_equal(onnx_case.num_inputs, 2);
+  assert_null(onnx_case.inputs[0]);
+  assert_non_null(onnx_case.inputs[1]);
+  assert_int_equal(onnx_case.input_values[0].kind, KILN_ONNX_VALUE_SEQUENCE);
+  assert_int_equal(onnx_case.input_values[0].count, 2);
+  assert_int_equal(kiln_tensor_shape(onnx_case.input_values[0].elements[0].tensor)[0], 2);
+  assert_int_equal(onnx_case.output_values[0].count, 3);
+  KILN_ASSERT_OK(kiln_onnx_case_check_types(&onnx_case));
+  KILN_ASSERT_OK(kiln_onnx_value_compare(&onnx_case.output_values[0], &onnx_case.output_values[0],
+                                         1e-3, 1e-7));
+  KILN_ASSERT_STATUS(
+      kiln_onnx_value_compare(&onnx_case.output_values[0], &onnx_case.input_values[0], 1e-3, 1e-7),
+      INVALID_ARGUMENT, "the result has 2 elements; expected 3");
+  KILN_ASSERT_STATUS(
+      kiln_onnx_value_compare(&onnx_case.output_values[0], &onnx_case.input_values[1], 1e-3, 1e-7),
+      INVALID_ARGUMENT, "the result is a tensor; expected a sequence");
+  kiln_onnx_case_deinitialize(&onnx_case);
+  KILN_ASSERT_STATUS(
+      kiln_onnx_case_load(dir, KILN_ONNX_CASE_INPUTS_READ, kiln_allocator_system(), &onnx_case),
+      UNIMPLEMENTED, "an input is a sequence or an optional");
+  remove_case(dir);
+  ob_free(&ob);
+}
+
+static void test_optional_files(void **state) {
+  (void)state;
+  ob_t ob;
+  ob_init(&ob, 15);
+  char *dir = kiln_test_make_temp_dir();
+  Onnx__OptionalProto empty, full;
+  onnx__optional_proto__init(&empty);
+  empty.has_elem_type = 1;
+  empty.elem_type = 0;
+  onnx__optional_proto__init(&full);
+  full.has_elem_type = 1;
+  full.elem_type = 1;
+  full.tensor_value = ob_tensor_f32(&ob, "", 1, OB_DIMS(2), OB_F32(5, 6));
+  write_message(dir, "empty.pb", &empty.base);
+  write_message(dir, "full.pb", &full.base);
+  char *path = kiln_test_path_join(dir, "empty.pb");
+  kiln_onnx_value_t value;
+  KILN_ASSERT_OK(
+      kiln_onnx_value_read_file(path, KILN_ONNX_VALUE_OPTIONAL, kiln_allocator_system(), &value));
+  assert_int_equal(value.kind, KILN_ONNX_VALUE_OPTIONAL);
+  assert_int_equal(value.count, 0);
+  kiln_onnx_value_release(kiln_allocator_system(), &value);
+  free(path);
+  path = kiln_test_path_join(dir, "full.pb");
+  KILN_ASSERT_OK(
+      kiln_onnx_value_read_file(path, KILN_ONNX_VALUE_OPTIONAL, kiln_allocator_system(), &value));
+  assert_int_equal(value.count, 1);
+  assert_float_equal(((const float *)kiln_tensor_data(value.elements[0].tensor))[1], 6, 0);
+  kiln_onnx_value_release(kiln_allocator_system(), &value);
+  kiln_test_write_file(path, "\xff\xff\xff", 3);
+  KILN_ASSERT_STATUS(
+      kiln_onnx_value_read_file(path, KILN_ONNX_VALUE_SEQUENCE, kiln_allocator_system(), &value),
+      DATA_LOSS, "full.pb");
+  free(path);
+  kiln_test_remove_dir(dir);
+  free(dir);
+  ob_free(&ob);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_load_case, setup, teardown),
@@ -270,6 +403,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_folded_mismatch, setup, teardown),
       cmocka_unit_test_setup_teardown(test_case_errors, setup, teardown),
       cmocka_unit_test_setup_teardown(test_compare, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_sequence_case, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_optional_files, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

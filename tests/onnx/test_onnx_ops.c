@@ -63,9 +63,10 @@ static void test_converter_table(void **state) {
   assert_null(kiln_onnx_converter_find("CastLike", 14));
   assert_ptr_equal(kiln_onnx_converter_find("TopK", 9)->convert, kiln_onnx_convert_topk);
   assert_ptr_equal(kiln_onnx_converter_find("Hardmax", 11)->convert, kiln_onnx_convert_hardmax);
-  assert_null(kiln_onnx_converter_find("Loop", 13));
+  assert_ptr_equal(kiln_onnx_converter_find("Loop", 13)->convert, kiln_onnx_convert_loop);
+  assert_null(kiln_onnx_converter_find("SequenceMap", 16));
   assert_true(kiln_onnx_op_type_known("Upsample"));
-  assert_false(kiln_onnx_op_type_known("Loop"));
+  assert_false(kiln_onnx_op_type_known("TfIdfVectorizer"));
 }
 
 /* ---- softmax ---- */

@@ -4,7 +4,9 @@
  *
  * A case is a folder with model.onnx and test_data_set_0/ holding
  * input_0.pb, input_1.pb, ... and output_0.pb, ... (serialized
- * TensorProtos, read in order until the next number is missing). Loading
+ * TensorProtos, or SequenceProtos and OptionalProtos where the model's
+ * graph input or output has such a type, read in order until the next
+ * number is missing). Loading
  * reads the tensors first and imports the model in one of three modes. The
  * conformance mode, KILN_ONNX_CASE_INPUTS_AT_RUN, imports the model as a
  * user does, told nothing about the test inputs: its graph inputs stay
@@ -34,13 +36,50 @@
 #define KILN_ONNX_CASE_RTOL 1e-3
 #define KILN_ONNX_CASE_ATOL 1e-7
 
+/* A value of a case that may not be a tensor: ONNX's sequences and
+ * optionals, read from a SequenceProto or OptionalProto file
+ * (onnx_value.c). */
+typedef enum kiln_onnx_value_kind_e {
+  KILN_ONNX_VALUE_TENSOR,
+  KILN_ONNX_VALUE_SEQUENCE,
+  KILN_ONNX_VALUE_OPTIONAL,
+} kiln_onnx_value_kind_t;
+
+typedef struct kiln_onnx_value_t {
+  kiln_onnx_value_kind_t kind;
+  kiln_tensor_t *tensor;              /* TENSOR: one reference */
+  int count;                          /* SEQUENCE: elements; OPTIONAL: 0 (empty) or 1 */
+  struct kiln_onnx_value_t *elements; /* count values, from the case's allocator */
+} kiln_onnx_value_t;
+
+/* Reads test data file `path` as the value of an ONNX type of `kind`: a
+ * TensorProto, a SequenceProto (of tensors) or an OptionalProto (of a
+ * tensor or a sequence); errors name the file. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_value_read_file(const char *path,
+                                                             kiln_onnx_value_kind_t kind,
+                                                             kiln_allocator_t allocator,
+                                                             kiln_onnx_value_t *out_value);
+/* Releases every tensor of `value` and frees its element arrays. */
+void kiln_onnx_value_release(kiln_allocator_t allocator, kiln_onnx_value_t *value);
+/* kiln_onnx_compare element by element: the same kind and count, and each
+ * tensor within tolerance; the message names the element. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_value_compare(const kiln_onnx_value_t *expected,
+                                                           const kiln_onnx_value_t *actual,
+                                                           double rtol, double atol);
+
 typedef struct kiln_onnx_case_t {
   kiln_allocator_t allocator;
   kiln_module_t *module; /* the imported model; @main takes `inputs` */
   int num_inputs;
-  kiln_tensor_t **inputs;
+  kiln_tensor_t **inputs; /* NULL where the input is a sequence or optional */
   int num_outputs;
-  kiln_tensor_t **outputs; /* the expected outputs */
+  kiln_tensor_t **outputs; /* the expected outputs; NULL where not a tensor */
+  /* Every input and expected output as a value (tensors too); has_values
+   * says whether one of them is not a tensor, so `inputs` and `outputs` do
+   * not hold the case. */
+  kiln_onnx_value_t *input_values;
+  kiln_onnx_value_t *output_values;
+  bool has_values;
 } kiln_onnx_case_t;
 
 /* What the import is told about a case's test inputs. */
@@ -66,7 +105,8 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_case_load(const char *dir,
 void kiln_onnx_case_deinitialize(kiln_onnx_case_t *onnx_case);
 
 /* OK when @main's result type has the expected outputs' count, dtypes and
- * shapes; INVALID_ARGUMENT naming the first output that differs. */
+ * shapes (a sequence or optional output: of that kind); INVALID_ARGUMENT
+ * naming the first output that differs. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_case_check_types(const kiln_onnx_case_t *onnx_case);
 
 /* For a case loaded BOUND: compares each output of @main, which

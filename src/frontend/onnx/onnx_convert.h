@@ -145,4 +145,20 @@ kiln_status_t kiln_onnx_convert_range(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_window(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_dft(kiln_onnx_node_t *node);
 
+/* onnx_control.c */
+kiln_status_t kiln_onnx_convert_if(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_loop(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_scan(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_scan8(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_sequence_map(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_sequence_empty(kiln_onnx_node_t *node);
+/* SequenceConstruct, SequenceInsert, SequenceAt, SequenceErase,
+ * SequenceLength and OptionalGetElement: one IR operator each, on the
+ * inputs given. */
+kiln_status_t kiln_onnx_convert_sequence_op(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_split_to_sequence(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_concat_from_sequence(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_optional(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_optional_has_element(kiln_onnx_node_t *node);
+
 #endif /* KILN_FRONTEND_ONNX_ONNX_CONVERT_H_ */

@@ -106,9 +106,8 @@ static kiln_status_t kiln_onnx_unsupported_report(const kiln_array_t *groups, ki
   return KILN_OK;
 }
 
-/* UNIMPLEMENTED listing every node whose operator has no converter. */
-static kiln_status_t kiln_onnx_check_supported(kiln_onnx_importer_t *importer,
-                                               const Onnx__GraphProto *graph) {
+kiln_status_t kiln_onnx_check_supported(kiln_onnx_importer_t *importer,
+                                        const Onnx__GraphProto *graph) {
   kiln_array_t groups;
   kiln_array_initialize(&groups, kiln_arena_allocator(importer->arena),
                         sizeof(kiln_onnx_unsupported_t));
@@ -131,16 +130,16 @@ static kiln_status_t kiln_onnx_check_supported(kiln_onnx_importer_t *importer,
 
 /* ---- values ---- */
 
-static kiln_status_t kiln_onnx_define(kiln_onnx_importer_t *importer, const char *name,
-                                      kiln_expr_t *expr) {
+kiln_status_t kiln_onnx_define(kiln_onnx_importer_t *importer, const char *name,
+                               kiln_expr_t *expr) {
   if (kiln_hashmap_contains(&importer->values, name)) {
     return KILN_STATUS(INVALID_ARGUMENT, "value \"%s\" is defined twice", name);
   }
   return kiln_hashmap_put(&importer->values, name, expr);
 }
 
-static kiln_status_t kiln_onnx_add_initializers(kiln_onnx_importer_t *importer,
-                                                const Onnx__GraphProto *graph) {
+kiln_status_t kiln_onnx_add_initializers(kiln_onnx_importer_t *importer,
+                                         const Onnx__GraphProto *graph) {
   if (graph->n_sparse_initializer > 0) {
     return KILN_STATUS(UNIMPLEMENTED, "sparse initializers are not supported");
   }
@@ -231,14 +230,13 @@ static kiln_status_t kiln_onnx_node_inputs(kiln_onnx_importer_t *importer,
     if (!name || !*name) {
       continue;
     }
-    void *value = NULL;
-    if (!kiln_hashmap_get(&importer->values, name, &value)) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_lookup(importer, name, &inputs[i]));
+    if (inputs[i] == NULL) {
       return KILN_STATUS(INVALID_ARGUMENT,
                          "input %zu names \"%s\", which no earlier node, graph input or "
                          "initializer produces",
                          i, name);
     }
-    inputs[i] = value;
   }
   return KILN_OK;
 }
@@ -346,8 +344,8 @@ static kiln_status_t kiln_onnx_check_output(const Onnx__ValueInfoProto *info,
                      kiln_type_text(expr->checked_type, text));
 }
 
-static kiln_status_t kiln_onnx_body(kiln_onnx_importer_t *importer, const Onnx__GraphProto *graph,
-                                    kiln_expr_t **out_body) {
+kiln_status_t kiln_onnx_body(kiln_onnx_importer_t *importer, const Onnx__GraphProto *graph,
+                             kiln_expr_t **out_body) {
   if (graph->n_output == 0 || graph->n_output > INT32_MAX) {
     return KILN_STATUS(INVALID_ARGUMENT, "the graph has %zu outputs", graph->n_output);
   }
@@ -356,11 +354,10 @@ static kiln_status_t kiln_onnx_body(kiln_onnx_importer_t *importer, const Onnx__
                                                  sizeof(kiln_expr_t *), 8, (void **)&fields));
   for (size_t i = 0; i < graph->n_output; ++i) {
     const char *name = graph->output[i]->name ? graph->output[i]->name : "";
-    void *value = NULL;
-    if (!kiln_hashmap_get(&importer->values, name, &value)) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_lookup(importer, name, &fields[i]));
+    if (fields[i] == NULL) {
       return KILN_STATUS(INVALID_ARGUMENT, "graph output \"%s\" is produced by no node", name);
     }
-    fields[i] = value;
   }
   if (graph->n_output == 1) {
     *out_body = fields[0];
@@ -393,13 +390,8 @@ static kiln_status_t kiln_onnx_make_main(kiln_onnx_importer_t *importer,
   return KILN_OK;
 }
 
-kiln_status_t kiln_onnx_import_graph(kiln_onnx_importer_t *importer,
-                                     const Onnx__ModelProto *model) {
-  const Onnx__GraphProto *graph = model->graph;
-  KILN_RETURN_IF_ERROR(kiln_onnx_check_supported(importer, graph));
-  KILN_RETURN_IF_ERROR(kiln_onnx_add_initializers(importer, graph));
-  KILN_RETURN_IF_ERROR(kiln_onnx_check_input_options(importer, graph));
-  KILN_RETURN_IF_ERROR(kiln_onnx_add_inputs(importer, graph));
+kiln_status_t kiln_onnx_convert_nodes(kiln_onnx_importer_t *importer,
+                                      const Onnx__GraphProto *graph) {
   for (size_t i = 0; i < graph->n_node; ++i) {
     const Onnx__NodeProto *node = graph->node[i];
     char label[KILN_ONNX_NODE_LABEL_CAPACITY];
@@ -407,5 +399,16 @@ kiln_status_t kiln_onnx_import_graph(kiln_onnx_importer_t *importer,
                                   kiln_onnx_node_label(node, i, label),
                                   node->op_type ? node->op_type : "");
   }
+  return KILN_OK;
+}
+
+kiln_status_t kiln_onnx_import_graph(kiln_onnx_importer_t *importer,
+                                     const Onnx__ModelProto *model) {
+  const Onnx__GraphProto *graph = model->graph;
+  KILN_RETURN_IF_ERROR(kiln_onnx_check_supported(importer, graph));
+  KILN_RETURN_IF_ERROR(kiln_onnx_add_initializers(importer, graph));
+  KILN_RETURN_IF_ERROR(kiln_onnx_check_input_options(importer, graph));
+  KILN_RETURN_IF_ERROR(kiln_onnx_add_inputs(importer, graph));
+  KILN_RETURN_IF_ERROR(kiln_onnx_convert_nodes(importer, graph));
   return kiln_onnx_make_main(importer, graph);
 }

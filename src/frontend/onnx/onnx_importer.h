@@ -43,10 +43,11 @@ typedef struct kiln_onnx_importer_t {
   const char *model_dir;
   const kiln_onnx_import_options_t *options;
   int64_t opset;
-  kiln_hashmap_t values;       /* ONNX value name -> kiln_expr_t * */
-  kiln_hashmap_t param_names;  /* IR names of the parameters made so far */
-  kiln_array_t params;         /* kiln_var_t *, in graph order */
-  kiln_hashmap_t param_values; /* kiln_var_t * -> kiln_tensor_t * from the options */
+  kiln_hashmap_t values;           /* ONNX value name -> kiln_expr_t * */
+  kiln_hashmap_t param_names;      /* IR names of the parameters made so far */
+  kiln_array_t params;             /* kiln_var_t *, in graph order */
+  kiln_hashmap_t param_values;     /* kiln_var_t * -> kiln_tensor_t * from the options */
+  struct kiln_onnx_scope_t *scope; /* the subgraph being converted, or NULL (onnx_control.c) */
 } kiln_onnx_importer_t;
 
 typedef struct kiln_onnx_node_t {
@@ -98,6 +99,39 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_make_param(kiln_onnx_importer_t *im
  * after the initializers are in the value map). */
 KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_check_input_options(kiln_onnx_importer_t *importer,
                                                                  const Onnx__GraphProto *graph);
+
+/* The graph's pieces, which subgraphs (onnx_control.c) reuse: */
+/* UNIMPLEMENTED listing every node whose operator has no converter. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_check_supported(kiln_onnx_importer_t *importer,
+                                                             const Onnx__GraphProto *graph);
+/* Records `expr` as value `name`; INVALID_ARGUMENT when it is defined. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_define(kiln_onnx_importer_t *importer,
+                                                    const char *name, kiln_expr_t *expr);
+KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_add_initializers(kiln_onnx_importer_t *importer,
+                                                              const Onnx__GraphProto *graph);
+/* Converts every node, errors wrapped with the node's name and op_type. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_convert_nodes(kiln_onnx_importer_t *importer,
+                                                           const Onnx__GraphProto *graph);
+/* The graph's outputs: one value, or a Tuple of them in order. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_body(kiln_onnx_importer_t *importer,
+                                                  const Onnx__GraphProto *graph,
+                                                  kiln_expr_t **out_body);
+
+/* ---- subgraphs (onnx_control.c) ---- */
+
+/* Value `name`: from the graph being converted, else (in a subgraph) from an
+ * enclosing graph, captured as a new parameter of each body in between
+ * (ONNX's scoping: a subgraph sees every value of its enclosing graphs);
+ * NULL when no graph has it. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_lookup(kiln_onnx_importer_t *importer,
+                                                    const char *name, kiln_expr_t **out_expr);
+
+/* The type of a graph input or output of ONNX type `type`: a tensor (as
+ * kiln_onnx_input_type_of), a sequence of tensors or an optional. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_value_type(kiln_onnx_importer_t *importer,
+                                                        const char *name,
+                                                        const Onnx__TypeProto *type,
+                                                        const kiln_type_t **out_type);
 
 /* ---- node inputs ---- */
 

@@ -248,10 +248,14 @@ kiln_status_t kiln_onnx_input_type_of(kiln_onnx_importer_t *importer,
                                       const kiln_type_t **out_type) {
   const char *name = info->name ? info->name : "";
   const Onnx__TypeProto *type = info->type;
+  if (type && (type->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE ||
+               type->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE)) {
+    return kiln_onnx_value_type(importer, name, type, out_type);
+  }
   if (!type || type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !type->tensor_type) {
     return KILN_STATUS(UNIMPLEMENTED,
-                       "input \"%s\" is not a tensor (sequences, maps, optionals "
-                       "and sparse tensors are not supported)",
+                       "input \"%s\" is not a tensor, a sequence or an optional (maps and sparse "
+                       "tensors are not supported)",
                        name);
   }
   const Onnx__TypeProto__Tensor *tensor = type->tensor_type;
@@ -279,6 +283,66 @@ kiln_status_t kiln_onnx_input_type_of(kiln_onnx_importer_t *importer,
       kiln_tensor_type_create(importer->arena, dtype, shape.ndim, shape.dims, out_type),
       "input \"%s\"", name);
   return KILN_OK;
+}
+
+/* A tensor type of a TypeProto inside a sequence or an optional: the dtype,
+ * and the shape when the model fixes every dim (*out_type NULL otherwise). */
+static kiln_status_t kiln_onnx_element_type(kiln_onnx_importer_t *importer, const char *name,
+                                            const Onnx__TypeProto *type, kiln_dtype_t *out_dtype,
+                                            const kiln_type_t **out_type) {
+  *out_type = NULL;
+  if (!type || type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !type->tensor_type) {
+    return KILN_STATUS(UNIMPLEMENTED,
+                       "\"%s\": only sequences and optionals of tensors are "
+                       "supported",
+                       name);
+  }
+  const Onnx__TypeProto__Tensor *tensor = type->tensor_type;
+  KILN_RETURN_IF_ERROR_ANNOTATE(
+      kiln_onnx_dtype(tensor->has_elem_type ? tensor->elem_type : 0, out_dtype), "\"%s\"", name);
+  kiln_onnx_spec_t shape;
+  kiln_status_t status = kiln_onnx_model_shape(name, tensor->shape, &shape);
+  if (status != NULL) { /* shapes known at run time */
+    kiln_status_free(status);
+    return KILN_OK;
+  }
+  return kiln_tensor_type_create(importer->arena, *out_dtype, shape.ndim, shape.dims, out_type);
+}
+
+static kiln_status_t kiln_onnx_sequence_type(kiln_onnx_importer_t *importer, const char *name,
+                                             const Onnx__TypeProto *type,
+                                             const kiln_type_t **out_type) {
+  const Onnx__TypeProto__Sequence *sequence = type->sequence_type;
+  kiln_dtype_t dtype = KILN_DTYPE_FLOAT32;
+  const kiln_type_t *element = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_element_type(importer, name, sequence ? sequence->elem_type : NULL,
+                                              &dtype, &element));
+  return kiln_sequence_type_create(importer->arena, dtype, element, out_type);
+}
+
+kiln_status_t kiln_onnx_value_type(kiln_onnx_importer_t *importer, const char *name,
+                                   const Onnx__TypeProto *type, const kiln_type_t **out_type) {
+  if (type && type->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE) {
+    return kiln_onnx_sequence_type(importer, name, type, out_type);
+  }
+  if (!type || type->value_case != ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE || !type->optional_type) {
+    return KILN_STATUS(UNIMPLEMENTED, "\"%s\" is not a tensor, a sequence or an optional", name);
+  }
+  const Onnx__TypeProto *inner = type->optional_type->elem_type;
+  const kiln_type_t *element = NULL;
+  if (inner && inner->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_sequence_type(importer, name, inner, &element));
+  } else {
+    kiln_dtype_t dtype = KILN_DTYPE_FLOAT32;
+    KILN_RETURN_IF_ERROR(kiln_onnx_element_type(importer, name, inner, &dtype, &element));
+    if (element == NULL) {
+      return KILN_STATUS(UNIMPLEMENTED,
+                         "\"%s\" is an optional tensor whose shape the model does not fix; "
+                         "symbolic shapes are not supported yet",
+                         name);
+    }
+  }
+  return kiln_optional_type_create(importer->arena, element, out_type);
 }
 
 kiln_status_t kiln_onnx_make_param(kiln_onnx_importer_t *importer, const Onnx__ValueInfoProto *info,

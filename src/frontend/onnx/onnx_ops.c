@@ -187,6 +187,23 @@ static const kiln_onnx_converter_t kiln_onnx_table[] = {
     {"RandomNormalLike", 1, 0, kiln_onnx_convert_random_normal_like},
     {"RandomUniform", 1, 0, kiln_onnx_convert_random_uniform},
     {"RandomUniformLike", 1, 0, kiln_onnx_convert_random_uniform_like},
+    /* control flow, sequences and optionals (onnx_control.c) */
+    {"If", 1, 0, kiln_onnx_convert_if},
+    {"Loop", 1, 0, kiln_onnx_convert_loop},
+    {"Scan", 8, 8, kiln_onnx_convert_scan8},
+    {"Scan", 9, 0, kiln_onnx_convert_scan},
+    {"SequenceMap", 17, 0, kiln_onnx_convert_sequence_map},
+    {"SequenceEmpty", 11, 0, kiln_onnx_convert_sequence_empty},
+    {"SequenceConstruct", 11, 0, kiln_onnx_convert_sequence_op},
+    {"SequenceInsert", 11, 0, kiln_onnx_convert_sequence_op},
+    {"SequenceAt", 11, 0, kiln_onnx_convert_sequence_op},
+    {"SequenceErase", 11, 0, kiln_onnx_convert_sequence_op},
+    {"SequenceLength", 11, 0, kiln_onnx_convert_sequence_op},
+    {"SplitToSequence", 11, 0, kiln_onnx_convert_split_to_sequence},
+    {"ConcatFromSequence", 11, 0, kiln_onnx_convert_concat_from_sequence},
+    {"Optional", 15, 0, kiln_onnx_convert_optional},
+    {"OptionalHasElement", 15, 0, kiln_onnx_convert_optional_has_element},
+    {"OptionalGetElement", 15, 0, kiln_onnx_convert_sequence_op},
 };
 
 #define KILN_ONNX_TABLE_SIZE ((int)(sizeof(kiln_onnx_table) / sizeof(kiln_onnx_table[0])))
