@@ -16,6 +16,7 @@
 #include "compiler/lower.h"
 #include "compiler/tuning.h"
 #include "ir/infer.h"
+#include "ir/static_shapes.h"
 #include "kiln/version.h"
 #include "pass/pipeline.h"
 #include "pass/plan_memory.h"
@@ -65,6 +66,7 @@ static kiln_status_t make_context(kiln_allocator_t allocator,
 static kiln_status_t run_passes(kiln_allocator_t allocator, kiln_module_t *module,
                                 const kiln_compiler_options_t *options) {
   KILN_RETURN_IF_ERROR(kiln_ir_infer_types(module));
+  KILN_RETURN_IF_ERROR(kiln_ir_module_require_static(module, "the graph compiler"));
   kiln_pass_context_t *context = NULL;
   kiln_status_t status = make_context(allocator, options, &context);
   if (!status) {

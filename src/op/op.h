@@ -189,6 +189,9 @@ struct kiln_op_t {
   kiln_op_reference_fn reference;
   kiln_op_compute_fn compute;   /* tensor expressions of the outputs */
   kiln_op_schedule_fn schedule; /* NULL: kiln_schedule_default */
+  /* The relation handles symbolic dims (op/symbolic.c says what that
+   * promises); otherwise inputs with symbolic dims are refused. */
+  bool symbolic_dims;
 };
 
 /* Every operator's definition, defined in the family files. */
@@ -233,12 +236,20 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_op_attrs_field_is_default(const kiln_op_
                                                                   bool *out_is_default);
 
 /* Runs the type relation after checking the input count and that no input
- * type is missing; errors name the operator. */
+ * type is missing; errors name the operator. Inputs with symbolic dims go
+ * through kiln_op_infer_type_symbolic. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_op_infer_type(const kiln_op_t *op, const void *attrs,
                                                       int num_inputs,
                                                       const kiln_type_t *const *inputs,
                                                       kiln_arena_t *arena,
                                                       const kiln_type_t **out_type);
+
+/* The relation of inputs some of which hold symbolic dims: refused (naming
+ * the operator, the input and the dim) unless op->symbolic_dims, else run on
+ * probe sizes and the output's dims mapped back to variables
+ * (op/symbolic.c). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_op_infer_type_symbolic(const kiln_type_relation_t *relation,
+                                                               const kiln_type_t **out_type);
 
 /* ---- helpers shared by rules ---- */
 

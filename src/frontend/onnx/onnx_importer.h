@@ -66,6 +66,10 @@ typedef struct kiln_onnx_converter_t {
   int since;
   int until;
   kiln_onnx_convert_fn convert;
+  /* The converter reads no dim of its inputs' types (it emits operators
+   * whose relations handle symbolic dims), so inputs with symbolic dims
+   * are fine; otherwise such inputs are refused before it runs. */
+  bool symbolic_inputs;
 } kiln_onnx_converter_t;
 
 /* ---- the table (onnx_ops.c) ---- */
