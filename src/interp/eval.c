@@ -2,8 +2,10 @@
  * The interpreter's evaluation loop; see eval.h.
  *
  * One function per node kind. An operator call borrows its inputs from the
- * operands' values, allocates its outputs from the node's checked type (a
- * tuple type flattened, as kiln_kernel_args_t wants), runs the reference
+ * operands' values, allocates its outputs from the node's checked type, or
+ * when that (or an argument's) has a symbolic dim from the concrete type
+ * computed at run time (interp/shapes.h) (a tuple type flattened, as
+ * kiln_kernel_args_t wants), runs the reference
  * kernel and rebuilds the tuple nesting; whatever fails on the way releases
  * the outputs made so far. Kernel times are taken only when a hook or debug
  * logging will use them.
@@ -14,6 +16,7 @@
 #include <time.h>
 
 #include "base/log.h"
+#include "interp/shapes.h"
 #include "op/op.h"
 
 void kiln_interp_context_initialize(kiln_interp_context_t *context,
@@ -104,15 +107,16 @@ static kiln_status_t kiln_interp_gather_inputs(const kiln_interp_plan_t *plan, s
   return KILN_OK;
 }
 
-/* Allocates the outputs, runs the kernel and builds the node's value. */
+/* Allocates the outputs of `type`, runs the kernel and builds the node's
+ * value. */
 static kiln_status_t kiln_interp_call_kernel(kiln_interp_context_t *context,
                                              const kiln_interp_plan_t *plan, size_t index,
-                                             const kiln_call_t *call, kiln_tensor_t **tensors,
-                                             size_t num_outputs, kiln_interp_value_t *out_value) {
+                                             const kiln_call_t *call, const kiln_type_t *type,
+                                             kiln_tensor_t **tensors, size_t num_outputs,
+                                             kiln_interp_value_t *out_value) {
   kiln_tensor_t **outputs = tensors + call->num_args;
   size_t made = 0;
-  KILN_RETURN_IF_ERROR(
-      kiln_interp_type_create_tensors(context->allocator, call->base.checked_type, outputs, &made));
+  KILN_RETURN_IF_ERROR(kiln_interp_type_create_tensors(context->allocator, type, outputs, &made));
   kiln_kernel_args_t args = {
       .op = call->op,
       .attrs = call->attrs,
@@ -123,8 +127,29 @@ static kiln_status_t kiln_interp_call_kernel(kiln_interp_context_t *context,
   };
   KILN_RETURN_IF_ERROR(kiln_interp_run_kernel(context, plan, index, &args));
   size_t position = 0;
-  return kiln_interp_value_from_type(context->allocator, call->base.checked_type, outputs,
-                                     &position, out_value);
+  return kiln_interp_value_from_type(context->allocator, type, outputs, &position, out_value);
+}
+
+/* kiln_interp_call_kernel with the outputs' type: the checked type when the
+ * call is static, else the concrete type its inputs give (interp/shapes.h). */
+static kiln_status_t kiln_interp_call_typed(kiln_interp_context_t *context,
+                                            const kiln_interp_plan_t *plan, size_t index,
+                                            const kiln_call_t *call, kiln_tensor_t **tensors,
+                                            size_t num_outputs, kiln_interp_value_t *out_value) {
+  if (!kiln_interp_call_is_dynamic(call)) {
+    return kiln_interp_call_kernel(context, plan, index, call, call->base.checked_type, tensors,
+                                   num_outputs, out_value);
+  }
+  kiln_arena_t arena;
+  kiln_arena_initialize(&arena, context->allocator, 1024);
+  const kiln_type_t *type = NULL;
+  kiln_status_t status = kiln_interp_call_type(&arena, call, tensors, &type);
+  if (status == NULL) {
+    status =
+        kiln_interp_call_kernel(context, plan, index, call, type, tensors, num_outputs, out_value);
+  }
+  kiln_arena_deinitialize(&arena);
+  return status;
 }
 
 static kiln_status_t kiln_interp_eval_op_call(kiln_interp_context_t *context,
@@ -143,7 +168,7 @@ static kiln_status_t kiln_interp_eval_op_call(kiln_interp_context_t *context,
   memset(tensors, 0, (total > 0 ? total : 1) * sizeof(*tensors));
   kiln_status_t status = kiln_interp_gather_inputs(plan, index, values, call, tensors);
   if (status == NULL) {
-    status = kiln_interp_call_kernel(context, plan, index, call, tensors, num_outputs, out_value);
+    status = kiln_interp_call_typed(context, plan, index, call, tensors, num_outputs, out_value);
   }
   for (size_t i = (size_t)call->num_args; i < total; i++) {
     kiln_tensor_release(tensors[i]); /* outputs not taken by the value */

@@ -146,6 +146,21 @@ typedef struct kiln_kernel_args_t {
 
 typedef kiln_status_t (*kiln_op_reference_fn)(const kiln_kernel_args_t *args);
 
+/* What a shape function sees: the concrete input tensors (values and all),
+ * for an operator whose output shape depends on input values (dyn.reshape's
+ * shape, dyn.topk's k). It returns the concrete output type, made in
+ * `arena`. */
+typedef struct kiln_shape_func_args_t {
+  const kiln_op_t *op;
+  const void *attrs;
+  int num_inputs;
+  kiln_tensor_t *const *inputs;
+  kiln_arena_t *arena;
+} kiln_shape_func_args_t;
+
+typedef kiln_status_t (*kiln_op_shape_func_fn)(const kiln_shape_func_args_t *args,
+                                               const kiln_type_t **out_type);
+
 typedef kiln_status_t (*kiln_op_validate_attrs_fn)(const kiln_op_t *op, const void *attrs);
 
 /* Compute rules and schedules (op/compute.h defines the structs). */
@@ -192,6 +207,11 @@ struct kiln_op_t {
   /* The relation handles symbolic dims (op/symbolic.c says what that
    * promises); otherwise inputs with symbolic dims are refused. */
   bool symbolic_dims;
+  /* The output type from the input values, for an operator whose output
+   * shape depends on them; NULL when it depends on input shapes alone, and
+   * the type relation run on the concrete input types is the shape
+   * function (interp/shapes.c). */
+  kiln_op_shape_func_fn shape_func;
 };
 
 /* Every operator's definition, defined in the family files. */
