@@ -207,6 +207,10 @@ struct kiln_op_t {
   /* The relation handles symbolic dims (op/symbolic.c says what that
    * promises); otherwise inputs with symbolic dims are refused. */
   bool symbolic_dims;
+  /* The relation reads symbolic dims itself (it checks
+   * kiln_tensor_type_is_static before using a dim), so it gets them as they
+   * are, without the probe; implies symbolic_dims. */
+  bool symbolic_relation;
   /* The output type from the input values, for an operator whose output
    * shape depends on them; NULL when it depends on input shapes alone, and
    * the type relation run on the concrete input types is the shape

@@ -19,7 +19,9 @@
  * static shapes; what "declared" promises is that the rule reads dims only
  * by copying, comparing and arithmetic that holds for any size the probes
  * stand for (no clamping to a static bound, no branching on a dim's value).
- * An error in either run is returned with the probe sizes spelled out.
+ * An error in either run is returned with the probe sizes spelled out. An
+ * operator whose relation reads symbolic dims itself (symbolic_relation:
+ * the dyn operators, whose outputs are symbolic anyway) is called as is.
  */
 #include <stdio.h>
 
@@ -198,6 +200,9 @@ static kiln_status_t refuse(const kiln_type_relation_t *relation) {
 kiln_status_t kiln_op_infer_type_symbolic(const kiln_type_relation_t *relation,
                                           const kiln_type_t **out_type) {
   *out_type = NULL;
+  if (relation->op->symbolic_relation) {
+    return relation->op->infer_type(relation, out_type);
+  }
   if (!relation->op->symbolic_dims) {
     return refuse(relation);
   }
