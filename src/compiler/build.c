@@ -20,6 +20,7 @@
 #include "compiler/tuning.h"
 #include "compiler/vm_codegen.h"
 #include "ir/infer.h"
+#include "ir/static_shapes.h"
 #include "kiln/version.h"
 #include "pass/pipeline.h"
 #include "pass/plan_memory.h"
@@ -72,6 +73,7 @@ static kiln_status_t run_passes(kiln_allocator_t allocator, kiln_module_t *modul
                                 const kiln_compiler_options_t *options,
                                 const kiln_schedule_target_t *target) {
   KILN_RETURN_IF_ERROR(kiln_ir_infer_types(module));
+  KILN_RETURN_IF_ERROR(kiln_ir_module_require_static(module, "the graph compiler"));
   kiln_pass_context_t *context = NULL;
   kiln_status_t status = make_context(allocator, options, target, &context);
   if (!status) {

@@ -165,11 +165,24 @@
   X(OPTIONAL_HAS_ELEMENT, "optional.has_element", kiln_op_optional_has) \
   X(OPTIONAL_GET_ELEMENT, "optional.get_element", kiln_op_optional_get)
 
+/* dyn.c: static operators whose shape-like attributes are run-time inputs */
+#define KILN_OP_LIST_DYN(X)                                            \
+  X(DYN_RESHAPE, "dyn.reshape", kiln_op_dyn_reshape)                   \
+  X(DYN_BROADCAST_TO, "dyn.broadcast_to", kiln_op_dyn_broadcast_to)    \
+  X(DYN_TILE, "dyn.tile", kiln_op_dyn_tile)                            \
+  X(DYN_STRIDED_SLICE, "dyn.strided_slice", kiln_op_dyn_strided_slice) \
+  X(DYN_SQUEEZE, "dyn.squeeze", kiln_op_dyn_squeeze)                   \
+  X(DYN_SUM, "dyn.sum", kiln_op_dyn_sum)                               \
+  X(DYN_CUMSUM, "dyn.cumsum", kiln_op_dyn_cumsum)                      \
+  X(DYN_TOPK, "dyn.topk", kiln_op_dyn_topk)                            \
+  X(DYN_ARANGE, "dyn.arange", kiln_op_dyn_arange)
+
 #define KILN_OP_LIST(X)     \
   KILN_OP_LIST_NN(X)        \
   KILN_OP_LIST_ELEMWISE(X)  \
   KILN_OP_LIST_TRANSFORM(X) \
   KILN_OP_LIST_FAST(X)      \
-  KILN_OP_LIST_CONTROL(X)
+  KILN_OP_LIST_CONTROL(X)   \
+  KILN_OP_LIST_DYN(X)
 
 #endif /* KILN_OP_OP_LIST_H_ */
