@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "op/op.h"
+#include "op/scalar.h"
 
 /* ---- attrs structs ---- */
 
@@ -325,6 +326,14 @@ static inline bool kiln_nn_dtype_is_float(kiln_dtype_t dtype) {
          dtype == KILN_DTYPE_BFLOAT16 || dtype == KILN_DTYPE_FLOAT64;
 }
 
+/* The dtypes max pooling runs on (reference kernel and compute rule):
+ * float32 and the integers of up to 32 bits, which a double holds exactly. */
+static inline bool kiln_nn_max_pool_dtype(kiln_dtype_t dtype) {
+  return dtype == KILN_DTYPE_FLOAT32 || dtype == KILN_DTYPE_INT8 || dtype == KILN_DTYPE_UINT8 ||
+         dtype == KILN_DTYPE_INT16 || dtype == KILN_DTYPE_UINT16 || dtype == KILN_DTYPE_INT32 ||
+         dtype == KILN_DTYPE_UINT32;
+}
+
 /* INVALID_ARGUMENT unless `type` has a floating-point dtype. */
 static inline kiln_status_t kiln_nn_require_float(const kiln_op_t *op, const char *name,
                                                   const kiln_tensor_type_t *type) {
@@ -433,11 +442,12 @@ static inline bool kiln_nn_next_index(int ndim, const int64_t *extents, int64_t 
 }
 
 /* The value of the output element at logical coordinates (n, c, h, w). */
-typedef float (*kiln_nn_point_fn)(const void *context, const int64_t *coords);
+typedef double (*kiln_nn_point_fn)(const void *context, const int64_t *coords);
 
 /* Writes point(context, coords) for every logical (N, C, H, W) coordinate
- * below `extents` into `output`, a float32 tensor stored in `layout`: the
- * output loop of conv and pooling, whatever the layout. */
+ * below `extents` into `output`, a tensor stored in `layout`, converting
+ * each value to the output's dtype as cast does (op/scalar.h): the output
+ * loop of conv and pooling, whatever the layout and dtype. */
 static inline kiln_status_t kiln_nn_fill_nchw(kiln_tensor_t *output, const kiln_nn_layout_t *layout,
                                               const int64_t *extents, kiln_nn_point_fn point,
                                               const void *context) {
@@ -447,14 +457,15 @@ static inline kiln_status_t kiln_nn_fill_nchw(kiln_tensor_t *output, const kiln_
   if (kiln_tensor_element_count(output) == 0) {
     return KILN_OK;
   }
-  float *out = kiln_tensor_data(output);
+  kiln_scalar_kind_t kind = kiln_scalar_kind(kiln_tensor_dtype(output));
+  void *out = kiln_tensor_data(output);
   int64_t coords[4] = {0};
   do {
     int64_t at = 0;
     for (int i = 0; i < 4; ++i) {
       at += kiln_nn_axis_offset(&axes[i], coords[i]);
     }
-    out[at] = point(context, coords);
+    kiln_scalar_store(kind, out, at, kiln_scalar_float(point(context, coords)));
   } while (kiln_nn_next_index(4, extents, coords));
   return KILN_OK;
 }

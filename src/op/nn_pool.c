@@ -17,7 +17,13 @@
  * extents with ceil_mode are PyTorch's and ONNX's: the last window must start
  * inside the input or the top/left padding. A window with no cell inside the
  * input (possible with dilation or padding at least the pool size) gives
- * -inf for max (as PyTorch) and 0 for avg without padding counted.
+ * -inf for max (as PyTorch; an integer dtype's lowest value) and 0 for avg
+ * without padding counted.
+ *
+ * Max runs on float32 and the integers of up to 32 bits (ONNX's MaxPool
+ * takes int8 and uint8): the cells are read as doubles, which hold all of
+ * them exactly, and the result is stored back as cast stores it. Avg is
+ * float32 only.
  */
 #include <math.h>
 
@@ -143,7 +149,8 @@ static kiln_status_t pool_correct_layout(kiln_layout_relation_t *relation) {
 
 typedef struct pool_run_t {
   const pool_plan_t *plan;
-  const float *data;
+  const void *data;
+  kiln_scalar_kind_t kind;
 } pool_run_t;
 
 /* How many of the window's cells along `dim`, starting at `start`, fall
@@ -159,7 +166,7 @@ static int64_t pool_padded_cells(const kiln_nn_window_t *window, int dim, int64_
 }
 
 /* Output element c = (n, c, oh, ow). */
-static float pool_point(const void *context, const int64_t *c) {
+static double pool_point(const void *context, const int64_t *c) {
   const pool_run_t *run = context;
   const pool_plan_t *plan = run->plan;
   int64_t oh = c[2], ow = c[3];
@@ -168,7 +175,7 @@ static float pool_point(const void *context, const int64_t *c) {
   int64_t top = oh * win->stride[0] - win->pad[0];
   int64_t left = ow * win->stride[1] - win->pad[1];
   int64_t base = kiln_nn_axis_offset(&d[0], c[0]) + kiln_nn_axis_offset(&d[1], c[1]);
-  float best = -INFINITY;
+  double best = -INFINITY;
   double sum = 0.0;
   int64_t inside = 0;
   for (int64_t kh = 0; kh < win->kernel[0]; ++kh) {
@@ -181,7 +188,8 @@ static float pool_point(const void *context, const int64_t *c) {
       if (iw < 0 || iw >= d[3].extent) {
         continue;
       }
-      float x = run->data[base + kiln_nn_axis_offset(&d[2], ih) + kiln_nn_axis_offset(&d[3], iw)];
+      int64_t at = base + kiln_nn_axis_offset(&d[2], ih) + kiln_nn_axis_offset(&d[3], iw);
+      double x = kiln_scalar_to_double(kiln_scalar_load(run->kind, run->data, at));
       best = isnan(x) || x > best ? x : best;
       sum += x;
       ++inside;
@@ -193,15 +201,23 @@ static float pool_point(const void *context, const int64_t *c) {
   int64_t divisor = plan->count_include_pad ? pool_padded_cells(win, 0, top, d[2].extent) *
                                                   pool_padded_cells(win, 1, left, d[3].extent)
                                             : inside;
-  return divisor > 0 ? (float)(sum / (double)divisor) : 0.0f;
+  return divisor > 0 ? (double)(float)(sum / (double)divisor) : 0.0;
 }
 
 static kiln_status_t pool_reference(const kiln_kernel_args_t *args) {
-  KILN_RETURN_IF_ERROR(kiln_nn_kernel_begin_float32(args));
+  KILN_RETURN_IF_ERROR(kiln_nn_kernel_check(args));
   kiln_tensor_type_t data = kiln_nn_tensor_type(args->inputs[0]);
+  bool handled =
+      pool_is_max(args->op) ? kiln_nn_max_pool_dtype(data.dtype) : data.dtype == KILN_DTYPE_FLOAT32;
+  if (!handled) {
+    return KILN_STATUS(UNIMPLEMENTED, "%s: the reference kernel does not handle dtype %s",
+                       args->op->name, kiln_dtype_name(data.dtype));
+  }
   pool_plan_t plan;
   KILN_RETURN_IF_ERROR(pool_plan_make(args->op, args->attrs, &data, &plan));
-  pool_run_t run = {.plan = &plan, .data = kiln_tensor_data(args->inputs[0])};
+  pool_run_t run = {.plan = &plan,
+                    .data = kiln_tensor_data(args->inputs[0]),
+                    .kind = kiln_scalar_kind(data.dtype)};
   return kiln_nn_fill_nchw(args->outputs[0], &plan.layout, plan.out_logical, pool_point, &run);
 }
 

@@ -28,7 +28,10 @@
  *
  * Under the default schedule the reductions run their data axes fused and
  * parallel, the window inside; the avg output is fused, parallel and
- * vectorized. The reference kernel handles float32 only, so does this rule.
+ * vectorized. The rule handles the dtypes the reference kernel does:
+ * float32, and for max the integers of up to 32 bits, whose max is one
+ * reduction from the dtype's lowest value (the padding too), with no NaN
+ * stage.
  */
 #include <math.h>
 #include <stdio.h>
@@ -110,6 +113,23 @@ static const kiln_tir_expr_t *max_out_body(kiln_tir_builder_t *b,
                      kiln_tir_b_float(b, dtype, 0.0));
   return kiln_tir_b_select(b, has_nan, kiln_tir_b_float(b, dtype, (double)NAN),
                            kiln_te_read(b, p->max, p->ndim, indices));
+}
+
+/* An integer max pool: the cell, or the dtype's lowest value outside the
+ * input (the reduction's identity, and the reference's result for a window
+ * with no cell inside). */
+static const kiln_tir_expr_t *int_max_body(kiln_tir_builder_t *b,
+                                           const kiln_tir_expr_t *const *indices, void *user) {
+  const pool_t *p = user;
+  int64_t lo = 0, hi = 0;
+  kiln_tir_dtype_int_range(p->data->dtype, &lo, &hi);
+  return pool_value(b, p, indices, kiln_tir_b_int(b, p->data->dtype, lo));
+}
+
+static const kiln_tir_expr_t *int_max_out_body(kiln_tir_builder_t *b,
+                                               const kiln_tir_expr_t *const *indices, void *user) {
+  const pool_t *p = user;
+  return kiln_te_read(b, p->max, p->ndim, indices);
 }
 
 static const kiln_tir_expr_t *sum_body(kiln_tir_builder_t *b, const kiln_tir_expr_t *const *indices,
@@ -215,9 +235,23 @@ static kiln_status_t pool_reduce(pool_t *p, const char *stage, const kiln_tensor
                                 &p->data, body, p, out_tensor);
 }
 
+/* The max of an integer dtype: one reduction (no NaN to look for) and the
+ * output stage that reads it. */
+static kiln_status_t pool_int_max(pool_t *p, const kiln_tensor_type_t *out, const char *name,
+                                  kiln_compute_result_t *out_result) {
+  KILN_RETURN_IF_ERROR(pool_reduce(p, "max", out, NULL, KILN_TE_REDUCE_MAX, int_max_body, &p->max));
+  return kiln_te_compute(p->args->arena, name, p->ndim, out->shape, 1, &p->max, int_max_out_body, p,
+                         &out_result->outputs[0]);
+}
+
 kiln_status_t kiln_compute_nn_pool(const kiln_compute_args_t *args,
                                    kiln_compute_result_t *out_result) {
-  KILN_RETURN_IF_ERROR(kiln_compute_require_float32(args));
+  bool is_max = args->op->id == KILN_OP_MAX_POOL2D || args->op->id == KILN_OP_GLOBAL_MAX_POOL2D;
+  kiln_dtype_t dtype = args->num_inputs > 0 ? args->inputs[0]->dtype : KILN_DTYPE_FLOAT32;
+  bool integer = is_max && dtype != KILN_DTYPE_FLOAT32 && kiln_nn_max_pool_dtype(dtype);
+  if (!integer) {
+    KILN_RETURN_IF_ERROR(kiln_compute_require_float32(args));
+  }
   const kiln_tensor_type_t *out = NULL;
   KILN_RETURN_IF_ERROR(kiln_compute_output_type(args, 0, &out));
   pool_t p = {.args = args, .data = args->inputs[0], .ndim = args->inputs[0]->ndim};
@@ -225,7 +259,10 @@ kiln_status_t kiln_compute_nn_pool(const kiln_compute_args_t *args,
   char name[64];
   kiln_compute_tensor_name(args->op, name, sizeof(name));
   out_result->num_outputs = 1;
-  if (args->op->id == KILN_OP_MAX_POOL2D || args->op->id == KILN_OP_GLOBAL_MAX_POOL2D) {
+  if (integer) {
+    return pool_int_max(&p, out, name, out_result);
+  }
+  if (is_max) {
     const kiln_tir_expr_t *minus_inf = NULL;
     KILN_RETURN_IF_ERROR(
         kiln_nn_c_float_const(args->arena, p.data->dtype, -(double)INFINITY, &minus_inf));

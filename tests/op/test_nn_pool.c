@@ -5,7 +5,8 @@
  * trailing padding), every relation error, the layout rule, and the kernels
  * on hand-computed windows: padding ignored by max, both avg divisors
  * (ONNX's count_include_pad, clipped to the padded input), dilation, empty
- * windows, NaN, and NHWC / NCHW{c}c against NCHW.
+ * windows, NaN, NHWC / NCHW{c}c against NCHW, and max over uint8 and int8
+ * (padding and empty windows too).
  */
 #include <math.h>
 
@@ -321,6 +322,39 @@ static void test_layouts_agree(void **state) {
   }
 }
 
+/* uint8 and int8 max by hand: 2x2 windows, stride 1, padding 1 on the top
+ * and left of a 2x3 input, so the first row and column of outputs see
+ * padding, which max ignores; the padding of 2 around a 1x1 input makes a
+ * window with no cell inside, whose max is the dtype's lowest value. */
+static void test_integer_max(void **state) {
+  (void)state;
+  const kiln_op_t *op = &kiln_op_max_pool2d;
+  void *a = ATTRS(op, "pool_size", "[2, 2]", "padding", "[1, 1, 0, 0]");
+  kiln_tensor_t *x =
+      tensor_of(KILN_DTYPE_UINT8, 4, SHAPE(1, 1, 2, 3), (const uint8_t[]){7, 200, 3, 255, 0, 9});
+  kiln_tensor_t *out = NULL;
+  KILN_ASSERT_OK(run1(op, a, x, &out));
+  assert_int_equal(kiln_tensor_dtype(out), KILN_DTYPE_UINT8);
+  const uint8_t want[6] = {7, 200, 200, 255, 255, 200};
+  assert_memory_equal(kiln_tensor_data(out), want, 6);
+  kiln_tensor_release(out);
+  kiln_tensor_release(x);
+  x = tensor_of(KILN_DTYPE_INT8, 4, SHAPE(1, 1, 2, 3), (const int8_t[]){-7, -128, 3, -1, 0, -9});
+  KILN_ASSERT_OK(run1(op, a, x, &out));
+  const int8_t want_signed[6] = {-7, -7, 3, -1, 0, 3};
+  assert_memory_equal(kiln_tensor_data(out), want_signed, 6);
+  kiln_tensor_release(out);
+  kiln_tensor_release(x);
+  x = tensor_of(KILN_DTYPE_INT8, 4, SHAPE(1, 1, 1, 1), (const int8_t[]){5});
+  void *wide = ATTRS(op, "pool_size", "[2, 2]", "strides", "[2, 2]", "padding", "[2, 2, 2, 2]");
+  KILN_ASSERT_OK(run1(op, wide, x, &out));
+  const int8_t want_empty[4] = {-128, -128, -128, 5};
+  assert_int_equal(kiln_tensor_element_count(out), 4);
+  assert_memory_equal(kiln_tensor_data(out), want_empty, 4);
+  kiln_tensor_release(out);
+  kiln_tensor_release(x);
+}
+
 static void test_kernel_errors(void **state) {
   (void)state;
   kiln_tensor_t *x = tensor_zeros(KILN_DTYPE_FLOAT64, 4, SHAPE(1, 1, 2, 2));
@@ -328,6 +362,16 @@ static void test_kernel_errors(void **state) {
   KILN_ASSERT_STATUS(run1(&kiln_op_max_pool2d, attrs_with(&kiln_op_max_pool2d, NULL), x, &out),
                      UNIMPLEMENTED,
                      "nn.max_pool2d: the reference kernel does not handle dtype float64");
+  kiln_tensor_release(x);
+  x = tensor_zeros(KILN_DTYPE_UINT8, 4, SHAPE(1, 1, 2, 2));
+  KILN_ASSERT_STATUS(run1(&kiln_op_avg_pool2d, attrs_with(&kiln_op_avg_pool2d, NULL), x, &out),
+                     UNIMPLEMENTED,
+                     "nn.avg_pool2d: the reference kernel does not handle dtype uint8");
+  kiln_tensor_release(x);
+  x = tensor_zeros(KILN_DTYPE_INT64, 4, SHAPE(1, 1, 2, 2));
+  KILN_ASSERT_STATUS(run1(&kiln_op_max_pool2d, attrs_with(&kiln_op_max_pool2d, NULL), x, &out),
+                     UNIMPLEMENTED,
+                     "nn.max_pool2d: the reference kernel does not handle dtype int64");
   kiln_tensor_release(x);
 }
 
@@ -345,6 +389,7 @@ int main(void) {
       cmocka_unit_test(test_nan_propagates_through_max),
       cmocka_unit_test(test_global),
       cmocka_unit_test(test_layouts_agree),
+      cmocka_unit_test(test_integer_max),
       cmocka_unit_test(test_kernel_errors),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
