@@ -350,7 +350,7 @@ static void test_bad_attributes(void **state) {
   ob_attr_ints(&ob, pool, "kernel_shape", 2, OB_I64(1, 1));
   KILN_ASSERT_STATUS(import_model(&ob), UNIMPLEMENTED,
                      "node \"p\" (MaxPool): data (2, 3) has 0 spatial dims; kiln supports 1-D "
-                     "and 2-D windows");
+                     "to 3-D windows here");
 }
 
 static void test_unsupported_output(void **state) {

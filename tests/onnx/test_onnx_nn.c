@@ -164,7 +164,7 @@ static void test_conv_transpose_1d_and_3d(void **state) {
   ob_output(&ob, "y", OB_FLOAT, 0, NULL);
   KILN_ASSERT_STATUS(or_import_plain(&ob), UNIMPLEMENTED,
                      "node \"ct3\" (ConvTranspose): data (1, 1, 2, 2, 2) has 3 spatial dims; kiln "
-                     "supports 1-D and 2-D windows");
+                     "supports 1-D to 2-D windows here");
   ob.inputs[1] = ob_value_info(&ob, "w", OB_FLOAT, 4, OB_DIMS(1, 1, 1, 1));
   KILN_ASSERT_STATUS(or_import_plain(&ob), INVALID_ARGUMENT,
                      "node \"ct3\" (ConvTranspose): weight has rank 4 but data has rank 5");

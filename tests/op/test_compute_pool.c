@@ -10,7 +10,8 @@
  * NCHW16c and NCHW8c: odd sizes, padding, ceil_mode, strides,
  * count_include_pad, register tiles with and without a tail, windows too
  * big to unroll, global pools; max over the integer dtypes (plain, NHWC,
- * NCHW16c, global, padding and empty windows); the lowered text of
+ * NCHW16c, global, padding and empty windows); the 3-D forms (NCDHW,
+ * NDHWC, NCDHW4c, padding, ceil_mode, dilation, both divisors, uint8); the lowered text of
  * max_pool2d; the dtype errors; an allocation failure sweep over lowering.
  */
 #include <math.h>
@@ -283,6 +284,47 @@ static void test_integer_max(void **state) {
   }
 }
 
+/* The 3-D forms on the default schedule: strides, padding, ceil_mode,
+ * dilation, count_include_pad, NCDHW, NDHWC and NCDHW4c, and integer max. */
+static void test_pool3d(void **state) {
+  (void)state;
+  const kiln_op_t *ops[2] = {&kiln_op_max_pool3d, &kiln_op_avg_pool3d};
+  for (int i = 0; i < 2; ++i) {
+    const kiln_op_t *op = ops[i];
+    const kiln_type_t *ncdhw = ttype(KILN_DTYPE_FLOAT32, 5, SHAPE(2, 3, 5, 6, 7));
+    check_compute_random(op, ATTRS(op, "pool_size", "[2, 3, 3]", "strides", "[1, 2, 2]"), 1, &ncdhw,
+                         -4.0, 4.0);
+    check_compute_random(op,
+                         ATTRS(op, "pool_size", "[3, 2, 3]", "strides", "[2, 2, 1]", "padding",
+                               "[1, 0, 1, 1, 1, 0]", "ceil_mode", "True"),
+                         1, &ncdhw, -4.0, 4.0);
+    check_compute_random(op,
+                         ATTRS(op, "pool_size", "[2, 2, 2]", "dilation", "[2, 1, 3]", "padding",
+                               "[2, 2, 2, 2, 2, 2]"),
+                         1, &ncdhw, -4.0, 4.0);
+    const kiln_type_t *ndhwc = ttype(KILN_DTYPE_FLOAT32, 5, SHAPE(1, 4, 5, 6, 3));
+    check_compute_random(
+        op,
+        ATTRS(op, "pool_size", "[2, 2, 2]", "padding", "[1, 1, 1, 0, 0, 0]", "layout", "\"NDHWC\""),
+        1, &ndhwc, -4.0, 4.0);
+    const kiln_type_t *blocked = ttype(KILN_DTYPE_FLOAT32, 6, SHAPE(1, 2, 3, 4, 5, 4));
+    check_compute_random(
+        op, ATTRS(op, "pool_size", "[2, 2, 2]", "strides", "[1, 2, 2]", "layout", "\"NCDHW4c\""), 1,
+        &blocked, -4.0, 4.0);
+  }
+  const kiln_op_t *avg = &kiln_op_avg_pool3d;
+  const kiln_type_t *small = ttype(KILN_DTYPE_FLOAT32, 5, SHAPE(1, 2, 4, 5, 3));
+  check_compute_random(avg,
+                       ATTRS(avg, "pool_size", "[3, 3, 2]", "strides", "[2, 2, 2]", "padding",
+                             "[1, 1, 1, 1, 1, 1]", "ceil_mode", "True", "count_include_pad",
+                             "True"),
+                       1, &small, -4.0, 4.0);
+  const kiln_op_t *max = &kiln_op_max_pool3d;
+  const kiln_type_t *u8 = ttype(KILN_DTYPE_UINT8, 5, SHAPE(1, 2, 4, 5, 3));
+  check_compute_random(max, ATTRS(max, "pool_size", "[2, 3, 2]", "padding", "[1, 1, 1, 1, 1, 1]"),
+                       1, &u8, 0.0, 250.0);
+}
+
 static void test_dtype_error(void **state) {
   (void)state;
   kiln_schedule_target_t target = {512};
@@ -371,6 +413,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_max_pool_nan, setup, teardown),
       cmocka_unit_test_setup_teardown(test_max_pool_lowered_text, setup, teardown),
       cmocka_unit_test_setup_teardown(test_integer_max, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_pool3d, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dtype_error, setup, teardown),
       cmocka_unit_test_setup_teardown(test_rule_rejects_mismatched_data, setup, teardown),
       cmocka_unit_test_setup_teardown(test_allocation_failures, setup, teardown),

@@ -5,8 +5,9 @@
  * trailing padding), every relation error, the layout rule, and the kernels
  * on hand-computed windows: padding ignored by max, both avg divisors
  * (ONNX's count_include_pad, clipped to the padded input), dilation, empty
- * windows, NaN, NHWC / NCHW{c}c against NCHW, and max over uint8 and int8
- * (padding and empty windows too).
+ * windows, NaN, NHWC / NCHW{c}c against NCHW, max over uint8 and int8
+ * (padding and empty windows too), and the 3-D forms (defaults, validation,
+ * extents, errors, both divisors by hand).
  */
 #include <math.h>
 
@@ -355,6 +356,62 @@ static void test_integer_max(void **state) {
   kiln_tensor_release(x);
 }
 
+/* nn.max_pool3d and nn.avg_pool3d: the same rules over D, H and W. */
+static void test_pool3d_rules(void **state) {
+  (void)state;
+  const kiln_op_t *max = &kiln_op_max_pool3d, *avg = &kiln_op_avg_pool3d;
+  assert_string_equal(max->name, "nn.max_pool3d");
+  assert_string_equal(avg->name, "nn.avg_pool3d");
+  assert_defaults(max, "pool_size=[1, 1, 1], strides=[1, 1, 1], dilation=[1, 1, 1], "
+                       "padding=[0, 0, 0, 0, 0, 0], layout=\"NCDHW\", ceil_mode=False");
+  assert_defaults(avg, "pool_size=[1, 1, 1], strides=[1, 1, 1], dilation=[1, 1, 1], "
+                       "padding=[0, 0, 0, 0, 0, 0], layout=\"NCDHW\", ceil_mode=False, "
+                       "count_include_pad=False");
+  const kiln_status_code_t bad = KILN_STATUS_CODE_INVALID_ARGUMENT;
+  assert_attr_invalid(max, "pool_size", "[2, 2]", bad,
+                      "nn.max_pool3d: pool_size must have 3 values");
+  assert_attr_invalid(max, "padding", "[0, 0, 0, 0]", bad,
+                      "nn.max_pool3d: padding must have 6 values");
+  assert_attr_invalid(max, "layout", "\"NCHW\"", bad, "nn.max_pool3d");
+  /* D 5, H 6, W 7; pool (2, 3, 3), strides (1, 2, 2), front padding 1 and
+   * ceil_mode: D (5 + 1 - 2) / 1 + 1 = 5, H ceil(3 / 2) + 1 = 3, W 3. */
+  const kiln_type_t *out = NULL;
+  KILN_ASSERT_OK(infer1(max,
+                        ATTRS(max, "pool_size", "[2, 3, 3]", "strides", "[1, 2, 2]", "padding",
+                              "[1, 0, 0, 0, 0, 0]", "ceil_mode", "True"),
+                        ttype(F32, 5, SHAPE(2, 3, 5, 6, 7)), &out));
+  assert_type(out, F32, 5, SHAPE(2, 3, 5, 3, 3));
+  KILN_ASSERT_OK(infer1(avg, ATTRS(avg, "pool_size", "[1, 2, 2]", "layout", "\"NDHWC\""),
+                        ttype(F32, 5, SHAPE(1, 4, 5, 6, 3)), &out));
+  assert_type(out, F32, 5, SHAPE(1, 4, 4, 5, 3));
+  KILN_ASSERT_STATUS(
+      infer1(max, ATTRS(max, "pool_size", "[3, 1, 1]"), ttype(F32, 5, SHAPE(1, 1, 2, 3, 3)), &out),
+      INVALID_ARGUMENT,
+      "nn.max_pool3d: data (1, 1, 2, 3, 3) is too small: depth 2 with padding 0+0 has no room "
+      "for a window of 3 (dilation 1)");
+  KILN_ASSERT_STATUS(infer1(max, attrs_with(max, NULL), ttype(F32, 4, SHAPE(1, 1, 3, 3)), &out),
+                     INVALID_ARGUMENT, "must have rank 5 for layout NCDHW, not 4");
+}
+
+/* Data 1..12 as (1, 1, 2, 2, 3) (D, H, W). Pool (2, 2, 2): the max and the
+ * mean of the two 2x2x2 boxes; with W padded by 1 on both sides the mean
+ * counts the cells inside (count_include_pad False) or all 8 (True). */
+static void test_pool3d_by_hand(void **state) {
+  (void)state;
+  const kiln_op_t *max = &kiln_op_max_pool3d, *avg = &kiln_op_avg_pool3d;
+  kiln_tensor_t *x = counting(5, SHAPE(1, 1, 2, 2, 3));
+  CHECK(max, ATTRS(max, "pool_size", "[2, 2, 2]"), x, 11, 12);
+  CHECK(avg, ATTRS(avg, "pool_size", "[2, 2, 2]"), x, 6, 7);
+  const char *padded[] = {"pool_size", "[2, 2, 2]", "padding", "[0, 0, 1, 0, 0, 1]", NULL};
+  CHECK(avg, attrs_with(avg, padded), x, 5.5, 6, 7, 7.5);
+  CHECK(avg,
+        ATTRS(avg, "pool_size", "[2, 2, 2]", "padding", "[0, 0, 1, 0, 0, 1]", "count_include_pad",
+              "True"),
+        x, 2.75, 6, 7, 3.75);
+  CHECK(max, attrs_with(max, padded), x, 10, 11, 12, 12);
+  kiln_tensor_release(x);
+}
+
 static void test_kernel_errors(void **state) {
   (void)state;
   kiln_tensor_t *x = tensor_zeros(KILN_DTYPE_FLOAT64, 4, SHAPE(1, 1, 2, 2));
@@ -390,6 +447,8 @@ int main(void) {
       cmocka_unit_test(test_global),
       cmocka_unit_test(test_layouts_agree),
       cmocka_unit_test(test_integer_max),
+      cmocka_unit_test(test_pool3d_rules),
+      cmocka_unit_test(test_pool3d_by_hand),
       cmocka_unit_test(test_kernel_errors),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -16,10 +16,11 @@
  * padding split as ONNX's reference splits it; what the strides cannot
  * reach becomes output_padding). A 1-D window is lifted to 2-D: a dim of 1
  * is inserted at axis 2 of the data (and the weight) and squeezed from the
- * result. Gemm is dense (transB) or matmul, then the alpha and beta
- * scalings and the C addition as elementwise calls, which fold when
- * constant. Softmax before opset 13 flattens at its axis into 2-D, as that
- * opset defines it. The normalizations are onnx_ops_norm.c.
+ * result. A 3-D pooling window is the registry's nn.max_pool3d or
+ * nn.avg_pool3d (convolutions stay 1-D and 2-D). Gemm is dense (transB) or matmul, then the alpha
+ * and beta scalings and the C addition as elementwise calls, which fold when constant. Softmax
+ * before opset 13 flattens at its axis into 2-D, as that opset defines it. The normalizations are
+ * onnx_ops_norm.c.
  */
 #include <string.h>
 
@@ -28,12 +29,12 @@
 /* ---- windows ---- */
 
 typedef struct kiln_onnx_window_t {
-  int spatial; /* 1 or 2 */
-  int64_t kernel[2];
-  int64_t stride[2];
-  int64_t dilation[2];
-  int64_t pad_begin[2];
-  int64_t pad_end[2];
+  int spatial; /* 1, 2, or 3 (pooling) */
+  int64_t kernel[3];
+  int64_t stride[3];
+  int64_t dilation[3];
+  int64_t pad_begin[3];
+  int64_t pad_end[3];
 } kiln_onnx_window_t;
 
 /* An INTS attribute of `count` values (all `fallback` when absent). */
@@ -67,7 +68,7 @@ static void kiln_onnx_window_same(kiln_onnx_window_t *window, int d, int64_t in,
 static kiln_status_t kiln_onnx_window_explicit_pads(const kiln_onnx_node_t *node,
                                                     kiln_onnx_window_t *window) {
   int n = window->spatial;
-  int64_t pads[4];
+  int64_t pads[6];
   KILN_RETURN_IF_ERROR(kiln_onnx_window_ints(node, "pads", 2 * n, 0, pads));
   for (int d = 0; d < n; ++d) {
     window->pad_begin[d] = pads[d];
@@ -102,14 +103,14 @@ static kiln_status_t kiln_onnx_window_pads(const kiln_onnx_node_t *node,
   return KILN_OK;
 }
 
-/* Data of rank 3 or 4: 1 or 2 spatial dims. */
-static kiln_status_t kiln_onnx_window_check_rank(const kiln_tensor_type_t *x) {
-  if (x->ndim != 3 && x->ndim != 4) {
+/* Data of 1 to `most` spatial dims (rank 3 to most + 2). */
+static kiln_status_t kiln_onnx_window_check_rank(const kiln_tensor_type_t *x, int most) {
+  if (x->ndim < 3 || x->ndim > most + 2) {
     char shape[KILN_SHAPE_TEXT_CAPACITY];
     kiln_shape_format(x->ndim, x->shape, shape, sizeof(shape));
     return KILN_STATUS(UNIMPLEMENTED,
-                       "data %s has %d spatial dims; kiln supports 1-D and 2-D windows", shape,
-                       x->ndim - 2);
+                       "data %s has %d spatial dims; kiln supports 1-D to %d-D windows here", shape,
+                       x->ndim - 2, most);
   }
   return KILN_OK;
 }
@@ -119,7 +120,7 @@ static kiln_status_t kiln_onnx_window_check_rank(const kiln_tensor_type_t *x) {
 static kiln_status_t kiln_onnx_window_kernel(const kiln_onnx_node_t *node,
                                              const kiln_tensor_type_t *weight,
                                              kiln_onnx_window_t *window) {
-  int64_t kernel[2];
+  int64_t kernel[3];
   KILN_RETURN_IF_ERROR(kiln_onnx_window_ints(node, "kernel_shape", window->spatial, 0, kernel));
   for (int d = 0; d < window->spatial; ++d) {
     window->kernel[d] = weight->shape[2 + d];
@@ -131,11 +132,12 @@ static kiln_status_t kiln_onnx_window_kernel(const kiln_onnx_node_t *node,
   return KILN_OK;
 }
 
-/* The window of a node over data `x` (rank 3 or 4) with `kernel`. */
+/* The window of a node over data `x` (1 to `most` spatial dims) with
+ * `kernel`. */
 static kiln_status_t kiln_onnx_window_read(const kiln_onnx_node_t *node,
                                            const kiln_tensor_type_t *x, const int64_t *kernel,
-                                           kiln_onnx_window_t *out_window) {
-  KILN_RETURN_IF_ERROR(kiln_onnx_window_check_rank(x));
+                                           int most, kiln_onnx_window_t *out_window) {
+  KILN_RETURN_IF_ERROR(kiln_onnx_window_check_rank(x, most));
   kiln_onnx_window_t window = {.spatial = x->ndim - 2};
   for (int d = 0; d < window.spatial; ++d) {
     window.kernel[d] = kernel[d];
@@ -148,19 +150,22 @@ static kiln_status_t kiln_onnx_window_read(const kiln_onnx_node_t *node,
   return KILN_OK;
 }
 
-/* The 2-D form of the window: a 1-D window gets a leading dim of 1. */
-static void kiln_onnx_window_2d(const kiln_onnx_window_t *window, int64_t *kernel, int64_t *stride,
-                                int64_t *dilation, int64_t *padding) {
-  int lift = window->spatial == 1;
+/* The registry's form of the window, of n = max(2, spatial) dims: a 1-D
+ * window gets a leading dim of 1; padding is the n begins, then the n ends.
+ * Returns n. */
+static int kiln_onnx_window_nd(const kiln_onnx_window_t *window, int64_t *kernel, int64_t *stride,
+                               int64_t *dilation, int64_t *padding) {
+  int lift = window->spatial == 1, n = window->spatial + lift;
   kernel[0] = stride[0] = dilation[0] = 1;
-  padding[0] = padding[2] = 0;
+  padding[0] = padding[n] = 0;
   for (int d = 0; d < window->spatial; ++d) {
     kernel[d + lift] = window->kernel[d];
     stride[d + lift] = window->stride[d];
     dilation[d + lift] = window->dilation[d];
     padding[d + lift] = window->pad_begin[d];
-    padding[d + lift + 2] = window->pad_end[d];
+    padding[d + lift + n] = window->pad_end[d];
   }
+  return n;
 }
 
 /* A 1-D window runs as 2-D: x gets a dim of 1 at axis 2 ... */
@@ -183,8 +188,8 @@ static kiln_status_t kiln_onnx_window_drop(const kiln_onnx_node_t *node,
 static kiln_status_t kiln_onnx_conv_attrs(const kiln_onnx_node_t *node, const kiln_op_t *op,
                                           const kiln_onnx_window_t *window, int64_t groups,
                                           int64_t channels, void **out_attrs) {
-  int64_t kernel[2], stride[2], dilation[2], padding[4];
-  kiln_onnx_window_2d(window, kernel, stride, dilation, padding);
+  int64_t kernel[3], stride[3], dilation[3], padding[6];
+  kiln_onnx_window_nd(window, kernel, stride, dilation, padding);
   KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, out_attrs));
   KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, *out_attrs, "strides", 2, stride));
   KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, *out_attrs, "padding", 4, padding));
@@ -230,7 +235,7 @@ kiln_status_t kiln_onnx_convert_conv(kiln_onnx_node_t *node) {
   KILN_RETURN_IF_ERROR(kiln_onnx_conv_inputs(node, &x, &w));
   const kiln_tensor_type_t *xt = kiln_onnx_type_of(x), *wt = kiln_onnx_type_of(w);
   kiln_onnx_window_t window;
-  KILN_RETURN_IF_ERROR(kiln_onnx_window_read(node, xt, wt->shape + 2, &window));
+  KILN_RETURN_IF_ERROR(kiln_onnx_window_read(node, xt, wt->shape + 2, 2, &window));
   KILN_RETURN_IF_ERROR(kiln_onnx_window_kernel(node, wt, &window));
   int64_t groups = 1;
   KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "group", 1, &groups));
@@ -250,23 +255,26 @@ kiln_status_t kiln_onnx_convert_pool(kiln_onnx_node_t *node) {
   int spatial = xt->ndim - 2;
   kiln_ints_t shape;
   KILN_RETURN_IF_ERROR(kiln_onnx_attr_ints(node, "kernel_shape", &shape, NULL));
-  if (spatial >= 1 && spatial <= 2 && shape.count != spatial) {
+  if (spatial >= 1 && spatial <= 3 && shape.count != spatial) {
     return KILN_STATUS(INVALID_ARGUMENT, "kernel_shape has %d values; the data has %d spatial dims",
                        (int)shape.count, spatial);
   }
   kiln_onnx_window_t window;
-  KILN_RETURN_IF_ERROR(kiln_onnx_window_read(node, xt, shape.values, &window));
-  int64_t ceil_mode = 0, include_pad = 0, kernel[2], stride[2], dilation[2], padding[4];
+  KILN_RETURN_IF_ERROR(kiln_onnx_window_read(node, xt, shape.values, 3, &window));
+  int64_t ceil_mode = 0, include_pad = 0, kernel[3], stride[3], dilation[3], padding[6];
   KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "ceil_mode", 0, &ceil_mode));
   KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "count_include_pad", 0, &include_pad));
-  kiln_onnx_window_2d(&window, kernel, stride, dilation, padding);
+  int n = kiln_onnx_window_nd(&window, kernel, stride, dilation, padding);
   const kiln_op_t *op = is_max ? &kiln_op_max_pool2d : &kiln_op_avg_pool2d;
+  if (n == 3) {
+    op = is_max ? &kiln_op_max_pool3d : &kiln_op_avg_pool3d;
+  }
   void *attrs = NULL;
   KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
-  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "pool_size", 2, kernel));
-  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "strides", 2, stride));
-  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "dilation", 2, dilation));
-  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "padding", 4, padding));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "pool_size", n, kernel));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "strides", n, stride));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "dilation", n, dilation));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "padding", 2 * n, padding));
   KILN_RETURN_IF_ERROR(kiln_onnx_set_bool(op, attrs, "ceil_mode", ceil_mode != 0));
   if (!is_max) {
     KILN_RETURN_IF_ERROR(kiln_onnx_set_bool(op, attrs, "count_include_pad", include_pad != 0));
@@ -408,7 +416,7 @@ kiln_status_t kiln_onnx_convert_conv_transpose(kiln_onnx_node_t *node) {
   kiln_expr_t *x = NULL, *w = NULL;
   KILN_RETURN_IF_ERROR(kiln_onnx_conv_inputs(node, &x, &w));
   const kiln_tensor_type_t *xt = kiln_onnx_type_of(x), *wt = kiln_onnx_type_of(w);
-  KILN_RETURN_IF_ERROR(kiln_onnx_window_check_rank(xt));
+  KILN_RETURN_IF_ERROR(kiln_onnx_window_check_rank(xt, 2));
   kiln_onnx_window_t window = {.spatial = xt->ndim - 2};
   int64_t output_padding[2], extra[2] = {0, 0}, groups = 1;
   KILN_RETURN_IF_ERROR(kiln_onnx_window_kernel(node, wt, &window));
