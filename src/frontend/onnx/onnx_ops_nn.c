@@ -22,9 +22,11 @@
  * before opset 13 flattens at its axis into 2-D, as that opset defines it. The normalizations are
  * onnx_ops_norm.c.
  */
+#include <math.h>
 #include <string.h>
 
 #include "frontend/onnx/onnx_convert.h"
+#include "op/nn_common.h"
 
 /* ---- windows ---- */
 
@@ -247,6 +249,187 @@ kiln_status_t kiln_onnx_convert_conv(kiln_onnx_node_t *node) {
 
 /* ---- pooling ---- */
 
+/* ---- MaxPool's Indices ---- */
+
+/* The window in the registry's (lifted) form, and the data's and the
+ * output's spatial extents: what the Indices expansion reads. */
+typedef struct kiln_onnx_argmax_t {
+  int64_t kernel[2], stride[2], dilation[2], padding[4];
+  int64_t in[2], out[2];
+  bool column_major; /* storage_order 1 */
+} kiln_onnx_argmax_t;
+
+/* x (N, C, H, W) widened and padded with the lowest value (-inf for floats) at
+ * the top and left as the window is, and at the bottom and right as far as
+ * the last window reaches (ceil_mode may reach past the padding). */
+static kiln_status_t kiln_onnx_argmax_padded(const kiln_onnx_node_t *node,
+                                             const kiln_onnx_argmax_t *a, kiln_expr_t *x,
+                                             kiln_expr_t **out_expr) {
+  int64_t width[8] = {0};
+  for (int d = 0; d < 2; ++d) {
+    int64_t reach = (a->out[d] - 1) * a->stride[d] + (a->kernel[d] - 1) * a->dilation[d] + 1;
+    int64_t end = reach - a->in[d] - a->padding[d];
+    width[4 + 2 * d] = a->padding[d];
+    width[5 + 2 * d] = end > 0 ? end : 0;
+  }
+  /* The cells are compared as float32 or float64 (a narrower float widened)
+   * or int64 (an integer widened), which argmax takes and which hold every
+   * value exactly; the padding is below them all. */
+  kiln_dtype_t dtype = kiln_onnx_type_of(x)->dtype;
+  kiln_dtype_t wide = KILN_DTYPE_INT64;
+  if (kiln_nn_dtype_is_float(dtype)) {
+    wide = dtype == KILN_DTYPE_FLOAT64 ? KILN_DTYPE_FLOAT64 : KILN_DTYPE_FLOAT32;
+  }
+  double lowest = wide == KILN_DTYPE_INT64 ? (double)INT64_MIN : -(double)INFINITY;
+  KILN_RETURN_IF_ERROR(kiln_onnx_cast(node, x, wide, &x));
+  const kiln_op_t *op = &kiln_op_pad;
+  void *attrs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "pad_width", 8, width));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_float(op, attrs, "pad_value", lowest));
+  return kiln_onnx_emit1(node, op, x, attrs, out_expr);
+}
+
+/* The cells at window offset (r, s) of every output position, as (1, N, C,
+ * OH, OW). */
+static kiln_status_t kiln_onnx_argmax_cells(const kiln_onnx_node_t *node,
+                                            const kiln_onnx_argmax_t *a, kiln_expr_t *padded,
+                                            int64_t r, int64_t s, kiln_expr_t **out_expr) {
+  const int64_t axes[2] = {2, 3};
+  int64_t begin[2] = {r * a->dilation[0], s * a->dilation[1]}, end[2];
+  for (int d = 0; d < 2; ++d) {
+    end[d] = begin[d] + (a->out[d] - 1) * a->stride[d] + 1;
+  }
+  const kiln_op_t *op = &kiln_op_strided_slice;
+  void *attrs = NULL;
+  kiln_expr_t *slice = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "begin", 2, begin));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "end", 2, end));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "axes", 2, axes));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "strides", 2, a->stride));
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit1(node, op, padded, attrs, &slice));
+  return kiln_onnx_expand_dims(node, slice, 0, out_expr);
+}
+
+/* The spatial index (ih W + iw, or ih + iw H for storage_order 1) of window
+ * cell k at every output position, as an int64 constant (K, 1, 1, OH, OW). */
+static kiln_status_t kiln_onnx_argmax_table(const kiln_onnx_node_t *node,
+                                            const kiln_onnx_argmax_t *a, kiln_expr_t **out_expr) {
+  int64_t cells = a->kernel[0] * a->kernel[1];
+  const int64_t shape[5] = {cells, 1, 1, a->out[0], a->out[1]};
+  kiln_tensor_t *table = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_tensor_new(node, KILN_DTYPE_INT64, 5, shape, &table));
+  int64_t *data = kiln_tensor_data(table), at = 0;
+  for (int64_t k = 0; k < cells; ++k) {
+    for (int64_t oh = 0; oh < a->out[0]; ++oh) {
+      for (int64_t ow = 0; ow < a->out[1]; ++ow) {
+        int64_t ih = oh * a->stride[0] - a->padding[0] + (k / a->kernel[1]) * a->dilation[0];
+        int64_t iw = ow * a->stride[1] - a->padding[1] + (k % a->kernel[1]) * a->dilation[1];
+        data[at++] = a->column_major ? ih + iw * a->in[0] : ih * a->in[1] + iw;
+      }
+    }
+  }
+  kiln_status_t status = kiln_onnx_constant(node->importer, table, out_expr);
+  kiln_tensor_release(table);
+  return status;
+}
+
+/* (n C + c) H W, as an int64 constant (N, C, 1, 1). */
+static kiln_status_t kiln_onnx_argmax_base(const kiln_onnx_node_t *node,
+                                           const kiln_onnx_argmax_t *a, const kiln_tensor_type_t *x,
+                                           kiln_expr_t **out_expr) {
+  const int64_t shape[4] = {x->shape[0], x->shape[1], 1, 1};
+  kiln_tensor_t *base = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_tensor_new(node, KILN_DTYPE_INT64, 4, shape, &base));
+  int64_t *data = kiln_tensor_data(base);
+  for (int64_t i = 0; i < x->shape[0] * x->shape[1]; ++i) {
+    data[i] = i * a->in[0] * a->in[1];
+  }
+  kiln_status_t status = kiln_onnx_constant(node->importer, base, out_expr);
+  kiln_tensor_release(base);
+  return status;
+}
+
+/* Picks the table's entry of the window cell `which` (1, N, C, OH, OW)
+ * names: the sum over k of where(k == which, table, 0). */
+static kiln_status_t kiln_onnx_argmax_pick(const kiln_onnx_node_t *node,
+                                           const kiln_onnx_argmax_t *a, kiln_expr_t *which,
+                                           kiln_expr_t **out_expr) {
+  int64_t cells = a->kernel[0] * a->kernel[1];
+  int64_t *ks = NULL;
+  KILN_RETURN_IF_ERROR(
+      kiln_arena_allocate(node->importer->arena, sizeof(int64_t) * (size_t)cells, 8, (void **)&ks));
+  for (int64_t k = 0; k < cells; ++k) {
+    ks[k] = k;
+  }
+  const int64_t column[5] = {cells, 1, 1, 1, 1};
+  kiln_expr_t *k = NULL, *is = NULL, *table = NULL, *zero = NULL, *picked = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_int64s(node, (int)cells, ks, &k));
+  KILN_RETURN_IF_ERROR(kiln_onnx_reshape(node, k, 5, column, &k));
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit2(node, &kiln_op_equal, k, which, NULL, &is));
+  KILN_RETURN_IF_ERROR(kiln_onnx_argmax_table(node, a, &table));
+  KILN_RETURN_IF_ERROR(kiln_onnx_scalar(node, KILN_DTYPE_INT64, 0.0, &zero));
+  kiln_expr_t *args[3] = {is, table, zero};
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit(node, &kiln_op_where, 3, args, NULL, &picked));
+  const int64_t axis = 0;
+  void *attrs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, &kiln_op_sum, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, &kiln_op_sum, attrs, "axis", 1, &axis));
+  return kiln_onnx_emit1(node, &kiln_op_sum, picked, attrs, out_expr);
+}
+
+/* MaxPool's Indices over x (N, C, H, W, a 1-D window lifted): the flat index
+ * into x of each window's first largest cell, in row-major order
+ * (storage_order 0) or with H and W swapped (1), as ONNX Runtime counts
+ * them. The window's K cells are K strided slices of x padded with the
+ * lowest value, stacked; argmax over them picks the cell, and a constant
+ * table of each cell's spatial index, plus (n C + c) H W, gives the index. */
+static kiln_status_t kiln_onnx_pool_indices(const kiln_onnx_node_t *node,
+                                            const kiln_onnx_argmax_t *a, kiln_expr_t *x,
+                                            kiln_expr_t **out_expr) {
+  int64_t cells = a->kernel[0] * a->kernel[1];
+  kiln_expr_t *padded = NULL, **stack = NULL, *all = NULL, *which = NULL, *base = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_argmax_padded(node, a, x, &padded));
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate(
+      node->importer->arena, sizeof(kiln_expr_t *) * (size_t)cells, 8, (void **)&stack));
+  for (int64_t k = 0; k < cells; ++k) {
+    KILN_RETURN_IF_ERROR(
+        kiln_onnx_argmax_cells(node, a, padded, k / a->kernel[1], k % a->kernel[1], &stack[k]));
+  }
+  void *attrs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, &kiln_op_concatenate, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit(node, &kiln_op_concatenate, (int)cells, stack, attrs, &all));
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit1(node, &kiln_op_argmax, all, NULL, &which));
+  KILN_RETURN_IF_ERROR(kiln_onnx_argmax_pick(node, a, which, &which));
+  KILN_RETURN_IF_ERROR(kiln_onnx_argmax_base(node, a, kiln_onnx_type_of(x), &base));
+  return kiln_onnx_emit2(node, &kiln_op_add, which, base, NULL, out_expr);
+}
+
+/* Indices (output 1) of a MaxPool with a 1-D or 2-D window, when asked for. */
+static kiln_status_t kiln_onnx_pool_indices_output(kiln_onnx_node_t *node, int n,
+                                                   const int64_t *kernel, const int64_t *stride,
+                                                   const int64_t *dilation, const int64_t *padding,
+                                                   kiln_expr_t *x, kiln_expr_t *y) {
+  if (node->num_outputs < 2 || !node->proto->output[1] || !*node->proto->output[1]) {
+    return KILN_OK;
+  }
+  if (n != 2) {
+    return KILN_STATUS(UNIMPLEMENTED, "output 1 (Indices) is supported for 1-D and 2-D windows");
+  }
+  int64_t order = 0;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "storage_order", 0, &order));
+  const kiln_tensor_type_t *xt = kiln_onnx_type_of(x), *yt = kiln_onnx_type_of(y);
+  kiln_onnx_argmax_t a = {.in = {xt->shape[2], xt->shape[3]},
+                          .out = {yt->shape[2], yt->shape[3]},
+                          .column_major = order != 0};
+  memcpy(a.kernel, kernel, sizeof(a.kernel));
+  memcpy(a.stride, stride, sizeof(a.stride));
+  memcpy(a.dilation, dilation, sizeof(a.dilation));
+  memcpy(a.padding, padding, sizeof(a.padding));
+  return kiln_onnx_pool_indices(node, &a, x, &node->outputs[1]);
+}
+
 kiln_status_t kiln_onnx_convert_pool(kiln_onnx_node_t *node) {
   kiln_expr_t *x = NULL, *y = NULL;
   KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
@@ -281,6 +464,13 @@ kiln_status_t kiln_onnx_convert_pool(kiln_onnx_node_t *node) {
   }
   KILN_RETURN_IF_ERROR(kiln_onnx_window_lift(node, &window, &x));
   KILN_RETURN_IF_ERROR(kiln_onnx_emit1(node, op, x, attrs, &y));
+  if (is_max) {
+    KILN_RETURN_IF_ERROR(
+        kiln_onnx_pool_indices_output(node, n, kernel, stride, dilation, padding, x, y));
+  }
+  if (node->outputs[1]) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_window_drop(node, &window, &node->outputs[1]));
+  }
   KILN_RETURN_IF_ERROR(kiln_onnx_window_drop(node, &window, &y));
   node->outputs[0] = y;
   return KILN_OK;
