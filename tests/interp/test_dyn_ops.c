@@ -120,6 +120,13 @@ static void test_slice_squeeze_sum(void **state) {
                      "def @main(%x: Tensor[(4, 1, 5), float32]) { sum(%x, axis=[1], keepdims=True) "
                      "}",
                      2, axes, 1);
+  kiln_tensor_t *where[2] = {in[0], i64(2, (const int64_t[]){-1, 1})};
+  assert_like_static("def @main(%x: Tensor[(4, 1, 5), float32], %a: Tensor[(2), int64]) { "
+                     "dyn.unsqueeze(%x, %a) }",
+                     "def @main(%x: Tensor[(4, 1, 5), float32]) { reshape(%x, newshape=[4, 1, 1, "
+                     "5, 1]) }",
+                     2, where, 1);
+  kiln_tensor_release(where[1]);
   kiln_module_t *m = parse("def @main(%x: Tensor[(4, 1, 5), float32], %a: Tensor[(2), int64]) { "
                            "dyn.sum(%x, %a) }");
   assert_ret_type(m, "Tensor[(?), float32]");

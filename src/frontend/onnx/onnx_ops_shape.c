@@ -165,7 +165,12 @@ kiln_status_t kiln_onnx_convert_unsqueeze_attrs(kiln_onnx_node_t *node) {
 kiln_status_t kiln_onnx_convert_unsqueeze_inputs(kiln_onnx_node_t *node) {
   kiln_expr_t *x = NULL;
   kiln_ints_t axes;
+  bool known = false;
   KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_known(node, 1, &known));
+  if (!known) {
+    return kiln_onnx_emit_dyn(node, &kiln_op_dyn_unsqueeze, 2, NULL);
+  }
   KILN_RETURN_IF_ERROR(kiln_onnx_input_ints(node, 1, "axes", &axes));
   return kiln_onnx_unsqueeze(node, x, &axes);
 }
