@@ -174,6 +174,7 @@
   X(DYN_TILE, "dyn.tile", kiln_op_dyn_tile)                            \
   X(DYN_STRIDED_SLICE, "dyn.strided_slice", kiln_op_dyn_strided_slice) \
   X(DYN_SQUEEZE, "dyn.squeeze", kiln_op_dyn_squeeze)                   \
+  X(DYN_UNSQUEEZE, "dyn.unsqueeze", kiln_op_dyn_unsqueeze)             \
   X(DYN_SUM, "dyn.sum", kiln_op_dyn_sum)                               \
   X(DYN_CUMSUM, "dyn.cumsum", kiln_op_dyn_cumsum)                      \
   X(DYN_TOPK, "dyn.topk", kiln_op_dyn_topk)                            \
