@@ -781,13 +781,7 @@ kiln_status_t kiln_interp_eval_control(kiln_interp_context_t *context,
   memset(out_value, 0, sizeof(*out_value));
   const kiln_call_t *call = kiln_expr_as_call(kiln_ir_order_node(&plan->order, index));
   const kiln_interp_value_t **args = NULL;
-  size_t count = call->num_args > 0 ? (size_t)call->num_args : 1;
-  KILN_RETURN_IF_ERROR(
-      kiln_allocator_malloc_array(context->allocator, count, sizeof(*args), (void **)&args));
-  const size_t *operands = &plan->operands[plan->operand_start[index]];
-  for (int k = 0; k < call->num_args; k++) {
-    args[k] = &values[operands[k]];
-  }
+  KILN_RETURN_IF_ERROR(kiln_interp_operand_values(context->allocator, plan, index, values, &args));
   control_t c = {.context = context, .call = call, .num_args = call->num_args, .args = args};
   kiln_status_t status = control_eval(&c, out_value);
   kiln_allocator_free(context->allocator, (void *)args);
