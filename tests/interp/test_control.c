@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/file.h"
 #include "base/strbuf.h"
 #include "compiler/build.h"
 #include "interp/interp.h"
@@ -435,6 +436,38 @@ static void test_mutator_rewrites_inside_loop_bodies(void **state) {
   kiln_module_destroy(module);
 }
 
+/* The IR text fuzzer's seed with control flow (tests/fuzz/seeds/ir_text)
+ * parses, prints back the same and runs. */
+static void test_fuzz_seed_runs(void **state) {
+  (void)state;
+  void *bytes = NULL;
+  size_t size = 0;
+  KILN_ASSERT_OK(kiln_file_read_all(kiln_allocator_system(),
+                                    KILN_SOURCE_DIR "/tests/fuzz/seeds/ir_text/control.txt", &bytes,
+                                    &size));
+  char *text = NULL;
+  KILN_ASSERT_OK(kiln_allocator_malloc(kiln_allocator_system(), size + 1, (void **)&text));
+  memcpy(text, bytes, size);
+  text[size] = '\0';
+  kiln_allocator_free(kiln_allocator_system(), bytes);
+  kiln_module_t *module = parse_round_trip(text);
+  kiln_allocator_free(kiln_allocator_system(), text);
+  int64_t two[] = {2}, three_two[] = {3, 2};
+  kiln_interp_value_t inputs[4] = {scalar_i64(2), scalar_bool(false),
+                                   floats(2, three_two, (float[]){1, 2, 3, 4, 5, 6}),
+                                   floats(1, two, (float[]){1, 2})};
+  kiln_interp_value_t result;
+  KILN_ASSERT_OK(run(module, 4, inputs, &result));
+  /* the condition is false: the loop runs nothing, the if gives an empty optional */
+  assert_floats(&result.fields[0], 1, two, (float[]){1, 2});
+  assert_int_equal(*(const int64_t *)kiln_tensor_data(result.fields[1].tensor), 0);
+  assert_floats(&result.fields[2], 2, three_two, (float[]){6, 8, 9, 12, 10, 14});
+  assert_int_equal(result.fields[3].kind, KILN_INTERP_VALUE_OPTIONAL);
+  assert_int_equal(result.fields[3].num_fields, 0);
+  kiln_interp_value_release(kiln_allocator_system(), &result);
+  kiln_module_destroy(module);
+}
+
 /* ---- running out of memory ---- */
 
 static const char *const sweep_text =
@@ -545,6 +578,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_sequence_inputs_are_checked, setup, teardown),
       cmocka_unit_test_setup_teardown(test_mutator_rewrites_inside_loop_bodies, setup, teardown),
       cmocka_unit_test_setup_teardown(test_allocation_failures, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fuzz_seed_runs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bodies_must_be_closed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_static_pipeline_refuses_control_flow, setup, teardown),
   };
