@@ -85,12 +85,12 @@ test-tsan: deps
 	  ctest --test-dir $(TSAN_BUILD_DIR) --output-on-failure -R '^(base\.allocator|runtime\.(thread_pool|backend)|eager\.(vm_stress|eager|kernel_cache|threads|contexts)|compiler\.concurrency)$$'
 
 # The ONNX importer under libFuzzer (clang) for FUZZ_SECONDS, then the artifact
-# loaders (.npy, params.bin, graph.json, IR text, one-file model) for a quarter of it each;
+# loaders (.npy, params.bin, graph.json, IR text, one-file model, vm.json) for a quarter of it each;
 # fails on a finding.
 fuzz: deps
 	CC=clang cmake -S . -B $(FUZZ_BUILD_DIR) -DCMAKE_BUILD_TYPE=Debug -DKILN_FUZZ=ON
 	cmake --build $(FUZZ_BUILD_DIR) --target fuzz_onnx_import fuzz_npy fuzz_params fuzz_graph_json \
-	  fuzz_ir_text fuzz_model_so -j$(JOBS)
+	  fuzz_ir_text fuzz_model_so fuzz_vm_json -j$(JOBS)
 	sh scripts/fuzz-onnx.sh $(FUZZ_BUILD_DIR)/tests/fuzz_onnx_import $(FUZZ_SECONDS)
 	sh scripts/fuzz-artifacts.sh $(FUZZ_BUILD_DIR) $$(( $(FUZZ_SECONDS) / 4 + 1 ))
 

@@ -1,10 +1,11 @@
 #!/bin/sh
 # Runs the artifact loaders' libFuzzer targets (tests/fuzz/fuzz_artifacts.c)
 # for a bounded time each: .npy, params.bin, graph.json, the IR text and a
-# one-file model (its embedded model, and a library holding one).
+# one-file model (its embedded model, and a library holding one), and
+# vm.json (the VM's program loader).
 # usage: fuzz-artifacts.sh BUILD_DIR SECONDS_EACH
 # Seeds: tests/data/npy, a params.bin made here from two of those files,
-# tests/fuzz/seeds/{graph_json,ir_text}, and for model_so an embedded model
+# tests/fuzz/seeds/{graph_json,ir_text,vm_json}, and for model_so an embedded model
 # made here (the graph.json seed and that params.bin behind the header) and
 # a small ELF library exporting it as __kiln_model ($CC, else cc, from an
 # assembly file that .incbin's it). A crash, sanitizer report or leak
@@ -26,7 +27,7 @@ le() {
   done
   printf "$out"
 }
-for format in npy params graph_json ir_text model_so; do
+for format in npy params graph_json ir_text model_so vm_json; do
   corpus=$build/tests/fuzz-corpus-$format
   mkdir -p "$corpus"
   case $format in

@@ -3,7 +3,8 @@
  *   compile MODEL -o DIR   build the three artifacts into DIR (-o FILE.so:
  *                          one library that embeds the graph and params;
  *                          --dump: the graph IR, LLVM IR, assembly or C);
- *   run DIR --input X.npy  run them (or FILE.so) with the graph executor alone;
+ *   run DIR --input X.npy  run them (or FILE.so) with the runtime alone (the graph
+ *                          executor, or the VM for a model compiled for it);
  *   bench MODEL|DIR        compile in memory (or load a compiled folder),
  *                          report the compile time and the latency of runs
  *                          (median, p50, p90, p99, min);
@@ -48,6 +49,7 @@ enum {
   FLAG_DISABLED_PASS = 1 << 12,
   FLAG_DUMP = 1 << 13,
   FLAG_TUNING = 1 << 14,
+  FLAG_EXECUTOR = 1 << 15,
 };
 
 static const struct {
@@ -69,12 +71,13 @@ static const struct {
     {FLAG_DISABLED_PASS, "--disabled-pass"},
     {FLAG_DUMP, "--dump"},
     {FLAG_TUNING, "--tuning"},
+    {FLAG_EXECUTOR, "--executor"},
 };
 
 /* What the options of a compiled model's compile and load are. */
 #define FLAGS_COMPILE                                                                 \
   (FLAG_TARGET | FLAG_OPT_LEVEL | FLAG_INPUT_SHAPE | FLAG_BATCH | FLAG_MAX_CONSTANT | \
-   FLAG_IMAGE_SIZE | FLAG_DISABLED_PASS | FLAG_TUNING)
+   FLAG_IMAGE_SIZE | FLAG_DISABLED_PASS | FLAG_TUNING | FLAG_EXECUTOR)
 #define FLAGS_TIMING (FLAG_INPUT | FLAG_THREADS | FLAG_RUNS | FLAG_DURATION)
 
 /* The code --dump writes beside the artifact: its name, the module source
@@ -179,6 +182,23 @@ static kiln_status_t parse_load_option(const char *flag, const char *value, comp
   return KILN_OK;
 }
 
+/* --executor graph|vm|auto (docs/vm.md). */
+static kiln_status_t parse_executor(const char *flag, const char *value,
+                                    kiln_executor_kind_t *out_kind) {
+  static const struct {
+    const char *name;
+    kiln_executor_kind_t kind;
+  } kinds[] = {
+      {"graph", KILN_EXECUTOR_GRAPH}, {"vm", KILN_EXECUTOR_VM}, {"auto", KILN_EXECUTOR_AUTO}};
+  for (size_t k = 0; value && k < sizeof(kinds) / sizeof(kinds[0]); ++k) {
+    if (strcmp(value, kinds[k].name) == 0) {
+      *out_kind = kinds[k].kind;
+      return KILN_OK;
+    }
+  }
+  return kiln_cli_usage("expected graph, vm or auto after", flag);
+}
+
 static kiln_status_t parse_compile_option(int argc, char **argv, int *i, compile_args_t *a) {
   const char *flag = argv[*i];
   const char *value = *i + 1 < argc ? argv[*i + 1] : NULL;
@@ -218,6 +238,10 @@ static kiln_status_t parse_compile_option(int argc, char **argv, int *i, compile
     a->given |= FLAG_TUNING;
     a->options.tuning_records = value;
     return value ? KILN_OK : kiln_cli_usage("missing RECORDS file after", flag);
+  }
+  if (strcmp(flag, "--executor") == 0) {
+    a->given |= FLAG_EXECUTOR;
+    return parse_executor(flag, value, &a->options.executor);
   }
   if (strcmp(flag, "--duration") == 0) {
     a->given |= FLAG_DURATION;
@@ -297,6 +321,9 @@ static void print_stats(const compile_args_t *a, const kiln_compiled_t *compiled
          "generation %.2f)\n",
          a->model, target_of(a), s.seconds_total + seconds_import, seconds_import, s.seconds_passes,
          s.seconds_lower, s.seconds_codegen);
+  printf("  executor: %s\n", kiln_compiled_executor(compiled) == KILN_EXECUTOR_VM
+                                 ? "vm (vm.json)"
+                                 : "graph (graph.json)");
   printf("  %d kernels, %d kernel calls, %d params, %.2f GFLOP per run\n", s.num_kernels,
          s.num_kernel_calls, s.num_params, (double)s.flops * 1e-9);
   printf("  intermediate tensors: %.2f MiB planned, %.2f MiB without reuse\n",
@@ -440,7 +467,9 @@ kiln_status_t kiln_cli_compile(int argc, char **argv) {
     if (one_file) {
       printf("  wrote %s (kernels, graph and params in one library)\n", a.out_dir);
     } else {
-      printf("  wrote %s/graph.json, %s/lib.so, %s/params.bin\n", a.out_dir, a.out_dir, a.out_dir);
+      printf("  wrote %s/%s, %s/lib.so, %s/params.bin\n", a.out_dir,
+             kiln_compiled_executor(r.compiled) == KILN_EXECUTOR_VM ? "vm.json" : "graph.json",
+             a.out_dir, a.out_dir);
     }
     status = write_dumps(&a, &r);
   }
@@ -456,9 +485,10 @@ static bool is_compiled_model(const char *path) {
   return kiln_cli_is_directory(path) || kiln_cli_is_library_name(path);
 }
 
-/* A graph executor over the compiled model at `path`: a folder written by
- * kiln compile (graph.json, lib.so, params.bin) or one library (FILE.so),
- * both loaded by the runtime. */
+/* An executor over the compiled model at `path`: a folder written by kiln
+ * compile (graph.json or vm.json, lib.so, params.bin) or one library
+ * (FILE.so), both loaded by the runtime, which picks the graph executor or
+ * the VM from what the model holds. */
 static kiln_status_t load_compiled(const char *path, kiln_graph_executor_t **out_executor) {
   return kiln_graph_executor_load(kiln_allocator_system(), path, out_executor);
 }
@@ -485,14 +515,15 @@ typedef struct run_args_t {
   kiln_cli_io_t io;
   int threads;
   int profile;
+  int disassemble;
   const char *debug_dir;
 } run_args_t;
 
 static kiln_status_t parse_run_option(int argc, char **argv, int *i, run_args_t *a) {
   const char *flag = argv[*i];
   const char *value = *i + 1 < argc ? argv[*i + 1] : NULL;
-  if (strcmp(flag, "--profile") == 0) {
-    a->profile = 1;
+  if (strcmp(flag, "--profile") == 0 || strcmp(flag, "--disassemble") == 0) {
+    *(strcmp(flag, "--profile") == 0 ? &a->profile : &a->disassemble) = 1;
     return KILN_OK;
   }
   ++*i;
@@ -580,6 +611,15 @@ static kiln_status_t run_executor(kiln_graph_executor_t *gx, const run_args_t *a
   return status;
 }
 
+/* --disassemble: a VM program's listing, instead of a run (docs/vm.md). */
+static kiln_status_t print_disassembly(const kiln_graph_executor_t *gx) {
+  char *text = NULL;
+  KILN_RETURN_IF_ERROR(kiln_graph_executor_disassemble(gx, kiln_allocator_system(), &text));
+  fputs(text, stdout);
+  kiln_allocator_free(kiln_allocator_system(), text);
+  return KILN_OK;
+}
+
 kiln_status_t kiln_cli_run(int argc, char **argv) {
   run_args_t a;
   KILN_RETURN_IF_ERROR(parse_run_args(argc, argv, &a));
@@ -588,7 +628,7 @@ kiln_status_t kiln_cli_run(int argc, char **argv) {
   }
   kiln_graph_executor_t *gx = NULL;
   KILN_RETURN_IF_ERROR(load_compiled(a.dir, &gx));
-  kiln_status_t status = run_executor(gx, &a);
+  kiln_status_t status = a.disassemble ? print_disassembly(gx) : run_executor(gx, &a);
   kiln_graph_executor_destroy(gx);
   return status;
 }

@@ -1,7 +1,8 @@
 /*
  * `kiln conformance`: ONNX's backend node tests through the importer and the
  * reference interpreter, or with --target T through the graph compiler
- * (kiln_compiler_build for T at opt_level 3) and the graph executor.
+ * (kiln_compiler_build for T at opt_level 3) and the graph executor (with
+ * --executor vm, the VM: docs/vm.md).
  *
  * Each case folder of CASES_DIR (sorted by name) runs in a fork()ed child
  * with an alarm, so a crash, an abort or a hang in one case is recorded
@@ -67,7 +68,8 @@ typedef struct kiln_conformance_options_t {
   const char *pass_list;
   const char *write_pass_list;
   const char *filter;
-  const char *target; /* NULL: the interpreter; else compiled for this target */
+  const char *target;   /* NULL: the interpreter; else compiled for this target */
+  const char *executor; /* with a target: "graph", "vm" or "auto" (NULL: auto) */
   int64_t jobs;
   int64_t timeout;
   bool verbose;
@@ -182,6 +184,7 @@ static kiln_status_t kiln_conformance_parse_value(int argc, char **argv, int *in
                       : strcmp(flag, "--write-pass-list") == 0 ? &options->write_pass_list
                       : strcmp(flag, "--filter") == 0          ? &options->filter
                       : strcmp(flag, "--target") == 0          ? &options->target
+                      : strcmp(flag, "--executor") == 0        ? &options->executor
                                                                : NULL;
   if (slot == NULL) {
     return kiln_cli_usage("unknown option", flag);
@@ -191,6 +194,24 @@ static kiln_status_t kiln_conformance_parse_value(int argc, char **argv, int *in
   }
   *slot = value;
   return KILN_OK;
+}
+
+/* --executor's value (docs/vm.md); it needs --target. */
+static kiln_status_t kiln_conformance_executor(const kiln_conformance_options_t *options,
+                                               kiln_executor_kind_t *out_kind) {
+  const char *value = options->executor;
+  *out_kind = KILN_EXECUTOR_AUTO;
+  if (value && !options->target) {
+    return kiln_cli_usage("--executor chooses among compiled executors; it needs", "--target");
+  }
+  if (!value || strcmp(value, "auto") == 0) {
+    return KILN_OK;
+  }
+  if (strcmp(value, "graph") == 0 || strcmp(value, "vm") == 0) {
+    *out_kind = strcmp(value, "vm") == 0 ? KILN_EXECUTOR_VM : KILN_EXECUTOR_GRAPH;
+    return KILN_OK;
+  }
+  return kiln_cli_usage("expected graph, vm or auto after", "--executor");
 }
 
 static kiln_status_t kiln_conformance_parse_options(int argc, char **argv,
@@ -211,7 +232,8 @@ static kiln_status_t kiln_conformance_parse_options(int argc, char **argv,
   if (options->cases_dir == NULL) {
     options->cases_dir = KILN_CONFORMANCE_DEFAULT_DIR;
   }
-  return KILN_OK;
+  kiln_executor_kind_t kind = KILN_EXECUTOR_AUTO;
+  return kiln_conformance_executor(options, &kind);
 }
 
 /* ---- the case folders ---- */
@@ -315,7 +337,9 @@ static void kiln_conformance_child(const kiln_conformance_options_t *options, co
   snprintf(line, sizeof(line), "ops\t%s\n", ops);
   kiln_conformance_send(fd, line);
   kiln_conformance_result_t result = KILN_CONFORMANCE_RESULT_FAIL;
-  status = kiln_conformance_case_run(allocator, dir, options->target, &result);
+  kiln_executor_kind_t executor = KILN_EXECUTOR_AUTO;
+  kiln_status_free(kiln_conformance_executor(options, &executor)); /* checked when parsed */
+  status = kiln_conformance_case_run_on(allocator, dir, options->target, executor, &result);
   char reason[KILN_CONFORMANCE_REASON_CAPACITY];
   kiln_conformance_reason(status, dir, reason, sizeof(reason));
   kiln_status_free(status);
@@ -653,8 +677,10 @@ static void kiln_conformance_put_header(kiln_conformance_writer_t *writer,
                        "to run it and read it: docs/onnx.md, \"Conformance\".\n\nProduced by "
                        "`kiln",
                        options->cases_dir,
-                       options->target ? "the graph compiler (opt_level 3) and its graph executor"
-                                       : "its reference interpreter");
+                       !options->target ? "its reference interpreter"
+                       : options->executor && strcmp(options->executor, "vm") == 0
+                           ? "the graph compiler (opt_level 3) and the VM executor"
+                           : "the graph compiler (opt_level 3) and its graph executor");
   for (int i = 0; i < options->argc; i++) {
     kiln_conformance_put(writer, strchr(options->argv[i], ' ') ? " \"%s\"" : " %s",
                          options->argv[i]);

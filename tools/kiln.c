@@ -222,18 +222,19 @@ static const kiln_cli_command_t kiln_cli_commands[] = {
      "kiln compile MODEL -o DIR|FILE.so [--target llvm|c|\"llvm -mcpu=...\"|"
      "\"llvm -mtriple=aarch64-linux-gnu\"] [--opt-level 0..3] [--disabled-pass NAME...] "
      "[--dump ir|ll|asm|c...] [--input-shape NAME=DIMS...] [--batch N] [--image-size N] "
-     "[--max-constant-bytes N] [--tuning RECORDS]",
-     "compile a model into DIR/graph.json, lib.so and params.bin, or into one library FILE.so",
+     "[--max-constant-bytes N] [--tuning RECORDS] [--executor graph|vm|auto]",
+     "compile a model into DIR/graph.json (vm.json for the VM), lib.so and params.bin, or into "
+     "one library FILE.so",
      kiln_cli_compile},
     {"run",
      "kiln run DIR|FILE.so --input [NAME=]X.npy|X.npz... [--output Y.npy...] [--expect Y.npy...] "
-     "[--print-top K] [--threads N] [--profile] [--debug-dir D]",
-     "run a compiled model with the graph executor", kiln_cli_run},
+     "[--print-top K] [--threads N] [--profile] [--debug-dir D] [--disassemble]",
+     "run a compiled model with the executor it was compiled for (graph or VM)", kiln_cli_run},
     {"bench",
      "kiln bench MODEL|DIR|FILE.so [--input [NAME=]X.npy|X.npz...] [--threads N] "
      "[--runs N | --duration S] [--check] [--target T] [--opt-level N] [--disabled-pass NAME...] "
      "[--input-shape NAME=DIMS...] [--batch N] [--image-size N] [--max-constant-bytes N] "
-     "[--tuning RECORDS]",
+     "[--tuning RECORDS] [--executor graph|vm|auto]",
      "time a model compiled in memory, or a compiled model: compile time, median, p50, p90, p99 "
      "and min latency (--check: top-5 and the difference from the interpreter)",
      kiln_cli_bench},
@@ -243,7 +244,8 @@ static const kiln_cli_command_t kiln_cli_commands[] = {
      "write the fused graph (after the passes) for graphviz", kiln_cli_graph},
     {"conformance",
      "kiln conformance [CASES_DIR] [--report FILE.md] [--pass-list FILE] [--write-pass-list FILE] "
-     "[--filter TEXT] [--jobs N] [--timeout SECONDS] [--target T] [--verbose]",
+     "[--filter TEXT] [--jobs N] [--timeout SECONDS] [--target T [--executor graph|vm]] "
+     "[--verbose]",
      "run ONNX's backend node tests on the importer and interpreter (--target: compiled)",
      kiln_cli_conformance},
     {"tune",

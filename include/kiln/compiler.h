@@ -64,6 +64,11 @@ typedef struct kiln_compiler_options_t {
    * error; records of other targets or versions are ignored with a
    * warning. */
   const char *tuning_records;
+  /* The executor the build is for (kiln/runtime.h, docs/vm.md): the graph
+   * executor (graph.json) or the VM (vm.json, bytecode over the same
+   * kernels and plan). AUTO (the default) picks the VM when the module has
+   * dynamic shapes or control flow, else the graph executor. */
+  kiln_executor_kind_t executor;
 } kiln_compiler_options_t;
 
 typedef struct kiln_compile_stats_t {
@@ -104,27 +109,34 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_model_compile(kiln_model_t *model,
 void kiln_compiled_destroy(kiln_compiled_t *compiled);
 
 const char *kiln_compiled_graph_json(const kiln_compiled_t *compiled);
+/* KILN_EXECUTOR_GRAPH or KILN_EXECUTOR_VM: what the build chose. */
+kiln_executor_kind_t kiln_compiled_executor(const kiln_compiled_t *compiled);
+/* The program the chosen executor runs: graph.json's text, or vm.json's
+ * (the VM's bytecode, docs/vm.md). */
+const char *kiln_compiled_program_json(const kiln_compiled_t *compiled);
 /* Borrowed: retain it to keep it past the compiled model. */
 kiln_runtime_module_t *kiln_compiled_library(const kiln_compiled_t *compiled);
 void kiln_compiled_get_stats(const kiln_compiled_t *compiled, kiln_compile_stats_t *out_stats);
 /* A copy of the params (the caller destroys it). */
 KILN_MUST_USE_RESULT kiln_status_t kiln_compiled_params(const kiln_compiled_t *compiled,
                                                         kiln_runtime_params_t **out_params);
-/* Writes DIR/graph.json, DIR/lib.so and DIR/params.bin (DIR is made when
+/* Writes DIR/graph.json (DIR/vm.json for the VM, the other one removed
+ * when there), DIR/lib.so and DIR/params.bin (DIR is made when
  * missing). FAILED_PRECONDITION when the library was built in memory (a
  * JIT target): build with an object-file target to save. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_compiled_save(const kiln_compiled_t *compiled,
                                                       const char *dir);
 /* Writes one shared library at `path` (replaced atomically): the kernels
- * linked with the graph's JSON and the params embedded (a one-file model:
- * kiln/runtime.h, docs/formats.md), which kiln_graph_executor_load loads
- * as it loads a folder. For a target of another architecture
+ * linked with the program's JSON (graph.json's or vm.json's) and the params embedded (a one-file
+ * model: kiln/runtime.h, docs/formats.md), which kiln_graph_executor_load loads as it loads a
+ * folder. For a target of another architecture
  * ("llvm -mtriple=aarch64-linux-gnu") it is linked with GNU binutils for
  * it. FAILED_PRECONDITION when the kernels were built in memory (a JIT
  * target); UNAVAILABLE when the linker is missing, naming the package. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_compiled_export_library(const kiln_compiled_t *compiled,
                                                                 const char *path);
-/* A graph executor over the compiled model, in memory (nothing written). */
+/* An executor (the graph executor or the VM, as compiled) over the
+ * compiled model, in memory (nothing written). */
 KILN_MUST_USE_RESULT kiln_status_t kiln_compiled_create_executor(
     const kiln_compiled_t *compiled, kiln_graph_executor_t **out_executor);
 

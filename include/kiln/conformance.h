@@ -7,7 +7,8 @@
  * Debian's libonnx-testdata installs them. A case runs as a user runs the
  * model: the file imported with no options and nothing known of the test
  * inputs, which are fed at run time to the reference interpreter, or to
- * the graph executor of the model compiled for a target (opt_level 3);
+ * the executor of the model compiled for a target (opt_level 3; the graph
+ * executor, or the VM when asked);
  * every output is compared as ONNX compares (kiln_tensor_allclose with
  * KILN_CONFORMANCE_RTOL and KILN_CONFORMANCE_ATOL).
  */
@@ -17,6 +18,7 @@
 #include <stddef.h>
 
 #include "kiln/allocator.h"
+#include "kiln/runtime.h"
 #include "kiln/status.h"
 
 #ifdef __cplusplus
@@ -43,6 +45,12 @@ typedef enum kiln_conformance_result_e {
 KILN_MUST_USE_RESULT kiln_status_t kiln_conformance_case_run(kiln_allocator_t allocator,
                                                              const char *dir, const char *target,
                                                              kiln_conformance_result_t *out_result);
+/* The same, compiled for `executor` (KILN_EXECUTOR_VM: run by the VM,
+ * docs/vm.md; AUTO as kiln_compile chooses); `executor` is ignored on the
+ * interpreter (`target` NULL). */
+KILN_MUST_USE_RESULT kiln_status_t
+kiln_conformance_case_run_on(kiln_allocator_t allocator, const char *dir, const char *target,
+                             kiln_executor_kind_t executor, kiln_conformance_result_t *out_result);
 
 /* The distinct operator types of case `dir`'s model.onnx in node order,
  * comma separated ("Abs,Mul"; domain-qualified outside the default

@@ -128,6 +128,23 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_runtime_model_serialize(kiln_allocator_t
 
 /* ---- the graph executor ---- */
 
+/* Which executor runs a compiled model (docs/vm.md). The graph executor
+ * runs graph.json, a flat list of kernel calls over a static memory plan;
+ * the VM runs vm.json, a bytecode program (registers, storage and tensor
+ * allocation, kernel calls, if/goto, function and closure calls, shape
+ * instructions) for what a flat list cannot express: control flow and
+ * shapes known at run time. The calls below serve both: create and load
+ * take either program (a VM program is JSON whose "format" is "kiln-vm";
+ * a folder holds graph.json or vm.json, a one-file model embeds either), and
+ * every other call works on the executor they made. AUTO is for the
+ * compiler (kiln/compiler.h): it picks the VM when the module has dynamic
+ * shapes or control flow, else the graph executor. */
+typedef enum kiln_executor_kind_e {
+  KILN_EXECUTOR_AUTO = 0,
+  KILN_EXECUTOR_GRAPH = 1,
+  KILN_EXECUTOR_VM = 2,
+} kiln_executor_kind_t;
+
 typedef struct kiln_graph_executor_t kiln_graph_executor_t;
 
 /* Loads a compiled model from `path`: a folder of graph.json, lib.so and
@@ -152,6 +169,14 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_graph_executor_create(kiln_allocator_t a
                                                               kiln_graph_executor_t **out_executor);
 /* Frees the storage and releases the module. NULL is a no-op. */
 void kiln_graph_executor_destroy(kiln_graph_executor_t *executor);
+/* KILN_EXECUTOR_GRAPH or KILN_EXECUTOR_VM: the program it was made from. */
+kiln_executor_kind_t kiln_graph_executor_kind(const kiln_graph_executor_t *executor);
+/* A VM program's disassembly: every function's instructions, one a line,
+ * with their program-wide index (the profile's `node`), kernels and
+ * functions by name and jumps with their targets. FAILED_PRECONDITION for
+ * the graph executor. The caller frees *out_text with `allocator`. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_graph_executor_disassemble(
+    const kiln_graph_executor_t *executor, kiln_allocator_t allocator, char **out_text);
 
 /* What an input or output is. `name` is the null node's name (an output's
  * is its node's name); `shape` lives as long as the executor. */

@@ -84,9 +84,15 @@ class Model:
         """Runs `runs` times (on zeros when no inputs are given) timing every kernel."""
         return Profile(*self._impl.profile(int(runs), arrays, named))
 
+    @property
+    def executor(self):
+        """"vm" when the model runs on the VM (vm.json), else "graph"."""
+        return "vm" if self._impl.is_vm else "graph"
+
     def save(self, folder):
-        """Writes folder/graph.json, folder/lib.so and folder/params.bin (a
-        model loaded from one file: copies that file to `folder`)."""
+        """Writes folder/graph.json (vm.json for the VM), folder/lib.so and
+        folder/params.bin (a model loaded from one file: copies that file to
+        `folder`)."""
         folder = _os.fspath(folder)
         if self._impl.folder is None:
             self._impl.save(folder)
@@ -95,7 +101,8 @@ class Model:
             _shutil.copyfile(self._impl.folder, folder)
             return
         _os.makedirs(folder, exist_ok=True)
-        for name in ("graph.json", "lib.so", "params.bin"):
+        program = "vm.json" if self._impl.is_vm else "graph.json"
+        for name in (program, "lib.so", "params.bin"):
             source = _os.path.join(self._impl.folder, name)
             target = _os.path.join(folder, name)
             if not (_os.path.exists(target) and _os.path.samefile(source, target)):
@@ -117,18 +124,25 @@ def _shape_text(name, shape):
     return f"{name}=" + "x".join(str(int(d)) for d in shape)
 
 
+_EXECUTORS = {"auto": 0, "graph": 1, "vm": 2}
+
+
 def compile(model, target=None, opt_level=3, input_shapes=None, *, batch=None,
-            image_size=None, disabled_passes=()):
+            image_size=None, disabled_passes=(), executor="auto"):
     """Compiles an ONNX file (a path ending in .onnx) or a built-in workload
     ("resnet18", "mlp", ...) for `target` (None: kiln.default_target; "llvm",
     "llvm -mcpu=...", "c", "c -march=native") at `opt_level` (0 to 3).
     input_shapes: {input name: shape} for an ONNX model's symbolic dims.
-    batch, image_size: a workload's. Returns a kiln.Model; the GIL is
-    released while kiln compiles."""
+    batch, image_size: a workload's. executor: "graph", "vm" or "auto" (the
+    VM when the model has dynamic shapes or control flow, else the graph
+    executor; docs/vm.md). Returns a kiln.Model; the GIL is released while
+    kiln compiles."""
+    if executor not in _EXECUTORS:
+        raise ValueError(f"executor must be one of {sorted(_EXECUTORS)}, not {executor!r}")
     model = _os.fspath(model)
     shapes = tuple(_shape_text(name, shape) for name, shape in (input_shapes or {}).items())
     impl = _kiln.compile(model, target, int(opt_level), shapes, tuple(disabled_passes),
-                         int(batch or 0), int(image_size or 0))
+                         int(batch or 0), int(image_size or 0), _EXECUTORS[executor])
     return Model(impl)
 
 

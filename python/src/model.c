@@ -3,7 +3,7 @@
  *
  * A model is compiled (kiln_compile: an ONNX file or a workload; the
  * compiled model is kept, so it can be saved) or loaded from a folder that
- * `save` or `kiln compile -o` wrote (graph.json, lib.so, params.bin). It
+ * `save` or `kiln compile -o` wrote (graph.json or vm.json, lib.so, params.bin). It
  * runs on graph executors (kiln/runtime.h), which belong to one thread at
  * a time, so the model keeps a pool: a run takes an idle executor (or makes
  * one: kiln_compiled_create_executor, or kiln_graph_executor_load of the
@@ -28,6 +28,7 @@ typedef struct kiln_py_model_t {
   kiln_graph_executor_t **idle;
   int num_idle, capacity;
   int num_inputs, num_outputs;
+  int is_vm;                  /* runs on the VM (vm.json), else the graph executor */
   PyObject *inputs, *outputs; /* tuples of (name, shape, dtype) */
   kiln_dtype_t *input_dtypes;
 } kiln_py_model_t;
@@ -95,6 +96,7 @@ static PyObject *kiln_py_model_info(const kiln_graph_executor_tensor_info_t *inf
 
 /* inputs and outputs from the first executor. */
 static int kiln_py_model_describe(kiln_py_model_t *self, kiln_graph_executor_t *executor) {
+  self->is_vm = kiln_graph_executor_kind(executor) == KILN_EXECUTOR_VM;
   self->num_inputs = kiln_graph_executor_num_inputs(executor);
   self->num_outputs = kiln_graph_executor_num_outputs(executor);
   self->inputs = PyTuple_New(self->num_inputs);
@@ -490,18 +492,19 @@ static PyObject *kiln_py_model_create(kiln_compiled_t *compiled, PyObject *folde
   return (PyObject *)self;
 }
 
-/* compile(model, target, opt_level, input_shapes, disabled_passes, batch, image_size) */
+/* compile(model, target, opt_level, input_shapes, disabled_passes, batch, image_size, executor) */
 PyObject *kiln_py_model_compile(PyObject *module, PyObject *args) {
   (void)module;
   const char *model = NULL, *target = NULL;
   kiln_compiler_options_t options = kiln_compiler_options_default();
   PyObject *shape_list = NULL, *disabled_list = NULL;
-  int batch = 0, image_size = 0;
-  if (!PyArg_ParseTuple(args, "sziO!O!ii:compile", &model, &target, &options.opt_level,
+  int batch = 0, image_size = 0, executor_kind = 0;
+  if (!PyArg_ParseTuple(args, "sziO!O!iii:compile", &model, &target, &options.opt_level,
                         &PyTuple_Type, &shape_list, &PyTuple_Type, &disabled_list, &batch,
-                        &image_size)) {
+                        &image_size, &executor_kind)) {
     return NULL;
   }
+  options.executor = (kiln_executor_kind_t)executor_kind; /* checked by kiln.compile */
   Py_ssize_t num_shapes = PyTuple_GET_SIZE(shape_list);
   Py_ssize_t num_disabled = PyTuple_GET_SIZE(disabled_list);
   const char **texts = PyMem_Calloc((size_t)(num_shapes + num_disabled + 1), sizeof(char *));
@@ -578,6 +581,8 @@ static PyMemberDef kiln_py_model_members[] = {
      "((name, shape, dtype), ...)"},
     {"folder", T_OBJECT, offsetof(kiln_py_model_t, folder), READONLY,
      "the folder a loaded model came from, else None"},
+    {"is_vm", T_INT, offsetof(kiln_py_model_t, is_vm), READONLY,
+     "1 when the model runs on the VM (vm.json), 0 on the graph executor"},
     {NULL, 0, 0, 0, NULL},
 };
 

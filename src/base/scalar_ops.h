@@ -123,6 +123,11 @@
     uint64_t mask = bits >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << bits) - 1);                     \
     return amount < 0 || amount >= bits ? 0 : (a & mask) >> amount;                              \
   })                                                                                             \
+  /* The low `bits` bits of a exclusive-or b. */                                                 \
+  X(uint64_t, kiln_scalar_bits_xor, (uint64_t a, uint64_t b, int bits), {                        \
+    uint64_t mask = bits >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << bits) - 1);                     \
+    return (a ^ b) & mask;                                                                       \
+  })                                                                                             \
   /* x truncated toward zero and saturated to [lo, hi]; NaN gives 0. */                          \
   X(int64_t, kiln_scalar_float_to_int, (double x, int64_t lo, int64_t hi), {                     \
     if (x != x) {                                                                                \

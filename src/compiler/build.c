@@ -18,7 +18,9 @@
 #include "compiler/build.h"
 #include "compiler/lower.h"
 #include "compiler/tuning.h"
+#include "compiler/vm_codegen.h"
 #include "ir/infer.h"
+#include "ir/static_shapes.h"
 #include "kiln/version.h"
 #include "pass/pipeline.h"
 #include "pass/plan_memory.h"
@@ -56,9 +58,11 @@ static kiln_status_t disable_pass(kiln_pass_context_t *context, const char *name
 
 static kiln_status_t make_context(kiln_allocator_t allocator,
                                   const kiln_compiler_options_t *options,
+                                  const kiln_schedule_target_t *target,
                                   kiln_pass_context_t **out_context) {
   KILN_RETURN_IF_ERROR(kiln_pass_context_create(allocator, options->opt_level, out_context));
   kiln_pass_context_set_verify(*out_context, options->verify);
+  kiln_pass_context_set_target(*out_context, target);
   for (int i = 0; i < options->num_disabled_passes; ++i) {
     KILN_RETURN_IF_ERROR(disable_pass(*out_context, options->disabled_passes[i]));
   }
@@ -66,10 +70,12 @@ static kiln_status_t make_context(kiln_allocator_t allocator,
 }
 
 static kiln_status_t run_passes(kiln_allocator_t allocator, kiln_module_t *module,
-                                const kiln_compiler_options_t *options) {
+                                const kiln_compiler_options_t *options,
+                                const kiln_schedule_target_t *target) {
   KILN_RETURN_IF_ERROR(kiln_ir_infer_types(module));
+  KILN_RETURN_IF_ERROR(kiln_ir_module_require_static(module, "the graph compiler"));
   kiln_pass_context_t *context = NULL;
-  kiln_status_t status = make_context(allocator, options, &context);
+  kiln_status_t status = make_context(allocator, options, target, &context);
   if (!status) {
     status = kiln_pass_run_default_pipeline(module, context);
   }
@@ -304,12 +310,17 @@ static kiln_status_t build(kiln_compiled_t *c, kiln_module_t *module,
                            const kiln_compiler_options_t *options) {
   double start = now_seconds();
   KILN_RETURN_IF_ERROR(kiln_pass_check_static(module));
-  KILN_RETURN_IF_ERROR(run_passes(c->allocator, module, options));
-  double passed = now_seconds();
-  progress(options, "passes done", passed - start);
   kiln_schedule_target_t target;
   KILN_RETURN_IF_ERROR(kiln_compiler_schedule_target(c->target, &target));
+  KILN_RETURN_IF_ERROR(run_passes(c->allocator, module, options, &target));
+  double passed = now_seconds();
+  progress(options, "passes done", passed - start);
   KILN_RETURN_IF_ERROR(plan_and_generate(c, module, &target, options));
+  c->executor = kiln_vm_codegen_choose(module, options->executor);
+  if (c->executor == KILN_EXECUTOR_VM) {
+    KILN_RETURN_IF_ERROR(kiln_vm_codegen(c->allocator, c->graph.graph_json, c->graph.num_params,
+                                         c->graph.param_names, &c->vm_json));
+  }
   double lowered = now_seconds();
   KILN_RETURN_IF_ERROR(lower_and_generate(c, options));
   double generated = now_seconds();

@@ -34,6 +34,8 @@ struct kiln_compiled_t {
   const kiln_tir_prim_func_t **lowered; /* every kernel after the loop-IR passes */
   kiln_kernel_cache_t *kernels;         /* the shared cache's view; NULL: private kernels */
   char *target;
+  kiln_executor_kind_t executor; /* GRAPH or VM */
+  char *vm_json;                 /* the VM's program; NULL for the graph executor */
   kiln_compile_stats_t stats;
 };
 

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/file.h"
 #include "base/json.h"
@@ -70,6 +71,7 @@ void kiln_compiled_destroy(kiln_compiled_t *compiled) {
   if (!compiled) {
     return;
   }
+  kiln_allocator_free(compiled->allocator, compiled->vm_json);
   kiln_graph_codegen_deinitialize(&compiled->graph);
   kiln_runtime_module_release(compiled->library);
   kiln_kernel_cache_destroy(compiled->kernels);
@@ -80,6 +82,19 @@ void kiln_compiled_destroy(kiln_compiled_t *compiled) {
 
 const char *kiln_compiled_graph_json(const kiln_compiled_t *compiled) {
   return compiled->graph.graph_json;
+}
+
+kiln_executor_kind_t kiln_compiled_executor(const kiln_compiled_t *compiled) {
+  return compiled->executor;
+}
+
+const char *kiln_compiled_program_json(const kiln_compiled_t *compiled) {
+  return compiled->vm_json ? compiled->vm_json : compiled->graph.graph_json;
+}
+
+/* The name of the program's file: what a folder holds, what errors say. */
+static const char *program_name(const kiln_compiled_t *compiled) {
+  return compiled->vm_json ? "vm.json" : "graph.json";
 }
 
 kiln_runtime_module_t *kiln_compiled_library(const kiln_compiled_t *compiled) {
@@ -112,8 +127,13 @@ kiln_status_t kiln_compiled_save(const kiln_compiled_t *compiled, const char *di
   kiln_status_t status = kiln_runtime_module_save(library, path);
   kiln_runtime_module_release(library);
   KILN_RETURN_IF_ERROR(status);
-  snprintf(path, sizeof(path), "%s/graph.json", dir);
-  KILN_RETURN_IF_ERROR(write_text(path, compiled->graph.graph_json));
+  /* a folder holds one program: the other executor's goes */
+  snprintf(path, sizeof(path), "%s/%s", dir, compiled->vm_json ? "graph.json" : "vm.json");
+  if (unlink(path) != 0 && errno != ENOENT) {
+    return KILN_STATUS(IO_ERROR, "%s: cannot remove it: %s", path, strerror(errno));
+  }
+  snprintf(path, sizeof(path), "%s/%s", dir, program_name(compiled));
+  KILN_RETURN_IF_ERROR(write_text(path, kiln_compiled_program_json(compiled)));
   snprintf(path, sizeof(path), "%s/params.bin", dir);
   return kiln_runtime_params_save(path, compiled->graph.num_params, compiled->graph.param_names,
                                   compiled->graph.params);
@@ -140,7 +160,7 @@ static kiln_status_t link_one_file(const kiln_compiled_t *compiled,
       allocator, compiled->graph.num_params, compiled->graph.param_names, compiled->graph.params,
       &params, &params_size);
   if (!status) {
-    status = kiln_runtime_model_serialize(allocator, compiled->graph.graph_json, params,
+    status = kiln_runtime_model_serialize(allocator, kiln_compiled_program_json(compiled), params,
                                           params_size, &model, &model_size);
   }
   kiln_allocator_free(allocator, params);
@@ -172,8 +192,8 @@ kiln_status_t kiln_compiled_create_executor(const kiln_compiled_t *compiled,
   kiln_runtime_params_t *params = NULL;
   KILN_RETURN_IF_ERROR(kiln_compiled_params(compiled, &params));
   kiln_status_t status =
-      kiln_graph_executor_create(compiled->allocator, compiled->graph.graph_json, "graph.json",
-                                 compiled->library, params, out_executor);
+      kiln_graph_executor_create(compiled->allocator, kiln_compiled_program_json(compiled),
+                                 program_name(compiled), compiled->library, params, out_executor);
   kiln_runtime_params_destroy(params);
   return status;
 }

@@ -103,12 +103,14 @@ static kiln_status_t compare_outputs(const kiln_onnx_case_t *onnx_case, int num_
   return KILN_OK;
 }
 
-/* The case's model compiled for `target` (opt_level 3) and run by the
- * graph executor; the outputs are copies the caller releases. */
+/* The case's model compiled for `target` (opt_level 3) and `executor` and
+ * run by it; the outputs are copies the caller releases. */
 static kiln_status_t run_compiled(const kiln_onnx_case_t *onnx_case, const char *target,
-                                  int *out_num_outputs, kiln_tensor_t ***out_outputs) {
+                                  kiln_executor_kind_t executor, int *out_num_outputs,
+                                  kiln_tensor_t ***out_outputs) {
   kiln_compiler_options_t options = kiln_compiler_options_default();
   options.target = target;
+  options.executor = executor;
   kiln_compiled_t *compiled = NULL;
   KILN_RETURN_IF_ERROR(
       kiln_compiler_build(onnx_case->allocator, onnx_case->module, &options, &compiled));
@@ -228,7 +230,8 @@ static kiln_status_t run_values(const kiln_onnx_case_t *onnx_case) {
   return status;
 }
 
-static kiln_status_t run_loaded(const kiln_onnx_case_t *onnx_case, const char *target) {
+static kiln_status_t run_loaded(const kiln_onnx_case_t *onnx_case, const char *target,
+                                kiln_executor_kind_t executor) {
   if (onnx_case->has_values && target == NULL) {
     return run_values(onnx_case);
   }
@@ -236,7 +239,7 @@ static kiln_status_t run_loaded(const kiln_onnx_case_t *onnx_case, const char *t
   int num_outputs = 0;
   kiln_tensor_t **outputs = NULL;
   kiln_status_t run =
-      target ? run_compiled(onnx_case, target, &num_outputs, &outputs)
+      target ? run_compiled(onnx_case, target, executor, &num_outputs, &outputs)
              : kiln_interp_run(onnx_case->module, "main", onnx_case->num_inputs, onnx_case->inputs,
                                onnx_case->allocator, &num_outputs, &outputs);
   if (run) {
@@ -256,6 +259,12 @@ static kiln_status_t run_loaded(const kiln_onnx_case_t *onnx_case, const char *t
 
 kiln_status_t kiln_conformance_case_run(kiln_allocator_t allocator, const char *dir,
                                         const char *target, kiln_conformance_result_t *out_result) {
+  return kiln_conformance_case_run_on(allocator, dir, target, KILN_EXECUTOR_AUTO, out_result);
+}
+
+kiln_status_t kiln_conformance_case_run_on(kiln_allocator_t allocator, const char *dir,
+                                           const char *target, kiln_executor_kind_t executor,
+                                           kiln_conformance_result_t *out_result) {
   kiln_onnx_case_t onnx_case;
   kiln_status_t status =
       kiln_onnx_case_load(dir, KILN_ONNX_CASE_INPUTS_AT_RUN, allocator, &onnx_case);
@@ -267,7 +276,7 @@ kiln_status_t kiln_conformance_case_run(kiln_allocator_t allocator, const char *
   } else if (target && (status = kiln_pass_check_static(onnx_case.module)) != KILN_OK) {
     result = KILN_CONFORMANCE_RESULT_UNSUPPORTED; /* control flow the compiler refuses */
   } else {
-    status = run_loaded(&onnx_case, target);
+    status = run_loaded(&onnx_case, target, executor);
     result = status == KILN_OK ? KILN_CONFORMANCE_RESULT_PASS : KILN_CONFORMANCE_RESULT_FAIL;
   }
   kiln_onnx_case_deinitialize(&onnx_case);

@@ -79,7 +79,8 @@ kiln_status_t kiln_model_load(kiln_allocator_t allocator, const char *name,
   if (is_onnx(name)) {
     kiln_onnx_import_options_t import = {.num_input_shapes = options->num_input_shapes,
                                          .input_shape_specs = options->input_shapes,
-                                         .max_constant_bytes = options->max_constant_bytes};
+                                         .max_constant_bytes = options->max_constant_bytes,
+                                         .static_input_shapes = true};
     status = kiln_onnx_import_file(name, &import, allocator, &model->module);
   } else {
     status = build_workload(name, options, model);

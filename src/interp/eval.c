@@ -3,9 +3,11 @@
  *
  * One function per node kind. An operator call borrows its inputs from the
  * operands' values, allocates its outputs from the node's checked type (a
- * tuple type flattened, as kiln_kernel_args_t wants) — or, when an input's
- * shape is not its static type's (a shape known only at run time), from the
- * type the operator's relation gives the actual inputs — runs the reference
+ * tuple type flattened, as kiln_kernel_args_t wants) — or, when that (or an
+ * argument's) has a symbolic dim, from the concrete type computed at run
+ * time (interp/shapes.h), and when an input's shape is not its static
+ * type's (a loop body's carried values), from the type the operator's
+ * relation gives the actual inputs — runs the reference
  * kernel and rebuilds the tuple nesting; whatever fails on the way releases
  * the outputs made so far. Kernel times are taken only when a hook or debug
  * logging will use them.
@@ -16,6 +18,7 @@
 #include <time.h>
 
 #include "base/log.h"
+#include "interp/shapes.h"
 #include "op/control_attrs.h"
 #include "op/op.h"
 
@@ -157,21 +160,25 @@ static kiln_status_t kiln_interp_run_typed(kiln_interp_context_t *context,
   return kiln_interp_value_from_type(context->allocator, type, outputs, &position, out_value);
 }
 
-/* Runs the kernel on outputs of the node's checked type, or, when the
- * inputs' shapes are not those of the static types (shapes known only at
- * run time), of the type the operator's relation gives the actual inputs. */
+/* Runs the kernel on outputs of the node's checked type; of the concrete
+ * type its inputs give when the call has symbolic dims (interp/shapes.h);
+ * or, when the inputs' shapes are not those of the static types (shapes
+ * known only at run time in a loop body), of the type the operator's
+ * relation gives the actual inputs. */
 static kiln_status_t kiln_interp_call_kernel(kiln_interp_context_t *context,
                                              const kiln_interp_plan_t *plan, size_t index,
                                              const kiln_call_t *call, kiln_tensor_t **tensors,
                                              size_t num_outputs, kiln_interp_value_t *out_value) {
-  if (kiln_interp_inputs_typed(call, tensors)) {
+  bool dynamic = kiln_interp_call_is_dynamic(call);
+  if (!dynamic && kiln_interp_inputs_typed(call, tensors)) {
     return kiln_interp_run_typed(context, plan, index, call, call->base.checked_type, tensors,
                                  num_outputs, out_value);
   }
   kiln_arena_t arena;
-  kiln_arena_initialize(&arena, context->allocator, 0);
+  kiln_arena_initialize(&arena, context->allocator, 1024);
   const kiln_type_t *type = NULL;
-  kiln_status_t status = kiln_interp_actual_type(&arena, call, tensors, &type);
+  kiln_status_t status = dynamic ? kiln_interp_call_type(&arena, call, tensors, &type)
+                                 : kiln_interp_actual_type(&arena, call, tensors, &type);
   if (status == NULL && kiln_interp_type_leaf_count(type) != num_outputs) {
     status = KILN_STATUS(INTERNAL, "%s gives %zu outputs at run time, %zu at import",
                          call->op->name, kiln_interp_type_leaf_count(type), num_outputs);

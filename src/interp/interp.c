@@ -3,7 +3,9 @@
  *
  * A run checks everything it can before computing anything: the function
  * exists, every node it reaches has a type (else the caller forgot type
- * inference), and each input matches its parameter. Then it plans the
+ * inference), and each input matches its parameter (a symbolic dim takes
+ * the size of the input that first brings its variable, and every other
+ * input with that variable must agree). Then it plans the
  * function, evaluates it (interp/eval.h) and hands the body's tensors to the
  * caller as new references in a new array. Plans, values and the callee
  * plans made on the way are released whatever happens.
@@ -15,6 +17,7 @@
 #include <string.h>
 
 #include "interp/eval.h"
+#include "interp/shapes.h"
 #include "interp/value.h"
 
 /* NOT_FOUND naming the function and listing the module's functions. */
@@ -58,7 +61,8 @@ static kiln_tensor_type_t kiln_interp_tensor_type_of(const kiln_tensor_t *tensor
   return type;
 }
 
-static kiln_status_t kiln_interp_check_input(const char *name, int index, const kiln_var_t *param,
+static kiln_status_t kiln_interp_check_input(kiln_interp_bindings_t *bindings, const char *name,
+                                             int index, const kiln_var_t *param,
                                              const kiln_tensor_t *input) {
   const kiln_type_t *expected =
       param->type_annotation != NULL ? param->type_annotation : param->base.checked_type;
@@ -78,9 +82,7 @@ static kiln_status_t kiln_interp_check_input(const char *name, int index, const 
     return KILN_STATUS(INVALID_ARGUMENT, "in @%s, input %d (%%%s) is NULL", name, index,
                        param->name);
   }
-  if (tensor_type->dtype == kiln_tensor_dtype(input) &&
-      kiln_shape_equal(tensor_type->ndim, tensor_type->shape, kiln_tensor_ndim(input),
-                       kiln_tensor_shape(input))) {
+  if (kiln_interp_tensor_fits(bindings, tensor_type, input)) {
     return KILN_OK;
   }
   kiln_tensor_type_t actual = kiln_interp_tensor_type_of(input);
@@ -104,8 +106,10 @@ static kiln_status_t kiln_interp_check_inputs(const char *name, const kiln_funct
   if (num_inputs > 0 && inputs == NULL) {
     return KILN_STATUS(INVALID_ARGUMENT, "@%s: the input array is NULL", name);
   }
+  kiln_interp_bindings_t bindings = {0};
   for (int i = 0; i < num_inputs; i++) {
-    KILN_RETURN_IF_ERROR(kiln_interp_check_input(name, i, function->params[i], inputs[i]));
+    KILN_RETURN_IF_ERROR(
+        kiln_interp_check_input(&bindings, name, i, function->params[i], inputs[i]));
   }
   return KILN_OK;
 }

@@ -15,6 +15,12 @@
  * interpreter checks that every node has a type before it computes
  * anything, and that each input matches its parameter's annotation.
  *
+ * Symbolic dims (docs/dynamic-shapes.md): a parameter's symbolic dim takes
+ * its size from the input (one size per named variable, within its upper
+ * bound), and a call whose type is not static gets its concrete output type
+ * at run time, from the operator's shape function or its type relation on
+ * the concrete input types (interp/shapes.h).
+ *
  * The interpreter handles every dtype, since it only allocates and hands
  * tensors to kernels; which dtypes work is the kernels' business (float32
  * everywhere; int64 and bool in the elementwise, comparison, selection and

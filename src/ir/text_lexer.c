@@ -179,7 +179,7 @@ static kiln_status_t lexer_symbol(kiln_text_lexer_t *lexer, kiln_text_token_t *t
   } else if (strncmp(p, metadata, sizeof(metadata) - 1) == 0) {
     token->kind = KILN_TEXT_TOKEN_METADATA;
     lexer->cursor = p + sizeof(metadata) - 1;
-  } else if (*p != '\0' && strchr("()[]{},;:=.-", *p) != NULL) {
+  } else if (*p != '\0' && strchr("()[]{},;:=.-?<", *p) != NULL) {
     token->kind = KILN_TEXT_TOKEN_PUNCT;
     lexer->cursor = p + 1;
   } else {

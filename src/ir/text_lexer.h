@@ -31,7 +31,7 @@ typedef enum kiln_text_token_kind_e {
   KILN_TEXT_TOKEN_STRING,   /* "NCHW", quotes included */
   KILN_TEXT_TOKEN_METADATA, /* #[metadata] */
   KILN_TEXT_TOKEN_ARROW,    /* -> */
-  KILN_TEXT_TOKEN_PUNCT,    /* one of ( ) [ ] { } , ; : = . - */
+  KILN_TEXT_TOKEN_PUNCT,    /* one of ( ) [ ] { } , ; : = . - ? < */
   KILN_TEXT_TOKEN_COUNT_
 } kiln_text_token_kind_t;
 

@@ -101,22 +101,65 @@ kiln_status_t kiln_text_parser_note(kiln_text_parser_t *parser, const void *node
 
 /* ---- types ---- */
 
+/* "<=N" after a symbolic dim, when there: its upper bound, else -1. */
+static kiln_status_t parse_upper_bound(kiln_text_parser_t *parser, int64_t *out_bound) {
+  *out_bound = -1;
+  if (!kiln_text_token_is_punct(&parser->token, '<')) {
+    return KILN_OK;
+  }
+  KILN_RETURN_IF_ERROR(kiln_text_parser_advance(parser));
+  KILN_RETURN_IF_ERROR(kiln_text_parser_expect(parser, '=', "after '<' in a dim's upper bound"));
+  KILN_RETURN_IF_ERROR(
+      kiln_text_parser_integer(parser, &parser->token, "an upper bound", INT64_MAX, out_bound));
+  return kiln_text_parser_advance(parser);
+}
+
+/* A symbolic dim: a name or '?', then an optional "<=N"; the current token is
+ * the name or '?'. */
+static kiln_status_t parse_symbolic_dim(kiln_text_parser_t *parser,
+                                        const kiln_dim_var_t **out_var) {
+  kiln_text_token_t start = parser->token;
+  char *name = NULL;
+  if (start.kind == KILN_TEXT_TOKEN_IDENT) {
+    KILN_RETURN_IF_ERROR(kiln_text_parser_token_string(parser, &start, 0, &name));
+  }
+  KILN_RETURN_IF_ERROR(kiln_text_parser_advance(parser));
+  int64_t bound = -1;
+  KILN_RETURN_IF_ERROR(parse_upper_bound(parser, &bound));
+  return kiln_text_parser_annotate(
+      parser, &start,
+      kiln_dim_var_create(kiln_module_arena(parser->module), name ? name : "", bound, out_var));
+}
+
+/* One dim: an integer, a dim variable's name or '?'. */
+static kiln_status_t parse_dim(kiln_text_parser_t *parser, int64_t *out_dim,
+                               const kiln_dim_var_t **out_var) {
+  *out_var = NULL;
+  *out_dim = -1;
+  if (kiln_text_token_is_punct(&parser->token, '-')) {
+    return KILN_TEXT_ERROR(parser, &parser->token, "a dimension cannot be negative");
+  }
+  if (parser->token.kind == KILN_TEXT_TOKEN_IDENT ||
+      kiln_text_token_is_punct(&parser->token, '?')) {
+    return parse_symbolic_dim(parser, out_var);
+  }
+  KILN_RETURN_IF_ERROR(
+      kiln_text_parser_integer(parser, &parser->token, "a dimension", INT64_MAX, out_dim));
+  return kiln_text_parser_advance(parser);
+}
+
 /* (d0, d1, ...) of a tensor type; the current token is '('. */
-static kiln_status_t parse_dims(kiln_text_parser_t *parser, int64_t *dims, int *out_ndim) {
+static kiln_status_t parse_dims(kiln_text_parser_t *parser, int64_t *dims,
+                                const kiln_dim_var_t **vars, int *out_ndim) {
   KILN_RETURN_IF_ERROR(kiln_text_parser_expect(parser, '(', "before the dimensions of Tensor"));
   int ndim = 0;
   while (!kiln_text_token_is_punct(&parser->token, ')')) {
-    if (kiln_text_token_is_punct(&parser->token, '-')) {
-      return KILN_TEXT_ERROR(parser, &parser->token, "a dimension cannot be negative");
-    }
     if (ndim == KILN_MAX_RANK) {
       return KILN_TEXT_ERROR(parser, &parser->token, "a tensor type has at most %d dimensions",
                              KILN_MAX_RANK);
     }
-    KILN_RETURN_IF_ERROR(
-        kiln_text_parser_integer(parser, &parser->token, "a dimension", INT64_MAX, &dims[ndim]));
+    KILN_RETURN_IF_ERROR(parse_dim(parser, &dims[ndim], &vars[ndim]));
     ndim++;
-    KILN_RETURN_IF_ERROR(kiln_text_parser_advance(parser));
     if (!kiln_text_token_is_punct(&parser->token, ')')) {
       KILN_RETURN_IF_ERROR(kiln_text_parser_expect(parser, ',', "or ')' after a dimension"));
     }
@@ -149,15 +192,17 @@ static kiln_status_t parse_tensor_type(kiln_text_parser_t *parser, const kiln_ty
   KILN_RETURN_IF_ERROR(kiln_text_parser_advance(parser));
   KILN_RETURN_IF_ERROR(kiln_text_parser_expect(parser, '[', "after Tensor"));
   int64_t dims[KILN_MAX_RANK];
+  const kiln_dim_var_t *vars[KILN_MAX_RANK];
   int ndim = 0;
-  KILN_RETURN_IF_ERROR(parse_dims(parser, dims, &ndim));
+  KILN_RETURN_IF_ERROR(parse_dims(parser, dims, vars, &ndim));
   KILN_RETURN_IF_ERROR(kiln_text_parser_expect(parser, ',', "between the shape and the dtype"));
   kiln_dtype_t dtype = KILN_DTYPE_FLOAT32;
   KILN_RETURN_IF_ERROR(parse_dtype_name(parser, &dtype));
   KILN_RETURN_IF_ERROR(kiln_text_parser_expect(parser, ']', "after the dtype of Tensor"));
   return kiln_text_parser_annotate(
       parser, &start,
-      kiln_tensor_type_create(kiln_module_arena(parser->module), dtype, ndim, dims, out_type));
+      kiln_tensor_type_create_symbolic(kiln_module_arena(parser->module), dtype, ndim, dims, vars,
+                                       out_type));
 }
 
 /* (T, ...), (T) and (): always a tuple type; the current token is '('. */

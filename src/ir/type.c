@@ -1,20 +1,88 @@
 /*
  * Graph IR types; see type.h. Constructors validate and copy into the arena;
- * equality and formatting recurse through tuples.
+ * equality and formatting recurse through tuples. A symbolic dim is stored as
+ * -1 in the shape array plus its variable, so shape equality alone already
+ * tells a static dim from a symbolic one and the variables decide the rest.
  */
 #include "ir/type.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
-kiln_status_t kiln_tensor_type_create(kiln_arena_t *arena, kiln_dtype_t dtype, int ndim,
-                                      const int64_t *shape, const kiln_type_t **out_type) {
+kiln_status_t kiln_dim_var_create(kiln_arena_t *arena, const char *name, int64_t upper_bound,
+                                  const kiln_dim_var_t **out_var) {
+  *out_var = NULL;
+  if (!name) {
+    return KILN_STATUS(INVALID_ARGUMENT, "dim var: no name (\"\" for an anonymous one)");
+  }
+  for (size_t i = 0; name[i]; ++i) {
+    bool letter = isalpha((unsigned char)name[i]) || name[i] == '_';
+    if (!letter && (i == 0 || !isdigit((unsigned char)name[i]))) {
+      return KILN_STATUS(INVALID_ARGUMENT, "dim var: \"%s\" is not an identifier", name);
+    }
+  }
+  if (upper_bound < -1) {
+    return KILN_STATUS(INVALID_ARGUMENT, "dim var %s: upper bound %lld is negative", name,
+                       (long long)upper_bound);
+  }
+  kiln_dim_var_t *var = NULL;
+  char *copy = NULL;
+  KILN_RETURN_IF_ERROR(
+      kiln_arena_allocate(arena, sizeof(*var), _Alignof(kiln_dim_var_t), (void **)&var));
+  KILN_RETURN_IF_ERROR(kiln_arena_strdup(arena, name, &copy));
+  var->name = copy;
+  var->upper_bound = upper_bound;
+  *out_var = var;
+  return KILN_OK;
+}
+
+static bool any_symbolic(int ndim, const kiln_dim_var_t *const *vars) {
+  for (int i = 0; vars && i < ndim; ++i) {
+    if (vars[i]) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/* Checks the static dims (a symbolic one counts as 1) and the rank. */
+static kiln_status_t check_dims(int ndim, const int64_t *shape, const kiln_dim_var_t *const *vars) {
+  int64_t known[KILN_MAX_RANK];
+  int count_dims = ndim > 0 && ndim <= KILN_MAX_RANK ? ndim : 0;
+  for (int i = 0; i < count_dims; ++i) {
+    known[i] = vars && vars[i] ? 1 : shape[i];
+  }
+  int64_t count = 0;
+  return kiln_shape_element_count(ndim, count_dims ? known : shape, &count);
+}
+
+static kiln_status_t copy_vars(kiln_arena_t *arena, int ndim, const kiln_dim_var_t *const *vars,
+                               int64_t *dims, const kiln_dim_var_t *const **out_vars) {
+  *out_vars = NULL;
+  if (!any_symbolic(ndim, vars)) {
+    return KILN_OK;
+  }
+  const kiln_dim_var_t **copy = NULL;
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate(arena, sizeof(*copy) * (size_t)ndim,
+                                           _Alignof(kiln_dim_var_t *), (void **)&copy));
+  for (int i = 0; i < ndim; ++i) {
+    copy[i] = vars[i];
+    dims[i] = vars[i] ? -1 : dims[i];
+  }
+  *out_vars = copy;
+  return KILN_OK;
+}
+
+kiln_status_t kiln_tensor_type_create_symbolic(kiln_arena_t *arena, kiln_dtype_t dtype, int ndim,
+                                               const int64_t *shape,
+                                               const kiln_dim_var_t *const *vars,
+                                               const kiln_type_t **out_type) {
   *out_type = NULL;
   if ((unsigned)dtype >= KILN_DTYPE_COUNT_) {
     return KILN_STATUS(INVALID_ARGUMENT, "tensor type: dtype %d is not a kiln dtype", (int)dtype);
   }
-  int64_t count = 0;
-  KILN_RETURN_IF_ERROR_ANNOTATE(kiln_shape_element_count(ndim, shape, &count), "tensor type");
+  KILN_RETURN_IF_ERROR_ANNOTATE(check_dims(ndim, shape, vars), "tensor type");
   kiln_tensor_type_t *type = NULL;
   KILN_RETURN_IF_ERROR(
       kiln_arena_allocate(arena, sizeof(*type), _Alignof(kiln_tensor_type_t), (void **)&type));
@@ -28,8 +96,67 @@ kiln_status_t kiln_tensor_type_create(kiln_arena_t *arena, kiln_dtype_t dtype, i
   type->dtype = dtype;
   type->ndim = ndim;
   type->shape = dims;
+  KILN_RETURN_IF_ERROR(copy_vars(arena, ndim, vars, dims, &type->vars));
   *out_type = &type->base;
   return KILN_OK;
+}
+
+kiln_status_t kiln_tensor_type_create(kiln_arena_t *arena, kiln_dtype_t dtype, int ndim,
+                                      const int64_t *shape, const kiln_type_t **out_type) {
+  return kiln_tensor_type_create_symbolic(arena, dtype, ndim, shape, NULL, out_type);
+}
+
+bool kiln_tensor_type_is_static(const kiln_tensor_type_t *type) {
+  return !any_symbolic(type->ndim, type->vars);
+}
+
+const kiln_dim_var_t *kiln_type_first_symbolic(const kiln_type_t *type, int *out_dim) {
+  *out_dim = -1;
+  const kiln_tensor_type_t *tensor = kiln_type_as_tensor(type);
+  for (int i = 0; tensor && tensor->vars && i < tensor->ndim; ++i) {
+    if (tensor->vars[i]) {
+      *out_dim = i;
+      return tensor->vars[i];
+    }
+  }
+  const kiln_tuple_type_t *tuple = kiln_type_as_tuple(type);
+  for (int i = 0; tuple && i < tuple->count; ++i) {
+    const kiln_dim_var_t *var = kiln_type_first_symbolic(tuple->fields[i], out_dim);
+    if (var) {
+      return var;
+    }
+  }
+  return NULL;
+}
+
+bool kiln_type_is_static(const kiln_type_t *type) {
+  int dim = 0;
+  return kiln_type_first_symbolic(type, &dim) == NULL;
+}
+
+bool kiln_dim_var_equal(const kiln_dim_var_t *a, const kiln_dim_var_t *b) {
+  if (a == b) {
+    return true;
+  }
+  return a && b && strcmp(a->name, b->name) == 0;
+}
+
+const char *kiln_dim_var_text(const kiln_dim_var_t *var) {
+  return var->name[0] ? var->name : "?";
+}
+
+static bool tensor_types_equal(const kiln_tensor_type_t *a, const kiln_tensor_type_t *b) {
+  if (a->dtype != b->dtype || !kiln_shape_equal(a->ndim, a->shape, b->ndim, b->shape)) {
+    return false;
+  }
+  for (int i = 0; (a->vars || b->vars) && i < a->ndim; ++i) {
+    const kiln_dim_var_t *va = a->vars ? a->vars[i] : NULL;
+    const kiln_dim_var_t *vb = b->vars ? b->vars[i] : NULL;
+    if (!kiln_dim_var_equal(va, vb)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 kiln_status_t kiln_tensor_type_of(kiln_arena_t *arena, const kiln_tensor_t *tensor,
@@ -161,8 +288,7 @@ static bool kiln_type_list_equal(int count, const kiln_type_t *const *a,
 static bool kiln_type_equal_same_kind(const kiln_type_t *a, const kiln_type_t *b) {
   switch (a->kind) {
   case KILN_TYPE_KIND_TENSOR: {
-    const kiln_tensor_type_t *ta = kiln_type_as_tensor(a), *tb = kiln_type_as_tensor(b);
-    return ta->dtype == tb->dtype && kiln_shape_equal(ta->ndim, ta->shape, tb->ndim, tb->shape);
+    return tensor_types_equal(kiln_type_as_tensor(a), kiln_type_as_tensor(b));
   }
   case KILN_TYPE_KIND_TUPLE: {
     const kiln_tuple_type_t *ua = kiln_type_as_tuple(a), *ub = kiln_type_as_tuple(b);
@@ -239,15 +365,6 @@ static kiln_status_t kiln_type_format_list(int count, const kiln_type_t *const *
   return kiln_strbuf_append_char(sb, ')');
 }
 
-static kiln_status_t kiln_type_format_tensor(const kiln_tensor_type_t *tensor, kiln_strbuf_t *sb) {
-  KILN_RETURN_IF_ERROR(kiln_strbuf_append(sb, "Tensor[("));
-  for (int i = 0; i < tensor->ndim; ++i) {
-    KILN_RETURN_IF_ERROR(
-        kiln_strbuf_appendf(sb, "%s%lld", i ? ", " : "", (long long)tensor->shape[i]));
-  }
-  return kiln_strbuf_appendf(sb, "), %s]", kiln_dtype_name(tensor->dtype));
-}
-
 static kiln_status_t kiln_type_format_sequence(const kiln_sequence_type_t *sequence,
                                                kiln_strbuf_t *sb) {
   KILN_RETURN_IF_ERROR(kiln_strbuf_append(sb, "Sequence["));
@@ -257,6 +374,27 @@ static kiln_status_t kiln_type_format_sequence(const kiln_sequence_type_t *seque
     KILN_RETURN_IF_ERROR(kiln_strbuf_append(sb, kiln_dtype_name(sequence->dtype)));
   }
   return kiln_strbuf_append_char(sb, ']');
+}
+
+static kiln_status_t format_dim(const kiln_tensor_type_t *tensor, int i, kiln_strbuf_t *sb) {
+  const char *separator = i ? ", " : "";
+  const kiln_dim_var_t *var = tensor->vars ? tensor->vars[i] : NULL;
+  if (!var) {
+    return kiln_strbuf_appendf(sb, "%s%lld", separator, (long long)tensor->shape[i]);
+  }
+  KILN_RETURN_IF_ERROR(kiln_strbuf_appendf(sb, "%s%s", separator, kiln_dim_var_text(var)));
+  if (var->upper_bound >= 0) {
+    return kiln_strbuf_appendf(sb, "<=%lld", (long long)var->upper_bound);
+  }
+  return KILN_OK;
+}
+
+static kiln_status_t kiln_type_format_tensor(const kiln_tensor_type_t *tensor, kiln_strbuf_t *sb) {
+  KILN_RETURN_IF_ERROR(kiln_strbuf_append(sb, "Tensor[("));
+  for (int i = 0; i < tensor->ndim; ++i) {
+    KILN_RETURN_IF_ERROR(format_dim(tensor, i, sb));
+  }
+  return kiln_strbuf_appendf(sb, "), %s]", kiln_dtype_name(tensor->dtype));
 }
 
 kiln_status_t kiln_type_format(const kiln_type_t *type, kiln_strbuf_t *sb) {

@@ -8,6 +8,9 @@
  * node's stored checked_type is compared with what kiln_ir_infer_node
  * computes from its inputs, so a pass that rewrote a node without
  * re-inferring, or built a node its operator rejects, is caught here.
+ * Symbolic dims: a parameter's symbolic dim holds -1 in its shape, and a
+ * dimension variable's name has one upper bound throughout a function's
+ * parameters (equal types elsewhere follow from inference).
  */
 #include "ir/verify.h"
 
@@ -25,9 +28,50 @@ static kiln_status_t kiln_ir_verify_function(kiln_ir_verifier_t *verifier,
                                              kiln_function_t *function);
 
 /* Records `function`'s parameters; a parameter of two functions is an error. */
+/* A dim variable of this name among the params' types before (param p, dim
+ * d) whose upper bound differs from `var`'s, or NULL. */
+static const kiln_dim_var_t *kiln_ir_verify_bound_clash(const kiln_function_t *function, int p,
+                                                        int d, const kiln_dim_var_t *var) {
+  for (int q = 0; q <= p; q++) {
+    const kiln_tensor_type_t *t = kiln_type_as_tensor(function->params[q]->base.checked_type);
+    for (int e = 0; t && t->vars && e < (q == p ? d : t->ndim); e++) {
+      const kiln_dim_var_t *other = t->vars[e];
+      if (other && var->name[0] && kiln_dim_var_equal(other, var) &&
+          other->upper_bound != var->upper_bound) {
+        return other;
+      }
+    }
+  }
+  return NULL;
+}
+
+/* Symbolic dims of the parameters: -1 in the shape, and one upper bound per
+ * variable name. */
+static kiln_status_t kiln_ir_verify_dim_vars(const kiln_ir_verifier_t *verifier,
+                                             const kiln_function_t *function, int p) {
+  const kiln_var_t *param = function->params[p];
+  const kiln_tensor_type_t *t = kiln_type_as_tensor(param->base.checked_type);
+  for (int d = 0; t && t->vars && d < t->ndim; d++) {
+    const kiln_dim_var_t *var = t->vars[d];
+    if (var && t->shape[d] != -1) {
+      return KILN_STATUS(INVALID_ARGUMENT, "in @%s, %%%s: symbolic dim %d holds %lld, not -1",
+                         verifier->name, param->name, d, (long long)t->shape[d]);
+    }
+    const kiln_dim_var_t *clash = var ? kiln_ir_verify_bound_clash(function, p, d, var) : NULL;
+    if (clash) {
+      return KILN_STATUS(INVALID_ARGUMENT,
+                         "in @%s, %%%s: the dim variable %s has the upper bounds %lld and %lld",
+                         verifier->name, param->name, var->name, (long long)clash->upper_bound,
+                         (long long)var->upper_bound);
+    }
+  }
+  return NULL;
+}
+
 static kiln_status_t kiln_ir_verify_params(kiln_ir_verifier_t *verifier,
                                            kiln_function_t *function) {
   for (int i = 0; i < function->num_params; i++) {
+    KILN_RETURN_IF_ERROR(kiln_ir_verify_dim_vars(verifier, function, i));
     kiln_var_t *param = function->params[i];
     void *owner = NULL;
     if (kiln_hashmap_get(&verifier->param_of, param, &owner) && owner != function) {

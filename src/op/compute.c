@@ -9,10 +9,13 @@
  * before it is; a stage read by an extern op stays materialized, since a
  * hand-written loop may read each input element many times.
  */
+#define _POSIX_C_SOURCE 200809L
+
 #include "op/compute.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "te/lower.h"
 
@@ -25,8 +28,24 @@ kiln_schedule_target_t kiln_schedule_target_host(void) {
   } else if (__builtin_cpu_supports("avx")) {
     target.vector_bits = 256;
   }
+#elif defined(__aarch64__)
+  target.vector_registers = 32;
 #endif
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  target.num_cores = cores > 0 && cores < 4096 ? (int)cores : 0;
   return target;
+}
+
+int kiln_schedule_vector_registers(const kiln_schedule_target_t *target) {
+  if (target->vector_registers > 0) {
+    return target->vector_registers;
+  }
+  return target->vector_bits >= 512 ? 32 : 16;
+}
+
+int64_t kiln_schedule_scale_registers(const kiln_schedule_target_t *target, int64_t count32) {
+  int64_t scaled = count32 * kiln_schedule_vector_registers(target) / 32;
+  return scaled < 1 ? 1 : scaled;
 }
 
 int kiln_schedule_lanes(const kiln_schedule_target_t *target, kiln_dtype_t dtype) {

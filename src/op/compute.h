@@ -56,9 +56,13 @@ struct kiln_compute_result_t {
   const kiln_te_tensor_t *outputs[KILN_COMPUTE_MAX_OUTPUTS];
 };
 
-/* What a schedule may assume about the CPU. */
+/* What a schedule may assume about the CPU: the target description the
+ * compiler derives from the target string (kiln_compiler_schedule_target)
+ * or from the host. Fields left 0 take the defaults below. */
 struct kiln_schedule_target_t {
-  int vector_bits; /* width of one vector register: 512 on AVX-512, 256 on AVX2 */
+  int vector_bits;      /* width of one vector register: 512 on AVX-512, 256 on AVX2 */
+  int vector_registers; /* 0: 32 with 512-bit vectors, else 16 (x86's ymm/xmm files) */
+  int num_cores;        /* cores a parallel loop spreads over; 0: unknown */
   /* The knobs a tunable schedule applies instead of its default rule, when
    * set and of its template (op/schedule_config.h); NULL: the default. */
   const kiln_schedule_config_t *config;
@@ -67,9 +71,14 @@ struct kiln_schedule_target_t {
   kiln_schedule_space_t *out_space;
 };
 
-/* The host this build targets: 512-bit vectors when compiled for AVX-512,
- * 256 for AVX, else 128. */
+/* The host: 512-bit vectors and 32 registers on AVX-512, 256 bits and 16
+ * registers on AVX, else 128 bits; its online cores. */
 kiln_schedule_target_t kiln_schedule_target_host(void);
+/* The target's vector registers (vector_registers, or its default). */
+int kiln_schedule_vector_registers(const kiln_schedule_target_t *target);
+/* A count of vector registers a rule states for a 32-register file (a
+ * register tile's accumulators), scaled to the target's: 24 is 12 on AVX2. */
+int64_t kiln_schedule_scale_registers(const kiln_schedule_target_t *target, int64_t count32);
 /* Lanes of one vector of `dtype` (bool as 8 bits), at least 1. */
 int kiln_schedule_lanes(const kiln_schedule_target_t *target, kiln_dtype_t dtype);
 /* The narrowest last axis the default schedule vectorizes by, when it is

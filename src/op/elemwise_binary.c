@@ -338,6 +338,7 @@ static kiln_status_t where_reference(const kiln_kernel_args_t *args) {
                             .max_inputs = 2,                                 \
                             .pattern = KILN_OP_PATTERN_BROADCAST,            \
                             .infer_type = binary_infer_type,                 \
+                            .symbolic_dims = true,                           \
                             .correct_layout = kiln_broadcast_correct_layout, \
                             .reference = binary_reference,                   \
                             .compute = kiln_compute_binary}
@@ -369,6 +370,7 @@ const kiln_op_t kiln_op_where = {.name = "where",
                                  .max_inputs = 3,
                                  .pattern = KILN_OP_PATTERN_BROADCAST,
                                  .infer_type = where_infer_type,
+                                 .symbolic_dims = true,
                                  .correct_layout = kiln_broadcast_correct_layout,
                                  .reference = where_reference,
                                  .compute = kiln_compute_where};

@@ -230,6 +230,7 @@ static kiln_status_t fast_infer_type(const kiln_type_relation_t *relation,
                             .pattern = KILN_OP_PATTERN_ELEMWISE, \
                             .attrs_size = 0,                     \
                             .infer_type = fast_infer_type,       \
+                            .symbolic_dims = true,               \
                             .correct_layout = NULL,              \
                             .reference = fast_reference,         \
                             .compute = fast_compute}

@@ -392,6 +392,7 @@ static kiln_status_t unary_reference(const kiln_kernel_args_t *args) {
                             .max_inputs = 1,                     \
                             .pattern = KILN_OP_PATTERN_ELEMWISE, \
                             .infer_type = unary_infer_type,      \
+                            .symbolic_dims = true,               \
                             .correct_layout = NULL,              \
                             .reference = unary_reference,        \
                             .compute = kiln_compute_unary,       \

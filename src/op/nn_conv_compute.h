@@ -35,8 +35,6 @@
 #define KILN_SCHEDULE_GEMM_MAX_ACCUMULATORS 16
 #define KILN_SCHEDULE_GEMM_MAX_ROWS         8
 #define KILN_SCHEDULE_GEMM_MAX_VECTORS      8
-/* The vector a tile wider than a loop-IR vector is vectorized by. */
-#define KILN_SCHEDULE_GEMM_CHUNK 16
 
 /* The conv2d_NCHWc register tile's accumulators (vectors) at most. */
 #define KILN_SCHEDULE_NCHWC_ACCUMULATORS 16
@@ -116,7 +114,8 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_schedule_conv2d_nchwc_x86(
 kiln_schedule_conv_config_t kiln_schedule_conv_x86_config(const kiln_schedule_target_t *target,
                                                           const kiln_schedule_conv_shape_t *shape);
 /* The tuning space of a conv2d_NCHWc of `shape` around its default knobs. */
-void kiln_schedule_conv_x86_space(const kiln_schedule_conv_shape_t *shape,
+void kiln_schedule_conv_x86_space(const kiln_schedule_target_t *target,
+                                  const kiln_schedule_conv_shape_t *shape,
                                   const kiln_schedule_conv_config_t *default_config,
                                   kiln_schedule_space_t *out_space);
 /* The conv2d_NCHWc schedule (plain, or grouped with blocks inside groups)
@@ -145,10 +144,11 @@ void kiln_schedule_gemm_x86_space(const kiln_schedule_target_t *target, int64_t 
                                   const kiln_schedule_gemm_config_t *default_config,
                                   kiln_schedule_space_t *out_space);
 /* The GEMM schedule with the given knobs, the tile's rows along output dim
- * `row`: `anchor` is the product's output, `out` the group's output of the
- * same shape (or the anchor). */
+ * `row`, its columns in vectors of `lanes`: `anchor` is the product's
+ * output, `out` the group's output of the same shape (or the anchor). */
 KILN_MUST_USE_RESULT kiln_status_t kiln_schedule_gemm_x86_apply(
-    const kiln_schedule_gemm_config_t *config, int row, const struct kiln_te_tensor_t *anchor,
-    const struct kiln_te_tensor_t *out, struct kiln_te_schedule_t *schedule);
+    const kiln_schedule_gemm_config_t *config, int row, int64_t lanes,
+    const struct kiln_te_tensor_t *anchor, const struct kiln_te_tensor_t *out,
+    struct kiln_te_schedule_t *schedule);
 
 #endif /* KILN_OP_NN_CONV_COMPUTE_H_ */

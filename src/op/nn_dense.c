@@ -358,6 +358,7 @@ static kiln_status_t gemm_reference(const kiln_kernel_args_t *args) {
       .attr_fields = fields,                                                              \
       .validate_attrs = validate,                                                         \
       .infer_type = gemm_infer,                                                           \
+      .symbolic_dims = true,                                                              \
       .correct_layout = gemm_correct_layout,                                              \
       .reference = gemm_reference,                                                        \
       .compute = kiln_compute_gemm,                                                       \

@@ -309,6 +309,7 @@ static kiln_status_t norm_reference(const kiln_kernel_args_t *args) {
       .attr_fields = fields,                                                              \
       .validate_attrs = validate,                                                         \
       .infer_type = norm_infer,                                                           \
+      .symbolic_dims = true,                                                              \
       .correct_layout = norm_correct_layout,                                              \
       .reference = norm_reference,                                                        \
       .compute = kiln_compute_nn_norm,                                                    \

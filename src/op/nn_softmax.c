@@ -176,6 +176,7 @@ const kiln_op_t kiln_op_lrn = {
       .num_attr_fields = sizeof(softmax_fields) / sizeof(softmax_fields[0]), \
       .attr_fields = softmax_fields,                                         \
       .infer_type = softmax_infer,                                           \
+      .symbolic_dims = true,                                                 \
       .correct_layout = softmax_correct_layout,                              \
       .reference = softmax_reference,                                        \
       .compute = kiln_compute_nn_softmax,                                    \

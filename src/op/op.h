@@ -146,6 +146,21 @@ typedef struct kiln_kernel_args_t {
 
 typedef kiln_status_t (*kiln_op_reference_fn)(const kiln_kernel_args_t *args);
 
+/* What a shape function sees: the concrete input tensors (values and all),
+ * for an operator whose output shape depends on input values (dyn.reshape's
+ * shape, dyn.topk's k). It returns the concrete output type, made in
+ * `arena`. */
+typedef struct kiln_shape_func_args_t {
+  const kiln_op_t *op;
+  const void *attrs;
+  int num_inputs;
+  kiln_tensor_t *const *inputs;
+  kiln_arena_t *arena;
+} kiln_shape_func_args_t;
+
+typedef kiln_status_t (*kiln_op_shape_func_fn)(const kiln_shape_func_args_t *args,
+                                               const kiln_type_t **out_type);
+
 typedef kiln_status_t (*kiln_op_validate_attrs_fn)(const kiln_op_t *op, const void *attrs);
 
 /* Compute rules and schedules (op/compute.h defines the structs). */
@@ -189,6 +204,18 @@ struct kiln_op_t {
   kiln_op_reference_fn reference;
   kiln_op_compute_fn compute;   /* tensor expressions of the outputs */
   kiln_op_schedule_fn schedule; /* NULL: kiln_schedule_default */
+  /* The relation handles symbolic dims (op/symbolic.c says what that
+   * promises); otherwise inputs with symbolic dims are refused. */
+  bool symbolic_dims;
+  /* The relation reads symbolic dims itself (it checks
+   * kiln_tensor_type_is_static before using a dim), so it gets them as they
+   * are, without the probe; implies symbolic_dims. */
+  bool symbolic_relation;
+  /* The output type from the input values, for an operator whose output
+   * shape depends on them; NULL when it depends on input shapes alone, and
+   * the type relation run on the concrete input types is the shape
+   * function (interp/shapes.c). */
+  kiln_op_shape_func_fn shape_func;
 };
 
 /* Every operator's definition, defined in the family files. */
@@ -233,12 +260,20 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_op_attrs_field_is_default(const kiln_op_
                                                                   bool *out_is_default);
 
 /* Runs the type relation after checking the input count and that no input
- * type is missing; errors name the operator. */
+ * type is missing; errors name the operator. Inputs with symbolic dims go
+ * through kiln_op_infer_type_symbolic. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_op_infer_type(const kiln_op_t *op, const void *attrs,
                                                       int num_inputs,
                                                       const kiln_type_t *const *inputs,
                                                       kiln_arena_t *arena,
                                                       const kiln_type_t **out_type);
+
+/* The relation of inputs some of which hold symbolic dims: refused (naming
+ * the operator, the input and the dim) unless op->symbolic_dims, else run on
+ * probe sizes and the output's dims mapped back to variables
+ * (op/symbolic.c). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_op_infer_type_symbolic(const kiln_type_relation_t *relation,
+                                                               const kiln_type_t **out_type);
 
 /* ---- helpers shared by rules ---- */
 

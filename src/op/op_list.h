@@ -97,7 +97,7 @@
 
 /* reduce*.c and transform*.c: reductions, data movement, gather and scatter,
  * arange, one_hot, trilu, cumsum and topk; image.grid_sample, einsum, dft,
- * vision.roi_align and det */
+ * vision.roi_align, det and the random operators */
 #define KILN_OP_LIST_TRANSFORM(X)                                   \
   X(SUM, "sum", kiln_op_sum)                                        \
   X(MEAN, "mean", kiln_op_mean)                                     \
@@ -135,7 +135,10 @@
   X(EINSUM, "einsum", kiln_op_einsum)                               \
   X(DFT, "dft", kiln_op_dft)                                        \
   X(ROI_ALIGN, "vision.roi_align", kiln_op_roi_align)               \
-  X(DET, "det", kiln_op_det)
+  X(DET, "det", kiln_op_det)                                        \
+  X(RANDOM_UNIFORM, "random.uniform", kiln_op_random_uniform)       \
+  X(RANDOM_NORMAL, "random.normal", kiln_op_random_normal)          \
+  X(RANDOM_BERNOULLI, "random.bernoulli", kiln_op_random_bernoulli)
 
 /* elemwise_fast.c: fast approximations, substituted by the fast_math pass */
 #define KILN_OP_LIST_FAST(X)                \
@@ -162,11 +165,24 @@
   X(OPTIONAL_HAS_ELEMENT, "optional.has_element", kiln_op_optional_has) \
   X(OPTIONAL_GET_ELEMENT, "optional.get_element", kiln_op_optional_get)
 
+/* dyn.c: static operators whose shape-like attributes are run-time inputs */
+#define KILN_OP_LIST_DYN(X)                                            \
+  X(DYN_RESHAPE, "dyn.reshape", kiln_op_dyn_reshape)                   \
+  X(DYN_BROADCAST_TO, "dyn.broadcast_to", kiln_op_dyn_broadcast_to)    \
+  X(DYN_TILE, "dyn.tile", kiln_op_dyn_tile)                            \
+  X(DYN_STRIDED_SLICE, "dyn.strided_slice", kiln_op_dyn_strided_slice) \
+  X(DYN_SQUEEZE, "dyn.squeeze", kiln_op_dyn_squeeze)                   \
+  X(DYN_SUM, "dyn.sum", kiln_op_dyn_sum)                               \
+  X(DYN_CUMSUM, "dyn.cumsum", kiln_op_dyn_cumsum)                      \
+  X(DYN_TOPK, "dyn.topk", kiln_op_dyn_topk)                            \
+  X(DYN_ARANGE, "dyn.arange", kiln_op_dyn_arange)
+
 #define KILN_OP_LIST(X)     \
   KILN_OP_LIST_NN(X)        \
   KILN_OP_LIST_ELEMWISE(X)  \
   KILN_OP_LIST_TRANSFORM(X) \
   KILN_OP_LIST_FAST(X)      \
-  KILN_OP_LIST_CONTROL(X)
+  KILN_OP_LIST_CONTROL(X)   \
+  KILN_OP_LIST_DYN(X)
 
 #endif /* KILN_OP_OP_LIST_H_ */

@@ -50,6 +50,11 @@ kiln_status_t kiln_op_infer_type(const kiln_op_t *op, const void *attrs, int num
   }
   kiln_type_relation_t relation = {
       .op = op, .attrs = attrs, .num_inputs = num_inputs, .inputs = inputs, .arena = arena};
+  for (int i = 0; i < num_inputs; ++i) {
+    if (!kiln_type_is_static(inputs[i])) {
+      return kiln_op_infer_type_symbolic(&relation, out_type);
+    }
+  }
   return op->infer_type(&relation, out_type);
 }
 

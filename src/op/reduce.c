@@ -350,14 +350,14 @@ static kiln_status_t argmax_reference(const kiln_kernel_args_t *args) {
 
 /* ---- the operators ---- */
 
-#define KILN_REDUCE_OP_(ID, NAME)                                                         \
-  {                                                                                       \
-    .name = NAME, .id = KILN_OP_##ID, .min_inputs = 1, .max_inputs = 1,                   \
-    .pattern = KILN_OP_PATTERN_COMM_REDUCE, .attrs_size = sizeof(kiln_reduce_attrs_t),    \
-    .num_attr_fields = (int)(sizeof(kiln_reduce_fields) / sizeof(kiln_reduce_fields[0])), \
-    .attr_fields = kiln_reduce_fields, .validate_attrs = reduce_validate,                 \
-    .infer_type = reduce_infer_type, .correct_layout = reduce_layout,                     \
-    .reference = reduce_reference, .compute = kiln_compute_reduce                         \
+#define KILN_REDUCE_OP_(ID, NAME)                                                            \
+  {                                                                                          \
+    .name = NAME, .id = KILN_OP_##ID, .min_inputs = 1, .max_inputs = 1,                      \
+    .pattern = KILN_OP_PATTERN_COMM_REDUCE, .attrs_size = sizeof(kiln_reduce_attrs_t),       \
+    .num_attr_fields = (int)(sizeof(kiln_reduce_fields) / sizeof(kiln_reduce_fields[0])),    \
+    .attr_fields = kiln_reduce_fields, .validate_attrs = reduce_validate,                    \
+    .infer_type = reduce_infer_type, .symbolic_dims = true, .correct_layout = reduce_layout, \
+    .reference = reduce_reference, .compute = kiln_compute_reduce                            \
   }
 
 const kiln_op_t kiln_op_sum = KILN_REDUCE_OP_(SUM, "sum");
@@ -367,14 +367,14 @@ const kiln_op_t kiln_op_min = KILN_REDUCE_OP_(MIN, "min");
 
 const kiln_op_t kiln_op_prod = KILN_REDUCE_OP_(PROD, "prod");
 
-#define KILN_ARG_REDUCE_OP_(ID, NAME)                                                     \
-  {                                                                                       \
-    .name = NAME, .id = KILN_OP_##ID, .min_inputs = 1, .max_inputs = 1,                   \
-    .pattern = KILN_OP_PATTERN_OPAQUE, .attrs_size = sizeof(kiln_argmax_attrs_t),         \
-    .num_attr_fields = (int)(sizeof(kiln_argmax_fields) / sizeof(kiln_argmax_fields[0])), \
-    .attr_fields = kiln_argmax_fields, .infer_type = reduce_infer_type,                   \
-    .correct_layout = reduce_layout, .reference = argmax_reference,                       \
-    .compute = kiln_compute_argreduce                                                     \
+#define KILN_ARG_REDUCE_OP_(ID, NAME)                                                          \
+  {                                                                                            \
+    .name = NAME, .id = KILN_OP_##ID, .min_inputs = 1, .max_inputs = 1,                        \
+    .pattern = KILN_OP_PATTERN_OPAQUE, .attrs_size = sizeof(kiln_argmax_attrs_t),              \
+    .num_attr_fields = (int)(sizeof(kiln_argmax_fields) / sizeof(kiln_argmax_fields[0])),      \
+    .attr_fields = kiln_argmax_fields, .infer_type = reduce_infer_type, .symbolic_dims = true, \
+    .correct_layout = reduce_layout, .reference = argmax_reference,                            \
+    .compute = kiln_compute_argreduce                                                          \
   }
 
 const kiln_op_t kiln_op_argmax = KILN_ARG_REDUCE_OP_(ARGMAX, "argmax");

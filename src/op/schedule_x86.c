@@ -23,7 +23,11 @@
  * by up to 14 when the chunks are odd or the conv grouped; row blocks for
  * convs with several input chunks that reduce at least 64 products per
  * chunk (3x3: yes, 1x1: no), as many rows as 32 KiB of accumulator hold
- * while 8 parallel tasks remain.
+ * while 8 parallel tasks (4 per core, on more than 2 cores) remain. The
+ * accumulator counts are for AVX-512's 32 vector registers and an output
+ * chunk of one vector; a target with 16 registers (AVX2) gets half as
+ * many (the wide tile 2 chunks by 6 columns), and a chunk of several
+ * vectors counts as that many.
  *
  * Depthwise conv2d_NCHWc (groups == C == O, data and output in one block;
  * TVM's depthwise_conv2d_NCHWc): the output's (n, oc_chunk, oh) fused and
@@ -314,45 +318,83 @@ static int nchwc_kind(const kiln_nn_conv2d_attrs_t *a, const kiln_te_tensor_t *d
   return grouped_nchwc(a, kernel_i_block, data, anchor) ? 1 : 0;
 }
 
+/* Output chunks' worth of accumulators out of `count32` a rule states for
+ * 32 vector registers: scaled to the target's registers, divided by the
+ * vectors one output chunk takes (16 lanes on 8-lane AVX2 vectors: two). */
+static int64_t chunk_accumulators(const kiln_schedule_target_t *target,
+                                  const kiln_schedule_conv_shape_t *c, int64_t count32) {
+  int64_t lanes = kiln_schedule_lanes(target, KILN_DTYPE_FLOAT32);
+  int64_t vectors = c->oc_block > lanes ? (c->oc_block + lanes - 1) / lanes : 1;
+  int64_t count = kiln_schedule_scale_registers(target, count32) / vectors;
+  return count < 1 ? 1 : count;
+}
+
 /* The register tile's columns for tile_oc chunks: the widest divisor of ow
- * up to the accumulators per chunk (at most the depthwise width). */
-static int64_t tile_columns(int64_t ow, int64_t tile_oc) {
-  int64_t widest = KILN_SCHEDULE_NCHWC_ACCUMULATORS / tile_oc;
+ * up to the accumulators per chunk (at most the depthwise width); the
+ * accumulators KILN_SCHEDULE_NCHWC_ACCUMULATORS, or the wide tile's when
+ * the target has fewer (12 on AVX2). */
+static int64_t tile_columns(const kiln_schedule_target_t *target,
+                            const kiln_schedule_conv_shape_t *c, int64_t tile_oc) {
+  int64_t ow = c->ow;
+  int64_t most = chunk_accumulators(target, c, KILN_SCHEDULE_NCHWC_WIDE_ACCUMULATORS);
+  int64_t widest =
+      (most < KILN_SCHEDULE_NCHWC_ACCUMULATORS ? most : KILN_SCHEDULE_NCHWC_ACCUMULATORS) / tile_oc;
+  widest = widest < 1 ? 1 : widest;
   return kiln_schedule_x86_split_width(
       ow, widest < KILN_SCHEDULE_DEPTHWISE_REG_N ? widest : KILN_SCHEDULE_DEPTHWISE_REG_N);
 }
 
+/* The parallel tasks a row block keeps: KILN_SCHEDULE_NCHWC_MIN_TASKS, or
+ * four per core on a target with more cores. */
+static int64_t min_tasks(const kiln_schedule_target_t *target) {
+  int64_t per_cores = 4 * (int64_t)target->num_cores;
+  return per_cores > KILN_SCHEDULE_NCHWC_MIN_TASKS ? per_cores : KILN_SCHEDULE_NCHWC_MIN_TASKS;
+}
+
 /* The most rows (a divisor of oh) whose accumulator fits
  * KILN_SCHEDULE_NCHWC_BLOCK_BYTES while the parallel loop keeps
- * KILN_SCHEDULE_NCHWC_MIN_TASKS tasks; at least one. */
-static int64_t block_rows(const kiln_schedule_conv_shape_t *c, int64_t tile_oc) {
+ * min_tasks tasks; at least one. */
+static int64_t block_rows(const kiln_schedule_target_t *target, const kiln_schedule_conv_shape_t *c,
+                          int64_t tile_oc) {
   int64_t row_bytes = c->ow * tile_oc * c->oc_block * (int64_t)sizeof(float);
   int64_t chunks = c->n * (c->oc_chunks / tile_oc);
   for (int64_t rows = c->oh; rows > 1; --rows) {
     if (c->oh % rows == 0 && rows * row_bytes <= KILN_SCHEDULE_NCHWC_BLOCK_BYTES &&
-        chunks * (c->oh / rows) >= KILN_SCHEDULE_NCHWC_MIN_TASKS) {
+        chunks * (c->oh / rows) >= min_tasks(target)) {
       return rows;
     }
   }
   return 1;
 }
 
+/* The wide register tile's output chunks: KILN_SCHEDULE_NCHWC_WIDE_TILE_OC
+ * by KILN_SCHEDULE_NCHWC_WIDE_TILE_OW columns with 32 registers and a
+ * chunk a vector, fewer chunks with fewer accumulators (2 on AVX2). */
+static int64_t wide_tile_oc(const kiln_schedule_target_t *target,
+                            const kiln_schedule_conv_shape_t *c) {
+  return chunk_accumulators(target, c, KILN_SCHEDULE_NCHWC_WIDE_ACCUMULATORS) /
+         KILN_SCHEDULE_NCHWC_WIDE_TILE_OW;
+}
+
 /* Whether a row-blocked conv takes the wide register tile: plain, stride 1,
- * its output chunks in fours, at least KILN_SCHEDULE_NCHWC_WIDE_MIN_OW wide. */
-static bool wide_tile(const kiln_schedule_conv_shape_t *c) {
+ * its output chunks in multiples of the wide tile's, at least
+ * KILN_SCHEDULE_NCHWC_WIDE_MIN_OW wide. */
+static bool wide_tile(const kiln_schedule_target_t *target, const kiln_schedule_conv_shape_t *c) {
+  int64_t chunks = wide_tile_oc(target, c);
   return c->groups == 1 && c->stride_w == 1 && c->ow >= KILN_SCHEDULE_NCHWC_WIDE_MIN_OW &&
-         c->oc_chunks % KILN_SCHEDULE_NCHWC_WIDE_TILE_OC == 0;
+         chunks > 0 && c->oc_chunks % chunks == 0;
 }
 
 /* The row block's knobs: the wide tile where it fits, rows, prefetch, and
  * the unrolled share of the input-channel block. */
-static void row_block_config(const kiln_schedule_conv_shape_t *c,
+static void row_block_config(const kiln_schedule_target_t *target,
+                             const kiln_schedule_conv_shape_t *c,
                              kiln_schedule_conv_config_t *config) {
-  if (wide_tile(c)) {
-    config->tile_oc = KILN_SCHEDULE_NCHWC_WIDE_TILE_OC;
+  if (wide_tile(target, c)) {
+    config->tile_oc = wide_tile_oc(target, c);
     config->tile_ow = KILN_SCHEDULE_NCHWC_WIDE_TILE_OW;
   }
-  config->block_oh = block_rows(c, config->tile_oc);
+  config->block_oh = block_rows(target, c, config->tile_oc);
   config->prefetch = KILN_SCHEDULE_NCHWC_PREFETCH;
   if (c->ic_block > 0 && c->ic_block % KILN_SCHEDULE_NCHWC_UNROLL_IC == 0) {
     config->unroll_ic = KILN_SCHEDULE_NCHWC_UNROLL_IC;
@@ -367,16 +409,19 @@ static bool tiles_fill(int64_t ow, int64_t columns) {
 }
 
 /* The register tile alone (a 1x1 conv, or one input chunk) of a plain
- * stride-1 conv: 24 accumulators, 4 chunks by 6 columns when the chunks
- * come in fours, else 3 by 8 when in threes (the 63 chunks of a 1000-class
- * 1x1 classifier), when those tiles fill the row; else the default. */
-static void register_tile_config(const kiln_schedule_conv_shape_t *c,
+ * stride-1 conv: 24 accumulators (with 32 registers), 4 chunks by 6
+ * columns when the chunks come in fours, else 3 by 8 when in threes (the
+ * 63 chunks of a 1000-class 1x1 classifier), when those tiles fill the
+ * row; else the default. Fewer registers: the wide tile's chunks alone. */
+static void register_tile_config(const kiln_schedule_target_t *target,
+                                 const kiln_schedule_conv_shape_t *c,
                                  kiln_schedule_conv_config_t *config) {
-  if (c->groups != 1 || c->stride_w != 1) {
+  int64_t most = wide_tile_oc(target, c);
+  if (c->groups != 1 || c->stride_w != 1 || most < 1) {
     return;
   }
-  for (int64_t chunks = KILN_SCHEDULE_NCHWC_WIDE_TILE_OC; chunks >= 3; --chunks) {
-    int64_t columns = KILN_SCHEDULE_NCHWC_WIDE_ACCUMULATORS / chunks;
+  for (int64_t chunks = most; chunks >= 3 || chunks == most; --chunks) {
+    int64_t columns = chunk_accumulators(target, c, KILN_SCHEDULE_NCHWC_WIDE_ACCUMULATORS) / chunks;
     if (c->oc_chunks % chunks == 0 && tiles_fill(c->ow, columns)) {
       config->tile_oc = chunks;
       config->tile_ow = c->ow < columns ? c->ow : columns;
@@ -387,16 +432,15 @@ static void register_tile_config(const kiln_schedule_conv_shape_t *c,
 
 kiln_schedule_conv_config_t kiln_schedule_conv_x86_config(const kiln_schedule_target_t *target,
                                                           const kiln_schedule_conv_shape_t *c) {
-  (void)target;
   kiln_schedule_conv_config_t config = {.tile_oc = 1};
   if (c->groups == 1 && c->oc_chunks % 2 == 0) {
     config.tile_oc = 2;
   }
-  config.tile_ow = tile_columns(c->ow, config.tile_oc);
+  config.tile_ow = tile_columns(target, c, config.tile_oc);
   if (c->ic_chunks > 1 && c->reduce_per_chunk >= KILN_SCHEDULE_NCHWC_ROW_REDUCE) {
-    row_block_config(c, &config);
+    row_block_config(target, c, &config);
   } else {
-    register_tile_config(c, &config);
+    register_tile_config(target, c, &config);
   }
   return config;
 }
@@ -413,7 +457,8 @@ static void add_choices(kiln_schedule_space_t *space, int knob, const int64_t *v
   kiln_schedule_space_add(space, knob, space->default_config.values[knob]);
 }
 
-void kiln_schedule_conv_x86_space(const kiln_schedule_conv_shape_t *c,
+void kiln_schedule_conv_x86_space(const kiln_schedule_target_t *target,
+                                  const kiln_schedule_conv_shape_t *c,
                                   const kiln_schedule_conv_config_t *default_config,
                                   kiln_schedule_space_t *out_space) {
   static const int64_t widths[] = {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 28};
@@ -421,11 +466,12 @@ void kiln_schedule_conv_x86_space(const kiln_schedule_conv_shape_t *c,
   static const int64_t prefetch[] = {0, 1, 2, 4};
   static const int64_t unroll[] = {0, 2, 4, 8};
   kiln_schedule_space_t *s = out_space;
-  *s = (kiln_schedule_space_t){.default_config = kiln_schedule_config_of(
-                                   KILN_SCHEDULE_TEMPLATE_CONV2D_NCHWC, default_config),
-                               .max_accumulators = KILN_SCHEDULE_TUNE_MAX_ACCUMULATORS,
-                               .max_block_bytes = KILN_SCHEDULE_TUNE_MAX_BLOCK_BYTES,
-                               .block_row_bytes = c->ow * c->oc_block * (int64_t)sizeof(float)};
+  *s = (kiln_schedule_space_t){
+      .default_config =
+          kiln_schedule_config_of(KILN_SCHEDULE_TEMPLATE_CONV2D_NCHWC, default_config),
+      .max_accumulators = chunk_accumulators(target, c, KILN_SCHEDULE_TUNE_MAX_ACCUMULATORS),
+      .max_block_bytes = KILN_SCHEDULE_TUNE_MAX_BLOCK_BYTES,
+      .block_row_bytes = c->ow * c->oc_block * (int64_t)sizeof(float)};
   add_choices(s, 0, widths, 13, 1, c->ow);
   add_choices(s, 1, chunks, 4, 1, c->groups == 1 ? c->oc_chunks : 1);
   kiln_schedule_space_add(s, 2, 0);
@@ -452,7 +498,7 @@ static kiln_status_t conv_config(const kiln_schedule_target_t *target,
                                  kiln_schedule_conv_config_t *out_config) {
   *out_config = kiln_schedule_conv_x86_config(target, shape);
   if (target->out_space) {
-    kiln_schedule_conv_x86_space(shape, out_config, target->out_space);
+    kiln_schedule_conv_x86_space(target, shape, out_config, target->out_space);
   }
   if (target->config && target->config->template_id == KILN_SCHEDULE_TEMPLATE_CONV2D_NCHWC) {
     KILN_RETURN_IF_ERROR(kiln_schedule_config_check(target->config));

@@ -33,7 +33,10 @@
  * preferring a width that divides N): 8 rows by 2 vectors for a GEMM, 1
  * row by 8 vectors for a GEMV (M = 1), whose accumulators would otherwise
  * be too few to hide the latency of the multiply-adds; a narrower N takes
- * its whole vectors, or N itself below one vector.
+ * its whole vectors, or N itself below one vector. On a target with fewer
+ * vector registers than AVX-512's 32 the accumulators are three quarters
+ * of them (12 on AVX2), and the rows at most half the accumulators: 6 rows
+ * by 2 vectors.
  */
 #include <string.h>
 
@@ -45,11 +48,20 @@ static const kiln_te_iter_var_t *axis(const kiln_te_tensor_t *t, int i) {
   return kiln_te_tensor_axis(t, i);
 }
 
+/* The tile's accumulators: KILN_SCHEDULE_GEMM_MAX_ACCUMULATORS, or three
+ * quarters of the target's vector registers when that is fewer (12 of
+ * AVX2's 16: the rest hold a row's columns of the weight and a broadcast). */
+static int64_t gemm_accumulators(const kiln_schedule_target_t *target) {
+  int64_t most = kiln_schedule_scale_registers(target, 24);
+  return most < KILN_SCHEDULE_GEMM_MAX_ACCUMULATORS ? most : KILN_SCHEDULE_GEMM_MAX_ACCUMULATORS;
+}
+
 /* Vectors of columns per tile: as many as the accumulators allow for
  * `rows` (at least 2, at most KILN_SCHEDULE_GEMM_MAX_VECTORS), the widest
  * from there down to half of it whose tile divides n. */
-static int64_t gemm_tile_vectors(int64_t rows, int64_t n, int64_t lanes) {
-  int64_t most = KILN_SCHEDULE_GEMM_MAX_ACCUMULATORS / rows;
+static int64_t gemm_tile_vectors(const kiln_schedule_target_t *target, int64_t rows, int64_t n,
+                                 int64_t lanes) {
+  int64_t most = gemm_accumulators(target) / rows;
   most = most < 2                                ? 2
          : most > KILN_SCHEDULE_GEMM_MAX_VECTORS ? KILN_SCHEDULE_GEMM_MAX_VECTORS
                                                  : most;
@@ -65,8 +77,12 @@ kiln_schedule_gemm_config_t kiln_schedule_gemm_x86_config(const kiln_schedule_ta
                                                           int64_t m, int64_t n, int64_t k) {
   (void)k;
   int64_t lanes = kiln_schedule_lanes(target, KILN_DTYPE_FLOAT32);
-  int64_t rows = kiln_schedule_x86_split_width(m, KILN_SCHEDULE_GEMM_MAX_ROWS);
-  int64_t cols = gemm_tile_vectors(rows, n, lanes) * lanes;
+  int64_t max_rows = gemm_accumulators(target) / 2; /* two vectors a row at least */
+  if (max_rows > KILN_SCHEDULE_GEMM_MAX_ROWS) {
+    max_rows = KILN_SCHEDULE_GEMM_MAX_ROWS;
+  }
+  int64_t rows = kiln_schedule_x86_split_width(m, max_rows);
+  int64_t cols = gemm_tile_vectors(target, rows, n, lanes) * lanes;
   if (n < cols) {
     cols = n < lanes ? n : n / lanes * lanes;
   }
@@ -82,7 +98,8 @@ void kiln_schedule_gemm_x86_space(const kiln_schedule_target_t *target, int64_t 
   kiln_schedule_space_t *s = out_space;
   *s = (kiln_schedule_space_t){
       .default_config = kiln_schedule_config_of(KILN_SCHEDULE_TEMPLATE_GEMM, default_config),
-      .max_accumulators = KILN_SCHEDULE_TUNE_MAX_ACCUMULATORS,
+      .max_accumulators =
+          kiln_schedule_scale_registers(target, KILN_SCHEDULE_TUNE_MAX_ACCUMULATORS),
       .lanes = lanes};
   for (int i = 0; i < 12; ++i) {
     if (rows[i] <= m) {
@@ -100,17 +117,18 @@ void kiln_schedule_gemm_x86_space(const kiln_schedule_target_t *target, int64_t 
   kiln_schedule_space_add(s, 2, 0);
 }
 
-/* Vectorizes a tile's columns: as unrolled vectors of
- * KILN_SCHEDULE_GEMM_CHUNK when they are a multiple of it (LLVM splits a
- * vector of 3 x 16 floats badly, and a loop-IR vector has at most
- * KILN_TIR_MAX_LANES), else as one vector. */
+/* Vectorizes a tile's columns: as unrolled vectors of the target's `lanes`
+ * when they are a multiple of it (LLVM splits a vector of 3 x 16 floats
+ * badly, and of 3 x 8 on AVX2 worse: 5 GFLOP/s; a loop-IR vector has at
+ * most KILN_TIR_MAX_LANES), else as one vector. */
 static kiln_status_t vectorize_columns(kiln_te_schedule_t *s, kiln_te_stage_t *st,
-                                       const kiln_te_iter_var_t *columns, int64_t width) {
-  if (width <= KILN_SCHEDULE_GEMM_CHUNK || width % KILN_SCHEDULE_GEMM_CHUNK != 0) {
+                                       const kiln_te_iter_var_t *columns, int64_t width,
+                                       int64_t lanes) {
+  if (width <= lanes || width % lanes != 0) {
     return kiln_te_vectorize(st, columns);
   }
   const kiln_te_iter_var_t *outer = NULL, *inner = NULL;
-  KILN_RETURN_IF_ERROR(kiln_te_split(s, st, columns, KILN_SCHEDULE_GEMM_CHUNK, &outer, &inner));
+  KILN_RETURN_IF_ERROR(kiln_te_split(s, st, columns, lanes, &outer, &inner));
   KILN_RETURN_IF_ERROR(kiln_te_unroll(st, outer));
   return kiln_te_vectorize(st, inner);
 }
@@ -146,7 +164,7 @@ static int gemm_row_dim(const kiln_compute_args_t *args, const kiln_te_tensor_t 
  * the tile's columns vectorized. Returns the fused loop. */
 static kiln_status_t gemm_output_loops(kiln_te_schedule_t *s, kiln_te_stage_t *stage,
                                        const kiln_te_tensor_t *out, int row,
-                                       const kiln_schedule_gemm_config_t *config,
+                                       const kiln_schedule_gemm_config_t *config, int64_t lanes,
                                        const kiln_te_iter_var_t **out_fused) {
   int batch = out->ndim - 2;
   const kiln_te_iter_var_t *mo = NULL, *mi = NULL, *no = NULL, *ni = NULL;
@@ -165,14 +183,14 @@ static kiln_status_t gemm_output_loops(kiln_te_schedule_t *s, kiln_te_stage_t *s
   KILN_RETURN_IF_ERROR(kiln_te_reorder(stage, batch + 4, order));
   KILN_RETURN_IF_ERROR(kiln_schedule_x86_fuse_all(s, stage, batch + 2, order, out_fused));
   KILN_RETURN_IF_ERROR(kiln_te_parallel(stage, *out_fused));
-  return vectorize_columns(s, stage, ni, config->tile_cols);
+  return vectorize_columns(s, stage, ni, config->tile_cols, lanes);
 }
 
 /* The accumulator's loops within a tile: k, then the rows (unrolled) and
  * the columns (vectorized, in unrolled vectors when wider than one
  * loop-IR vector may be). */
 static kiln_status_t gemm_tile_loops(kiln_te_schedule_t *s, kiln_te_stage_t *local, int row,
-                                     int64_t width) {
+                                     int64_t width, int64_t lanes) {
   const kiln_te_tensor_t *cache = local->output;
   int ndim = cache->ndim;
   const kiln_te_iter_var_t *order[KILN_TIR_MAX_DIMS + 1];
@@ -182,20 +200,20 @@ static kiln_status_t gemm_tile_loops(kiln_te_schedule_t *s, kiln_te_stage_t *loc
   }
   KILN_RETURN_IF_ERROR(kiln_te_reorder(local, ndim + 1, order));
   KILN_RETURN_IF_ERROR(kiln_te_unroll(local, axis(cache, row)));
-  return vectorize_columns(s, local, axis(cache, ndim - 1), width);
+  return vectorize_columns(s, local, axis(cache, ndim - 1), width, lanes);
 }
 
 kiln_status_t kiln_schedule_gemm_x86_apply(const kiln_schedule_gemm_config_t *config, int row,
-                                           const kiln_te_tensor_t *anchor,
+                                           int64_t lanes, const kiln_te_tensor_t *anchor,
                                            const kiln_te_tensor_t *out,
                                            kiln_te_schedule_t *schedule) {
   KILN_RETURN_IF_ERROR(kiln_schedule_x86_inline_epilogue(schedule, anchor, out));
   kiln_te_stage_t *stage = NULL, *local = NULL;
   KILN_RETURN_IF_ERROR(kiln_schedule_x86_accumulator(schedule, anchor, out, &stage, &local));
   const kiln_te_iter_var_t *fused = NULL;
-  KILN_RETURN_IF_ERROR(gemm_output_loops(schedule, stage, out, row, config, &fused));
+  KILN_RETURN_IF_ERROR(gemm_output_loops(schedule, stage, out, row, config, lanes, &fused));
   KILN_RETURN_IF_ERROR(kiln_te_compute_at(local, stage, fused));
-  return gemm_tile_loops(schedule, local, row, config->tile_cols);
+  return gemm_tile_loops(schedule, local, row, config->tile_cols, lanes);
 }
 
 kiln_status_t kiln_schedule_dense_x86(const kiln_schedule_target_t *target,
@@ -224,5 +242,6 @@ kiln_status_t kiln_schedule_dense_x86(const kiln_schedule_target_t *target,
     kiln_schedule_config_to(target->config, &config);
     config.tile_cols = fixed_cols > 0 ? fixed_cols : config.tile_cols;
   }
-  return kiln_schedule_gemm_x86_apply(&config, row, anchor, out, schedule);
+  int64_t lanes = kiln_schedule_lanes(target, KILN_DTYPE_FLOAT32);
+  return kiln_schedule_gemm_x86_apply(&config, row, lanes < 16 ? lanes : 16, anchor, out, schedule);
 }

@@ -221,6 +221,7 @@ const kiln_op_t kiln_op_gather = {
     .num_attr_fields = KILN_FIELD_COUNT_(kiln_gather_fields),
     .attr_fields = kiln_gather_fields,
     .infer_type = gather_infer_type,
+    .symbolic_dims = true,
     .correct_layout = kiln_layout_keep_axes,
     .reference = gather_reference,
     .compute = kiln_compute_gather,

@@ -6,7 +6,8 @@
  * x86 conv2d_NCHWc rule, and the layout rules of NNVM's CorrectLayout).
  *
  * Blocks (channel_block): the largest power of two not above the option
- * "alter_op_layout.block" (default 16), or half of it, that divides the
+ * "alter_op_layout.block" (default: the target's float32 lanes, 16 on AVX-512 and 8 on
+ * AVX2), or half of it, that divides the
  * channel count, so that a block is whole vectors (1000 channels in 8s, not
  * 10s: a 10-lane vector ran the last conv of squeezenet1_1 at a fraction
  * of the speed); else the largest divisor not above the option; separately
@@ -71,7 +72,6 @@
 #include "pass/dominator.h"
 #include "pass/passes.h"
 
-#define ALTER_DEFAULT_BLOCK 16
 /* Plain data with fewer channels than this stays in its own order (block
  * 1, NCHW1c) for a conv: blocking 3 channels into NCHW3c is a transpose
  * of the whole input (0.15 ms of a 224x224 image) for a reduction of 3. */
@@ -864,8 +864,9 @@ static kiln_status_t alter_function(kiln_module_t *module, const char *name,
 
 static kiln_status_t alter_op_layout_run(kiln_module_t *module, kiln_pass_context_t *context) {
   int64_t block = 0;
+  int64_t lanes = kiln_schedule_lanes(kiln_pass_context_target(context), KILN_DTYPE_FLOAT32);
   KILN_RETURN_IF_ERROR(
-      kiln_pass_context_option_int(context, "alter_op_layout.block", ALTER_DEFAULT_BLOCK, &block));
+      kiln_pass_context_option_int(context, "alter_op_layout.block", lanes, &block));
   if (block < 1 || block > 1024) {
     return KILN_STATUS(INVALID_ARGUMENT,
                        "option alter_op_layout.block must be in [1, 1024], got %lld",

@@ -8,7 +8,7 @@
  * (src/op/schedule_x86_dense.c) streams through its register tile, one
  * cache line after the next, where the unpacked weight would be read with
  * a stride of K per column. b is the schedule's own tile width for N
- * (kiln_schedule_gemm_x86_config on the host's vectors: two vectors, one,
+ * (kiln_schedule_gemm_x86_config for the pass context's target: two vectors, one,
  * or N itself), or the option "pack_dense.block" when set. The packing
  * is nn.pad (zero columns up to a whole number of blocks), reshape and
  * transpose, each evaluated on the spot by its reference kernel; units
@@ -25,6 +25,7 @@
 
 typedef struct packer_t {
   int64_t block; /* 0: the schedule's rule */
+  const kiln_schedule_target_t *target;
 } packer_t;
 
 /* The block for a product of m rows (data's leading dims) by n by k. */
@@ -36,8 +37,7 @@ static int64_t pack_block(const packer_t *p, const kiln_tensor_type_t *data, int
   for (int d = 0; d + 1 < data->ndim; ++d) {
     m *= data->shape[d];
   }
-  kiln_schedule_target_t host = kiln_schedule_target_host();
-  return kiln_schedule_gemm_x86_config(&host, m, n, k).tile_cols;
+  return kiln_schedule_gemm_x86_config(p->target, m, n, k).tile_cols;
 }
 
 /* weight (N, K) -> (ceil(N / b), K, b), evaluated now. */
@@ -90,7 +90,7 @@ static kiln_status_t pack_dense_call(kiln_pass_rewriter_t *rewriter, kiln_call_t
 }
 
 static kiln_status_t pack_dense_run(kiln_module_t *module, kiln_pass_context_t *context) {
-  packer_t packer = {0};
+  packer_t packer = {.target = kiln_pass_context_target(context)};
   KILN_RETURN_IF_ERROR(kiln_pass_context_option_int(context, "pack_dense.block", 0, &packer.block));
   if (packer.block < 0 || packer.block > 1024) {
     return KILN_STATUS(INVALID_ARGUMENT,

@@ -9,10 +9,10 @@
  * speed or worse (squeezenet1_1's last conv, 1000 channels, took a third of
  * the model at 82 GFLOP/s). Here nn.conv2d (NCHW data, OIHW constant
  * float32 weight, groups 1) with O output channels, O % b != 0 and O >=
- * b / 2 (b: the option "pad_channels.block", default 16, alter_op_layout's
- * block) gets zero filters up to O' = the next multiple of b, and its
- * result becomes strided_slice(conv', channels [0, O)). The padded channels
- * hold zeros, and then whatever the ops below make of them: never read.
+ * b / 2 (b: the option "pad_channels.block", default the target's float32 lanes, as
+ * alter_op_layout's block) gets zero filters up to O' = the next multiple of b, and its result
+ * becomes strided_slice(conv', channels [0, O)). The padded channels hold zeros, and then whatever
+ * the ops below make of them: never read.
  *
  * The slice then moves down past every operator that treats each channel
  * on its own, so that it lands where the tensor is small or is absorbed:
@@ -38,8 +38,6 @@
 #include "op/nn_common.h"
 #include "pass/passes.h"
 #include "pass/rewrite.h"
-
-#define PAD_DEFAULT_BLOCK 16
 
 typedef struct padder_t {
   int64_t block;
@@ -422,8 +420,8 @@ static kiln_status_t pad_channels_call(kiln_pass_rewriter_t *rw, kiln_call_t *ca
 static kiln_status_t pad_channels_run(kiln_module_t *module, kiln_pass_context_t *context) {
   padder_t padder = {0};
   int64_t block = 0;
-  KILN_RETURN_IF_ERROR(
-      kiln_pass_context_option_int(context, "pad_channels.block", PAD_DEFAULT_BLOCK, &block));
+  int64_t lanes = kiln_schedule_lanes(kiln_pass_context_target(context), KILN_DTYPE_FLOAT32);
+  KILN_RETURN_IF_ERROR(kiln_pass_context_option_int(context, "pad_channels.block", lanes, &block));
   if (block < 1 || block > 1024) {
     return KILN_STATUS(INVALID_ARGUMENT, "option pad_channels.block must be in [1, 1024], got %lld",
                        (long long)block);

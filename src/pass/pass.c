@@ -35,6 +35,7 @@ struct kiln_pass_context_t {
   kiln_array_t required;    /* char * */
   kiln_array_t options;     /* option_t */
   kiln_array_t instruments; /* kiln_pass_instrument_t */
+  kiln_schedule_target_t target;
 };
 
 kiln_status_t kiln_pass_context_create(kiln_allocator_t allocator, int opt_level,
@@ -49,6 +50,7 @@ kiln_status_t kiln_pass_context_create(kiln_allocator_t allocator, int opt_level
       kiln_allocator_malloc_zeroed(allocator, sizeof(*context), (void **)&context));
   context->allocator = allocator;
   context->opt_level = opt_level;
+  context->target = kiln_schedule_target_host();
   kiln_array_initialize(&context->disabled, allocator, sizeof(char *));
   kiln_array_initialize(&context->required, allocator, sizeof(char *));
   kiln_array_initialize(&context->options, allocator, sizeof(option_t));
@@ -62,6 +64,17 @@ static void free_names(kiln_pass_context_t *context, kiln_array_t *names) {
     kiln_allocator_free(context->allocator, *(char **)kiln_array_at(names, i));
   }
   kiln_array_deinitialize(names);
+}
+
+void kiln_pass_context_set_target(kiln_pass_context_t *context,
+                                  const kiln_schedule_target_t *target) {
+  context->target = *target;
+  context->target.config = NULL;
+  context->target.out_space = NULL;
+}
+
+const kiln_schedule_target_t *kiln_pass_context_target(const kiln_pass_context_t *context) {
+  return &context->target;
 }
 
 void kiln_pass_context_destroy(kiln_pass_context_t *context) {

@@ -24,6 +24,7 @@
 #define KILN_PASS_PASS_H_
 
 #include "ir/expr.h"
+#include "op/compute.h"
 
 typedef struct kiln_pass_context_t kiln_pass_context_t;
 
@@ -66,6 +67,11 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_pass_context_option_int(const kiln_pass_
                                                                 const char *key, int64_t fallback,
                                                                 int64_t *out_value);
 void kiln_pass_context_set_verify(kiln_pass_context_t *context, bool verify);
+/* The CPU the module is compiled for (op/compute.h), which the layout
+ * passes block and pack for; the host until set. */
+void kiln_pass_context_set_target(kiln_pass_context_t *context,
+                                  const kiln_schedule_target_t *target);
+const kiln_schedule_target_t *kiln_pass_context_target(const kiln_pass_context_t *context);
 KILN_MUST_USE_RESULT kiln_status_t kiln_pass_context_add_instrument(
     kiln_pass_context_t *context, const kiln_pass_instrument_t *instrument);
 

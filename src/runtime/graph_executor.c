@@ -206,6 +206,12 @@ static kiln_status_t build(kiln_graph_executor_t *gx, const char *graph_json,
                            const kiln_runtime_params_t *params) {
   json_t *root = NULL;
   KILN_RETURN_IF_ERROR(kiln_json_parse(graph_json, strlen(graph_json), gx->source, &root));
+  if (kiln_vm_is_program(root)) {
+    kiln_status_t status =
+        kiln_vm_create(gx->allocator, root, gx->source, gx->module, params, &gx->vm);
+    json_decref(root);
+    return status;
+  }
   kiln_status_t status = kiln_gx_parse(gx, root);
   json_decref(root);
   KILN_RETURN_IF_ERROR(status);
@@ -248,6 +254,7 @@ void kiln_graph_executor_destroy(kiln_graph_executor_t *executor) {
   if (!executor) {
     return;
   }
+  kiln_vm_destroy(executor->vm);
   kiln_runtime_module_release(executor->module);
   kiln_arena_deinitialize(&executor->arena);
   kiln_allocator_free(executor->allocator, executor);
@@ -273,6 +280,33 @@ static kiln_status_t artifact_path(kiln_allocator_t allocator, const char *folde
   return KILN_OK;
 }
 
+/* The folder's program: graph.json (the graph executor's) or vm.json (the
+ * VM's); both at once is ambiguous. */
+static kiln_status_t program_path(kiln_allocator_t allocator, const char *folder, char **out_path) {
+  char *graph = NULL, *vm = NULL;
+  KILN_RETURN_IF_ERROR(kiln_path_join(allocator, folder, "graph.json", &graph));
+  kiln_status_t status = kiln_path_join(allocator, folder, "vm.json", &vm);
+  int has_graph = !status && kiln_file_exists(graph), has_vm = !status && kiln_file_exists(vm);
+  if (!status && has_graph == has_vm) {
+    status = has_graph ? KILN_STATUS(INVALID_ARGUMENT,
+                                     "executor: %s holds both graph.json and vm.json; keep the "
+                                     "one of the executor you compiled for",
+                                     folder)
+                       : KILN_STATUS(NOT_FOUND,
+                                     "graph executor: %s has no graph.json (nor vm.json, the VM's "
+                                     "program)",
+                                     folder);
+  }
+  if (!status) {
+    *out_path = has_vm ? vm : graph;
+    kiln_allocator_free(allocator, has_vm ? graph : vm);
+    return KILN_OK;
+  }
+  kiln_allocator_free(allocator, graph);
+  kiln_allocator_free(allocator, vm);
+  return status;
+}
+
 static kiln_status_t load_parts(kiln_allocator_t allocator, const char *folder,
                                 folder_parts_t *parts) {
   if (!kiln_file_is_directory(folder)) {
@@ -281,7 +315,7 @@ static kiln_status_t load_parts(kiln_allocator_t allocator, const char *folder,
                        "params.bin) nor a file (a one-file model, FILE.so)",
                        folder);
   }
-  KILN_RETURN_IF_ERROR(artifact_path(allocator, folder, "graph.json", "", &parts->graph_path));
+  KILN_RETURN_IF_ERROR(program_path(allocator, folder, &parts->graph_path));
   KILN_RETURN_IF_ERROR(artifact_path(allocator, folder, "lib.so", "", &parts->library_path));
   KILN_RETURN_IF_ERROR(artifact_path(allocator, folder, "params.bin",
                                      " (a build writes one, empty when the model has no params)",
@@ -336,10 +370,16 @@ kiln_status_t kiln_graph_executor_load(kiln_allocator_t allocator, const char *p
 /* ---- inputs and outputs ---- */
 
 int kiln_graph_executor_num_inputs(const kiln_graph_executor_t *executor) {
+  if (executor->vm) {
+    return executor->vm->num_inputs;
+  }
   return executor->num_inputs;
 }
 
 int kiln_graph_executor_num_outputs(const kiln_graph_executor_t *executor) {
+  if (executor->vm) {
+    return executor->vm->num_outputs;
+  }
   return executor->num_outputs;
 }
 
@@ -361,6 +401,9 @@ static void entry_info(const kiln_graph_executor_t *gx, int node, int entry,
 
 kiln_status_t kiln_graph_executor_input_info(const kiln_graph_executor_t *executor, int index,
                                              kiln_graph_executor_tensor_info_t *out_info) {
+  if (executor->vm) {
+    return kiln_vm_input_info(executor->vm, index, out_info);
+  }
   KILN_RETURN_IF_ERROR(check_index(executor, "input", index, executor->num_inputs));
   int node = executor->input_nodes[index];
   entry_info(executor, node, executor->nodes[node].first_entry, out_info);
@@ -369,6 +412,9 @@ kiln_status_t kiln_graph_executor_input_info(const kiln_graph_executor_t *execut
 
 kiln_status_t kiln_graph_executor_output_info(const kiln_graph_executor_t *executor, int index,
                                               kiln_graph_executor_tensor_info_t *out_info) {
+  if (executor->vm) {
+    return kiln_vm_output_info(executor->vm, index, out_info);
+  }
   KILN_RETURN_IF_ERROR(check_index(executor, "output", index, executor->num_outputs));
   entry_info(executor, executor->output_nodes[index], executor->output_entries[index], out_info);
   return KILN_OK;
@@ -396,6 +442,9 @@ static kiln_status_t no_such_input(const kiln_graph_executor_t *gx, const char *
 
 kiln_status_t kiln_graph_executor_input_index(const kiln_graph_executor_t *executor,
                                               const char *name, int *out_index) {
+  if (executor->vm) {
+    return kiln_vm_input_index(executor->vm, name, out_index);
+  }
   *out_index = -1;
   for (int i = 0; name && i < executor->num_inputs; ++i) {
     if (strcmp(executor->nodes[executor->input_nodes[i]].name, name) == 0) {
@@ -460,6 +509,9 @@ static kiln_status_t check_input_tensor(const kiln_graph_executor_t *gx, int ind
 
 kiln_status_t kiln_graph_executor_set_input(kiln_graph_executor_t *executor, int index,
                                             const DLTensor *tensor) {
+  if (executor->vm) {
+    return kiln_vm_set_input(executor->vm, index, tensor, 0);
+  }
   KILN_RETURN_IF_ERROR(check_input_tensor(executor, index, tensor));
   kiln_gx_entry_t *e =
       &executor->entries[executor->nodes[executor->input_nodes[index]].first_entry];
@@ -480,6 +532,9 @@ kiln_status_t kiln_graph_executor_set_input_by_name(kiln_graph_executor_t *execu
 
 kiln_status_t kiln_graph_executor_set_input_zero_copy(kiln_graph_executor_t *executor, int index,
                                                       const DLTensor *tensor) {
+  if (executor->vm) {
+    return kiln_vm_set_input(executor->vm, index, tensor, 1);
+  }
   KILN_RETURN_IF_ERROR(check_input_tensor(executor, index, tensor));
   const char *data = (const char *)tensor->data + tensor->byte_offset;
   const kiln_gx_node_t *n = &executor->nodes[executor->input_nodes[index]];
@@ -498,6 +553,9 @@ kiln_status_t kiln_graph_executor_set_input_zero_copy(kiln_graph_executor_t *exe
 kiln_status_t kiln_graph_executor_get_output(const kiln_graph_executor_t *executor, int index,
                                              const DLTensor **out_view) {
   *out_view = NULL;
+  if (executor->vm) {
+    return kiln_vm_get_output(executor->vm, index, out_view);
+  }
   KILN_RETURN_IF_ERROR(check_index(executor, "output", index, executor->num_outputs));
   *out_view = &executor->entries[executor->output_entries[index]].dl;
   return KILN_OK;
@@ -507,6 +565,13 @@ kiln_status_t kiln_graph_executor_copy_output(const kiln_graph_executor_t *execu
                                               kiln_allocator_t allocator,
                                               kiln_tensor_t **out_tensor) {
   *out_tensor = NULL;
+  if (executor->vm) {
+    const DLTensor *view = NULL;
+    KILN_RETURN_IF_ERROR(kiln_vm_get_output(executor->vm, index, &view));
+    return kiln_tensor_create_copy(allocator, executor->vm->outputs[index].dtype, view->ndim,
+                                   view->shape, view->data, executor->vm->outputs[index].bytes,
+                                   out_tensor);
+  }
   KILN_RETURN_IF_ERROR(check_index(executor, "output", index, executor->num_outputs));
   const kiln_gx_entry_t *e = &executor->entries[executor->output_entries[index]];
   return kiln_tensor_create_copy(allocator, e->dtype, e->dl.ndim, e->dl.shape, e->dl.data, e->bytes,
@@ -567,9 +632,30 @@ kiln_status_t kiln_gx_run_node(kiln_graph_executor_t *executor, int index) {
 }
 
 kiln_status_t kiln_graph_executor_run(kiln_graph_executor_t *executor) {
+  if (executor->vm) {
+    return kiln_vm_run(executor->vm);
+  }
   KILN_RETURN_IF_ERROR(kiln_gx_check_inputs(executor));
   for (int i = 0; i < executor->num_nodes; ++i) {
     KILN_RETURN_IF_ERROR(kiln_gx_run_node(executor, i));
   }
   return KILN_OK;
+}
+
+/* ---- which executor ---- */
+
+kiln_executor_kind_t kiln_graph_executor_kind(const kiln_graph_executor_t *executor) {
+  return executor->vm ? KILN_EXECUTOR_VM : KILN_EXECUTOR_GRAPH;
+}
+
+kiln_status_t kiln_graph_executor_disassemble(const kiln_graph_executor_t *executor,
+                                              kiln_allocator_t allocator, char **out_text) {
+  *out_text = NULL;
+  if (!executor->vm) {
+    return KILN_STATUS(FAILED_PRECONDITION,
+                       "%s: a graph executor's program is graph.json itself; only a VM program "
+                       "(vm.json) has a disassembly",
+                       executor->source);
+  }
+  return kiln_vm_disassemble(executor->vm, allocator, out_text);
 }

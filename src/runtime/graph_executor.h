@@ -19,7 +19,9 @@
 
 #include "base/arena.h"
 #include "base/json.h"
+#include "base/strbuf.h"
 #include "kiln/runtime.h"
+#include "runtime/vm.h"
 
 typedef enum kiln_gx_node_kind_e {
   KILN_GX_NODE_INPUT,  /* a null node the caller sets */
@@ -72,6 +74,8 @@ struct kiln_graph_executor_t {
   int num_outputs;
   int *output_entries;
   int *output_nodes;
+  /* A VM program's executor: every call goes to it (vm.h). */
+  kiln_vm_t *vm;
 };
 
 /* Reads nodes, node_row_ptr, arg_nodes, heads and the per-entry attrs of
@@ -85,5 +89,13 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_gx_parse(kiln_graph_executor_t *executor
 KILN_MUST_USE_RESULT kiln_status_t kiln_gx_run_node(kiln_graph_executor_t *executor, int index);
 /* FAILED_PRECONDITION naming the first input never set. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_gx_check_inputs(const kiln_graph_executor_t *executor);
+
+/* Shared by both executors' profiles and debug runs (graph_profile.c): the
+ * monotonic clock in milliseconds, the median of `values` (sorted in
+ * place), and `name` appended with every character but letters, digits,
+ * '.', '-' and '_' made '_' (a dump file's name). */
+double kiln_gx_now_milliseconds(void);
+double kiln_gx_median(double *values, int count);
+KILN_MUST_USE_RESULT kiln_status_t kiln_gx_append_safe_name(kiln_strbuf_t *sb, const char *name);
 
 #endif /* KILN_RUNTIME_GRAPH_EXECUTOR_H_ */

@@ -27,7 +27,7 @@
 #include "kiln/npy.h"
 #include "runtime/graph_executor.h"
 
-static double now_milliseconds(void) {
+double kiln_gx_now_milliseconds(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
@@ -42,8 +42,7 @@ static int compare_doubles(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Sorts `values` and returns their median. */
-static double median(double *values, int count) {
+double kiln_gx_median(double *values, int count) {
   qsort(values, (size_t)count, sizeof(double), compare_doubles);
   return count % 2 ? values[count / 2] : (values[count / 2 - 1] + values[count / 2]) / 2;
 }
@@ -52,16 +51,16 @@ static double median(double *values, int count) {
 static kiln_status_t timed_runs(kiln_graph_executor_t *gx, int runs, double *times,
                                 double *run_times) {
   for (int r = 0; r < runs; ++r) {
-    double run_start = now_milliseconds();
+    double run_start = kiln_gx_now_milliseconds();
     for (int i = 0, k = 0; i < gx->num_nodes; ++i) {
       if (!is_op_node(&gx->nodes[i])) {
         continue;
       }
-      double start = now_milliseconds();
+      double start = kiln_gx_now_milliseconds();
       KILN_RETURN_IF_ERROR(kiln_gx_run_node(gx, i));
-      times[(size_t)k++ * (size_t)runs + (size_t)r] = now_milliseconds() - start;
+      times[(size_t)k++ * (size_t)runs + (size_t)r] = kiln_gx_now_milliseconds() - start;
     }
-    run_times[r] = now_milliseconds() - run_start;
+    run_times[r] = kiln_gx_now_milliseconds() - run_start;
   }
   return KILN_OK;
 }
@@ -73,7 +72,7 @@ static void summarize(const kiln_graph_executor_t *gx, int runs, double *times, 
     if (!is_op_node(node)) {
       continue;
     }
-    double ms = median(times + (size_t)k * (size_t)runs, runs);
+    double ms = kiln_gx_median(times + (size_t)k * (size_t)runs, runs);
     profile->nodes[k++] = (kiln_graph_profile_node_t){
         i,
         node->name,
@@ -89,12 +88,15 @@ static void summarize(const kiln_graph_executor_t *gx, int runs, double *times, 
     double total = profile->total_milliseconds;
     profile->nodes[k].share = total > 0 ? profile->nodes[k].milliseconds / total : 0;
   }
-  profile->run_milliseconds = median(run_times, runs);
+  profile->run_milliseconds = kiln_gx_median(run_times, runs);
 }
 
 kiln_status_t kiln_graph_executor_profile(kiln_graph_executor_t *executor, int runs,
                                           kiln_graph_profile_t **out_profile) {
   *out_profile = NULL;
+  if (executor->vm) {
+    return kiln_vm_profile(executor->vm, runs, out_profile);
+  }
   if (runs < 1) {
     return KILN_STATUS(INVALID_ARGUMENT, "%s: a profile needs at least one run, not %d",
                        executor->source, runs);
@@ -185,16 +187,23 @@ kiln_status_t kiln_graph_profile_format(const kiln_graph_profile_t *profile,
 
 /* ---- debug ---- */
 
+kiln_status_t kiln_gx_append_safe_name(kiln_strbuf_t *sb, const char *name) {
+  for (const char *c = name; *c; ++c) {
+    int safe = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+               *c == '.' || *c == '-' || *c == '_';
+    KILN_RETURN_IF_ERROR(kiln_strbuf_append_char(sb, safe ? *c : '_'));
+  }
+  return KILN_OK;
+}
+
 /* folder/<node>_<name>[_<output>].npy with the name made safe for a path. */
 static kiln_status_t dump_path(kiln_allocator_t allocator, const char *folder, int node,
                                const kiln_gx_node_t *n, int output, char **out_path) {
   kiln_strbuf_t sb;
   kiln_strbuf_initialize(&sb, allocator);
   kiln_status_t status = kiln_strbuf_appendf(&sb, "%s/%d_", folder, node);
-  for (const char *c = n->name; !status && *c; ++c) {
-    int safe = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-               *c == '.' || *c == '-' || *c == '_';
-    status = kiln_strbuf_append_char(&sb, safe ? *c : '_');
+  if (!status) {
+    status = kiln_gx_append_safe_name(&sb, n->name);
   }
   if (!status && n->num_outputs > 1) {
     status = kiln_strbuf_appendf(&sb, "_%d", output);
@@ -235,6 +244,9 @@ static kiln_status_t dump_node(const kiln_graph_executor_t *gx, const char *fold
 }
 
 kiln_status_t kiln_graph_executor_run_debug(kiln_graph_executor_t *executor, const char *folder) {
+  if (executor->vm) {
+    return kiln_vm_run_debug(executor->vm, folder);
+  }
   KILN_RETURN_IF_ERROR(kiln_gx_check_inputs(executor));
   if (!folder || (mkdir(folder, 0777) != 0 && errno != EEXIST)) {
     return KILN_STATUS(IO_ERROR, "%s: cannot make the debug folder %s: %s", executor->source,

@@ -336,6 +336,7 @@ kiln_status_t kiln_tir_value_cast(kiln_tir_dtype_t dtype, const kiln_tir_value_t
       return copysign##F(x, y);                               \
     case KILN_TIR_INTRINSIC_SHIFT_LEFT:                       \
     case KILN_TIR_INTRINSIC_SHIFT_RIGHT:                      \
+    case KILN_TIR_INTRINSIC_BITWISE_XOR:                      \
     case KILN_TIR_INTRINSIC_COUNT_:                           \
       break;                                                  \
     }                                                         \
@@ -348,6 +349,9 @@ KILN_TIR_CALL_FLOAT_(double, )
 
 /* The integer intrinsics on the value's bits, of a dtype `bits` wide. */
 static int64_t call_int(kiln_tir_intrinsic_t op, int bits, int64_t x, int64_t y) {
+  if (op == KILN_TIR_INTRINSIC_BITWISE_XOR) {
+    return (int64_t)kiln_scalar_bits_xor((uint64_t)x, (uint64_t)y, bits);
+  }
   return (int64_t)(op == KILN_TIR_INTRINSIC_SHIFT_LEFT
                        ? kiln_scalar_bits_shift_left((uint64_t)x, y, bits)
                        : kiln_scalar_bits_shift_right((uint64_t)x, y, bits));

@@ -109,38 +109,39 @@ int kiln_tir_expr_kind_is_binary(kiln_tir_expr_kind_t kind);
  * return floats of one dtype (libm's functions); INT ones take and return
  * integers of one dtype: shift_left and shift_right shift the value's bits
  * as unsigned, and a shift by the bit width or more gives 0. */
-#define KILN_TIR_INTRINSIC_LIST(X)    \
-  X(EXP, "exp", 1, FLOAT)             \
-  X(LOG, "log", 1, FLOAT)             \
-  X(SQRT, "sqrt", 1, FLOAT)           \
-  X(RSQRT, "rsqrt", 1, FLOAT)         \
-  X(ERF, "erf", 1, FLOAT)             \
-  X(TANH, "tanh", 1, FLOAT)           \
-  X(SIGMOID, "sigmoid", 1, FLOAT)     \
-  X(FABS, "fabs", 1, FLOAT)           \
-  X(FLOOR, "floor", 1, FLOAT)         \
-  X(CEIL, "ceil", 1, FLOAT)           \
-  X(ROUND, "round", 1, FLOAT)         \
-  X(TRUNC, "trunc", 1, FLOAT)         \
-  X(POW, "pow", 2, FLOAT)             \
-  X(FMA, "fma", 3, FLOAT)             \
-  X(SIN, "sin", 1, FLOAT)             \
-  X(COS, "cos", 1, FLOAT)             \
-  X(TAN, "tan", 1, FLOAT)             \
-  X(ASIN, "asin", 1, FLOAT)           \
-  X(ACOS, "acos", 1, FLOAT)           \
-  X(ATAN, "atan", 1, FLOAT)           \
-  X(SINH, "sinh", 1, FLOAT)           \
-  X(COSH, "cosh", 1, FLOAT)           \
-  X(ASINH, "asinh", 1, FLOAT)         \
-  X(ACOSH, "acosh", 1, FLOAT)         \
-  X(ATANH, "atanh", 1, FLOAT)         \
-  X(LOG1P, "log1p", 1, FLOAT)         \
-  X(EXPM1, "expm1", 1, FLOAT)         \
-  X(FMOD, "fmod", 2, FLOAT)           \
-  X(COPYSIGN, "copysign", 2, FLOAT)   \
-  X(SHIFT_LEFT, "shift_left", 2, INT) \
-  X(SHIFT_RIGHT, "shift_right", 2, INT)
+#define KILN_TIR_INTRINSIC_LIST(X)      \
+  X(EXP, "exp", 1, FLOAT)               \
+  X(LOG, "log", 1, FLOAT)               \
+  X(SQRT, "sqrt", 1, FLOAT)             \
+  X(RSQRT, "rsqrt", 1, FLOAT)           \
+  X(ERF, "erf", 1, FLOAT)               \
+  X(TANH, "tanh", 1, FLOAT)             \
+  X(SIGMOID, "sigmoid", 1, FLOAT)       \
+  X(FABS, "fabs", 1, FLOAT)             \
+  X(FLOOR, "floor", 1, FLOAT)           \
+  X(CEIL, "ceil", 1, FLOAT)             \
+  X(ROUND, "round", 1, FLOAT)           \
+  X(TRUNC, "trunc", 1, FLOAT)           \
+  X(POW, "pow", 2, FLOAT)               \
+  X(FMA, "fma", 3, FLOAT)               \
+  X(SIN, "sin", 1, FLOAT)               \
+  X(COS, "cos", 1, FLOAT)               \
+  X(TAN, "tan", 1, FLOAT)               \
+  X(ASIN, "asin", 1, FLOAT)             \
+  X(ACOS, "acos", 1, FLOAT)             \
+  X(ATAN, "atan", 1, FLOAT)             \
+  X(SINH, "sinh", 1, FLOAT)             \
+  X(COSH, "cosh", 1, FLOAT)             \
+  X(ASINH, "asinh", 1, FLOAT)           \
+  X(ACOSH, "acosh", 1, FLOAT)           \
+  X(ATANH, "atanh", 1, FLOAT)           \
+  X(LOG1P, "log1p", 1, FLOAT)           \
+  X(EXPM1, "expm1", 1, FLOAT)           \
+  X(FMOD, "fmod", 2, FLOAT)             \
+  X(COPYSIGN, "copysign", 2, FLOAT)     \
+  X(SHIFT_LEFT, "shift_left", 2, INT)   \
+  X(SHIFT_RIGHT, "shift_right", 2, INT) \
+  X(BITWISE_XOR, "bitwise_xor", 2, INT)
 
 typedef enum kiln_tir_intrinsic_class_e {
   KILN_TIR_INTRINSIC_CLASS_FLOAT,

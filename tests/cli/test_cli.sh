@@ -89,6 +89,25 @@ expect 0 out "fused_nn_contrib_dense_pack" -- "$kiln" run "$work/mlp.so" --input
 expect 1 err "lib.so holds no model \(no __kiln_model symbol\)" -- "$kiln" run "$work/mlp/lib.so" --input "$work/x.npy"
 head -c 5000 "$work/mlp.so" >"$work/cut.so"
 expect 1 err "cut.so: the section table .* ends past the end of the file \(5000 bytes\): the file is cut short" -- "$kiln" run "$work/cut.so" --input "$work/x.npy"
+# The VM (docs/vm.md): --executor vm writes vm.json instead of graph.json;
+# run (its output the graph executor's, bit for bit), the profile, the
+# debug dump, the one-file form and bench work on it.
+expect 0 out "wrote .*/mlp-vm/vm.json, " -- "$kiln" compile mlp -o "$work/mlp-vm" --executor vm
+[ ! -e "$work/mlp-vm/graph.json" ] || fail "compile --executor vm left a graph.json"
+expect 0 out "output 0: float32 \(1, 10\)" -- "$kiln" run "$work/mlp-vm" --input "$work/x.npy" --output "$work/got-vm.npy"
+cmp -s "$work/got.npy" "$work/got-vm.npy" || fail "kiln run on the VM: not the graph executor's output"
+expect 0 out "fused_nn_contrib_dense_pack" -- "$kiln" run "$work/mlp-vm" --input "$work/x.npy" --profile --threads 1
+expect 0 out "output 0" -- "$kiln" run "$work/mlp-vm" --input "$work/x.npy" --debug-dir "$work/debug-vm"
+expect 0 out "invoke_packed +fused_nn_contrib_dense_pack" -- "$kiln" run "$work/mlp-vm" --disassemble
+expect 1 err "only a VM program \(vm.json\) has a disassembly" -- "$kiln" run "$work/mlp" --disassemble
+ls "$work/debug-vm" | grep -q "_fused_nn_contrib_dense_pack.*\.npy$" || fail "kiln run --debug-dir on the VM wrote no kernel output"
+expect 0 out "executor: vm \(vm.json\)" -- "$kiln" compile mlp -o "$work/mlp-vm.so" --executor vm
+expect 0 out "output 0: float32 \(1, 10\)" -- "$kiln" run "$work/mlp-vm.so" --input "$work/x.npy" --output "$work/got-vm1.npy"
+cmp -s "$work/got.npy" "$work/got-vm1.npy" || fail "kiln run mlp-vm.so: not the graph executor's output"
+expect 0 out "latency: median [0-9.]+ ms over 3 runs" -- "$kiln" bench mlp --runs 3 --executor vm
+expect 0 out "executor: graph \(graph.json\)" -- "$kiln" compile mlp -o "$work/mlp-vm" --executor auto
+[ ! -e "$work/mlp-vm/vm.json" ] || fail "compile --executor auto over a VM build left its vm.json"
+expect 2 err "expected graph, vm or auto after '--executor'" -- "$kiln" compile mlp -o "$work/x" --executor jit
 # With LLVM: a JIT target has no file to link, a triple is checked, and a
 # model cross-compiled for aarch64 is an AArch64 library this machine refuses.
 if ! "$kiln" compile mlp -o "$work/probe" --target "llvm -opt=0" >/dev/null 2>&1; then
@@ -97,6 +116,18 @@ if ! "$kiln" compile mlp -o "$work/probe" --target "llvm -opt=0" >/dev/null 2>&1
 else
   expect 1 err "-jit.*built the kernels in memory" -- "$kiln" compile mlp -o "$work/jit.so" --target "llvm -jit"
   expect 1 err "unknown architecture \"foo\"" -- "$kiln" compile mlp -o "$work/foo.so" --target "llvm -mtriple=foo-linux-gnu"
+  # A named CPU gets its own blocks and register tiles (8-lane blocks and 16
+  # registers on AVX2, 4 lanes on plain x86-64): checked against the interpreter.
+  if grep -qw avx2 /proc/cpuinfo; then
+    for cpu in haswell x86-64; do
+      for workload in resnet18 mobilenet_v2 mlp; do
+        expect 0 out "largest difference from the reference interpreter" -- "$kiln" bench "$workload" --image-size 32 --runs 1 --check --target "llvm -mcpu=$cpu"
+      done
+    done
+  else
+    echo "skip: this CPU has no AVX2; the named-CPU schedule checks did not run"
+    skipped=$((skipped + 1))
+  fi
   if command -v aarch64-linux-gnu-ld >/dev/null 2>&1; then
     expect 0 out "wrote .*/arm.so" -- "$kiln" compile mlp -o "$work/arm.so" --target "llvm -mtriple=aarch64-linux-gnu"
     [ "$(od -An -tu2 -j18 -N2 "$work/arm.so" | tr -d ' ')" = 183 ] || fail "arm.so is not an AArch64 ELF file"

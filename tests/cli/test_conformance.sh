@@ -112,12 +112,20 @@ has "$work/runtime.md" \
 has "$work/runtime.md" \
   "^\| test_range_float_type_positive_delta \| UNSUPPORTED \| model.onnx: node #0 \(Range\): input 0 \(start, \"start\"\) must be a constant known at import"
 has "$work/runtime.md" "its graph inputs left as\$"
+# The same compiled for the VM (docs/vm.md): Abs runs on it.
+expect 0 out "^conformance: 1 passed, 0 failed, 2 unsupported of 3$" -- \
+  "$kiln" conformance "$runtime" --target c --executor vm --report "$work/runtime-vm.md"
+has "$work/runtime-vm.md" "and the VM executor"
 
 # Usage mistakes and a missing folder (exit 77: ctest's "skipped").
 expect 2 err "usage: kiln conformance" -- "$kiln" conformance "$cases" --jobs 0
 expect 2 err "unknown option '--frob'" -- "$kiln" conformance "$cases" --frob
 expect 2 err "unexpected argument 'extra'" -- "$kiln" conformance "$cases" extra
 expect 2 err "missing value after '--report'" -- "$kiln" conformance "$cases" --report
+expect 2 err "--executor chooses among compiled executors; it needs '--target'" -- \
+  "$kiln" conformance "$cases" --executor vm
+expect 2 err "expected graph, vm or auto after '--executor'" -- \
+  "$kiln" conformance "$cases" --target c --executor jit
 expect 77 err "$work/none: no such folder, so nothing was checked" -- \
   "$kiln" conformance "$work/none"
 

@@ -27,7 +27,9 @@
 #define OB_INT32      ONNX__TENSOR_PROTO__DATA_TYPE__INT32
 #define OB_BOOL       ONNX__TENSOR_PROTO__DATA_TYPE__BOOL
 /* A dim written as OB_SYMBOLIC in ob_input is a dim_param named "N". */
-#define OB_SYMBOLIC  (-1)
+#define OB_SYMBOLIC (-1)
+/* A dim written as OB_UNKNOWN has neither a dim_value nor a dim_param. */
+#define OB_UNKNOWN   (-2)
 #define OB_DIMS(...) ((const int64_t[]){__VA_ARGS__})
 #define OB_F32(...)  ((const float[]){__VA_ARGS__})
 #define OB_I64(...)  ((const int64_t[]){__VA_ARGS__})
@@ -289,6 +291,8 @@ static inline Onnx__ValueInfoProto *ob_value_info(ob_t *ob, const char *name, in
       if (dims[i] == OB_SYMBOLIC) {
         dim->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
         dim->dim_param = ob_strdup(ob, "N");
+      } else if (dims[i] == OB_UNKNOWN) {
+        dim->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE__NOT_SET;
       } else {
         dim->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
         dim->dim_value = dims[i];

@@ -166,10 +166,11 @@ static void test_shape_subgraph_folds(void **state) {
   assert_true(kiln_expr_as_var(reshape->args[0]) != NULL);
   kiln_module_destroy(module);
 
-  /* Without folding the converters still read the shape; the calls stay. */
+  /* Without folding the shape is a computation: a dyn.reshape reads it. */
   options.no_constant_folding = true;
-  KILN_ASSERT_STATUS(ob_import(&ob, &options, kiln_allocator_system(), &module), UNIMPLEMENTED,
-                     "node \"flat\" (Reshape): input 1 (shape, \"target\") must be a constant");
+  KILN_ASSERT_OK(ob_import(&ob, &options, kiln_allocator_system(), &module));
+  assert_int_equal(om_count_calls(module, &kiln_op_dyn_reshape), 1);
+  kiln_module_destroy(module);
   ob_free(&ob);
 }
 
@@ -212,7 +213,13 @@ static void test_squeeze_by_opset(void **state) {
   kiln_module_t *input_form = import_squeeze(13, 1, 1);
   om_assert_type(om_main(input_form)->ret_type, KILN_DTYPE_FLOAT32, 3, OB_DIMS(1, 3, 2));
   kiln_module_destroy(input_form);
-  assert_null(import_squeeze(13, 1, 0));
+  /* Axes known only at run time: dyn.squeeze, the rank from their count. */
+  kiln_module_t *run_time = import_squeeze(13, 1, 0);
+  char text[KILN_IR_TYPE_TEXT_CAPACITY];
+  assert_string_equal(kiln_type_text(om_main(run_time)->ret_type, text),
+                      "Tensor[(?, ?, ?), float32]");
+  assert_int_equal(om_count_calls(run_time, &kiln_op_dyn_squeeze), 1);
+  kiln_module_destroy(run_time);
   /* The attribute form at opset 13 is ignored: no axes squeezes every 1. */
   kiln_module_t *all = import_squeeze(13, 0, 0);
   om_assert_type(om_main(all)->ret_type, KILN_DTYPE_FLOAT32, 2, OB_DIMS(3, 2));
@@ -292,27 +299,72 @@ static void test_parameter_names(void **state) {
 
 /* ---- input shapes ---- */
 
-static kiln_status_t import_symbolic(const char *spec, kiln_module_t **out_module) {
+static kiln_status_t import_dims(const char *spec, bool static_shapes, const int64_t *dims,
+                                 kiln_module_t **out_module) {
   ob_t ob;
   ob_init(&ob, 13);
-  ob_input(&ob, "image", OB_FLOAT, 4, OB_DIMS(OB_SYMBOLIC, 3, 8, 8));
+  ob_input(&ob, "image", OB_FLOAT, 4, dims);
   ob_node(&ob, "Relu", "r", "image", "y");
   ob_output(&ob, "y", OB_FLOAT, 0, NULL);
   const char *specs[] = {spec};
   kiln_onnx_import_options_t options = {.num_input_shapes = spec ? 1 : 0,
-                                        .input_shape_specs = specs};
+                                        .input_shape_specs = specs,
+                                        .static_input_shapes = static_shapes};
   kiln_status_t status = ob_import(&ob, &options, kiln_allocator_system(), out_module);
   ob_free(&ob);
   return status;
 }
 
-static void test_input_shapes(void **state) {
+static kiln_status_t import_symbolic(const char *spec, kiln_module_t **out_module) {
+  return import_dims(spec, false, OB_DIMS(OB_SYMBOLIC, 3, 8, 8), out_module);
+}
+
+static void assert_main_type(kiln_module_t *module, const char *expected) {
+  char text[KILN_IR_TYPE_TEXT_CAPACITY];
+  const kiln_function_t *main = om_main(module);
+  assert_string_equal(kiln_type_text(main->params[0]->base.checked_type, text), expected);
+  assert_string_equal(kiln_type_text(main->ret_type, text), expected);
+}
+
+/* A dim_param stays a named symbolic dim, an unknown dim an anonymous one;
+ * static_input_shapes (the compiling tools) refuses both, naming the fix. */
+static void test_symbolic_input_dims(void **state) {
   (void)state;
   kiln_module_t *module = NULL;
-  KILN_ASSERT_STATUS(import_symbolic(NULL, &module), INVALID_ARGUMENT,
+  KILN_ASSERT_OK(import_symbolic(NULL, &module));
+  assert_main_type(module, "Tensor[(N, 3, 8, 8), float32]");
+  kiln_module_destroy(module);
+  KILN_ASSERT_OK(import_dims(NULL, false, OB_DIMS(OB_UNKNOWN, 3, OB_SYMBOLIC, 8), &module));
+  assert_main_type(module, "Tensor[(?, 3, N, 8), float32]");
+  kiln_module_destroy(module);
+  KILN_ASSERT_STATUS(import_dims(NULL, true, OB_DIMS(OB_SYMBOLIC, 3, 8, 8), &module),
+                     INVALID_ARGUMENT,
                      "test.onnx: input \"image\" has a symbolic dimension \"N\" (dim 0); give its "
                      "shape with --input-shape image=...");
   assert_null(module);
+  KILN_ASSERT_STATUS(import_dims(NULL, true, OB_DIMS(1, OB_UNKNOWN, 8, 8), &module),
+                     INVALID_ARGUMENT,
+                     "input \"image\" has an unknown dimension (dim 1); give its shape with "
+                     "--input-shape image=...");
+  KILN_ASSERT_OK(import_dims("image=2x3x8x8", true, OB_DIMS(OB_SYMBOLIC, 3, 8, 8), &module));
+  assert_main_type(module, "Tensor[(2, 3, 8, 8), float32]");
+  kiln_module_destroy(module);
+  /* A converter that reads its input's dims refuses a symbolic one. */
+  ob_t ob;
+  ob_init(&ob, 13);
+  ob_input(&ob, "image", OB_FLOAT, 4, OB_DIMS(OB_SYMBOLIC, 3, 8, 8));
+  ob_node(&ob, "Flatten", "f", "image", "y");
+  ob_output(&ob, "y", OB_FLOAT, 0, NULL);
+  KILN_ASSERT_STATUS(
+      ob_import(&ob, NULL, kiln_allocator_system(), &module), UNIMPLEMENTED,
+      "node \"f\" (Flatten): input 0 has the symbolic dim N (dim 0); this operator's "
+      "converter needs static shapes (fix the dim with --input-shape)");
+  ob_free(&ob);
+}
+
+static void test_input_shapes(void **state) {
+  (void)state;
+  kiln_module_t *module = NULL;
   KILN_ASSERT_OK(import_symbolic("image=5x3x8x8", &module));
   om_assert_type(om_main(module)->ret_type, KILN_DTYPE_FLOAT32, 4, OB_DIMS(5, 3, 8, 8));
   kiln_module_destroy(module);
@@ -503,6 +555,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_tuple_outputs_in_order, setup, teardown),
       cmocka_unit_test_setup_teardown(test_parameter_names, setup, teardown),
       cmocka_unit_test_setup_teardown(test_input_shapes, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_symbolic_input_dims, setup, teardown),
       cmocka_unit_test_setup_teardown(test_input_without_shape, setup, teardown),
       cmocka_unit_test_setup_teardown(test_input_values, setup, teardown),
       cmocka_unit_test_setup_teardown(test_constant_node_forms, setup, teardown),

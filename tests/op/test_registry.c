@@ -21,7 +21,7 @@ static const char *const expected_names[] = {
 static void test_every_operator_is_registered(void **state) {
   (void)state;
   assert_int_equal(kiln_op_count(), KILN_OP_COUNT_);
-  assert_int_equal(kiln_op_count(), 137);
+  assert_int_equal(kiln_op_count(), 149);
   for (int id = 0; id < KILN_OP_COUNT_; ++id) {
     const kiln_op_t *op = kiln_op_get((kiln_op_id_t)id);
     assert_non_null(op);
@@ -33,9 +33,12 @@ static void test_every_operator_is_registered(void **state) {
     assert_non_null(op->infer_type);
     /* The control operators are evaluated by the interpreter itself. */
     assert_true(op->reference != NULL || kiln_op_is_control(op));
-    /* arange, seq.empty and optional make a value from attributes only. */
-    assert_true(op->min_inputs >= 1 || op->id == KILN_OP_ARANGE || op->id == KILN_OP_SEQ_EMPTY ||
-                op->id == KILN_OP_OPTIONAL);
+    /* arange, random.uniform, random.normal, seq.empty and optional make a
+     * value from attributes only. */
+    bool from_attrs = op->id == KILN_OP_ARANGE || op->id == KILN_OP_RANDOM_UNIFORM ||
+                      op->id == KILN_OP_RANDOM_NORMAL || op->id == KILN_OP_SEQ_EMPTY ||
+                      op->id == KILN_OP_OPTIONAL;
+    assert_true(op->min_inputs >= 1 || from_attrs);
     assert_true(op->max_inputs < 0 || op->max_inputs >= op->min_inputs);
     assert_string_not_equal(kiln_op_pattern_name(op->pattern), "invalid");
     assert_true((op->attrs_size == 0) == (op->num_attr_fields == 0));

@@ -91,7 +91,7 @@ static void test_conv_space(void **state) {
   kiln_schedule_conv_shape_t shape = layer_56();
   kiln_schedule_conv_config_t def = kiln_schedule_conv_x86_config(&avx512, &shape);
   kiln_schedule_space_t space;
-  kiln_schedule_conv_x86_space(&shape, &def, &space);
+  kiln_schedule_conv_x86_space(&avx512, &shape, &def, &space);
   assert_true(kiln_schedule_space_valid(&space, &space.default_config));
   assert_true(kiln_schedule_space_size(&space) > 1000);
   kiln_schedule_config_t c = space.default_config;

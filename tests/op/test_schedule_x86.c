@@ -163,6 +163,40 @@ static void test_nchwc_default_config(void **state) {
   assert_int_equal(k.tile_ow, 14);
 }
 
+/* AVX2's 16 vector registers: the accumulators halve (the wide tile 2
+ * chunks by 6 columns, the default tile 12 accumulators), an output chunk
+ * of 16 lanes on 8-lane vectors counts twice, and a target with more cores
+ * keeps more row-block tasks. */
+static void test_nchwc_config_registers(void **state) {
+  (void)state;
+  kiln_schedule_target_t avx2 = {256};
+  kiln_schedule_conv_shape_t c = {.n = 1,
+                                  .oc_chunks = 8,
+                                  .oh = 56,
+                                  .ow = 56,
+                                  .oc_block = 8,
+                                  .groups = 1,
+                                  .reduce_per_chunk = 72,
+                                  .ic_chunks = 8,
+                                  .ic_block = 8,
+                                  .stride_w = 1};
+  assert_int_equal(kiln_schedule_vector_registers(&avx2), 16);
+  kiln_schedule_conv_config_t k = kiln_schedule_conv_x86_config(&avx2, &c);
+  assert_int_equal(k.tile_oc, 2);
+  assert_int_equal(k.tile_ow, 6);
+  c.oh = 14, c.ow = 14, c.oc_chunks = 32; /* 2 x 7: 14 accumulators do not fit, 2 x 2 do */
+  k = kiln_schedule_conv_x86_config(&avx2, &c);
+  assert_int_equal(k.tile_oc, 2);
+  assert_true(k.tile_oc * k.tile_ow <= 12);
+  c.oc_block = 16; /* two vectors a chunk: 6 chunk columns */
+  k = kiln_schedule_conv_x86_config(&avx2, &c);
+  assert_true(k.tile_oc * k.tile_ow <= 6);
+  kiln_schedule_target_t many = {512, .num_cores = 8};
+  c.oc_block = 16, c.oc_chunks = 4, c.oh = 56, c.ow = 56, c.reduce_per_chunk = 144;
+  k = kiln_schedule_conv_x86_config(&many, &c); /* 32 tasks: 56 / 2 rows = 28 is too few */
+  assert_int_equal(k.block_oh, 1);
+}
+
 /* Row blocks: 2 images, 2 input chunks, 4 output chunks in pairs, 9 rows
  * in blocks of 3, 12 columns in tiles of 6; strides 2 over 19 rows; 3
  * output chunks (one per tile) over 7 rows of 5 columns; and the row
@@ -415,6 +449,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_nchwc_tail, setup, teardown),
       cmocka_unit_test_setup_teardown(test_nchwc_golden, setup, teardown),
       cmocka_unit_test_setup_teardown(test_nchwc_default_config, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_nchwc_config_registers, setup, teardown),
       cmocka_unit_test_setup_teardown(test_nchwc_row_blocks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dense_blocks_divide, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dense_tail, setup, teardown),

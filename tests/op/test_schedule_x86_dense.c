@@ -87,7 +87,14 @@ static void test_gemm_default_config(void **state) {
   assert_int_equal(c.tile_rows, 7); /* 196 = 28 x 7 */
   assert_int_equal(c.tile_cols, 16);
   c = kiln_schedule_gemm_x86_config(&avx512, 127, 64, 7);
-  assert_int_equal(c.tile_rows, 8); /* no divisor in 4..8: a tail */
+  assert_int_equal(c.tile_rows, 8);    /* no divisor in 4..8: a tail */
+  kiln_schedule_target_t avx2 = {256}; /* 16 registers: 12 accumulators, 6 rows by 2 */
+  c = kiln_schedule_gemm_x86_config(&avx2, 64, 1152, 384);
+  assert_true(c.tile_rows <= 6);
+  assert_true(c.tile_rows * (c.tile_cols / 8) <= 12);
+  c = kiln_schedule_gemm_x86_config(&avx2, 60, 1152, 384);
+  assert_int_equal(c.tile_rows, 6);
+  assert_int_equal(c.tile_cols, 16);
 }
 
 /* A sequence-first dense (6, 1, 3) . (5, 3)^T at 128 bits: the tile's

@@ -81,6 +81,28 @@ def test_save_and_load(mlp, tmp_path):
                                atol=1e-4)
 
 
+def test_vm_executor(mlp, tmp_path):
+    """kiln.compile(executor="vm"): the VM (docs/vm.md) gives the graph
+    executor's output bit for bit, saves vm.json and loads back as a VM."""
+    from conftest import shared_model
+    model, x, _ = mlp
+    vm = kiln.compile(shared_model("mlp")[0], executor="vm")
+    assert vm.executor == "vm" and model.executor == "graph"
+    assert vm.inputs == model.inputs and vm.outputs == model.outputs
+    np.testing.assert_array_equal(vm.run(x)[0], model.run(x)[0])
+    assert len(vm.profile(x, runs=2)) == len(model.profile(x, runs=2))
+    vm.save(tmp_path / "vm")
+    assert sorted(p.name for p in (tmp_path / "vm").iterdir()) == [
+        "lib.so", "params.bin", "vm.json"]
+    loaded = kiln.load(tmp_path / "vm")
+    assert loaded.executor == "vm"
+    np.testing.assert_array_equal(loaded.run(x)[0], model.run(x)[0])
+    loaded.save(tmp_path / "copy")
+    assert kiln.load(tmp_path / "copy").executor == "vm"
+    with pytest.raises(ValueError, match="executor must be one of"):
+        kiln.compile("mlp", executor="jit")
+
+
 def test_workload_and_options(workload_mlp):
     model = workload_mlp
     assert model.inputs[0].shape[0] == 2  # batch=2

@@ -1,11 +1,12 @@
 /*
  * The runtime without the compiler: this program links kiln_runtime (and
  * kiln_base) alone (tests/CMakeLists.txt), so building it proves that the
- * graph executor, the params file and the module loader need no symbol of
- * the graph IR, the operators, the loop IR or the code generators; a
- * deployed model links just these. It then runs a small graph over a kernel
- * written here: params through a file, an input, a run, the profile and
- * the debug dump. No cmocka either: it prints what failed and exits 1.
+ * graph executor, the VM, the params file and the module loader need no
+ * symbol of the graph IR, the operators, the loop IR or the code
+ * generators; a deployed model links just these. It then runs a small graph
+ * over a kernel written here, and the same model as a VM program (vm.json,
+ * docs/vm.md): params through a file, an input, a run, the profile and the
+ * debug dump. No cmocka either: it prints what failed and exits 1.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -45,6 +46,17 @@ static const char graph[] =
     " \"shape\": [\"list_shape\", [[3], [3], [3]]],"
     " \"kiln_flops\": [\"list_int\", [0, 0, 6]]}}";
 
+/* The same model for the VM: p a constant, x main's param. */
+static const char vm_program[] =
+    "{\"format\": \"kiln-vm\", \"version\": 1, \"kernels\": [\"axpy\"],"
+    " \"constants\": [{\"name\": \"p\", \"dtype\": \"float32\", \"shape\": [3]}],"
+    " \"inputs\": [{\"name\": \"x\", \"dtype\": \"float32\", \"shape\": [3]}],"
+    " \"outputs\": [{\"name\": \"axpy\", \"dtype\": \"float32\", \"shape\": [3]}],"
+    " \"functions\": [{\"name\": \"main\", \"params\": 1, \"registers\": 4, \"code\": ["
+    " [\"load_const\", 1, 0], [\"alloc_storage\", 2, 12],"
+    " [\"alloc_tensor\", 3, 2, 0, \"float32\", [3]],"
+    " [\"invoke_packed\", 0, [0, 1], [3], 6], [\"ret\", [3]]]}]}";
+
 static int check(kiln_status_t status, const char *what) {
   if (status) {
     fprintf(stderr, "%s: %s\n", what, kiln_status_message(status));
@@ -54,7 +66,9 @@ static int check(kiln_status_t status, const char *what) {
   return 1;
 }
 
-static int run(const char *dir) {
+/* Runs `program` (graph.json's or vm.json's text); its debug run must write
+ * `dump` (the kernel's output) in `dir`. */
+static int run(const char *dir, const char *program, const char *dump) {
   kiln_allocator_t system = kiln_allocator_system();
   const int64_t shape[] = {3};
   const float x[] = {1, 2, 3}, p[] = {10, 20, 30}, want[] = {12, 24, 36};
@@ -76,7 +90,7 @@ static int run(const char *dir) {
            check(kiln_runtime_module_create_in_memory(system, "kernels", 1, entries, NULL, NULL,
                                                       &module),
                  "module") &&
-           check(kiln_graph_executor_create(system, graph, "graph.json", module, params, &gx),
+           check(kiln_graph_executor_create(system, program, "program", module, params, &gx),
                  "create") &&
            check(kiln_graph_executor_set_input_by_name(gx, "x", kiln_tensor_dl(tx)), "input") &&
            check(kiln_graph_executor_profile(gx, 3, &profile), "profile") &&
@@ -86,7 +100,7 @@ static int run(const char *dir) {
     fprintf(stderr, "wrong result\n");
     ok = 0;
   }
-  snprintf(path, sizeof(path), "%s/2_axpy.npy", dir);
+  snprintf(path, sizeof(path), "%s/%s", dir, dump);
   if (ok && access(path, F_OK) != 0) {
     fprintf(stderr, "no %s\n", path);
     ok = 0;
@@ -109,8 +123,9 @@ int main(void) {
     perror("mkdtemp");
     return 1;
   }
-  int ok = run(dir);
-  const char *files[] = {"params.bin", "0_x.npy", "1_p.npy", "2_axpy.npy"};
+  int ok = run(dir, graph, "2_axpy.npy") && run(dir, vm_program, "3_axpy.npy");
+  const char *files[] = {"params.bin", "0_x.npy",      "1_p.npy",
+                         "2_axpy.npy", "input0_x.npy", "3_axpy.npy"};
   for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); ++i) {
     char path[600];
     snprintf(path, sizeof(path), "%s/%s", dir, files[i]);

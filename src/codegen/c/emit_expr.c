@@ -236,6 +236,9 @@ static kiln_status_t emit_call_text(kiln_cg_t *cg, const kiln_tir_call_t *n, con
   case KILN_TIR_INTRINSIC_SHIFT_RIGHT:
     A("kiln_shr_%s(%s, %s)", kiln_cg_tag(n->base.dtype.base), a, b);
     return KILN_OK;
+  case KILN_TIR_INTRINSIC_BITWISE_XOR:
+    A("((%s)(%s ^ %s))", type, a, b);
+    return KILN_OK;
   case KILN_TIR_INTRINSIC_POW:
   case KILN_TIR_INTRINSIC_FMOD:
   case KILN_TIR_INTRINSIC_COPYSIGN:

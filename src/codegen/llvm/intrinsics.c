@@ -281,6 +281,9 @@ kiln_status_t kiln_llvm_call(kiln_llvm_t *ll, const kiln_tir_call_t *call, LLVMV
   case KILN_TIR_INTRINSIC_SHIFT_RIGHT:
     *out_value = shift(ll, call->op == KILN_TIR_INTRINSIC_SHIFT_LEFT, x, args[1]);
     return KILN_OK;
+  case KILN_TIR_INTRINSIC_BITWISE_XOR:
+    *out_value = LLVMBuildXor(ll->builder, x, args[1], "");
+    return KILN_OK;
   case KILN_TIR_INTRINSIC_COUNT_:
     break;
   }

@@ -224,7 +224,7 @@ static kiln_status_t kiln_onnx_case_import(const char *dir, kiln_onnx_case_input
                                            kiln_module_t **out_module) {
   char *path = NULL;
   KILN_RETURN_IF_ERROR(kiln_path_join(allocator, dir, "model.onnx", &path));
-  kiln_onnx_import_options_t options = {0};
+  kiln_onnx_import_options_t options = {.static_input_shapes = true};
   if (mode != KILN_ONNX_CASE_INPUTS_AT_RUN) {
     options.num_input_values = (int)kiln_array_count(inputs);
     options.input_values = (kiln_tensor_t *const *)kiln_array_data(inputs);

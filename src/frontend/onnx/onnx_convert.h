@@ -127,6 +127,13 @@ kiln_status_t kiln_onnx_convert_conv_integer(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_qlinear_matmul(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_qlinear_conv(kiln_onnx_node_t *node);
 
+/* onnx_ops_random.c */
+kiln_status_t kiln_onnx_convert_random_uniform(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_random_normal(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_random_uniform_like(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_random_normal_like(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_bernoulli(kiln_onnx_node_t *node);
+
 /* onnx_ops_misc.c */
 kiln_status_t kiln_onnx_convert_identity(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_dropout(kiln_onnx_node_t *node);

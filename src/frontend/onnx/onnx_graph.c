@@ -270,6 +270,23 @@ static kiln_status_t kiln_onnx_check_attributes_unique(const Onnx__NodeProto *pr
   return KILN_OK;
 }
 
+/* UNIMPLEMENTED naming the first input with a symbolic dim, for converters
+ * that read their inputs' dims. */
+static kiln_status_t kiln_onnx_node_require_static(const kiln_onnx_node_t *node) {
+  for (int i = 0; i < node->num_inputs; ++i) {
+    const kiln_expr_t *input = node->inputs[i];
+    int dim = 0;
+    const kiln_dim_var_t *var = input ? kiln_type_first_symbolic(input->checked_type, &dim) : NULL;
+    if (var) {
+      return KILN_STATUS(UNIMPLEMENTED,
+                         "input %d has the symbolic dim %s (dim %d); this operator's converter "
+                         "needs static shapes (fix the dim with --input-shape)",
+                         i, kiln_dim_var_text(var), dim);
+    }
+  }
+  return KILN_OK;
+}
+
 static kiln_status_t kiln_onnx_node_convert(kiln_onnx_importer_t *importer,
                                             const Onnx__NodeProto *proto) {
   if (proto->n_input > INT32_MAX || proto->n_output > INT32_MAX) {
@@ -289,6 +306,9 @@ static kiln_status_t kiln_onnx_node_convert(kiln_onnx_importer_t *importer,
       kiln_onnx_converter_find(proto->op_type ? proto->op_type : "", importer->opset);
   if (!converter) {
     return KILN_STATUS(INTERNAL, "no converter"); /* checked before */
+  }
+  if (!converter->symbolic_inputs) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_node_require_static(&node));
   }
   KILN_RETURN_IF_ERROR(kiln_onnx_legacy_prepare(&node));
   KILN_RETURN_IF_ERROR(converter->convert(&node));
@@ -319,7 +339,8 @@ static kiln_status_t kiln_onnx_check_output(const Onnx__ValueInfoProto *info,
     agree = shape->n_dim == (size_t)computed->ndim;
     for (size_t d = 0; agree && d < shape->n_dim; ++d) {
       const Onnx__TensorShapeProto__Dimension *dim = shape->dim[d];
-      agree = dim->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ||
+      bool symbolic = computed->vars && computed->vars[d];
+      agree = dim->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE || symbolic ||
               dim->dim_value == computed->shape[d];
     }
   }

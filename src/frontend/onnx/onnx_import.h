@@ -65,6 +65,11 @@ typedef struct kiln_onnx_import_options_t {
    * is refused, naming the node and the size: a few bytes of model must
    * not allocate gigabytes. */
   int64_t max_constant_bytes;
+  /* Refuse an input dim that is a dim_param or unknown unless a shape spec or
+   * a value fixes it (for tools that compile: the graph compiler needs static
+   * shapes). By default such a dim stays symbolic: a dimension variable named
+   * after the dim_param, or an anonymous one ("?") when the dim is unknown. */
+  bool static_input_shapes;
 } kiln_onnx_import_options_t;
 
 /* The default of max_constant_bytes: 1 GiB. */

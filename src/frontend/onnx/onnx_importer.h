@@ -67,6 +67,10 @@ typedef struct kiln_onnx_converter_t {
   int since;
   int until;
   kiln_onnx_convert_fn convert;
+  /* The converter reads no dim of its inputs' types (it emits operators
+   * whose relations handle symbolic dims), so inputs with symbolic dims
+   * are fine; otherwise such inputs are refused before it runs. */
+  bool symbolic_inputs;
 } kiln_onnx_converter_t;
 
 /* ---- the table (onnx_ops.c) ---- */
@@ -164,6 +168,16 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_input_type(const kiln_onnx_node_t *
 KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_input_constant(const kiln_onnx_node_t *node, int index,
                                                             const char *what,
                                                             const kiln_tensor_t **out_tensor);
+/* Whether input `index` is a constant known at import (as
+ * kiln_onnx_input_constant would find it); false when it depends on the
+ * graph's inputs, so a converter emits a dyn operator reading it at run
+ * time (op/dyn.c). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_input_known(const kiln_onnx_node_t *node, int index,
+                                                         bool *out_known);
+/* Emits dyn operator `op` over the node's inputs [0, count) (each present)
+ * with `attrs` (NULL: defaults) into node->outputs[0]. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_emit_dyn(kiln_onnx_node_t *node, const kiln_op_t *op,
+                                                      int count, const void *attrs);
 /* A constant integer input (int32 or int64, rank 0 or 1) as a list in the
  * module's arena. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_input_ints(const kiln_onnx_node_t *node, int index,

@@ -8,8 +8,10 @@
  * its input; it must have the model's rank, and agree with every dim the
  * model fixes. Without a spec, a value given in the options supplies the
  * shape (its dtype must be the model's); without either, a dim that is a
- * dim_param or is missing stops the import with the spelling of the option
- * that would fix it. The options are checked against the graph before any
+ * dim_param stays symbolic, a dimension variable of that name (sanitized as
+ * parameter names are), and a missing dim an anonymous one; with the
+ * option static_input_shapes such a dim stops the import with the spelling of
+ * the option that would fix it. The options are checked against the graph before any
  * parameter is made, so a misspelt name is reported as such.
  *
  * IR names follow the rule in onnx_import.h: invalid characters become '_',
@@ -27,6 +29,7 @@
 typedef struct kiln_onnx_spec_t {
   int ndim;
   int64_t dims[KILN_MAX_RANK];
+  const kiln_dim_var_t *vars[KILN_MAX_RANK]; /* symbolic dims of the model's shape */
 } kiln_onnx_spec_t;
 
 static kiln_status_t kiln_onnx_spec_error(const char *spec, const char *why) {
@@ -168,9 +171,48 @@ static kiln_status_t kiln_onnx_param_name(kiln_onnx_importer_t *importer, const 
 
 /* ---- types ---- */
 
-/* The shape of `info` from the model, or INVALID_ARGUMENT naming a dim
- * that needs a spec. */
-static kiln_status_t kiln_onnx_model_shape(const char *name, const Onnx__TensorShapeProto *shape,
+/* INVALID_ARGUMENT naming dim `d` of input `name`, which needs a spec. */
+static kiln_status_t
+kiln_onnx_dim_needs_spec(const char *name, const Onnx__TensorShapeProto__Dimension *dim, size_t d) {
+  if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "input \"%s\" has a symbolic dimension \"%s\" (dim %zu); give its shape "
+                       "with --input-shape %s=...",
+                       name, dim->dim_param ? dim->dim_param : "", d, name);
+  }
+  return KILN_STATUS(INVALID_ARGUMENT,
+                     "input \"%s\" has an unknown dimension (dim %zu); give its shape with "
+                     "--input-shape %s=...",
+                     name, d, name);
+}
+
+/* The dimension variable of a dim_param (its name sanitized into an
+ * identifier) or of an unknown dim (anonymous). */
+static kiln_status_t kiln_onnx_dim_var(kiln_onnx_importer_t *importer,
+                                       const Onnx__TensorShapeProto__Dimension *dim,
+                                       const kiln_dim_var_t **out_var) {
+  const char *param =
+      dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && dim->dim_param
+          ? dim->dim_param
+          : "";
+  size_t length = strlen(param);
+  char *name = NULL;
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate(importer->arena, length + 2, 1, (void **)&name));
+  size_t at = 0;
+  if (length > 0 && !kiln_onnx_name_char(param[0], true) && param[0] != '.') {
+    name[at++] = '_';
+  }
+  for (size_t i = 0; i < length; ++i, ++at) {
+    name[at] = kiln_onnx_name_char(param[i], at == 0) && param[i] != '.' ? param[i] : '_';
+  }
+  name[at] = '\0';
+  return kiln_dim_var_create(importer->arena, name, -1, out_var);
+}
+
+/* The shape of `info` from the model: dim_params and unknown dims symbolic,
+ * or (static_input_shapes) INVALID_ARGUMENT naming a dim that needs a spec. */
+static kiln_status_t kiln_onnx_model_shape(kiln_onnx_importer_t *importer, const char *name,
+                                           const Onnx__TensorShapeProto *shape,
                                            kiln_onnx_spec_t *out_shape) {
   if (!shape) {
     return KILN_STATUS(INVALID_ARGUMENT,
@@ -180,24 +222,20 @@ static kiln_status_t kiln_onnx_model_shape(const char *name, const Onnx__TensorS
     return KILN_STATUS(UNIMPLEMENTED, "input \"%s\" has %zu dims; kiln takes at most %d", name,
                        shape->n_dim, KILN_MAX_RANK);
   }
+  bool symbolic = !(importer->options && importer->options->static_input_shapes);
   out_shape->ndim = (int)shape->n_dim;
   for (size_t d = 0; d < shape->n_dim; ++d) {
     const Onnx__TensorShapeProto__Dimension *dim = shape->dim[d];
+    out_shape->vars[d] = NULL;
+    out_shape->dims[d] = -1;
     if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
         dim->dim_value >= 0) {
       out_shape->dims[d] = dim->dim_value;
-      continue;
+    } else if (symbolic) {
+      KILN_RETURN_IF_ERROR(kiln_onnx_dim_var(importer, dim, &out_shape->vars[d]));
+    } else {
+      return kiln_onnx_dim_needs_spec(name, dim, d);
     }
-    if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM) {
-      return KILN_STATUS(INVALID_ARGUMENT,
-                         "input \"%s\" has a symbolic dimension \"%s\" (dim %zu); give its shape "
-                         "with --input-shape %s=...",
-                         name, dim->dim_param ? dim->dim_param : "", d, name);
-    }
-    return KILN_STATUS(INVALID_ARGUMENT,
-                       "input \"%s\" has an unknown dimension (dim %zu); give its shape with "
-                       "--input-shape %s=...",
-                       name, d, name);
   }
   return KILN_OK;
 }
@@ -262,7 +300,7 @@ kiln_status_t kiln_onnx_input_type_of(kiln_onnx_importer_t *importer,
   kiln_dtype_t dtype = KILN_DTYPE_FLOAT32;
   KILN_RETURN_IF_ERROR_ANNOTATE(
       kiln_onnx_dtype(tensor->has_elem_type ? tensor->elem_type : 0, &dtype), "input \"%s\"", name);
-  kiln_onnx_spec_t shape;
+  kiln_onnx_spec_t shape = {0};
   bool found = false;
   KILN_RETURN_IF_ERROR(kiln_onnx_spec_find(importer->options, name, &shape, &found));
   if (found) {
@@ -270,7 +308,7 @@ kiln_status_t kiln_onnx_input_type_of(kiln_onnx_importer_t *importer,
   } else if (value) {
     KILN_RETURN_IF_ERROR(kiln_onnx_value_shape(name, dtype, tensor->shape, value, &shape));
   } else {
-    KILN_RETURN_IF_ERROR(kiln_onnx_model_shape(name, tensor->shape, &shape));
+    KILN_RETURN_IF_ERROR(kiln_onnx_model_shape(importer, name, tensor->shape, &shape));
   }
   if (value && !kiln_shape_equal(shape.ndim, shape.dims, kiln_tensor_ndim(value),
                                  kiln_tensor_shape(value))) {
@@ -279,9 +317,9 @@ kiln_status_t kiln_onnx_input_type_of(kiln_onnx_importer_t *importer,
                        "--input-shape gives",
                        name);
   }
-  KILN_RETURN_IF_ERROR_ANNOTATE(
-      kiln_tensor_type_create(importer->arena, dtype, shape.ndim, shape.dims, out_type),
-      "input \"%s\"", name);
+  KILN_RETURN_IF_ERROR_ANNOTATE(kiln_tensor_type_create_symbolic(importer->arena, dtype, shape.ndim,
+                                                                 shape.dims, shape.vars, out_type),
+                                "input \"%s\"", name);
   return KILN_OK;
 }
 
@@ -301,8 +339,12 @@ static kiln_status_t kiln_onnx_element_type(kiln_onnx_importer_t *importer, cons
   KILN_RETURN_IF_ERROR_ANNOTATE(
       kiln_onnx_dtype(tensor->has_elem_type ? tensor->elem_type : 0, out_dtype), "\"%s\"", name);
   kiln_onnx_spec_t shape;
-  kiln_status_t status = kiln_onnx_model_shape(name, tensor->shape, &shape);
-  if (status != NULL) { /* shapes known at run time */
+  kiln_status_t status = kiln_onnx_model_shape(importer, name, tensor->shape, &shape);
+  bool symbolic = false;
+  for (int d = 0; status == NULL && d < shape.ndim; ++d) {
+    symbolic = symbolic || shape.vars[d] != NULL;
+  }
+  if (status != NULL || symbolic) { /* shapes known at run time */
     kiln_status_free(status);
     return KILN_OK;
   }

@@ -56,6 +56,31 @@ kiln_status_t kiln_onnx_input_type(const kiln_onnx_node_t *node, int index,
   return KILN_OK;
 }
 
+kiln_status_t kiln_onnx_input_known(const kiln_onnx_node_t *node, int index, bool *out_known) {
+  kiln_expr_t *expr = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, index, &expr));
+  *out_known = kiln_expr_as_constant(expr) != NULL ||
+               kiln_hashmap_contains(&node->importer->param_values, expr);
+  if (!*out_known) {
+    const kiln_tensor_t *tensor = NULL;
+    KILN_RETURN_IF_ERROR(kiln_onnx_evaluate(node->importer, expr, &tensor));
+    *out_known = tensor != NULL;
+  }
+  return KILN_OK;
+}
+
+kiln_status_t kiln_onnx_emit_dyn(kiln_onnx_node_t *node, const kiln_op_t *op, int count,
+                                 const void *attrs) {
+  kiln_expr_t *args[8];
+  if (count > 8) {
+    return KILN_STATUS(INTERNAL, "%s: %d inputs", op->name, count);
+  }
+  for (int i = 0; i < count; ++i) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_input(node, i, &args[i]));
+  }
+  return kiln_onnx_emit(node, op, count, args, attrs, &node->outputs[0]);
+}
+
 kiln_status_t kiln_onnx_input_constant(const kiln_onnx_node_t *node, int index, const char *what,
                                        const kiln_tensor_t **out_tensor) {
   kiln_expr_t *expr = NULL;

@@ -114,6 +114,34 @@ kiln_status_t kiln_onnx_convert_one_hot(kiln_onnx_node_t *node) {
   return kiln_onnx_emit1(node, op, indices, attrs, &node->outputs[0]);
 }
 
+/* TopK's attributes other than k onto `attrs` of `op` (topk or dyn.topk). */
+static kiln_status_t kiln_onnx_topk_attrs(kiln_onnx_node_t *node, const kiln_op_t *op,
+                                          void *attrs) {
+  int64_t largest = 1, sorted = 1;
+  KILN_RETURN_IF_ERROR(kiln_onnx_copy_int(node, "axis", -1, op, attrs, "axis"));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "largest", 1, &largest));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "sorted", 1, &sorted));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_bool(op, attrs, "largest", largest != 0));
+  return kiln_onnx_set_bool(op, attrs, "sorted", sorted != 0);
+}
+
+/* The node's outputs from topk's (values, indices) tuple. */
+static kiln_status_t kiln_onnx_topk_outputs(kiln_onnx_node_t *node, kiln_expr_t *result) {
+  for (int i = 0; i < node->num_outputs && i < 2; ++i) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_tuple_item(node, result, i, &node->outputs[i]));
+  }
+  return KILN_OK;
+}
+
+/* TopK with K known only at run time: dyn.topk. */
+static kiln_status_t kiln_onnx_topk_dyn(kiln_onnx_node_t *node) {
+  void *attrs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, &kiln_op_dyn_topk, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_topk_attrs(node, &kiln_op_dyn_topk, attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit_dyn(node, &kiln_op_dyn_topk, 2, attrs));
+  return kiln_onnx_topk_outputs(node, node->outputs[0]);
+}
+
 /* TopK: k from the attribute (before opset 10) or the constant K input. */
 kiln_status_t kiln_onnx_convert_topk(kiln_onnx_node_t *node) {
   kiln_expr_t *x = NULL, *result = NULL;
@@ -126,6 +154,11 @@ kiln_status_t kiln_onnx_convert_topk(kiln_onnx_node_t *node) {
     }
     KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "k", 0, &k));
   } else {
+    bool known = false;
+    KILN_RETURN_IF_ERROR(kiln_onnx_input_known(node, 1, &known));
+    if (!known) {
+      return kiln_onnx_topk_dyn(node);
+    }
     kiln_ints_t ks;
     KILN_RETURN_IF_ERROR(kiln_onnx_input_ints(node, 1, "K", &ks));
     if (ks.count != 1) {
@@ -137,37 +170,34 @@ kiln_status_t kiln_onnx_convert_topk(kiln_onnx_node_t *node) {
   const kiln_op_t *op = &kiln_op_topk;
   KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
   KILN_RETURN_IF_ERROR(kiln_onnx_set_int(op, attrs, "k", k));
-  KILN_RETURN_IF_ERROR(kiln_onnx_copy_int(node, "axis", -1, op, attrs, "axis"));
-  int64_t largest = 1, sorted = 1;
-  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "largest", 1, &largest));
-  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "sorted", 1, &sorted));
-  KILN_RETURN_IF_ERROR(kiln_onnx_set_bool(op, attrs, "largest", largest != 0));
-  KILN_RETURN_IF_ERROR(kiln_onnx_set_bool(op, attrs, "sorted", sorted != 0));
+  KILN_RETURN_IF_ERROR(kiln_onnx_topk_attrs(node, op, attrs));
   KILN_RETURN_IF_ERROR(kiln_onnx_emit1(node, op, x, attrs, &result));
-  for (int i = 0; i < node->num_outputs && i < 2; ++i) {
-    KILN_RETURN_IF_ERROR(kiln_onnx_tuple_item(node, result, i, &node->outputs[i]));
-  }
-  return KILN_OK;
+  return kiln_onnx_topk_outputs(node, result);
 }
 
 kiln_status_t kiln_onnx_convert_cumsum(kiln_onnx_node_t *node) {
   kiln_expr_t *x = NULL;
   kiln_ints_t axis;
   void *attrs = NULL;
+  bool known = false;
+  int64_t exclusive = 0, reverse = 0;
   KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "exclusive", 0, &exclusive));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "reverse", 0, &reverse));
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_known(node, 1, &known));
+  const kiln_op_t *op = known ? &kiln_op_cumsum : &kiln_op_dyn_cumsum;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_bool(op, attrs, "exclusive", exclusive != 0));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_bool(op, attrs, "reverse", reverse != 0));
+  if (!known) {
+    return kiln_onnx_emit_dyn(node, op, 2, attrs);
+  }
   KILN_RETURN_IF_ERROR(kiln_onnx_input_ints(node, 1, "axis", &axis));
   if (axis.count != 1) {
     return KILN_STATUS(INVALID_ARGUMENT, "input 1 (axis) has %d values; expected one",
                        (int)axis.count);
   }
-  const kiln_op_t *op = &kiln_op_cumsum;
-  int64_t exclusive = 0, reverse = 0;
-  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "exclusive", 0, &exclusive));
-  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "reverse", 0, &reverse));
-  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
   KILN_RETURN_IF_ERROR(kiln_onnx_set_int(op, attrs, "axis", axis.values[0]));
-  KILN_RETURN_IF_ERROR(kiln_onnx_set_bool(op, attrs, "exclusive", exclusive != 0));
-  KILN_RETURN_IF_ERROR(kiln_onnx_set_bool(op, attrs, "reverse", reverse != 0));
   return kiln_onnx_emit1(node, op, x, attrs, &node->outputs[0]);
 }
 

@@ -133,8 +133,39 @@ kiln_status_t kiln_onnx_convert_slice_attrs(kiln_onnx_node_t *node) {
   return kiln_onnx_slice(node, &starts, &ends, &axes, &steps);
 }
 
+/* Slice with starts, ends, axes or steps known only at run time:
+ * dyn.strided_slice over (data, starts, ends, steps, axes); steps all 1 and
+ * axes empty (the first len(starts)) when omitted. */
+static kiln_status_t kiln_onnx_slice_dyn(kiln_onnx_node_t *node) {
+  kiln_expr_t *args[5] = {NULL, NULL, NULL, NULL, NULL};
+  for (int i = 0; i < 3; ++i) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_input(node, i, &args[i]));
+  }
+  const kiln_tensor_type_t *starts = kiln_onnx_type_of(args[1]);
+  args[3] = kiln_onnx_input_optional(node, 4);
+  if (!args[3]) {
+    KILN_RETURN_IF_ERROR(
+        kiln_onnx_filled(node, starts->dtype, starts->ndim, starts->shape, 1.0, &args[3]));
+  }
+  args[4] = kiln_onnx_input_optional(node, 3);
+  if (!args[4]) {
+    KILN_RETURN_IF_ERROR(
+        kiln_onnx_filled(node, KILN_DTYPE_INT64, 1, (const int64_t[]){0}, 0.0, &args[4]));
+  }
+  return kiln_onnx_emit(node, &kiln_op_dyn_strided_slice, 5, args, NULL, &node->outputs[0]);
+}
+
 kiln_status_t kiln_onnx_convert_slice_inputs(kiln_onnx_node_t *node) {
   kiln_ints_t starts, ends, axes = {0, NULL}, steps = {0, NULL};
+  bool known = true;
+  for (int i = 1; i < 5 && known; ++i) {
+    if (kiln_onnx_input_optional(node, i)) {
+      KILN_RETURN_IF_ERROR(kiln_onnx_input_known(node, i, &known));
+    }
+  }
+  if (!known) {
+    return kiln_onnx_slice_dyn(node);
+  }
   KILN_RETURN_IF_ERROR(kiln_onnx_input_ints(node, 1, "starts", &starts));
   KILN_RETURN_IF_ERROR(kiln_onnx_input_ints(node, 2, "ends", &ends));
   if (kiln_onnx_input_optional(node, 3)) {

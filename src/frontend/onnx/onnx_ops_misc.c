@@ -200,6 +200,15 @@ kiln_status_t kiln_onnx_convert_range(kiln_onnx_node_t *node) {
   const kiln_tensor_type_t *type = NULL;
   void *attrs = NULL;
   KILN_RETURN_IF_ERROR(kiln_onnx_input_type(node, 0, &type));
+  bool known = true;
+  for (int i = 0; i < 3 && known; ++i) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_input_known(node, i, &known));
+  }
+  if (!known) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, &kiln_op_dyn_arange, &attrs));
+    KILN_RETURN_IF_ERROR(kiln_onnx_set_dtype(&kiln_op_dyn_arange, attrs, "dtype", type->dtype));
+    return kiln_onnx_emit_dyn(node, &kiln_op_dyn_arange, 3, attrs);
+  }
   KILN_RETURN_IF_ERROR(kiln_onnx_input_scalar(node, 0, "start", &start));
   KILN_RETURN_IF_ERROR(kiln_onnx_input_scalar(node, 1, "limit", &limit));
   KILN_RETURN_IF_ERROR(kiln_onnx_input_scalar(node, 2, "delta", &delta));

@@ -100,10 +100,38 @@ kiln_status_t kiln_onnx_convert_reduce_attrs(kiln_onnx_node_t *node) {
   return kiln_onnx_reduce(node, &axes);
 }
 
+/* ReduceSum over axes known only at run time: dyn.sum (an empty axes list
+ * with noop_with_empty_axes: the identity). */
+static kiln_status_t kiln_onnx_reduce_dyn(kiln_onnx_node_t *node, bool noop) {
+  int64_t keepdims = 1;
+  void *attrs = NULL;
+  const kiln_tensor_type_t *axes = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_type(node, 1, &axes));
+  bool empty = kiln_tensor_type_is_static(axes) && axes->ndim == 1 && axes->shape[0] == 0;
+  if (noop && empty) {
+    return kiln_onnx_input(node, 0, &node->outputs[0]);
+  }
+  if (noop) {
+    return KILN_STATUS(UNIMPLEMENTED, "noop_with_empty_axes=1 with axes of a length known only "
+                                      "at run time is not supported");
+  }
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "keepdims", 1, &keepdims));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, &kiln_op_dyn_sum, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_bool(&kiln_op_dyn_sum, attrs, "keepdims", keepdims != 0));
+  return kiln_onnx_emit_dyn(node, &kiln_op_dyn_sum, 2, attrs);
+}
+
 kiln_status_t kiln_onnx_convert_reduce_inputs(kiln_onnx_node_t *node) {
   kiln_ints_t axes = {0, NULL};
   int64_t noop = 0;
   KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "noop_with_empty_axes", 0, &noop));
+  bool known = true;
+  if (kiln_onnx_input_optional(node, 1)) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_input_known(node, 1, &known));
+  }
+  if (!known && strcmp(node->proto->op_type, "ReduceSum") == 0) {
+    return kiln_onnx_reduce_dyn(node, noop != 0);
+  }
   if (kiln_onnx_input_optional(node, 1)) {
     KILN_RETURN_IF_ERROR(kiln_onnx_input_ints(node, 1, "axes", &axes));
   }

@@ -43,9 +43,18 @@ kiln_status_t kiln_onnx_convert_reshape(kiln_onnx_node_t *node) {
   kiln_expr_t *data = NULL;
   kiln_ints_t shape;
   int64_t allowzero = 0;
+  bool known = false;
   KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &data));
-  KILN_RETURN_IF_ERROR(kiln_onnx_input_ints(node, 1, "shape", &shape));
   KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "allowzero", 0, &allowzero));
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_known(node, 1, &known));
+  if (!known && allowzero) {
+    return KILN_STATUS(UNIMPLEMENTED, "allowzero=1 with a shape known only at run time is not "
+                                      "supported");
+  }
+  if (!known) {
+    return kiln_onnx_emit_dyn(node, &kiln_op_dyn_reshape, 2, NULL);
+  }
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_ints(node, 1, "shape", &shape));
   for (int32_t i = 0; allowzero && i < shape.count; ++i) {
     if (shape.values[i] == 0) {
       return kiln_onnx_reshape_empty(node, data, &shape);
@@ -102,7 +111,14 @@ kiln_status_t kiln_onnx_convert_squeeze_attrs(kiln_onnx_node_t *node) {
 kiln_status_t kiln_onnx_convert_squeeze_inputs(kiln_onnx_node_t *node) {
   kiln_expr_t *x = NULL;
   kiln_ints_t axes = {0, NULL};
+  bool known = true;
   KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
+  if (kiln_onnx_input_optional(node, 1)) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_input_known(node, 1, &known));
+  }
+  if (!known) {
+    return kiln_onnx_emit_dyn(node, &kiln_op_dyn_squeeze, 2, NULL);
+  }
   if (kiln_onnx_input_optional(node, 1)) {
     KILN_RETURN_IF_ERROR(kiln_onnx_input_ints(node, 1, "axes", &axes));
   }
@@ -190,7 +206,12 @@ kiln_status_t kiln_onnx_convert_expand(kiln_onnx_node_t *node) {
   kiln_expr_t *x = NULL;
   kiln_ints_t shape;
   void *attrs = NULL;
+  bool known = false;
   KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_known(node, 1, &known));
+  if (!known) {
+    return kiln_onnx_emit_dyn(node, &kiln_op_dyn_broadcast_to, 2, NULL);
+  }
   KILN_RETURN_IF_ERROR(kiln_onnx_input_ints(node, 1, "shape", &shape));
   const kiln_op_t *op = &kiln_op_broadcast_to;
   KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
@@ -202,7 +223,12 @@ kiln_status_t kiln_onnx_convert_tile(kiln_onnx_node_t *node) {
   kiln_expr_t *x = NULL;
   kiln_ints_t repeats;
   void *attrs = NULL;
+  bool known = false;
   KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_known(node, 1, &known));
+  if (!known) {
+    return kiln_onnx_emit_dyn(node, &kiln_op_dyn_tile, 2, NULL);
+  }
   KILN_RETURN_IF_ERROR(kiln_onnx_input_ints(node, 1, "repeats", &repeats));
   const kiln_tensor_type_t *xt = kiln_onnx_type_of(x);
   if (repeats.count != xt->ndim) {

@@ -1,0 +1,28 @@
+/*
+ * VM code generation (vm_codegen.c, docs/vm.md): the bytecode of a
+ * compiled static model from the plan its graph.json holds, and the rule
+ * that chooses between the graph executor and the VM.
+ */
+#ifndef KILN_COMPILER_VM_CODEGEN_H_
+#define KILN_COMPILER_VM_CODEGEN_H_
+
+#include <stdbool.h>
+
+#include "ir/expr.h"
+#include "kiln/runtime.h"
+
+/* `requested` when it names an executor; for KILN_EXECUTOR_AUTO the VM when
+ * `module` has dynamic shapes or control flow, else the graph executor. */
+kiln_executor_kind_t kiln_vm_codegen_choose(const kiln_module_t *module,
+                                            kiln_executor_kind_t requested);
+
+/* vm.json's text (the caller frees *out_vm_json with `allocator`) for the
+ * model `graph_json` describes, whose null nodes named in `param_names` are
+ * params (the constant pool) and the rest inputs. UNIMPLEMENTED for a plan
+ * that puts an input or param in storage a kernel writes. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_vm_codegen(kiln_allocator_t allocator,
+                                                   const char *graph_json, int num_params,
+                                                   const char *const *param_names,
+                                                   char **out_vm_json);
+
+#endif /* KILN_COMPILER_VM_CODEGEN_H_ */

@@ -1,0 +1,432 @@
+/*
+ * Dynamic operators (TVM's relay.dyn.*): a static operator whose
+ * shape-like attributes arrive as ordinary tensor inputs, known only at run
+ * time (an ONNX Reshape whose shape is computed by the graph, a Slice whose
+ * starts are a graph input).
+ *
+ * Each dyn operator is described by a rule: the static operator it stands
+ * for, how many leading inputs are that operator's data, and which later
+ * inputs supply which of its attributes (as a list of integers, one
+ * integer or one number). Its own attributes are those the static operator
+ * takes that are not inputs, under the same names. At run time the rule
+ * builds the static operator's attributes (defaults, then the dyn
+ * operator's own fields and the input values, both through the attribute
+ * text format, so no attrs struct is known here), and then
+ *
+ * - the shape function (op.h) is the static operator's type relation on
+ *   the concrete data types: the value-dependent part is all in the attrs;
+ * - the reference kernel is the static operator's kernel.
+ *
+ * At import time only the output's rank is known: each operator's type
+ * relation gives it, with every dim an anonymous symbolic dim ("?"), and
+ * refuses (UNIMPLEMENTED) when the rank itself depends on values (a shape
+ * input whose length is not static). dyn.cumsum reads only an axis, so its
+ * output type is static. The graph compiler refuses every dyn operator (its
+ * compute rule returns UNIMPLEMENTED): their outputs have symbolic dims,
+ * which it already refuses, or (dyn.cumsum) their loop structure depends on
+ * a value.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "op/compute.h"
+#include "op/op.h"
+#include "op/scalar.h"
+
+/* ---- attributes of the dyn operators: the static ones' that are not inputs ---- */
+
+typedef struct kiln_dyn_reduce_attrs_t {
+  bool keepdims;
+} kiln_dyn_reduce_attrs_t;
+
+typedef struct kiln_dyn_cumsum_attrs_t {
+  bool exclusive;
+  bool reverse;
+} kiln_dyn_cumsum_attrs_t;
+
+typedef struct kiln_dyn_topk_attrs_t {
+  int64_t axis;
+  bool largest;
+  bool sorted;
+} kiln_dyn_topk_attrs_t;
+
+typedef struct kiln_dyn_arange_attrs_t {
+  kiln_dtype_t dtype;
+} kiln_dyn_arange_attrs_t;
+
+/* ---- rules ---- */
+
+typedef enum dyn_value_kind_e {
+  DYN_INTS,   /* a 1-D (or scalar) integer tensor: "[a, b, ...]" */
+  DYN_INT,    /* an integer scalar (or one element): "a" */
+  DYN_NUMBER, /* a scalar of any numeric dtype: "a" as a double */
+} dyn_value_kind_t;
+
+typedef struct dyn_value_t {
+  int input;         /* which input of the dyn operator */
+  const char *field; /* the static operator's attribute it sets */
+  dyn_value_kind_t kind;
+} dyn_value_t;
+
+typedef struct dyn_rule_t {
+  const kiln_op_t *dyn_op;
+  const kiln_op_t *static_op;
+  int num_data; /* leading inputs passed to the static operator */
+  int num_values;
+  dyn_value_t values[4];
+} dyn_rule_t;
+
+static const dyn_rule_t dyn_rules[] = {
+    {&kiln_op_dyn_reshape, &kiln_op_reshape, 1, 1, {{1, "newshape", DYN_INTS}}},
+    {&kiln_op_dyn_broadcast_to, &kiln_op_broadcast_to, 1, 1, {{1, "shape", DYN_INTS}}},
+    {&kiln_op_dyn_tile, &kiln_op_tile, 1, 1, {{1, "reps", DYN_INTS}}},
+    {&kiln_op_dyn_strided_slice,
+     &kiln_op_strided_slice,
+     1,
+     4,
+     {{1, "begin", DYN_INTS},
+      {2, "end", DYN_INTS},
+      {3, "strides", DYN_INTS},
+      {4, "axes", DYN_INTS}}},
+    {&kiln_op_dyn_squeeze, &kiln_op_squeeze, 1, 1, {{1, "axis", DYN_INTS}}},
+    {&kiln_op_dyn_sum, &kiln_op_sum, 1, 1, {{1, "axis", DYN_INTS}}},
+    {&kiln_op_dyn_cumsum, &kiln_op_cumsum, 1, 1, {{1, "axis", DYN_INT}}},
+    {&kiln_op_dyn_topk, &kiln_op_topk, 1, 1, {{1, "k", DYN_INT}}},
+    {&kiln_op_dyn_arange,
+     &kiln_op_arange,
+     0,
+     3,
+     {{0, "start", DYN_NUMBER}, {1, "stop", DYN_NUMBER}, {2, "step", DYN_NUMBER}}},
+};
+
+static const dyn_rule_t *dyn_rule_of(const kiln_op_t *op) {
+  for (size_t i = 0; i < sizeof(dyn_rules) / sizeof(dyn_rules[0]); ++i) {
+    if (dyn_rules[i].dyn_op == op) {
+      return &dyn_rules[i];
+    }
+  }
+  return NULL;
+}
+
+/* ---- reading values ---- */
+
+static double dyn_element(const kiln_tensor_t *t, int64_t i) {
+  kiln_scalar_kind_t kind = kiln_scalar_kind(kiln_tensor_dtype(t));
+  return kiln_scalar_to_double(kiln_scalar_load(kind, kiln_tensor_data(t), i));
+}
+
+/* The text of input value `v` in the attribute format. */
+static kiln_status_t dyn_value_text(const kiln_op_t *op, const dyn_value_t *v,
+                                    const kiln_tensor_t *t, kiln_strbuf_t *sb) {
+  int64_t count = kiln_tensor_element_count(t);
+  if (v->kind != DYN_INTS && count != 1) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: input %d (%s) has %lld values; expected one",
+                       op->name, v->input, v->field, (long long)count);
+  }
+  if (kiln_tensor_ndim(t) > 1) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: input %d (%s) has rank %d; expected 0 or 1", op->name,
+                       v->input, v->field, kiln_tensor_ndim(t));
+  }
+  KILN_RETURN_IF_ERROR(kiln_strbuf_append(sb, v->kind == DYN_INTS ? "[" : ""));
+  for (int64_t i = 0; i < count; ++i) {
+    double value = dyn_element(t, i);
+    const char *separator = i ? ", " : "";
+    if (v->kind == DYN_NUMBER) {
+      KILN_RETURN_IF_ERROR(kiln_strbuf_appendf(sb, "%s%.17g", separator, value));
+    } else {
+      KILN_RETURN_IF_ERROR(kiln_strbuf_appendf(sb, "%s%lld", separator, (long long)value));
+    }
+  }
+  return kiln_strbuf_append(sb, v->kind == DYN_INTS ? "]" : "");
+}
+
+/* Sets one field of the static attrs from its text in `sb`, then clears it. */
+static kiln_status_t dyn_set(const dyn_rule_t *rule, void *attrs, const char *field,
+                             kiln_strbuf_t *sb, kiln_arena_t *arena) {
+  kiln_status_t status =
+      kiln_op_attrs_set_text(rule->static_op, attrs, field, kiln_strbuf_c_str(sb), arena);
+  kiln_strbuf_reset(sb);
+  return kiln_status_annotate(status, "%s", rule->dyn_op->name);
+}
+
+static kiln_status_t dyn_fill_attrs(const dyn_rule_t *rule, const void *dyn_attrs,
+                                    kiln_tensor_t *const *inputs, void *attrs, kiln_arena_t *arena,
+                                    kiln_strbuf_t *sb) {
+  const kiln_op_t *op = rule->dyn_op;
+  for (int f = 0; f < op->num_attr_fields; ++f) {
+    const kiln_attr_field_t *field = &op->attr_fields[f];
+    KILN_RETURN_IF_ERROR(kiln_op_attrs_format_field(op, dyn_attrs, field, sb));
+    KILN_RETURN_IF_ERROR(dyn_set(rule, attrs, field->name, sb, arena));
+  }
+  for (int k = 0; k < rule->num_values; ++k) {
+    const dyn_value_t *v = &rule->values[k];
+    KILN_RETURN_IF_ERROR(dyn_value_text(op, v, inputs[v->input], sb));
+    KILN_RETURN_IF_ERROR(dyn_set(rule, attrs, v->field, sb, arena));
+  }
+  return kiln_op_attrs_validate(rule->static_op, attrs);
+}
+
+/* The static operator's attributes for these inputs, in `arena`. */
+static kiln_status_t dyn_static_attrs(const dyn_rule_t *rule, const void *dyn_attrs,
+                                      kiln_tensor_t *const *inputs, kiln_arena_t *arena,
+                                      void **out_attrs) {
+  KILN_RETURN_IF_ERROR(kiln_op_attrs_create_default(rule->static_op, arena, out_attrs));
+  kiln_strbuf_t sb;
+  kiln_strbuf_initialize(&sb, kiln_allocator_system());
+  kiln_status_t status = dyn_fill_attrs(rule, dyn_attrs, inputs, *out_attrs, arena, &sb);
+  kiln_strbuf_deinitialize(&sb);
+  return status;
+}
+
+/* ---- the shared rules ---- */
+
+static kiln_status_t dyn_shape_func(const kiln_shape_func_args_t *args,
+                                    const kiln_type_t **out_type) {
+  const dyn_rule_t *rule = dyn_rule_of(args->op);
+  void *attrs = NULL;
+  KILN_RETURN_IF_ERROR(dyn_static_attrs(rule, args->attrs, args->inputs, args->arena, &attrs));
+  const kiln_type_t *types[4];
+  for (int k = 0; k < rule->num_data; ++k) {
+    KILN_RETURN_IF_ERROR(kiln_tensor_type_of(args->arena, args->inputs[k], &types[k]));
+  }
+  return kiln_op_infer_type(rule->static_op, attrs, rule->num_data, types, args->arena, out_type);
+}
+
+static kiln_status_t dyn_reference(const kiln_kernel_args_t *args) {
+  const dyn_rule_t *rule = dyn_rule_of(args->op);
+  kiln_arena_t arena;
+  kiln_arena_initialize(&arena, kiln_allocator_system(), 512);
+  void *attrs = NULL;
+  kiln_status_t status = dyn_static_attrs(rule, args->attrs, args->inputs, &arena, &attrs);
+  if (status == KILN_OK) {
+    kiln_kernel_args_t inner = *args;
+    inner.op = rule->static_op;
+    inner.attrs = attrs;
+    inner.num_inputs = rule->num_data;
+    status = rule->static_op->reference(&inner);
+  }
+  kiln_arena_deinitialize(&arena);
+  return status;
+}
+
+static kiln_status_t dyn_compute(const kiln_compute_args_t *args,
+                                 kiln_compute_result_t *out_result) {
+  (void)out_result;
+  return KILN_STATUS(UNIMPLEMENTED,
+                     "%s reads a shape-like input at run time; the graph compiler does not "
+                     "compile it (give the input as a constant, or run on the interpreter)",
+                     args->op->name);
+}
+
+/* ---- type relations: the output's rank ---- */
+
+/* The number of values of input `index` (a 1-D tensor of static length, or a
+ * scalar), or UNIMPLEMENTED when that length is symbolic. */
+static kiln_status_t dyn_value_length(const kiln_type_relation_t *relation, int index,
+                                      int *out_length) {
+  const kiln_tensor_type_t *t = NULL;
+  KILN_RETURN_IF_ERROR(kiln_op_input_tensor(relation, index, &t));
+  if (t->ndim > 1) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: input %d has rank %d; expected 0 or 1",
+                       relation->op->name, index, t->ndim);
+  }
+  if (!kiln_tensor_type_is_static(t)) {
+    return KILN_STATUS(UNIMPLEMENTED,
+                       "%s: the output's rank depends on the length of input %d, which is "
+                       "known only at run time",
+                       relation->op->name, index);
+  }
+  if (t->ndim == 1 && t->shape[0] > KILN_MAX_RANK) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: input %d has %lld values (most is %d)",
+                       relation->op->name, index, (long long)t->shape[0], KILN_MAX_RANK);
+  }
+  *out_length = t->ndim == 1 ? (int)t->shape[0] : 1;
+  return KILN_OK;
+}
+
+/* A tensor type of `rank` anonymous symbolic dims. */
+static kiln_status_t dyn_symbolic_type(kiln_arena_t *arena, kiln_dtype_t dtype, int rank,
+                                       const kiln_type_t **out_type) {
+  const kiln_dim_var_t *vars[KILN_MAX_RANK];
+  int64_t shape[KILN_MAX_RANK];
+  for (int d = 0; d < rank; ++d) {
+    KILN_RETURN_IF_ERROR(kiln_dim_var_create(arena, "", -1, &vars[d]));
+    shape[d] = -1;
+  }
+  return kiln_tensor_type_create_symbolic(arena, dtype, rank, shape, vars, out_type);
+}
+
+static kiln_status_t dyn_data(const kiln_type_relation_t *relation,
+                              const kiln_tensor_type_t **out_data) {
+  return kiln_op_input_tensor(relation, 0, out_data);
+}
+
+static kiln_status_t dyn_check_rank(const kiln_type_relation_t *relation, int rank) {
+  if (rank < 0 || rank > KILN_MAX_RANK) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: the output would have rank %d", relation->op->name,
+                       rank);
+  }
+  return KILN_OK;
+}
+
+/* reshape: rank = len(shape). */
+static kiln_status_t dyn_reshape_infer(const kiln_type_relation_t *relation,
+                                       const kiln_type_t **out_type) {
+  const kiln_tensor_type_t *data = NULL;
+  int length = 0;
+  KILN_RETURN_IF_ERROR(dyn_data(relation, &data));
+  KILN_RETURN_IF_ERROR(dyn_value_length(relation, 1, &length));
+  return dyn_symbolic_type(relation->arena, data->dtype, length, out_type);
+}
+
+/* broadcast_to, tile: rank = max(rank, len(value)). */
+static kiln_status_t dyn_max_rank_infer(const kiln_type_relation_t *relation,
+                                        const kiln_type_t **out_type) {
+  const kiln_tensor_type_t *data = NULL;
+  int length = 0;
+  KILN_RETURN_IF_ERROR(dyn_data(relation, &data));
+  KILN_RETURN_IF_ERROR(dyn_value_length(relation, 1, &length));
+  int rank = length > data->ndim ? length : data->ndim;
+  return dyn_symbolic_type(relation->arena, data->dtype, rank, out_type);
+}
+
+/* strided_slice: the data's rank; begin, end, strides and axes (or no
+ * axes: the first len(begin)) have one length. */
+static kiln_status_t dyn_slice_infer(const kiln_type_relation_t *relation,
+                                     const kiln_type_t **out_type) {
+  const kiln_tensor_type_t *data = NULL;
+  int lengths[4] = {0, 0, 0, 0};
+  KILN_RETURN_IF_ERROR(dyn_data(relation, &data));
+  for (int k = 0; k < 4; ++k) {
+    KILN_RETURN_IF_ERROR(dyn_value_length(relation, 1 + k, &lengths[k]));
+  }
+  bool axes_fit = lengths[3] == lengths[0] || lengths[3] == 0;
+  if (lengths[1] != lengths[0] || lengths[2] != lengths[0] || !axes_fit ||
+      lengths[0] > data->ndim) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "%s: begin, end, strides and axes have %d, %d, %d and %d values for rank %d",
+                       relation->op->name, lengths[0], lengths[1], lengths[2], lengths[3],
+                       data->ndim);
+  }
+  return dyn_symbolic_type(relation->arena, data->dtype, data->ndim, out_type);
+}
+
+/* squeeze: rank - len(axis); an empty axis list (squeeze every 1) depends on values. */
+static kiln_status_t dyn_squeeze_infer(const kiln_type_relation_t *relation,
+                                       const kiln_type_t **out_type) {
+  const kiln_tensor_type_t *data = NULL;
+  int length = 0;
+  KILN_RETURN_IF_ERROR(dyn_data(relation, &data));
+  KILN_RETURN_IF_ERROR(dyn_value_length(relation, 1, &length));
+  if (length == 0) {
+    return KILN_STATUS(UNIMPLEMENTED,
+                       "%s: with no axes the output's rank depends on the data's dims",
+                       relation->op->name);
+  }
+  KILN_RETURN_IF_ERROR(dyn_check_rank(relation, data->ndim - length));
+  return dyn_symbolic_type(relation->arena, data->dtype, data->ndim - length, out_type);
+}
+
+/* sum: keepdims keeps the rank, else rank - len(axis); no axes: everything. */
+static kiln_status_t dyn_sum_infer(const kiln_type_relation_t *relation,
+                                   const kiln_type_t **out_type) {
+  const kiln_tensor_type_t *data = NULL;
+  int length = 0;
+  KILN_RETURN_IF_ERROR(dyn_data(relation, &data));
+  KILN_RETURN_IF_ERROR(dyn_value_length(relation, 1, &length));
+  bool keepdims = ((const kiln_dyn_reduce_attrs_t *)relation->attrs)->keepdims;
+  int rank = keepdims ? data->ndim : (length == 0 ? 0 : data->ndim - length);
+  KILN_RETURN_IF_ERROR(dyn_check_rank(relation, rank));
+  return dyn_symbolic_type(relation->arena, data->dtype, rank, out_type);
+}
+
+/* cumsum: the data's type (the axis moves no dim). */
+static kiln_status_t dyn_cumsum_infer(const kiln_type_relation_t *relation,
+                                      const kiln_type_t **out_type) {
+  const kiln_tensor_type_t *data = NULL;
+  int length = 0;
+  KILN_RETURN_IF_ERROR(dyn_data(relation, &data));
+  KILN_RETURN_IF_ERROR(dyn_value_length(relation, 1, &length));
+  if (length != 1 || data->ndim == 0) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: axis must be one value, of a tensor of rank >= 1",
+                       relation->op->name);
+  }
+  *out_type = relation->inputs[0];
+  return KILN_OK;
+}
+
+/* topk: (values, int64 indices) of the data's rank. */
+static kiln_status_t dyn_topk_infer(const kiln_type_relation_t *relation,
+                                    const kiln_type_t **out_type) {
+  const kiln_tensor_type_t *data = NULL;
+  int length = 0;
+  KILN_RETURN_IF_ERROR(dyn_data(relation, &data));
+  KILN_RETURN_IF_ERROR(dyn_value_length(relation, 1, &length));
+  const kiln_type_t *fields[2];
+  KILN_RETURN_IF_ERROR(dyn_symbolic_type(relation->arena, data->dtype, data->ndim, &fields[0]));
+  KILN_RETURN_IF_ERROR(
+      dyn_symbolic_type(relation->arena, KILN_DTYPE_INT64, data->ndim, &fields[1]));
+  return kiln_tuple_type_create(relation->arena, 2, fields, out_type);
+}
+
+/* arange: one dim, of the attribute's dtype. */
+static kiln_status_t dyn_arange_infer(const kiln_type_relation_t *relation,
+                                      const kiln_type_t **out_type) {
+  for (int k = 0; k < 3; ++k) {
+    int length = 0;
+    KILN_RETURN_IF_ERROR(dyn_value_length(relation, k, &length));
+  }
+  kiln_dtype_t dtype = ((const kiln_dyn_arange_attrs_t *)relation->attrs)->dtype;
+  return dyn_symbolic_type(relation->arena, dtype, 1, out_type);
+}
+
+/* ---- the operators ---- */
+
+static const kiln_attr_field_t dyn_reduce_fields[] = {
+    KILN_ATTR_FIELD(kiln_dyn_reduce_attrs_t, keepdims, BOOL, "False"),
+};
+static const kiln_attr_field_t dyn_cumsum_fields[] = {
+    KILN_ATTR_FIELD(kiln_dyn_cumsum_attrs_t, exclusive, BOOL, "False"),
+    KILN_ATTR_FIELD(kiln_dyn_cumsum_attrs_t, reverse, BOOL, "False"),
+};
+static const kiln_attr_field_t dyn_topk_fields[] = {
+    KILN_ATTR_FIELD(kiln_dyn_topk_attrs_t, axis, INT, "-1"),
+    KILN_ATTR_FIELD(kiln_dyn_topk_attrs_t, largest, BOOL, "True"),
+    KILN_ATTR_FIELD(kiln_dyn_topk_attrs_t, sorted, BOOL, "True"),
+};
+static const kiln_attr_field_t dyn_arange_fields[] = {
+    KILN_ATTR_FIELD(kiln_dyn_arange_attrs_t, dtype, DTYPE, "\"float32\""),
+};
+
+#define DYN_FIELDS_(type, fields)                                                           \
+  .attrs_size = sizeof(type), .num_attr_fields = (int)(sizeof(fields) / sizeof(fields[0])), \
+  .attr_fields = fields
+
+#define DYN_OP_(symbol, op_name, op_id, inputs, relation, ...) \
+  const kiln_op_t symbol = {.name = op_name,                   \
+                            .id = KILN_OP_##op_id,             \
+                            .min_inputs = inputs,              \
+                            .max_inputs = inputs,              \
+                            .pattern = KILN_OP_PATTERN_OPAQUE, \
+                            .infer_type = relation,            \
+                            .reference = dyn_reference,        \
+                            .compute = dyn_compute,            \
+                            .shape_func = dyn_shape_func,      \
+                            .symbolic_relation = true,         \
+                            __VA_ARGS__}
+
+DYN_OP_(kiln_op_dyn_reshape, "dyn.reshape", DYN_RESHAPE, 2, dyn_reshape_infer, .attrs_size = 0);
+DYN_OP_(kiln_op_dyn_broadcast_to, "dyn.broadcast_to", DYN_BROADCAST_TO, 2, dyn_max_rank_infer,
+        .attrs_size = 0);
+DYN_OP_(kiln_op_dyn_tile, "dyn.tile", DYN_TILE, 2, dyn_max_rank_infer, .attrs_size = 0);
+DYN_OP_(kiln_op_dyn_strided_slice, "dyn.strided_slice", DYN_STRIDED_SLICE, 5, dyn_slice_infer,
+        .attrs_size = 0);
+DYN_OP_(kiln_op_dyn_squeeze, "dyn.squeeze", DYN_SQUEEZE, 2, dyn_squeeze_infer, .attrs_size = 0);
+DYN_OP_(kiln_op_dyn_sum, "dyn.sum", DYN_SUM, 2, dyn_sum_infer,
+        DYN_FIELDS_(kiln_dyn_reduce_attrs_t, dyn_reduce_fields));
+DYN_OP_(kiln_op_dyn_cumsum, "dyn.cumsum", DYN_CUMSUM, 2, dyn_cumsum_infer,
+        DYN_FIELDS_(kiln_dyn_cumsum_attrs_t, dyn_cumsum_fields));
+DYN_OP_(kiln_op_dyn_topk, "dyn.topk", DYN_TOPK, 2, dyn_topk_infer,
+        DYN_FIELDS_(kiln_dyn_topk_attrs_t, dyn_topk_fields));
+DYN_OP_(kiln_op_dyn_arange, "dyn.arange", DYN_ARANGE, 3, dyn_arange_infer,
+        DYN_FIELDS_(kiln_dyn_arange_attrs_t, dyn_arange_fields));

@@ -1,0 +1,867 @@
+/*
+ * The VM executor's interpreter, storage pool, inputs and outputs
+ * (docs/vm.md; the loader is vm_load.c).
+ *
+ * The loop is TVM's Relay VM in C: a stack of frames over one register
+ * stack (a frame's registers are a window of it, so a call costs no
+ * allocation once the stack has grown), a switch over the decoded opcode,
+ * and a program counter moved by if / goto or by one per instruction. A
+ * kernel call packs the addresses of its registers' DLTensors into one
+ * argument array made at load and calls the packed function, which runs
+ * its parallel loops on kiln's thread pool as under the graph executor.
+ * Whatever a register must hold for an instruction (a tensor, a storage,
+ * a closure) is checked as the instruction runs, and an error names the
+ * source, the function, the instruction and the register.
+ *
+ * Memory: storage comes from a pool of 64-byte-aligned blocks the VM keeps
+ * across runs. Every block a run takes stays taken until the next run
+ * starts (so the outputs, views of storage, stay valid until then), and a
+ * run takes blocks in the order the previous one did, so a static program
+ * allocates on its first run only and afterwards reuses every block, the
+ * next one in order tried first. A block is zeroed when made. Closures'
+ * captured values live in an arena reset every run. Within a run a block
+ * goes back to the pool only by free_storage (the compiler's kill after a
+ * storage's last use), so a loop that allocates in its body and frees the
+ * previous trip's storage runs in bounded memory.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime/vm.h"
+
+/* ---- errors ---- */
+
+typedef struct run_t {
+  kiln_vm_t *vm;
+  int depth;
+  kiln_vm_frame_t *frame;
+  const kiln_vm_function_t *function;
+  const kiln_vm_instr_t *instr;
+  kiln_vm_value_t *regs;
+  int done;
+} run_t;
+
+static kiln_status_t run_error(const run_t *r, kiln_status_code_t code, const char *format, ...)
+    KILN_PRINTF_FORMAT(3, 4);
+
+static kiln_status_t run_error(const run_t *r, kiln_status_code_t code, const char *format, ...) {
+  char message[1024];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(message, sizeof(message), format, args);
+  va_end(args);
+  return kiln_status_make(code, __FILE__, __LINE__, "%s function %s instruction %d (%s): %s",
+                          r->vm->source, r->function->name, r->frame->pc,
+                          kiln_vm_opcode_name(r->instr->op), message);
+}
+
+static const char *kind_name(kiln_vm_value_kind_t kind) {
+  switch (kind) {
+  case KILN_VM_VALUE_TENSOR:
+    return "a tensor";
+  case KILN_VM_VALUE_STORAGE:
+    return "a storage";
+  case KILN_VM_VALUE_CLOSURE:
+    return "a closure";
+  case KILN_VM_VALUE_EMPTY:
+    break;
+  }
+  return "nothing (read before it was written)";
+}
+
+static kiln_status_t get_value(const run_t *r, int64_t reg, kiln_vm_value_kind_t kind,
+                               kiln_vm_value_t **out_value) {
+  kiln_vm_value_t *value = &r->regs[reg];
+  if (value->kind != kind) {
+    return run_error(r, KILN_STATUS_CODE_FAILED_PRECONDITION, "register %lld holds %s, expected %s",
+                     (long long)reg, kind_name(value->kind), kind_name(kind));
+  }
+  *out_value = value;
+  return KILN_OK;
+}
+
+/* ---- values ---- */
+
+static void value_copy(kiln_vm_value_t *dst, const kiln_vm_value_t *src) {
+  if (dst == src) {
+    return;
+  }
+  *dst = *src;
+  dst->dl.shape = dst->shape;
+}
+
+static void value_tensor(kiln_vm_value_t *value, kiln_dtype_t dtype, int ndim, const int64_t *shape,
+                         void *data, size_t bytes) {
+  value->kind = KILN_VM_VALUE_TENSOR;
+  value->dtype = dtype;
+  value->bytes = bytes;
+  if (ndim > 0) {
+    memmove(value->shape, shape, sizeof(int64_t) * (size_t)ndim);
+  }
+  value->dl = (DLTensor){data, {kDLCPU, 0}, ndim, kiln_dtype_to_dl(dtype), value->shape, NULL, 0};
+}
+
+/* ---- the storage pool ---- */
+
+/* Whether `more` bytes on top of what the run holds stay within its limit. */
+static kiln_status_t check_bytes(const kiln_vm_t *vm, size_t more) {
+  size_t max = vm->limits.max_bytes;
+  if (max > 0 && (more > max || vm->held_bytes > max - more)) {
+    return KILN_STATUS(RESOURCE_EXHAUSTED,
+                       "%s: the run would hold %zu more bytes, over its limit of %zu (%zu held)",
+                       vm->source, more, max, vm->held_bytes);
+  }
+  return KILN_OK;
+}
+
+static kiln_status_t pool_grow(kiln_vm_t *vm, size_t size) {
+  KILN_RETURN_IF_ERROR(check_bytes(vm, size));
+  if (vm->num_blocks == vm->capacity_blocks) {
+    int capacity = vm->capacity_blocks ? vm->capacity_blocks * 2 : 16;
+    void *blocks = vm->blocks;
+    KILN_RETURN_IF_ERROR(
+        kiln_allocator_realloc(vm->allocator, (size_t)capacity * sizeof(kiln_vm_block_t), &blocks));
+    vm->blocks = blocks;
+    vm->capacity_blocks = capacity;
+  }
+  void *data = NULL;
+  KILN_RETURN_IF_ERROR(
+      kiln_allocator_malloc_aligned(vm->allocator, size, KILN_TENSOR_ALIGNMENT, &data));
+  memset(data, 0, size);
+  vm->held_bytes += size;
+  vm->blocks[vm->num_blocks++] = (kiln_vm_block_t){data, size, 0, 0};
+  return KILN_OK;
+}
+
+/* The free block that fits `size` best, or -1. */
+static int pool_find(const kiln_vm_t *vm, size_t size) {
+  int best = -1;
+  for (int b = 0; b < vm->num_blocks; ++b) {
+    const kiln_vm_block_t *block = &vm->blocks[b];
+    if (!block->in_use && block->size >= size &&
+        (best < 0 || block->size < vm->blocks[best].size)) {
+      best = b;
+    }
+  }
+  return best;
+}
+
+static kiln_status_t pool_take(kiln_vm_t *vm, size_t bytes, void **out_data, int *out_block) {
+  size_t size = (bytes + KILN_TENSOR_ALIGNMENT - 1) / KILN_TENSOR_ALIGNMENT * KILN_TENSOR_ALIGNMENT;
+  size = size > 0 ? size : KILN_TENSOR_ALIGNMENT;
+  int b = vm->next_block;
+  if (b >= vm->num_blocks || vm->blocks[b].in_use || vm->blocks[b].size < size) {
+    b = pool_find(vm, size);
+  }
+  if (b < 0) {
+    KILN_RETURN_IF_ERROR(pool_grow(vm, size));
+    b = vm->num_blocks - 1;
+  }
+  vm->blocks[b].in_use = 1;
+  ++vm->blocks[b].taken;
+  vm->next_block = b + 1;
+  *out_data = vm->blocks[b].data;
+  *out_block = b;
+  return KILN_OK;
+}
+
+static void pool_reset(kiln_vm_t *vm) {
+  for (int b = 0; b < vm->num_blocks; ++b) {
+    vm->blocks[b].in_use = 0;
+  }
+  vm->next_block = 0;
+}
+
+/* ---- frames ---- */
+
+static kiln_status_t reserve_stack(kiln_vm_t *vm, size_t count) {
+  if (count <= vm->stack_capacity) {
+    return KILN_OK;
+  }
+  size_t capacity = vm->stack_capacity ? vm->stack_capacity : 64;
+  while (capacity < count) {
+    capacity *= 2;
+  }
+  void *stack = vm->stack;
+  size_t more = (capacity - vm->stack_capacity) * sizeof(kiln_vm_value_t);
+  KILN_RETURN_IF_ERROR(check_bytes(vm, more));
+  KILN_RETURN_IF_ERROR(
+      kiln_allocator_realloc(vm->allocator, capacity * sizeof(kiln_vm_value_t), &stack));
+  vm->held_bytes += more;
+  vm->stack = stack;
+  vm->stack_capacity = capacity;
+  return KILN_OK;
+}
+
+static kiln_status_t reserve_frames(run_t *r) {
+  kiln_vm_t *vm = r->vm;
+  if (r->depth < vm->capacity_frames) {
+    return KILN_OK;
+  }
+  if (r->depth >= KILN_VM_MAX_FRAMES) {
+    return run_error(r, KILN_STATUS_CODE_RESOURCE_EXHAUSTED,
+                     "calls nested deeper than %d (unbounded recursion?)", KILN_VM_MAX_FRAMES);
+  }
+  int capacity = vm->capacity_frames ? vm->capacity_frames * 2 : 8;
+  void *frames = vm->frames;
+  KILN_RETURN_IF_ERROR(
+      kiln_allocator_realloc(vm->allocator, (size_t)capacity * sizeof(kiln_vm_frame_t), &frames));
+  vm->frames = frames;
+  vm->capacity_frames = capacity;
+  return KILN_OK;
+}
+
+/* Points `r` at the top frame's function, instruction and registers. */
+static void enter_top(run_t *r) {
+  r->frame = &r->vm->frames[r->depth - 1];
+  r->function = &r->vm->functions[r->frame->function];
+  r->instr = &r->function->instrs[r->frame->pc];
+  r->regs = r->vm->stack + r->frame->base;
+}
+
+/* A new frame for `function`, its first registers `num_args` values: the
+ * `captured` ones, then the caller's registers `args`. */
+static kiln_status_t push_frame(run_t *r, int function, const kiln_vm_value_t *captured,
+                                int num_captured, const int *args, int num_args, const int *returns,
+                                int num_returns) {
+  kiln_vm_t *vm = r->vm;
+  const kiln_vm_function_t *callee = &vm->functions[function];
+  size_t base = r->depth > 0 ? r->frame->base + (size_t)r->function->num_registers : 0;
+  size_t caller_base = r->depth > 0 ? r->frame->base : 0;
+  KILN_RETURN_IF_ERROR(reserve_frames(r));
+  KILN_RETURN_IF_ERROR(reserve_stack(vm, base + (size_t)callee->num_registers));
+  kiln_vm_value_t *regs = vm->stack + base;
+  for (int i = 0; i < callee->num_registers; ++i) {
+    regs[i].kind = KILN_VM_VALUE_EMPTY;
+  }
+  for (int i = 0; i < num_captured; ++i) {
+    value_copy(&regs[i], &captured[i]);
+  }
+  for (int i = 0; i < num_args; ++i) {
+    value_copy(&regs[num_captured + i], &vm->stack[caller_base + (size_t)args[i]]);
+  }
+  vm->frames[r->depth++] = (kiln_vm_frame_t){function, 0, base, returns, num_returns};
+  enter_top(r);
+  return KILN_OK;
+}
+
+/* ---- instructions ---- */
+
+static kiln_status_t tensor_bytes(const run_t *r, kiln_dtype_t dtype, int ndim,
+                                  const int64_t *shape, size_t *out_bytes) {
+  kiln_status_t status = kiln_shape_byte_size(dtype, ndim, shape, out_bytes);
+  if (status) {
+    kiln_status_t wrapped =
+        run_error(r, KILN_STATUS_CODE_INVALID_ARGUMENT, "%s", kiln_status_message(status));
+    kiln_status_free(status);
+    return wrapped;
+  }
+  return KILN_OK;
+}
+
+/* A shape tensor's dims: int64, rank 1, each >= 0. */
+static kiln_status_t read_shape(const run_t *r, int64_t reg, int *out_ndim, int64_t *out_shape) {
+  kiln_vm_value_t *t = NULL;
+  KILN_RETURN_IF_ERROR(get_value(r, reg, KILN_VM_VALUE_TENSOR, &t));
+  if (t->dtype != KILN_DTYPE_INT64 || t->dl.ndim != 1 || t->shape[0] > KILN_MAX_RANK) {
+    return run_error(r, KILN_STATUS_CODE_INVALID_ARGUMENT,
+                     "register %lld is a %s tensor of rank %d; a shape is int64 of rank 1 with at "
+                     "most %d dims",
+                     (long long)reg, kiln_dtype_name(t->dtype), t->dl.ndim, KILN_MAX_RANK);
+  }
+  *out_ndim = (int)t->shape[0];
+  if (*out_ndim > 0) {
+    memcpy(out_shape, t->dl.data, sizeof(int64_t) * (size_t)*out_ndim);
+  }
+  for (int d = 0; d < *out_ndim; ++d) {
+    if (out_shape[d] < 0) {
+      return run_error(r, KILN_STATUS_CODE_INVALID_ARGUMENT, "register %lld: dim %d is %lld",
+                       (long long)reg, d, (long long)out_shape[d]);
+    }
+  }
+  return KILN_OK;
+}
+
+static kiln_status_t do_alloc_storage(run_t *r, int64_t dst, size_t bytes) {
+  kiln_vm_value_t *value = &r->regs[dst];
+  void *data = NULL;
+  int block = 0;
+  KILN_RETURN_IF_ERROR(pool_take(r->vm, bytes, &data, &block));
+  value->kind = KILN_VM_VALUE_STORAGE;
+  value->data = data;
+  value->bytes = bytes;
+  value->block = block;
+  value->taken = r->vm->blocks[block].taken;
+  return KILN_OK;
+}
+
+/* The storage's block back to the pool, for this run's later allocations;
+ * the register is emptied. Tensors in it must be dead (the compiler frees
+ * a storage after its last use, as TVM's KillRegister). */
+static kiln_status_t op_free_storage(run_t *r) {
+  kiln_vm_value_t *storage = NULL;
+  KILN_RETURN_IF_ERROR(get_value(r, r->instr->x[0], KILN_VM_VALUE_STORAGE, &storage));
+  kiln_vm_block_t *block = &r->vm->blocks[storage->block];
+  if (!block->in_use || block->taken != storage->taken) {
+    return run_error(r, KILN_STATUS_CODE_FAILED_PRECONDITION,
+                     "the storage in register %lld was freed already", (long long)r->instr->x[0]);
+  }
+  block->in_use = 0;
+  storage->kind = KILN_VM_VALUE_EMPTY;
+  return KILN_OK;
+}
+
+/* The shape in register `reg` and the bytes of a tensor of the
+ * instruction's dtype of that shape. */
+static kiln_status_t read_sized_shape(const run_t *r, int64_t reg, int *out_ndim,
+                                      int64_t *out_shape, size_t *out_bytes) {
+  KILN_RETURN_IF_ERROR(read_shape(r, reg, out_ndim, out_shape));
+  return tensor_bytes(r, r->instr->dtype, *out_ndim, out_shape, out_bytes);
+}
+
+static kiln_status_t op_alloc_storage_shape(run_t *r) {
+  int ndim = 0;
+  int64_t shape[KILN_MAX_RANK];
+  size_t bytes = 0;
+  KILN_RETURN_IF_ERROR(read_sized_shape(r, r->instr->x[1], &ndim, shape, &bytes));
+  return do_alloc_storage(r, r->instr->x[0], bytes);
+}
+
+/* A tensor of `shape` (`bytes`) at the instruction's offset into its storage. */
+static kiln_status_t do_alloc_tensor(run_t *r, int ndim, const int64_t *shape, size_t bytes) {
+  const kiln_vm_instr_t *in = r->instr;
+  kiln_vm_value_t *storage = NULL;
+  size_t offset = (size_t)in->x[2];
+  KILN_RETURN_IF_ERROR(get_value(r, in->x[1], KILN_VM_VALUE_STORAGE, &storage));
+  if (offset > storage->bytes || bytes > storage->bytes - offset) {
+    return run_error(r, KILN_STATUS_CODE_OUT_OF_RANGE,
+                     "a tensor of %zu bytes at offset %zu does not fit the %zu bytes of the "
+                     "storage in register %lld",
+                     bytes, offset, storage->bytes, (long long)in->x[1]);
+  }
+  value_tensor(&r->regs[in->x[0]], in->dtype, ndim, shape, (char *)storage->data + offset, bytes);
+  return KILN_OK;
+}
+
+static kiln_status_t op_alloc_tensor_reg(run_t *r) {
+  int ndim = 0;
+  int64_t shape[KILN_MAX_RANK];
+  size_t bytes = 0;
+  KILN_RETURN_IF_ERROR(read_sized_shape(r, r->instr->x[3], &ndim, shape, &bytes));
+  return do_alloc_tensor(r, ndim, shape, bytes);
+}
+
+/* "<where>: <the kernel's message>", its own "<kernel>: " prefix left out. */
+static kiln_status_t kernel_error(const run_t *r, const char *name) {
+  const char *error = kiln_get_last_error();
+  size_t length = strlen(name);
+  if (strncmp(error, name, length) == 0 && error[length] == ':') {
+    error += length + 1 + (error[length + 1] == ' ');
+  }
+  return run_error(r, KILN_STATUS_CODE_INTERNAL, "kernel %s: %s", name,
+                   *error ? error : "failed (no message)");
+}
+
+static kiln_status_t op_invoke_packed(run_t *r) {
+  const kiln_vm_instr_t *in = r->instr;
+  kiln_vm_t *vm = r->vm;
+  int n = 0;
+  for (int l = 0; l < 2; ++l) {
+    for (int i = 0; i < in->list_size[l]; ++i) {
+      kiln_vm_value_t *t = NULL;
+      KILN_RETURN_IF_ERROR(get_value(r, in->lists[l][i], KILN_VM_VALUE_TENSOR, &t));
+      vm->args[n++].v_handle = &t->dl;
+    }
+  }
+  int kernel = (int)in->x[0];
+  if (vm->kernels[kernel](vm->args, vm->type_codes, n, NULL, NULL, NULL) != 0) {
+    return kernel_error(r, vm->kernel_names[kernel]);
+  }
+  return KILN_OK;
+}
+
+static kiln_status_t op_copy(run_t *r) {
+  kiln_vm_value_t *dst = NULL, *src = NULL;
+  KILN_RETURN_IF_ERROR(get_value(r, r->instr->x[0], KILN_VM_VALUE_TENSOR, &dst));
+  KILN_RETURN_IF_ERROR(get_value(r, r->instr->x[1], KILN_VM_VALUE_TENSOR, &src));
+  if (dst->bytes != src->bytes) {
+    return run_error(r, KILN_STATUS_CODE_INVALID_ARGUMENT,
+                     "copies %zu bytes into a tensor of %zu bytes", src->bytes, dst->bytes);
+  }
+  if (src->bytes > 0 && dst->dl.data != src->dl.data) {
+    memmove(dst->dl.data, src->dl.data, src->bytes);
+  }
+  return KILN_OK;
+}
+
+/* An int64 tensor of `count` values (rank 0 when `rank0`) in new storage. */
+static kiln_status_t new_int64(run_t *r, int64_t dst, const int64_t *values, int count, int rank0) {
+  void *data = NULL;
+  size_t bytes = sizeof(int64_t) * (size_t)count;
+  int block = 0;
+  KILN_RETURN_IF_ERROR(pool_take(r->vm, bytes, &data, &block));
+  memcpy(data, values, bytes);
+  int64_t shape[1] = {count};
+  value_tensor(&r->regs[dst], KILN_DTYPE_INT64, rank0 ? 0 : 1, shape, data, bytes);
+  return KILN_OK;
+}
+
+static kiln_status_t op_shape_of(run_t *r) {
+  kiln_vm_value_t *src = NULL;
+  KILN_RETURN_IF_ERROR(get_value(r, r->instr->x[1], KILN_VM_VALUE_TENSOR, &src));
+  int64_t shape[KILN_MAX_RANK];
+  memcpy(shape, src->shape, sizeof(int64_t) * (size_t)src->dl.ndim);
+  return new_int64(r, r->instr->x[0], shape, src->dl.ndim, 0);
+}
+
+static kiln_status_t op_reshape_tensor(run_t *r) {
+  kiln_vm_value_t *src = NULL;
+  int ndim = 0;
+  int64_t shape[KILN_MAX_RANK];
+  size_t bytes = 0;
+  KILN_RETURN_IF_ERROR(get_value(r, r->instr->x[1], KILN_VM_VALUE_TENSOR, &src));
+  KILN_RETURN_IF_ERROR(read_shape(r, r->instr->x[2], &ndim, shape));
+  KILN_RETURN_IF_ERROR(tensor_bytes(r, src->dtype, ndim, shape, &bytes));
+  if (bytes != src->bytes) {
+    char want[KILN_SHAPE_TEXT_CAPACITY], have[KILN_SHAPE_TEXT_CAPACITY];
+    kiln_shape_format(ndim, shape, want, sizeof(want));
+    kiln_shape_format(src->dl.ndim, src->shape, have, sizeof(have));
+    return run_error(r, KILN_STATUS_CODE_INVALID_ARGUMENT,
+                     "cannot reshape a tensor of shape %s to %s (another element count)", have,
+                     want);
+  }
+  kiln_vm_value_t view = *src;
+  value_tensor(&view, src->dtype, ndim, shape, src->dl.data, bytes);
+  value_copy(&r->regs[r->instr->x[0]], &view);
+  return KILN_OK;
+}
+
+/* Whether a one-element tensor is not zero. */
+static kiln_status_t read_condition(const run_t *r, int *out_true) {
+  kiln_vm_value_t *t = NULL;
+  KILN_RETURN_IF_ERROR(get_value(r, r->instr->x[0], KILN_VM_VALUE_TENSOR, &t));
+  size_t size = kiln_dtype_size(t->dtype);
+  if (t->bytes != size) {
+    return run_error(r, KILN_STATUS_CODE_INVALID_ARGUMENT,
+                     "the condition in register %lld has %zu elements, expected 1",
+                     (long long)r->instr->x[0], size ? t->bytes / size : 0);
+  }
+  const unsigned char *bytes = t->dl.data;
+  int nonzero = 0;
+  for (size_t i = 0; i < size; ++i) {
+    nonzero |= bytes[i] != 0;
+  }
+  int is_float = t->dl.dtype.code == kDLFloat || t->dl.dtype.code == kDLBfloat;
+  if (is_float && bytes[size - 1] == 0x80) { /* little-endian: -0.0 is false too */
+    nonzero = 0;
+    for (size_t i = 0; i + 1 < size; ++i) {
+      nonzero |= bytes[i] != 0;
+    }
+  }
+  *out_true = nonzero;
+  return KILN_OK;
+}
+
+static kiln_status_t op_alloc_closure(run_t *r) {
+  const kiln_vm_instr_t *in = r->instr;
+  int count = in->list_size[0];
+  kiln_vm_value_t *captured = NULL;
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(&r->vm->run_arena, (size_t)count + 1,
+                                                 sizeof(kiln_vm_value_t), _Alignof(kiln_vm_value_t),
+                                                 (void **)&captured));
+  for (int i = 0; i < count; ++i) {
+    if (r->regs[in->lists[0][i]].kind == KILN_VM_VALUE_EMPTY) {
+      return run_error(r, KILN_STATUS_CODE_FAILED_PRECONDITION,
+                       "captures register %d, which holds nothing", in->lists[0][i]);
+    }
+    value_copy(&captured[i], &r->regs[in->lists[0][i]]);
+  }
+  kiln_vm_value_t *value = &r->regs[in->x[0]];
+  value->kind = KILN_VM_VALUE_CLOSURE;
+  value->function = (int)in->x[1];
+  value->captured = captured;
+  value->num_captured = count;
+  return KILN_OK;
+}
+
+static kiln_status_t op_invoke_closure(run_t *r) {
+  const kiln_vm_instr_t *in = r->instr;
+  kiln_vm_value_t *closure = NULL;
+  KILN_RETURN_IF_ERROR(get_value(r, in->x[0], KILN_VM_VALUE_CLOSURE, &closure));
+  const kiln_vm_function_t *callee = &r->vm->functions[closure->function];
+  if (closure->num_captured + in->list_size[0] != callee->num_params) {
+    return run_error(r, KILN_STATUS_CODE_INVALID_ARGUMENT,
+                     "function %s takes %d arguments, the closure holds %d and the call passes %d",
+                     callee->name, callee->num_params, closure->num_captured, in->list_size[0]);
+  }
+  for (int i = 0; i < in->list_size[0]; ++i) {
+    if (r->regs[in->lists[0][i]].kind == KILN_VM_VALUE_EMPTY) {
+      return run_error(r, KILN_STATUS_CODE_FAILED_PRECONDITION,
+                       "passes register %d, which holds nothing", in->lists[0][i]);
+    }
+  }
+  return push_frame(r, closure->function, closure->captured, closure->num_captured, in->lists[0],
+                    in->list_size[0], in->lists[1], in->list_size[1]);
+}
+
+/* main's results become the outputs, checked against their declarations. */
+static kiln_status_t set_outputs(run_t *r, const int *regs, int count) {
+  kiln_vm_t *vm = r->vm;
+  for (int o = 0; o < count; ++o) {
+    kiln_vm_value_t *t = NULL;
+    KILN_RETURN_IF_ERROR(get_value(r, regs[o], KILN_VM_VALUE_TENSOR, &t));
+    const kiln_vm_decl_t *decl = &vm->output_decls[o];
+    int fits = t->dtype == decl->dtype && t->dl.ndim == decl->ndim;
+    for (int d = 0; fits && d < decl->ndim; ++d) {
+      fits = decl->shape[d] < 0 || decl->shape[d] == t->shape[d];
+    }
+    if (!fits) {
+      char got[KILN_SHAPE_TEXT_CAPACITY], want[KILN_SHAPE_TEXT_CAPACITY];
+      kiln_shape_format(t->dl.ndim, t->shape, got, sizeof(got));
+      kiln_shape_format(decl->ndim, decl->shape, want, sizeof(want));
+      return run_error(r, KILN_STATUS_CODE_INVALID_ARGUMENT,
+                       "output %d '%s' is %s %s, declared %s %s (-1: any)", o, decl->name,
+                       kiln_dtype_name(t->dtype), got, kiln_dtype_name(decl->dtype), want);
+    }
+    value_copy(&vm->outputs[o], t);
+  }
+  r->done = 1;
+  return KILN_OK;
+}
+
+static kiln_status_t op_ret(run_t *r) {
+  const kiln_vm_instr_t *in = r->instr;
+  if (r->depth == 1) {
+    return set_outputs(r, in->lists[0], in->list_size[0]);
+  }
+  const kiln_vm_frame_t *callee = r->frame;
+  if (callee->num_returns != in->list_size[0]) {
+    return run_error(r, KILN_STATUS_CODE_INVALID_ARGUMENT,
+                     "returns %d values, the caller expects %d", in->list_size[0],
+                     callee->num_returns);
+  }
+  for (int i = 0; i < in->list_size[0]; ++i) {
+    if (r->regs[in->lists[0][i]].kind == KILN_VM_VALUE_EMPTY) {
+      return run_error(r, KILN_STATUS_CODE_FAILED_PRECONDITION,
+                       "returns register %d, which holds nothing", in->lists[0][i]);
+    }
+  }
+  kiln_vm_value_t *caller_regs = r->vm->stack + r->vm->frames[r->depth - 2].base;
+  for (int i = 0; i < in->list_size[0]; ++i) {
+    value_copy(&caller_regs[callee->returns[i]], &r->regs[in->lists[0][i]]);
+  }
+  --r->depth;
+  enter_top(r);
+  ++r->frame->pc;
+  return KILN_OK;
+}
+
+static kiln_status_t op_move(run_t *r) {
+  const kiln_vm_value_t *src = &r->regs[r->instr->x[1]];
+  if (src->kind == KILN_VM_VALUE_EMPTY) {
+    return run_error(r, KILN_STATUS_CODE_FAILED_PRECONDITION,
+                     "register %lld holds nothing (read before it was written)",
+                     (long long)r->instr->x[1]);
+  }
+  value_copy(&r->regs[r->instr->x[0]], src);
+  return KILN_OK;
+}
+
+/* An instruction that does not move the program counter itself, then the
+ * counter moved past it. */
+static kiln_status_t step(run_t *r, kiln_status_t status) {
+  KILN_RETURN_IF_ERROR(status);
+  ++r->frame->pc;
+  return KILN_OK;
+}
+
+static kiln_status_t op_if(run_t *r) {
+  int taken = 0;
+  KILN_RETURN_IF_ERROR(read_condition(r, &taken));
+  r->frame->pc += (int)(taken ? r->instr->x[1] : r->instr->x[2]);
+  return KILN_OK;
+}
+
+static kiln_status_t execute(run_t *r) {
+  const kiln_vm_instr_t *in = r->instr;
+  switch (in->op) {
+  case KILN_VM_OP_MOVE:
+    return step(r, op_move(r));
+  case KILN_VM_OP_LOAD_CONST:
+    value_copy(&r->regs[in->x[0]], &r->vm->constants[in->x[1]]);
+    return step(r, KILN_OK);
+  case KILN_VM_OP_LOAD_CONSTI:
+    return step(r, new_int64(r, in->x[0], &in->x[1], 1, 1));
+  case KILN_VM_OP_ALLOC_STORAGE:
+    return step(r, do_alloc_storage(r, in->x[0], (size_t)in->x[1]));
+  case KILN_VM_OP_ALLOC_STORAGE_SHAPE:
+    return step(r, op_alloc_storage_shape(r));
+  case KILN_VM_OP_ALLOC_TENSOR:
+    return step(r, do_alloc_tensor(r, in->ndim, in->shape, in->bytes));
+  case KILN_VM_OP_ALLOC_TENSOR_REG:
+    return step(r, op_alloc_tensor_reg(r));
+  case KILN_VM_OP_FREE_STORAGE:
+    return step(r, op_free_storage(r));
+  case KILN_VM_OP_INVOKE_PACKED:
+    return step(r, op_invoke_packed(r));
+  case KILN_VM_OP_COPY:
+    return step(r, op_copy(r));
+  case KILN_VM_OP_SHAPE_OF:
+    return step(r, op_shape_of(r));
+  case KILN_VM_OP_RESHAPE_TENSOR:
+    return step(r, op_reshape_tensor(r));
+  case KILN_VM_OP_ALLOC_CLOSURE:
+    return step(r, op_alloc_closure(r));
+  case KILN_VM_OP_IF:
+    return op_if(r);
+  case KILN_VM_OP_GOTO:
+    r->frame->pc += (int)in->x[0];
+    return KILN_OK;
+  case KILN_VM_OP_INVOKE:
+    return push_frame(r, (int)in->x[0], NULL, 0, in->lists[0], in->list_size[0], in->lists[1],
+                      in->list_size[1]);
+  case KILN_VM_OP_INVOKE_CLOSURE:
+    return op_invoke_closure(r);
+  case KILN_VM_OP_RET:
+    return op_ret(r);
+  case KILN_VM_OP_COUNT_:
+    break;
+  }
+  return run_error(r, KILN_STATUS_CODE_INTERNAL, "opcode %d", (int)in->op);
+}
+
+/* ---- runs ---- */
+
+kiln_status_t kiln_vm_check_inputs(const kiln_vm_t *vm) {
+  for (int i = 0; i < vm->num_inputs; ++i) {
+    if (!vm->input_set[i]) {
+      return KILN_STATUS(FAILED_PRECONDITION,
+                         "%s: input '%s' (%d) was never set (kiln_graph_executor_set_input)",
+                         vm->source, vm->input_decls[i].name, i);
+    }
+  }
+  return KILN_OK;
+}
+
+static kiln_status_t start(run_t *r) {
+  kiln_vm_t *vm = r->vm;
+  KILN_RETURN_IF_ERROR(kiln_vm_check_inputs(vm));
+  pool_reset(vm);
+  kiln_arena_reset(&vm->run_arena);
+  vm->has_run = 0;
+  /* main's params are the inputs: its frame's first registers */
+  KILN_RETURN_IF_ERROR(reserve_stack(vm, (size_t)vm->num_inputs));
+  for (int i = 0; i < vm->num_inputs; ++i) {
+    value_copy(&vm->stack[i], &vm->inputs[i]);
+  }
+  const kiln_vm_function_t *main_fn = &vm->functions[vm->main_function];
+  KILN_RETURN_IF_ERROR(reserve_frames(r));
+  KILN_RETURN_IF_ERROR(reserve_stack(vm, (size_t)main_fn->num_registers));
+  for (int i = main_fn->num_params; i < main_fn->num_registers; ++i) {
+    vm->stack[i].kind = KILN_VM_VALUE_EMPTY;
+  }
+  vm->frames[0] = (kiln_vm_frame_t){vm->main_function, 0, 0, NULL, 0};
+  r->depth = 1;
+  enter_top(r);
+  return KILN_OK;
+}
+
+kiln_status_t kiln_vm_run_hooked(kiln_vm_t *vm, const kiln_vm_hooks_t *hooks) {
+  run_t r = {vm, 0, NULL, NULL, NULL, NULL, 0};
+  KILN_RETURN_IF_ERROR(start(&r));
+  for (int64_t steps = 1; !r.done; ++steps) {
+    if (vm->limits.max_steps > 0 && steps > vm->limits.max_steps) {
+      return run_error(&r, KILN_STATUS_CODE_RESOURCE_EXHAUSTED,
+                       "the run went past its limit of %lld instructions",
+                       (long long)vm->limits.max_steps);
+    }
+    int index = r.function->first_instr + r.frame->pc;
+    if (hooks && hooks->before) {
+      hooks->before(hooks->self, index);
+    }
+    KILN_RETURN_IF_ERROR(execute(&r));
+    if (hooks && hooks->after) {
+      /* the registers of the frame the instruction ran in */
+      KILN_RETURN_IF_ERROR(hooks->after(hooks->self, index, r.regs));
+    }
+    if (!r.done) {
+      enter_top(&r);
+    }
+  }
+  vm->has_run = 1;
+  return KILN_OK;
+}
+
+kiln_status_t kiln_vm_run(kiln_vm_t *vm) {
+  return kiln_vm_run_hooked(vm, NULL);
+}
+
+const kiln_vm_instr_t *kiln_vm_instr_at(const kiln_vm_t *vm, int index, int *out_function) {
+  for (int f = 0; f < vm->num_functions; ++f) {
+    const kiln_vm_function_t *fn = &vm->functions[f];
+    if (index >= fn->first_instr && index < fn->first_instr + fn->num_instrs) {
+      *out_function = f;
+      return &fn->instrs[index - fn->first_instr];
+    }
+  }
+  *out_function = -1;
+  return NULL;
+}
+
+/* ---- inputs and outputs ---- */
+
+static kiln_status_t check_index(const kiln_vm_t *vm, const char *what, int index, int count) {
+  if (index < 0 || index >= count) {
+    return KILN_STATUS(OUT_OF_RANGE, "%s: %s %d does not exist (the program has %d)", vm->source,
+                       what, index, count);
+  }
+  return KILN_OK;
+}
+
+static void decl_info(const kiln_vm_decl_t *decl, kiln_graph_executor_tensor_info_t *out_info) {
+  *out_info = (kiln_graph_executor_tensor_info_t){decl->name, decl->dtype, decl->ndim, decl->shape};
+}
+
+kiln_status_t kiln_vm_input_info(const kiln_vm_t *vm, int index,
+                                 kiln_graph_executor_tensor_info_t *out_info) {
+  KILN_RETURN_IF_ERROR(check_index(vm, "input", index, vm->num_inputs));
+  decl_info(&vm->input_decls[index], out_info);
+  return KILN_OK;
+}
+
+kiln_status_t kiln_vm_output_info(const kiln_vm_t *vm, int index,
+                                  kiln_graph_executor_tensor_info_t *out_info) {
+  KILN_RETURN_IF_ERROR(check_index(vm, "output", index, vm->num_outputs));
+  decl_info(&vm->output_decls[index], out_info);
+  if (vm->has_run) {
+    out_info->shape = vm->outputs[index].shape; /* the last run's, dims known */
+  }
+  return KILN_OK;
+}
+
+kiln_status_t kiln_vm_input_index(const kiln_vm_t *vm, const char *name, int *out_index) {
+  *out_index = -1;
+  for (int i = 0; name && i < vm->num_inputs; ++i) {
+    if (strcmp(vm->input_decls[i].name, name) == 0) {
+      *out_index = i;
+      return KILN_OK;
+    }
+  }
+  char list[1024] = "";
+  size_t used = 0;
+  for (int i = 0; i < vm->num_inputs && used < sizeof(list); ++i) {
+    int written = snprintf(list + used, sizeof(list) - used, "%s'%s'", i > 0 ? ", " : "",
+                           vm->input_decls[i].name);
+    used += written > 0 ? (size_t)written : 0;
+  }
+  return KILN_STATUS(NOT_FOUND, "%s: no input is named '%s'; the inputs are %s", vm->source,
+                     name ? name : "(null)", vm->num_inputs > 0 ? list : "none");
+}
+
+static int is_compact(const DLTensor *t) {
+  int64_t expected = 1;
+  for (int d = t->ndim - 1; t->strides && d >= 0; --d) {
+    if (t->shape[d] != 1 && t->strides[d] != expected) {
+      return 0;
+    }
+    expected *= t->shape[d];
+  }
+  return 1;
+}
+
+static int shape_fits(const kiln_vm_decl_t *decl, const DLTensor *t) {
+  if (t->ndim != decl->ndim) {
+    return 0;
+  }
+  for (int d = 0; d < decl->ndim; ++d) {
+    if (t->shape[d] < 0 || (decl->shape[d] >= 0 && decl->shape[d] != t->shape[d])) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+static kiln_status_t check_input(const kiln_vm_t *vm, const kiln_vm_decl_t *decl,
+                                 const DLTensor *t) {
+  if (!t || t->device.device_type != kDLCPU) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: input '%s': no tensor, or not on the CPU", vm->source,
+                       decl->name);
+  }
+  DLDataType want = kiln_dtype_to_dl(decl->dtype);
+  if (t->dtype.code != want.code || t->dtype.bits != want.bits || t->dtype.lanes != want.lanes) {
+    char got[KILN_DTYPE_TEXT_CAPACITY];
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: input '%s' has dtype %s, expected %s", vm->source,
+                       decl->name, kiln_dl_dtype_format(t->dtype, got, sizeof(got)),
+                       kiln_dtype_name(decl->dtype));
+  }
+  if (t->ndim < 0 || t->ndim > KILN_MAX_RANK || !shape_fits(decl, t)) {
+    char got[KILN_SHAPE_TEXT_CAPACITY] = "(bad rank)", want_text[KILN_SHAPE_TEXT_CAPACITY];
+    if (t->ndim >= 0 && t->ndim <= KILN_MAX_RANK) {
+      kiln_shape_format(t->ndim, t->shape, got, sizeof(got));
+    }
+    kiln_shape_format(decl->ndim, decl->shape, want_text, sizeof(want_text));
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: input '%s' has shape %s, expected %s (-1: any)",
+                       vm->source, decl->name, got, want_text);
+  }
+  if (!is_compact(t)) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: input '%s' is not compact (strides not row-major)",
+                       vm->source, decl->name);
+  }
+  return KILN_OK;
+}
+
+/* Input `index`'s own block, grown to `bytes` when smaller. */
+static kiln_status_t input_block(kiln_vm_t *vm, int index, size_t bytes, void **out_data) {
+  kiln_vm_block_t *block = &vm->input_blocks[index];
+  size_t size = bytes > 0 ? bytes : 1;
+  if (block->size < size) {
+    void *data = NULL;
+    KILN_RETURN_IF_ERROR(
+        kiln_allocator_malloc_aligned(vm->allocator, size, KILN_TENSOR_ALIGNMENT, &data));
+    kiln_allocator_free(vm->allocator, block->data);
+    *block = (kiln_vm_block_t){data, size, 1};
+  }
+  *out_data = block->data;
+  return KILN_OK;
+}
+
+kiln_status_t kiln_vm_set_input(kiln_vm_t *vm, int index, const DLTensor *tensor, int zero_copy) {
+  KILN_RETURN_IF_ERROR(check_index(vm, "input", index, vm->num_inputs));
+  const kiln_vm_decl_t *decl = &vm->input_decls[index];
+  KILN_RETURN_IF_ERROR(check_input(vm, decl, tensor));
+  size_t bytes = 0;
+  KILN_RETURN_IF_ERROR(kiln_shape_byte_size(decl->dtype, tensor->ndim, tensor->shape, &bytes));
+  const char *source = (const char *)tensor->data + tensor->byte_offset;
+  if (!tensor->data && bytes > 0) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: input '%s': no data", vm->source, decl->name);
+  }
+  void *data = (void *)(uintptr_t)source;
+  if (zero_copy && (uintptr_t)source % KILN_TENSOR_ALIGNMENT != 0) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "%s: input '%s': zero-copy data must be %d-byte aligned (copy it with "
+                       "set_input instead)",
+                       vm->source, decl->name, KILN_TENSOR_ALIGNMENT);
+  }
+  if (!zero_copy) {
+    KILN_RETURN_IF_ERROR(input_block(vm, index, bytes, &data));
+    if (bytes > 0) {
+      memcpy(data, source, bytes);
+    }
+  }
+  value_tensor(&vm->inputs[index], decl->dtype, tensor->ndim, tensor->shape, data, bytes);
+  vm->input_set[index] = 1;
+  return KILN_OK;
+}
+
+kiln_status_t kiln_vm_get_output(const kiln_vm_t *vm, int index, const DLTensor **out_view) {
+  *out_view = NULL;
+  KILN_RETURN_IF_ERROR(check_index(vm, "output", index, vm->num_outputs));
+  if (!vm->has_run) {
+    return KILN_STATUS(FAILED_PRECONDITION,
+                       "%s: output %d '%s' has no value: the program has not run yet", vm->source,
+                       index, vm->output_decls[index].name);
+  }
+  *out_view = &vm->outputs[index].dl;
+  return KILN_OK;
+}
