@@ -120,8 +120,15 @@ static kiln_status_t control_slice(kiln_allocator_t allocator, const kiln_tensor
 static kiln_status_t control_join(kiln_allocator_t allocator, int count,
                                   kiln_tensor_t *const *parts, int axis, bool stack,
                                   const kiln_tensor_type_t *empty, kiln_tensor_t **out_tensor) {
-  if (count == 0) {
-    return kiln_tensor_create(allocator, empty->dtype, empty->ndim, empty->shape, out_tensor);
+  if (count == 0) { /* the joined dim is 0; every other dim must be known */
+    int64_t dims[KILN_MAX_RANK];
+    for (int d = 0; d < empty->ndim; ++d) {
+      dims[d] = d == axis ? 0 : empty->shape[d];
+      if (dims[d] < 0) {
+        return KILN_STATUS(UNIMPLEMENTED, "no elements, and dim %d of the result is symbolic", d);
+      }
+    }
+    return kiln_tensor_create(allocator, empty->dtype, empty->ndim, dims, out_tensor);
   }
   const kiln_tensor_t *first = parts[0];
   int ndim = kiln_tensor_ndim(first) + (stack ? 1 : 0);
