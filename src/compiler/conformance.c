@@ -11,8 +11,10 @@
  * kiln_onnx_compare. A case with sequence or optional values runs on the
  * interpreter's values (kiln_interp_run_values) and is compared element by
  * element. The import's UNIMPLEMENTED is UNSUPPORTED, and so is a model the
- * graph compiler refuses for its control flow (kiln_pass_check_static);
- * anything else that goes wrong is FAIL. The operator list is read from the model's
+ * graph compiler refuses: for its control flow (kiln_pass_check_static), or
+ * with UNIMPLEMENTED (a form it does not compile: symbolic dims, dyn
+ * operators; the interpreter runs them); anything else that goes wrong is
+ * FAIL. The operator list is read from the model's
  * protobuf directly, so it is known even when the import fails.
  */
 #include <stdbool.h>
@@ -107,13 +109,17 @@ static kiln_status_t compare_outputs(const kiln_onnx_case_t *onnx_case, int num_
  * run by it; the outputs are copies the caller releases. */
 static kiln_status_t run_compiled(const kiln_onnx_case_t *onnx_case, const char *target,
                                   kiln_executor_kind_t executor, int *out_num_outputs,
-                                  kiln_tensor_t ***out_outputs) {
+                                  kiln_tensor_t ***out_outputs, bool *out_refused) {
   kiln_compiler_options_t options = kiln_compiler_options_default();
   options.target = target;
   options.executor = executor;
   kiln_compiled_t *compiled = NULL;
-  KILN_RETURN_IF_ERROR(
-      kiln_compiler_build(onnx_case->allocator, onnx_case->module, &options, &compiled));
+  kiln_status_t built =
+      kiln_compiler_build(onnx_case->allocator, onnx_case->module, &options, &compiled);
+  if (built) {
+    *out_refused = kiln_status_code(built) == KILN_STATUS_CODE_UNIMPLEMENTED;
+    return built;
+  }
   kiln_graph_executor_t *gx = NULL;
   kiln_status_t status = kiln_compiled_create_executor(compiled, &gx);
   for (int i = 0; !status && i < onnx_case->num_inputs; i++) {
@@ -230,16 +236,18 @@ static kiln_status_t run_values(const kiln_onnx_case_t *onnx_case) {
   return status;
 }
 
+/* *out_refused: the graph compiler refused the model (UNIMPLEMENTED). */
 static kiln_status_t run_loaded(const kiln_onnx_case_t *onnx_case, const char *target,
-                                kiln_executor_kind_t executor) {
+                                kiln_executor_kind_t executor, bool *out_refused) {
   if (onnx_case->has_values && target == NULL) {
     return run_values(onnx_case);
   }
 
   int num_outputs = 0;
   kiln_tensor_t **outputs = NULL;
+  *out_refused = false;
   kiln_status_t run =
-      target ? run_compiled(onnx_case, target, executor, &num_outputs, &outputs)
+      target ? run_compiled(onnx_case, target, executor, &num_outputs, &outputs, out_refused)
              : kiln_interp_run(onnx_case->module, "main", onnx_case->num_inputs, onnx_case->inputs,
                                onnx_case->allocator, &num_outputs, &outputs);
   if (run) {
@@ -276,8 +284,11 @@ kiln_status_t kiln_conformance_case_run_on(kiln_allocator_t allocator, const cha
   } else if (target && (status = kiln_pass_check_static(onnx_case.module)) != KILN_OK) {
     result = KILN_CONFORMANCE_RESULT_UNSUPPORTED; /* control flow the compiler refuses */
   } else {
-    status = run_loaded(&onnx_case, target, executor);
-    result = status == KILN_OK ? KILN_CONFORMANCE_RESULT_PASS : KILN_CONFORMANCE_RESULT_FAIL;
+    bool refused = false;
+    status = run_loaded(&onnx_case, target, executor, &refused);
+    result = status == KILN_OK ? KILN_CONFORMANCE_RESULT_PASS
+             : refused         ? KILN_CONFORMANCE_RESULT_UNSUPPORTED
+                               : KILN_CONFORMANCE_RESULT_FAIL;
   }
   kiln_onnx_case_deinitialize(&onnx_case);
   *out_result = result;

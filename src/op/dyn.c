@@ -57,9 +57,10 @@ typedef struct kiln_dyn_arange_attrs_t {
 /* ---- rules ---- */
 
 typedef enum dyn_value_kind_e {
-  DYN_INTS,   /* a 1-D (or scalar) integer tensor: "[a, b, ...]" */
-  DYN_INT,    /* an integer scalar (or one element): "a" */
-  DYN_NUMBER, /* a scalar of any numeric dtype: "a" as a double */
+  DYN_INTS,      /* a 1-D (or scalar) integer tensor: "[a, b, ...]" */
+  DYN_INT,       /* an integer scalar (or one element): "a" */
+  DYN_NUMBER,    /* a scalar of any numeric dtype: "a" as a double */
+  DYN_UNSQUEEZE, /* axes (in the output's rank) where 1s go into input 0's shape: a newshape */
 } dyn_value_kind_t;
 
 typedef struct dyn_value_t {
@@ -89,6 +90,7 @@ static const dyn_rule_t dyn_rules[] = {
       {3, "strides", DYN_INTS},
       {4, "axes", DYN_INTS}}},
     {&kiln_op_dyn_squeeze, &kiln_op_squeeze, 1, 1, {{1, "axis", DYN_INTS}}},
+    {&kiln_op_dyn_unsqueeze, &kiln_op_reshape, 1, 1, {{1, "newshape", DYN_UNSQUEEZE}}},
     {&kiln_op_dyn_sum, &kiln_op_sum, 1, 1, {{1, "axis", DYN_INTS}}},
     {&kiln_op_dyn_cumsum, &kiln_op_cumsum, 1, 1, {{1, "axis", DYN_INT}}},
     {&kiln_op_dyn_topk, &kiln_op_topk, 1, 1, {{1, "k", DYN_INT}}},
@@ -115,9 +117,38 @@ static double dyn_element(const kiln_tensor_t *t, int64_t i) {
   return kiln_scalar_to_double(kiln_scalar_load(kind, kiln_tensor_data(t), i));
 }
 
+/* The shape of inputs[0] with 1s inserted at the axes `axes` holds (each in
+ * [-rank, rank) of the output, no two the same), as a list. */
+static kiln_status_t dyn_unsqueeze_text(const kiln_op_t *op, kiln_tensor_t *const *inputs,
+                                        const kiln_tensor_t *axes, kiln_strbuf_t *sb) {
+  int64_t count = kiln_tensor_element_count(axes);
+  int rank = kiln_tensor_ndim(inputs[0]) + (int)count;
+  bool inserted[KILN_MAX_RANK] = {false};
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t axis = (int64_t)dyn_element(axes, i);
+    int64_t at = axis < 0 ? axis + rank : axis;
+    if (rank > KILN_MAX_RANK || at < 0 || at >= rank || inserted[at]) {
+      return KILN_STATUS(INVALID_ARGUMENT, "%s: axis %lld is out of range or repeated for rank %d",
+                         op->name, (long long)axis, rank);
+    }
+    inserted[at] = true;
+  }
+  const int64_t *shape = kiln_tensor_shape(inputs[0]);
+  KILN_RETURN_IF_ERROR(kiln_strbuf_append(sb, "["));
+  for (int d = 0, from = 0; d < rank; ++d) {
+    int64_t dim = inserted[d] ? 1 : shape[from++];
+    KILN_RETURN_IF_ERROR(kiln_strbuf_appendf(sb, "%s%lld", d ? ", " : "", (long long)dim));
+  }
+  return kiln_strbuf_append(sb, "]");
+}
+
 /* The text of input value `v` in the attribute format. */
 static kiln_status_t dyn_value_text(const kiln_op_t *op, const dyn_value_t *v,
-                                    const kiln_tensor_t *t, kiln_strbuf_t *sb) {
+                                    kiln_tensor_t *const *inputs, kiln_strbuf_t *sb) {
+  const kiln_tensor_t *t = inputs[v->input];
+  if (v->kind == DYN_UNSQUEEZE) {
+    return dyn_unsqueeze_text(op, inputs, t, sb);
+  }
   int64_t count = kiln_tensor_element_count(t);
   if (v->kind != DYN_INTS && count != 1) {
     return KILN_STATUS(INVALID_ARGUMENT, "%s: input %d (%s) has %lld values; expected one",
@@ -160,7 +191,7 @@ static kiln_status_t dyn_fill_attrs(const dyn_rule_t *rule, const void *dyn_attr
   }
   for (int k = 0; k < rule->num_values; ++k) {
     const dyn_value_t *v = &rule->values[k];
-    KILN_RETURN_IF_ERROR(dyn_value_text(op, v, inputs[v->input], sb));
+    KILN_RETURN_IF_ERROR(dyn_value_text(op, v, inputs, sb));
     KILN_RETURN_IF_ERROR(dyn_set(rule, attrs, v->field, sb, arena));
   }
   return kiln_op_attrs_validate(rule->static_op, attrs);
@@ -327,6 +358,17 @@ static kiln_status_t dyn_squeeze_infer(const kiln_type_relation_t *relation,
   return dyn_symbolic_type(relation->arena, data->dtype, data->ndim - length, out_type);
 }
 
+/* unsqueeze: rank + len(axes). */
+static kiln_status_t dyn_unsqueeze_infer(const kiln_type_relation_t *relation,
+                                         const kiln_type_t **out_type) {
+  const kiln_tensor_type_t *data = NULL;
+  int length = 0;
+  KILN_RETURN_IF_ERROR(dyn_data(relation, &data));
+  KILN_RETURN_IF_ERROR(dyn_value_length(relation, 1, &length));
+  KILN_RETURN_IF_ERROR(dyn_check_rank(relation, data->ndim + length));
+  return dyn_symbolic_type(relation->arena, data->dtype, data->ndim + length, out_type);
+}
+
 /* sum: keepdims keeps the rank, else rank - len(axis); no axes: everything. */
 static kiln_status_t dyn_sum_infer(const kiln_type_relation_t *relation,
                                    const kiln_type_t **out_type) {
@@ -422,6 +464,8 @@ DYN_OP_(kiln_op_dyn_tile, "dyn.tile", DYN_TILE, 2, dyn_max_rank_infer, .attrs_si
 DYN_OP_(kiln_op_dyn_strided_slice, "dyn.strided_slice", DYN_STRIDED_SLICE, 5, dyn_slice_infer,
         .attrs_size = 0);
 DYN_OP_(kiln_op_dyn_squeeze, "dyn.squeeze", DYN_SQUEEZE, 2, dyn_squeeze_infer, .attrs_size = 0);
+DYN_OP_(kiln_op_dyn_unsqueeze, "dyn.unsqueeze", DYN_UNSQUEEZE, 2, dyn_unsqueeze_infer,
+        .attrs_size = 0);
 DYN_OP_(kiln_op_dyn_sum, "dyn.sum", DYN_SUM, 2, dyn_sum_infer,
         DYN_FIELDS_(kiln_dyn_reduce_attrs_t, dyn_reduce_fields));
 DYN_OP_(kiln_op_dyn_cumsum, "dyn.cumsum", DYN_CUMSUM, 2, dyn_cumsum_infer,

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "op/op.h"
+#include "op/scalar.h"
 
 /* ---- attrs structs ---- */
 
@@ -60,8 +61,10 @@ typedef struct kiln_nn_lrn_attrs_t {
   double beta;
 } kiln_nn_lrn_attrs_t;
 
-/* nn.max_pool2d and nn.avg_pool2d (max's field table has no
- * count_include_pad; it stays False). */
+/* nn.max_pool2d and nn.avg_pool2d, nn.max_pool3d and nn.avg_pool3d (max's
+ * field table has no count_include_pad; it stays False). The 3-D forms have
+ * 3 values of pool_size, strides and dilation and 6 of padding (front, top,
+ * left, back, bottom, right). */
 typedef struct kiln_nn_pool2d_attrs_t {
   kiln_ints_t pool_size;
   kiln_ints_t strides;
@@ -188,25 +191,32 @@ static inline int64_t kiln_nn_axis_offset(const kiln_nn_axis_view_t *axis, int64
 
 /* ---- sliding windows (conv and pooling) ---- */
 
-/* One spatial window along H and W; pad is (top, left, bottom, right). */
+/* The most spatial dims a window has (D, H, W). */
+#define KILN_NN_MAX_SPATIAL 3
+
+/* One spatial window over `spatial` dims (2: H, W; 3: D, H, W); pad holds
+ * the begin paddings of every dim, then the end paddings (2-D: top, left,
+ * bottom, right). */
 typedef struct kiln_nn_window_t {
-  int64_t kernel[2];
-  int64_t stride[2];
-  int64_t dilation[2];
-  int64_t pad[4];
+  int spatial;
+  int64_t kernel[KILN_NN_MAX_SPATIAL];
+  int64_t stride[KILN_NN_MAX_SPATIAL];
+  int64_t dilation[KILN_NN_MAX_SPATIAL];
+  int64_t pad[2 * KILN_NN_MAX_SPATIAL];
   bool ceil_mode;
 } kiln_nn_window_t;
 
-/* Output extent along dim (0 = H, 1 = W) of an input of extent `in`:
+/* Output extent along spatial dim `dim` of an input of extent `in`:
  * floor (or ceil) ((in + pad_lo + pad_hi - dilation * (kernel - 1) - 1) /
  * stride) + 1; with ceil_mode the last window must start inside the input or
  * the leading padding (PyTorch, ONNX). 0 when no window fits, which includes
  * an empty window and a window or padded input too large for int64. */
 static inline int64_t kiln_nn_window_extent(const kiln_nn_window_t *window, int dim, int64_t in) {
   int64_t reach = 0, padded = 0, span = 0;
+  int64_t pad_hi = window->pad[dim + window->spatial];
   if (window->kernel[dim] < 1 ||
       __builtin_mul_overflow(window->dilation[dim], window->kernel[dim] - 1, &reach) ||
-      __builtin_add_overflow(in, window->pad[dim] + window->pad[dim + 2], &padded) ||
+      __builtin_add_overflow(in, window->pad[dim] + pad_hi, &padded) ||
       __builtin_sub_overflow(padded - 1, reach, &span) || span < 0) {
     return 0;
   }
@@ -226,36 +236,58 @@ static inline int64_t kiln_nn_window_extent(const kiln_nn_window_t *window, int 
 #define KILN_NN_WINDOW_ATTR_MAX ((int64_t)1 << 30)
 
 /* The window of attributes already validated by kiln_nn_check_ints:
- * strides and dilation of 2 values, padding of 4. */
-static inline kiln_nn_window_t kiln_nn_window_make(int64_t kernel_h, int64_t kernel_w,
-                                                   kiln_ints_t strides, kiln_ints_t dilation,
-                                                   kiln_ints_t padding, bool ceil_mode) {
-  kiln_nn_window_t window = {
-      .kernel = {kernel_h, kernel_w},
-      .stride = {strides.values[0], strides.values[1]},
-      .dilation = {dilation.values[0], dilation.values[1]},
-      .pad = {padding.values[0], padding.values[1], padding.values[2], padding.values[3]},
-      .ceil_mode = ceil_mode};
+ * `spatial` values of kernel, strides and dilation, 2 * spatial of padding. */
+static inline kiln_nn_window_t kiln_nn_window_of(int spatial, const int64_t *kernel,
+                                                 kiln_ints_t strides, kiln_ints_t dilation,
+                                                 kiln_ints_t padding, bool ceil_mode) {
+  kiln_nn_window_t window = {.spatial = spatial, .ceil_mode = ceil_mode};
+  for (int d = 0; d < spatial; ++d) {
+    window.kernel[d] = kernel[d];
+    window.stride[d] = strides.values[d];
+    window.dilation[d] = dilation.values[d];
+    window.pad[d] = padding.values[d];
+    window.pad[d + spatial] = padding.values[d + spatial];
+  }
   return window;
 }
 
-/* Output height and width of `window` over `data` (whose logical H and W are
+/* The 2-D window (strides and dilation of 2 values, padding of 4). */
+static inline kiln_nn_window_t kiln_nn_window_make(int64_t kernel_h, int64_t kernel_w,
+                                                   kiln_ints_t strides, kiln_ints_t dilation,
+                                                   kiln_ints_t padding, bool ceil_mode) {
+  const int64_t kernel[2] = {kernel_h, kernel_w};
+  return kiln_nn_window_of(2, kernel, strides, dilation, padding, ceil_mode);
+}
+
+/* The window of a whole input of `spatial` dims `extents` (a global pool). */
+static inline kiln_nn_window_t kiln_nn_window_whole(int spatial, const int64_t *extents) {
+  kiln_nn_window_t window = {.spatial = spatial};
+  for (int d = 0; d < spatial; ++d) {
+    window.kernel[d] = extents[d];
+    window.stride[d] = window.dilation[d] = 1;
+  }
+  return window;
+}
+
+/* Output extents of `window` over `data` (whose logical spatial extents are
  * `in`); INVALID_ARGUMENT naming the operator and the shape when no window
  * fits. */
 static inline kiln_status_t kiln_nn_window_outputs(const kiln_op_t *op,
                                                    const kiln_nn_window_t *window,
                                                    const kiln_tensor_type_t *data,
                                                    const int64_t *in, int64_t *out_extents) {
-  static const char *const names[2] = {"height", "width"};
-  for (int dim = 0; dim < 2; ++dim) {
+  static const char *const names2[2] = {"height", "width"};
+  static const char *const names3[3] = {"depth", "height", "width"};
+  for (int dim = 0; dim < window->spatial; ++dim) {
     out_extents[dim] = kiln_nn_window_extent(window, dim, in[dim]);
     if (out_extents[dim] < 1) {
       char text[KILN_SHAPE_TEXT_CAPACITY];
       return KILN_STATUS(INVALID_ARGUMENT,
                          "%s: data %s is too small: %s %lld with padding %lld+%lld has no room for "
                          "a window of %lld (dilation %lld)",
-                         op->name, kiln_op_shape_text(data, text), names[dim], (long long)in[dim],
-                         (long long)window->pad[dim], (long long)window->pad[dim + 2],
+                         op->name, kiln_op_shape_text(data, text),
+                         window->spatial == 3 ? names3[dim] : names2[dim], (long long)in[dim],
+                         (long long)window->pad[dim], (long long)window->pad[dim + window->spatial],
                          (long long)window->kernel[dim], (long long)window->dilation[dim]);
     }
   }
@@ -323,6 +355,14 @@ static inline kiln_status_t kiln_nn_same_dtype(const kiln_op_t *op, const char *
 static inline bool kiln_nn_dtype_is_float(kiln_dtype_t dtype) {
   return dtype == KILN_DTYPE_FLOAT32 || dtype == KILN_DTYPE_FLOAT16 ||
          dtype == KILN_DTYPE_BFLOAT16 || dtype == KILN_DTYPE_FLOAT64;
+}
+
+/* The dtypes max pooling runs on (reference kernel and compute rule):
+ * float32 and the integers of up to 32 bits, which a double holds exactly. */
+static inline bool kiln_nn_max_pool_dtype(kiln_dtype_t dtype) {
+  return dtype == KILN_DTYPE_FLOAT32 || dtype == KILN_DTYPE_INT8 || dtype == KILN_DTYPE_UINT8 ||
+         dtype == KILN_DTYPE_INT16 || dtype == KILN_DTYPE_UINT16 || dtype == KILN_DTYPE_INT32 ||
+         dtype == KILN_DTYPE_UINT32;
 }
 
 /* INVALID_ARGUMENT unless `type` has a floating-point dtype. */
@@ -432,31 +472,46 @@ static inline bool kiln_nn_next_index(int ndim, const int64_t *extents, int64_t 
   return false;
 }
 
-/* The value of the output element at logical coordinates (n, c, h, w). */
-typedef float (*kiln_nn_point_fn)(const void *context, const int64_t *coords);
+/* The value of the output element at logical coordinates (n, c, h, w), or
+ * (n, c, d, h, w). */
+typedef double (*kiln_nn_point_fn)(const void *context, const int64_t *coords);
 
-/* Writes point(context, coords) for every logical (N, C, H, W) coordinate
- * below `extents` into `output`, a float32 tensor stored in `layout`: the
- * output loop of conv and pooling, whatever the layout. */
-static inline kiln_status_t kiln_nn_fill_nchw(kiln_tensor_t *output, const kiln_nn_layout_t *layout,
-                                              const int64_t *extents, kiln_nn_point_fn point,
-                                              const void *context) {
-  kiln_nn_axis_view_t axes[4];
-  KILN_RETURN_IF_ERROR(kiln_nn_layout_view(layout, "NCHW", kiln_tensor_ndim(output),
+/* Writes point(context, coords) for every logical coordinate below
+ * `extents` of the primal axes named in `order` ("NCHW", "NCDHW") into
+ * `output`, a tensor stored in `layout`, converting each value to the
+ * output's dtype as cast does (op/scalar.h): the output loop of conv and
+ * pooling, whatever the layout and dtype. */
+static inline kiln_status_t kiln_nn_fill(kiln_tensor_t *output, const kiln_nn_layout_t *layout,
+                                         const char *order, const int64_t *extents,
+                                         kiln_nn_point_fn point, const void *context) {
+  int n = 0;
+  while (order[n] != '\0') {
+    ++n;
+  }
+  kiln_nn_axis_view_t axes[KILN_NN_MAX_SPATIAL + 2];
+  KILN_RETURN_IF_ERROR(kiln_nn_layout_view(layout, order, kiln_tensor_ndim(output),
                                            kiln_tensor_shape(output), axes));
   if (kiln_tensor_element_count(output) == 0) {
     return KILN_OK;
   }
-  float *out = kiln_tensor_data(output);
-  int64_t coords[4] = {0};
+  kiln_scalar_kind_t kind = kiln_scalar_kind(kiln_tensor_dtype(output));
+  void *out = kiln_tensor_data(output);
+  int64_t coords[KILN_NN_MAX_SPATIAL + 2] = {0};
   do {
     int64_t at = 0;
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < n; ++i) {
       at += kiln_nn_axis_offset(&axes[i], coords[i]);
     }
-    out[at] = point(context, coords);
-  } while (kiln_nn_next_index(4, extents, coords));
+    kiln_scalar_store(kind, out, at, kiln_scalar_float(point(context, coords)));
+  } while (kiln_nn_next_index(n, extents, coords));
   return KILN_OK;
+}
+
+/* kiln_nn_fill over (N, C, H, W). */
+static inline kiln_status_t kiln_nn_fill_nchw(kiln_tensor_t *output, const kiln_nn_layout_t *layout,
+                                              const int64_t *extents, kiln_nn_point_fn point,
+                                              const void *context) {
+  return kiln_nn_fill(output, layout, "NCHW", extents, point, context);
 }
 
 #endif /* KILN_OP_NN_COMMON_H_ */

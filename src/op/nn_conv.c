@@ -227,7 +227,7 @@ typedef struct conv_run_t {
 
 /* Output element c = (n, o, oh, ow): the sum over the input channels of o's
  * group, KH and KW of data * weight, in double. */
-static float conv_point(const void *context, const int64_t *c) {
+static double conv_point(const void *context, const int64_t *c) {
   const conv_run_t *run = context;
   const conv_plan_t *plan = run->plan;
   const kiln_nn_axis_view_t *d = plan->data, *w = plan->weight;

@@ -222,7 +222,7 @@ static int64_t tconv_source(const tconv_plan_t *plan, int dim, int64_t y, int64_
 
 /* Output element c = (n, oc, oh, ow): the sum over the input channels of
  * oc's group, KH and KW of data * weight, in double. */
-static float tconv_point(const void *context, const int64_t *c) {
+static double tconv_point(const void *context, const int64_t *c) {
   const tconv_run_t *run = context;
   const tconv_plan_t *plan = run->plan;
   const kiln_nn_axis_view_t *d = plan->data, *w = plan->weight;

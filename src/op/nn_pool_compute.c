@@ -1,9 +1,10 @@
 /*
- * Compute rules of nn.max_pool2d, nn.avg_pool2d, nn.global_avg_pool2d and
- * nn.global_max_pool2d (nn_pool.c).
+ * Compute rules of nn.max_pool2d, nn.avg_pool2d, nn.global_avg_pool2d,
+ * nn.global_max_pool2d, nn.max_pool3d and nn.avg_pool3d (nn_pool.c).
  *
- * A pool is a reduction over the window's two reduce axes (rh, rw) at each
- * output element: the input cell of output row oh is ih = oh * stride -
+ * A pool is a reduction over the window's reduce axes (rh, rw; rd, rh, rw
+ * for the 3-D forms: every step below is per spatial axis) at each output
+ * element: the input cell of output row oh is ih = oh * stride -
  * pad_top + rh * dilation (and the same for the width). The data is read
  * in the `layout` attribute's storage order: output and data share every
  * axis but H and W, so the data's index is the output's with ih and iw put
@@ -28,7 +29,10 @@
  *
  * Under the default schedule the reductions run their data axes fused and
  * parallel, the window inside; the avg output is fused, parallel and
- * vectorized. The reference kernel handles float32 only, so does this rule.
+ * vectorized. The rule handles the dtypes the reference kernel does:
+ * float32, and for max the integers of up to 32 bits, whose max is one
+ * reduction from the dtype's lowest value (the padding too), with no NaN
+ * stage.
  */
 #include <math.h>
 #include <stdio.h>
@@ -40,12 +44,13 @@ typedef struct pool_t {
   const kiln_compute_args_t *args;
   const kiln_te_tensor_t *data;
   int ndim;
-  int pos[2];        /* storage positions of H and W */
-  int64_t extent[2]; /* H and W */
+  int spatial;                         /* 2 (H, W) or 3 (D, H, W) */
+  int pos[KILN_NN_MAX_SPATIAL];        /* storage positions of the spatial axes */
+  int64_t extent[KILN_NN_MAX_SPATIAL]; /* their extents */
   kiln_nn_window_t window;
-  bool mask[2]; /* whether windows along H / W can leave the input */
+  bool mask[KILN_NN_MAX_SPATIAL]; /* whether windows along a spatial axis can leave the input */
   bool count_include_pad;
-  const kiln_te_iter_var_t *r[2];
+  const kiln_te_iter_var_t *r[KILN_NN_MAX_SPATIAL];
   const kiln_te_tensor_t *sum; /* avg */
   const kiln_te_tensor_t *max; /* max */
   const kiln_te_tensor_t *nan; /* max: 1 where the window holds a NaN */
@@ -72,7 +77,7 @@ static const kiln_tir_expr_t *pool_value(kiln_tir_builder_t *b, const pool_t *p,
     at[d] = indices[d];
   }
   const kiln_tir_expr_t *inside = NULL;
-  for (int dim = 0; dim < 2; ++dim) {
+  for (int dim = 0; dim < p->spatial; ++dim) {
     const kiln_tir_expr_t *cell = pool_cell(b, p, dim, indices[p->pos[dim]]);
     at[p->pos[dim]] = cell;
     if (p->mask[dim]) {
@@ -112,6 +117,23 @@ static const kiln_tir_expr_t *max_out_body(kiln_tir_builder_t *b,
                            kiln_te_read(b, p->max, p->ndim, indices));
 }
 
+/* An integer max pool: the cell, or the dtype's lowest value outside the
+ * input (the reduction's identity, and the reference's result for a window
+ * with no cell inside). */
+static const kiln_tir_expr_t *int_max_body(kiln_tir_builder_t *b,
+                                           const kiln_tir_expr_t *const *indices, void *user) {
+  const pool_t *p = user;
+  int64_t lo = 0, hi = 0;
+  kiln_tir_dtype_int_range(p->data->dtype, &lo, &hi);
+  return pool_value(b, p, indices, kiln_tir_b_int(b, p->data->dtype, lo));
+}
+
+static const kiln_tir_expr_t *int_max_out_body(kiln_tir_builder_t *b,
+                                               const kiln_tir_expr_t *const *indices, void *user) {
+  const pool_t *p = user;
+  return kiln_te_read(b, p->max, p->ndim, indices);
+}
+
 static const kiln_tir_expr_t *sum_body(kiln_tir_builder_t *b, const kiln_tir_expr_t *const *indices,
                                        void *user) {
   const pool_t *p = user;
@@ -147,53 +169,70 @@ static const kiln_tir_expr_t *avg_out_body(kiln_tir_builder_t *b,
   const pool_t *p = user;
   kiln_dtype_t dtype = p->data->dtype;
   const kiln_tir_expr_t *sum = kiln_te_read(b, p->sum, p->ndim, indices);
-  if (!p->mask[0] && !p->mask[1]) {
-    double cells = (double)(p->window.kernel[0] * p->window.kernel[1]);
-    return kiln_tir_b_bin(b, KILN_TIR_EXPR_DIV, sum, kiln_tir_b_float(b, dtype, cells));
+  bool masked = false;
+  int64_t cells = 1;
+  for (int dim = 0; dim < p->spatial; ++dim) {
+    masked = masked || p->mask[dim];
+    cells *= p->window.kernel[dim];
   }
-  const kiln_tir_expr_t *counts[2];
-  for (int dim = 0; dim < 2; ++dim) {
+  if (!masked) {
+    return kiln_tir_b_bin(b, KILN_TIR_EXPR_DIV, sum, kiln_tir_b_float(b, dtype, (double)cells));
+  }
+  const kiln_tir_expr_t *divisor = NULL;
+  for (int dim = 0; dim < p->spatial; ++dim) {
     int64_t lo = p->count_include_pad ? -p->window.pad[dim] : 0;
-    int64_t hi = p->extent[dim] - 1 + (p->count_include_pad ? p->window.pad[dim + 2] : 0);
-    counts[dim] = pool_count(b, p, dim, indices[p->pos[dim]], lo, hi);
+    int64_t hi =
+        p->extent[dim] - 1 + (p->count_include_pad ? p->window.pad[dim + p->window.spatial] : 0);
+    const kiln_tir_expr_t *count = pool_count(b, p, dim, indices[p->pos[dim]], lo, hi);
+    divisor = divisor ? kiln_tir_b_mul(b, divisor, count) : count;
   }
-  const kiln_tir_expr_t *divisor = kiln_tir_b_mul(b, counts[0], counts[1]);
   const kiln_tir_expr_t *mean = kiln_tir_b_bin(b, KILN_TIR_EXPR_DIV, sum,
                                                kiln_tir_b_cast(b, kiln_tir_scalar(dtype), divisor));
   return kiln_tir_b_select(b, kiln_tir_b_bin(b, KILN_TIR_EXPR_GT, divisor, kiln_tir_b_i32(b, 0)),
                            mean, kiln_tir_b_float(b, dtype, 0.0));
 }
 
-/* The window, the positions of H and W, and where a mask is needed. */
+/* The spatial axes of the layout: (D,) H and W, in logical order. */
+static const char *pool_spatial_axes(const kiln_op_t *op) {
+  return op->id == KILN_OP_MAX_POOL3D || op->id == KILN_OP_AVG_POOL3D ? "DHW" : "HW";
+}
+
+/* The window, the positions of the spatial axes, and where a mask is
+ * needed. */
 static kiln_status_t pool_make(const kiln_compute_args_t *args, const kiln_tensor_type_t *out,
                                pool_t *p) {
   const kiln_op_t *op = args->op;
   bool global = op->id == KILN_OP_GLOBAL_AVG_POOL2D || op->id == KILN_OP_GLOBAL_MAX_POOL2D;
   const char *text = global ? ((const kiln_nn_global_pool2d_attrs_t *)args->attrs)->layout
                             : ((const kiln_nn_pool2d_attrs_t *)args->attrs)->layout;
+  const char *axes = pool_spatial_axes(op);
   kiln_nn_layout_t layout;
   KILN_RETURN_IF_ERROR_ANNOTATE(kiln_nn_layout_parse(text, &layout), "%s: layout", op->name);
-  p->pos[0] = p->pos[1] = -1;
-  for (int i = 0; i < layout.ndim; ++i) {
-    p->pos[0] = layout.axes[i] == 'H' ? i : p->pos[0];
-    p->pos[1] = layout.axes[i] == 'W' ? i : p->pos[1];
+  p->spatial = axes[2] ? 3 : 2;
+  bool found = layout.ndim == p->ndim;
+  for (int dim = 0; dim < p->spatial; ++dim) {
+    p->pos[dim] = -1;
+    for (int i = 0; i < layout.ndim; ++i) {
+      p->pos[dim] = layout.axes[i] == axes[dim] ? i : p->pos[dim];
+    }
+    found = found && p->pos[dim] >= 0;
   }
-  if (p->pos[0] < 0 || p->pos[1] < 0 || layout.ndim != p->ndim) {
+  if (!found) {
     return KILN_STATUS(INVALID_ARGUMENT, "%s: layout %s does not fit data of rank %d", op->name,
                        text, p->ndim);
   }
-  p->extent[0] = p->data->shape[p->pos[0]];
-  p->extent[1] = p->data->shape[p->pos[1]];
+  for (int dim = 0; dim < p->spatial; ++dim) {
+    p->extent[dim] = p->data->shape[p->pos[dim]];
+  }
   if (global) {
-    p->window = (kiln_nn_window_t){
-        .kernel = {p->extent[0], p->extent[1]}, .stride = {1, 1}, .dilation = {1, 1}};
+    p->window = kiln_nn_window_whole(p->spatial, p->extent);
   } else {
     const kiln_nn_pool2d_attrs_t *a = args->attrs;
-    p->window = kiln_nn_window_make(a->pool_size.values[0], a->pool_size.values[1], a->strides,
-                                    a->dilation, a->padding, a->ceil_mode);
+    p->window = kiln_nn_window_of(p->spatial, a->pool_size.values, a->strides, a->dilation,
+                                  a->padding, a->ceil_mode);
     p->count_include_pad = a->count_include_pad;
   }
-  for (int dim = 0; dim < 2; ++dim) {
+  for (int dim = 0; dim < p->spatial; ++dim) {
     const kiln_nn_window_t *w = &p->window;
     int64_t last = (out->shape[p->pos[dim]] - 1) * w->stride[dim] - w->pad[dim] +
                    (w->kernel[dim] - 1) * w->dilation[dim];
@@ -206,18 +245,37 @@ static kiln_status_t pool_reduce(pool_t *p, const char *stage, const kiln_tensor
                                  const kiln_tir_expr_t *init, kiln_te_reducer_t reducer,
                                  kiln_te_fcompute_fn body, const kiln_te_tensor_t **out_tensor) {
   kiln_arena_t *arena = p->args->arena;
-  KILN_RETURN_IF_ERROR(kiln_te_reduce_axis(arena, "rh", 0, p->window.kernel[0], &p->r[0]));
-  KILN_RETURN_IF_ERROR(kiln_te_reduce_axis(arena, "rw", 0, p->window.kernel[1], &p->r[1]));
+  static const char *const names2[2] = {"rh", "rw"}, *const names3[3] = {"rd", "rh", "rw"};
+  for (int dim = 0; dim < p->spatial; ++dim) {
+    KILN_RETURN_IF_ERROR(kiln_te_reduce_axis(arena, p->spatial == 3 ? names3[dim] : names2[dim], 0,
+                                             p->window.kernel[dim], &p->r[dim]));
+  }
   char base[48], name[64];
   kiln_compute_tensor_name(p->args->op, base, sizeof(base));
   snprintf(name, sizeof(name), "%s_%s", base, stage);
-  return kiln_te_compute_reduce(arena, name, p->ndim, out->shape, reducer, init, 2, p->r, 1,
-                                &p->data, body, p, out_tensor);
+  return kiln_te_compute_reduce(arena, name, p->ndim, out->shape, reducer, init, p->spatial, p->r,
+                                1, &p->data, body, p, out_tensor);
+}
+
+/* The max of an integer dtype: one reduction (no NaN to look for) and the
+ * output stage that reads it. */
+static kiln_status_t pool_int_max(pool_t *p, const kiln_tensor_type_t *out, const char *name,
+                                  kiln_compute_result_t *out_result) {
+  KILN_RETURN_IF_ERROR(pool_reduce(p, "max", out, NULL, KILN_TE_REDUCE_MAX, int_max_body, &p->max));
+  return kiln_te_compute(p->args->arena, name, p->ndim, out->shape, 1, &p->max, int_max_out_body, p,
+                         &out_result->outputs[0]);
 }
 
 kiln_status_t kiln_compute_nn_pool(const kiln_compute_args_t *args,
                                    kiln_compute_result_t *out_result) {
-  KILN_RETURN_IF_ERROR(kiln_compute_require_float32(args));
+  kiln_op_id_t id = args->op->id;
+  bool is_max =
+      id == KILN_OP_MAX_POOL2D || id == KILN_OP_GLOBAL_MAX_POOL2D || id == KILN_OP_MAX_POOL3D;
+  kiln_dtype_t dtype = args->num_inputs > 0 ? args->inputs[0]->dtype : KILN_DTYPE_FLOAT32;
+  bool integer = is_max && dtype != KILN_DTYPE_FLOAT32 && kiln_nn_max_pool_dtype(dtype);
+  if (!integer) {
+    KILN_RETURN_IF_ERROR(kiln_compute_require_float32(args));
+  }
   const kiln_tensor_type_t *out = NULL;
   KILN_RETURN_IF_ERROR(kiln_compute_output_type(args, 0, &out));
   pool_t p = {.args = args, .data = args->inputs[0], .ndim = args->inputs[0]->ndim};
@@ -225,7 +283,10 @@ kiln_status_t kiln_compute_nn_pool(const kiln_compute_args_t *args,
   char name[64];
   kiln_compute_tensor_name(args->op, name, sizeof(name));
   out_result->num_outputs = 1;
-  if (args->op->id == KILN_OP_MAX_POOL2D || args->op->id == KILN_OP_GLOBAL_MAX_POOL2D) {
+  if (integer) {
+    return pool_int_max(&p, out, name, out_result);
+  }
+  if (is_max) {
     const kiln_tir_expr_t *minus_inf = NULL;
     KILN_RETURN_IF_ERROR(
         kiln_nn_c_float_const(args->arena, p.data->dtype, -(double)INFINITY, &minus_inf));

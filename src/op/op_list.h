@@ -25,6 +25,8 @@
   X(AVG_POOL2D, "nn.avg_pool2d", kiln_op_avg_pool2d)                      \
   X(GLOBAL_AVG_POOL2D, "nn.global_avg_pool2d", kiln_op_global_avg_pool2d) \
   X(GLOBAL_MAX_POOL2D, "nn.global_max_pool2d", kiln_op_global_max_pool2d) \
+  X(MAX_POOL3D, "nn.max_pool3d", kiln_op_max_pool3d)                      \
+  X(AVG_POOL3D, "nn.avg_pool3d", kiln_op_avg_pool3d)                      \
   X(SOFTMAX, "nn.softmax", kiln_op_softmax)                               \
   X(LOG_SOFTMAX, "nn.log_softmax", kiln_op_log_softmax)                   \
   X(LRN, "nn.lrn", kiln_op_lrn)                                           \
@@ -172,6 +174,7 @@
   X(DYN_TILE, "dyn.tile", kiln_op_dyn_tile)                            \
   X(DYN_STRIDED_SLICE, "dyn.strided_slice", kiln_op_dyn_strided_slice) \
   X(DYN_SQUEEZE, "dyn.squeeze", kiln_op_dyn_squeeze)                   \
+  X(DYN_UNSQUEEZE, "dyn.unsqueeze", kiln_op_dyn_unsqueeze)             \
   X(DYN_SUM, "dyn.sum", kiln_op_dyn_sum)                               \
   X(DYN_CUMSUM, "dyn.cumsum", kiln_op_dyn_cumsum)                      \
   X(DYN_TOPK, "dyn.topk", kiln_op_dyn_topk)                            \

@@ -229,6 +229,16 @@ static kiln_status_t trilu_rule(const kiln_op_t *op, const void *attrs,
     return KILN_STATUS(INVALID_ARGUMENT, "%s: data %s must have rank >= 2 (rows, columns)",
                        op->name, kiln_op_shape_text(&data, shape));
   }
+  if (inputs->count == 2) {
+    kiln_tensor_type_t k = kiln_tinputs_get(inputs, 1);
+    int64_t count = 0;
+    KILN_RETURN_IF_ERROR(kiln_shape_element_count(k.ndim, k.shape, &count));
+    if (k.dtype != KILN_DTYPE_INT64 || k.ndim > 1 || count != 1) {
+      char shape[KILN_SHAPE_TEXT_CAPACITY];
+      return KILN_STATUS(INVALID_ARGUMENT, "%s: k must be one int64, not %s %s", op->name,
+                         kiln_dtype_name(k.dtype), kiln_op_shape_text(&k, shape));
+    }
+  }
   out_shape->dtype = data.dtype;
   out_shape->ndim = data.ndim;
   kiln_transform_copy_dims(out_shape->dims, data.shape, data.ndim);
@@ -244,6 +254,8 @@ static kiln_status_t trilu_reference(const kiln_kernel_args_t *args) {
   kiln_tinputs_t inputs = {0, NULL, NULL};
   KILN_RETURN_IF_ERROR(kiln_tshape_check_kernel(args, trilu_rule, &inputs));
   const kiln_trilu_attrs_t *trilu = args->attrs;
+  int64_t k =
+      args->num_inputs == 2 ? *(const int64_t *)kiln_tensor_data(args->inputs[1]) : trilu->k;
   kiln_tensor_type_t data = kiln_tinputs_get(&inputs, 0);
   int64_t rows = data.shape[data.ndim - 2];
   int64_t columns = data.shape[data.ndim - 1];
@@ -255,7 +267,7 @@ static kiln_status_t trilu_reference(const kiln_kernel_args_t *args) {
     for (int64_t r = 0; r < rows; ++r) {
       for (int64_t c = 0; c < columns; ++c) {
         size_t at = (size_t)((m * rows + r) * columns + c) * size;
-        bool kept = trilu->upper ? c - r >= trilu->k : c - r <= trilu->k;
+        bool kept = trilu->upper ? c - r >= k : c - r <= k;
         if (kept) {
           memcpy(dst + at, src + at, size);
         } else {
@@ -271,7 +283,7 @@ const kiln_op_t kiln_op_trilu = {
     .name = "trilu",
     .id = KILN_OP_TRILU,
     .min_inputs = 1,
-    .max_inputs = 1,
+    .max_inputs = 2, /* an int64 k read at run time, in place of the attribute */
     .pattern = KILN_OP_PATTERN_INJECTIVE,
     .attrs_size = sizeof(kiln_trilu_attrs_t),
     .num_attr_fields = KILN_FIELD_COUNT_(kiln_trilu_fields),

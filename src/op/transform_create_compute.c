@@ -139,8 +139,26 @@ kiln_status_t kiln_compute_one_hot(const kiln_compute_args_t *args,
 
 typedef struct trilu_t {
   const kiln_compute_args_t *args;
-  int64_t k; /* clamped */
+  int64_t k;     /* clamped */
+  int64_t bound; /* what k is clamped to: rows + columns */
 } trilu_t;
+
+/* k as an int32 expression: the attribute, or the k input read at run time
+ * and clamped to [-bound, bound] (beyond that every element is kept or
+ * zeroed alike). */
+static const kiln_tir_expr_t *trilu_k(kiln_tir_builder_t *b, const trilu_t *t) {
+  if (t->args->num_inputs < 2) {
+    return kiln_tir_b_i32(b, t->k);
+  }
+  const kiln_te_tensor_t *input = t->args->inputs[1];
+  const kiln_tir_expr_t *zeros[1] = {kiln_tir_b_i32(b, 0)};
+  const kiln_tir_expr_t *k = kiln_te_read(b, input, input->ndim, zeros);
+  const kiln_tir_expr_t *lo = kiln_tir_b_int(b, KILN_DTYPE_INT64, -t->bound);
+  const kiln_tir_expr_t *hi = kiln_tir_b_int(b, KILN_DTYPE_INT64, t->bound);
+  k = kiln_tir_b_select(b, kiln_tir_b_bin(b, KILN_TIR_EXPR_LT, k, lo), lo, k);
+  k = kiln_tir_b_select(b, kiln_tir_b_bin(b, KILN_TIR_EXPR_GT, k, hi), hi, k);
+  return kiln_tir_b_cast(b, kiln_tir_scalar(KILN_DTYPE_INT32), k);
+}
 
 static const kiln_tir_expr_t *trilu_body(kiln_tir_builder_t *b,
                                          const kiln_tir_expr_t *const *indices, void *user) {
@@ -151,7 +169,7 @@ static const kiln_tir_expr_t *trilu_body(kiln_tir_builder_t *b,
   const kiln_tir_expr_t *diagonal =
       kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, indices[n - 1], indices[n - 2]);
   const kiln_tir_expr_t *kept = kiln_tir_b_bin(
-      b, attrs->upper ? KILN_TIR_EXPR_GE : KILN_TIR_EXPR_LE, diagonal, kiln_tir_b_i32(b, t->k));
+      b, attrs->upper ? KILN_TIR_EXPR_GE : KILN_TIR_EXPR_LE, diagonal, trilu_k(b, t));
   const kiln_tir_expr_t *x = kiln_te_read(b, input, n, indices);
   kiln_dtype_t dtype = input->dtype;
   bool is_float = dtype == KILN_DTYPE_FLOAT32 || dtype == KILN_DTYPE_FLOAT64 ||
@@ -170,6 +188,6 @@ kiln_status_t kiln_compute_trilu(const kiln_compute_args_t *args,
                        input->ndim);
   }
   int64_t bound = input->shape[input->ndim - 1] + input->shape[input->ndim - 2];
-  trilu_t t = {args, attrs->k < -bound ? -bound : (attrs->k > bound ? bound : attrs->k)};
+  trilu_t t = {args, attrs->k < -bound ? -bound : (attrs->k > bound ? bound : attrs->k), bound};
   return kiln_compute_one(args, trilu_body, &t, out_result);
 }

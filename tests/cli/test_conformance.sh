@@ -97,22 +97,23 @@ expect 1 err "kiln conformance: --report: .*cannot create" -- \
 # Cases run as a user runs the model: the import knows nothing of the test
 # inputs, so an output that depends on their values is computed at run time
 # or the case is refused; it is never folded from them at import. NonZero's
-# input and Range's start, fed as graph inputs, are refused (UNSUPPORTED);
-# Abs runs on the inputs fed at run time.
+# input, fed as a graph input, is refused (UNSUPPORTED); Range's start fed
+# at run time becomes dyn.arange, which the interpreter runs
+# (docs/dynamic-shapes.md); Abs runs on the inputs fed at run time.
 runtime=$work/runtime
 mkdir -p "$runtime"
 for name in test_abs test_nonzero_example test_range_float_type_positive_delta; do
   cp -r "$source/$name" "$runtime/$name"
 done
-expect 0 out "^conformance: 1 passed, 0 failed, 2 unsupported of 3$" -- \
+expect 0 out "^conformance: 2 passed, 0 failed, 1 unsupported of 3$" -- \
   "$kiln" conformance "$runtime" --report "$work/runtime.md"
 has "$work/runtime.md" "^\| test_abs \| PASS \|  \|$"
 has "$work/runtime.md" \
   "^\| test_nonzero_example \| UNSUPPORTED \| model.onnx: node #0 \(NonZero\): input 0 \(X, \"condition\"\) must be a constant known at import, but it depends on the graph's inputs \|$"
-has "$work/runtime.md" \
-  "^\| test_range_float_type_positive_delta \| UNSUPPORTED \| model.onnx: node #0 \(Range\): input 0 \(start, \"start\"\) must be a constant known at import"
+has "$work/runtime.md" "^\| test_range_float_type_positive_delta \| PASS \|"
 has "$work/runtime.md" "its graph inputs left as\$"
-# The same compiled for the VM (docs/vm.md): Abs runs on it.
+# The same compiled for the VM (docs/vm.md): Abs runs on it; the graph
+# compiler refuses dyn.arange (UNSUPPORTED), as it does symbolic dims.
 expect 0 out "^conformance: 1 passed, 0 failed, 2 unsupported of 3$" -- \
   "$kiln" conformance "$runtime" --target c --executor vm --report "$work/runtime-vm.md"
 has "$work/runtime-vm.md" "and the VM executor"

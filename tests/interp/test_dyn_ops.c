@@ -120,6 +120,13 @@ static void test_slice_squeeze_sum(void **state) {
                      "def @main(%x: Tensor[(4, 1, 5), float32]) { sum(%x, axis=[1], keepdims=True) "
                      "}",
                      2, axes, 1);
+  kiln_tensor_t *where[2] = {in[0], i64(2, (const int64_t[]){-1, 1})};
+  assert_like_static("def @main(%x: Tensor[(4, 1, 5), float32], %a: Tensor[(2), int64]) { "
+                     "dyn.unsqueeze(%x, %a) }",
+                     "def @main(%x: Tensor[(4, 1, 5), float32]) { reshape(%x, newshape=[4, 1, 1, "
+                     "5, 1]) }",
+                     2, where, 1);
+  kiln_tensor_release(where[1]);
   kiln_module_t *m = parse("def @main(%x: Tensor[(4, 1, 5), float32], %a: Tensor[(2), int64]) { "
                            "dyn.sum(%x, %a) }");
   assert_ret_type(m, "Tensor[(?), float32]");
@@ -153,6 +160,29 @@ static void test_cumsum_topk_arange(void **state) {
                      0);
   release_all(3, range);
   release_all(2, in);
+}
+
+static kiln_status_t run_text(const char *text, int count, kiln_tensor_t **inputs);
+
+/* trilu reads k from a second input at run time; its type is static. */
+static void test_trilu_k_input(void **state) {
+  (void)state;
+  kiln_tensor_t *in[2] = {f32_iota(3, (const int64_t[]){2, 3, 4}), NULL};
+  KILN_ASSERT_OK(kiln_tensor_create_copy(kiln_allocator_system(), KILN_DTYPE_INT64, 0, NULL,
+                                         (const int64_t[]){-1}, sizeof(int64_t), &in[1]));
+  kiln_module_t *m = parse("def @main(%x: Tensor[(2, 3, 4), float32], %k: Tensor[(), int64]) { "
+                           "trilu(%x, %k, upper=False) }");
+  assert_ret_type(m, "Tensor[(2, 3, 4), float32]");
+  kiln_module_destroy(m);
+  assert_like_static("def @main(%x: Tensor[(2, 3, 4), float32], %k: Tensor[(), int64]) { "
+                     "trilu(%x, %k, upper=False) }",
+                     "def @main(%x: Tensor[(2, 3, 4), float32]) { trilu(%x, upper=False, k=-1) }",
+                     2, in, 1);
+  release_all(2, in);
+  KILN_ASSERT_STATUS(run_text("def @main(%x: Tensor[(2, 3, 4), float32], %k: Tensor[(2), int64]) "
+                              "{ trilu(%x, %k) }",
+                              0, NULL),
+                     INVALID_ARGUMENT, "trilu: k must be one int64, not int64 (2,)");
 }
 
 static kiln_status_t run_text(const char *text, int count, kiln_tensor_t **inputs) {
@@ -210,10 +240,9 @@ static void test_errors(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_reshape_broadcast_tile),
-      cmocka_unit_test(test_slice_squeeze_sum),
-      cmocka_unit_test(test_cumsum_topk_arange),
-      cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_reshape_broadcast_tile), cmocka_unit_test(test_slice_squeeze_sum),
+      cmocka_unit_test(test_cumsum_topk_arange),     cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_trilu_k_input),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

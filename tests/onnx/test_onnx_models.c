@@ -23,8 +23,8 @@
 #include "kiln_test.h"
 #include "onnx_builder.h"
 
-/* Node cases that fold to the expected outputs today (820 of 932). */
-#define KILN_ONNX_FOLDED_MIN 820
+/* Node cases that fold to the expected outputs today (861 of 932). */
+#define KILN_ONNX_FOLDED_MIN 861
 
 /* Cases whose expected data contradicts the ONNX specification kiln
  * follows. Each must still differ (so the list stays true); none counts as
@@ -33,6 +33,9 @@ static const char *const known_differences[] = {
     /* ONNX releases before 1.14 made this data by truncating float32 to
      * bfloat16; the specification, and kiln's cast, round to nearest even. */
     "test_cast_FLOAT_to_BFLOAT16",
+    /* ONNX 1.12 computed this case's outputs with epsilon 1e-2, but its Adam
+     * node has no epsilon attribute, so the default 1e-6 applies. */
+    "test_adam_multiple",
     /* Random numbers: the data is NumPy's generator's, kiln's generator is
      * its own (docs/onnx.md, "Random"). */
     "test_bernoulli",

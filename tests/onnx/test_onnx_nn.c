@@ -7,7 +7,8 @@
  * NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss with weights,
  * ignore_index and every reduction, QuantizeLinear, DequantizeLinear,
  * DynamicQuantizeLinear, MatMulInteger, ConvInteger, QLinearMatMul,
- * QLinearConv and CastLike. Numbers are computed by hand in the
+ * QLinearConv, CastLike and MaxPool's Indices (row and column major, 1-D,
+ * ceil_mode on int8, dilation; 3-D refused). Numbers are computed by hand in the
  * comments. Last, an allocation-failure sweep over an import that uses many
  * of these converters and folds them.
  */
@@ -164,7 +165,7 @@ static void test_conv_transpose_1d_and_3d(void **state) {
   ob_output(&ob, "y", OB_FLOAT, 0, NULL);
   KILN_ASSERT_STATUS(or_import_plain(&ob), UNIMPLEMENTED,
                      "node \"ct3\" (ConvTranspose): data (1, 1, 2, 2, 2) has 3 spatial dims; kiln "
-                     "supports 1-D and 2-D windows");
+                     "supports 1-D to 2-D windows here");
   ob.inputs[1] = ob_value_info(&ob, "w", OB_FLOAT, 4, OB_DIMS(1, 1, 1, 1));
   KILN_ASSERT_STATUS(or_import_plain(&ob), INVALID_ARGUMENT,
                      "node \"ct3\" (ConvTranspose): weight has rank 4 but data has rank 5");
@@ -698,6 +699,80 @@ static kiln_status_t import_scenario(kiln_allocator_t allocator, void *context) 
 /* ConvTranspose, TopK (a tuple), SoftmaxCrossEntropyLoss, Compress,
  * QuantizeLinear and Hardmax, all folded at import, with each allocation
  * failing in turn. */
+/* ---- MaxPool's Indices ---- */
+
+/* A MaxPool of x into y and the indices z, run on the interpreter. */
+static Onnx__NodeProto *max_pool_model(ob_t *ob, kiln_tensor_t *x, int rank,
+                                       const int64_t *kernel) {
+  ob_init(ob, 12);
+  or_input(ob, "x", x);
+  Onnx__NodeProto *node = ob_node(ob, "MaxPool", "p", "x", "y,z");
+  ob_attr_ints(ob, node, "kernel_shape", (size_t)rank, kernel);
+  or_output(ob, "y", kiln_tensor_dtype(x));
+  or_output(ob, "z", KILN_DTYPE_INT64);
+  return node;
+}
+
+static void run_indices(ob_t *ob, kiln_tensor_t *x, int ndim, const int64_t *dims,
+                        const double *values, const double *indices) {
+  or_run_t run;
+  or_run(ob, 1, &x, &run);
+  assert_int_equal(run.num_outputs, 2);
+  or_assert(run.outputs[0], kiln_tensor_dtype(x), ndim, dims, values, 0.0);
+  or_assert(run.outputs[1], KILN_DTYPE_INT64, ndim, dims, indices, 0.0);
+  or_run_free(&run);
+  ob_free(ob);
+}
+
+/* Channel 0 [[1, 5, 2], [7, 3, 9]], channel 1 [[4, 4, 0], [-1, 8, 8]],
+ * 2x2 windows: 7 at (1, 0), 9 at (1, 2); 8 at (1, 1) in both windows of
+ * channel 1 (the first largest cell, row by row), offset by H W = 6.
+ * storage_order 1 counts ih + iw H. */
+static void test_max_pool_indices(void **state) {
+  (void)state;
+  kiln_tensor_t *x = or_tensor(KILN_DTYPE_FLOAT32, 4, OB_DIMS(1, 2, 2, 3),
+                               OR_D(1, 5, 2, 7, 3, 9, 4, 4, 0, -1, 8, 8));
+  ob_t ob;
+  max_pool_model(&ob, x, 2, OB_I64(2, 2));
+  run_indices(&ob, x, 4, OB_DIMS(1, 2, 1, 2), OR_D(7, 9, 8, 8), OR_D(3, 5, 10, 10));
+  Onnx__NodeProto *node = max_pool_model(&ob, x, 2, OB_I64(2, 2));
+  ob_attr_int(&ob, node, "storage_order", 1);
+  run_indices(&ob, x, 4, OB_DIMS(1, 2, 1, 2), OR_D(7, 9, 8, 8), OR_D(1, 5, 9, 9));
+  kiln_tensor_release(x);
+  /* 1-D, stride 2, padding 1 each side: windows [-1, 0], [1, 2], [3, 4]. */
+  x = or_tensor(KILN_DTYPE_FLOAT32, 3, OB_DIMS(1, 1, 5), OR_D(3, 1, 4, 1, 5));
+  node = max_pool_model(&ob, x, 1, OB_I64(2));
+  ob_attr_ints(&ob, node, "strides", 1, OB_I64(2));
+  ob_attr_ints(&ob, node, "pads", 2, OB_I64(1, 1));
+  run_indices(&ob, x, 3, OB_DIMS(1, 1, 3), OR_D(3, 4, 5), OR_D(0, 2, 4));
+  kiln_tensor_release(x);
+  /* int8, stride 2 with ceil_mode: the last row and column of windows run
+   * past the input. */
+  x = or_tensor(KILN_DTYPE_INT8, 4, OB_DIMS(1, 1, 3, 3), OR_D(1, 2, 3, 4, 5, 6, 7, 8, -9));
+  node = max_pool_model(&ob, x, 2, OB_I64(2, 2));
+  ob_attr_ints(&ob, node, "strides", 2, OB_I64(2, 2));
+  ob_attr_int(&ob, node, "ceil_mode", 1);
+  run_indices(&ob, x, 4, OB_DIMS(1, 1, 2, 2), OR_D(5, 6, 8, -9), OR_D(4, 5, 7, 8));
+  kiln_tensor_release(x);
+  /* Dilation 2: the four corners. */
+  x = or_tensor(KILN_DTYPE_FLOAT32, 4, OB_DIMS(1, 1, 3, 3), OR_D(1, 2, 3, 4, 5, 6, 9, 8, 7));
+  node = max_pool_model(&ob, x, 2, OB_I64(2, 2));
+  ob_attr_ints(&ob, node, "dilations", 2, OB_I64(2, 2));
+  run_indices(&ob, x, 4, OB_DIMS(1, 1, 1, 1), OR_D(9), OR_D(6));
+  kiln_tensor_release(x);
+  /* A 3-D window has no Indices. */
+  x = or_tensor(KILN_DTYPE_FLOAT32, 5, OB_DIMS(1, 1, 1, 1, 2), OR_D(1, 2));
+  max_pool_model(&ob, x, 3, OB_I64(1, 1, 2));
+  kiln_status_t status = or_import_plain(&ob);
+  assert_non_null(status);
+  assert_non_null(strstr(kiln_status_message(status),
+                         "node \"p\" (MaxPool): output 1 (Indices) is supported for 1-D and 2-D "
+                         "windows"));
+  kiln_status_free(status);
+  ob_free(&ob);
+  kiln_tensor_release(x);
+}
+
 static void test_allocation_failures(void **state) {
   (void)state;
   ob_t ob;
@@ -744,6 +819,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_integer_products, setup, teardown),
       cmocka_unit_test_setup_teardown(test_qlinear_products, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cast_like, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_max_pool_indices, setup, teardown),
       cmocka_unit_test_setup_teardown(test_allocation_failures, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

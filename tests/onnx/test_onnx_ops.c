@@ -568,14 +568,28 @@ static void test_refused_forms(void **state) {
   kiln_module_destroy(module);
   ob_free(&ob);
 
+  /* A 3-D window is nn.avg_pool3d with its pads as (front, top, left, back,
+   * bottom, right); 4 spatial dims are refused. */
   ob_init(&ob, 13);
   ob_input(&ob, "x", OB_FLOAT, 5, OB_DIMS(1, 1, 2, 2, 2));
   Onnx__NodeProto *pool = ob_node(&ob, "AveragePool", "p3", "x", "y");
-  ob_attr_ints(&ob, pool, "kernel_shape", 3, OB_I64(1, 1, 1));
+  ob_attr_ints(&ob, pool, "kernel_shape", 3, OB_I64(2, 1, 2));
+  ob_attr_ints(&ob, pool, "pads", 6, OB_I64(1, 0, 0, 0, 0, 1));
+  ob_output(&ob, "y", OB_FLOAT, 0, NULL);
+  KILN_ASSERT_OK(ob_import(&ob, NULL, kiln_allocator_system(), &module));
+  assert_int_equal(om_count_calls(module, &kiln_op_avg_pool3d), 1);
+  om_assert_type(om_main(module)->body->checked_type, KILN_DTYPE_FLOAT32, 5,
+                 OB_DIMS(1, 1, 2, 2, 2));
+  kiln_module_destroy(module);
+  ob_free(&ob);
+  ob_init(&ob, 13);
+  ob_input(&ob, "x", OB_FLOAT, 6, OB_DIMS(1, 1, 2, 2, 2, 2));
+  pool = ob_node(&ob, "MaxPool", "p4", "x", "y");
+  ob_attr_ints(&ob, pool, "kernel_shape", 4, OB_I64(1, 1, 1, 1));
   ob_output(&ob, "y", OB_FLOAT, 0, NULL);
   KILN_ASSERT_STATUS(ob_import(&ob, NULL, kiln_allocator_system(), &module), UNIMPLEMENTED,
-                     "node \"p3\" (AveragePool): data (1, 1, 2, 2, 2) has 3 spatial dims; kiln "
-                     "supports 1-D and 2-D windows");
+                     "node \"p4\" (MaxPool): data (1, 1, 2, 2, 2, 2) has 4 spatial dims; kiln "
+                     "supports 1-D to 3-D windows here");
   ob_free(&ob);
 
   ob_init(&ob, 13);

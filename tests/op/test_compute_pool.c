@@ -9,8 +9,10 @@
  * the x86 pool schedule (schedule_x86_pool.c) in the blocked layouts
  * NCHW16c and NCHW8c: odd sizes, padding, ceil_mode, strides,
  * count_include_pad, register tiles with and without a tail, windows too
- * big to unroll, global pools; the lowered text of max_pool2d; the dtype error; an allocation
- * failure sweep over lowering.
+ * big to unroll, global pools; max over the integer dtypes (plain, NHWC,
+ * NCHW16c, global, padding and empty windows); the 3-D forms (NCDHW,
+ * NDHWC, NCDHW4c, padding, ceil_mode, dilation, both divisors, uint8); the lowered text of
+ * max_pool2d; the dtype errors; an allocation failure sweep over lowering.
  */
 #include <math.h>
 
@@ -250,6 +252,79 @@ static void test_max_pool_lowered_text(void **state) {
       "T.float32(\"nan\"), T_max_pool2d_max[0, 0, 0, l_outer * 2 + l_inner])\n");
 }
 
+/* Max over the integer dtypes: no NaN stage, the dtype's lowest value for
+ * padding and for windows with no cell inside; plain, NHWC and the blocked
+ * layout of the x86 schedule, and the global max. */
+static void test_integer_max(void **state) {
+  (void)state;
+  const kiln_op_t *op = &kiln_op_max_pool2d;
+  const kiln_dtype_t dtypes[] = {KILN_DTYPE_UINT8, KILN_DTYPE_INT8,   KILN_DTYPE_UINT16,
+                                 KILN_DTYPE_INT16, KILN_DTYPE_UINT32, KILN_DTYPE_INT32};
+  for (int i = 0; i < 6; ++i) {
+    double lo = i % 2 == 1 ? -100.0 : 0.0; /* the signed dtypes */
+    const kiln_type_t *nchw = ttype(dtypes[i], 4, SHAPE(2, 3, 7, 9));
+    check_compute_random(op, ATTRS(op, "pool_size", "[3, 2]", "strides", "[2, 1]"), 1, &nchw, lo,
+                         120.0);
+    check_compute_random(op,
+                         ATTRS(op, "pool_size", "[2, 2]", "strides", "[2, 3]", "padding",
+                               "[2, 1, 2, 3]", "ceil_mode", "True"),
+                         1, &nchw, lo, 120.0);
+    const kiln_type_t *nhwc = ttype(dtypes[i], 4, SHAPE(1, 5, 6, 3));
+    check_compute_random(
+        op, ATTRS(op, "pool_size", "[3, 3]", "padding", "[1, 1, 1, 1]", "layout", "\"NHWC\""), 1,
+        &nhwc, lo, 120.0);
+    const kiln_type_t *blocked = ttype(dtypes[i], 5, SHAPE(1, 2, 6, 7, 16));
+    check_compute_random(op,
+                         ATTRS(op, "pool_size", "[3, 3]", "strides", "[2, 2]", "padding",
+                               "[1, 1, 1, 1]", "layout", "\"NCHW16c\""),
+                         1, &blocked, lo, 120.0);
+    check_compute_random(&kiln_op_global_max_pool2d,
+                         ATTRS(&kiln_op_global_max_pool2d, "layout", "\"NCHW\""), 1, &nchw, lo,
+                         120.0);
+  }
+}
+
+/* The 3-D forms on the default schedule: strides, padding, ceil_mode,
+ * dilation, count_include_pad, NCDHW, NDHWC and NCDHW4c, and integer max. */
+static void test_pool3d(void **state) {
+  (void)state;
+  const kiln_op_t *ops[2] = {&kiln_op_max_pool3d, &kiln_op_avg_pool3d};
+  for (int i = 0; i < 2; ++i) {
+    const kiln_op_t *op = ops[i];
+    const kiln_type_t *ncdhw = ttype(KILN_DTYPE_FLOAT32, 5, SHAPE(2, 3, 5, 6, 7));
+    check_compute_random(op, ATTRS(op, "pool_size", "[2, 3, 3]", "strides", "[1, 2, 2]"), 1, &ncdhw,
+                         -4.0, 4.0);
+    check_compute_random(op,
+                         ATTRS(op, "pool_size", "[3, 2, 3]", "strides", "[2, 2, 1]", "padding",
+                               "[1, 0, 1, 1, 1, 0]", "ceil_mode", "True"),
+                         1, &ncdhw, -4.0, 4.0);
+    check_compute_random(op,
+                         ATTRS(op, "pool_size", "[2, 2, 2]", "dilation", "[2, 1, 3]", "padding",
+                               "[2, 2, 2, 2, 2, 2]"),
+                         1, &ncdhw, -4.0, 4.0);
+    const kiln_type_t *ndhwc = ttype(KILN_DTYPE_FLOAT32, 5, SHAPE(1, 4, 5, 6, 3));
+    check_compute_random(
+        op,
+        ATTRS(op, "pool_size", "[2, 2, 2]", "padding", "[1, 1, 1, 0, 0, 0]", "layout", "\"NDHWC\""),
+        1, &ndhwc, -4.0, 4.0);
+    const kiln_type_t *blocked = ttype(KILN_DTYPE_FLOAT32, 6, SHAPE(1, 2, 3, 4, 5, 4));
+    check_compute_random(
+        op, ATTRS(op, "pool_size", "[2, 2, 2]", "strides", "[1, 2, 2]", "layout", "\"NCDHW4c\""), 1,
+        &blocked, -4.0, 4.0);
+  }
+  const kiln_op_t *avg = &kiln_op_avg_pool3d;
+  const kiln_type_t *small = ttype(KILN_DTYPE_FLOAT32, 5, SHAPE(1, 2, 4, 5, 3));
+  check_compute_random(avg,
+                       ATTRS(avg, "pool_size", "[3, 3, 2]", "strides", "[2, 2, 2]", "padding",
+                             "[1, 1, 1, 1, 1, 1]", "ceil_mode", "True", "count_include_pad",
+                             "True"),
+                       1, &small, -4.0, 4.0);
+  const kiln_op_t *max = &kiln_op_max_pool3d;
+  const kiln_type_t *u8 = ttype(KILN_DTYPE_UINT8, 5, SHAPE(1, 2, 4, 5, 3));
+  check_compute_random(max, ATTRS(max, "pool_size", "[2, 3, 2]", "padding", "[1, 1, 1, 1, 1, 1]"),
+                       1, &u8, 0.0, 250.0);
+}
+
 static void test_dtype_error(void **state) {
   (void)state;
   kiln_schedule_target_t target = {512};
@@ -263,6 +338,16 @@ static void test_dtype_error(void **state) {
                                    ATTRS(&kiln_op_global_avg_pool2d, "layout", "\"NCHW\""), 1, &f64,
                                    &target, &kiln_op_test_arena, "main", &func),
                      UNIMPLEMENTED, "nn.global_avg_pool2d: no compute rule for dtype float64");
+  const kiln_type_t *u8 = ttype(KILN_DTYPE_UINT8, 4, SHAPE(1, 2, 5, 5));
+  KILN_ASSERT_STATUS(kiln_op_lower(&kiln_op_avg_pool2d,
+                                   ATTRS(&kiln_op_avg_pool2d, "pool_size", "[2, 2]"), 1, &u8,
+                                   &target, &kiln_op_test_arena, "main", &func),
+                     UNIMPLEMENTED, "nn.avg_pool2d: no compute rule for dtype uint8");
+  const kiln_type_t *i64 = ttype(KILN_DTYPE_INT64, 4, SHAPE(1, 2, 5, 5));
+  KILN_ASSERT_STATUS(kiln_op_lower(&kiln_op_max_pool2d,
+                                   ATTRS(&kiln_op_max_pool2d, "pool_size", "[2, 2]"), 1, &i64,
+                                   &target, &kiln_op_test_arena, "main", &func),
+                     UNIMPLEMENTED, "nn.max_pool2d: no compute rule for dtype int64");
   assert_null(func);
 }
 
@@ -327,6 +412,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_global_pools, setup, teardown),
       cmocka_unit_test_setup_teardown(test_max_pool_nan, setup, teardown),
       cmocka_unit_test_setup_teardown(test_max_pool_lowered_text, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_integer_max, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_pool3d, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dtype_error, setup, teardown),
       cmocka_unit_test_setup_teardown(test_rule_rejects_mismatched_data, setup, teardown),
       cmocka_unit_test_setup_teardown(test_allocation_failures, setup, teardown),

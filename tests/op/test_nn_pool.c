@@ -5,7 +5,9 @@
  * trailing padding), every relation error, the layout rule, and the kernels
  * on hand-computed windows: padding ignored by max, both avg divisors
  * (ONNX's count_include_pad, clipped to the padded input), dilation, empty
- * windows, NaN, and NHWC / NCHW{c}c against NCHW.
+ * windows, NaN, NHWC / NCHW{c}c against NCHW, max over uint8 and int8
+ * (padding and empty windows too), and the 3-D forms (defaults, validation,
+ * extents, errors, both divisors by hand).
  */
 #include <math.h>
 
@@ -321,6 +323,95 @@ static void test_layouts_agree(void **state) {
   }
 }
 
+/* uint8 and int8 max by hand: 2x2 windows, stride 1, padding 1 on the top
+ * and left of a 2x3 input, so the first row and column of outputs see
+ * padding, which max ignores; the padding of 2 around a 1x1 input makes a
+ * window with no cell inside, whose max is the dtype's lowest value. */
+static void test_integer_max(void **state) {
+  (void)state;
+  const kiln_op_t *op = &kiln_op_max_pool2d;
+  void *a = ATTRS(op, "pool_size", "[2, 2]", "padding", "[1, 1, 0, 0]");
+  kiln_tensor_t *x =
+      tensor_of(KILN_DTYPE_UINT8, 4, SHAPE(1, 1, 2, 3), (const uint8_t[]){7, 200, 3, 255, 0, 9});
+  kiln_tensor_t *out = NULL;
+  KILN_ASSERT_OK(run1(op, a, x, &out));
+  assert_int_equal(kiln_tensor_dtype(out), KILN_DTYPE_UINT8);
+  const uint8_t want[6] = {7, 200, 200, 255, 255, 200};
+  assert_memory_equal(kiln_tensor_data(out), want, 6);
+  kiln_tensor_release(out);
+  kiln_tensor_release(x);
+  x = tensor_of(KILN_DTYPE_INT8, 4, SHAPE(1, 1, 2, 3), (const int8_t[]){-7, -128, 3, -1, 0, -9});
+  KILN_ASSERT_OK(run1(op, a, x, &out));
+  const int8_t want_signed[6] = {-7, -7, 3, -1, 0, 3};
+  assert_memory_equal(kiln_tensor_data(out), want_signed, 6);
+  kiln_tensor_release(out);
+  kiln_tensor_release(x);
+  x = tensor_of(KILN_DTYPE_INT8, 4, SHAPE(1, 1, 1, 1), (const int8_t[]){5});
+  void *wide = ATTRS(op, "pool_size", "[2, 2]", "strides", "[2, 2]", "padding", "[2, 2, 2, 2]");
+  KILN_ASSERT_OK(run1(op, wide, x, &out));
+  const int8_t want_empty[4] = {-128, -128, -128, 5};
+  assert_int_equal(kiln_tensor_element_count(out), 4);
+  assert_memory_equal(kiln_tensor_data(out), want_empty, 4);
+  kiln_tensor_release(out);
+  kiln_tensor_release(x);
+}
+
+/* nn.max_pool3d and nn.avg_pool3d: the same rules over D, H and W. */
+static void test_pool3d_rules(void **state) {
+  (void)state;
+  const kiln_op_t *max = &kiln_op_max_pool3d, *avg = &kiln_op_avg_pool3d;
+  assert_string_equal(max->name, "nn.max_pool3d");
+  assert_string_equal(avg->name, "nn.avg_pool3d");
+  assert_defaults(max, "pool_size=[1, 1, 1], strides=[1, 1, 1], dilation=[1, 1, 1], "
+                       "padding=[0, 0, 0, 0, 0, 0], layout=\"NCDHW\", ceil_mode=False");
+  assert_defaults(avg, "pool_size=[1, 1, 1], strides=[1, 1, 1], dilation=[1, 1, 1], "
+                       "padding=[0, 0, 0, 0, 0, 0], layout=\"NCDHW\", ceil_mode=False, "
+                       "count_include_pad=False");
+  const kiln_status_code_t bad = KILN_STATUS_CODE_INVALID_ARGUMENT;
+  assert_attr_invalid(max, "pool_size", "[2, 2]", bad,
+                      "nn.max_pool3d: pool_size must have 3 values");
+  assert_attr_invalid(max, "padding", "[0, 0, 0, 0]", bad,
+                      "nn.max_pool3d: padding must have 6 values");
+  assert_attr_invalid(max, "layout", "\"NCHW\"", bad, "nn.max_pool3d");
+  /* D 5, H 6, W 7; pool (2, 3, 3), strides (1, 2, 2), front padding 1 and
+   * ceil_mode: D (5 + 1 - 2) / 1 + 1 = 5, H ceil(3 / 2) + 1 = 3, W 3. */
+  const kiln_type_t *out = NULL;
+  KILN_ASSERT_OK(infer1(max,
+                        ATTRS(max, "pool_size", "[2, 3, 3]", "strides", "[1, 2, 2]", "padding",
+                              "[1, 0, 0, 0, 0, 0]", "ceil_mode", "True"),
+                        ttype(F32, 5, SHAPE(2, 3, 5, 6, 7)), &out));
+  assert_type(out, F32, 5, SHAPE(2, 3, 5, 3, 3));
+  KILN_ASSERT_OK(infer1(avg, ATTRS(avg, "pool_size", "[1, 2, 2]", "layout", "\"NDHWC\""),
+                        ttype(F32, 5, SHAPE(1, 4, 5, 6, 3)), &out));
+  assert_type(out, F32, 5, SHAPE(1, 4, 4, 5, 3));
+  KILN_ASSERT_STATUS(
+      infer1(max, ATTRS(max, "pool_size", "[3, 1, 1]"), ttype(F32, 5, SHAPE(1, 1, 2, 3, 3)), &out),
+      INVALID_ARGUMENT,
+      "nn.max_pool3d: data (1, 1, 2, 3, 3) is too small: depth 2 with padding 0+0 has no room "
+      "for a window of 3 (dilation 1)");
+  KILN_ASSERT_STATUS(infer1(max, attrs_with(max, NULL), ttype(F32, 4, SHAPE(1, 1, 3, 3)), &out),
+                     INVALID_ARGUMENT, "must have rank 5 for layout NCDHW, not 4");
+}
+
+/* Data 1..12 as (1, 1, 2, 2, 3) (D, H, W). Pool (2, 2, 2): the max and the
+ * mean of the two 2x2x2 boxes; with W padded by 1 on both sides the mean
+ * counts the cells inside (count_include_pad False) or all 8 (True). */
+static void test_pool3d_by_hand(void **state) {
+  (void)state;
+  const kiln_op_t *max = &kiln_op_max_pool3d, *avg = &kiln_op_avg_pool3d;
+  kiln_tensor_t *x = counting(5, SHAPE(1, 1, 2, 2, 3));
+  CHECK(max, ATTRS(max, "pool_size", "[2, 2, 2]"), x, 11, 12);
+  CHECK(avg, ATTRS(avg, "pool_size", "[2, 2, 2]"), x, 6, 7);
+  const char *padded[] = {"pool_size", "[2, 2, 2]", "padding", "[0, 0, 1, 0, 0, 1]", NULL};
+  CHECK(avg, attrs_with(avg, padded), x, 5.5, 6, 7, 7.5);
+  CHECK(avg,
+        ATTRS(avg, "pool_size", "[2, 2, 2]", "padding", "[0, 0, 1, 0, 0, 1]", "count_include_pad",
+              "True"),
+        x, 2.75, 6, 7, 3.75);
+  CHECK(max, attrs_with(max, padded), x, 10, 11, 12, 12);
+  kiln_tensor_release(x);
+}
+
 static void test_kernel_errors(void **state) {
   (void)state;
   kiln_tensor_t *x = tensor_zeros(KILN_DTYPE_FLOAT64, 4, SHAPE(1, 1, 2, 2));
@@ -328,6 +419,16 @@ static void test_kernel_errors(void **state) {
   KILN_ASSERT_STATUS(run1(&kiln_op_max_pool2d, attrs_with(&kiln_op_max_pool2d, NULL), x, &out),
                      UNIMPLEMENTED,
                      "nn.max_pool2d: the reference kernel does not handle dtype float64");
+  kiln_tensor_release(x);
+  x = tensor_zeros(KILN_DTYPE_UINT8, 4, SHAPE(1, 1, 2, 2));
+  KILN_ASSERT_STATUS(run1(&kiln_op_avg_pool2d, attrs_with(&kiln_op_avg_pool2d, NULL), x, &out),
+                     UNIMPLEMENTED,
+                     "nn.avg_pool2d: the reference kernel does not handle dtype uint8");
+  kiln_tensor_release(x);
+  x = tensor_zeros(KILN_DTYPE_INT64, 4, SHAPE(1, 1, 2, 2));
+  KILN_ASSERT_STATUS(run1(&kiln_op_max_pool2d, attrs_with(&kiln_op_max_pool2d, NULL), x, &out),
+                     UNIMPLEMENTED,
+                     "nn.max_pool2d: the reference kernel does not handle dtype int64");
   kiln_tensor_release(x);
 }
 
@@ -345,6 +446,9 @@ int main(void) {
       cmocka_unit_test(test_nan_propagates_through_max),
       cmocka_unit_test(test_global),
       cmocka_unit_test(test_layouts_agree),
+      cmocka_unit_test(test_integer_max),
+      cmocka_unit_test(test_pool3d_rules),
+      cmocka_unit_test(test_pool3d_by_hand),
       cmocka_unit_test(test_kernel_errors),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

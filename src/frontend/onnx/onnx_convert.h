@@ -118,6 +118,14 @@ kiln_status_t kiln_onnx_convert_lstm(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_nll_loss(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_softmax_cross_entropy(kiln_onnx_node_t *node);
 
+/* onnx_ops_tfidf.c */
+kiln_status_t kiln_onnx_convert_tfidf_vectorizer(kiln_onnx_node_t *node);
+
+/* onnx_ops_training.c: ai.onnx.preview.training */
+kiln_status_t kiln_onnx_convert_adagrad(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_adam(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_momentum(kiln_onnx_node_t *node);
+
 /* onnx_ops_quant.c */
 kiln_status_t kiln_onnx_convert_quantize_linear(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_dequantize_linear(kiln_onnx_node_t *node);

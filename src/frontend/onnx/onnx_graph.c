@@ -36,10 +36,6 @@ static const char *kiln_onnx_node_label(const Onnx__NodeProto *node, size_t inde
   return buffer;
 }
 
-static bool kiln_onnx_default_domain(const char *domain) {
-  return !domain || !*domain || strcmp(domain, "ai.onnx") == 0;
-}
-
 /* ---- unsupported operators ---- */
 
 typedef struct kiln_onnx_unsupported_t {
@@ -71,8 +67,10 @@ static kiln_status_t kiln_onnx_unsupported_add(kiln_onnx_importer_t *importer, k
                                                const Onnx__NodeProto *node, size_t index) {
   char label[KILN_ONNX_NODE_LABEL_CAPACITY];
   const char *op_type = node->op_type ? node->op_type : "";
-  if (!kiln_onnx_default_domain(node->domain)) {
+  if (!kiln_onnx_domain_is_default(node->domain)) {
     snprintf(label, sizeof(label), "%s.%s", node->domain, op_type);
+  } else if (importer->opset == 0) {
+    snprintf(label, sizeof(label), "%s (no opset of the default domain imported)", op_type);
   } else if (kiln_onnx_op_type_known(op_type)) {
     snprintf(label, sizeof(label), "%s at opset %lld", op_type, (long long)importer->opset);
   } else {
@@ -113,8 +111,7 @@ kiln_status_t kiln_onnx_check_supported(kiln_onnx_importer_t *importer,
                         sizeof(kiln_onnx_unsupported_t));
   for (size_t i = 0; i < graph->n_node; ++i) {
     const Onnx__NodeProto *node = graph->node[i];
-    if (kiln_onnx_default_domain(node->domain) &&
-        kiln_onnx_converter_find(node->op_type ? node->op_type : "", importer->opset)) {
+    if (kiln_onnx_node_converter(importer, node->domain, node->op_type ? node->op_type : "")) {
       continue;
     }
     KILN_RETURN_IF_ERROR(kiln_onnx_unsupported_add(importer, &groups, node, i));
@@ -303,14 +300,16 @@ static kiln_status_t kiln_onnx_node_convert(kiln_onnx_importer_t *importer,
   KILN_RETURN_IF_ERROR(kiln_onnx_node_inputs(importer, proto, node.inputs));
   KILN_RETURN_IF_ERROR(kiln_onnx_check_attributes_unique(proto));
   const kiln_onnx_converter_t *converter =
-      kiln_onnx_converter_find(proto->op_type ? proto->op_type : "", importer->opset);
+      kiln_onnx_node_converter(importer, proto->domain, proto->op_type ? proto->op_type : "");
   if (!converter) {
     return KILN_STATUS(INTERNAL, "no converter"); /* checked before */
   }
   if (!converter->symbolic_inputs) {
     KILN_RETURN_IF_ERROR(kiln_onnx_node_require_static(&node));
   }
-  KILN_RETURN_IF_ERROR(kiln_onnx_legacy_prepare(&node));
+  if (kiln_onnx_domain_is_default(proto->domain)) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_legacy_prepare(&node));
+  }
   KILN_RETURN_IF_ERROR(converter->convert(&node));
   return kiln_onnx_node_outputs(importer, &node);
 }

@@ -4,7 +4,8 @@
  * A file is read whole and handed to the buffer importer with its folder
  * (for external data). The buffer importer unpacks the ModelProto with the
  * caller's allocator, checks what makes it a model kiln can import (a graph;
- * an opset import of the default domain in 1..17), makes the module and the
+ * an opset import of the default domain in 1..17, or of
+ * ai.onnx.preview.training at 1, or both), makes the module and the
  * importer state, runs the graph driver (onnx_graph.c), and frees the
  * message. On any error the module is destroyed and the message starts with
  * the source name, so every failure says which file it is about.
@@ -18,39 +19,68 @@
 #include "frontend/onnx/onnx_proto.h"
 #include "frontend/onnx/onnx_tensor.h"
 
-/* The default domain's opset version, checked against the supported range. */
-static kiln_status_t kiln_onnx_model_opset(const Onnx__ModelProto *model, int64_t *out_opset) {
-  int64_t opset = -1;
+/* The slot of `domain`'s opset among those kiln imports, or NULL. */
+static int64_t *kiln_onnx_opset_slot(kiln_onnx_importer_t *importer, const char *domain) {
+  if (kiln_onnx_domain_is_default(domain)) {
+    return &importer->opset;
+  }
+  return strcmp(domain, KILN_ONNX_TRAINING_DOMAIN) == 0 ? &importer->training_opset : NULL;
+}
+
+/* Records the opset of each domain kiln imports (each at most once); 0 in a
+ * slot means the domain is not imported. */
+static kiln_status_t kiln_onnx_model_read_opsets(const Onnx__ModelProto *model,
+                                                 kiln_onnx_importer_t *importer) {
   for (size_t i = 0; i < model->n_opset_import; ++i) {
     const Onnx__OperatorSetIdProto *entry = model->opset_import[i];
     const char *domain = entry->domain ? entry->domain : "";
-    if (*domain != '\0' && strcmp(domain, "ai.onnx") != 0) {
+    int64_t *slot = kiln_onnx_opset_slot(importer, domain);
+    if (!slot) {
       continue;
     }
-    if (opset >= 0) {
+    if (*slot >= 0) {
       return KILN_STATUS(INVALID_ARGUMENT,
-                         "the model imports the default domain twice (opsets %lld and %lld)",
-                         (long long)opset, (long long)entry->version);
+                         "the model imports the %s domain twice (opsets %lld and %lld)",
+                         kiln_onnx_domain_is_default(domain) ? "default" : domain, (long long)*slot,
+                         (long long)entry->version);
     }
-    opset = entry->version < 0 ? 0 : entry->version;
+    *slot = entry->version < 0 ? 0 : entry->version;
   }
-  if (opset < 0 && model->n_opset_import > 0) {
+  return KILN_OK;
+}
+
+/* The opsets of the default domain and of ai.onnx.preview.training, checked
+ * against the supported ranges; a model must import at least one of them. */
+static kiln_status_t kiln_onnx_model_opsets(const Onnx__ModelProto *model,
+                                            kiln_onnx_importer_t *importer) {
+  importer->opset = importer->training_opset = -1;
+  KILN_RETURN_IF_ERROR(kiln_onnx_model_read_opsets(model, importer));
+  int64_t opset = importer->opset, training = importer->training_opset;
+  if (opset < 0 && training < 0 && model->n_opset_import > 0) {
     const Onnx__OperatorSetIdProto *other = model->opset_import[0];
-    return KILN_STATUS(UNIMPLEMENTED,
-                       "the model imports no opset of the default ONNX domain (it imports %s "
-                       "version %lld; kiln imports only the default domain)",
-                       other->domain ? other->domain : "", (long long)other->version);
+    return KILN_STATUS(
+        UNIMPLEMENTED,
+        "the model imports no opset of the default ONNX domain (it imports %s "
+        "version %lld; kiln imports only the default domain and " KILN_ONNX_TRAINING_DOMAIN ")",
+        other->domain ? other->domain : "", (long long)other->version);
   }
-  if (opset < 0) {
+  if (opset < 0 && training < 0) {
     return KILN_STATUS(INVALID_ARGUMENT, "the model imports no opset (opset_import is empty)");
   }
-  if (opset < KILN_ONNX_OPSET_MIN || opset > KILN_ONNX_OPSET_MAX) {
+  if (opset >= 0 && (opset < KILN_ONNX_OPSET_MIN || opset > KILN_ONNX_OPSET_MAX)) {
     return KILN_STATUS(UNIMPLEMENTED,
                        "the model uses opset %lld of the default domain; kiln imports opsets %d "
                        "to %d",
                        (long long)opset, KILN_ONNX_OPSET_MIN, KILN_ONNX_OPSET_MAX);
   }
-  *out_opset = opset;
+  if (training >= 0 && training != 1) {
+    return KILN_STATUS(UNIMPLEMENTED,
+                       "the model uses opset %lld of " KILN_ONNX_TRAINING_DOMAIN
+                       "; kiln imports opset 1",
+                       (long long)training);
+  }
+  importer->opset = opset < 0 ? 0 : opset;
+  importer->training_opset = training < 0 ? 0 : training;
   return KILN_OK;
 }
 
@@ -72,7 +102,7 @@ static kiln_status_t kiln_onnx_import_model(const Onnx__ModelProto *model, const
                                    .arena = kiln_module_arena(module),
                                    .model_dir = model_dir,
                                    .options = options};
-  KILN_RETURN_IF_ERROR(kiln_onnx_model_opset(model, &importer.opset));
+  KILN_RETURN_IF_ERROR(kiln_onnx_model_opsets(model, &importer));
   kiln_hashmap_initialize(&importer.values, allocator, KILN_HASHMAP_KEY_STRING);
   kiln_hashmap_initialize(&importer.param_names, allocator, KILN_HASHMAP_KEY_STRING);
   kiln_hashmap_initialize(&importer.param_values, allocator, KILN_HASHMAP_KEY_POINTER);

@@ -35,6 +35,8 @@
 /* The default domain's opsets kiln imports. */
 #define KILN_ONNX_OPSET_MIN 1
 #define KILN_ONNX_OPSET_MAX 17
+/* The other domain kiln imports: ONNX's training optimizers, opset 1. */
+#define KILN_ONNX_TRAINING_DOMAIN "ai.onnx.preview.training"
 
 typedef struct kiln_onnx_importer_t {
   kiln_allocator_t allocator;
@@ -42,7 +44,8 @@ typedef struct kiln_onnx_importer_t {
   kiln_arena_t *arena; /* the module's */
   const char *model_dir;
   const kiln_onnx_import_options_t *options;
-  int64_t opset;
+  int64_t opset;                   /* of the default domain; 0: the model imports none */
+  int64_t training_opset;          /* of KILN_ONNX_TRAINING_DOMAIN; 0: not imported */
   kiln_hashmap_t values;           /* ONNX value name -> kiln_expr_t * */
   kiln_hashmap_t param_names;      /* IR names of the parameters made so far */
   kiln_array_t params;             /* kiln_var_t *, in graph order */
@@ -77,6 +80,12 @@ typedef struct kiln_onnx_converter_t {
 
 /* The converter of `op_type` at `opset`, or NULL. */
 const kiln_onnx_converter_t *kiln_onnx_converter_find(const char *op_type, int64_t opset);
+/* Whether `domain` (NULL, "" or "ai.onnx") names the default domain. */
+bool kiln_onnx_domain_is_default(const char *domain);
+/* The converter of a node of `domain` and `op_type` at the opset the model
+ * imports for that domain, or NULL (an unknown domain has none). */
+const kiln_onnx_converter_t *kiln_onnx_node_converter(const kiln_onnx_importer_t *importer,
+                                                      const char *domain, const char *op_type);
 /* Whether any opset has a converter for `op_type`. */
 bool kiln_onnx_op_type_known(const char *op_type);
 /* Every entry, for docs and tests; *out_count entries. */

@@ -6,7 +6,9 @@
  * model's opset. A row's `since` is the opset the operator (or that form of
  * it) appeared in, so a model that names an operator before its opset gets
  * "unsupported" rather than a guess. A row marked true takes inputs with
- * symbolic dims (its converter reads no dim of its inputs' types).
+ * symbolic dims (its converter reads no dim of its inputs' types). The one
+ * other domain kiln imports, ai.onnx.preview.training, has its own (small)
+ * table, looked up at the opset the model imports for that domain.
  */
 #include <string.h>
 
@@ -170,6 +172,8 @@ static const kiln_onnx_converter_t kiln_onnx_table[] = {
     /* losses */
     {"NegativeLogLikelihoodLoss", 12, 0, kiln_onnx_convert_nll_loss},
     {"SoftmaxCrossEntropyLoss", 12, 0, kiln_onnx_convert_softmax_cross_entropy},
+    /* text features */
+    {"TfIdfVectorizer", 9, 0, kiln_onnx_convert_tfidf_vectorizer},
     /* values */
     {"Cast", 1, 0, kiln_onnx_convert_cast, true},
     {"CastLike", 15, 0, kiln_onnx_convert_cast_like},
@@ -207,15 +211,47 @@ static const kiln_onnx_converter_t kiln_onnx_table[] = {
     {"OptionalGetElement", 15, 0, kiln_onnx_convert_sequence_op, true},
 };
 
-#define KILN_ONNX_TABLE_SIZE ((int)(sizeof(kiln_onnx_table) / sizeof(kiln_onnx_table[0])))
+/* ai.onnx.preview.training (KILN_ONNX_TRAINING_DOMAIN): the optimizers. */
+static const kiln_onnx_converter_t kiln_onnx_training_table[] = {
+    {"Adagrad", 1, 0, kiln_onnx_convert_adagrad},
+    {"Adam", 1, 0, kiln_onnx_convert_adam},
+    {"Momentum", 1, 0, kiln_onnx_convert_momentum},
+};
 
-const kiln_onnx_converter_t *kiln_onnx_converter_find(const char *op_type, int64_t opset) {
-  for (int i = 0; i < KILN_ONNX_TABLE_SIZE; ++i) {
-    const kiln_onnx_converter_t *row = &kiln_onnx_table[i];
+#define KILN_ONNX_TABLE_SIZE ((int)(sizeof(kiln_onnx_table) / sizeof(kiln_onnx_table[0])))
+#define KILN_ONNX_TRAINING_TABLE_SIZE \
+  ((int)(sizeof(kiln_onnx_training_table) / sizeof(kiln_onnx_training_table[0])))
+
+/* The row of `table` for `op_type` whose opsets hold `opset`, or NULL. */
+static const kiln_onnx_converter_t *kiln_onnx_table_find(const kiln_onnx_converter_t *table,
+                                                         int size, const char *op_type,
+                                                         int64_t opset) {
+  for (int i = 0; i < size; ++i) {
+    const kiln_onnx_converter_t *row = &table[i];
     if (strcmp(row->op_type, op_type) == 0 && opset >= row->since &&
         (row->until == 0 || opset <= row->until)) {
       return row;
     }
+  }
+  return NULL;
+}
+
+const kiln_onnx_converter_t *kiln_onnx_converter_find(const char *op_type, int64_t opset) {
+  return kiln_onnx_table_find(kiln_onnx_table, KILN_ONNX_TABLE_SIZE, op_type, opset);
+}
+
+bool kiln_onnx_domain_is_default(const char *domain) {
+  return !domain || !*domain || strcmp(domain, "ai.onnx") == 0;
+}
+
+const kiln_onnx_converter_t *kiln_onnx_node_converter(const kiln_onnx_importer_t *importer,
+                                                      const char *domain, const char *op_type) {
+  if (kiln_onnx_domain_is_default(domain)) {
+    return kiln_onnx_converter_find(op_type, importer->opset);
+  }
+  if (strcmp(domain, KILN_ONNX_TRAINING_DOMAIN) == 0) {
+    return kiln_onnx_table_find(kiln_onnx_training_table, KILN_ONNX_TRAINING_TABLE_SIZE, op_type,
+                                importer->training_opset);
   }
   return NULL;
 }

@@ -16,24 +16,27 @@
  * padding split as ONNX's reference splits it; what the strides cannot
  * reach becomes output_padding). A 1-D window is lifted to 2-D: a dim of 1
  * is inserted at axis 2 of the data (and the weight) and squeezed from the
- * result. Gemm is dense (transB) or matmul, then the alpha and beta
- * scalings and the C addition as elementwise calls, which fold when
- * constant. Softmax before opset 13 flattens at its axis into 2-D, as that
- * opset defines it. The normalizations are onnx_ops_norm.c.
+ * result. A 3-D pooling window is the registry's nn.max_pool3d or
+ * nn.avg_pool3d (convolutions stay 1-D and 2-D). Gemm is dense (transB) or matmul, then the alpha
+ * and beta scalings and the C addition as elementwise calls, which fold when constant. Softmax
+ * before opset 13 flattens at its axis into 2-D, as that opset defines it. The normalizations are
+ * onnx_ops_norm.c.
  */
+#include <math.h>
 #include <string.h>
 
 #include "frontend/onnx/onnx_convert.h"
+#include "op/nn_common.h"
 
 /* ---- windows ---- */
 
 typedef struct kiln_onnx_window_t {
-  int spatial; /* 1 or 2 */
-  int64_t kernel[2];
-  int64_t stride[2];
-  int64_t dilation[2];
-  int64_t pad_begin[2];
-  int64_t pad_end[2];
+  int spatial; /* 1, 2, or 3 (pooling) */
+  int64_t kernel[3];
+  int64_t stride[3];
+  int64_t dilation[3];
+  int64_t pad_begin[3];
+  int64_t pad_end[3];
 } kiln_onnx_window_t;
 
 /* An INTS attribute of `count` values (all `fallback` when absent). */
@@ -67,7 +70,7 @@ static void kiln_onnx_window_same(kiln_onnx_window_t *window, int d, int64_t in,
 static kiln_status_t kiln_onnx_window_explicit_pads(const kiln_onnx_node_t *node,
                                                     kiln_onnx_window_t *window) {
   int n = window->spatial;
-  int64_t pads[4];
+  int64_t pads[6];
   KILN_RETURN_IF_ERROR(kiln_onnx_window_ints(node, "pads", 2 * n, 0, pads));
   for (int d = 0; d < n; ++d) {
     window->pad_begin[d] = pads[d];
@@ -102,14 +105,14 @@ static kiln_status_t kiln_onnx_window_pads(const kiln_onnx_node_t *node,
   return KILN_OK;
 }
 
-/* Data of rank 3 or 4: 1 or 2 spatial dims. */
-static kiln_status_t kiln_onnx_window_check_rank(const kiln_tensor_type_t *x) {
-  if (x->ndim != 3 && x->ndim != 4) {
+/* Data of 1 to `most` spatial dims (rank 3 to most + 2). */
+static kiln_status_t kiln_onnx_window_check_rank(const kiln_tensor_type_t *x, int most) {
+  if (x->ndim < 3 || x->ndim > most + 2) {
     char shape[KILN_SHAPE_TEXT_CAPACITY];
     kiln_shape_format(x->ndim, x->shape, shape, sizeof(shape));
     return KILN_STATUS(UNIMPLEMENTED,
-                       "data %s has %d spatial dims; kiln supports 1-D and 2-D windows", shape,
-                       x->ndim - 2);
+                       "data %s has %d spatial dims; kiln supports 1-D to %d-D windows here", shape,
+                       x->ndim - 2, most);
   }
   return KILN_OK;
 }
@@ -119,7 +122,7 @@ static kiln_status_t kiln_onnx_window_check_rank(const kiln_tensor_type_t *x) {
 static kiln_status_t kiln_onnx_window_kernel(const kiln_onnx_node_t *node,
                                              const kiln_tensor_type_t *weight,
                                              kiln_onnx_window_t *window) {
-  int64_t kernel[2];
+  int64_t kernel[3];
   KILN_RETURN_IF_ERROR(kiln_onnx_window_ints(node, "kernel_shape", window->spatial, 0, kernel));
   for (int d = 0; d < window->spatial; ++d) {
     window->kernel[d] = weight->shape[2 + d];
@@ -131,11 +134,12 @@ static kiln_status_t kiln_onnx_window_kernel(const kiln_onnx_node_t *node,
   return KILN_OK;
 }
 
-/* The window of a node over data `x` (rank 3 or 4) with `kernel`. */
+/* The window of a node over data `x` (1 to `most` spatial dims) with
+ * `kernel`. */
 static kiln_status_t kiln_onnx_window_read(const kiln_onnx_node_t *node,
                                            const kiln_tensor_type_t *x, const int64_t *kernel,
-                                           kiln_onnx_window_t *out_window) {
-  KILN_RETURN_IF_ERROR(kiln_onnx_window_check_rank(x));
+                                           int most, kiln_onnx_window_t *out_window) {
+  KILN_RETURN_IF_ERROR(kiln_onnx_window_check_rank(x, most));
   kiln_onnx_window_t window = {.spatial = x->ndim - 2};
   for (int d = 0; d < window.spatial; ++d) {
     window.kernel[d] = kernel[d];
@@ -148,19 +152,22 @@ static kiln_status_t kiln_onnx_window_read(const kiln_onnx_node_t *node,
   return KILN_OK;
 }
 
-/* The 2-D form of the window: a 1-D window gets a leading dim of 1. */
-static void kiln_onnx_window_2d(const kiln_onnx_window_t *window, int64_t *kernel, int64_t *stride,
-                                int64_t *dilation, int64_t *padding) {
-  int lift = window->spatial == 1;
+/* The registry's form of the window, of n = max(2, spatial) dims: a 1-D
+ * window gets a leading dim of 1; padding is the n begins, then the n ends.
+ * Returns n. */
+static int kiln_onnx_window_nd(const kiln_onnx_window_t *window, int64_t *kernel, int64_t *stride,
+                               int64_t *dilation, int64_t *padding) {
+  int lift = window->spatial == 1, n = window->spatial + lift;
   kernel[0] = stride[0] = dilation[0] = 1;
-  padding[0] = padding[2] = 0;
+  padding[0] = padding[n] = 0;
   for (int d = 0; d < window->spatial; ++d) {
     kernel[d + lift] = window->kernel[d];
     stride[d + lift] = window->stride[d];
     dilation[d + lift] = window->dilation[d];
     padding[d + lift] = window->pad_begin[d];
-    padding[d + lift + 2] = window->pad_end[d];
+    padding[d + lift + n] = window->pad_end[d];
   }
+  return n;
 }
 
 /* A 1-D window runs as 2-D: x gets a dim of 1 at axis 2 ... */
@@ -183,8 +190,8 @@ static kiln_status_t kiln_onnx_window_drop(const kiln_onnx_node_t *node,
 static kiln_status_t kiln_onnx_conv_attrs(const kiln_onnx_node_t *node, const kiln_op_t *op,
                                           const kiln_onnx_window_t *window, int64_t groups,
                                           int64_t channels, void **out_attrs) {
-  int64_t kernel[2], stride[2], dilation[2], padding[4];
-  kiln_onnx_window_2d(window, kernel, stride, dilation, padding);
+  int64_t kernel[3], stride[3], dilation[3], padding[6];
+  kiln_onnx_window_nd(window, kernel, stride, dilation, padding);
   KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, out_attrs));
   KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, *out_attrs, "strides", 2, stride));
   KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, *out_attrs, "padding", 4, padding));
@@ -230,7 +237,7 @@ kiln_status_t kiln_onnx_convert_conv(kiln_onnx_node_t *node) {
   KILN_RETURN_IF_ERROR(kiln_onnx_conv_inputs(node, &x, &w));
   const kiln_tensor_type_t *xt = kiln_onnx_type_of(x), *wt = kiln_onnx_type_of(w);
   kiln_onnx_window_t window;
-  KILN_RETURN_IF_ERROR(kiln_onnx_window_read(node, xt, wt->shape + 2, &window));
+  KILN_RETURN_IF_ERROR(kiln_onnx_window_read(node, xt, wt->shape + 2, 2, &window));
   KILN_RETURN_IF_ERROR(kiln_onnx_window_kernel(node, wt, &window));
   int64_t groups = 1;
   KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "group", 1, &groups));
@@ -242,6 +249,187 @@ kiln_status_t kiln_onnx_convert_conv(kiln_onnx_node_t *node) {
 
 /* ---- pooling ---- */
 
+/* ---- MaxPool's Indices ---- */
+
+/* The window in the registry's (lifted) form, and the data's and the
+ * output's spatial extents: what the Indices expansion reads. */
+typedef struct kiln_onnx_argmax_t {
+  int64_t kernel[2], stride[2], dilation[2], padding[4];
+  int64_t in[2], out[2];
+  bool column_major; /* storage_order 1 */
+} kiln_onnx_argmax_t;
+
+/* x (N, C, H, W) widened and padded with the lowest value (-inf for floats) at
+ * the top and left as the window is, and at the bottom and right as far as
+ * the last window reaches (ceil_mode may reach past the padding). */
+static kiln_status_t kiln_onnx_argmax_padded(const kiln_onnx_node_t *node,
+                                             const kiln_onnx_argmax_t *a, kiln_expr_t *x,
+                                             kiln_expr_t **out_expr) {
+  int64_t width[8] = {0};
+  for (int d = 0; d < 2; ++d) {
+    int64_t reach = (a->out[d] - 1) * a->stride[d] + (a->kernel[d] - 1) * a->dilation[d] + 1;
+    int64_t end = reach - a->in[d] - a->padding[d];
+    width[4 + 2 * d] = a->padding[d];
+    width[5 + 2 * d] = end > 0 ? end : 0;
+  }
+  /* The cells are compared as float32 or float64 (a narrower float widened)
+   * or int64 (an integer widened), which argmax takes and which hold every
+   * value exactly; the padding is below them all. */
+  kiln_dtype_t dtype = kiln_onnx_type_of(x)->dtype;
+  kiln_dtype_t wide = KILN_DTYPE_INT64;
+  if (kiln_nn_dtype_is_float(dtype)) {
+    wide = dtype == KILN_DTYPE_FLOAT64 ? KILN_DTYPE_FLOAT64 : KILN_DTYPE_FLOAT32;
+  }
+  double lowest = wide == KILN_DTYPE_INT64 ? (double)INT64_MIN : -(double)INFINITY;
+  KILN_RETURN_IF_ERROR(kiln_onnx_cast(node, x, wide, &x));
+  const kiln_op_t *op = &kiln_op_pad;
+  void *attrs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "pad_width", 8, width));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_float(op, attrs, "pad_value", lowest));
+  return kiln_onnx_emit1(node, op, x, attrs, out_expr);
+}
+
+/* The cells at window offset (r, s) of every output position, as (1, N, C,
+ * OH, OW). */
+static kiln_status_t kiln_onnx_argmax_cells(const kiln_onnx_node_t *node,
+                                            const kiln_onnx_argmax_t *a, kiln_expr_t *padded,
+                                            int64_t r, int64_t s, kiln_expr_t **out_expr) {
+  const int64_t axes[2] = {2, 3};
+  int64_t begin[2] = {r * a->dilation[0], s * a->dilation[1]}, end[2];
+  for (int d = 0; d < 2; ++d) {
+    end[d] = begin[d] + (a->out[d] - 1) * a->stride[d] + 1;
+  }
+  const kiln_op_t *op = &kiln_op_strided_slice;
+  void *attrs = NULL;
+  kiln_expr_t *slice = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "begin", 2, begin));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "end", 2, end));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "axes", 2, axes));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "strides", 2, a->stride));
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit1(node, op, padded, attrs, &slice));
+  return kiln_onnx_expand_dims(node, slice, 0, out_expr);
+}
+
+/* The spatial index (ih W + iw, or ih + iw H for storage_order 1) of window
+ * cell k at every output position, as an int64 constant (K, 1, 1, OH, OW). */
+static kiln_status_t kiln_onnx_argmax_table(const kiln_onnx_node_t *node,
+                                            const kiln_onnx_argmax_t *a, kiln_expr_t **out_expr) {
+  int64_t cells = a->kernel[0] * a->kernel[1];
+  const int64_t shape[5] = {cells, 1, 1, a->out[0], a->out[1]};
+  kiln_tensor_t *table = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_tensor_new(node, KILN_DTYPE_INT64, 5, shape, &table));
+  int64_t *data = kiln_tensor_data(table), at = 0;
+  for (int64_t k = 0; k < cells; ++k) {
+    for (int64_t oh = 0; oh < a->out[0]; ++oh) {
+      for (int64_t ow = 0; ow < a->out[1]; ++ow) {
+        int64_t ih = oh * a->stride[0] - a->padding[0] + (k / a->kernel[1]) * a->dilation[0];
+        int64_t iw = ow * a->stride[1] - a->padding[1] + (k % a->kernel[1]) * a->dilation[1];
+        data[at++] = a->column_major ? ih + iw * a->in[0] : ih * a->in[1] + iw;
+      }
+    }
+  }
+  kiln_status_t status = kiln_onnx_constant(node->importer, table, out_expr);
+  kiln_tensor_release(table);
+  return status;
+}
+
+/* (n C + c) H W, as an int64 constant (N, C, 1, 1). */
+static kiln_status_t kiln_onnx_argmax_base(const kiln_onnx_node_t *node,
+                                           const kiln_onnx_argmax_t *a, const kiln_tensor_type_t *x,
+                                           kiln_expr_t **out_expr) {
+  const int64_t shape[4] = {x->shape[0], x->shape[1], 1, 1};
+  kiln_tensor_t *base = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_tensor_new(node, KILN_DTYPE_INT64, 4, shape, &base));
+  int64_t *data = kiln_tensor_data(base);
+  for (int64_t i = 0; i < x->shape[0] * x->shape[1]; ++i) {
+    data[i] = i * a->in[0] * a->in[1];
+  }
+  kiln_status_t status = kiln_onnx_constant(node->importer, base, out_expr);
+  kiln_tensor_release(base);
+  return status;
+}
+
+/* Picks the table's entry of the window cell `which` (1, N, C, OH, OW)
+ * names: the sum over k of where(k == which, table, 0). */
+static kiln_status_t kiln_onnx_argmax_pick(const kiln_onnx_node_t *node,
+                                           const kiln_onnx_argmax_t *a, kiln_expr_t *which,
+                                           kiln_expr_t **out_expr) {
+  int64_t cells = a->kernel[0] * a->kernel[1];
+  int64_t *ks = NULL;
+  KILN_RETURN_IF_ERROR(
+      kiln_arena_allocate(node->importer->arena, sizeof(int64_t) * (size_t)cells, 8, (void **)&ks));
+  for (int64_t k = 0; k < cells; ++k) {
+    ks[k] = k;
+  }
+  const int64_t column[5] = {cells, 1, 1, 1, 1};
+  kiln_expr_t *k = NULL, *is = NULL, *table = NULL, *zero = NULL, *picked = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_int64s(node, (int)cells, ks, &k));
+  KILN_RETURN_IF_ERROR(kiln_onnx_reshape(node, k, 5, column, &k));
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit2(node, &kiln_op_equal, k, which, NULL, &is));
+  KILN_RETURN_IF_ERROR(kiln_onnx_argmax_table(node, a, &table));
+  KILN_RETURN_IF_ERROR(kiln_onnx_scalar(node, KILN_DTYPE_INT64, 0.0, &zero));
+  kiln_expr_t *args[3] = {is, table, zero};
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit(node, &kiln_op_where, 3, args, NULL, &picked));
+  const int64_t axis = 0;
+  void *attrs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, &kiln_op_sum, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, &kiln_op_sum, attrs, "axis", 1, &axis));
+  return kiln_onnx_emit1(node, &kiln_op_sum, picked, attrs, out_expr);
+}
+
+/* MaxPool's Indices over x (N, C, H, W, a 1-D window lifted): the flat index
+ * into x of each window's first largest cell, in row-major order
+ * (storage_order 0) or with H and W swapped (1), as ONNX Runtime counts
+ * them. The window's K cells are K strided slices of x padded with the
+ * lowest value, stacked; argmax over them picks the cell, and a constant
+ * table of each cell's spatial index, plus (n C + c) H W, gives the index. */
+static kiln_status_t kiln_onnx_pool_indices(const kiln_onnx_node_t *node,
+                                            const kiln_onnx_argmax_t *a, kiln_expr_t *x,
+                                            kiln_expr_t **out_expr) {
+  int64_t cells = a->kernel[0] * a->kernel[1];
+  kiln_expr_t *padded = NULL, **stack = NULL, *all = NULL, *which = NULL, *base = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_argmax_padded(node, a, x, &padded));
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate(
+      node->importer->arena, sizeof(kiln_expr_t *) * (size_t)cells, 8, (void **)&stack));
+  for (int64_t k = 0; k < cells; ++k) {
+    KILN_RETURN_IF_ERROR(
+        kiln_onnx_argmax_cells(node, a, padded, k / a->kernel[1], k % a->kernel[1], &stack[k]));
+  }
+  void *attrs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, &kiln_op_concatenate, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit(node, &kiln_op_concatenate, (int)cells, stack, attrs, &all));
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit1(node, &kiln_op_argmax, all, NULL, &which));
+  KILN_RETURN_IF_ERROR(kiln_onnx_argmax_pick(node, a, which, &which));
+  KILN_RETURN_IF_ERROR(kiln_onnx_argmax_base(node, a, kiln_onnx_type_of(x), &base));
+  return kiln_onnx_emit2(node, &kiln_op_add, which, base, NULL, out_expr);
+}
+
+/* Indices (output 1) of a MaxPool with a 1-D or 2-D window, when asked for. */
+static kiln_status_t kiln_onnx_pool_indices_output(kiln_onnx_node_t *node, int n,
+                                                   const int64_t *kernel, const int64_t *stride,
+                                                   const int64_t *dilation, const int64_t *padding,
+                                                   kiln_expr_t *x, kiln_expr_t *y) {
+  if (node->num_outputs < 2 || !node->proto->output[1] || !*node->proto->output[1]) {
+    return KILN_OK;
+  }
+  if (n != 2) {
+    return KILN_STATUS(UNIMPLEMENTED, "output 1 (Indices) is supported for 1-D and 2-D windows");
+  }
+  int64_t order = 0;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "storage_order", 0, &order));
+  const kiln_tensor_type_t *xt = kiln_onnx_type_of(x), *yt = kiln_onnx_type_of(y);
+  kiln_onnx_argmax_t a = {.in = {xt->shape[2], xt->shape[3]},
+                          .out = {yt->shape[2], yt->shape[3]},
+                          .column_major = order != 0};
+  memcpy(a.kernel, kernel, sizeof(a.kernel));
+  memcpy(a.stride, stride, sizeof(a.stride));
+  memcpy(a.dilation, dilation, sizeof(a.dilation));
+  memcpy(a.padding, padding, sizeof(a.padding));
+  return kiln_onnx_pool_indices(node, &a, x, &node->outputs[1]);
+}
+
 kiln_status_t kiln_onnx_convert_pool(kiln_onnx_node_t *node) {
   kiln_expr_t *x = NULL, *y = NULL;
   KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
@@ -250,29 +438,39 @@ kiln_status_t kiln_onnx_convert_pool(kiln_onnx_node_t *node) {
   int spatial = xt->ndim - 2;
   kiln_ints_t shape;
   KILN_RETURN_IF_ERROR(kiln_onnx_attr_ints(node, "kernel_shape", &shape, NULL));
-  if (spatial >= 1 && spatial <= 2 && shape.count != spatial) {
+  if (spatial >= 1 && spatial <= 3 && shape.count != spatial) {
     return KILN_STATUS(INVALID_ARGUMENT, "kernel_shape has %d values; the data has %d spatial dims",
                        (int)shape.count, spatial);
   }
   kiln_onnx_window_t window;
-  KILN_RETURN_IF_ERROR(kiln_onnx_window_read(node, xt, shape.values, &window));
-  int64_t ceil_mode = 0, include_pad = 0, kernel[2], stride[2], dilation[2], padding[4];
+  KILN_RETURN_IF_ERROR(kiln_onnx_window_read(node, xt, shape.values, 3, &window));
+  int64_t ceil_mode = 0, include_pad = 0, kernel[3], stride[3], dilation[3], padding[6];
   KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "ceil_mode", 0, &ceil_mode));
   KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "count_include_pad", 0, &include_pad));
-  kiln_onnx_window_2d(&window, kernel, stride, dilation, padding);
+  int n = kiln_onnx_window_nd(&window, kernel, stride, dilation, padding);
   const kiln_op_t *op = is_max ? &kiln_op_max_pool2d : &kiln_op_avg_pool2d;
+  if (n == 3) {
+    op = is_max ? &kiln_op_max_pool3d : &kiln_op_avg_pool3d;
+  }
   void *attrs = NULL;
   KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
-  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "pool_size", 2, kernel));
-  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "strides", 2, stride));
-  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "dilation", 2, dilation));
-  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "padding", 4, padding));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "pool_size", n, kernel));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "strides", n, stride));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "dilation", n, dilation));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "padding", 2 * n, padding));
   KILN_RETURN_IF_ERROR(kiln_onnx_set_bool(op, attrs, "ceil_mode", ceil_mode != 0));
   if (!is_max) {
     KILN_RETURN_IF_ERROR(kiln_onnx_set_bool(op, attrs, "count_include_pad", include_pad != 0));
   }
   KILN_RETURN_IF_ERROR(kiln_onnx_window_lift(node, &window, &x));
   KILN_RETURN_IF_ERROR(kiln_onnx_emit1(node, op, x, attrs, &y));
+  if (is_max) {
+    KILN_RETURN_IF_ERROR(
+        kiln_onnx_pool_indices_output(node, n, kernel, stride, dilation, padding, x, y));
+  }
+  if (node->outputs[1]) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_window_drop(node, &window, &node->outputs[1]));
+  }
   KILN_RETURN_IF_ERROR(kiln_onnx_window_drop(node, &window, &y));
   node->outputs[0] = y;
   return KILN_OK;
@@ -408,7 +606,7 @@ kiln_status_t kiln_onnx_convert_conv_transpose(kiln_onnx_node_t *node) {
   kiln_expr_t *x = NULL, *w = NULL;
   KILN_RETURN_IF_ERROR(kiln_onnx_conv_inputs(node, &x, &w));
   const kiln_tensor_type_t *xt = kiln_onnx_type_of(x), *wt = kiln_onnx_type_of(w);
-  KILN_RETURN_IF_ERROR(kiln_onnx_window_check_rank(xt));
+  KILN_RETURN_IF_ERROR(kiln_onnx_window_check_rank(xt, 2));
   kiln_onnx_window_t window = {.spatial = xt->ndim - 2};
   int64_t output_padding[2], extra[2] = {0, 0}, groups = 1;
   KILN_RETURN_IF_ERROR(kiln_onnx_window_kernel(node, wt, &window));

@@ -11,7 +11,8 @@
  * shape-computing subgraphs fold. Expand is broadcast_to (whose output is
  * the broadcast of both shapes, as ONNX's), Tile is tile, both with their
  * shape input read at import. Trilu's k input is read at import into trilu's
- * attribute. EyeLike is a Constant: only the input's shape matters.
+ * attribute, or, known only at run time, becomes trilu's second input.
+ * EyeLike is a Constant: only the input's shape matters.
  */
 #include <string.h>
 
@@ -165,7 +166,12 @@ kiln_status_t kiln_onnx_convert_unsqueeze_attrs(kiln_onnx_node_t *node) {
 kiln_status_t kiln_onnx_convert_unsqueeze_inputs(kiln_onnx_node_t *node) {
   kiln_expr_t *x = NULL;
   kiln_ints_t axes;
+  bool known = false;
   KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_known(node, 1, &known));
+  if (!known) {
+    return kiln_onnx_emit_dyn(node, &kiln_op_dyn_unsqueeze, 2, NULL);
+  }
   KILN_RETURN_IF_ERROR(kiln_onnx_input_ints(node, 1, "axes", &axes));
   return kiln_onnx_unsqueeze(node, x, &axes);
 }
@@ -272,6 +278,16 @@ kiln_status_t kiln_onnx_convert_trilu(kiln_onnx_node_t *node) {
   void *attrs = NULL;
   KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
   KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "upper", 1, &upper));
+  bool known = true;
+  if (kiln_onnx_input_optional(node, 1)) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_input_known(node, 1, &known));
+  }
+  if (!known) { /* trilu reads k at run time; its output type does not depend on it */
+    const kiln_op_t *op = &kiln_op_trilu;
+    KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
+    KILN_RETURN_IF_ERROR(kiln_onnx_set_bool(op, attrs, "upper", upper != 0));
+    return kiln_onnx_emit_dyn(node, op, 2, attrs);
+  }
   if (kiln_onnx_input_optional(node, 1)) {
     kiln_ints_t ks;
     KILN_RETURN_IF_ERROR(kiln_onnx_input_ints(node, 1, "k", &ks));
