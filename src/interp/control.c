@@ -120,8 +120,15 @@ static kiln_status_t control_slice(kiln_allocator_t allocator, const kiln_tensor
 static kiln_status_t control_join(kiln_allocator_t allocator, int count,
                                   kiln_tensor_t *const *parts, int axis, bool stack,
                                   const kiln_tensor_type_t *empty, kiln_tensor_t **out_tensor) {
-  if (count == 0) {
-    return kiln_tensor_create(allocator, empty->dtype, empty->ndim, empty->shape, out_tensor);
+  if (count == 0) { /* the joined dim is 0; every other dim must be known */
+    int64_t dims[KILN_MAX_RANK];
+    for (int d = 0; d < empty->ndim; ++d) {
+      dims[d] = d == axis ? 0 : empty->shape[d];
+      if (dims[d] < 0) {
+        return KILN_STATUS(UNIMPLEMENTED, "no elements, and dim %d of the result is symbolic", d);
+      }
+    }
+    return kiln_tensor_create(allocator, empty->dtype, empty->ndim, dims, out_tensor);
   }
   const kiln_tensor_t *first = parts[0];
   int ndim = kiln_tensor_ndim(first) + (stack ? 1 : 0);
@@ -781,13 +788,7 @@ kiln_status_t kiln_interp_eval_control(kiln_interp_context_t *context,
   memset(out_value, 0, sizeof(*out_value));
   const kiln_call_t *call = kiln_expr_as_call(kiln_ir_order_node(&plan->order, index));
   const kiln_interp_value_t **args = NULL;
-  size_t count = call->num_args > 0 ? (size_t)call->num_args : 1;
-  KILN_RETURN_IF_ERROR(
-      kiln_allocator_malloc_array(context->allocator, count, sizeof(*args), (void **)&args));
-  const size_t *operands = &plan->operands[plan->operand_start[index]];
-  for (int k = 0; k < call->num_args; k++) {
-    args[k] = &values[operands[k]];
-  }
+  KILN_RETURN_IF_ERROR(kiln_interp_operand_values(context->allocator, plan, index, values, &args));
   control_t c = {.context = context, .call = call, .num_args = call->num_args, .args = args};
   kiln_status_t status = control_eval(&c, out_value);
   kiln_allocator_free(context->allocator, (void *)args);

@@ -245,6 +245,20 @@ kiln_status_t kiln_interp_call(kiln_interp_context_t *context, const kiln_functi
   return kiln_interp_eval_function(context, plan, args, out_value);
 }
 
+kiln_status_t kiln_interp_operand_values(kiln_allocator_t allocator, const kiln_interp_plan_t *plan,
+                                         size_t index, const kiln_interp_value_t *values,
+                                         const kiln_interp_value_t ***out_args) {
+  const kiln_call_t *call = kiln_expr_as_call(kiln_ir_order_node(&plan->order, index));
+  size_t count = call->num_args > 0 ? (size_t)call->num_args : 1;
+  KILN_RETURN_IF_ERROR(
+      kiln_allocator_malloc_array(allocator, count, sizeof(**out_args), (void **)out_args));
+  const size_t *operands = &plan->operands[plan->operand_start[index]];
+  for (int k = 0; k < call->num_args; k++) {
+    (*out_args)[k] = &values[operands[k]];
+  }
+  return KILN_OK;
+}
+
 static kiln_status_t kiln_interp_eval_function_call(kiln_interp_context_t *context,
                                                     const kiln_interp_plan_t *plan, size_t index,
                                                     const kiln_interp_value_t *values,
@@ -253,13 +267,7 @@ static kiln_status_t kiln_interp_eval_function_call(kiln_interp_context_t *conte
   const kiln_interp_plan_t *callee = NULL;
   KILN_RETURN_IF_ERROR(kiln_interp_callee_plan(context, call->callee, &callee));
   const kiln_interp_value_t **args = NULL;
-  size_t count = call->num_args > 0 ? (size_t)call->num_args : 1;
-  KILN_RETURN_IF_ERROR(
-      kiln_allocator_malloc_array(context->allocator, count, sizeof(*args), (void **)&args));
-  const size_t *operands = &plan->operands[plan->operand_start[index]];
-  for (int k = 0; k < call->num_args; k++) {
-    args[k] = &values[operands[k]];
-  }
+  KILN_RETURN_IF_ERROR(kiln_interp_operand_values(context->allocator, plan, index, values, &args));
   kiln_status_t status = kiln_interp_eval_function(context, callee, args, out_value);
   kiln_allocator_free(context->allocator, (void *)args);
   return status;

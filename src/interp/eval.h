@@ -54,6 +54,12 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_interp_call(kiln_interp_context_t *conte
                                                     const kiln_interp_value_t *const *args,
                                                     kiln_interp_value_t *out_value);
 
+/* The values of the arguments of call `index` of `plan`, as an array the
+ * caller frees with `allocator` (the values are borrowed from `values`). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_interp_operand_values(
+    kiln_allocator_t allocator, const kiln_interp_plan_t *plan, size_t index,
+    const kiln_interp_value_t *values, const kiln_interp_value_t ***out_args);
+
 /* Evaluates node `index` of `plan`, a call of an operator of op/control.c
  * (if, loop, scan, seq.*, optional.*), from its operands in `values`
  * (interp/control.c). */

@@ -331,18 +331,44 @@ static kiln_status_t kiln_type_join_tuple(kiln_arena_t *arena, const kiln_tuple_
   return kiln_tuple_type_create(arena, a->count, fields, out_type);
 }
 
+/* Dim `d` of a tensor type is that of `other` (the same size or variable). */
+static bool kiln_type_same_dim(const kiln_tensor_type_t *a, const kiln_tensor_type_t *b, int d) {
+  const kiln_dim_var_t *va = a->vars ? a->vars[d] : NULL, *vb = b->vars ? b->vars[d] : NULL;
+  if (va || vb)
+    return va && vb && kiln_dim_var_equal(va, vb);
+  return a->shape[d] == b->shape[d];
+}
+
+/* Tensors of one dtype and rank: dims that differ become anonymous symbolic
+ * dims. */
+static kiln_status_t kiln_type_join_tensor(kiln_arena_t *arena, const kiln_tensor_type_t *a,
+                                           const kiln_tensor_type_t *b,
+                                           const kiln_type_t **out_type) {
+  const kiln_dim_var_t *any = NULL;
+  KILN_RETURN_IF_ERROR(kiln_dim_var_create(arena, "", -1, &any));
+  const kiln_dim_var_t *vars[KILN_MAX_RANK];
+  for (int d = 0; d < a->ndim; ++d) {
+    vars[d] = kiln_type_same_dim(a, b, d) ? (a->vars ? a->vars[d] : NULL) : any;
+  }
+  return kiln_tensor_type_create_symbolic(arena, a->dtype, a->ndim, a->shape, vars, out_type);
+}
+
 kiln_status_t kiln_type_join(kiln_arena_t *arena, const kiln_type_t *a, const kiln_type_t *b,
                              const kiln_type_t **out_type) {
   *out_type = a;
   if (kiln_type_equal(a, b))
     return KILN_OK;
+  const kiln_tensor_type_t *ea = kiln_type_as_tensor(a), *eb = kiln_type_as_tensor(b);
+  if (ea && eb && ea->dtype == eb->dtype && ea->ndim == eb->ndim)
+    return kiln_type_join_tensor(arena, ea, eb, out_type);
   const kiln_sequence_type_t *sa = kiln_type_as_sequence(a), *sb = kiln_type_as_sequence(b);
   if (sa && sb && sa->dtype == sb->dtype)
     return kiln_sequence_type_create(arena, sa->dtype, NULL, out_type);
   const kiln_optional_type_t *oa = kiln_type_as_optional(a), *ob = kiln_type_as_optional(b);
-  if (oa && ob) {
+  if (oa || ob) { /* a value is an optional that holds it, as ONNX passes one */
     const kiln_type_t *element = NULL;
-    KILN_RETURN_IF_ERROR(kiln_type_join(arena, oa->element, ob->element, &element));
+    KILN_RETURN_IF_ERROR(
+        kiln_type_join(arena, oa ? oa->element : a, ob ? ob->element : b, &element));
     return kiln_optional_type_create(arena, element, out_type);
   }
   const kiln_tuple_type_t *ta = kiln_type_as_tuple(a), *tb = kiln_type_as_tuple(b);

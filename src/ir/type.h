@@ -155,9 +155,12 @@ bool kiln_type_has_sequence_or_optional(const kiln_type_t *type);
 bool kiln_type_equal(const kiln_type_t *a, const kiln_type_t *b);
 
 /* The most specific type that values of `a` and of `b` both have: `a` when
- * they are equal; a sequence of the same dtype whose element type is known
- * only when both know the same one; optionals and tuples of joined parts.
- * INVALID_ARGUMENT when they differ otherwise (tensors of other shapes). */
+ * they are equal; tensors of one dtype and rank with an anonymous symbolic
+ * dim where their dims differ; a sequence of the same dtype whose element
+ * type is known only when both know the same one; optionals and tuples of
+ * joined parts (an optional and a value: an optional of their join, since a
+ * value is passed where an optional is taken, as ONNX does). INVALID_ARGUMENT when they differ
+ * otherwise (other dtypes or ranks). */
 KILN_MUST_USE_RESULT kiln_status_t kiln_type_join(kiln_arena_t *arena, const kiln_type_t *a,
                                                   const kiln_type_t *b,
                                                   const kiln_type_t **out_type);

@@ -193,28 +193,64 @@ static kiln_status_t loop_check_params(const kiln_type_relation_t *relation,
                          kiln_dtype_name(dtype), kiln_type_text(body->params[p], text));
     }
   }
-  KILN_RETURN_IF_ERROR(control_params(relation, body, 2, 3, carried, "a loop-carried value"));
+  for (int i = 0; i < carried; ++i) {
+    const kiln_type_t *param = 2 + i < body->num_params ? body->params[2 + i] : NULL;
+    if (param == NULL || !control_fits(relation->arena, relation->inputs[3 + i], param)) {
+      char have[KILN_IR_TYPE_TEXT_CAPACITY], want[KILN_IR_TYPE_TEXT_CAPACITY];
+      return KILN_STATUS(
+          INVALID_ARGUMENT, "loop: body parameter %d (a loop-carried value) is %s but is given %s",
+          2 + i, kiln_type_text(param, have), kiln_type_text(relation->inputs[3 + i], want));
+    }
+  }
   return control_params(relation, body, 2 + carried, 3 + carried, captured, "a captured value");
 }
 
-/* The loop's result: the carried values, then the stacked scan outputs. */
-static kiln_status_t loop_result(const kiln_type_relation_t *relation, int carried, int count,
-                                 const kiln_type_t *const *results, const kiln_type_t **out_type) {
+/* Scan output `slice`, stacked on a new leading dim of the trip count,
+ * which is known only at run time: an anonymous symbolic dim. */
+static kiln_status_t loop_scan_output(kiln_arena_t *arena, int k, const kiln_type_t *slice,
+                                      const kiln_type_t **out_type) {
+  const kiln_tensor_type_t *tensor = kiln_type_as_tensor(slice);
+  if (tensor == NULL || tensor->ndim >= KILN_MAX_RANK) {
+    char text[KILN_IR_TYPE_TEXT_CAPACITY];
+    return KILN_STATUS(INVALID_ARGUMENT, "loop: scan output %d of the body is %s", k,
+                       kiln_type_text(slice, text));
+  }
+  int64_t dims[KILN_MAX_RANK] = {0};
+  const kiln_dim_var_t *vars[KILN_MAX_RANK] = {NULL};
+  KILN_RETURN_IF_ERROR(kiln_dim_var_create(arena, "", -1, &vars[0]));
+  for (int d = 0; d < tensor->ndim; ++d) {
+    dims[d + 1] = tensor->shape[d];
+    vars[d + 1] = tensor->vars ? tensor->vars[d] : NULL;
+  }
+  return kiln_tensor_type_create_symbolic(arena, tensor->dtype, tensor->ndim + 1, dims, vars,
+                                          out_type);
+}
+
+/* The loop's result: the carried values (typed as the body takes them),
+ * then the scan outputs stacked. */
+static kiln_status_t loop_result(const kiln_type_relation_t *relation, const kiln_func_type_t *body,
+                                 int carried, int count, const kiln_type_t *const *results,
+                                 const kiln_type_t **out_type) {
   for (int i = 0; i < carried; ++i) {
-    if (!control_fits(relation->arena, results[1 + i], relation->inputs[3 + i])) {
+    if (!control_fits(relation->arena, results[1 + i], body->params[2 + i])) {
       char have[KILN_IR_TYPE_TEXT_CAPACITY], want[KILN_IR_TYPE_TEXT_CAPACITY];
       return KILN_STATUS(
           INVALID_ARGUMENT, "loop: loop-carried value %d goes in as %s but the body gives %s", i,
-          kiln_type_text(relation->inputs[3 + i], want), kiln_type_text(results[1 + i], have));
+          kiln_type_text(body->params[2 + i], want), kiln_type_text(results[1 + i], have));
     }
   }
-  if (count > 1 + carried) {
-    return KILN_STATUS(UNIMPLEMENTED,
-                       "loop: %d scan outputs, whose length is the trip count known only at run "
-                       "time; symbolic shapes are not supported yet",
-                       count - 1 - carried);
+  const kiln_type_t **fields = NULL;
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(relation->arena, (size_t)count + 1,
+                                                 sizeof(*fields), _Alignof(const kiln_type_t *),
+                                                 (void **)&fields));
+  for (int i = 0; i < carried; ++i) {
+    fields[i] = body->params[2 + i];
   }
-  return kiln_tuple_type_create(relation->arena, carried, relation->inputs + 3, out_type);
+  for (int k = 0; k + 1 + carried < count; ++k) {
+    KILN_RETURN_IF_ERROR(
+        loop_scan_output(relation->arena, k, results[1 + carried + k], &fields[carried + k]));
+  }
+  return kiln_tuple_type_create(relation->arena, count - 1, fields, out_type);
 }
 
 static kiln_status_t loop_infer_type(const kiln_type_relation_t *relation,
@@ -239,7 +275,7 @@ static kiln_status_t loop_infer_type(const kiln_type_relation_t *relation,
                        "values, but returns %s",
                        carried, kiln_type_text(body->ret, text));
   }
-  return loop_result(relation, carried, count, results, out_type);
+  return loop_result(relation, body, carried, count, results, out_type);
 }
 
 /* ---- scan ---- */
@@ -277,6 +313,10 @@ static kiln_status_t scan_slice(const kiln_type_relation_t *relation, int i, int
   const kiln_scan_attrs_t *attrs = relation->attrs;
   const kiln_tensor_type_t *tensor = NULL;
   KILN_RETURN_IF_ERROR(kiln_op_input_tensor(relation, input, &tensor));
+  if (!kiln_tensor_type_is_static(tensor)) {
+    return KILN_STATUS(UNIMPLEMENTED, "scan: scan input %d has a symbolic dim; not supported yet",
+                       i);
+  }
   int axis = 0;
   KILN_RETURN_IF_ERROR(kiln_op_normalize_axis(
       relation->op, kiln_scan_attr_at(attrs->scan_input_axes, i, 0), tensor->ndim, &axis));
@@ -487,6 +527,10 @@ static kiln_status_t seq_split_infer_type(const kiln_type_relation_t *relation,
   const kiln_seq_split_attrs_t *attrs = relation->attrs;
   const kiln_tensor_type_t *tensor = NULL;
   KILN_RETURN_IF_ERROR(kiln_op_input_tensor(relation, 0, &tensor));
+  if (!kiln_tensor_type_is_static(tensor)) {
+    return KILN_STATUS(UNIMPLEMENTED, "seq.split: an input with a symbolic dim is not supported "
+                                      "yet");
+  }
   int axis = 0;
   KILN_RETURN_IF_ERROR(kiln_op_normalize_axis(relation->op, attrs->axis, tensor->ndim, &axis));
   const kiln_type_t *element = NULL;
@@ -634,6 +678,8 @@ static kiln_status_t control_layout(kiln_layout_relation_t *relation) {
       .validate_attrs = validate,                                                               \
       .infer_type = infer,                                                                      \
       .correct_layout = control_layout,                                                         \
+      .symbolic_dims = true,                                                                    \
+      .symbolic_relation = true,                                                                \
   }
 
 KILN_CONTROL_OP_(kiln_op_if, "if", KILN_OP_IF, 3, -1, 0, NULL, 0, NULL, if_infer_type);

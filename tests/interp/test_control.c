@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/file.h"
 #include "base/strbuf.h"
 #include "compiler/build.h"
 #include "interp/interp.h"
@@ -435,6 +436,95 @@ static void test_mutator_rewrites_inside_loop_bodies(void **state) {
   kiln_module_destroy(module);
 }
 
+/* The IR text fuzzer's seed with control flow (tests/fuzz/seeds/ir_text)
+ * parses, prints back the same and runs. */
+static void test_fuzz_seed_runs(void **state) {
+  (void)state;
+  void *bytes = NULL;
+  size_t size = 0;
+  KILN_ASSERT_OK(kiln_file_read_all(kiln_allocator_system(),
+                                    KILN_SOURCE_DIR "/tests/fuzz/seeds/ir_text/control.txt", &bytes,
+                                    &size));
+  char *text = NULL;
+  KILN_ASSERT_OK(kiln_allocator_malloc(kiln_allocator_system(), size + 1, (void **)&text));
+  memcpy(text, bytes, size);
+  text[size] = '\0';
+  kiln_allocator_free(kiln_allocator_system(), bytes);
+  kiln_module_t *module = parse_round_trip(text);
+  kiln_allocator_free(kiln_allocator_system(), text);
+  int64_t two[] = {2}, three_two[] = {3, 2};
+  kiln_interp_value_t inputs[4] = {scalar_i64(2), scalar_bool(false),
+                                   floats(2, three_two, (float[]){1, 2, 3, 4, 5, 6}),
+                                   floats(1, two, (float[]){1, 2})};
+  kiln_interp_value_t result;
+  KILN_ASSERT_OK(run(module, 4, inputs, &result));
+  /* the condition is false: the loop runs nothing, the if gives an empty optional */
+  assert_floats(&result.fields[0], 1, two, (float[]){1, 2});
+  assert_int_equal(*(const int64_t *)kiln_tensor_data(result.fields[1].tensor), 0);
+  assert_floats(&result.fields[2], 2, three_two, (float[]){6, 8, 9, 12, 10, 14});
+  assert_int_equal(result.fields[3].kind, KILN_INTERP_VALUE_OPTIONAL);
+  assert_int_equal(result.fields[3].num_fields, 0);
+  kiln_interp_value_release(kiln_allocator_system(), &result);
+  kiln_module_destroy(module);
+}
+
+/* ---- running out of memory ---- */
+
+static const char *const sweep_text =
+    "def @main(%n: Tensor[(), int64], %t: Tensor[(), bool], %x: Tensor[(3, 2), float32], "
+    "%s0: Tensor[(2), float32]) {\n"
+    "  %0 = fn (%i: Tensor[(), int64], %c: Tensor[(), bool], %a: Tensor[(2), float32], "
+    "%s: Sequence[float32], %v: Tensor[(2), float32]) {\n"
+    "    %1 = add(%a, %v);\n"
+    "    (%c, %1, seq.insert(%s, %1))\n"
+    "  };\n"
+    "  %2 = seq.empty();\n"
+    "  %3 = loop(%0, %n, %t, %s0, %2, %s0, num_captured=1);\n"
+    "  %4 = fn (%st: Tensor[(2), float32], %r: Tensor[(2), float32]) {\n"
+    "    %5 = add(%st, %r);\n"
+    "    (%5, %5)\n"
+    "  };\n"
+    "  %6 = scan(%4, %s0, %x);\n"
+    "  (%3.0, seq.length(%3.1), %6.1, optional(%3.1))\n"
+    "}\n";
+
+typedef struct sweep_t {
+  kiln_module_t *module;
+  kiln_interp_value_t inputs[4];
+} sweep_t;
+
+static kiln_status_t sweep_scenario(kiln_allocator_t allocator, void *context) {
+  sweep_t *sweep = context;
+  kiln_interp_options_t options = {.allocator = allocator};
+  kiln_interp_value_t result;
+  KILN_RETURN_IF_ERROR(
+      kiln_interp_run_values(sweep->module, "main", 4, sweep->inputs, &options, &result));
+  int64_t two[] = {2}, three_two[] = {3, 2};
+  assert_int_equal(result.kind, KILN_INTERP_VALUE_TUPLE);
+  assert_floats(&result.fields[0], 1, two, (float[]){4, 8});
+  assert_int_equal(*(const int64_t *)kiln_tensor_data(result.fields[1].tensor), 3);
+  assert_floats(&result.fields[2], 2, three_two, (float[]){2, 4, 5, 8, 10, 14});
+  assert_int_equal(result.fields[3].fields[0].num_fields, 3);
+  kiln_interp_value_release(allocator, &result);
+  return KILN_OK;
+}
+
+static void test_allocation_failures(void **state) {
+  (void)state;
+  sweep_t sweep = {.module = parse_round_trip(sweep_text)};
+  int64_t two[] = {2}, three_two[] = {3, 2};
+  sweep.inputs[0] = scalar_i64(3);
+  sweep.inputs[1] = scalar_bool(true);
+  sweep.inputs[2] = floats(2, three_two, (float[]){1, 2, 3, 4, 5, 6});
+  sweep.inputs[3] = floats(1, two, (float[]){1, 2});
+  int64_t attempts = kiln_test_sweep_allocation_failures(sweep_scenario, &sweep);
+  assert_true(attempts > 40); /* plans, values, loop and scan state, sequences, slices */
+  for (int i = 0; i < 4; ++i) {
+    kiln_interp_value_release(kiln_allocator_system(), &sweep.inputs[i]);
+  }
+  kiln_module_destroy(sweep.module);
+}
+
 /* ---- verifier and the refusals of the static pipeline ---- */
 
 /* A body that uses an outer value instead of taking it as a parameter. */
@@ -487,6 +577,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_empty_optional_has_no_element, setup, teardown),
       cmocka_unit_test_setup_teardown(test_sequence_inputs_are_checked, setup, teardown),
       cmocka_unit_test_setup_teardown(test_mutator_rewrites_inside_loop_bodies, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_allocation_failures, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fuzz_seed_runs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bodies_must_be_closed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_static_pipeline_refuses_control_flow, setup, teardown),
   };

@@ -18,14 +18,19 @@
 #include "onnx_builder.h"
 #include "onnx_data.pb-c.h"
 
-static void write_tensor(const char *dir, const char *name, const Onnx__TensorProto *proto) {
-  size_t size = onnx__tensor_proto__get_packed_size(proto);
+/* `message` serialized as file `name` of `dir`. */
+static void write_message(const char *dir, const char *name, const ProtobufCMessage *message) {
+  size_t size = protobuf_c_message_get_packed_size(message);
   uint8_t *bytes = malloc(size ? size : 1);
-  onnx__tensor_proto__pack(proto, bytes);
+  protobuf_c_message_pack(message, bytes);
   char *path = kiln_test_path_join(dir, name);
   kiln_test_write_file(path, bytes, size);
   free(path);
   free(bytes);
+}
+
+static void write_tensor(const char *dir, const char *name, const Onnx__TensorProto *proto) {
+  write_message(dir, name, &proto->base);
 }
 
 /* A new case folder: `ob`'s model as model.onnx, and the `count` tensors
@@ -266,16 +271,6 @@ static void test_compare(void **state) {
 }
 
 /* ---- sequences and optionals ---- */
-
-static void write_message(const char *dir, const char *name, const ProtobufCMessage *message) {
-  size_t size = protobuf_c_message_get_packed_size(message);
-  uint8_t *bytes = malloc(size ? size : 1);
-  protobuf_c_message_pack(message, bytes);
-  char *path = kiln_test_path_join(dir, name);
-  kiln_test_write_file(path, bytes, size);
-  free(path);
-  free(bytes);
-}
 
 /* A ValueInfo of a sequence of float tensors of unknown shape. */
 static Onnx__ValueInfoProto *sequence_info(ob_t *ob, const char *name) {

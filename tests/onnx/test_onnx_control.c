@@ -118,6 +118,47 @@ static void test_loop_ended_by_its_condition(void **state) {
   ob_free(&ob);
 }
 
+/* Scan outputs stacked on a dim known only at run time: the body gives
+ * x * i at each iteration, for trip counts 0, 1 and 3 on one module. */
+static void test_loop_scan_outputs_at_run_time(void **state) {
+  (void)state;
+  ob_t ob, body;
+  build_loop(&ob, &body);
+  ob.nodes[0]->n_output = 2;
+  ob.nodes[0]->output = ob_alloc(&ob, sizeof(char *) * 2);
+  ob.nodes[0]->output[0] = ob_strdup(&ob, "acc_n");
+  ob.nodes[0]->output[1] = ob_strdup(&ob, "steps");
+  ob_output(&ob, "steps", F32, 0, NULL);
+  ob_output(&body, "step", F32, 0, NULL);
+  kiln_module_t *module = NULL;
+  KILN_ASSERT_OK(ob_import(&ob, NULL, kiln_allocator_system(), &module));
+  for (int64_t n = 0; n < 4; n += n == 1 ? 2 : 1) {
+    kiln_tensor_t *inputs[3] = {or_tensor(KILN_DTYPE_INT64, 0, NULL, OR_D((double)n)),
+                                or_tensor(KILN_DTYPE_FLOAT32, 1, OB_DIMS(2), OR_D(0, 0)),
+                                or_tensor(KILN_DTYPE_FLOAT32, 1, OB_DIMS(2), OR_D(1, 2))};
+    or_run_t run;
+    run_main(module, 3, inputs, &run);
+    assert_int_equal(run.num_outputs, 2);
+    assert_int_equal(kiln_tensor_ndim(run.outputs[1]), 2);
+    assert_int_equal(kiln_tensor_shape(run.outputs[1])[0], n);
+    const float *steps = kiln_tensor_data(run.outputs[1]);
+    for (int64_t i = 0; i < n; ++i) {
+      assert_float_equal(steps[2 * i], (float)(i + 1), 1e-6);
+      assert_float_equal(steps[2 * i + 1], (float)(2 * (i + 1)), 1e-6);
+    }
+    for (int i = 0; i < run.num_outputs; ++i) {
+      kiln_tensor_release(run.outputs[i]);
+    }
+    kiln_allocator_free(kiln_allocator_system(), run.outputs);
+    for (int i = 0; i < 3; ++i) {
+      kiln_tensor_release(inputs[i]);
+    }
+  }
+  kiln_module_destroy(module);
+  ob_free(&body);
+  ob_free(&ob);
+}
+
 /* A Loop whose body holds an If; the If's branches use the main graph's y,
  * captured through the Loop body: acc' = acc + (i is even ? y : -y). */
 static void test_if_in_loop_captures_through_both_bodies(void **state) {
@@ -313,6 +354,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_loop_trip_count_at_run_time, setup, teardown),
       cmocka_unit_test_setup_teardown(test_loop_ended_by_its_condition, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_loop_scan_outputs_at_run_time, setup, teardown),
       cmocka_unit_test_setup_teardown(test_if_in_loop_captures_through_both_bodies, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_scan_reverse_on_axis_1, setup, teardown),

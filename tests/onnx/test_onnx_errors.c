@@ -155,16 +155,16 @@ static void test_unsupported_operators_listed(void **state) {
   ob_t ob;
   build_relu(&ob, 13);
   ob_node(&ob, "NonMaxSuppression", "nms_1", "y", "a");
-  ob_node(&ob, "TfIdfVectorizer", "tfidf0", "a", "b");
+  ob_node(&ob, "StringNormalizer", "norm0", "a", "b");
   ob_node(&ob, "Relu", "fine", "b", "c");
-  ob_node(&ob, "TfIdfVectorizer", "tfidf3", "c", "d");
+  ob_node(&ob, "StringNormalizer", "norm3", "c", "d");
   Onnx__NodeProto *fused = ob_node(&ob, "FusedConv", "", "d", "e");
   fused->domain = ob_strdup(&ob, "com.microsoft");
   ob_node(&ob, "LayerNormalization", "ln", "e", "f");
   KILN_ASSERT_STATUS(
       import_model(&ob), UNIMPLEMENTED,
-      "test.onnx: unsupported operators: NonMaxSuppression (node nms_1), TfIdfVectorizer "
-      "(nodes tfidf0, tfidf3), com.microsoft.FusedConv (node #5), "
+      "test.onnx: unsupported operators: NonMaxSuppression (node nms_1), StringNormalizer "
+      "(nodes norm0, norm3), com.microsoft.FusedConv (node #5), "
       "LayerNormalization at opset 13 (node ln)");
 }
 

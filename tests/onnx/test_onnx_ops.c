@@ -66,7 +66,7 @@ static void test_converter_table(void **state) {
   assert_ptr_equal(kiln_onnx_converter_find("Loop", 13)->convert, kiln_onnx_convert_loop);
   assert_null(kiln_onnx_converter_find("SequenceMap", 16));
   assert_true(kiln_onnx_op_type_known("Upsample"));
-  assert_false(kiln_onnx_op_type_known("TfIdfVectorizer"));
+  assert_false(kiln_onnx_op_type_known("StringNormalizer"));
 }
 
 /* ---- softmax ---- */

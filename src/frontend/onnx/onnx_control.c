@@ -300,6 +300,46 @@ static kiln_status_t kiln_onnx_loop_controls(kiln_onnx_node_t *node, kiln_expr_t
   return status;
 }
 
+/* Widens the carried types of `types` (after the iteration number and the
+ * condition) to what the body gives back where it gives back another shape
+ * (a slice that grows); *out_changed says whether any changed. */
+static kiln_status_t kiln_onnx_loop_widen(const kiln_onnx_node_t *node, const kiln_function_t *body,
+                                          int carried, const kiln_type_t **types,
+                                          bool *out_changed) {
+  *out_changed = false;
+  const kiln_tuple_type_t *results = kiln_type_as_tuple(body->ret_type);
+  for (int i = 0; results != NULL && i < carried && 1 + i < results->count; ++i) {
+    const kiln_type_t *joined = NULL;
+    kiln_status_t status =
+        kiln_type_join(node->importer->arena, types[2 + i], results->fields[1 + i], &joined);
+    if (status != NULL) { /* the relation names the mismatch */
+      kiln_status_free(status);
+      continue;
+    }
+    *out_changed = *out_changed || !kiln_type_equal(joined, types[2 + i]);
+    types[2 + i] = joined;
+  }
+  return KILN_OK;
+}
+
+/* The body, converted with the carried values' types, and once more with
+ * wider ones when it gives back other shapes than it takes. */
+static kiln_status_t kiln_onnx_loop_body(kiln_onnx_node_t *node, int carried,
+                                         const kiln_type_t **types, kiln_onnx_subgraph_t *sub,
+                                         kiln_function_t **out_body) {
+  for (int pass = 0; pass < 2; ++pass) {
+    *sub = (kiln_onnx_subgraph_t){.num_params = 2 + carried, .param_types = types};
+    KILN_RETURN_IF_ERROR(kiln_onnx_subgraph(node, "body", sub));
+    KILN_RETURN_IF_ERROR(kiln_onnx_subgraph_function(node, sub->num_params + sub->num_captured,
+                                                     sub->params, sub->body, out_body));
+    bool changed = false;
+    KILN_RETURN_IF_ERROR(kiln_onnx_loop_widen(node, *out_body, carried, types, &changed));
+    if (!changed)
+      break;
+  }
+  return KILN_OK;
+}
+
 kiln_status_t kiln_onnx_convert_loop(kiln_onnx_node_t *node) {
   int carried = node->num_inputs - 2;
   if (carried < 0) {
@@ -319,11 +359,9 @@ kiln_status_t kiln_onnx_convert_loop(kiln_onnx_node_t *node) {
     KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 2 + i, &fixed[3 + i]));
     types[2 + i] = fixed[3 + i]->checked_type;
   }
-  kiln_onnx_subgraph_t sub = {.num_params = 2 + carried, .param_types = types};
-  KILN_RETURN_IF_ERROR(kiln_onnx_subgraph(node, "body", &sub));
+  kiln_onnx_subgraph_t sub;
   kiln_function_t *body = NULL;
-  KILN_RETURN_IF_ERROR(kiln_onnx_subgraph_function(node, sub.num_params + sub.num_captured,
-                                                   sub.params, sub.body, &body));
+  KILN_RETURN_IF_ERROR(kiln_onnx_loop_body(node, carried, types, &sub, &body));
   fixed[0] = &body->base;
   kiln_expr_t **args = NULL;
   KILN_RETURN_IF_ERROR(
