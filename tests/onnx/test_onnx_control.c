@@ -6,6 +6,7 @@
  * bodies, Scan in reverse on axis 1, the sequence operators, and the errors
  * a bad subgraph gives, each naming the node.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "interp/value.h"
@@ -317,6 +318,28 @@ static void test_sequence_position_out_of_range(void **state) {
 
 /* ---- errors ---- */
 
+/* A sequence where an operator takes tensors is refused at import, naming
+ * the node, the input and its type (found by the ONNX importer's fuzzer:
+ * Pow read a sequence's tensor type, NULL). */
+static void test_sequence_into_a_tensor_operator(void **state) {
+  (void)state;
+  const char *ops[] = {"Pow", "Add", "Relu"};
+  for (int i = 0; i < 3; ++i) {
+    ob_t ob;
+    ob_init(&ob, 13);
+    ob_input(&ob, "x", F32, 1, OB_DIMS(2));
+    ob_node(&ob, "SequenceConstruct", "make", "x,x", "s");
+    ob_node(&ob, ops[i], "bad", i == 2 ? "s" : "s,x", "y");
+    ob_output(&ob, "y", F32, 1, OB_DIMS(2));
+    char expected[160];
+    snprintf(expected, sizeof(expected),
+             "node \"bad\" (%s): input 0 is Sequence[Tensor[(2), float32]]; %s takes tensors",
+             ops[i], ops[i]);
+    KILN_ASSERT_STATUS(or_import_plain(&ob), INVALID_ARGUMENT, expected);
+    ob_free(&ob);
+  }
+}
+
 static void test_bad_subgraphs_name_the_node(void **state) {
   (void)state;
   ob_t ob, body;
@@ -360,6 +383,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_scan_reverse_on_axis_1, setup, teardown),
       cmocka_unit_test_setup_teardown(test_sequence_operators, setup, teardown),
       cmocka_unit_test_setup_teardown(test_sequence_position_out_of_range, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_sequence_into_a_tensor_operator, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bad_subgraphs_name_the_node, setup, teardown),
   };
   return kiln_test_exit_code(cmocka_run_group_tests(tests, NULL, NULL));

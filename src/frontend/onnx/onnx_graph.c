@@ -284,6 +284,20 @@ static kiln_status_t kiln_onnx_node_require_static(const kiln_onnx_node_t *node)
   return KILN_OK;
 }
 
+/* INVALID_ARGUMENT naming the first input that is not a tensor, for
+ * converters that take tensors only. */
+static kiln_status_t kiln_onnx_node_require_tensors(const kiln_onnx_node_t *node) {
+  for (int i = 0; i < node->num_inputs; ++i) {
+    const kiln_expr_t *input = node->inputs[i];
+    if (input && !kiln_type_as_tensor(input->checked_type)) {
+      char text[KILN_IR_TYPE_TEXT_CAPACITY];
+      return KILN_STATUS(INVALID_ARGUMENT, "input %d is %s; %s takes tensors", i,
+                         kiln_type_text(input->checked_type, text), node->proto->op_type);
+    }
+  }
+  return KILN_OK;
+}
+
 static kiln_status_t kiln_onnx_node_convert(kiln_onnx_importer_t *importer,
                                             const Onnx__NodeProto *proto) {
   if (proto->n_input > INT32_MAX || proto->n_output > INT32_MAX) {
@@ -303,6 +317,9 @@ static kiln_status_t kiln_onnx_node_convert(kiln_onnx_importer_t *importer,
       kiln_onnx_node_converter(importer, proto->domain, proto->op_type ? proto->op_type : "");
   if (!converter) {
     return KILN_STATUS(INTERNAL, "no converter"); /* checked before */
+  }
+  if (!converter->value_inputs) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_node_require_tensors(&node));
   }
   if (!converter->symbolic_inputs) {
     KILN_RETURN_IF_ERROR(kiln_onnx_node_require_static(&node));

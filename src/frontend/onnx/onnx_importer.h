@@ -74,6 +74,10 @@ typedef struct kiln_onnx_converter_t {
    * whose relations handle symbolic dims), so inputs with symbolic dims
    * are fine; otherwise such inputs are refused before it runs. */
   bool symbolic_inputs;
+  /* The converter takes sequence and optional values (control flow, the
+   * sequence and optional operators, Identity); every other converter gets
+   * tensors only: another value is refused before it runs. */
+  bool value_inputs;
 } kiln_onnx_converter_t;
 
 /* ---- the table (onnx_ops.c) ---- */
