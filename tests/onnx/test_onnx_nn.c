@@ -773,6 +773,26 @@ static void test_max_pool_indices(void **state) {
   kiln_tensor_release(x);
 }
 
+/* A pool node that names no output at all (found by the importer's
+ * fuzzer: the 1-D window's second output was read past the node's outputs)
+ * imports, and the graph output it does not make is named. */
+static void test_pool_without_outputs(void **state) {
+  (void)state;
+  const char *ops[] = {"MaxPool", "AveragePool"};
+  for (int i = 0; i < 2; ++i) {
+    kiln_tensor_t *x = or_tensor(KILN_DTYPE_FLOAT32, 3, OB_DIMS(1, 1, 4), OR_D(1, 2, 3, 4));
+    ob_t ob;
+    Onnx__NodeProto *node = or_start(&ob, 13, ops[i], "a", 1, &x);
+    ob_attr_ints(&ob, node, "kernel_shape", 1, OB_I64(2));
+    node->n_output = 0;
+    or_output(&ob, "y", KILN_DTYPE_FLOAT32);
+    KILN_ASSERT_STATUS(or_import_plain(&ob), INVALID_ARGUMENT,
+                       "graph output \"y\" is produced by no node");
+    ob_free(&ob);
+    kiln_tensor_release(x);
+  }
+}
+
 static void test_allocation_failures(void **state) {
   (void)state;
   ob_t ob;
@@ -803,6 +823,7 @@ static void test_allocation_failures(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_pool_without_outputs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_conv_transpose_basic, setup, teardown),
       cmocka_unit_test_setup_teardown(test_conv_transpose_output_shape, setup, teardown),
       cmocka_unit_test_setup_teardown(test_conv_transpose_auto_pad, setup, teardown),

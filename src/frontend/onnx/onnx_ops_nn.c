@@ -468,7 +468,7 @@ kiln_status_t kiln_onnx_convert_pool(kiln_onnx_node_t *node) {
     KILN_RETURN_IF_ERROR(
         kiln_onnx_pool_indices_output(node, n, kernel, stride, dilation, padding, x, y));
   }
-  if (node->outputs[1]) {
+  if (node->num_outputs > 1 && node->outputs[1]) { /* a node may name no output at all */
     KILN_RETURN_IF_ERROR(kiln_onnx_window_drop(node, &window, &node->outputs[1]));
   }
   KILN_RETURN_IF_ERROR(kiln_onnx_window_drop(node, &window, &y));
