@@ -5,9 +5,10 @@
  * channels) through its bias, relu and global pool (one small slice left),
  * a conv of 24 channels whose slice a groups-1 conv absorbs (zero input
  * weights) and one a depthwise conv carries on, and one a split reads whole
- * (a tuple-typed reader: left alone); a conv of 8 channels
- * before a concatenate, whose slice would be as big as its output, and
- * one of 32 channels are left alone. Every case keeps the interpreter's
+ * (a tuple-typed reader: left alone); a conv of 58 channels (ShuffleNetV2's)
+ * before a concatenate, whose slice fuses into the concatenation; a conv
+ * of 8 channels before a concatenate, whose padding would double its work,
+ * and one of 32 channels are left alone. Every case keeps the interpreter's
  * numbers (weights bound as constants, random). The block option and its
  * bounds; allocation failures; the built-in workloads keep their numbers
  * through canonicalize_ops, pad_channels, alter_op_layout and fuse_ops.
@@ -65,6 +66,15 @@
   "  %1 = concatenate(%x, %0, axis=1);\n"                                               \
   "  %2 = nn.conv2d(%1, %w2);\n"                                                        \
   "  nn.relu(%2)\n"                                                                     \
+  "}\n"
+
+/* conv(58), relu, concatenated after the input: 64 - 58 channels of
+ * padding, under 1/8 of the conv's work. */
+#define CONCATENATED                                                                       \
+  "def @main(%x: Tensor[(1, 16, 6, 6), float32], %w: Tensor[(58, 16, 1, 1), float32]) {\n" \
+  "  %0 = nn.conv2d(%x, %w);\n"                                                            \
+  "  %1 = nn.relu(%0);\n"                                                                  \
+  "  concatenate(%x, %1, axis=1)\n"                                                        \
   "}\n"
 
 /* `text` with every parameter but %x bound to random constants. */
@@ -130,6 +140,19 @@ static void test_slice_absorbed_or_carried(void **state) {
   text = kpt_print(m);
   assert_non_null(strstr(text, "groups=32"));
   assert_non_null(strstr(text, "end=[24]"));
+  assert_int_equal(count_op(m, &kiln_op_strided_slice), 1);
+  kpt_free(text);
+  kiln_module_destroy(m);
+  kiln_pass_context_destroy(context);
+}
+
+static void test_slice_into_concatenate(void **state) {
+  (void)state;
+  kiln_pass_context_t *context = kpt_context(3);
+  kiln_module_t *m = padded(CONCATENATED, context);
+  char *text = kpt_print(m);
+  assert_non_null(strstr(text, "nn.relu(%0) /* Tensor[(1, 64, 6, 6), float32] */"));
+  assert_non_null(strstr(text, "strided_slice(%1, begin=[0], end=[58], axes=[1])"));
   assert_int_equal(count_op(m, &kiln_op_strided_slice), 1);
   kpt_free(text);
   kiln_module_destroy(m);
@@ -221,6 +244,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_classifier_sliced_after_pool),
       cmocka_unit_test(test_slice_absorbed_or_carried),
+      cmocka_unit_test(test_slice_into_concatenate),
       cmocka_unit_test(test_left_alone),
       cmocka_unit_test(test_block_option),
       cmocka_unit_test(test_allocation_failures),
