@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "te/lower.h"
+#include "tir/functor.h"
 
 kiln_schedule_target_t kiln_schedule_target_host(void) {
   kiln_schedule_target_t target = {128};
@@ -169,8 +170,125 @@ static int vector_lanes(const kiln_schedule_target_t *target, const kiln_te_tens
                                                                                     : lanes;
 }
 
+kiln_status_t kiln_schedule_fuse_axes(kiln_te_schedule_t *s, kiln_te_stage_t *st, int count,
+                                      const kiln_te_iter_var_t *const *axes,
+                                      const kiln_te_iter_var_t **out_fused) {
+  const kiln_te_iter_var_t *fused = axes[0];
+  for (int i = 1; i < count; ++i) {
+    KILN_RETURN_IF_ERROR(kiln_te_fuse(s, st, fused, axes[i], &fused));
+  }
+  *out_fused = fused;
+  return KILN_OK;
+}
+
+/* ---- outputs read through a permutation ---- */
+
+typedef struct index_checker_t {
+  kiln_tir_visitor_t visitor;
+  const kiln_te_operation_t *op;
+  bool permuted;
+} index_checker_t;
+
+/* Whether index `d` of `load` is the axis of `op` at the same place from
+ * the right, or the constant 0 (a broadcast). */
+static bool aligned_index(const kiln_te_operation_t *op, const kiln_tir_buffer_load_t *load,
+                          int d) {
+  const kiln_tir_expr_t *index = load->indices[d];
+  int axis = op->num_axes - load->num_indices + d;
+  if (index->kind == KILN_TIR_EXPR_INT_IMM) {
+    return ((const kiln_tir_int_imm_t *)index)->value == 0;
+  }
+  return axis >= 0 && index == &op->axes[axis]->var->base;
+}
+
+static kiln_status_t check_index(kiln_tir_visitor_t *self, const kiln_tir_expr_t *expr) {
+  index_checker_t *c = (index_checker_t *)self;
+  const kiln_tir_buffer_load_t *load = (const kiln_tir_buffer_load_t *)expr;
+  for (int d = 0; d < load->num_indices; ++d) {
+    c->permuted |= !aligned_index(c->op, load, d);
+  }
+  return kiln_tir_visitor_expr_children(self, expr);
+}
+
+/* Whether some compute stage of `s` reads a tensor at other than its own
+ * indices (right-aligned, or 0 for a broadcast dim): a layout transform,
+ * a transpose, a reshape, a concatenation or a slice. Fused with the
+ * other axes, such an output's vectors cross rows, and every lane computes
+ * its own divisions: a ShuffleNet channel shuffle ran at 3 ns an element. */
+static kiln_status_t reads_permuted(const kiln_te_schedule_t *s, bool *out_permuted) {
+  index_checker_t c;
+  kiln_tir_visitor_initialize(&c.visitor);
+  c.visitor.expr_rules[KILN_TIR_EXPR_BUFFER_LOAD] = check_index;
+  c.permuted = false;
+  for (int i = 0; i < s->num_stages && !c.permuted; ++i) {
+    c.op = s->stages[i]->op;
+    if (c.op->kind == KILN_TE_OP_COMPUTE) {
+      KILN_RETURN_IF_ERROR(kiln_tir_visitor_visit_expr(&c.visitor, c.op->body));
+    }
+  }
+  *out_permuted = c.permuted;
+  return KILN_OK;
+}
+
+/* How many trailing axes of `out` make the inner loop: the last ones, up
+ * to the first whose product reaches `lanes` (at most all but the first). */
+static int inner_axes(const kiln_te_tensor_t *out, int lanes) {
+  int count = 1;
+  int64_t extent = out->shape[out->ndim - 1];
+  while (extent < lanes && count < out->ndim - 1) {
+    extent *= out->shape[out->ndim - 1 - count++];
+  }
+  return count;
+}
+
+/* An output read through a permutation: the leading axes fused and
+ * parallel, the trailing ones (a row, or rows up to a vector) fused and
+ * vectorized by the lanes, so that the permuted indices are the same
+ * across a vector but for its position in the row; a row's tail is
+ * peeled by loop partition. */
+static kiln_status_t schedule_rows(const kiln_schedule_target_t *target, kiln_te_schedule_t *s,
+                                   kiln_te_stage_t *st) {
+  const kiln_te_tensor_t *out = st->output;
+  int inner = inner_axes(out, kiln_schedule_lanes(target, out->dtype));
+  const kiln_te_iter_var_t *axes[KILN_TIR_MAX_DIMS], *outer = NULL, *row = NULL;
+  for (int d = 0; d < out->ndim; ++d) {
+    axes[d] = kiln_te_tensor_axis(out, d);
+  }
+  KILN_RETURN_IF_ERROR(kiln_schedule_fuse_axes(s, st, out->ndim - inner, axes, &outer));
+  KILN_RETURN_IF_ERROR(kiln_schedule_fuse_axes(s, st, inner, axes + out->ndim - inner, &row));
+  KILN_RETURN_IF_ERROR(kiln_te_parallel(st, outer));
+  const kiln_te_iter_var_t *vo = NULL, *vi = NULL;
+  KILN_RETURN_IF_ERROR(
+      kiln_te_split(s, st, row, kiln_schedule_lanes(target, out->dtype), &vo, &vi));
+  return kiln_te_vectorize(st, vi);
+}
+
+/* Whether `st` is an output whose loops are its axes as computed (no rule
+ * split or fused them), of rank 2 or more, with a vector's worth of
+ * elements after the first axis: one schedule_rows can take. */
+static bool rows_apply(const kiln_schedule_target_t *target, const kiln_te_stage_t *st) {
+  const kiln_te_tensor_t *out = st->output;
+  if (!st->is_output || st->op->reducer != KILN_TE_REDUCE_NONE || out->ndim < 2 ||
+      st->num_leaves != st->op->num_axes) {
+    return false;
+  }
+  for (int d = 0; d < st->num_leaves; ++d) {
+    if (st->leaf_iter_vars[d] != st->op->axes[d]) {
+      return false;
+    }
+  }
+  return data_extent(st) / out->shape[0] >= kiln_schedule_lanes(target, out->dtype);
+}
+
 static kiln_status_t schedule_stage(const kiln_schedule_target_t *target, kiln_te_schedule_t *s,
                                     kiln_te_stage_t *st) {
+  bool permuted = false;
+  if (rows_apply(target, st)) {
+    KILN_RETURN_IF_ERROR(reads_permuted(s, &permuted));
+  }
+  if (permuted) {
+    return schedule_rows(target, s, st);
+  }
   const kiln_te_iter_var_t *fused = NULL;
   KILN_RETURN_IF_ERROR(fuse_data_axes(s, st, &fused));
   int64_t extent = data_extent(st);

@@ -90,6 +90,12 @@ int kiln_schedule_lanes(const kiln_schedule_target_t *target, kiln_dtype_t dtype
 KILN_MUST_USE_RESULT kiln_status_t kiln_op_compute(const kiln_compute_args_t *args,
                                                    kiln_compute_result_t *out_result);
 
+/* Fuses `count` axes of `st` (outermost first, adjacent in its loop order)
+ * into one loop; count >= 1. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_schedule_fuse_axes(kiln_te_schedule_t *s,
+                                                           kiln_te_stage_t *st, int count,
+                                                           const kiln_te_iter_var_t *const *axes,
+                                                           const kiln_te_iter_var_t **out_fused);
 /* The default CPU schedule described above, applied to every stage. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_schedule_default(const kiln_schedule_target_t *target,
                                                          kiln_te_schedule_t *schedule);

@@ -96,18 +96,6 @@ static bool nchwc_layouts(const kiln_nn_conv2d_attrs_t *a, int64_t *out_ic_block
          memcmp(out.axes, "NCHWc", 5) == 0;
 }
 
-/* Fuses leaves axes[0..count) (adjacent, outer first) into one. */
-static kiln_status_t fuse_all(kiln_te_schedule_t *s, kiln_te_stage_t *st, int count,
-                              const kiln_te_iter_var_t *const *axes,
-                              const kiln_te_iter_var_t **out_fused) {
-  const kiln_te_iter_var_t *fused = axes[0];
-  for (int i = 1; i < count; ++i) {
-    KILN_RETURN_IF_ERROR(kiln_te_fuse(s, st, fused, axes[i], &fused));
-  }
-  *out_fused = fused;
-  return KILN_OK;
-}
-
 static const kiln_te_iter_var_t *axis(const kiln_te_tensor_t *t, int i) {
   return kiln_te_tensor_axis(t, i);
 }
@@ -141,7 +129,7 @@ static kiln_status_t schedule_pad_and_epilogue(kiln_te_schedule_t *s,
     const kiln_te_iter_var_t *outer[3] = {axis(st->output, 0), axis(st->output, 1),
                                           axis(st->output, 2)};
     const kiln_te_iter_var_t *fused = NULL;
-    KILN_RETURN_IF_ERROR(fuse_all(s, st, 3, outer, &fused));
+    KILN_RETURN_IF_ERROR(kiln_schedule_fuse_axes(s, st, 3, outer, &fused));
     KILN_RETURN_IF_ERROR(kiln_te_parallel(st, fused));
     KILN_RETURN_IF_ERROR(kiln_te_vectorize(st, axis(st->output, 4)));
   }
@@ -255,7 +243,7 @@ static kiln_status_t schedule_depthwise(kiln_te_schedule_t *s, const kiln_te_ten
   KILN_RETURN_IF_ERROR(accumulator_stage(s, anchor, out, &stage, &local));
   const kiln_te_iter_var_t *fused = NULL;
   const kiln_te_iter_var_t *outer[3] = {axis(out, 0), axis(out, 1), axis(out, 2)};
-  KILN_RETURN_IF_ERROR(fuse_all(s, stage, 3, outer, &fused));
+  KILN_RETURN_IF_ERROR(kiln_schedule_fuse_axes(s, stage, 3, outer, &fused));
   KILN_RETURN_IF_ERROR(kiln_te_parallel(stage, fused));
   KILN_RETURN_IF_ERROR(kiln_te_vectorize(stage, axis(out, 4)));
   KILN_RETURN_IF_ERROR(kiln_te_compute_at(local, stage, fused));
@@ -542,7 +530,7 @@ kiln_status_t kiln_schedule_conv2d_nchwc_x86_apply(const kiln_schedule_conv_conf
   const kiln_te_iter_var_t *order[] = {axis(out, 0), oc_outer, oh_outer, oh_inner,
                                        ow_chunk,     oc_inner, ow_block, axis(out, 4)};
   KILN_RETURN_IF_ERROR(kiln_te_reorder(stage, 8, order));
-  KILN_RETURN_IF_ERROR(fuse_all(schedule, stage, 3, order, &fused));
+  KILN_RETURN_IF_ERROR(kiln_schedule_fuse_axes(schedule, stage, 3, order, &fused));
   KILN_RETURN_IF_ERROR(kiln_te_parallel(stage, fused));
   KILN_RETURN_IF_ERROR(kiln_te_vectorize(stage, axis(out, 4)));
   if (config->block_oh > 0) {
@@ -608,5 +596,5 @@ kiln_status_t kiln_schedule_x86_accumulator(kiln_te_schedule_t *s, const kiln_te
 kiln_status_t kiln_schedule_x86_fuse_all(kiln_te_schedule_t *s, kiln_te_stage_t *st, int count,
                                          const kiln_te_iter_var_t *const *axes,
                                          const kiln_te_iter_var_t **out_fused) {
-  return fuse_all(s, st, count, axes, out_fused);
+  return kiln_schedule_fuse_axes(s, st, count, axes, out_fused);
 }

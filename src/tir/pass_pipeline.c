@@ -10,7 +10,11 @@
  * index is where vectorize finds the lane-wise (ramp) stride. The schedule's
  * prefetches are injected on the flat indices (their runs are found in the
  * flat linear form), and unswitch_select runs before vectorize so that the
- * copies of a nest it makes vectorize without conditions. vectorize
+ * copies of a nest it makes vectorize without conditions. simplify runs
+ * once before vectorize too: on scalar indices, with the ranges the first
+ * partition narrowed, it folds the divisions a reshape or a layout
+ * transform writes ((i * 196 + r) // 196 is i when r < 196); made vectors,
+ * they would stay a division per lane. vectorize
  * runs before unroll so that an unrolled loop around a vectorized one copies
  * vector statements, and an unrolled loop inside a vectorized body has
  * already become vector code in each copy. A second loop_partition after
@@ -58,6 +62,8 @@ kiln_status_t kiln_tir_lower_pipeline(kiln_arena_t *arena, const kiln_tir_prim_f
   KILN_RETURN_IF_ERROR(kiln_tir_storage_flatten(arena, f, &f));
   KILN_RETURN_IF_ERROR(kiln_tir_inject_prefetch(arena, f, &f));
   KILN_RETURN_IF_ERROR(kiln_tir_unswitch_select(arena, f, &f));
+  KILN_RETURN_IF_ERROR_ANNOTATE(kiln_tir_simplify_prim_func(arena, f, &f), "simplify %s",
+                                func->name);
   KILN_RETURN_IF_ERROR(kiln_tir_vectorize(arena, f, &f));
   KILN_RETURN_IF_ERROR(kiln_tir_loop_partition(arena, f, &f));
   KILN_RETURN_IF_ERROR(kiln_tir_unroll(arena, f, &options->unroll, &f));
