@@ -145,9 +145,11 @@ void kiln_schedule_gemm_x86_space(const kiln_schedule_target_t *target, int64_t 
                                   kiln_schedule_space_t *out_space);
 /* The GEMM schedule with the given knobs, the tile's rows along output dim
  * `row`, its columns in vectors of `lanes`: `anchor` is the product's
- * output, `out` the group's output of the same shape (or the anchor). */
+ * output, `out` the group's output of the same shape (or the anchor).
+ * `shared_batch`: the other leading dims read one right operand, so the
+ * column blocks may run outside them. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_schedule_gemm_x86_apply(
-    const kiln_schedule_gemm_config_t *config, int row, int64_t lanes,
+    const kiln_schedule_gemm_config_t *config, int row, bool shared_batch, int64_t lanes,
     const struct kiln_te_tensor_t *anchor, const struct kiln_te_tensor_t *out,
     struct kiln_te_schedule_t *schedule);
 

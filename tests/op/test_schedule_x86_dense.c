@@ -131,6 +131,20 @@ static void test_gemm_column_tail_golden(void **state) {
   assert_non_null(strstr(text, "if k_c_inner + 32 < 37:")); /* the tail, peeled */
 }
 
+/* A dense over rank-3 data (4, 3, 8) . (32, 8)^T at 512 bits: the tile's
+ * rows run along dim 0 (M = 3 is narrower than a tile), and the weight is
+ * the same for each index of dim 1, so the column blocks (k_outer) run
+ * outside it and consecutive tasks share a panel of the weight. */
+static void test_gemm_columns_outside_batch_golden(void **state) {
+  (void)state;
+  check_compute_pin("gemm tile_rows=3 tile_cols=16 columns_outer=1");
+  const kiln_op_t *op = &kiln_op_dense;
+  const kiln_type_t *types[] = {ttype(KILN_DTYPE_FLOAT32, 3, SHAPE(4, 3, 8)),
+                                ttype(KILN_DTYPE_FLOAT32, 2, SHAPE(32, 8))};
+  const char *text = lowered_text(op, ATTRS(op, "units", "0"), 2, types, 512);
+  assert_non_null(strstr(text, "for k_outer_j_fused_i_outer_fused in T.parallel(12):"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_gemm_sizes, setup, teardown),
@@ -140,6 +154,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_gemm_default_config, setup, teardown),
       cmocka_unit_test_setup_teardown(test_gemm_sequence_first_golden, setup, teardown),
       cmocka_unit_test_setup_teardown(test_gemm_column_tail_golden, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_gemm_columns_outside_batch_golden, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
