@@ -161,6 +161,12 @@ static void test_nchwc_default_config(void **state) {
   k = kiln_schedule_conv_x86_config(&avx512, &c);
   assert_int_equal(k.tile_oc, 1);
   assert_int_equal(k.tile_ow, 14);
+  c.oc_chunks = 4, c.reduce_per_chunk = 144, c.ic_chunks = 2, c.stride_w = 1;
+  c.oh = 147, c.ow = 147; /* Inception v3: a row of the wide tile's 4 chunks is 37 KiB */
+  k = kiln_schedule_conv_x86_config(&avx512, &c);
+  assert_int_equal(k.tile_oc, 2);
+  assert_int_equal(k.tile_ow, 7); /* 147 = 21 x 7 */
+  assert_int_equal(k.block_oh, 1);
 }
 
 /* AVX2's 16 vector registers: the accumulators halve (the wide tile 2
