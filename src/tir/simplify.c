@@ -312,6 +312,33 @@ static int fold_div_mod_pair(simplifier_t *s, kiln_tir_linear_t *l) {
 
 /* ---- bound-based rules ---- */
 
+/* (q c + r) // c as q + r // c, and (q c + r) % c as r % c: exact in
+ * integers whatever r is, so the multiples of c leave the division (a
+ * reshape's flat index i * 196 + r over 14 columns: i * 14 + r // 14).
+ * Only when q has a term, and both parts' bounds fit the dtype. */
+static kiln_status_t split_div_mod(simplifier_t *s, const kiln_tir_binary_t *n,
+                                   const kiln_tir_linear_t *q, const kiln_tir_linear_t *r,
+                                   const kiln_tir_expr_t **out) {
+  if ((q->count == 0 && q->constant == 0) || r->count == 0 ||
+      !kiln_tir_interval_fits(kiln_tir_linear_bound(s->analyzer, q), n->base.dtype) ||
+      !kiln_tir_interval_fits(kiln_tir_linear_bound(s->analyzer, r), n->base.dtype)) {
+    return KILN_OK;
+  }
+  const kiln_tir_expr_t *rest = NULL, *part = NULL;
+  KILN_RETURN_IF_ERROR(kiln_tir_linear_to_expr(arena_of(s), r, &rest));
+  KILN_RETURN_IF_ERROR(kiln_tir_binary_create(arena_of(s), n->base.kind, rest, n->b, &part));
+  if (n->base.kind == KILN_TIR_EXPR_FLOOR_MOD) {
+    *out = part;
+    return KILN_OK;
+  }
+  kiln_tir_linear_t sum = *q;
+  if (sum.count >= KILN_TIR_LINEAR_MAX_TERMS) {
+    return KILN_OK;
+  }
+  sum.terms[sum.count++] = (kiln_tir_linear_term_t){part, 1};
+  return emit_linear(s, &sum, &n->base, out);
+}
+
 static kiln_status_t rewrite_div_mod(simplifier_t *s, const kiln_tir_binary_t *n,
                                      const kiln_tir_expr_t **out) {
   *out = &n->base;
@@ -332,7 +359,7 @@ static kiln_status_t rewrite_div_mod(simplifier_t *s, const kiln_tir_binary_t *n
   }
   kiln_tir_interval_t rb = kiln_tir_linear_bound(s->analyzer, &r);
   if (!rb.exact || rb.min < 0 || rb.max >= c) {
-    return KILN_OK; /* the remainder may leave [0, c): the rule must not fire */
+    return split_div_mod(s, n, &q, &r, out); /* the remainder may leave [0, c) */
   }
   return emit_linear(s, div ? &q : &r, &n->base, out);
 }

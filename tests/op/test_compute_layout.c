@@ -95,18 +95,16 @@ static void test_lowered_text(void **state) {
   const char *text = lowered_text(
       op, ATTRS(op, "src_layout", "\"NCHW\"", "dst_layout", "\"NCHW2c\""), 1, &type, 128);
   assert_string_equal(
-      text,
-      "@T.prim_func\n"
-      "def main(p0: T.Buffer((1, 4, 1, 3), \"float32\"), T_layout_transform: T.Buffer((1, 2, 1, 3, "
-      "2), \"float32\")):\n"
-      "    for i_j_fused_k_fused in T.parallel(2):\n"
-      "        for l_m_fused_outer in T.serial(2):\n"
-      "            for l_m_fused_inner in T.vectorized(4):\n"
-      "                if l_m_fused_outer * 4 + l_m_fused_inner < 6:\n"
-      "                    T_layout_transform[0, i_j_fused_k_fused, 0, (l_m_fused_outer * 4 + "
-      "l_m_fused_inner) // 2, (l_m_fused_outer * 4 + l_m_fused_inner) % 2] = p0[0, "
-      "i_j_fused_k_fused * 2 + (l_m_fused_outer * 4 + l_m_fused_inner) % 2, 0, (l_m_fused_outer * "
-      "4 + l_m_fused_inner) // 2]\n");
+      text, "@T.prim_func\n"
+            "def main(p0: T.Buffer((1, 4, 1, 3), \"float32\"), T_layout_transform: T.Buffer((1, 2, "
+            "1, 3, 2), \"float32\")):\n"
+            "    for i_j_fused_k_fused in T.parallel(2):\n"
+            "        for l_m_fused_outer in T.serial(2):\n"
+            "            for l_m_fused_inner in T.vectorized(4):\n"
+            "                if l_m_fused_outer * 4 + l_m_fused_inner < 6:\n"
+            "                    T_layout_transform[0, i_j_fused_k_fused, 0, l_m_fused_outer * 2 + "
+            "l_m_fused_inner // 2, l_m_fused_inner % 2] = p0[0, i_j_fused_k_fused * 2 + "
+            "l_m_fused_inner % 2, 0, l_m_fused_outer * 2 + l_m_fused_inner // 2]\n");
 }
 
 static kiln_status_t lower_scenario(kiln_allocator_t allocator, void *context) {
