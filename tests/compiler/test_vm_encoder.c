@@ -7,7 +7,8 @@
  *
  * With KILN_BENCH_ENCODER=<runs> in the environment it also compiles the
  * same layer with N = 64 (the graph executor) and prints the median time
- * of each at length 64; that is a measurement, not a check.
+ * of each at length 64 and their profiles; that is a measurement, not a
+ * check.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -171,6 +172,16 @@ static void bench(kiln_graph_executor_t *symbolic, const kiln_params_t *params, 
     print_message("encoder at N=64, round %d: symbolic (VM) %.3f ms, static (graph executor) "
                   "%.3f ms, ratio %.3f\n",
                   round, s, g, s / g);
+  }
+  kiln_graph_executor_t *const executors[2] = {symbolic, graph};
+  for (int e = 0; e < 2; ++e) { /* where the time goes, kernel by kernel */
+    kiln_graph_profile_t *profile = NULL;
+    char *text = NULL;
+    KILN_ASSERT_OK(kiln_graph_executor_profile(executors[e], 20, &profile));
+    KILN_ASSERT_OK(kiln_graph_profile_format(profile, kiln_allocator_system(), &text));
+    print_message("%s profile:\n%s\n", e ? "static" : "symbolic", text);
+    kiln_allocator_free(kiln_allocator_system(), text);
+    kiln_graph_profile_destroy(profile);
   }
   kiln_tensor_release(x);
   kiln_graph_executor_destroy(graph);
