@@ -342,6 +342,8 @@ static kiln_status_t load_model(const compile_args_t *a, kiln_model_t **out_mode
   load.max_constant_bytes = a->options.max_constant_bytes;
   load.batch = a->options.batch;
   load.image_size = a->options.image_size;
+  /* symbolic dims compile for the VM (docs/dynamic-shapes.md) */
+  load.symbolic_input_shapes = a->options.executor != KILN_EXECUTOR_GRAPH;
   KILN_RETURN_IF_ERROR(kiln_model_load(kiln_allocator_system(), a->model, &load, out_model));
   kiln_status_t status = kiln_model_bind_params(*out_model);
   if (status) {

@@ -52,6 +52,10 @@ typedef struct kiln_model_options_t {
   int batch;      /* workloads: batch size (0: 1) */
   int image_size; /* workloads (CNNs): image side (0: 224) */
   uint64_t seed;  /* workloads: the weights are a pure function of it */
+  /* ONNX: keep input dims that are dim_params (or unknown) as symbolic dims,
+   * which the VM compiles (docs/dynamic-shapes.md); false (the default)
+   * refuses them, naming the dim and --input-shape. */
+  bool symbolic_input_shapes;
 } kiln_model_options_t;
 
 /* All zeros: the defaults above. */

@@ -7,7 +7,9 @@
  * calls into. A module with control flow, sequences or optionals is refused
  * first (kiln_pass_check_static: UNIMPLEMENTED naming the node): the graph
  * executor runs a static list of kernels, and those need the interpreter
- * (docs/control-flow.md).
+ * (docs/control-flow.md). A module whose main has symbolic dims in its
+ * parameters compiles for the VM: no memory plan, kernels over run-time
+ * extents (lower_symbolic.c) and the program of vm_symbolic.c.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <string.h>
@@ -69,11 +71,26 @@ static kiln_status_t make_context(kiln_allocator_t allocator,
   return KILN_OK;
 }
 
+/* A module with symbolic dims in main's parameters compiles for the VM
+ * only; any other symbolic dim (a dyn operator's) is refused. */
+static kiln_status_t check_symbolic(kiln_module_t *module, const kiln_compiler_options_t *options) {
+  bool symbolic = kiln_vm_codegen_is_symbolic(module);
+  if (symbolic && options->executor != KILN_EXECUTOR_GRAPH) {
+    return KILN_OK;
+  }
+  kiln_status_t status = kiln_ir_module_require_static(module, "the graph compiler");
+  if (status && symbolic) {
+    return kiln_status_annotate(status, "--executor graph (the VM takes symbolic dims: --executor "
+                                        "vm or auto)");
+  }
+  return status;
+}
+
 static kiln_status_t run_passes(kiln_allocator_t allocator, kiln_module_t *module,
                                 const kiln_compiler_options_t *options,
                                 const kiln_schedule_target_t *target) {
   KILN_RETURN_IF_ERROR(kiln_ir_infer_types(module));
-  KILN_RETURN_IF_ERROR(kiln_ir_module_require_static(module, "the graph compiler"));
+  KILN_RETURN_IF_ERROR(check_symbolic(module, options));
   kiln_pass_context_t *context = NULL;
   kiln_status_t status = make_context(allocator, options, target, &context);
   if (!status) {
@@ -131,6 +148,20 @@ static kiln_status_t plan_and_generate(kiln_compiled_t *c, kiln_module_t *module
   kiln_pass_plan_memory_destroy(plan);
   kiln_tuning_destroy(tuning);
   return status;
+}
+
+/* A module with symbolic dims: kernels over run-time extents, a storage
+ * per value (sized at run time), and the VM program (vm_symbolic.c). */
+static kiln_status_t generate_symbolic(kiln_compiled_t *c, kiln_module_t *module,
+                                       const kiln_schedule_target_t *target,
+                                       const kiln_compiler_options_t *options) {
+  kiln_tuning_t *tuning = NULL;
+  KILN_RETURN_IF_ERROR(load_tuning(c, options, &tuning));
+  kiln_status_t status =
+      kiln_graph_codegen_tuned(c->allocator, module, target, tuning, NULL, &c->arena, &c->graph);
+  kiln_tuning_destroy(tuning);
+  KILN_RETURN_IF_ERROR(status);
+  return kiln_vm_codegen_symbolic(c->allocator, &c->arena, module, &c->graph, &c->vm_json);
 }
 
 /* The loop-IR passes over every kernel, into c->lowered; a progress line
@@ -315,9 +346,13 @@ static kiln_status_t build(kiln_compiled_t *c, kiln_module_t *module,
   KILN_RETURN_IF_ERROR(run_passes(c->allocator, module, options, &target));
   double passed = now_seconds();
   progress(options, "passes done", passed - start);
-  KILN_RETURN_IF_ERROR(plan_and_generate(c, module, &target, options));
+  if (kiln_vm_codegen_is_symbolic(module)) {
+    KILN_RETURN_IF_ERROR(generate_symbolic(c, module, &target, options));
+  } else {
+    KILN_RETURN_IF_ERROR(plan_and_generate(c, module, &target, options));
+  }
   c->executor = kiln_vm_codegen_choose(module, options->executor);
-  if (c->executor == KILN_EXECUTOR_VM) {
+  if (c->executor == KILN_EXECUTOR_VM && !c->vm_json) {
     KILN_RETURN_IF_ERROR(kiln_vm_codegen(c->allocator, c->graph.graph_json, c->graph.num_params,
                                          c->graph.param_names, &c->vm_json));
   }

@@ -152,8 +152,8 @@ static kiln_status_t visit_constant(codegen_t *g, const kiln_constant_t *constan
  * op_list.h keeps together). */
 static int64_t call_flops(const kiln_call_t *call) {
   const kiln_tensor_type_t *out = kiln_type_as_tensor(call->base.checked_type);
-  if (!call->op || !out || call->num_args < 2) {
-    return 0;
+  if (!call->op || !out || call->num_args < 2 || !kiln_type_is_static(call->base.checked_type)) {
+    return 0; /* a symbolic dim: not known at build time */
   }
   int64_t out_elems = 1;
   for (int d = 0; d < out->ndim; ++d) {
@@ -161,7 +161,7 @@ static int64_t call_flops(const kiln_call_t *call) {
   }
   const kiln_tensor_type_t *x = kiln_type_as_tensor(call->args[0]->checked_type);
   const kiln_tensor_type_t *w = kiln_type_as_tensor(call->args[1]->checked_type);
-  if (!x || !w) {
+  if (!x || !w || !kiln_tensor_type_is_static(x) || !kiln_tensor_type_is_static(w)) {
     return 0;
   }
   const char *name = call->op->name;

@@ -33,6 +33,8 @@ typedef struct walk_t {
   kiln_compute_args_t anchor_args;
   kiln_compute_result_t anchor_result;
   const kiln_te_tensor_t *anchor_inputs[KILN_TE_MAX_INPUTS];
+  bool default_schedule; /* the default CPU schedule even where the anchor has one */
+  bool probe;            /* a probe run of a symbolic kernel (te/schedule.h) */
 } walk_t;
 
 static const char *describe(const walk_t *w, size_t i, char *buffer) {
@@ -229,8 +231,9 @@ static kiln_status_t schedule_and_lower(walk_t *w, const kiln_schedule_target_t 
   kiln_te_schedule_t *schedule = NULL;
   KILN_RETURN_IF_ERROR(
       kiln_te_create_schedule(w->arena, result->count, result->tensors, &schedule));
+  schedule->probe = w->probe;
   const kiln_op_t *op = w->anchor->op;
-  if (op->schedule) {
+  if (op->schedule && !w->default_schedule) {
     KILN_RETURN_IF_ERROR_ANNOTATE(
         op->schedule(target, &w->anchor_args, &w->anchor_result, schedule), "%s schedule",
         op->name);
@@ -244,13 +247,44 @@ static kiln_status_t schedule_and_lower(walk_t *w, const kiln_schedule_target_t 
   return kiln_te_lower(schedule, name, num_params + result->count, args, out_func);
 }
 
+static kiln_status_t lower_walk(walk_t *wp, const kiln_function_t *function,
+                                const kiln_schedule_target_t *target, kiln_arena_t *arena,
+                                const char *name, const kiln_tir_prim_func_t **out_func);
+
 kiln_status_t kiln_compiler_lower_function(const kiln_function_t *function,
                                            const kiln_schedule_target_t *target,
                                            kiln_arena_t *arena, const char *name,
                                            const kiln_tir_prim_func_t **out_func) {
-  *out_func = NULL;
+  if (kiln_compiler_function_is_symbolic(function)) {
+    return kiln_compiler_lower_symbolic(function, target, arena, name, out_func);
+  }
+  return kiln_compiler_lower_static(function, target, arena, name, out_func);
+}
+
+kiln_status_t kiln_compiler_lower_static(const kiln_function_t *function,
+                                         const kiln_schedule_target_t *target, kiln_arena_t *arena,
+                                         const char *name, const kiln_tir_prim_func_t **out_func) {
   walk_t w;
   memset(&w, 0, sizeof(w));
+  return lower_walk(&w, function, target, arena, name, out_func);
+}
+
+kiln_status_t kiln_compiler_lower_probe(const kiln_function_t *function,
+                                        const kiln_schedule_target_t *target, bool default_schedule,
+                                        kiln_arena_t *arena, const char *name,
+                                        const kiln_tir_prim_func_t **out_func) {
+  walk_t w;
+  memset(&w, 0, sizeof(w));
+  w.default_schedule = default_schedule;
+  w.probe = true;
+  return lower_walk(&w, function, target, arena, name, out_func);
+}
+
+static kiln_status_t lower_walk(walk_t *wp, const kiln_function_t *function,
+                                const kiln_schedule_target_t *target, kiln_arena_t *arena,
+                                const char *name, const kiln_tir_prim_func_t **out_func) {
+  *out_func = NULL;
+  walk_t w = *wp;
   w.function = function;
   w.arena = arena;
   kiln_hashmap_initialize(&w.index, kiln_allocator_system(), KILN_HASHMAP_KEY_POINTER);

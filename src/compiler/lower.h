@@ -21,6 +21,11 @@
  * inlines every stage that is neither an output nor a reduction. The
  * PrimFunc's parameters are the function's parameters, then its outputs
  * (the fields of a tuple result, in order).
+ *
+ * A function whose parameters have symbolic dims is lowered at probe sizes
+ * and generalized into one kernel over run-time extents (lower_symbolic.c);
+ * when the anchor's schedule does not generalize (it chose other tiles for
+ * other sizes), the default schedule is used.
  */
 #ifndef KILN_COMPILER_LOWER_H_
 #define KILN_COMPILER_LOWER_H_
@@ -34,6 +39,33 @@
  * non-tensor parameter, a call of a function, a constant of more than one
  * element, more than KILN_TE_MAX_INPUTS arguments to an op. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_compiler_lower_function(
+    const kiln_function_t *function, const kiln_schedule_target_t *target, kiln_arena_t *arena,
+    const char *name, const kiln_tir_prim_func_t **out_func);
+
+/* The same for a function whose parameters have static shapes only. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compiler_lower_static(
+    const kiln_function_t *function, const kiln_schedule_target_t *target, kiln_arena_t *arena,
+    const char *name, const kiln_tir_prim_func_t **out_func);
+
+/* One probe run of a symbolic kernel (lower_symbolic.c): a static function
+ * lowered with every split guarded and nothing simplified (te/schedule.h's
+ * probe), with the default CPU schedule for every group when
+ * `default_schedule` (the fallback when the anchor's own schedule does not
+ * generalize). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compiler_lower_probe(const kiln_function_t *function,
+                                                             const kiln_schedule_target_t *target,
+                                                             bool default_schedule,
+                                                             kiln_arena_t *arena, const char *name,
+                                                             const kiln_tir_prim_func_t **out_func);
+
+/* Whether a parameter of `function` has a symbolic dim. */
+bool kiln_compiler_function_is_symbolic(const kiln_function_t *function);
+
+/* A function whose parameters have symbolic dims (compiler/lower_symbolic.c):
+ * lowered at probe sizes and generalized (tir/generalize.h) into one kernel
+ * whose extents are read from its arguments' shapes at run time.
+ * kiln_compiler_lower_function sends such functions here. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compiler_lower_symbolic(
     const kiln_function_t *function, const kiln_schedule_target_t *target, kiln_arena_t *arena,
     const char *name, const kiln_tir_prim_func_t **out_func);
 

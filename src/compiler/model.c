@@ -80,7 +80,7 @@ kiln_status_t kiln_model_load(kiln_allocator_t allocator, const char *name,
     kiln_onnx_import_options_t import = {.num_input_shapes = options->num_input_shapes,
                                          .input_shape_specs = options->input_shapes,
                                          .max_constant_bytes = options->max_constant_bytes,
-                                         .static_input_shapes = true};
+                                         .static_input_shapes = !options->symbolic_input_shapes};
     status = kiln_onnx_import_file(name, &import, allocator, &model->module);
   } else {
     status = build_workload(name, options, model);
@@ -126,7 +126,8 @@ kiln_status_t kiln_compiler_load_model(kiln_allocator_t allocator, const char *n
                                .input_shapes = options->input_shapes,
                                .max_constant_bytes = options->max_constant_bytes,
                                .batch = options->batch,
-                               .image_size = options->image_size};
+                               .image_size = options->image_size,
+                               .symbolic_input_shapes = options->executor != KILN_EXECUTOR_GRAPH};
   kiln_model_t *model = NULL;
   KILN_RETURN_IF_ERROR(kiln_model_load(allocator, name, &load, &model));
   kiln_status_t status = kiln_model_bind_params(model);

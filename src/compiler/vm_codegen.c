@@ -16,9 +16,9 @@
  * them apart from the storage it allocates); a plan sharing one is refused.
  *
  * The choice: KILN_EXECUTOR_AUTO takes the VM when the module has dynamic
- * shapes or control flow, else the graph executor. The IR has neither yet,
- * so AUTO is the graph executor today; the branches that add symbolic dims
- * and If/Loop hook their checks into module_needs_vm.
+ * shapes (a symbolic dim in main's parameters; their programs come from
+ * vm_symbolic.c) or control flow (refused before this for now), else the
+ * graph executor.
  */
 #include <string.h>
 
@@ -27,9 +27,23 @@
 
 /* ---- the choice ---- */
 
-static bool module_needs_vm(const kiln_module_t *module) {
-  (void)module; /* no symbolic dims or control flow in the IR yet */
+bool kiln_vm_codegen_is_symbolic(const kiln_module_t *module) {
+  const kiln_function_t *main_fn = kiln_module_get_function(module, "main");
+  for (int p = 0; main_fn && p < main_fn->num_params; ++p) {
+    const kiln_var_t *param = main_fn->params[p];
+    const kiln_type_t *type =
+        param->base.checked_type ? param->base.checked_type : param->type_annotation;
+    if (!kiln_type_is_static(type)) {
+      return true;
+    }
+  }
   return false;
+}
+
+/* Symbolic dims need the VM; control flow is refused before this (the
+ * graph compiler does not compile it yet). */
+static bool module_needs_vm(const kiln_module_t *module) {
+  return kiln_vm_codegen_is_symbolic(module);
 }
 
 kiln_executor_kind_t kiln_vm_codegen_choose(const kiln_module_t *module,

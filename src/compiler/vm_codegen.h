@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 
+#include "compiler/graph_codegen.h"
 #include "ir/expr.h"
 #include "kiln/runtime.h"
 
@@ -24,5 +25,22 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_vm_codegen(kiln_allocator_t allocator,
                                                    const char *graph_json, int num_params,
                                                    const char *const *param_names,
                                                    char **out_vm_json);
+
+/* Whether a parameter of `module`'s main has a symbolic dim (the module
+ * then needs the VM: kiln_vm_codegen_choose takes it for AUTO). */
+bool kiln_vm_codegen_is_symbolic(const kiln_module_t *module);
+
+/* vm.json's text for a module with symbolic dims (vm_symbolic.c), from
+ * `graph` (kiln_graph_codegen without a memory plan, its kernels lowered
+ * over run-time extents): shapes are computed at run time by shape kernels
+ * it adds to graph's kernels (in `arena`), storage is allocated per run and
+ * freed after its last use, and a kernel check_inputs checks the inputs'
+ * dims against each other first. UNIMPLEMENTED for an output dim no input's
+ * shape gives. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_vm_codegen_symbolic(kiln_allocator_t allocator,
+                                                            kiln_arena_t *arena,
+                                                            const kiln_module_t *module,
+                                                            kiln_graph_codegen_t *graph,
+                                                            char **out_vm_json);
 
 #endif /* KILN_COMPILER_VM_CODEGEN_H_ */

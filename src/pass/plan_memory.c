@@ -496,8 +496,24 @@ const kiln_memory_plan_entry_t *kiln_memory_plan_find(const kiln_memory_plan_t *
 
 /* ---- the pass ---- */
 
+/* Whether main has a parameter with a symbolic dim: no static plan then
+ * (the VM allocates each value per run: compiler/vm_symbolic.c). */
+static bool main_is_symbolic(const kiln_module_t *module) {
+  const kiln_function_t *main_fn = kiln_module_get_function(module, "main");
+  for (int p = 0; main_fn && p < main_fn->num_params; ++p) {
+    if (!kiln_type_is_static(main_fn->params[p]->base.checked_type)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 static kiln_status_t plan_memory_run(kiln_module_t *module, kiln_pass_context_t *context) {
   (void)context;
+  if (main_is_symbolic(module)) {
+    KILN_LOG_INFO("plan_memory: symbolic dims, no static plan");
+    return KILN_OK;
+  }
   kiln_memory_plan_t *plan = NULL;
   KILN_RETURN_IF_ERROR(kiln_pass_plan_memory_compute(module, kiln_module_allocator(module), &plan));
   KILN_LOG_INFO("plan_memory: %d storages, %zu bytes, against %zu bytes for all tensors",

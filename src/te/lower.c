@@ -199,7 +199,7 @@ static void pass_up(lowerer_t *l, nest_t *n) {
       }
       const kiln_tir_expr_t *offset = kiln_tir_b_add(
           b, kiln_tir_b_mul(b, n->values[o], kiln_tir_b_i32(b, n->ranges[i].extent)), n->values[i]);
-      if (n->ranges[o].extent * n->ranges[i].extent > n->ranges[p].extent) {
+      if (l->schedule->probe || n->ranges[o].extent * n->ranges[i].extent > n->ranges[p].extent) {
         n->guards[n->num_guards++] =
             kiln_tir_b_bin(b, KILN_TIR_EXPR_LT, offset, kiln_tir_b_i32(b, n->ranges[p].extent));
       }
@@ -766,7 +766,9 @@ kiln_status_t kiln_te_lower(const kiln_te_schedule_t *schedule, const char *name
   const kiln_tir_prim_func_t *func = NULL;
   KILN_RETURN_IF_ERROR(
       kiln_tir_prim_func_create(schedule->arena, name, num_args, params, body, 0, NULL, &func));
-  KILN_RETURN_IF_ERROR(kiln_tir_simplify_prim_func(schedule->arena, func, &func));
+  if (!schedule->probe) { /* a probe's guards must stay whatever its extents divide */
+    KILN_RETURN_IF_ERROR(kiln_tir_simplify_prim_func(schedule->arena, func, &func));
+  }
   KILN_RETURN_IF_ERROR(kiln_tir_verify_prim_func(kiln_arena_allocator(schedule->arena), func));
   *out_func = func;
   return KILN_OK;

@@ -28,6 +28,8 @@
 #ifndef KILN_TE_SCHEDULE_H_
 #define KILN_TE_SCHEDULE_H_
 
+#include <stdbool.h>
+
 #include "te/te.h"
 
 #define KILN_TE_MAX_STAGES    32
@@ -82,6 +84,12 @@ typedef struct kiln_te_schedule_t {
   const kiln_te_tensor_t *outputs[KILN_TE_MAX_STAGES];
   int num_stages;
   kiln_te_stage_t *stages[KILN_TE_MAX_STAGES]; /* producers first */
+  /* Lowering one probe run of a kernel over symbolic dims
+   * (compiler/lower_symbolic.c, tir/generalize.h): every split gets its
+   * guard, even where the extent divides, and lowering does not simplify,
+   * so the runs' loop structure does not depend on what the probe sizes
+   * divide. */
+  bool probe;
 } kiln_te_schedule_t;
 
 /* A schedule over every compute reachable from `outputs` (computes). */

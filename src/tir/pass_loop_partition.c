@@ -27,6 +27,12 @@
  * vectorized loop is never partitioned: its lanes are one instruction, and
  * a guard on its lanes makes vectorize keep it serial, which is exactly the
  * peeled tail TVM produces. Empty statements are the empty SeqStmt.
+ *
+ * A loop over [0, E) whose E is not constant (a kernel over run-time
+ * extents, tir/generalize.h) splits at its first guard conjunct c * v +
+ * inner + S < 0 whose S uses variables no loop binds: a main loop up to
+ * the symbolic cut (clamped to [0, E]) without that conjunct, and the rest
+ * with it (see partition_symbolic).
  */
 #include "tir/analysis.h"
 #include "tir/functor.h"
@@ -362,11 +368,234 @@ static kiln_status_t split(partitioner_t *p, const kiln_tir_for_t *loop, int64_t
   return kiln_tir_seq_create(p->mutator.arena, count, pieces, out);
 }
 
+/* ---- loops of symbolic extent ---- */
+
+/* A guard conjunct c * v + inner + S < 0 of a loop over v in [0, E) with E
+ * not constant: inner bounded by the loops inside, S over variables no loop
+ * binds (the symbolic dims of a kernel over run-time extents). It holds
+ * for every inner iteration while v < cut = floor((-S - max(inner) - 1) /
+ * c) + 1, so the loop splits into [0, clamp(cut)) without the conjunct and
+ * [clamp(cut), E) with it (clamp to [0, E]). S is trusted not to wrap: its
+ * variables are tensor extents, whose products the kernel indexes with. */
+typedef struct symbolic_finder_t {
+  kiln_tir_visitor_t visitor; /* first */
+  kiln_tir_analyzer_t *analyzer;
+  const kiln_tir_var_t *var;
+  const kiln_tir_expr_t *conjunct; /* the first candidate, or NULL */
+  int64_t c;
+  int64_t max_inner;
+  kiln_tir_linear_t symbolic;
+} symbolic_finder_t;
+
+typedef struct unbound_t {
+  kiln_tir_visitor_t visitor; /* first */
+  const kiln_tir_analyzer_t *analyzer;
+  int found;
+} unbound_t;
+
+static kiln_status_t note_unbound(kiln_tir_visitor_t *self, const kiln_tir_expr_t *expr) {
+  unbound_t *u = (unbound_t *)self;
+  for (size_t i = 0; i < kiln_array_count(&u->analyzer->ranges); ++i) {
+    const kiln_tir_var_range_t *r = kiln_array_at(&u->analyzer->ranges, i);
+    if (&r->var->base == expr) {
+      return KILN_OK;
+    }
+  }
+  u->found = 1;
+  return KILN_OK;
+}
+
+/* Whether `atom` uses a variable the analyzer does not bind. */
+static int uses_unbound(const kiln_tir_analyzer_t *analyzer, const kiln_tir_expr_t *atom) {
+  unbound_t u = {.analyzer = analyzer};
+  kiln_tir_visitor_initialize(&u.visitor);
+  u.visitor.expr_rules[KILN_TIR_EXPR_VAR] = note_unbound;
+  kiln_status_t status = kiln_tir_visitor_visit_expr(&u.visitor, atom);
+  if (status) {
+    kiln_status_free(status);
+    return 1;
+  }
+  return u.found;
+}
+
+/* `cond` (a < b, <=, >, >=) as lin < 0, without bounding its sides. */
+static int comparison_form(const kiln_tir_expr_t *cond, kiln_tir_linear_t *out) {
+  kiln_tir_expr_kind_t kind = cond->kind;
+  if (kind != KILN_TIR_EXPR_LT && kind != KILN_TIR_EXPR_LE && kind != KILN_TIR_EXPR_GT &&
+      kind != KILN_TIR_EXPR_GE) {
+    return 0;
+  }
+  const kiln_tir_binary_t *n = (const void *)cond;
+  int swap = kind == KILN_TIR_EXPR_GT || kind == KILN_TIR_EXPR_GE;
+  int64_t adjust = kind == KILN_TIR_EXPR_LE || kind == KILN_TIR_EXPR_GE ? -1 : 0;
+  kiln_tir_linear_t a, b;
+  if (!kiln_tir_dtype_is_int(n->a->dtype) || n->a->dtype.lanes != 1 ||
+      !kiln_tir_linear_from_expr(swap ? n->b : n->a, &a) ||
+      !kiln_tir_linear_from_expr(swap ? n->a : n->b, &b)) {
+    return 0;
+  }
+  *out = a;
+  kiln_tir_linear_t one = {.dtype = a.dtype, .constant = 1};
+  return kiln_tir_linear_add_scaled(out, &b, -1) && kiln_tir_linear_add_scaled(out, &one, adjust);
+}
+
+static void consider_symbolic(symbolic_finder_t *f, const kiln_tir_expr_t *cond) {
+  kiln_tir_linear_t lin;
+  if (f->conjunct || !comparison_form(cond, &lin) ||
+      !kiln_tir_dtype_equal(lin.dtype, f->var->base.dtype)) {
+    return;
+  }
+  kiln_tir_linear_t inner = {.dtype = lin.dtype, .constant = lin.constant};
+  kiln_tir_linear_t symbolic = {.dtype = lin.dtype};
+  int64_t c = 0;
+  for (int i = 0; i < lin.count; ++i) {
+    const kiln_tir_linear_term_t *t = &lin.terms[i];
+    if (t->atom == &f->var->base) {
+      c = t->coeff;
+    } else if (kiln_tir_expr_uses_vars(t->atom, 1, &f->var)) {
+      return; /* v inside an atom: not linear in v */
+    } else if (uses_unbound(f->analyzer, t->atom)) {
+      symbolic.terms[symbolic.count++] = *t;
+    } else {
+      inner.terms[inner.count++] = *t;
+    }
+  }
+  kiln_tir_interval_t r = kiln_tir_linear_bound(f->analyzer, &inner);
+  if (c <= 0 || symbolic.count == 0 || !r.exact || r.max == INT64_MIN || r.max > INT32_MAX) {
+    return;
+  }
+  f->conjunct = cond;
+  f->c = c;
+  f->max_inner = r.max;
+  f->symbolic = symbolic;
+}
+
+static kiln_status_t find_symbolic_for(kiln_tir_visitor_t *self, const kiln_tir_stmt_t *stmt) {
+  symbolic_finder_t *f = (symbolic_finder_t *)self;
+  int bound = 0;
+  KILN_RETURN_IF_ERROR(bind_loop(f->analyzer, (const void *)stmt, &bound));
+  kiln_status_t status = kiln_tir_visitor_visit_stmt(self, ((const kiln_tir_for_t *)stmt)->body);
+  if (bound) {
+    kiln_tir_analyzer_unbind(f->analyzer);
+  }
+  return status;
+}
+
+static kiln_status_t find_symbolic_if(kiln_tir_visitor_t *self, const kiln_tir_stmt_t *stmt) {
+  const kiln_tir_if_then_else_t *n = (const void *)stmt;
+  const kiln_tir_expr_t *parts[MAX_CONJUNCTS];
+  int count = n->else_case ? 0 : conjuncts(n->condition, parts, 0);
+  for (int i = 0; i < count; ++i) {
+    consider_symbolic((symbolic_finder_t *)self, parts[i]);
+  }
+  return kiln_tir_visitor_stmt_children(self, stmt);
+}
+
+/* Removes one conjunct (by identity) from every If that has it. */
+typedef struct dropper_t {
+  kiln_tir_mutator_t mutator; /* first */
+  const kiln_tir_expr_t *conjunct;
+} dropper_t;
+
+static kiln_status_t drop_if(kiln_tir_mutator_t *self, const kiln_tir_stmt_t *stmt,
+                             const kiln_tir_stmt_t **out) {
+  dropper_t *d = (dropper_t *)self;
+  KILN_RETURN_IF_ERROR(kiln_tir_mutator_rebuild_stmt(self, stmt, out));
+  const kiln_tir_if_then_else_t *n = (const void *)*out;
+  const kiln_tir_expr_t *parts[MAX_CONJUNCTS], *kept = NULL;
+  int count = n->else_case ? 0 : conjuncts(n->condition, parts, 0), dropped = 0;
+  for (int i = 0; i < count; ++i) {
+    if (parts[i] == d->conjunct) {
+      dropped = 1;
+    } else if (kept) {
+      KILN_RETURN_IF_ERROR(
+          kiln_tir_binary_create(self->arena, KILN_TIR_EXPR_AND, kept, parts[i], &kept));
+    } else {
+      kept = parts[i];
+    }
+  }
+  if (!dropped) {
+    return KILN_OK;
+  }
+  if (!kept) {
+    *out = n->then_case;
+    return KILN_OK;
+  }
+  return kiln_tir_if_then_else_create(self->arena, kept, n->then_case, NULL, out);
+}
+
+/* max(0, min(floor((-S - max_inner - 1) / c) + 1, extent)). */
+static kiln_status_t symbolic_cut(kiln_arena_t *arena, const symbolic_finder_t *f,
+                                  const kiln_tir_expr_t *extent, const kiln_tir_expr_t **out) {
+  kiln_tir_linear_t num = {.dtype = f->symbolic.dtype, .constant = -f->max_inner - 1};
+  if (!kiln_tir_linear_add_scaled(&num, &f->symbolic, -1)) {
+    return KILN_STATUS(OUT_OF_RANGE, "symbolic cut: coefficient overflow");
+  }
+  const kiln_tir_expr_t *e = NULL, *c = NULL, *one = NULL, *zero = NULL;
+  KILN_RETURN_IF_ERROR(kiln_tir_linear_to_expr(arena, &num, &e));
+  KILN_RETURN_IF_ERROR(kiln_tir_int_imm_create(arena, num.dtype, f->c, &c));
+  KILN_RETURN_IF_ERROR(kiln_tir_int_imm_create(arena, num.dtype, 1, &one));
+  KILN_RETURN_IF_ERROR(kiln_tir_int_imm_create(arena, num.dtype, 0, &zero));
+  if (f->c != 1) {
+    KILN_RETURN_IF_ERROR(kiln_tir_binary_create(arena, KILN_TIR_EXPR_FLOOR_DIV, e, c, &e));
+  }
+  KILN_RETURN_IF_ERROR(kiln_tir_binary_create(arena, KILN_TIR_EXPR_ADD, e, one, &e));
+  KILN_RETURN_IF_ERROR(kiln_tir_binary_create(arena, KILN_TIR_EXPR_MIN, e, extent, &e));
+  return kiln_tir_binary_create(arena, KILN_TIR_EXPR_MAX, zero, e, out);
+}
+
+static kiln_status_t split_symbolic(partitioner_t *p, const kiln_tir_for_t *loop,
+                                    const symbolic_finder_t *f, const kiln_tir_stmt_t **out) {
+  kiln_arena_t *arena = p->mutator.arena;
+  dropper_t d = {.conjunct = f->conjunct};
+  kiln_tir_mutator_initialize(&d.mutator, arena);
+  d.mutator.stmt_rules[KILN_TIR_STMT_IF_THEN_ELSE] = drop_if;
+  const kiln_tir_stmt_t *dropped = NULL, *main_body = NULL, *tail_body = NULL;
+  KILN_RETURN_IF_ERROR(kiln_tir_mutator_mutate_stmt(&d.mutator, loop->body, &dropped));
+  KILN_RETURN_IF_ERROR(kiln_tir_mutator_mutate_stmt(&p->mutator, dropped, &main_body));
+  KILN_RETURN_IF_ERROR(kiln_tir_mutator_mutate_stmt(&p->mutator, loop->body, &tail_body));
+  const kiln_tir_expr_t *cut = NULL, *rest = NULL;
+  KILN_RETURN_IF_ERROR(symbolic_cut(arena, f, loop->extent, &cut));
+  KILN_RETURN_IF_ERROR(kiln_tir_binary_create(arena, KILN_TIR_EXPR_SUB, loop->extent, cut, &rest));
+  const kiln_tir_stmt_t *pieces[2];
+  KILN_RETURN_IF_ERROR(kiln_tir_for_create(arena, loop->var, loop->min, cut, loop->for_kind,
+                                           main_body, loop->num_annotations, loop->annotations,
+                                           &pieces[0]));
+  KILN_RETURN_IF_ERROR(kiln_tir_for_create(arena, loop->var, cut, rest, loop->for_kind, tail_body,
+                                           loop->num_annotations, loop->annotations, &pieces[1]));
+  return kiln_tir_seq_create(arena, 2, pieces, out);
+}
+
+/* A loop over [0, E) with E not constant: split at its first symbolic
+ * guard (above), else rebuilt as it is. */
+static kiln_status_t partition_symbolic(partitioner_t *p, const kiln_tir_for_t *loop,
+                                        const kiln_tir_stmt_t **out) {
+  int64_t min = -1;
+  symbolic_finder_t f = {.analyzer = &p->analyzer, .var = loop->var};
+  if (kiln_tir_expr_as_int(loop->min, &min) && min == 0 &&
+      loop->for_kind != KILN_TIR_FOR_VECTORIZED) {
+    kiln_tir_visitor_initialize(&f.visitor);
+    for (int i = 0; i < KILN_TIR_EXPR_KIND_COUNT_; ++i) {
+      f.visitor.expr_rules[i] = find_skip_expr;
+    }
+    f.visitor.stmt_rules[KILN_TIR_STMT_FOR] = find_symbolic_for;
+    f.visitor.stmt_rules[KILN_TIR_STMT_IF_THEN_ELSE] = find_symbolic_if;
+    KILN_RETURN_IF_ERROR(kiln_tir_visitor_visit_stmt(&f.visitor, loop->body));
+  }
+  if (!f.conjunct) {
+    return kiln_tir_mutator_rebuild_stmt(&p->mutator, &loop->base, out);
+  }
+  return split_symbolic(p, loop, &f, out);
+}
+
 static kiln_status_t partition_for(kiln_tir_mutator_t *self, const kiln_tir_stmt_t *stmt,
                                    const kiln_tir_stmt_t **out) {
   partitioner_t *p = (partitioner_t *)self;
   const kiln_tir_for_t *loop = (const void *)stmt;
   int64_t min = 0, extent = 0, last = 0;
+  if (kiln_tir_expr_as_int(loop->min, &min) && !kiln_tir_expr_as_int(loop->extent, &extent)) {
+    return kiln_status_annotate(partition_symbolic(p, loop, out), "loop %s", loop->var->name);
+  }
   if (!kiln_tir_expr_as_int(loop->min, &min) || !kiln_tir_expr_as_int(loop->extent, &extent) ||
       extent <= 0 || __builtin_add_overflow(min, extent - 1, &last)) {
     return kiln_tir_mutator_rebuild_stmt(self, stmt, out);

@@ -134,6 +134,48 @@ static void test_onnx_file_with_input_shapes(void **state) {
   free(dir);
 }
 
+/* Kept symbolic (symbolic_input_shapes), the same file compiles once with
+ * kiln_compile (AUTO: the VM) and runs at batch 2 and then 5. */
+static void test_onnx_symbolic_for_the_vm(void **state) {
+  (void)state;
+  char *dir = kiln_test_make_temp_dir();
+  char *path = write_symbolic_model(dir);
+  kiln_model_options_t options = kiln_model_options_default();
+  options.symbolic_input_shapes = true;
+  kiln_model_t *model = load(path, &options);
+  kiln_model_input_info_t info;
+  KILN_ASSERT_OK(kiln_model_input_info(model, 0, &info));
+  assert_string_equal(info.type_text, "Tensor[(N, 3, 2, 2), float32]");
+  kiln_model_destroy(model);
+  kiln_compiled_t *compiled = NULL;
+  KILN_ASSERT_OK(kiln_compile(kiln_allocator_system(), path, NULL, &compiled));
+  assert_int_equal(kiln_compiled_executor(compiled), KILN_EXECUTOR_VM);
+  kiln_graph_executor_t *vm = NULL;
+  KILN_ASSERT_OK(kiln_compiled_create_executor(compiled, &vm));
+  for (int64_t batch = 2; batch <= 5; batch += 3) {
+    int64_t shape[4] = {batch, 3, 2, 2};
+    float values[60];
+    for (int i = 0; i < 60; ++i) {
+      values[i] = (float)(i % 7) - 3.0f;
+    }
+    kiln_tensor_t *input = floats(4, shape, values);
+    KILN_ASSERT_OK(kiln_graph_executor_set_input(vm, 0, kiln_tensor_dl(input)));
+    KILN_ASSERT_OK(kiln_graph_executor_run(vm));
+    const DLTensor *out = NULL;
+    KILN_ASSERT_OK(kiln_graph_executor_get_output(vm, 0, &out));
+    assert_int_equal(out->shape[0], batch);
+    for (int64_t i = 0; i < batch * 12; ++i) {
+      assert_float_equal(((const float *)out->data)[i], values[i] > 0 ? values[i] : 0.0f, 0.0f);
+    }
+    kiln_tensor_release(input);
+  }
+  kiln_graph_executor_destroy(vm);
+  kiln_compiled_destroy(compiled);
+  free(path);
+  kiln_test_remove_dir(dir);
+  free(dir);
+}
+
 static void test_load_errors(void **state) {
   (void)state;
   kiln_model_t *model = NULL;
@@ -370,6 +412,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_workload_weights_apart_then_bound, setup, teardown),
       cmocka_unit_test_setup_teardown(test_onnx_file_with_input_shapes, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_onnx_symbolic_for_the_vm, setup, teardown),
       cmocka_unit_test_setup_teardown(test_load_errors, setup, teardown),
       cmocka_unit_test_setup_teardown(test_optimize_print_and_dot, setup, teardown),
       cmocka_unit_test_setup_teardown(test_optimize_options, setup, teardown),

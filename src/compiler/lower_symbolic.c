@@ -1,0 +1,257 @@
+/*
+ * Lowering a function whose parameters have symbolic dims to one kernel
+ * over run-time extents (lower.h).
+ *
+ * Compute rules, schedules and te lowering are written for static shapes,
+ * as type relations are. So, as type inference does with its probe
+ * (op/symbolic.c), the function is lowered KILN_TIR_GENERALIZE_RUNS times,
+ * each time copied into a scratch module whose parameters have every
+ * dimension variable replaced by a probe size (by name; each anonymous dim
+ * is its own variable) and typed again; then tir/generalize.h turns the
+ * probe kernels into one whose extents are expressions of variables the
+ * kernel binds from its arguments' shapes. The probes are primes (the
+ * table below); the probe runs keep every split's guard and are not
+ * simplified (te/schedule.h), so their structure never depends on what
+ * the sizes divide, and the generalized kernel's guards hold at every size.
+ * An error names the probe run and its sizes.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "compiler/lower.h"
+#include "ir/functor.h"
+#include "ir/infer.h"
+#include "tir/generalize.h"
+
+#define RUNS KILN_TIR_GENERALIZE_RUNS
+
+/* The probe sizes: run r gives the k-th variable probes[r][k]. All are
+ * primes (a schedule preferring a tile that divides an extent finds none
+ * at every probe, so the runs agree), distinct within a run, and no
+ * variable's sizes are an affine function of another's over the runs. */
+static const int64_t probe_sizes[RUNS][KILN_TIR_GENERALIZE_MAX_VARS] = {
+    {257, 263, 269, 271, 277, 281, 283, 293, 307, 311, 313, 317, 331, 337, 347, 349},
+    {509, 521, 523, 541, 547, 557, 563, 569, 571, 577, 587, 593, 599, 601, 607, 613},
+    {61, 67, 71, 73, 79, 83, 89, 101, 103, 107, 109, 113, 127, 131, 137, 139},
+    {97, 101, 103, 107, 109, 113, 127, 131, 137, 139, 149, 151, 157, 163, 167, 173},
+};
+
+typedef struct probe_t {
+  int count;
+  const kiln_dim_var_t *vars[KILN_TIR_GENERALIZE_MAX_VARS];
+  kiln_tir_generalize_vars_t tir;
+} probe_t;
+
+static const kiln_type_t *param_type(const kiln_var_t *param) {
+  return param->base.checked_type ? param->base.checked_type : param->type_annotation;
+}
+
+static int find_var(const probe_t *probe, const kiln_dim_var_t *var) {
+  for (int k = 0; k < probe->count; ++k) {
+    bool same = var->name[0] ? kiln_dim_var_equal(probe->vars[k], var) : probe->vars[k] == var;
+    if (same) {
+      return k;
+    }
+  }
+  return -1;
+}
+
+static kiln_status_t add_var(probe_t *probe, const kiln_dim_var_t *var, kiln_arena_t *arena) {
+  if (probe->count == KILN_TIR_GENERALIZE_MAX_VARS) {
+    return KILN_STATUS(UNIMPLEMENTED, "more than %d symbolic dims in one kernel's parameters",
+                       KILN_TIR_GENERALIZE_MAX_VARS);
+  }
+  int k = probe->count++;
+  probe->vars[k] = var;
+  char *name = NULL;
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate(arena, 24, 1, (void **)&name));
+  if (var->name[0]) {
+    snprintf(name, 24, "%.22s", var->name);
+  } else {
+    snprintf(name, 24, "dim%d", k);
+  }
+  probe->tir.names[k] = name;
+  for (int r = 0; r < RUNS; ++r) {
+    probe->tir.probes[r][k] = probe_sizes[r][k];
+  }
+  probe->tir.count = probe->count;
+  return KILN_OK;
+}
+
+static kiln_status_t collect_vars(const kiln_function_t *function, probe_t *probe,
+                                  kiln_arena_t *arena) {
+  for (int p = 0; p < function->num_params; ++p) {
+    const kiln_tensor_type_t *t = kiln_type_as_tensor(param_type(function->params[p]));
+    if (!t) {
+      return KILN_STATUS(INVALID_ARGUMENT, "parameter %%%s is not a tensor",
+                         function->params[p]->name);
+    }
+    for (int d = 0; t->vars && d < t->ndim; ++d) {
+      if (t->vars[d] && find_var(probe, t->vars[d]) < 0) {
+        KILN_RETURN_IF_ERROR(add_var(probe, t->vars[d], arena));
+      }
+    }
+  }
+  return KILN_OK;
+}
+
+bool kiln_compiler_function_is_symbolic(const kiln_function_t *function) {
+  for (int p = 0; p < function->num_params; ++p) {
+    if (!kiln_type_is_static(param_type(function->params[p]))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/* ---- a probe copy of the function ---- */
+
+typedef struct copier_t {
+  kiln_expr_mutator_t mutator; /* first */
+  const kiln_function_t *function;
+  kiln_var_t **params;
+} copier_t;
+
+static kiln_status_t copy_var(kiln_expr_functor_t *self, kiln_expr_t *expr, void *result) {
+  copier_t *c = (copier_t *)self;
+  for (int p = 0; p < c->function->num_params; ++p) {
+    if (&c->function->params[p]->base == expr) {
+      *(kiln_expr_t **)result = &c->params[p]->base;
+      return KILN_OK;
+    }
+  }
+  return KILN_STATUS(INVALID_ARGUMENT, "%%%s is not a parameter of the function",
+                     kiln_expr_as_var(expr)->name);
+}
+
+/* A new constant node: inference types it in the scratch module. */
+static kiln_status_t copy_constant(kiln_expr_functor_t *self, kiln_expr_t *expr, void *result) {
+  copier_t *c = (copier_t *)self;
+  kiln_constant_t *copy = NULL;
+  KILN_RETURN_IF_ERROR(
+      kiln_ir_constant_create(c->mutator.module, kiln_expr_as_constant(expr)->value, &copy));
+  *(kiln_expr_t **)result = &copy->base;
+  return KILN_OK;
+}
+
+static kiln_status_t probe_param_type(const kiln_type_t *type, const probe_t *probe, int run,
+                                      kiln_arena_t *arena, const kiln_type_t **out_type) {
+  const kiln_tensor_type_t *t = kiln_type_as_tensor(type);
+  int64_t shape[KILN_MAX_RANK];
+  for (int d = 0; d < t->ndim; ++d) {
+    const kiln_dim_var_t *var = t->vars ? t->vars[d] : NULL;
+    shape[d] = var ? probe->tir.probes[run][find_var(probe, var)] : t->shape[d];
+  }
+  return kiln_tensor_type_create(arena, t->dtype, t->ndim, shape, out_type);
+}
+
+static kiln_status_t copy_body(kiln_module_t *m, const kiln_function_t *function,
+                               kiln_var_t **params, kiln_expr_t **out_body) {
+  copier_t c = {.function = function, .params = params};
+  kiln_expr_mutator_initialize(&c.mutator, m, kiln_allocator_system());
+  kiln_expr_functor_override(&c.mutator.functor, KILN_EXPR_KIND_VAR, copy_var);
+  kiln_expr_functor_override(&c.mutator.functor, KILN_EXPR_KIND_CONSTANT, copy_constant);
+  kiln_status_t status = kiln_expr_mutator_mutate(&c.mutator, function->body, out_body);
+  kiln_expr_mutator_deinitialize(&c.mutator);
+  return status;
+}
+
+/* `function` with the run's probe sizes, typed, in a new module `*out_m`. */
+static kiln_status_t instantiate(const kiln_function_t *function, const probe_t *probe, int run,
+                                 kiln_module_t **out_m, kiln_function_t **out_function) {
+  KILN_RETURN_IF_ERROR(kiln_module_create(kiln_allocator_system(), out_m));
+  kiln_module_t *m = *out_m;
+  kiln_var_t *params[KILN_TE_MAX_STAGES];
+  if (function->num_params > KILN_TE_MAX_STAGES) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%d parameters are too many for one kernel",
+                       function->num_params);
+  }
+  for (int p = 0; p < function->num_params; ++p) {
+    const kiln_type_t *type = NULL;
+    KILN_RETURN_IF_ERROR(
+        probe_param_type(param_type(function->params[p]), probe, run, kiln_module_arena(m), &type));
+    KILN_RETURN_IF_ERROR(kiln_ir_var_create(m, function->params[p]->name, type, &params[p]));
+  }
+  kiln_expr_t *body = NULL;
+  KILN_RETURN_IF_ERROR(copy_body(m, function, params, &body));
+  KILN_RETURN_IF_ERROR(
+      kiln_ir_function_create(m, function->num_params, params, body, out_function));
+  (*out_function)->primitive = function->primitive;
+  KILN_RETURN_IF_ERROR(kiln_module_add_function(m, "main", *out_function));
+  return kiln_ir_infer_function(m, "main", *out_function);
+}
+
+static const char *probe_text(const probe_t *probe, int run, char *buffer, size_t capacity) {
+  size_t length = 0;
+  buffer[0] = '\0';
+  for (int k = 0; k < probe->count && length < capacity; ++k) {
+    length +=
+        (size_t)snprintf(buffer + length, capacity - length, "%s%s=%lld", k ? ", " : "",
+                         kiln_dim_var_text(probe->vars[k]), (long long)probe->tir.probes[run][k]);
+  }
+  return buffer;
+}
+
+/* Run `run` lowered into `arena`. */
+static kiln_status_t lower_run(const kiln_function_t *function, const probe_t *probe, int run,
+                               const kiln_schedule_target_t *target, bool default_schedule,
+                               kiln_arena_t *arena, const char *name,
+                               const kiln_tir_prim_func_t **out_func) {
+  kiln_module_t *m = NULL;
+  kiln_function_t *copy = NULL;
+  kiln_status_t status = instantiate(function, probe, run, &m, &copy);
+  if (!status) {
+    status = kiln_compiler_lower_probe(copy, target, default_schedule, arena, name, out_func);
+  }
+  if (m) {
+    kiln_module_destroy(m);
+  }
+  if (status) {
+    char text[256];
+    return kiln_status_annotate(status, "with the symbolic dims taken as %s",
+                                probe_text(probe, run, text, sizeof(text)));
+  }
+  return KILN_OK;
+}
+
+/* Every run lowered (the first into `arena`, the others into `scratch`),
+ * then generalized into `arena`. */
+static kiln_status_t lower_and_generalize(const kiln_function_t *function, const probe_t *probe,
+                                          const kiln_schedule_target_t *target,
+                                          bool default_schedule, kiln_arena_t *arena,
+                                          kiln_arena_t *scratch, const char *name,
+                                          const kiln_tir_prim_func_t **out_func) {
+  const kiln_tir_prim_func_t *runs[RUNS] = {0};
+  for (int r = 0; r < RUNS; ++r) {
+    KILN_RETURN_IF_ERROR(lower_run(function, probe, r, target, default_schedule,
+                                   r == 0 ? arena : scratch, name, &runs[r]));
+  }
+  return kiln_tir_generalize(arena, runs, &probe->tir, out_func);
+}
+
+kiln_status_t kiln_compiler_lower_symbolic(const kiln_function_t *function,
+                                           const kiln_schedule_target_t *target,
+                                           kiln_arena_t *arena, const char *name,
+                                           const kiln_tir_prim_func_t **out_func) {
+  *out_func = NULL;
+  probe_t probe;
+  memset(&probe, 0, sizeof(probe));
+  KILN_RETURN_IF_ERROR(collect_vars(function, &probe, arena));
+  kiln_arena_t scratch;
+  kiln_arena_initialize(&scratch, kiln_allocator_system(), 0);
+  kiln_status_t status =
+      lower_and_generalize(function, &probe, target, false, arena, &scratch, name, out_func);
+  if (status && kiln_status_code(status) == KILN_STATUS_CODE_UNIMPLEMENTED) {
+    kiln_arena_reset(&scratch);
+    kiln_status_t fallback =
+        lower_and_generalize(function, &probe, target, true, arena, &scratch, name, out_func);
+    if (!fallback) {
+      kiln_status_free(status);
+      status = KILN_OK;
+    } else {
+      kiln_status_free(fallback);
+    }
+  }
+  kiln_arena_deinitialize(&scratch);
+  return kiln_status_annotate(status, "lowering %s over symbolic dims", name);
+}
