@@ -324,6 +324,12 @@ static void print_stats(const compile_args_t *a, const kiln_compiled_t *compiled
   printf("  executor: %s\n", kiln_compiled_executor(compiled) == KILN_EXECUTOR_VM
                                  ? "vm (vm.json)"
                                  : "graph (graph.json)");
+  if (kiln_compiled_executor(compiled) == KILN_EXECUTOR_VM &&
+      a->options.executor != KILN_EXECUTOR_VM) {
+    printf("  note: the model has symbolic dims, so it runs on the VM with kernels over run-time "
+           "extents, which are slower than static ones today (docs/dynamic-shapes.md); for static "
+           "speed give the dims with --input-shape\n");
+  }
   printf("  %d kernels, %d kernel calls, %d params, %.2f GFLOP per run\n", s.num_kernels,
          s.num_kernel_calls, s.num_params, (double)s.flops * 1e-9);
   printf("  intermediate tensors: %.2f MiB planned, %.2f MiB without reuse\n",
