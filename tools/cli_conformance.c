@@ -26,7 +26,7 @@
  * case that does not pass is a regression: exit 1) and the pass list writer.
  * A case is UNSUPPORTED when the import refuses it with UNIMPLEMENTED (an
  * operator or form kiln lacks, or an input the importer needs as a constant
- * known at import, such as NonZero's input, fed as a graph input) or, with
+ * known at import, such as DFT's dft_length fed as a graph input) or, with
  * --target, the graph compiler does (symbolic dims, dyn operators), and
  * FAIL for anything else that goes wrong. When CASES_DIR does not exist the
  * command says so and exits 77, which ctest reports as skipped.
@@ -672,8 +672,8 @@ static void kiln_conformance_put_header(kiln_conformance_writer_t *writer,
                        "compares: the same count,\ndtype and shape, and |actual - expected| <= "
                        "atol + rtol |expected| with rtol\n1e-3, atol 1e-7. UNSUPPORTED: the "
                        "importer refuses the model (an operator or a\nform kiln does not have, "
-                       "or an input it needs as a constant known at import,\nlike NonZero's "
-                       "input, fed as a graph input), or the graph compiler does\n(symbolic "
+                       "or an input it needs as a constant known at import,\nlike DFT's "
+                       "dft_length fed as a graph input), or the graph compiler\ndoes (symbolic "
                        "dims, dyn operators: docs/dynamic-shapes.md). FAIL: anything\nelse (an "
                        "import error, a run error, a wrong output, a crash or a time-out).\nHow "
                        "to run it and read it: docs/onnx.md, \"Conformance\".\n\nProduced by "

@@ -21,7 +21,11 @@
  * relation gives it, with every dim an anonymous symbolic dim ("?"), and
  * refuses (UNIMPLEMENTED) when the rank itself depends on values (a shape
  * input whose length is not static). dyn.cumsum reads only an axis, so its
- * output type is static. The graph compiler refuses every dyn operator (its
+ * output type is static. Values that are not a plain list or number are
+ * turned into the static attribute by the rule's kind: unsqueeze axes into
+ * a newshape, split sizes into cut points (checked to add up to the dim),
+ * ONNX pads into pad_width pairs, one element of a tensor (one_hot's off
+ * and on values). The graph compiler refuses every dyn operator (its
  * compute rule returns UNIMPLEMENTED): their outputs have symbolic dims,
  * which it already refuses, or (dyn.cumsum) their loop structure depends on
  * a value.
@@ -29,11 +33,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "op/compute.h"
-#include "op/op.h"
+#include "op/dyn.h"
 #include "op/scalar.h"
 
 /* ---- attributes of the dyn operators: the static ones' that are not inputs ---- */
+
+typedef struct kiln_dyn_reshape_attrs_t {
+  bool allowzero;
+} kiln_dyn_reshape_attrs_t;
 
 typedef struct kiln_dyn_reduce_attrs_t {
   bool keepdims;
@@ -54,6 +61,19 @@ typedef struct kiln_dyn_arange_attrs_t {
   kiln_dtype_t dtype;
 } kiln_dyn_arange_attrs_t;
 
+typedef struct kiln_dyn_split_attrs_t {
+  int64_t axis;
+} kiln_dyn_split_attrs_t;
+
+typedef struct kiln_dyn_one_hot_attrs_t {
+  int64_t axis;
+  kiln_dtype_t dtype;
+} kiln_dyn_one_hot_attrs_t;
+
+typedef struct kiln_dyn_pad_attrs_t {
+  const char *pad_mode;
+} kiln_dyn_pad_attrs_t;
+
 /* ---- rules ---- */
 
 typedef enum dyn_value_kind_e {
@@ -61,12 +81,16 @@ typedef enum dyn_value_kind_e {
   DYN_INT,       /* an integer scalar (or one element): "a" */
   DYN_NUMBER,    /* a scalar of any numeric dtype: "a" as a double */
   DYN_UNSQUEEZE, /* axes (in the output's rank) where 1s go into input 0's shape: a newshape */
+  DYN_NUMBER_AT, /* element `at` of a tensor, as a double: "a" */
+  DYN_SPLIT,     /* part sizes along the dyn attrs' axis (adding up to its dim): cut points */
+  DYN_PADS,      /* ONNX pads [begins..., ends...] of input 0's rank: [b0, e0, b1, e1, ...] */
 } dyn_value_kind_t;
 
 typedef struct dyn_value_t {
   int input;         /* which input of the dyn operator */
   const char *field; /* the static operator's attribute it sets */
   dyn_value_kind_t kind;
+  int at; /* DYN_NUMBER_AT: which element */
 } dyn_value_t;
 
 typedef struct dyn_rule_t {
@@ -99,6 +123,19 @@ static const dyn_rule_t dyn_rules[] = {
      0,
      3,
      {{0, "start", DYN_NUMBER}, {1, "stop", DYN_NUMBER}, {2, "step", DYN_NUMBER}}},
+    {&kiln_op_dyn_split, &kiln_op_split, 1, 1, {{1, "indices", DYN_SPLIT}}},
+    {&kiln_op_dyn_one_hot,
+     &kiln_op_one_hot,
+     1,
+     3,
+     {{1, "depth", DYN_INT},
+      {2, "off_value", DYN_NUMBER_AT, 0},
+      {2, "on_value", DYN_NUMBER_AT, 1}}},
+    {&kiln_op_dyn_pad,
+     &kiln_op_pad,
+     1,
+     2,
+     {{1, "pad_width", DYN_PADS}, {2, "pad_value", DYN_NUMBER}}},
 };
 
 static const dyn_rule_t *dyn_rule_of(const kiln_op_t *op) {
@@ -142,13 +179,9 @@ static kiln_status_t dyn_unsqueeze_text(const kiln_op_t *op, kiln_tensor_t *cons
   return kiln_strbuf_append(sb, "]");
 }
 
-/* The text of input value `v` in the attribute format. */
-static kiln_status_t dyn_value_text(const kiln_op_t *op, const dyn_value_t *v,
-                                    kiln_tensor_t *const *inputs, kiln_strbuf_t *sb) {
-  const kiln_tensor_t *t = inputs[v->input];
-  if (v->kind == DYN_UNSQUEEZE) {
-    return dyn_unsqueeze_text(op, inputs, t, sb);
-  }
+/* A list (DYN_INTS) or one value (DYN_INT, DYN_NUMBER) of `t`. */
+static kiln_status_t dyn_list_text(const kiln_op_t *op, const dyn_value_t *v,
+                                   const kiln_tensor_t *t, kiln_strbuf_t *sb) {
   int64_t count = kiln_tensor_element_count(t);
   if (v->kind != DYN_INTS && count != 1) {
     return KILN_STATUS(INVALID_ARGUMENT, "%s: input %d (%s) has %lld values; expected one",
@@ -171,6 +204,87 @@ static kiln_status_t dyn_value_text(const kiln_op_t *op, const dyn_value_t *v,
   return kiln_strbuf_append(sb, v->kind == DYN_INTS ? "]" : "");
 }
 
+/* Element `at` of `t` (DYN_NUMBER_AT) as a double. */
+static kiln_status_t dyn_number_at_text(const kiln_op_t *op, const dyn_value_t *v,
+                                        const kiln_tensor_t *t, kiln_strbuf_t *sb) {
+  if (kiln_tensor_element_count(t) <= v->at) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: input %d has %lld values; expected at least %d",
+                       op->name, v->input, (long long)kiln_tensor_element_count(t), v->at + 1);
+  }
+  return kiln_strbuf_appendf(sb, "%.17g", dyn_element(t, v->at));
+}
+
+/* The cut points of part sizes `sizes` along the axis (the dyn attrs'
+ * "axis") of inputs[0], which must be >= 0 and add up to that dim. */
+static kiln_status_t dyn_split_text(const kiln_op_t *op, const void *dyn_attrs,
+                                    kiln_tensor_t *const *inputs, const kiln_tensor_t *sizes,
+                                    kiln_strbuf_t *sb) {
+  const kiln_attr_field_t *field = kiln_op_attr_field(op, "axis");
+  int axis = 0;
+  KILN_RETURN_IF_ERROR(
+      kiln_op_normalize_axis(op, *(const int64_t *)((const char *)dyn_attrs + field->offset),
+                             kiln_tensor_ndim(inputs[0]), &axis));
+  int64_t dim = kiln_tensor_shape(inputs[0])[axis], total = 0;
+  int64_t count = kiln_tensor_element_count(sizes);
+  KILN_RETURN_IF_ERROR(kiln_strbuf_append(sb, "["));
+  for (int64_t i = 0; i < count; ++i) {
+    double size = dyn_element(sizes, i);
+    if (!(size >= 0.0 && size <= (double)dim)) {
+      return KILN_STATUS(INVALID_ARGUMENT, "%s: split[%lld] is %g; dim %d is %lld", op->name,
+                         (long long)i, size, axis, (long long)dim);
+    }
+    total += (int64_t)size;
+    if (i + 1 < count) {
+      KILN_RETURN_IF_ERROR(kiln_strbuf_appendf(sb, "%s%lld", i ? ", " : "", (long long)total));
+    }
+  }
+  if (total != dim) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: the split sizes add up to %lld but dim %d is %lld",
+                       op->name, (long long)total, axis, (long long)dim);
+  }
+  return kiln_strbuf_append(sb, "]");
+}
+
+/* ONNX pads [x0_begin, x1_begin, ..., x0_end, ...] of inputs[0]'s rank as
+ * pad_width's (begin, end) pairs. */
+static kiln_status_t dyn_pads_text(const kiln_op_t *op, kiln_tensor_t *const *inputs,
+                                   const kiln_tensor_t *pads, kiln_strbuf_t *sb) {
+  int rank = kiln_tensor_ndim(inputs[0]);
+  if (kiln_tensor_element_count(pads) != 2 * (int64_t)rank) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: pads has %lld values; rank %d needs %d", op->name,
+                       (long long)kiln_tensor_element_count(pads), rank, 2 * rank);
+  }
+  KILN_RETURN_IF_ERROR(kiln_strbuf_append(sb, "["));
+  for (int d = 0; d < rank; ++d) {
+    KILN_RETURN_IF_ERROR(kiln_strbuf_appendf(sb, "%s%lld, %lld", d ? ", " : "",
+                                             (long long)dyn_element(pads, d),
+                                             (long long)dyn_element(pads, rank + d)));
+  }
+  return kiln_strbuf_append(sb, "]");
+}
+
+/* The text of input value `v` in the attribute format. */
+static kiln_status_t dyn_value_text(const kiln_op_t *op, const void *dyn_attrs,
+                                    const dyn_value_t *v, kiln_tensor_t *const *inputs,
+                                    kiln_strbuf_t *sb) {
+  const kiln_tensor_t *t = inputs[v->input];
+  switch (v->kind) {
+  case DYN_UNSQUEEZE:
+    return dyn_unsqueeze_text(op, inputs, t, sb);
+  case DYN_NUMBER_AT:
+    return dyn_number_at_text(op, v, t, sb);
+  case DYN_SPLIT:
+    return dyn_split_text(op, dyn_attrs, inputs, t, sb);
+  case DYN_PADS:
+    return dyn_pads_text(op, inputs, t, sb);
+  case DYN_INTS:
+  case DYN_INT:
+  case DYN_NUMBER:
+    break;
+  }
+  return dyn_list_text(op, v, t, sb);
+}
+
 /* Sets one field of the static attrs from its text in `sb`, then clears it. */
 static kiln_status_t dyn_set(const dyn_rule_t *rule, void *attrs, const char *field,
                              kiln_strbuf_t *sb, kiln_arena_t *arena) {
@@ -191,7 +305,7 @@ static kiln_status_t dyn_fill_attrs(const dyn_rule_t *rule, const void *dyn_attr
   }
   for (int k = 0; k < rule->num_values; ++k) {
     const dyn_value_t *v = &rule->values[k];
-    KILN_RETURN_IF_ERROR(dyn_value_text(op, v, inputs, sb));
+    KILN_RETURN_IF_ERROR(dyn_value_text(op, dyn_attrs, v, inputs, sb));
     KILN_RETURN_IF_ERROR(dyn_set(rule, attrs, v->field, sb, arena));
   }
   return kiln_op_attrs_validate(rule->static_op, attrs);
@@ -240,8 +354,8 @@ static kiln_status_t dyn_reference(const kiln_kernel_args_t *args) {
   return status;
 }
 
-static kiln_status_t dyn_compute(const kiln_compute_args_t *args,
-                                 kiln_compute_result_t *out_result) {
+kiln_status_t kiln_dyn_compute_refuse(const kiln_compute_args_t *args,
+                                      kiln_compute_result_t *out_result) {
   (void)out_result;
   return KILN_STATUS(UNIMPLEMENTED,
                      "%s reads a shape-like input at run time; the graph compiler does not "
@@ -275,9 +389,8 @@ static kiln_status_t dyn_value_length(const kiln_type_relation_t *relation, int 
   return KILN_OK;
 }
 
-/* A tensor type of `rank` anonymous symbolic dims. */
-static kiln_status_t dyn_symbolic_type(kiln_arena_t *arena, kiln_dtype_t dtype, int rank,
-                                       const kiln_type_t **out_type) {
+kiln_status_t kiln_dyn_symbolic_type(kiln_arena_t *arena, kiln_dtype_t dtype, int rank,
+                                     const kiln_type_t **out_type) {
   const kiln_dim_var_t *vars[KILN_MAX_RANK];
   int64_t shape[KILN_MAX_RANK];
   for (int d = 0; d < rank; ++d) {
@@ -285,6 +398,22 @@ static kiln_status_t dyn_symbolic_type(kiln_arena_t *arena, kiln_dtype_t dtype, 
     shape[d] = -1;
   }
   return kiln_tensor_type_create_symbolic(arena, dtype, rank, shape, vars, out_type);
+}
+
+kiln_status_t kiln_dyn_check_list(const kiln_type_relation_t *relation, int index, const char *what,
+                                  bool want_float) {
+  const kiln_tensor_type_t *t = NULL;
+  KILN_RETURN_IF_ERROR(kiln_op_input_tensor(relation, index, &t));
+  kiln_scalar_class_t have = kiln_scalar_class(t->dtype);
+  bool fits = want_float ? have == KILN_SCALAR_CLASS_FLOAT
+                         : have == KILN_SCALAR_CLASS_SIGNED || have == KILN_SCALAR_CLASS_UNSIGNED;
+  if (!fits || t->ndim > 1) {
+    char shape[KILN_SHAPE_TEXT_CAPACITY];
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: input %d (%s) is %s %s; expected a 1-D %s tensor",
+                       relation->op->name, index, what, kiln_dtype_name(t->dtype),
+                       kiln_op_shape_text(t, shape), want_float ? "float" : "integer");
+  }
+  return KILN_OK;
 }
 
 static kiln_status_t dyn_data(const kiln_type_relation_t *relation,
@@ -307,7 +436,7 @@ static kiln_status_t dyn_reshape_infer(const kiln_type_relation_t *relation,
   int length = 0;
   KILN_RETURN_IF_ERROR(dyn_data(relation, &data));
   KILN_RETURN_IF_ERROR(dyn_value_length(relation, 1, &length));
-  return dyn_symbolic_type(relation->arena, data->dtype, length, out_type);
+  return kiln_dyn_symbolic_type(relation->arena, data->dtype, length, out_type);
 }
 
 /* broadcast_to, tile: rank = max(rank, len(value)). */
@@ -318,7 +447,7 @@ static kiln_status_t dyn_max_rank_infer(const kiln_type_relation_t *relation,
   KILN_RETURN_IF_ERROR(dyn_data(relation, &data));
   KILN_RETURN_IF_ERROR(dyn_value_length(relation, 1, &length));
   int rank = length > data->ndim ? length : data->ndim;
-  return dyn_symbolic_type(relation->arena, data->dtype, rank, out_type);
+  return kiln_dyn_symbolic_type(relation->arena, data->dtype, rank, out_type);
 }
 
 /* strided_slice: the data's rank; begin, end, strides and axes (or no
@@ -339,7 +468,7 @@ static kiln_status_t dyn_slice_infer(const kiln_type_relation_t *relation,
                        relation->op->name, lengths[0], lengths[1], lengths[2], lengths[3],
                        data->ndim);
   }
-  return dyn_symbolic_type(relation->arena, data->dtype, data->ndim, out_type);
+  return kiln_dyn_symbolic_type(relation->arena, data->dtype, data->ndim, out_type);
 }
 
 /* squeeze: rank - len(axis); an empty axis list (squeeze every 1) depends on values. */
@@ -355,7 +484,7 @@ static kiln_status_t dyn_squeeze_infer(const kiln_type_relation_t *relation,
                        relation->op->name);
   }
   KILN_RETURN_IF_ERROR(dyn_check_rank(relation, data->ndim - length));
-  return dyn_symbolic_type(relation->arena, data->dtype, data->ndim - length, out_type);
+  return kiln_dyn_symbolic_type(relation->arena, data->dtype, data->ndim - length, out_type);
 }
 
 /* unsqueeze: rank + len(axes). */
@@ -366,7 +495,7 @@ static kiln_status_t dyn_unsqueeze_infer(const kiln_type_relation_t *relation,
   KILN_RETURN_IF_ERROR(dyn_data(relation, &data));
   KILN_RETURN_IF_ERROR(dyn_value_length(relation, 1, &length));
   KILN_RETURN_IF_ERROR(dyn_check_rank(relation, data->ndim + length));
-  return dyn_symbolic_type(relation->arena, data->dtype, data->ndim + length, out_type);
+  return kiln_dyn_symbolic_type(relation->arena, data->dtype, data->ndim + length, out_type);
 }
 
 /* sum: keepdims keeps the rank, else rank - len(axis); no axes: everything. */
@@ -379,7 +508,7 @@ static kiln_status_t dyn_sum_infer(const kiln_type_relation_t *relation,
   bool keepdims = ((const kiln_dyn_reduce_attrs_t *)relation->attrs)->keepdims;
   int rank = keepdims ? data->ndim : (length == 0 ? 0 : data->ndim - length);
   KILN_RETURN_IF_ERROR(dyn_check_rank(relation, rank));
-  return dyn_symbolic_type(relation->arena, data->dtype, rank, out_type);
+  return kiln_dyn_symbolic_type(relation->arena, data->dtype, rank, out_type);
 }
 
 /* cumsum: the data's type (the axis moves no dim). */
@@ -405,9 +534,10 @@ static kiln_status_t dyn_topk_infer(const kiln_type_relation_t *relation,
   KILN_RETURN_IF_ERROR(dyn_data(relation, &data));
   KILN_RETURN_IF_ERROR(dyn_value_length(relation, 1, &length));
   const kiln_type_t *fields[2];
-  KILN_RETURN_IF_ERROR(dyn_symbolic_type(relation->arena, data->dtype, data->ndim, &fields[0]));
   KILN_RETURN_IF_ERROR(
-      dyn_symbolic_type(relation->arena, KILN_DTYPE_INT64, data->ndim, &fields[1]));
+      kiln_dyn_symbolic_type(relation->arena, data->dtype, data->ndim, &fields[0]));
+  KILN_RETURN_IF_ERROR(
+      kiln_dyn_symbolic_type(relation->arena, KILN_DTYPE_INT64, data->ndim, &fields[1]));
   return kiln_tuple_type_create(relation->arena, 2, fields, out_type);
 }
 
@@ -419,11 +549,114 @@ static kiln_status_t dyn_arange_infer(const kiln_type_relation_t *relation,
     KILN_RETURN_IF_ERROR(dyn_value_length(relation, k, &length));
   }
   kiln_dtype_t dtype = ((const kiln_dyn_arange_attrs_t *)relation->attrs)->dtype;
-  return dyn_symbolic_type(relation->arena, dtype, 1, out_type);
+  return kiln_dyn_symbolic_type(relation->arena, dtype, 1, out_type);
+}
+
+/* The static length of 1-D input `index`, or UNIMPLEMENTED (what the
+ * output's type needs from it depends on values). */
+static kiln_status_t dyn_static_length(const kiln_type_relation_t *relation, int index,
+                                       const char *what, int64_t *out_length) {
+  const kiln_tensor_type_t *t = NULL;
+  KILN_RETURN_IF_ERROR(kiln_op_input_tensor(relation, index, &t));
+  if (!kiln_tensor_type_is_static(t)) {
+    return KILN_STATUS(UNIMPLEMENTED,
+                       "%s: the output's type depends on the length of input %d (%s), which is "
+                       "known only at run time",
+                       relation->op->name, index, what);
+  }
+  *out_length = t->ndim == 1 ? t->shape[0] : 1;
+  return KILN_OK;
+}
+
+/* The elements of a static tensor type. */
+static int64_t dyn_type_count(const kiln_tensor_type_t *t) {
+  int64_t count = 1;
+  for (int d = 0; d < t->ndim; ++d) {
+    count *= t->shape[d];
+  }
+  return count;
+}
+
+/* The most parts dyn.split makes. */
+#define DYN_SPLIT_MAX_PARTS 64
+
+/* split: one part per size, each of the data's rank. */
+static kiln_status_t dyn_split_infer(const kiln_type_relation_t *relation,
+                                     const kiln_type_t **out_type) {
+  const kiln_tensor_type_t *data = NULL;
+  int64_t count = 0;
+  KILN_RETURN_IF_ERROR(dyn_data(relation, &data));
+  KILN_RETURN_IF_ERROR(kiln_dyn_check_list(relation, 1, "split", false));
+  KILN_RETURN_IF_ERROR(dyn_static_length(relation, 1, "split", &count));
+  int axis = 0;
+  int64_t attr_axis = ((const kiln_dyn_split_attrs_t *)relation->attrs)->axis;
+  KILN_RETURN_IF_ERROR(kiln_op_normalize_axis(relation->op, attr_axis, data->ndim, &axis));
+  if (count < 2 || count > DYN_SPLIT_MAX_PARTS) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: split has %lld sizes; expected 2 to %d parts",
+                       relation->op->name, (long long)count, DYN_SPLIT_MAX_PARTS);
+  }
+  const kiln_type_t *fields[DYN_SPLIT_MAX_PARTS];
+  for (int64_t k = 0; k < count; ++k) {
+    KILN_RETURN_IF_ERROR(
+        kiln_dyn_symbolic_type(relation->arena, data->dtype, data->ndim, &fields[k]));
+  }
+  return kiln_tuple_type_create(relation->arena, (int)count, fields, out_type);
+}
+
+/* one_hot: the indices' rank + 1, of the attribute's dtype; depth is one
+ * number and values two (off, on). */
+static kiln_status_t dyn_one_hot_infer(const kiln_type_relation_t *relation,
+                                       const kiln_type_t **out_type) {
+  const kiln_tensor_type_t *indices = NULL, *values = NULL, *depth = NULL;
+  int64_t count = 0;
+  KILN_RETURN_IF_ERROR(dyn_data(relation, &indices));
+  KILN_RETURN_IF_ERROR(kiln_op_input_tensor(relation, 1, &depth));
+  KILN_RETURN_IF_ERROR(kiln_op_input_tensor(relation, 2, &values));
+  KILN_RETURN_IF_ERROR(dyn_static_length(relation, 2, "values", &count));
+  kiln_scalar_class_t depth_class = kiln_scalar_class(depth->dtype);
+  if (!kiln_tensor_type_is_static(depth) || dyn_type_count(depth) != 1 ||
+      depth_class == KILN_SCALAR_CLASS_NONE || depth_class == KILN_SCALAR_CLASS_BOOL) {
+    char shape[KILN_SHAPE_TEXT_CAPACITY];
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: input 1 (depth) is %s %s; expected one number",
+                       relation->op->name, kiln_dtype_name(depth->dtype),
+                       kiln_op_shape_text(depth, shape));
+  }
+  if (values->ndim != 1 || count != 2) {
+    char shape[KILN_SHAPE_TEXT_CAPACITY];
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: input 2 (values) is %s; expected 2 values (off, on)",
+                       relation->op->name, kiln_op_shape_text(values, shape));
+  }
+  KILN_RETURN_IF_ERROR(dyn_check_rank(relation, indices->ndim + 1));
+  kiln_dtype_t dtype = ((const kiln_dyn_one_hot_attrs_t *)relation->attrs)->dtype;
+  return kiln_dyn_symbolic_type(relation->arena, dtype, indices->ndim + 1, out_type);
+}
+
+/* pad: the data's rank; pads holds 2 * rank integers, the value one. */
+static kiln_status_t dyn_pad_infer(const kiln_type_relation_t *relation,
+                                   const kiln_type_t **out_type) {
+  const kiln_tensor_type_t *data = NULL, *value = NULL;
+  int64_t count = 0;
+  KILN_RETURN_IF_ERROR(dyn_data(relation, &data));
+  KILN_RETURN_IF_ERROR(kiln_dyn_check_list(relation, 1, "pads", false));
+  KILN_RETURN_IF_ERROR(dyn_static_length(relation, 1, "pads", &count));
+  KILN_RETURN_IF_ERROR(kiln_op_input_tensor(relation, 2, &value));
+  if (count != 2 * (int64_t)data->ndim) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: pads has %lld values; rank %d needs %d",
+                       relation->op->name, (long long)count, data->ndim, 2 * data->ndim);
+  }
+  if (value->ndim > 1 || !kiln_tensor_type_is_static(value) || dyn_type_count(value) != 1) {
+    char shape[KILN_SHAPE_TEXT_CAPACITY];
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: input 2 (constant_value) is %s; expected one value",
+                       relation->op->name, kiln_op_shape_text(value, shape));
+  }
+  return kiln_dyn_symbolic_type(relation->arena, data->dtype, data->ndim, out_type);
 }
 
 /* ---- the operators ---- */
 
+static const kiln_attr_field_t dyn_reshape_fields[] = {
+    KILN_ATTR_FIELD(kiln_dyn_reshape_attrs_t, allowzero, BOOL, "False"),
+};
 static const kiln_attr_field_t dyn_reduce_fields[] = {
     KILN_ATTR_FIELD(kiln_dyn_reduce_attrs_t, keepdims, BOOL, "False"),
 };
@@ -439,25 +672,36 @@ static const kiln_attr_field_t dyn_topk_fields[] = {
 static const kiln_attr_field_t dyn_arange_fields[] = {
     KILN_ATTR_FIELD(kiln_dyn_arange_attrs_t, dtype, DTYPE, "\"float32\""),
 };
+static const kiln_attr_field_t dyn_split_fields[] = {
+    KILN_ATTR_FIELD(kiln_dyn_split_attrs_t, axis, INT, "0"),
+};
+static const kiln_attr_field_t dyn_one_hot_fields[] = {
+    KILN_ATTR_FIELD(kiln_dyn_one_hot_attrs_t, axis, INT, "-1"),
+    KILN_ATTR_FIELD(kiln_dyn_one_hot_attrs_t, dtype, DTYPE, "\"float32\""),
+};
+static const kiln_attr_field_t dyn_pad_fields[] = {
+    KILN_ATTR_FIELD(kiln_dyn_pad_attrs_t, pad_mode, STRING, "\"constant\""),
+};
 
 #define DYN_FIELDS_(type, fields)                                                           \
   .attrs_size = sizeof(type), .num_attr_fields = (int)(sizeof(fields) / sizeof(fields[0])), \
   .attr_fields = fields
 
-#define DYN_OP_(symbol, op_name, op_id, inputs, relation, ...) \
-  const kiln_op_t symbol = {.name = op_name,                   \
-                            .id = KILN_OP_##op_id,             \
-                            .min_inputs = inputs,              \
-                            .max_inputs = inputs,              \
-                            .pattern = KILN_OP_PATTERN_OPAQUE, \
-                            .infer_type = relation,            \
-                            .reference = dyn_reference,        \
-                            .compute = dyn_compute,            \
-                            .shape_func = dyn_shape_func,      \
-                            .symbolic_relation = true,         \
+#define DYN_OP_(symbol, op_name, op_id, inputs, relation, ...)  \
+  const kiln_op_t symbol = {.name = op_name,                    \
+                            .id = KILN_OP_##op_id,              \
+                            .min_inputs = inputs,               \
+                            .max_inputs = inputs,               \
+                            .pattern = KILN_OP_PATTERN_OPAQUE,  \
+                            .infer_type = relation,             \
+                            .reference = dyn_reference,         \
+                            .compute = kiln_dyn_compute_refuse, \
+                            .shape_func = dyn_shape_func,       \
+                            .symbolic_relation = true,          \
                             __VA_ARGS__}
 
-DYN_OP_(kiln_op_dyn_reshape, "dyn.reshape", DYN_RESHAPE, 2, dyn_reshape_infer, .attrs_size = 0);
+DYN_OP_(kiln_op_dyn_reshape, "dyn.reshape", DYN_RESHAPE, 2, dyn_reshape_infer,
+        DYN_FIELDS_(kiln_dyn_reshape_attrs_t, dyn_reshape_fields));
 DYN_OP_(kiln_op_dyn_broadcast_to, "dyn.broadcast_to", DYN_BROADCAST_TO, 2, dyn_max_rank_infer,
         .attrs_size = 0);
 DYN_OP_(kiln_op_dyn_tile, "dyn.tile", DYN_TILE, 2, dyn_max_rank_infer, .attrs_size = 0);
@@ -474,3 +718,9 @@ DYN_OP_(kiln_op_dyn_topk, "dyn.topk", DYN_TOPK, 2, dyn_topk_infer,
         DYN_FIELDS_(kiln_dyn_topk_attrs_t, dyn_topk_fields));
 DYN_OP_(kiln_op_dyn_arange, "dyn.arange", DYN_ARANGE, 3, dyn_arange_infer,
         DYN_FIELDS_(kiln_dyn_arange_attrs_t, dyn_arange_fields));
+DYN_OP_(kiln_op_dyn_split, "dyn.split", DYN_SPLIT, 2, dyn_split_infer,
+        DYN_FIELDS_(kiln_dyn_split_attrs_t, dyn_split_fields));
+DYN_OP_(kiln_op_dyn_one_hot, "dyn.one_hot", DYN_ONE_HOT, 3, dyn_one_hot_infer,
+        DYN_FIELDS_(kiln_dyn_one_hot_attrs_t, dyn_one_hot_fields));
+DYN_OP_(kiln_op_dyn_pad, "dyn.pad", DYN_PAD, 3, dyn_pad_infer,
+        DYN_FIELDS_(kiln_dyn_pad_attrs_t, dyn_pad_fields));

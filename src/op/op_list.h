@@ -167,7 +167,9 @@
   X(OPTIONAL_HAS_ELEMENT, "optional.has_element", kiln_op_optional_has) \
   X(OPTIONAL_GET_ELEMENT, "optional.get_element", kiln_op_optional_get)
 
-/* dyn.c: static operators whose shape-like attributes are run-time inputs */
+/* dyn.c: static operators whose shape-like attributes are run-time inputs;
+ * dyn_resize.c: ONNX Resize with its scales or sizes read at run time;
+ * value_shape.c: outputs whose shape depends on the data's values */
 #define KILN_OP_LIST_DYN(X)                                            \
   X(DYN_RESHAPE, "dyn.reshape", kiln_op_dyn_reshape)                   \
   X(DYN_BROADCAST_TO, "dyn.broadcast_to", kiln_op_dyn_broadcast_to)    \
@@ -178,7 +180,14 @@
   X(DYN_SUM, "dyn.sum", kiln_op_dyn_sum)                               \
   X(DYN_CUMSUM, "dyn.cumsum", kiln_op_dyn_cumsum)                      \
   X(DYN_TOPK, "dyn.topk", kiln_op_dyn_topk)                            \
-  X(DYN_ARANGE, "dyn.arange", kiln_op_dyn_arange)
+  X(DYN_ARANGE, "dyn.arange", kiln_op_dyn_arange)                      \
+  X(DYN_RESIZE, "dyn.resize", kiln_op_dyn_resize)                      \
+  X(DYN_SPLIT, "dyn.split", kiln_op_dyn_split)                         \
+  X(DYN_ONE_HOT, "dyn.one_hot", kiln_op_dyn_one_hot)                   \
+  X(DYN_PAD, "dyn.pad", kiln_op_dyn_pad)                               \
+  X(NONZERO, "nonzero", kiln_op_nonzero)                               \
+  X(UNIQUE, "unique", kiln_op_unique)                                  \
+  X(NON_MAX_SUPPRESSION, "vision.non_max_suppression", kiln_op_non_max_suppression)
 
 #define KILN_OP_LIST(X)     \
   KILN_OP_LIST_NN(X)        \

@@ -411,6 +411,7 @@ const kiln_op_t kiln_op_scatter_elements = {
     .correct_layout = kiln_layout_keep_axes,
     .reference = scatter_elements_reference,
     .compute = kiln_compute_scatter_elements,
+    .symbolic_dims = true,
 };
 
 /* ---- scatter_nd ---- */

@@ -47,17 +47,20 @@ static kiln_status_t check_list_length(const kiln_op_t *op, const char *name,
 /* ---- reshape ---- */
 
 typedef struct kiln_reshape_attrs_t {
-  kiln_ints_t newshape; /* 0 copies the input dim, -1 is inferred */
+  kiln_ints_t newshape; /* 0 copies the input dim (a 0 with allowzero), -1 is inferred */
+  bool allowzero;       /* ONNX's allowzero=1 */
 } kiln_reshape_attrs_t;
 
 static const kiln_attr_field_t kiln_reshape_fields[] = {
     KILN_ATTR_FIELD(kiln_reshape_attrs_t, newshape, INTS, "[]"),
+    KILN_ATTR_FIELD(kiln_reshape_attrs_t, allowzero, BOOL, "False"),
 };
 
 static kiln_status_t reshape_validate(const kiln_op_t *op, const void *attrs) {
-  const kiln_ints_t *newshape = &((const kiln_reshape_attrs_t *)attrs)->newshape;
+  const kiln_reshape_attrs_t *reshape = attrs;
+  const kiln_ints_t *newshape = &reshape->newshape;
   KILN_RETURN_IF_ERROR(check_list_length(op, "newshape", newshape, KILN_MAX_RANK));
-  int inferred = 0;
+  int inferred = 0, zeros = 0;
   for (int32_t i = 0; i < newshape->count; ++i) {
     if (newshape->values[i] < -1) {
       return KILN_STATUS(INVALID_ARGUMENT,
@@ -65,10 +68,15 @@ static kiln_status_t reshape_validate(const kiln_op_t *op, const void *attrs) {
                          (int)i, (long long)newshape->values[i]);
     }
     inferred += newshape->values[i] == -1;
+    zeros += newshape->values[i] == 0;
   }
+  char list[KILN_INTS_TEXT_CAPACITY];
   if (inferred > 1) {
-    char list[KILN_INTS_TEXT_CAPACITY];
     return KILN_STATUS(INVALID_ARGUMENT, "%s: newshape %s has more than one -1", op->name,
+                       kiln_ints_text(newshape, list));
+  }
+  if (reshape->allowzero && inferred && zeros) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: newshape %s has -1 and 0 with allowzero", op->name,
                        kiln_ints_text(newshape, list));
   }
   return KILN_OK;
@@ -95,13 +103,14 @@ static bool dims_product(const int64_t *dims, int ndim, int64_t *out_product) {
 static kiln_status_t reshape_rule(const kiln_op_t *op, const void *attrs,
                                   const kiln_tinputs_t *inputs, kiln_tshape_t *out_shape) {
   const kiln_ints_t *newshape = &((const kiln_reshape_attrs_t *)attrs)->newshape;
+  bool copies = !((const kiln_reshape_attrs_t *)attrs)->allowzero;
   kiln_tensor_type_t data = kiln_tinputs_get(inputs, 0);
   out_shape->dtype = data.dtype;
   out_shape->ndim = (int)newshape->count;
   int inferred = -1;
   for (int i = 0; i < out_shape->ndim; ++i) {
     int64_t dim = newshape->values[i];
-    if (dim == 0 && i >= data.ndim) {
+    if (dim == 0 && copies && i >= data.ndim) {
       char shape[KILN_SHAPE_TEXT_CAPACITY];
       return KILN_STATUS(INVALID_ARGUMENT,
                          "%s: newshape[%d] is 0 (copy the input dim) but data %s has no dim %d",
@@ -110,7 +119,7 @@ static kiln_status_t reshape_rule(const kiln_op_t *op, const void *attrs,
     if (dim == -1) {
       inferred = i;
     }
-    out_shape->dims[i] = dim == 0 ? data.shape[i] : dim == -1 ? 1 : dim;
+    out_shape->dims[i] = dim == 0 && copies ? data.shape[i] : dim == -1 ? 1 : dim;
   }
   int64_t count = kiln_transform_product(data.shape, 0, data.ndim);
   int64_t known = 0;

@@ -4,7 +4,8 @@
 # output damaged (fails), test_abs with its operator renamed to Zzz
 # (unsupported), a folder without a model (fails); then test_nonzero_example
 # and a test_range case, whose outputs depend on their inputs' values, which
-# only the run sees, so the import refuses them (unsupported). They check
+# only the run sees (computed when the model runs), and a MaxUnpool whose
+# output_shape comes at run time. They check
 # the classification, the totals, the report's rows (and that it is the same
 # on every run and with --jobs 2), the pass list written and checked
 # (regressions exit 1, newly passing cases are reported), the usage errors,
@@ -97,24 +98,27 @@ expect 1 err "kiln conformance: --report: .*cannot create" -- \
 # Cases run as a user runs the model: the import knows nothing of the test
 # inputs, so an output that depends on their values is computed at run time
 # or the case is refused; it is never folded from them at import. NonZero's
-# input, fed as a graph input, is refused (UNSUPPORTED); Range's start fed
-# at run time becomes dyn.arange, which the interpreter runs
-# (docs/dynamic-shapes.md); Abs runs on the inputs fed at run time.
+# input, fed as a graph input, is counted when the model runs; MaxUnpool's
+# output_shape fed at run time is read by dyn operators, as Range's start
+# becomes dyn.arange, which the interpreter runs (docs/dynamic-shapes.md);
+# Abs runs on the inputs fed at run time.
 runtime=$work/runtime
 mkdir -p "$runtime"
-for name in test_abs test_nonzero_example test_range_float_type_positive_delta; do
+for name in test_abs test_nonzero_example test_range_float_type_positive_delta \
+  test_maxunpool_export_with_output_shape; do
   cp -r "$source/$name" "$runtime/$name"
 done
-expect 0 out "^conformance: 2 passed, 0 failed, 1 unsupported of 3$" -- \
+expect 0 out "^conformance: 4 passed, 0 failed, 0 unsupported of 4$" -- \
   "$kiln" conformance "$runtime" --report "$work/runtime.md"
 has "$work/runtime.md" "^\| test_abs \| PASS \|  \|$"
-has "$work/runtime.md" \
-  "^\| test_nonzero_example \| UNSUPPORTED \| model.onnx: node #0 \(NonZero\): input 0 \(X, \"condition\"\) must be a constant known at import, but it depends on the graph's inputs \|$"
+has "$work/runtime.md" "^\| test_nonzero_example \| PASS \|"
+has "$work/runtime.md" "^\| test_maxunpool_export_with_output_shape \| PASS \|"
 has "$work/runtime.md" "^\| test_range_float_type_positive_delta \| PASS \|"
 has "$work/runtime.md" "its graph inputs left as\$"
 # The same compiled for the VM (docs/vm.md): Abs runs on it; the graph
-# compiler refuses dyn.arange (UNSUPPORTED), as it does symbolic dims.
-expect 0 out "^conformance: 1 passed, 0 failed, 2 unsupported of 3$" -- \
+# compiler refuses the symbolic dims of nonzero and the dyn operators
+# (UNSUPPORTED).
+expect 0 out "^conformance: 1 passed, 0 failed, 3 unsupported of 4$" -- \
   "$kiln" conformance "$runtime" --target c --executor vm --report "$work/runtime-vm.md"
 has "$work/runtime-vm.md" "and the VM executor"
 

@@ -3,11 +3,14 @@
  * one's import-time type (rank known, dims "?"), its run-time shape and
  * values against the static operator with the same values as attributes,
  * and the errors: a rank that depends on data, inputs of the wrong length,
- * values the static operator rejects.
+ * values the static operator rejects. dyn.resize against ONNX's rule worked
+ * by hand; nonzero, unique and vision.non_max_suppression counting at run
+ * time; the graph compiler refusing them.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "compiler/build.h"
 #include "interp/interp.h"
 #include "ir/text.h"
 #include "kiln_test.h"
@@ -238,11 +241,183 @@ static void test_errors(void **state) {
   release_all(2, in);
 }
 
+static kiln_tensor_t *f32(int ndim, const int64_t *shape, const float *values) {
+  kiln_tensor_t *t = NULL;
+  KILN_ASSERT_OK(kiln_tensor_create(kiln_allocator_system(), KILN_DTYPE_FLOAT32, ndim, shape, &t));
+  memcpy(kiln_tensor_data(t), values, (size_t)kiln_tensor_element_count(t) * sizeof(float));
+  return t;
+}
+
+/* dyn.split, dyn.one_hot and dyn.pad against their static operators. */
+static void test_split_one_hot_pad(void **state) {
+  (void)state;
+  kiln_tensor_t *in[3] = {f32_iota(2, (const int64_t[]){5, 2}), i64(2, (const int64_t[]){2, 3}),
+                          NULL};
+  kiln_module_t *m = parse("def @main(%x: Tensor[(5, 2), float32], %s: Tensor[(2), int64]) { "
+                           "dyn.split(%x, %s) }");
+  assert_ret_type(m, "(Tensor[(?, ?), float32], Tensor[(?, ?), float32])");
+  kiln_module_destroy(m);
+  assert_like_static("def @main(%x: Tensor[(5, 2), float32], %s: Tensor[(2), int64]) { "
+                     "dyn.split(%x, %s) }",
+                     "def @main(%x: Tensor[(5, 2), float32]) { split(%x, indices=[2]) }", 2, in, 1);
+  kiln_tensor_release(in[1]);
+  in[1] = i64(4, (const int64_t[]){1, 0, 0, 2});
+  in[2] = f32(0, NULL, (const float[]){7.5f});
+  assert_like_static("def @main(%x: Tensor[(5, 2), float32], %p: Tensor[(4), int64], %v: "
+                     "Tensor[(), float32]) { dyn.pad(%x, %p, %v) }",
+                     "def @main(%x: Tensor[(5, 2), float32]) { nn.pad(%x, pad_width=[1, 0, 0, 2], "
+                     "pad_value=7.5) }",
+                     3, in, 1);
+  release_all(3, in);
+  kiln_tensor_t *hot[3] = {i64(3, (const int64_t[]){0, -1, 2}), i64(1, (const int64_t[]){4}),
+                           f32(1, (const int64_t[]){2}, (const float[]){-1.0f, 3.0f})};
+  assert_like_static("def @main(%i: Tensor[(3), int64], %d: Tensor[(1), int64], %v: Tensor[(2), "
+                     "float32]) { dyn.one_hot(%i, %d, %v, axis=0) }",
+                     "def @main(%i: Tensor[(3), int64]) { one_hot(%i, depth=4, axis=0, "
+                     "off_value=-1.0, on_value=3.0) }",
+                     3, hot, 1);
+  release_all(3, hot);
+  /* sizes that do not add up to the dim, when it runs */
+  kiln_tensor_t *bad[2] = {f32_iota(2, (const int64_t[]){5, 2}), i64(2, (const int64_t[]){2, 2})};
+  KILN_ASSERT_STATUS(run_text("def @main(%x: Tensor[(5, 2), float32], %s: Tensor[(2), int64]) { "
+                              "dyn.split(%x, %s) }",
+                              2, bad),
+                     INVALID_ARGUMENT, "dyn.split: the split sizes add up to 4 but dim 0 is 5");
+  release_all(2, bad);
+  KILN_ASSERT_STATUS(run_text("def @main(%x: Tensor[(5, 2), float32], %s: Tensor[(n), int64]) { "
+                              "dyn.split(%x, %s) }",
+                              0, NULL),
+                     INVALID_ARGUMENT,
+                     "dyn.split: the output's type depends on the length of input 1");
+}
+
+/* dyn.resize against the same rule by hand: (1, 2) upsampled by 2 along
+ * the last axis, linear half_pixel: sources -0.25, 0.25, 0.75, 1.25 give
+ * 1, 1.25, 1.75, 2; by sizes the same. */
+static void test_resize(void **state) {
+  (void)state;
+  kiln_tensor_t *in[4] = {f32(2, (const int64_t[]){1, 2}, (const float[]){1.0f, 2.0f}),
+                          f32(1, (const int64_t[]){0}, (const float[]){0.0f}),
+                          f32(1, (const int64_t[]){2}, (const float[]){1.0f, 2.0f}),
+                          i64(0, (const int64_t[]){0})};
+  const char *text = "def @main(%x: Tensor[(1, 2), float32], %r: Tensor[(0), float32], %s: "
+                     "Tensor[(?), float32], %z: Tensor[(?), int64]) { dyn.resize(%x, %r, %s, %z, "
+                     "mode=\"linear\") }";
+  kiln_module_t *m = parse(text);
+  assert_ret_type(m, "Tensor[(?, ?), float32]");
+  int n = 0;
+  kiln_tensor_t **out = NULL;
+  KILN_ASSERT_OK(kiln_interp_run(m, "main", 4, in, kiln_allocator_system(), &n, &out));
+  const float expected[4] = {1.0f, 1.25f, 1.75f, 2.0f};
+  assert_int_equal(kiln_tensor_shape(out[0])[1], 4);
+  for (int i = 0; i < 4; ++i) {
+    assert_float_equal(((const float *)kiln_tensor_data(out[0]))[i], expected[i], 1e-6);
+  }
+  release_all(n, out);
+  kiln_allocator_free(kiln_allocator_system(), out);
+  kiln_tensor_release(in[3]);
+  in[3] = i64(2, (const int64_t[]){1, 4});
+  kiln_tensor_release(in[2]);
+  in[2] = f32(1, (const int64_t[]){0}, (const float[]){0.0f});
+  KILN_ASSERT_OK(kiln_interp_run(m, "main", 4, in, kiln_allocator_system(), &n, &out));
+  for (int i = 0; i < 4; ++i) {
+    assert_float_equal(((const float *)kiln_tensor_data(out[0]))[i], expected[i], 1e-6);
+  }
+  release_all(n, out);
+  kiln_allocator_free(kiln_allocator_system(), out);
+  kiln_module_destroy(m);
+  release_all(4, in);
+  KILN_ASSERT_STATUS(run_text("def @main(%x: Tensor[(1, 2), float32], %r: Tensor[(0), float32], "
+                              "%s: Tensor[(2), int64], %z: Tensor[(0), int64]) { dyn.resize(%x, "
+                              "%r, %s, %z) }",
+                              0, NULL),
+                     INVALID_ARGUMENT,
+                     "dyn.resize: input 2 (scales) is int64 (2,); expected a 1-D float tensor");
+  KILN_ASSERT_STATUS(run_text("def @main(%x: Tensor[(1, 2), float32], %r: Tensor[(0), float32], "
+                              "%s: Tensor[(2), float32], %z: Tensor[(0), int64]) { dyn.resize(%x, "
+                              "%r, %s, %z, mode=\"area\") }",
+                              0, NULL),
+                     INVALID_ARGUMENT, "mode \"area\" is not nearest, linear or cubic");
+}
+
+/* nonzero, unique and vision.non_max_suppression: counts at run time. */
+static void test_value_shapes(void **state) {
+  (void)state;
+  kiln_tensor_t *x = f32(2, (const int64_t[]){2, 3}, (const float[]){0, 2, 0, 3, 3, 0});
+  kiln_module_t *m = parse("def @main(%x: Tensor[(2, 3), float32]) { nonzero(%x) }");
+  assert_ret_type(m, "Tensor[(2, ?), int64]");
+  int n = 0;
+  kiln_tensor_t **out = NULL;
+  KILN_ASSERT_OK(kiln_interp_run(m, "main", 1, &x, kiln_allocator_system(), &n, &out));
+  const int64_t coordinates[6] = {0, 1, 1, 1, 0, 1};
+  assert_int_equal(kiln_tensor_shape(out[0])[1], 3);
+  assert_memory_equal(kiln_tensor_data(out[0]), coordinates, sizeof(coordinates));
+  release_all(n, out);
+  kiln_allocator_free(kiln_allocator_system(), out);
+  kiln_module_destroy(m);
+  m = parse("def @main(%x: Tensor[(2, 3), float32]) { unique(%x) }");
+  assert_ret_type(m, "(Tensor[(?), float32], Tensor[(?), int64], Tensor[(6), int64], "
+                     "Tensor[(?), int64])");
+  KILN_ASSERT_OK(kiln_interp_run(m, "main", 1, &x, kiln_allocator_system(), &n, &out));
+  assert_int_equal(n, 4);
+  const float values[3] = {0, 2, 3};
+  const int64_t first[3] = {0, 1, 3}, inverse[6] = {0, 1, 0, 2, 2, 0}, counts[3] = {3, 1, 2};
+  assert_memory_equal(kiln_tensor_data(out[0]), values, sizeof(values));
+  assert_memory_equal(kiln_tensor_data(out[1]), first, sizeof(first));
+  assert_memory_equal(kiln_tensor_data(out[2]), inverse, sizeof(inverse));
+  assert_memory_equal(kiln_tensor_data(out[3]), counts, sizeof(counts));
+  release_all(n, out);
+  kiln_allocator_free(kiln_allocator_system(), out);
+  kiln_module_destroy(m);
+  kiln_tensor_release(x);
+  /* two overlapping boxes and one apart; IoU 1/3 is not above 0.5 */
+  kiln_tensor_t *nms[5] = {
+      f32(3, (const int64_t[]){1, 3, 4}, (const float[]){0, 0, 2, 2, 0, 1, 2, 3, 5, 5, 6, 6}),
+      f32(3, (const int64_t[]){1, 1, 3}, (const float[]){0.5f, 0.9f, 0.1f}),
+      i64(1, (const int64_t[]){5}), f32(1, (const int64_t[]){1}, (const float[]){0.3f}),
+      f32(1, (const int64_t[]){1}, (const float[]){0.2f})};
+  m = parse("def @main(%b: Tensor[(1, 3, 4), float32], %s: Tensor[(1, 1, 3), float32], %m: "
+            "Tensor[(1), int64], %i: Tensor[(1), float32], %t: Tensor[(1), float32]) { "
+            "vision.non_max_suppression(%b, %s, %m, %i, %t) }");
+  assert_ret_type(m, "Tensor[(?, 3), int64]");
+  KILN_ASSERT_OK(kiln_interp_run(m, "main", 5, nms, kiln_allocator_system(), &n, &out));
+  /* by score: box 1 (0.9), then box 0 (0.5, IoU 1/3 with box 1: over 0.3,
+   * suppressed); box 2 scores 0.1, under 0.2 */
+  const int64_t rows[3] = {0, 0, 1};
+  assert_int_equal(kiln_tensor_shape(out[0])[0], 1);
+  assert_memory_equal(kiln_tensor_data(out[0]), rows, sizeof(rows));
+  release_all(n, out);
+  kiln_allocator_free(kiln_allocator_system(), out);
+  kiln_module_destroy(m);
+  release_all(5, nms);
+}
+
+/* The graph compiler refuses the operators that read values at run time,
+ * naming them, and those whose output shape depends on values by their
+ * symbolic dims. */
+static void test_compiler_refuses(void **state) {
+  (void)state;
+  kiln_compiler_options_t options = kiln_compiler_options_default();
+  options.target = "c";
+  kiln_compiled_t *compiled = NULL;
+  kiln_module_t *m = parse("def @main(%x: Tensor[(2, 3), float32]) { nonzero(%x) }");
+  KILN_ASSERT_STATUS(kiln_compiler_build(kiln_allocator_system(), m, &options, &compiled),
+                     UNIMPLEMENTED, "nonzero has the type Tensor[(2, ?), int64]");
+  assert_null(compiled);
+  kiln_module_destroy(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_reshape_broadcast_tile), cmocka_unit_test(test_slice_squeeze_sum),
-      cmocka_unit_test(test_cumsum_topk_arange),     cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_reshape_broadcast_tile),
+      cmocka_unit_test(test_slice_squeeze_sum),
+      cmocka_unit_test(test_cumsum_topk_arange),
+      cmocka_unit_test(test_errors),
       cmocka_unit_test(test_trilu_k_input),
+      cmocka_unit_test(test_split_one_hot_pad),
+      cmocka_unit_test(test_resize),
+      cmocka_unit_test(test_value_shapes),
+      cmocka_unit_test(test_compiler_refuses),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -74,6 +74,35 @@ static inline void or_run(ob_t *ob, int count, kiln_tensor_t *const *values, or_
                                  &out_run->num_outputs, &out_run->outputs));
 }
 
+/* Imports the model with no options, so that every graph input is known
+ * only at run time (a shape-like input becomes a dyn operator's input), and
+ * runs @main on `values` with the interpreter. */
+static inline void or_run_late(ob_t *ob, int count, kiln_tensor_t *const *values,
+                               or_run_t *out_run) {
+  out_run->module = NULL;
+  KILN_ASSERT_OK(ob_import(ob, NULL, kiln_allocator_system(), &out_run->module));
+  KILN_ASSERT_OK(kiln_interp_run(out_run->module, "main", count, values, kiln_allocator_system(),
+                                 &out_run->num_outputs, &out_run->outputs));
+}
+
+/* The status of importing the model with no options and running it on
+ * `values` (the first error, of either step). */
+static inline kiln_status_t or_try_late(ob_t *ob, int count, kiln_tensor_t *const *values) {
+  kiln_module_t *module = NULL;
+  kiln_status_t status = ob_import(ob, NULL, kiln_allocator_system(), &module);
+  int n = 0;
+  kiln_tensor_t **outputs = NULL;
+  if (!status) {
+    status = kiln_interp_run(module, "main", count, values, kiln_allocator_system(), &n, &outputs);
+  }
+  for (int i = 0; i < n; ++i) {
+    kiln_tensor_release(outputs[i]);
+  }
+  kiln_allocator_free(kiln_allocator_system(), outputs);
+  kiln_module_destroy(module);
+  return status;
+}
+
 static inline void or_run_free(or_run_t *run) {
   for (int i = 0; i < run->num_outputs; ++i) {
     kiln_tensor_release(run->outputs[i]);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "frontend/onnx/onnx_convert.h"
+#include "interp/interp.h"
 #include "kiln_test.h"
 #include "onnx_builder.h"
 #include "op/nn_common.h"
@@ -551,17 +552,41 @@ static void test_refused_forms(void **state) {
                      "node \"bn\" (BatchNormalization): spatial=0 is not supported (only 1)");
   ob_free(&ob);
 
-  /* Dropout in training mode drops at random unless the ratio is 0 */
+  /* Dropout in training mode drops at random (unless the ratio is 0): each
+   * element is dropped (0, mask false) or kept scaled by 1 / 0.75 */
   ob_init(&ob, 13);
-  ob_input(&ob, "x", OB_FLOAT, 1, OB_DIMS(4));
+  ob_input(&ob, "x", OB_FLOAT, 1, OB_DIMS(64));
   ob_init_f32(&ob, "ratio", 0, NULL, OB_F32(0.25f));
   ob_initializer(&ob, ob_tensor_raw(&ob, "training", OB_BOOL, 0, NULL, "\1", 1));
   ob_node(&ob, "Dropout", "drop", "x,ratio,training", "y,mask");
   ob_output(&ob, "y", OB_FLOAT, 0, NULL);
   ob_output(&ob, "mask", OB_BOOL, 0, NULL);
-  KILN_ASSERT_STATUS(ob_import(&ob, NULL, kiln_allocator_system(), &module), UNIMPLEMENTED,
-                     "node \"drop\" (Dropout): training_mode=true with ratio 0.25 is not "
-                     "supported (it drops at random; only ratio 0 keeps everything)");
+  KILN_ASSERT_OK(ob_import(&ob, NULL, kiln_allocator_system(), &module));
+  assert_true(om_count_calls(module, &kiln_op_where) >= 1); /* the mask folds: seeded */
+  {
+    float ramp[64];
+    for (int i = 0; i < 64; ++i) {
+      ramp[i] = (float)i + 1.0f;
+    }
+    kiln_tensor_t *x = om_tensor_f32(1, OB_DIMS(64), ramp), **outputs = NULL;
+    int count = 0, kept = 0;
+    KILN_ASSERT_OK(
+        kiln_interp_run(module, "main", 1, &x, kiln_allocator_system(), &count, &outputs));
+    assert_int_equal(count, 2);
+    for (int i = 0; i < 64; ++i) {
+      bool keep = ((const uint8_t *)kiln_tensor_data(outputs[1]))[i] != 0;
+      float y = ((const float *)kiln_tensor_data(outputs[0]))[i];
+      assert_float_equal(y, keep ? ramp[i] / 0.75f : 0.0f, 1e-5);
+      kept += keep;
+    }
+    assert_true(kept > 32 && kept < 64); /* about 48 of 64 kept */
+    for (int i = 0; i < count; ++i) {
+      kiln_tensor_release(outputs[i]);
+    }
+    kiln_allocator_free(kiln_allocator_system(), outputs);
+    kiln_tensor_release(x);
+  }
+  kiln_module_destroy(module);
   ob.initializers[0] = ob_tensor_f32(&ob, "ratio", 0, NULL, OB_F32(0));
   KILN_ASSERT_OK(ob_import(&ob, NULL, kiln_allocator_system(), &module));
   assert_int_equal(om_count_calls(module, NULL), 0); /* y is x, the mask a Constant */

@@ -5,7 +5,9 @@
  * border, tf_crop_and_resize with extrapolation, nearest with a scale that
  * does not give a whole size (the coordinates use the given scale), and
  * resizing an axis that is neither of the last two (transposed there and
- * back). Expected numbers are worked out in the comments.
+ * back). Expected numbers are worked out in the comments. With the scales
+ * or sizes a graph input (dyn.resize, run at run time) each mode gives what
+ * the import-time paths give, and bad lists are refused.
  */
 #include <math.h>
 #include <string.h>
@@ -146,12 +148,144 @@ static void test_first_axis(void **state) {
   kiln_tensor_release(x);
 }
 
+/* ---- lists known only at run time: dyn.resize ---- */
+
+typedef struct late_case_t {
+  const char *mode, *coordinate, *nearest;
+  int exclude;
+  bool by_size;
+  int rank;
+  const int64_t *dims;
+  const double *list;
+} late_case_t;
+
+/* The case's Resize with its list (scales or sizes) an initializer, or a
+ * graph input "s" when `late`. */
+static void build_late(ob_t *ob, const late_case_t *c, kiln_tensor_t *const *values, bool late) {
+  ob_init(ob, 13);
+  or_input(ob, "x", values[0]);
+  if (late) {
+    or_input(ob, "s", values[1]);
+  } else if (c->by_size) {
+    ob_init_i64(ob, "s", 1, OB_DIMS(c->rank), kiln_tensor_data(values[1]));
+  } else {
+    ob_init_f32(ob, "s", 1, OB_DIMS(c->rank), kiln_tensor_data(values[1]));
+  }
+  Onnx__NodeProto *node = ob_node(ob, "Resize", "r", c->by_size ? "x,,,s" : "x,,s", "y");
+  ob_attr_string(ob, node, "mode", c->mode);
+  ob_attr_string(ob, node, "coordinate_transformation_mode", c->coordinate);
+  ob_attr_string(ob, node, "nearest_mode", c->nearest);
+  ob_attr_int(ob, node, "exclude_outside", c->exclude);
+  or_output(ob, "y", KILN_DTYPE_FLOAT32);
+}
+
+/* dyn.resize at run time gives what the import-time paths (matrices,
+ * resize2d) give with the same list as a constant. */
+static void assert_late_like_known(const late_case_t *c) {
+  int64_t count = 1;
+  for (int d = 0; d < c->rank; ++d) {
+    count *= c->dims[d];
+  }
+  double data[64];
+  assert_true(count <= 64);
+  for (int64_t i = 0; i < count; ++i) {
+    data[i] = (double)(i * 5 % 11) - 3.5;
+  }
+  kiln_tensor_t *values[2] = {
+      or_tensor(KILN_DTYPE_FLOAT32, c->rank, c->dims, data),
+      or_tensor(c->by_size ? KILN_DTYPE_INT64 : KILN_DTYPE_FLOAT32, 1, OB_DIMS(c->rank), c->list)};
+  ob_t known_ob, late_ob;
+  build_late(&known_ob, c, values, false);
+  build_late(&late_ob, c, values, true);
+  or_run_t known, late;
+  or_run(&known_ob, 1, values, &known);
+  or_run_late(&late_ob, 2, values, &late);
+  assert_int_equal(om_count_calls(known.module, &kiln_op_dyn_resize), 0);
+  assert_int_equal(om_count_calls(late.module, &kiln_op_dyn_resize), 1);
+  const kiln_tensor_t *want = known.outputs[0];
+  double expected[512];
+  assert_true(kiln_tensor_element_count(want) <= 512);
+  for (int64_t i = 0; i < kiln_tensor_element_count(want); ++i) {
+    expected[i] = kiln_tensor_element_as_double(want, i);
+  }
+  or_assert(late.outputs[0], KILN_DTYPE_FLOAT32, kiln_tensor_ndim(want), kiln_tensor_shape(want),
+            expected, 1e-5);
+  or_run_free(&known);
+  or_run_free(&late);
+  ob_free(&known_ob);
+  ob_free(&late_ob);
+  or_release(2, values);
+}
+
+static void test_late_lists(void **state) {
+  (void)state;
+  const late_case_t cases[] = {
+      {"linear", "half_pixel", "round_prefer_floor", 0, false, 4, OB_DIMS(1, 2, 3, 4),
+       OR_D(1, 1, 0.6, 1.7)},
+      {"cubic", "align_corners", "round_prefer_floor", 1, true, 4, OB_DIMS(1, 2, 3, 4),
+       OR_D(1, 2, 5, 3)},
+      {"nearest", "asymmetric", "round_prefer_ceil", 0, false, 4, OB_DIMS(1, 1, 3, 4),
+       OR_D(1, 1, 2, 0.5)},
+      {"nearest", "tf_half_pixel_for_nn", "floor", 0, true, 4, OB_DIMS(1, 2, 2, 3),
+       OR_D(1, 2, 3, 7)},
+      {"linear", "pytorch_half_pixel", "round_prefer_floor", 0, true, 3, OB_DIMS(2, 3, 1),
+       OR_D(5, 2, 1)},
+      {"cubic", "half_pixel", "round_prefer_floor", 0, false, 2, OB_DIMS(3, 4), OR_D(2.5, 0.75)},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
+    assert_late_like_known(&cases[i]);
+  }
+}
+
+/* A run-time list of the wrong dtype is refused at import naming the node
+ * and the operator; one of the wrong length when the model runs. */
+static void test_late_errors(void **state) {
+  (void)state;
+  kiln_tensor_t *values[2] = {
+      or_tensor(KILN_DTYPE_FLOAT32, 4, OB_DIMS(1, 1, 1, 2), OR_D(1, 2)),
+      or_tensor(KILN_DTYPE_INT64, 1, OB_DIMS(4), OR_D(1, 1, 1, 2)),
+  };
+  ob_t ob;
+  ob_init(&ob, 13);
+  or_input(&ob, "x", values[0]);
+  or_input(&ob, "s", values[1]);
+  ob_node(&ob, "Resize", "r", "x,,s", "y");
+  or_output(&ob, "y", KILN_DTYPE_FLOAT32);
+  KILN_ASSERT_STATUS(or_import_plain(&ob), INVALID_ARGUMENT,
+                     "node \"r\" (Resize): dyn.resize: input 2 (scales) is int64 (4,); expected a "
+                     "1-D float tensor");
+  ob_free(&ob);
+  kiln_tensor_release(values[1]);
+  values[1] = or_tensor(KILN_DTYPE_FLOAT32, 1, OB_DIMS(3), OR_D(1, 1, 2));
+  ob_init(&ob, 13);
+  or_input(&ob, "x", values[0]);
+  or_input(&ob, "s", values[1]);
+  ob_node(&ob, "Resize", "r", "x,,s", "y");
+  or_output(&ob, "y", KILN_DTYPE_FLOAT32);
+  KILN_ASSERT_STATUS(or_try_late(&ob, 2, values), INVALID_ARGUMENT,
+                     "dyn.resize: scales has 3 values; the data has rank 4");
+  ob_free(&ob);
+  kiln_tensor_release(values[1]);
+  values[1] = or_tensor(KILN_DTYPE_FLOAT32, 1, OB_DIMS(4), OR_D(1, 1, 1, 0));
+  ob_init(&ob, 13);
+  or_input(&ob, "x", values[0]);
+  or_input(&ob, "s", values[1]);
+  ob_node(&ob, "Resize", "r", "x,,s", "y");
+  or_output(&ob, "y", KILN_DTYPE_FLOAT32);
+  KILN_ASSERT_STATUS(or_try_late(&ob, 2, values), INVALID_ARGUMENT,
+                     "dyn.resize: dim 3 would have 0 elements (from scale 0)");
+  ob_free(&ob);
+  or_release(2, values);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_cubic, setup, teardown),
       cmocka_unit_test_setup_teardown(test_tf_crop_and_resize, setup, teardown),
       cmocka_unit_test_setup_teardown(test_nearest_by_scale, setup, teardown),
       cmocka_unit_test_setup_teardown(test_first_axis, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_late_lists, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_late_errors, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -176,17 +176,54 @@ static void test_recurrent_errors(void **state) {
                      "node \"rec\" (RNN): X (2, 1, 1), W (1, 1, 1) and R (1, 1, 1) do not fit 1 "
                      "direction(s), 1 gate(s) and hidden_size 2");
   ob_free(&ob);
-  /* sequence_lens shorter than the sequence */
+  /* sequence_lens longer than the sequence */
   node = build(&ob, "RNN", 1, 1, OB_F32(0.5f), OB_F32(0.25f), OB_F32(0.1f, 0.2f), x);
   ob_initializer(&ob, ob_tensor(&ob, "lens", OB_INT32, 1, OB_DIMS(1)));
   ob.initializers[ob.graph.n_initializer - 1]->n_int32_data = 1;
   ob.initializers[ob.graph.n_initializer - 1]->int32_data = ob_alloc(&ob, sizeof(int32_t));
+  ob.initializers[ob.graph.n_initializer - 1]->int32_data[0] = 3;
   node->n_input = ob_names(&ob, "x,w,r,b,lens", &node->input);
-  KILN_ASSERT_STATUS(ob_import(&ob, &options, kiln_allocator_system(), &module), UNIMPLEMENTED,
-                     "node \"rec\" (RNN): sequence_lens[0] is 0; only the full length 2 is "
-                     "supported");
+  KILN_ASSERT_STATUS(ob_import(&ob, &options, kiln_allocator_system(), &module), INVALID_ARGUMENT,
+                     "node \"rec\" (RNN): sequence_lens[0] is 3; the sequence has 2 steps");
   ob_free(&ob);
   kiln_tensor_release(x);
+}
+
+/* sequence_lens shorter than the sequence, known only at run time: batch
+ * entry 0 runs 1 of 2 steps (its Y_h is the first step's state, its second
+ * Y is 0), entry 1 both; forward and reverse (which starts at step 0 for
+ * entry 0). The RNN of test_rnn_directions: h_t = tanh(0.5 x_t + 0.25 h +
+ * 0.3), X (2, 2, 1) = ((1, 1), (2, 2)). */
+static void test_sequence_lens(void **state) {
+  (void)state;
+  kiln_tensor_t *values[2] = {or_tensor(KILN_DTYPE_FLOAT32, 3, OB_DIMS(2, 2, 1), OR_D(1, 1, 2, 2)),
+                              or_tensor(KILN_DTYPE_INT32, 1, OB_DIMS(2), OR_D(1, 2))};
+  double h1 = tanh(0.5 + 0.3), h2 = tanh(1.0 + 0.25 * h1 + 0.3);
+  double g2 = tanh(1.0 + 0.3), g1 = tanh(0.5 + 0.25 * g2 + 0.3);
+  for (int reverse = 0; reverse < 2; ++reverse) {
+    ob_t ob;
+    ob_init(&ob, 14);
+    or_input(&ob, "x", values[0]);
+    or_input(&ob, "lens", values[1]);
+    ob_init_f32(&ob, "w", 3, OB_DIMS(1, 1, 1), OB_F32(0.5f));
+    ob_init_f32(&ob, "r", 3, OB_DIMS(1, 1, 1), OB_F32(0.25f));
+    ob_init_f32(&ob, "b", 2, OB_DIMS(1, 2), OB_F32(0.1f, 0.2f));
+    Onnx__NodeProto *node = ob_node(&ob, "RNN", "rec", "x,w,r,b,lens", "y,y_h");
+    ob_attr_int(&ob, node, "hidden_size", 1);
+    ob_attr_string(&ob, node, "direction", reverse ? "reverse" : "forward");
+    or_output(&ob, "y", KILN_DTYPE_FLOAT32);
+    or_output(&ob, "y_h", KILN_DTYPE_FLOAT32);
+    or_run_t run;
+    or_run_late(&ob, 2, values, &run);
+    /* entry 0 (length 1) runs step 0 from the initial state either way: h1 */
+    double y[4] = {h1, reverse ? g1 : h1, 0.0, reverse ? g2 : h2};
+    or_assert(run.outputs[0], KILN_DTYPE_FLOAT32, 4, OB_DIMS(2, 1, 2, 1), y, 1e-6);
+    or_assert(run.outputs[1], KILN_DTYPE_FLOAT32, 3, OB_DIMS(1, 2, 1), OR_D(h1, reverse ? g1 : h2),
+              1e-6);
+    or_run_free(&run);
+    ob_free(&ob);
+  }
+  or_release(2, values);
 }
 
 int main(void) {
@@ -196,6 +233,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_gru_linear_before_reset, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lstm_peepholes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_recurrent_errors, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_sequence_lens, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,7 +21,7 @@
 
 static void test_defaults_and_patterns(void **state) {
   (void)state;
-  assert_defaults(&kiln_op_reshape, "newshape=[]");
+  assert_defaults(&kiln_op_reshape, "newshape=[], allowzero=False");
   assert_defaults(&kiln_op_transpose, "axes=[]");
   assert_defaults(&kiln_op_expand_dims, "axis=0, num_newaxis=1");
   assert_defaults(&kiln_op_squeeze, "axis=[]");
@@ -48,6 +48,10 @@ static void test_attr_validation(void **state) {
   KILN_ASSERT_STATUS(
       kiln_op_attrs_validate(&kiln_op_reshape, ATTRS(&kiln_op_reshape, "newshape", "[-1, 3, -1]")),
       INVALID_ARGUMENT, "reshape: newshape [-1, 3, -1] has more than one -1");
+  KILN_ASSERT_STATUS(
+      kiln_op_attrs_validate(&kiln_op_reshape,
+                             ATTRS(&kiln_op_reshape, "newshape", "[-1, 0]", "allowzero", "True")),
+      INVALID_ARGUMENT, "reshape: newshape [-1, 0] has -1 and 0 with allowzero");
   KILN_ASSERT_STATUS(kiln_op_attrs_validate(&kiln_op_expand_dims,
                                             ATTRS(&kiln_op_expand_dims, "num_newaxis", "-1")),
                      INVALID_ARGUMENT, "expand_dims: num_newaxis is -1, not in [0, 32]");

@@ -102,6 +102,7 @@ kiln_status_t kiln_onnx_convert_compress(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_nonzero(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_unique(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_reverse_sequence(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_non_max_suppression(kiln_onnx_node_t *node);
 
 /* onnx_ops_reduce.c */
 kiln_status_t kiln_onnx_convert_reduce_attrs(kiln_onnx_node_t *node);

@@ -4,7 +4,10 @@
  *
  * The call is already typed, so its outputs are allocated from the checked
  * type (a tuple type, as split's, gives one tensor per field, in order, as
- * the kernel interface flattens it) and the kernel fills them. A tensor
+ * the kernel interface flattens it) and the kernel fills them. A call typed
+ * with symbolic dims (its output shape depends on values: dyn operators,
+ * nonzero, unique) takes its type from the operator's shape function on
+ * the Constants, as the interpreter does; without one it is left as it is. A tensor
  * result becomes a Constant; a tuple result becomes a Tuple of Constants,
  * which kiln_onnx_tuple_item sees through. A kernel that does not handle
  * the dtypes (UNIMPLEMENTED) leaves the call as it is, to be run later by
@@ -77,18 +80,34 @@ static size_t kiln_onnx_fold_bytes(const kiln_type_t *type) {
 
 /* The folded result must stay within the import's constant cap. */
 static kiln_status_t kiln_onnx_fold_check_size(const kiln_onnx_importer_t *importer,
-                                               const kiln_call_t *call) {
-  char type[KILN_IR_TYPE_TEXT_CAPACITY];
-  return kiln_onnx_check_constant_size(importer, call->op->name,
-                                       kiln_type_text(call->base.checked_type, type),
-                                       kiln_onnx_fold_bytes(call->base.checked_type));
+                                               const kiln_call_t *call, const kiln_type_t *type) {
+  char text[KILN_IR_TYPE_TEXT_CAPACITY];
+  return kiln_onnx_check_constant_size(importer, call->op->name, kiln_type_text(type, text),
+                                       kiln_onnx_fold_bytes(type));
+}
+
+/* The type of the folded result: the call's, or, when that has symbolic
+ * dims (an output shape that depends on values), what the operator's shape
+ * function gives for these inputs; NULL when it has none. */
+static kiln_status_t kiln_onnx_fold_type(kiln_onnx_importer_t *importer, const kiln_call_t *call,
+                                         kiln_tensor_t *const *inputs,
+                                         const kiln_type_t **out_type) {
+  *out_type = call->base.checked_type;
+  if (kiln_type_is_static(*out_type)) {
+    return KILN_OK;
+  }
+  *out_type = NULL;
+  if (!call->op->shape_func) {
+    return KILN_OK;
+  }
+  kiln_shape_func_args_t args = {call->op, call->attrs, call->num_args, inputs, importer->arena};
+  return call->op->shape_func(&args, out_type);
 }
 
 kiln_status_t kiln_onnx_fold(kiln_onnx_importer_t *importer, kiln_call_t *call,
                              kiln_expr_t **out_expr) {
   *out_expr = &call->base;
-  const kiln_type_t *type = call->base.checked_type;
-  const kiln_tuple_type_t *tuple = kiln_type_as_tuple(type);
+  const kiln_tuple_type_t *tuple = kiln_type_as_tuple(call->base.checked_type);
   for (int i = 0; tuple && i < tuple->count; ++i) {
     if (!kiln_type_as_tensor(tuple->fields[i])) {
       return KILN_OK; /* nested tuples are left to the executor */
@@ -98,10 +117,15 @@ kiln_status_t kiln_onnx_fold(kiln_onnx_importer_t *importer, kiln_call_t *call,
   if (call->num_args > KILN_ONNX_FOLD_MAX_TENSORS || !call->op->reference) {
     return KILN_OK;
   }
-  KILN_RETURN_IF_ERROR(kiln_onnx_fold_check_size(importer, call));
   for (int i = 0; i < call->num_args; ++i) {
     inputs[i] = kiln_expr_as_constant(call->args[i])->value;
   }
+  const kiln_type_t *type = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_fold_type(importer, call, inputs, &type));
+  if (!type) {
+    return KILN_OK;
+  }
+  KILN_RETURN_IF_ERROR(kiln_onnx_fold_check_size(importer, call, type));
   kiln_tensor_t *outputs[KILN_ONNX_FOLD_MAX_TENSORS];
   int count = 0;
   kiln_status_t status = kiln_onnx_fold_outputs(importer->allocator, type, outputs, &count);

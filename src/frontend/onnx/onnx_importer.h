@@ -187,6 +187,10 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_input_constant(const kiln_onnx_node
  * time (op/dyn.c). */
 KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_input_known(const kiln_onnx_node_t *node, int index,
                                                          bool *out_known);
+/* Input `index` as an expression, a Constant of its value when that is
+ * known at import (so that a call on it folds), else as it is. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_input_value(const kiln_onnx_node_t *node, int index,
+                                                         kiln_expr_t **out_expr);
 /* Emits dyn operator `op` over the node's inputs [0, count) (each present)
  * with `attrs` (NULL: defaults) into node->outputs[0]. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_emit_dyn(kiln_onnx_node_t *node, const kiln_op_t *op,

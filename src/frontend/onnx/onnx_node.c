@@ -69,6 +69,32 @@ kiln_status_t kiln_onnx_input_known(const kiln_onnx_node_t *node, int index, boo
   return KILN_OK;
 }
 
+kiln_status_t kiln_onnx_input_value(const kiln_onnx_node_t *node, int index,
+                                    kiln_expr_t **out_expr) {
+  bool known = false;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, index, out_expr));
+  if (kiln_expr_as_constant(*out_expr)) {
+    return KILN_OK;
+  }
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_known(node, index, &known));
+  if (!known) {
+    return KILN_OK;
+  }
+  const kiln_tensor_t *value = NULL;
+  kiln_tensor_t *copy = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_constant(node, index, "value", &value));
+  KILN_RETURN_IF_ERROR(kiln_onnx_tensor_new(node, kiln_tensor_dtype(value), kiln_tensor_ndim(value),
+                                            kiln_tensor_shape(value), &copy));
+  size_t bytes =
+      (size_t)kiln_tensor_element_count(value) * kiln_dtype_size(kiln_tensor_dtype(value));
+  if (bytes > 0) {
+    memcpy(kiln_tensor_data(copy), kiln_tensor_data(value), bytes);
+  }
+  kiln_status_t status = kiln_onnx_constant(node->importer, copy, out_expr);
+  kiln_tensor_release(copy);
+  return status;
+}
+
 kiln_status_t kiln_onnx_emit_dyn(kiln_onnx_node_t *node, const kiln_op_t *op, int count,
                                  const void *attrs) {
   kiln_expr_t *args[8];

@@ -133,6 +133,7 @@ static const kiln_onnx_converter_t kiln_onnx_table[] = {
     {"CumSum", 11, 0, kiln_onnx_convert_cumsum},
     {"GatherElements", 11, 0, kiln_onnx_convert_gather_elements},
     {"GatherND", 11, 0, kiln_onnx_convert_gather_nd},
+    {"NonMaxSuppression", 10, 0, kiln_onnx_convert_non_max_suppression},
     {"NonZero", 9, 0, kiln_onnx_convert_nonzero},
     {"MaxUnpool", 9, 0, kiln_onnx_convert_max_unpool},
     {"OneHot", 9, 0, kiln_onnx_convert_one_hot},

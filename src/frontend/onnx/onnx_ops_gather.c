@@ -7,10 +7,14 @@
  * GatherElements, gather_nd and scatter_nd use ONNX's index layout), so the
  * converters move attributes across and read at import the inputs the
  * registry takes as attributes: OneHot's depth and values (off, on), TopK's
- * K (an input from opset 10, an attribute before), CumSum's axis. TopK's
+ * K (an input from opset 10, an attribute before), CumSum's axis; when they
+ * depend on the graph's inputs, the dyn operator reading them at run time
+ * (dyn.one_hot, dyn.topk, dyn.cumsum: op/dyn.c). TopK's
  * tuple result gives one TupleGetItem per output. MaxUnpool scatters the
  * values into a zero tensor of the output's size at their flat indices
- * (MaxPool's Indices count over the whole tensor, N and C included).
+ * (MaxPool's Indices count over the whole tensor, N and C included); an
+ * output_shape known only at run time is read by the graph (take of each
+ * dim, dyn.broadcast_to zeros, dyn.reshape).
  */
 #include <string.h>
 
@@ -87,11 +91,31 @@ kiln_status_t kiln_onnx_convert_scatter_nd(kiln_onnx_node_t *node) {
 
 /* OneHot(indices, depth, values = [off, on]): one_hot with depth and the
  * values read at import, in the values' dtype. */
+/* OneHot with depth or values known only at run time: dyn.one_hot, the
+ * dtype from the values' type. */
+static kiln_status_t kiln_onnx_one_hot_dyn(kiln_onnx_node_t *node) {
+  const kiln_op_t *op = &kiln_op_dyn_one_hot;
+  const kiln_tensor_type_t *values = NULL;
+  void *attrs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_type(node, 2, &values));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_copy_int(node, "axis", -1, op, attrs, "axis"));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_dtype(op, attrs, "dtype", values->dtype));
+  return kiln_onnx_emit_dyn(node, op, 3, attrs);
+}
+
 kiln_status_t kiln_onnx_convert_one_hot(kiln_onnx_node_t *node) {
   kiln_expr_t *indices = NULL;
   const kiln_tensor_t *values = NULL;
   double depth = 0.0;
   void *attrs = NULL;
+  bool known = true;
+  for (int i = 1; i < 3 && known; ++i) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_input_known(node, i, &known));
+  }
+  if (!known) {
+    return kiln_onnx_one_hot_dyn(node);
+  }
   KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &indices));
   KILN_RETURN_IF_ERROR(kiln_onnx_input_scalar(node, 1, "depth", &depth));
   KILN_RETURN_IF_ERROR(kiln_onnx_input_constant(node, 2, "values", &values));
@@ -245,14 +269,15 @@ static kiln_status_t kiln_onnx_unpool_shape(const kiln_onnx_node_t *node,
   return KILN_OK;
 }
 
-/* Flat indices into `from` (the unpooled shape) re-flattened into `to` (the
- * output_shape): the same coordinates, as ONNX's reference places them. */
+/* Flat indices into `from` (the unpooled shape) re-flattened into the
+ * output shape, whose dims are the scalar expressions `to` (Constants, or
+ * read from output_shape at run time): the same coordinates, as ONNX's
+ * reference places them. */
 static kiln_status_t kiln_onnx_unpool_reindex(const kiln_onnx_node_t *node, int ndim,
-                                              const int64_t *from, const int64_t *to,
+                                              const int64_t *from, kiln_expr_t *const *to,
                                               kiln_expr_t **inout) {
-  kiln_expr_t *rest = *inout, *sum = NULL, *scalar = NULL, *term = NULL;
+  kiln_expr_t *rest = *inout, *sum = NULL, *scalar = NULL, *term = NULL, *stride = NULL;
   kiln_dtype_t dtype = kiln_onnx_type_of(rest)->dtype;
-  int64_t stride = 1;
   for (int d = ndim - 1; d >= 1; --d) {
     if (d >= 2) { /* the coordinate of spatial dim d in `from` */
       KILN_RETURN_IF_ERROR(kiln_onnx_scalar(node, dtype, (double)from[d], &scalar));
@@ -261,18 +286,74 @@ static kiln_status_t kiln_onnx_unpool_reindex(const kiln_onnx_node_t *node, int 
     } else { /* what is left is n * C + c */
       term = rest;
     }
-    if (stride != 1) {
-      KILN_RETURN_IF_ERROR(kiln_onnx_scalar(node, dtype, (double)stride, &scalar));
-      KILN_RETURN_IF_ERROR(kiln_onnx_emit2(node, &kiln_op_multiply, term, scalar, NULL, &term));
+    if (stride) {
+      KILN_RETURN_IF_ERROR(kiln_onnx_emit2(node, &kiln_op_multiply, term, stride, NULL, &term));
     }
     if (sum) {
       KILN_RETURN_IF_ERROR(kiln_onnx_emit2(node, &kiln_op_add, sum, term, NULL, &term));
     }
     sum = term;
-    stride *= to[d];
+    if (stride) {
+      KILN_RETURN_IF_ERROR(kiln_onnx_emit2(node, &kiln_op_multiply, stride, to[d], NULL, &stride));
+    } else {
+      stride = to[d];
+    }
   }
   *inout = sum;
   return KILN_OK;
+}
+
+/* The output shape's dims as scalar Constants of `dtype`. */
+static kiln_status_t kiln_onnx_unpool_dims(const kiln_onnx_node_t *node, int ndim,
+                                           const int64_t *shape, kiln_dtype_t dtype,
+                                           kiln_expr_t **out_dims) {
+  for (int d = 0; d < ndim; ++d) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_scalar(node, dtype, (double)shape[d], &out_dims[d]));
+  }
+  return KILN_OK;
+}
+
+/* MaxUnpool with output_shape known only at run time: its dims read by
+ * take, the values scattered into dyn.broadcast_to zeros of it, flattened
+ * and shaped by dyn.reshape. That N and C stay is not checked; an index
+ * that falls outside is scatter_elements' error when it runs. */
+static kiln_status_t kiln_onnx_max_unpool_late(kiln_onnx_node_t *node, kiln_expr_t *x,
+                                               kiln_expr_t *indices, const int64_t *unpooled) {
+  const kiln_tensor_type_t *xt = kiln_onnx_type_of(x), *gt = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_type(node, 2, &gt));
+  if (gt->ndim != 1 || gt->shape[0] != xt->ndim || gt->dtype != KILN_DTYPE_INT64) {
+    char shape[KILN_SHAPE_TEXT_CAPACITY];
+    kiln_shape_format(gt->ndim, gt->shape, shape, sizeof(shape));
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "input 2 (output_shape) is %s %s; expected %d int64 values",
+                       kiln_dtype_name(gt->dtype), shape, xt->ndim);
+  }
+  kiln_expr_t *given = node->inputs[2], *dims[KILN_MAX_RANK], *at = NULL, *args[2];
+  kiln_dtype_t dtype = kiln_onnx_type_of(indices)->dtype;
+  void *attrs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, &kiln_op_take, &attrs));
+  for (int d = 0; d < xt->ndim; ++d) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_scalar(node, KILN_DTYPE_INT64, (double)d, &at));
+    KILN_RETURN_IF_ERROR(kiln_onnx_emit2(node, &kiln_op_take, given, at, attrs, &dims[d]));
+    KILN_RETURN_IF_ERROR(kiln_onnx_cast(node, dims[d], dtype, &dims[d]));
+  }
+  KILN_RETURN_IF_ERROR(kiln_onnx_unpool_reindex(node, xt->ndim, unpooled, dims, &indices));
+  int64_t count = 1, flat = -1;
+  KILN_RETURN_IF_ERROR(kiln_shape_element_count(xt->ndim, xt->shape, &count));
+  KILN_RETURN_IF_ERROR(kiln_onnx_scalar(node, xt->dtype, 0.0, &args[0]));
+  args[1] = given;
+  kiln_expr_t *zeros = NULL, *y = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit(node, &kiln_op_dyn_broadcast_to, 2, args, NULL, &zeros));
+  KILN_RETURN_IF_ERROR(kiln_onnx_int64s(node, 1, &flat, &args[1]));
+  args[0] = zeros;
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit(node, &kiln_op_dyn_reshape, 2, args, NULL, &zeros));
+  KILN_RETURN_IF_ERROR(kiln_onnx_reshape(node, x, 1, &count, &x));
+  KILN_RETURN_IF_ERROR(kiln_onnx_reshape(node, indices, 1, &count, &indices));
+  kiln_expr_t *scatter[3] = {zeros, indices, x};
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit(node, &kiln_op_scatter_elements, 3, scatter, NULL, &y));
+  args[0] = y;
+  args[1] = given;
+  return kiln_onnx_emit(node, &kiln_op_dyn_reshape, 2, args, NULL, &node->outputs[0]);
 }
 
 kiln_status_t kiln_onnx_convert_max_unpool(kiln_onnx_node_t *node) {
@@ -286,11 +367,21 @@ kiln_status_t kiln_onnx_convert_max_unpool(kiln_onnx_node_t *node) {
   int64_t unpooled[KILN_MAX_RANK], shape[KILN_MAX_RANK], total = 1, count = 1;
   KILN_RETURN_IF_ERROR(kiln_onnx_unpool_shape(node, xt, unpooled));
   memcpy(shape, unpooled, sizeof(int64_t) * (size_t)xt->ndim);
+  bool known = true;
+  if (kiln_onnx_input_optional(node, 2)) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_input_known(node, 2, &known));
+  }
+  if (!known) {
+    return kiln_onnx_max_unpool_late(node, x, indices, unpooled);
+  }
   if (kiln_onnx_input_optional(node, 2)) {
     KILN_RETURN_IF_ERROR(kiln_onnx_unpool_given(node, xt, shape));
   }
   if (!kiln_shape_equal(xt->ndim, shape, xt->ndim, unpooled)) {
-    KILN_RETURN_IF_ERROR(kiln_onnx_unpool_reindex(node, xt->ndim, unpooled, shape, &indices));
+    kiln_expr_t *dims[KILN_MAX_RANK];
+    kiln_dtype_t dtype = kiln_onnx_type_of(indices)->dtype;
+    KILN_RETURN_IF_ERROR(kiln_onnx_unpool_dims(node, xt->ndim, shape, dtype, dims));
+    KILN_RETURN_IF_ERROR(kiln_onnx_unpool_reindex(node, xt->ndim, unpooled, dims, &indices));
   }
   KILN_RETURN_IF_ERROR(kiln_shape_element_count(xt->ndim, shape, &total));
   KILN_RETURN_IF_ERROR(kiln_shape_element_count(xt->ndim, xt->shape, &count));

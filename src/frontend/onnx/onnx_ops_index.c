@@ -7,7 +7,9 @@
  * onto strided_slice, which implements ONNX's clamping; Split's sizes become
  * split's cut points, and its tuple result one TupleGetItem per output; Pad's
  * [x1_begin, x2_begin, ..., x1_end, ...] is reordered into pad_width's
- * before/after pairs. Resize and Upsample are onnx_ops_resize.c.
+ * before/after pairs. Split's sizes and Pad's pads and constant_value known
+ * only at run time make dyn.split and dyn.pad (op/dyn.c), which do the same
+ * at run time. Resize and Upsample are onnx_ops_resize.c.
  */
 #include <string.h>
 
@@ -91,11 +93,40 @@ kiln_status_t kiln_onnx_convert_split_attrs(kiln_onnx_node_t *node) {
   return kiln_onnx_split(node, axis, present ? &sizes : NULL);
 }
 
+/* Split with sizes known only at run time: dyn.split, one part per output. */
+static kiln_status_t kiln_onnx_split_dyn(kiln_onnx_node_t *node, int64_t axis_attr) {
+  const kiln_op_t *op = &kiln_op_dyn_split;
+  kiln_expr_t *x = NULL;
+  void *attrs = NULL;
+  int axis = 0;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
+  KILN_RETURN_IF_ERROR(kiln_op_normalize_axis(op, axis_attr, kiln_onnx_type_of(x)->ndim, &axis));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_int(op, attrs, "axis", axis));
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit_dyn(node, op, 2, attrs));
+  kiln_expr_t *parts = node->outputs[0];
+  int count = kiln_type_as_tuple(parts->checked_type)->count;
+  if (count != node->num_outputs) {
+    return KILN_STATUS(INVALID_ARGUMENT, "split has %d sizes for %d outputs", count,
+                       node->num_outputs);
+  }
+  for (int i = 0; i < count; ++i) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_tuple_item(node, parts, i, &node->outputs[i]));
+  }
+  return KILN_OK;
+}
+
 kiln_status_t kiln_onnx_convert_split_inputs(kiln_onnx_node_t *node) {
   int64_t axis = 0;
   kiln_ints_t sizes;
-  bool present = kiln_onnx_input_optional(node, 1) != NULL;
+  bool present = kiln_onnx_input_optional(node, 1) != NULL, known = true;
   KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "axis", 0, &axis));
+  if (present) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_input_known(node, 1, &known));
+  }
+  if (!known && node->num_outputs > 1) {
+    return kiln_onnx_split_dyn(node, axis);
+  }
   if (present) {
     KILN_RETURN_IF_ERROR(kiln_onnx_input_ints(node, 1, "split", &sizes));
   }
@@ -195,6 +226,14 @@ kiln_status_t kiln_onnx_convert_gather(kiln_onnx_node_t *node) {
 
 /* ---- Pad ---- */
 
+static kiln_status_t kiln_onnx_pad_mode(const char *mode) {
+  if (strcmp(mode, "constant") != 0 && strcmp(mode, "reflect") != 0 && strcmp(mode, "edge") != 0) {
+    return KILN_STATUS(UNIMPLEMENTED, "mode \"%s\" is not supported (constant, reflect, edge)",
+                       mode);
+  }
+  return KILN_OK;
+}
+
 static kiln_status_t kiln_onnx_pad(kiln_onnx_node_t *node, const kiln_ints_t *pads,
                                    const char *mode, double value) {
   kiln_expr_t *x = NULL;
@@ -204,10 +243,7 @@ static kiln_status_t kiln_onnx_pad(kiln_onnx_node_t *node, const kiln_ints_t *pa
     return KILN_STATUS(INVALID_ARGUMENT, "pads has %d values; rank %d needs %d", (int)pads->count,
                        rank, 2 * rank);
   }
-  if (strcmp(mode, "constant") != 0 && strcmp(mode, "reflect") != 0 && strcmp(mode, "edge") != 0) {
-    return KILN_STATUS(UNIMPLEMENTED, "mode \"%s\" is not supported (constant, reflect, edge)",
-                       mode);
-  }
+  KILN_RETURN_IF_ERROR(kiln_onnx_pad_mode(mode));
   int64_t width[2 * KILN_MAX_RANK];
   bool any = false;
   for (int d = 0; d < rank; ++d) {
@@ -238,10 +274,37 @@ kiln_status_t kiln_onnx_convert_pad_attrs(kiln_onnx_node_t *node) {
   return kiln_onnx_pad(node, &pads, mode, value);
 }
 
+/* Pad with pads or constant_value known only at run time: dyn.pad over
+ * (x, pads, value), the value 0 when absent. */
+static kiln_status_t kiln_onnx_pad_dyn(kiln_onnx_node_t *node, const char *mode) {
+  const kiln_op_t *op = &kiln_op_dyn_pad;
+  kiln_expr_t *args[3] = {NULL, NULL, NULL};
+  void *attrs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_pad_mode(mode));
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &args[0]));
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 1, &args[1]));
+  args[2] = kiln_onnx_input_optional(node, 2);
+  if (!args[2]) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_scalar(node, kiln_onnx_type_of(args[0])->dtype, 0.0, &args[2]));
+  }
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_string(op, attrs, "pad_mode", mode));
+  return kiln_onnx_emit(node, op, 3, args, attrs, &node->outputs[0]);
+}
+
 kiln_status_t kiln_onnx_convert_pad_inputs(kiln_onnx_node_t *node) {
   kiln_ints_t pads;
   const char *mode = "constant";
   double value = 0.0;
+  bool known = true;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_known(node, 1, &known));
+  if (known && kiln_onnx_input_optional(node, 2)) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_input_known(node, 2, &known));
+  }
+  if (!known && !kiln_onnx_input_optional(node, 3)) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_attr_string(node, "mode", "constant", &mode));
+    return kiln_onnx_pad_dyn(node, mode);
+  }
   KILN_RETURN_IF_ERROR(kiln_onnx_input_ints(node, 1, "pads", &pads));
   if (kiln_onnx_input_optional(node, 2)) {
     KILN_RETURN_IF_ERROR(kiln_onnx_input_scalar(node, 2, "constant_value", &value));

@@ -26,21 +26,23 @@
  * data goes through nn.matmul with it: x · Aᵀ for the last axis, A · x for
  * the one before, other axes transposed to that place and back. That path
  * runs on float32 data (the matmul kernel's dtype); nearest through a
- * matrix turns an infinite input into NaN (inf · 0).
+ * matrix turns an infinite input into NaN (inf · 0). The rule for one axis
+ * (coordinates, neighbours, coefficients) is op/resize_rule.h.
+ *
+ * When the scales, the sizes or (for tf_crop_and_resize) the roi depend on
+ * the graph's inputs, neither path can be built at import: the node becomes
+ * dyn.resize (op/dyn_resize.c) over (X, roi, scales, sizes), absent lists
+ * given as empty Constants, which applies the same rule at run time.
  */
 #include <math.h>
 #include <string.h>
 
 #include "frontend/onnx/onnx_convert.h"
+#include "op/resize_rule.h"
 
 typedef struct kiln_onnx_resize_t {
-  const char *mode;       /* ONNX's: nearest | linear | cubic */
-  const char *coordinate; /* coordinate_transformation_mode */
-  const char *rounding;   /* nearest_mode */
-  double cubic_a;
-  bool exclude_outside;
-  double extrapolation;
-  const double *roi; /* 2 · rank values (starts, then ends) or NULL */
+  kiln_resize_rule_t rule; /* mode, coordinates, rounding, cubic_a, ... */
+  const double *roi;       /* 2 · rank values (starts, then ends) or NULL */
 } kiln_onnx_resize_t;
 
 /* ---- image.resize2d ---- */
@@ -49,8 +51,8 @@ typedef struct kiln_onnx_resize_t {
 static bool kiln_onnx_resize2d_fits(const kiln_tensor_type_t *xt, const int64_t *out,
                                     const double *scales, const kiln_onnx_resize_t *mode) {
   if (xt->ndim != 4 || out[0] != xt->shape[0] || out[1] != xt->shape[1] || xt->shape[2] == 0 ||
-      xt->shape[3] == 0 || mode->exclude_outside || strncmp(mode->coordinate, "tf_", 3) == 0 ||
-      strcmp(mode->mode, "cubic") == 0) {
+      xt->shape[3] == 0 || mode->rule.exclude_outside ||
+      strncmp(mode->rule.coordinate, "tf_", 3) == 0 || strcmp(mode->rule.mode, "cubic") == 0) {
     return false;
   }
   for (int d = 2; d < 4; ++d) { /* resize2d's scale is out / in */
@@ -67,123 +69,18 @@ static kiln_status_t kiln_onnx_resize2d(const kiln_onnx_node_t *node, kiln_expr_
                                         kiln_expr_t **out_expr) {
   const kiln_op_t *op = &kiln_op_resize2d;
   void *attrs = NULL;
-  bool nearest = strcmp(mode->mode, "nearest") == 0;
+  bool nearest = strcmp(mode->rule.mode, "nearest") == 0;
   KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
   KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "size", 2, out + 2));
   KILN_RETURN_IF_ERROR(
       kiln_onnx_set_string(op, attrs, "method", nearest ? "nearest_neighbor" : "linear"));
   KILN_RETURN_IF_ERROR(
-      kiln_onnx_set_string(op, attrs, "coordinate_transformation_mode", mode->coordinate));
-  KILN_RETURN_IF_ERROR(kiln_onnx_set_string(op, attrs, "rounding_method", mode->rounding));
+      kiln_onnx_set_string(op, attrs, "coordinate_transformation_mode", mode->rule.coordinate));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_string(op, attrs, "rounding_method", mode->rule.rounding));
   return kiln_onnx_emit1(node, op, x, attrs, out_expr);
 }
 
 /* ---- interpolation matrices ---- */
-
-/* The source coordinate of output position `x` along an axis of `in`
- * elements scaled by `scale` to `out`; *out_outside for tf_crop_and_resize
- * positions outside the input. */
-static double kiln_onnx_resize_source(const kiln_onnx_resize_t *mode, int64_t x, int64_t in,
-                                      double scale, double roi_start, double roi_end,
-                                      bool *out_outside) {
-  const char *c = mode->coordinate;
-  double width = scale * (double)in, position = (double)x, source = 0.0;
-  *out_outside = false;
-  if (strcmp(c, "align_corners") == 0) {
-    source = width == 1.0 ? 0.0 : position * (double)(in - 1) / (width - 1.0);
-  } else if (strcmp(c, "asymmetric") == 0) {
-    source = position / scale;
-  } else if (strcmp(c, "tf_half_pixel_for_nn") == 0) {
-    source = (position + 0.5) / scale;
-  } else if (strcmp(c, "tf_crop_and_resize") == 0) {
-    source = width == 1.0 ? (roi_end - roi_start) * (double)(in - 1) / 2.0
-                          : position * (roi_end - roi_start) * (double)(in - 1) / (width - 1.0);
-    source += roi_start * (double)(in - 1);
-    *out_outside = source < 0.0 || source > (double)(in - 1);
-  } else if (strcmp(c, "pytorch_half_pixel") == 0) {
-    source = width == 1.0 ? 0.0 : (position + 0.5) / scale - 0.5;
-  } else { /* half_pixel */
-    source = (position + 0.5) / scale - 0.5;
-  }
-  return source;
-}
-
-/* The coefficients of the n (2 or 4) neighbours for `ratio` in (0, 1]. */
-static int kiln_onnx_resize_coefficients(const kiln_onnx_resize_t *mode, double ratio,
-                                         double *coefficients) {
-  if (strcmp(mode->mode, "cubic") == 0) {
-    double a = mode->cubic_a, r = ratio, s = 1.0 - ratio;
-    coefficients[0] = ((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a;
-    coefficients[1] = ((a + 2) * r - (a + 3)) * r * r + 1;
-    coefficients[2] = ((a + 2) * s - (a + 3)) * s * s + 1;
-    coefficients[3] = ((a * (s + 1) - 5 * a) * (s + 1) + 8 * a) * (s + 1) - 4 * a;
-    return 4;
-  }
-  if (strcmp(mode->mode, "linear") == 0) {
-    coefficients[0] = 1.0 - ratio;
-    coefficients[1] = ratio;
-    return 2;
-  }
-  bool second = true; /* an integral position, or ceil */
-  if (ratio != 1.0) {
-    const char *rounding = mode->rounding;
-    second = strcmp(rounding, "round_prefer_ceil") == 0 ? ratio >= 0.5
-             : strcmp(rounding, "floor") == 0           ? false
-             : strcmp(rounding, "ceil") == 0            ? true
-                                                        : ratio > 0.5;
-  }
-  coefficients[0] = second ? 0.0 : 1.0;
-  coefficients[1] = second ? 1.0 : 0.0;
-  return 2;
-}
-
-/* The n indexes of the edge-padded axis [-pad, in + pad) nearest to
- * `source`, ties to the smaller, in ascending order (ONNX's reference). The
- * nearest indexes form a window, slid right while the next index is
- * strictly nearer than the window's first. */
-static void kiln_onnx_resize_neighbors(double source, int n, int64_t in, int64_t *indexes) {
-  int64_t pad = (n + 1) / 2, first = -pad;
-  while (first + n < in + pad &&
-         fabs(source - (double)(first + n)) < fabs(source - (double)first)) {
-    ++first;
-  }
-  for (int k = 0; k < n; ++k) {
-    indexes[k] = first + k;
-  }
-}
-
-/* Row `x` of the matrix A (in columns) and offset b of one axis. */
-static void kiln_onnx_resize_row(const kiln_onnx_resize_t *mode, int64_t x, int64_t in,
-                                 double scale, double roi_start, double roi_end, double *row,
-                                 double *offset) {
-  bool outside = false;
-  double source = kiln_onnx_resize_source(mode, x, in, scale, roi_start, roi_end, &outside);
-  memset(row, 0, sizeof(double) * (size_t)in);
-  *offset = 0.0;
-  if (outside) {
-    *offset = mode->extrapolation;
-    return;
-  }
-  double base = floor(source), ratio = source - base;
-  if (ratio == 0.0) {
-    ratio = 1.0;
-  }
-  double coefficients[4];
-  int64_t indexes[4];
-  int n = kiln_onnx_resize_coefficients(mode, ratio, coefficients);
-  kiln_onnx_resize_neighbors(source, n, in, indexes);
-  double total = 0.0;
-  for (int k = 0; k < n; ++k) {
-    if (mode->exclude_outside && (indexes[k] < 0 || indexes[k] >= in)) {
-      coefficients[k] = 0.0;
-    }
-    total += coefficients[k];
-  }
-  for (int k = 0; k < n; ++k) {
-    int64_t i = indexes[k] < 0 ? 0 : indexes[k] >= in ? in - 1 : indexes[k];
-    row[i] += mode->exclude_outside ? coefficients[k] / total : coefficients[k];
-  }
-}
 
 /* A (out, in) and b (out,) of axis d as float32 Constants; *out_identity
  * when the axis does not change. */
@@ -206,7 +103,7 @@ static kiln_status_t kiln_onnx_resize_matrix(const kiln_onnx_node_t *node,
          roi_end = mode->roi ? mode->roi[rank + d] : 1.0;
   for (int64_t x = 0; !status && x < out; ++x) {
     double offset = 0.0;
-    kiln_onnx_resize_row(mode, x, in, scale, roi_start, roi_end, row, &offset);
+    kiln_resize_rule_row(&mode->rule, x, in, scale, roi_start, roi_end, row, &offset);
     kiln_onnx_store_double(b, x, offset);
     identity = identity && offset == 0.0;
     for (int64_t i = 0; i < in; ++i) {
@@ -275,7 +172,7 @@ static kiln_status_t kiln_onnx_resize_matrices(const kiln_onnx_node_t *node, kil
     return KILN_STATUS(UNIMPLEMENTED,
                        "this resize (mode %s, %s) runs through interpolation matrices, which "
                        "take float32 data, not %s",
-                       mode->mode, mode->coordinate, kiln_dtype_name(xt->dtype));
+                       mode->rule.mode, mode->rule.coordinate, kiln_dtype_name(xt->dtype));
   }
   int rank = xt->ndim;
   for (int d = 0; d < rank; ++d) {
@@ -325,15 +222,11 @@ static kiln_status_t kiln_onnx_resize(kiln_onnx_node_t *node, const double *scal
 
 static kiln_status_t kiln_onnx_resize_mode(const kiln_onnx_node_t *node, const char *fallback,
                                            kiln_onnx_resize_t *mode) {
-  KILN_RETURN_IF_ERROR(kiln_onnx_attr_string(node, "mode", fallback, &mode->mode));
-  if (strcmp(mode->mode, "bilinear") == 0) {
-    mode->mode = "linear";
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_string(node, "mode", fallback, &mode->rule.mode));
+  if (strcmp(mode->rule.mode, "bilinear") == 0) {
+    mode->rule.mode = "linear";
   }
-  if (strcmp(mode->mode, "nearest") != 0 && strcmp(mode->mode, "linear") != 0 &&
-      strcmp(mode->mode, "cubic") != 0) {
-    return KILN_STATUS(INVALID_ARGUMENT, "mode \"%s\" is not nearest, linear or cubic", mode->mode);
-  }
-  return KILN_OK;
+  return kiln_resize_rule_check(&mode->rule);
 }
 
 /* The values of constant input `index` as doubles in the arena. */
@@ -362,35 +255,77 @@ static kiln_status_t kiln_onnx_resize_attrs(const kiln_onnx_node_t *node,
                                             kiln_onnx_resize_t *mode) {
   int64_t exclude = 0;
   KILN_RETURN_IF_ERROR(kiln_onnx_attr_string(node, "coordinate_transformation_mode",
-                                             mode->coordinate, &mode->coordinate));
+                                             mode->rule.coordinate, &mode->rule.coordinate));
   KILN_RETURN_IF_ERROR(
-      kiln_onnx_attr_string(node, "nearest_mode", mode->rounding, &mode->rounding));
-  KILN_RETURN_IF_ERROR(kiln_onnx_attr_float(node, "cubic_coeff_a", -0.75, &mode->cubic_a));
+      kiln_onnx_attr_string(node, "nearest_mode", mode->rule.rounding, &mode->rule.rounding));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_float(node, "cubic_coeff_a", -0.75, &mode->rule.cubic_a));
   KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "exclude_outside", 0, &exclude));
   KILN_RETURN_IF_ERROR(
-      kiln_onnx_attr_float(node, "extrapolation_value", 0.0, &mode->extrapolation));
-  mode->exclude_outside = exclude != 0;
-  static const char *const coordinates[] = {"half_pixel",           "pytorch_half_pixel",
-                                            "align_corners",        "asymmetric",
-                                            "tf_half_pixel_for_nn", "tf_crop_and_resize"};
-  for (size_t i = 0; i < sizeof(coordinates) / sizeof(coordinates[0]); ++i) {
-    if (strcmp(mode->coordinate, coordinates[i]) == 0) {
-      return KILN_OK;
+      kiln_onnx_attr_float(node, "extrapolation_value", 0.0, &mode->rule.extrapolation));
+  mode->rule.exclude_outside = exclude != 0;
+  return kiln_resize_rule_check(&mode->rule);
+}
+
+/* ---- run-time scales, sizes or roi: dyn.resize ---- */
+
+/* Whether any of the inputs `indexes` (-1: none) that is present depends
+ * on the graph's inputs. */
+static kiln_status_t kiln_onnx_resize_dynamic(const kiln_onnx_node_t *node, int count,
+                                              const int *indexes, bool *out_dynamic) {
+  *out_dynamic = false;
+  for (int k = 0; k < count && !*out_dynamic; ++k) {
+    bool known = true;
+    if (indexes[k] >= 0 && kiln_onnx_input_optional(node, indexes[k])) {
+      KILN_RETURN_IF_ERROR(kiln_onnx_input_known(node, indexes[k], &known));
+    }
+    *out_dynamic = !known;
+  }
+  return KILN_OK;
+}
+
+/* dyn.resize over (x, roi, scales, sizes): inputs[k] is the node's input
+ * for each list (-1 or absent: an empty list). */
+static kiln_status_t kiln_onnx_resize_dyn(kiln_onnx_node_t *node, const kiln_onnx_resize_t *mode,
+                                          const int *inputs) {
+  const kiln_op_t *op = &kiln_op_dyn_resize;
+  const kiln_dtype_t dtypes[3] = {KILN_DTYPE_FLOAT32, KILN_DTYPE_FLOAT32, KILN_DTYPE_INT64};
+  const int64_t empty[1] = {0};
+  kiln_expr_t *args[4] = {NULL, NULL, NULL, NULL};
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &args[0]));
+  for (int k = 0; k < 3; ++k) {
+    args[k + 1] = inputs[k] >= 0 ? kiln_onnx_input_optional(node, inputs[k]) : NULL;
+    if (!args[k + 1]) {
+      KILN_RETURN_IF_ERROR(kiln_onnx_filled(node, dtypes[k], 1, empty, 0.0, &args[k + 1]));
     }
   }
-  return KILN_STATUS(INVALID_ARGUMENT, "coordinate_transformation_mode \"%s\" is unknown",
-                     mode->coordinate);
+  void *attrs = NULL;
+  const kiln_resize_rule_t *rule = &mode->rule;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_string(op, attrs, "mode", rule->mode));
+  KILN_RETURN_IF_ERROR(
+      kiln_onnx_set_string(op, attrs, "coordinate_transformation_mode", rule->coordinate));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_string(op, attrs, "nearest_mode", rule->rounding));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_float(op, attrs, "cubic_coeff_a", rule->cubic_a));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_bool(op, attrs, "exclude_outside", rule->exclude_outside));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_float(op, attrs, "extrapolation_value", rule->extrapolation));
+  return kiln_onnx_emit(node, op, 4, args, attrs, &node->outputs[0]);
 }
 
 kiln_status_t kiln_onnx_convert_resize(kiln_onnx_node_t *node) {
-  kiln_onnx_resize_t mode = {NULL, "half_pixel", "round_prefer_floor", -0.75, false, 0.0, NULL};
+  kiln_onnx_resize_t mode = {{NULL, "half_pixel", "round_prefer_floor", -0.75, false, 0.0}, NULL};
   KILN_RETURN_IF_ERROR(kiln_onnx_resize_mode(node, "nearest", &mode));
   bool opset10 = node->importer->opset < 11;
   if (opset10) { /* Upsample's rule: x / scale, rounded down */
-    mode.coordinate = "asymmetric";
-    mode.rounding = "floor";
+    mode.rule.coordinate = "asymmetric";
+    mode.rule.rounding = "floor";
   } else {
     KILN_RETURN_IF_ERROR(kiln_onnx_resize_attrs(node, &mode));
+  }
+  bool crops = strcmp(mode.rule.coordinate, "tf_crop_and_resize") == 0, dynamic = false;
+  const int lists[3] = {crops ? 1 : -1, opset10 ? 1 : 2, opset10 ? -1 : 3};
+  KILN_RETURN_IF_ERROR(kiln_onnx_resize_dynamic(node, 3, lists, &dynamic));
+  if (dynamic) {
+    return kiln_onnx_resize_dyn(node, &mode, lists);
   }
   double *scales = NULL, *roi = NULL;
   int count = 0, roi_count = 0;
@@ -402,7 +337,7 @@ kiln_status_t kiln_onnx_convert_resize(kiln_onnx_node_t *node) {
     KILN_RETURN_IF_ERROR(
         kiln_onnx_resize_doubles(node, opset10 ? 1 : 2, "scales", &scales, &count));
   }
-  if (strcmp(mode.coordinate, "tf_crop_and_resize") == 0) {
+  if (crops) {
     KILN_RETURN_IF_ERROR(kiln_onnx_resize_doubles(node, 1, "roi", &roi, &roi_count));
     if (roi_count != 2 * kiln_onnx_type_of(node->inputs[0])->ndim) {
       return KILN_STATUS(INVALID_ARGUMENT, "roi has %d values; expected 2 per dim", roi_count);
@@ -413,12 +348,18 @@ kiln_status_t kiln_onnx_convert_resize(kiln_onnx_node_t *node) {
 }
 
 kiln_status_t kiln_onnx_convert_upsample(kiln_onnx_node_t *node) {
-  kiln_onnx_resize_t mode = {NULL, "asymmetric", "floor", -0.75, false, 0.0, NULL};
+  kiln_onnx_resize_t mode = {{NULL, "asymmetric", "floor", -0.75, false, 0.0}, NULL};
   KILN_RETURN_IF_ERROR(kiln_onnx_resize_mode(node, "nearest", &mode));
   double *scales = NULL;
   kiln_floats_t floats = {0, NULL};
   int count = 0;
   if (node->importer->opset >= 9) {
+    const int lists[3] = {-1, 1, -1};
+    bool dynamic = false;
+    KILN_RETURN_IF_ERROR(kiln_onnx_resize_dynamic(node, 3, lists, &dynamic));
+    if (dynamic) {
+      return kiln_onnx_resize_dyn(node, &mode, lists);
+    }
     KILN_RETURN_IF_ERROR(kiln_onnx_resize_doubles(node, 1, "scales", &scales, &count));
   } else {
     KILN_RETURN_IF_ERROR(kiln_onnx_attr_floats(node, "scales", &floats, NULL));

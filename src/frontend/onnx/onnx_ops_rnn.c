@@ -13,8 +13,12 @@
  * dirs, batch, hidden), Y_h the last ones, Y_c LSTM's last cell state;
  * layout 1 (batch first) transposes X in and the outputs back. The
  * activations are ONNX's defaults or any of Sigmoid, Tanh and Relu per
- * gate; clip, activation_alpha/beta, LSTM's input_forget and
- * sequence_lens that differ from the sequence length are refused.
+ * gate; clip, activation_alpha/beta and LSTM's input_forget are refused.
+ * sequence_lens (known at import or not) that may be shorter than the
+ * sequence masks each step: past a batch entry's length its state stays
+ * (so Y_h is the state at its last step; the reverse direction starts from
+ * the initial state at its length - 1) and its Y is 0, by `where` on
+ * `t < len` (static shapes: it compiles too).
  */
 #include <string.h>
 
@@ -187,22 +191,80 @@ static kiln_status_t kiln_onnx_rnn_shapes(const kiln_onnx_node_t *node, kiln_exp
   return KILN_OK;
 }
 
-/* sequence_lens, when given, must be the sequence length for every batch. */
+/* Checks sequence_lens, when given: one int32 or int64 per batch entry,
+ * each in [0, steps] when known at import. */
 static kiln_status_t kiln_onnx_rnn_lengths(const kiln_onnx_node_t *node,
                                            const kiln_onnx_rnn_t *rnn) {
-  if (!kiln_onnx_input_optional(node, 4)) {
+  kiln_expr_t *lengths = kiln_onnx_input_optional(node, 4);
+  if (!lengths) {
     return KILN_OK;
   }
-  kiln_ints_t lengths;
-  KILN_RETURN_IF_ERROR(kiln_onnx_input_ints(node, 4, "sequence_lens", &lengths));
-  for (int32_t i = 0; i < lengths.count; ++i) {
-    if (lengths.values[i] != rnn->steps) {
-      return KILN_STATUS(UNIMPLEMENTED,
-                         "sequence_lens[%d] is %lld; only the full length %lld is supported",
-                         (int)i, (long long)lengths.values[i], (long long)rnn->steps);
+  const kiln_tensor_type_t *lt = kiln_onnx_type_of(lengths);
+  if (!lt || lt->ndim != 1 || lt->shape[0] != rnn->batch ||
+      (lt->dtype != KILN_DTYPE_INT32 && lt->dtype != KILN_DTYPE_INT64)) {
+    return KILN_STATUS(INVALID_ARGUMENT, "sequence_lens is not %lld int32 values (the batch)",
+                       (long long)rnn->batch);
+  }
+  bool known = false;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_known(node, 4, &known));
+  if (!known) {
+    return KILN_OK;
+  }
+  kiln_ints_t values;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_ints(node, 4, "sequence_lens", &values));
+  for (int32_t i = 0; i < values.count; ++i) {
+    if (values.values[i] < 0 || values.values[i] > rnn->steps) {
+      return KILN_STATUS(INVALID_ARGUMENT, "sequence_lens[%d] is %lld; the sequence has %lld steps",
+                         (int)i, (long long)values.values[i], (long long)rnn->steps);
     }
   }
   return KILN_OK;
+}
+
+/* sequence_lens as (batch, 1) int64 when the steps need masking (given,
+ * and not known to be the full length for every batch entry), else NULL. */
+static kiln_status_t kiln_onnx_rnn_mask_lengths(const kiln_onnx_node_t *node,
+                                                const kiln_onnx_rnn_t *rnn,
+                                                kiln_expr_t **out_lengths) {
+  *out_lengths = NULL;
+  if (!kiln_onnx_input_optional(node, 4)) {
+    return KILN_OK;
+  }
+  bool known = false, full = true;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_known(node, 4, &known));
+  if (known) {
+    kiln_ints_t values;
+    KILN_RETURN_IF_ERROR(kiln_onnx_input_ints(node, 4, "sequence_lens", &values));
+    for (int32_t i = 0; i < values.count; ++i) {
+      full = full && values.values[i] == rnn->steps;
+    }
+  }
+  if (known && full) {
+    return KILN_OK;
+  }
+  const int64_t column[2] = {rnn->batch, 1};
+  KILN_RETURN_IF_ERROR(kiln_onnx_cast(node, node->inputs[4], KILN_DTYPE_INT64, out_lengths));
+  return kiln_onnx_reshape(node, *out_lengths, 2, column, out_lengths);
+}
+
+/* Step t past a batch entry's length (sequence_lens): its state stays and
+ * its output is 0. `lengths` (batch, 1) int64; *inout_y the step's output. */
+static kiln_status_t kiln_onnx_rnn_mask(const kiln_onnx_node_t *node, const kiln_onnx_rnn_t *rnn,
+                                        kiln_expr_t *lengths, int64_t t, kiln_expr_t *h,
+                                        kiln_expr_t *c, kiln_expr_t **inout_h,
+                                        kiln_expr_t **inout_c, kiln_expr_t **out_y) {
+  kiln_expr_t *step = NULL, *inside = NULL, *zero = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_scalar(node, KILN_DTYPE_INT64, (double)t, &step));
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit2(node, &kiln_op_less, step, lengths, NULL, &inside));
+  KILN_RETURN_IF_ERROR(kiln_onnx_scalar(node, rnn->dtype, 0.0, &zero));
+  kiln_expr_t *y[3] = {inside, *inout_h, zero}, *keep_h[3] = {inside, *inout_h, h};
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit(node, &kiln_op_where, 3, y, NULL, out_y));
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit(node, &kiln_op_where, 3, keep_h, NULL, inout_h));
+  if (!c) {
+    return KILN_OK;
+  }
+  kiln_expr_t *keep_c[3] = {inside, *inout_c, c};
+  return kiln_onnx_emit(node, &kiln_op_where, 3, keep_c, NULL, inout_c);
 }
 
 /* ---- one direction ---- */
@@ -355,13 +417,20 @@ static kiln_status_t kiln_onnx_rnn_direction_run(const kiln_onnx_node_t *node,
                                                  kiln_expr_t **states, kiln_expr_t **out_y,
                                                  kiln_expr_t **out_h, kiln_expr_t **out_c) {
   kiln_onnx_rnn_dir_t dir;
+  kiln_expr_t *lengths = NULL;
   KILN_RETURN_IF_ERROR(kiln_onnx_rnn_prepare(node, rnn, x, d, &dir));
+  KILN_RETURN_IF_ERROR(kiln_onnx_rnn_mask_lengths(node, rnn, &lengths));
   bool backward = rnn->reverse || d == 1;
   const int64_t one_step[4] = {1, 1, rnn->batch, rnn->hidden};
   for (int64_t i = 0; i < rnn->steps; ++i) {
     int64_t t = backward ? rnn->steps - 1 - i : i;
+    kiln_expr_t *h = dir.h, *c = dir.c, *y = NULL;
     KILN_RETURN_IF_ERROR(kiln_onnx_rnn_step(node, rnn, &dir, t));
-    KILN_RETURN_IF_ERROR(kiln_onnx_reshape(node, dir.h, 4, one_step, &states[t]));
+    y = dir.h;
+    if (lengths) {
+      KILN_RETURN_IF_ERROR(kiln_onnx_rnn_mask(node, rnn, lengths, t, h, c, &dir.h, &dir.c, &y));
+    }
+    KILN_RETURN_IF_ERROR(kiln_onnx_reshape(node, y, 4, one_step, &states[t]));
   }
   const kiln_op_t *op = &kiln_op_concatenate;
   void *attrs = NULL;

@@ -1,13 +1,19 @@
 /*
  * Converters whose output shape depends on values: Compress, NonZero,
  * Unique and ReverseSequence (whose shape does not, but whose indices are
- * read from sequence_lens). They need those values at import: a Constant,
- * an input given in input_values, or something computed from them (see
- * kiln_onnx_input_constant). Compress becomes a take of the selected
- * positions; NonZero and Unique are Constants computed here; ReverseSequence
- * is a gather (GatherElements) along the time axis with a constant index
- * tensor that reverses the first sequence_lens[b] steps of each batch entry
- * and keeps the rest.
+ * read from sequence_lens). NonZero and Unique are the registry's nonzero
+ * and unique (op/value_shape.c), which fold to Constants at import when X
+ * is known and otherwise count at run time. Compress becomes a take of the
+ * selected positions: a constant list when the condition is known at
+ * import, else row 0 of nonzero(condition). ReverseSequence is a gather
+ * (GatherElements) along the time axis with an index tensor that reverses
+ * the first sequence_lens[b] steps of each batch entry and keeps the rest:
+ * a Constant computed here when sequence_lens is known at import, else
+ * computed by the graph (where, less, subtract on static shapes, so that
+ * it compiles too). A length outside [0, steps] then selects an index out
+ * of range, which gather reports when it runs. NonMaxSuppression is the
+ * registry's vision.non_max_suppression, whose row count depends on the
+ * values too.
  */
 #include <string.h>
 
@@ -15,13 +21,31 @@
 
 /* ---- Compress and NonZero ---- */
 
-/* Compress: take of the positions where the (constant) condition holds,
- * along `axis`, or of the flattened input when there is no axis. */
+/* The positions where a condition known only at run time holds: row 0
+ * of nonzero(condition), a 1-D int64 of run-time length. */
+static kiln_status_t kiln_onnx_compress_positions(kiln_onnx_node_t *node,
+                                                  kiln_expr_t **out_positions) {
+  kiln_expr_t *condition = NULL, *row = NULL, *zero = NULL;
+  const kiln_tensor_type_t *ct = NULL;
+  void *attrs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_type(node, 1, &ct));
+  if (ct->ndim != 1) {
+    return KILN_STATUS(INVALID_ARGUMENT, "condition has rank %d; expected a 1-D tensor", ct->ndim);
+  }
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 1, &condition));
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit1(node, &kiln_op_nonzero, condition, NULL, &row));
+  KILN_RETURN_IF_ERROR(kiln_onnx_scalar(node, KILN_DTYPE_INT64, 0.0, &zero));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, &kiln_op_take, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_int(&kiln_op_take, attrs, "axis", 0));
+  return kiln_onnx_emit2(node, &kiln_op_take, row, zero, attrs, out_positions);
+}
+
+/* Compress: take of the positions where the condition holds, along
+ * `axis`, or of the flattened input when there is no axis. */
 kiln_status_t kiln_onnx_convert_compress(kiln_onnx_node_t *node) {
   kiln_expr_t *x = NULL;
   const kiln_tensor_t *condition = NULL;
   KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
-  KILN_RETURN_IF_ERROR(kiln_onnx_input_constant(node, 1, "condition", &condition));
   const kiln_tensor_type_t *xt = kiln_onnx_type_of(x);
   int axis = 0;
   if (kiln_onnx_attr(node, "axis")) {
@@ -33,6 +57,19 @@ kiln_status_t kiln_onnx_convert_compress(kiln_onnx_node_t *node) {
     KILN_RETURN_IF_ERROR(kiln_shape_element_count(xt->ndim, xt->shape, &count));
     KILN_RETURN_IF_ERROR(kiln_onnx_reshape(node, x, 1, &count, &x));
   }
+  bool known = false;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_known(node, 1, &known));
+  if (!known) {
+    kiln_expr_t *positions = NULL;
+    void *take = NULL;
+    KILN_RETURN_IF_ERROR(kiln_onnx_compress_positions(node, &positions));
+    KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, &kiln_op_take, &take));
+    KILN_RETURN_IF_ERROR(kiln_onnx_set_int(&kiln_op_take, take, "axis", axis));
+    /* a condition longer than the dim selects past its end: an error */
+    KILN_RETURN_IF_ERROR(kiln_onnx_set_string(&kiln_op_take, take, "mode", "fast"));
+    return kiln_onnx_emit2(node, &kiln_op_take, x, positions, take, &node->outputs[0]);
+  }
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_constant(node, 1, "condition", &condition));
   int64_t dim = kiln_onnx_type_of(x)->shape[axis];
   int64_t length = kiln_tensor_element_count(condition);
   if (kiln_tensor_ndim(condition) != 1 || length > dim) {
@@ -58,48 +95,75 @@ kiln_status_t kiln_onnx_convert_compress(kiln_onnx_node_t *node) {
   return kiln_onnx_emit2(node, &kiln_op_take, x, indices, attrs, &node->outputs[0]);
 }
 
-/* NonZero of an input known at import: a Constant (rank, count) of the
- * coordinates of its nonzero elements, in row-major order. */
+/* NonZero: the registry's nonzero, which folds at import when X is known
+ * and otherwise counts at run time. */
 kiln_status_t kiln_onnx_convert_nonzero(kiln_onnx_node_t *node) {
-  const kiln_tensor_t *x = NULL;
-  KILN_RETURN_IF_ERROR(kiln_onnx_input_constant(node, 0, "X", &x));
-  int rank = kiln_tensor_ndim(x);
-  if (rank == 0) {
-    return KILN_STATUS(UNIMPLEMENTED, "a scalar input is not supported");
-  }
-  int64_t count = kiln_tensor_element_count(x), nonzero = 0;
-  for (int64_t i = 0; i < count; ++i) {
-    nonzero += kiln_tensor_element_as_double(x, i) != 0.0;
-  }
-  const int64_t shape[2] = {rank, nonzero};
-  kiln_tensor_t *result = NULL;
-  KILN_RETURN_IF_ERROR(kiln_onnx_tensor_new(node, KILN_DTYPE_INT64, 2, shape, &result));
-  int64_t *out = kiln_tensor_data(result), column = 0;
-  for (int64_t i = 0; i < count; ++i) {
-    if (kiln_tensor_element_as_double(x, i) == 0.0) {
-      continue;
-    }
-    int64_t rest = i;
-    for (int d = rank - 1; d >= 0; --d) {
-      out[d * nonzero + column] = rest % kiln_tensor_shape(x)[d];
-      rest /= kiln_tensor_shape(x)[d];
-    }
-    ++column;
-  }
-  kiln_status_t status = kiln_onnx_constant(node->importer, result, &node->outputs[0]);
-  kiln_tensor_release(result);
-  return status;
+  kiln_expr_t *x = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_value(node, 0, &x));
+  return kiln_onnx_emit1(node, &kiln_op_nonzero, x, NULL, &node->outputs[0]);
 }
 
 /* ---- ReverseSequence ---- */
+
+/* `x` reshaped to `rank` dims, all 1 but its `count` elements at `axis`. */
+static kiln_status_t kiln_onnx_along(const kiln_onnx_node_t *node, kiln_expr_t *x, int rank,
+                                     int axis, int64_t count, kiln_expr_t **out_expr) {
+  int64_t shape[KILN_MAX_RANK];
+  for (int d = 0; d < rank; ++d) {
+    shape[d] = d == axis ? count : 1;
+  }
+  return kiln_onnx_reshape(node, x, rank, shape, out_expr);
+}
+
+/* The gather index for sequence_lens known only at run time, computed by
+ * the graph: t < len[b] ? len[b] - 1 - t : t, with t along the time axis
+ * and len along the batch axis, broadcast to x's shape. Every shape is
+ * static, so the compiled path runs it too. */
+static kiln_status_t kiln_onnx_reverse_index(kiln_onnx_node_t *node, const kiln_tensor_type_t *xt,
+                                             int time, int batch, kiln_expr_t **out_index) {
+  kiln_expr_t *lengths = NULL, *t = NULL, *one = NULL, *reversed = NULL, *inside = NULL;
+  const kiln_tensor_type_t *lt = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_type(node, 1, &lt));
+  if (lt->ndim != 1 || lt->shape[0] != xt->shape[batch] ||
+      (lt->dtype != KILN_DTYPE_INT64 && lt->dtype != KILN_DTYPE_INT32)) {
+    char shape[KILN_SHAPE_TEXT_CAPACITY];
+    kiln_shape_format(lt->ndim, lt->shape, shape, sizeof(shape));
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "input 1 (sequence_lens) is %s %s; expected %lld int64 values (the batch)",
+                       kiln_dtype_name(lt->dtype), shape, (long long)xt->shape[batch]);
+  }
+  int64_t steps[4096], count = xt->shape[time];
+  if (count > (int64_t)(sizeof(steps) / sizeof(steps[0]))) {
+    return KILN_STATUS(UNIMPLEMENTED, "a time axis of %lld steps", (long long)count);
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    steps[i] = i;
+  }
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 1, &lengths));
+  KILN_RETURN_IF_ERROR(kiln_onnx_cast(node, lengths, KILN_DTYPE_INT64, &lengths));
+  KILN_RETURN_IF_ERROR(kiln_onnx_along(node, lengths, xt->ndim, batch, lt->shape[0], &lengths));
+  KILN_RETURN_IF_ERROR(kiln_onnx_int64s(node, (int)count, steps, &t));
+  KILN_RETURN_IF_ERROR(kiln_onnx_along(node, t, xt->ndim, time, count, &t));
+  KILN_RETURN_IF_ERROR(kiln_onnx_scalar(node, KILN_DTYPE_INT64, 1.0, &one));
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit2(node, &kiln_op_subtract, lengths, one, NULL, &reversed));
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit2(node, &kiln_op_subtract, reversed, t, NULL, &reversed));
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit2(node, &kiln_op_less, t, lengths, NULL, &inside));
+  kiln_expr_t *args[3] = {inside, reversed, t}, *index = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit(node, &kiln_op_where, 3, args, NULL, &index));
+  void *attrs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, &kiln_op_broadcast_to, &attrs));
+  KILN_RETURN_IF_ERROR(
+      kiln_onnx_set_ints(node, &kiln_op_broadcast_to, attrs, "shape", xt->ndim, xt->shape));
+  return kiln_onnx_emit1(node, &kiln_op_broadcast_to, index, attrs, out_index);
+}
 
 kiln_status_t kiln_onnx_convert_reverse_sequence(kiln_onnx_node_t *node) {
   kiln_expr_t *x = NULL, *index = NULL;
   kiln_ints_t lengths;
   int64_t time_attr = 0, batch_attr = 1;
   int time = 0, batch = 0;
+  bool known = false;
   KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &x));
-  KILN_RETURN_IF_ERROR(kiln_onnx_input_ints(node, 1, "sequence_lens", &lengths));
   KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "time_axis", 0, &time_attr));
   KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "batch_axis", 1, &batch_attr));
   const kiln_tensor_type_t *xt = kiln_onnx_type_of(x);
@@ -108,6 +172,15 @@ kiln_status_t kiln_onnx_convert_reverse_sequence(kiln_onnx_node_t *node) {
   }
   KILN_RETURN_IF_ERROR(kiln_onnx_axis(time_attr, xt->ndim, &time));
   KILN_RETURN_IF_ERROR(kiln_onnx_axis(batch_attr, xt->ndim, &batch));
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_known(node, 1, &known));
+  if (!known && time != batch) {
+    void *gather = NULL;
+    KILN_RETURN_IF_ERROR(kiln_onnx_reverse_index(node, xt, time, batch, &index));
+    KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, &kiln_op_gather, &gather));
+    KILN_RETURN_IF_ERROR(kiln_onnx_set_int(&kiln_op_gather, gather, "axis", time));
+    return kiln_onnx_emit2(node, &kiln_op_gather, x, index, gather, &node->outputs[0]);
+  }
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_ints(node, 1, "sequence_lens", &lengths));
   if (time == batch || lengths.count != xt->shape[batch]) {
     return KILN_STATUS(INVALID_ARGUMENT,
                        "time_axis %d, batch_axis %d and %d sequence_lens do not fit the input",
@@ -145,135 +218,59 @@ kiln_status_t kiln_onnx_convert_reverse_sequence(kiln_onnx_node_t *node) {
 
 /* ---- Unique ---- */
 
-/* The input seen as (outer, count, inner) around the axis; slice a is the
- * elements [o][a][i] in (o, i) order. */
-typedef struct kiln_onnx_unique_t {
-  const kiln_tensor_t *x;
-  int64_t outer, count, inner;
-  int64_t *first;   /* per unique slice: the position of its first occurrence */
-  int64_t *inverse; /* per position: its unique slice */
-  int64_t *counts;  /* per unique slice */
-  int64_t unique;
-} kiln_onnx_unique_t;
-
-/* -1, 0, 1 as slice a orders before, with or after slice b (NaN after
- * every number and equal to NaN, so it is one value, as NumPy's unique). */
-static int kiln_onnx_unique_compare(const kiln_onnx_unique_t *u, int64_t a, int64_t b) {
-  for (int64_t o = 0; o < u->outer; ++o) {
-    for (int64_t i = 0; i < u->inner; ++i) {
-      double va = kiln_tensor_element_as_double(u->x, (o * u->count + a) * u->inner + i);
-      double vb = kiln_tensor_element_as_double(u->x, (o * u->count + b) * u->inner + i);
-      bool na = va != va, nb = vb != vb;
-      if (na != nb) {
-        return na ? 1 : -1;
-      }
-      if (!na && va != vb) {
-        return va < vb ? -1 : 1;
-      }
-    }
-  }
-  return 0;
-}
-
-/* first, inverse and counts in order of first occurrence. */
-static void kiln_onnx_unique_scan(kiln_onnx_unique_t *u) {
-  u->unique = 0;
-  for (int64_t a = 0; a < u->count; ++a) {
-    int64_t k = 0;
-    while (k < u->unique && kiln_onnx_unique_compare(u, u->first[k], a) != 0) {
-      ++k;
-    }
-    if (k == u->unique) {
-      u->first[u->unique] = a;
-      u->counts[u->unique++] = 0;
-    }
-    u->inverse[a] = k;
-    ++u->counts[k];
-  }
-}
-
-/* Sorts the unique slices (insertion sort, stable) and renumbers inverse. */
-static void kiln_onnx_unique_sort(kiln_onnx_unique_t *u, int64_t *rank) {
-  for (int64_t k = 1; k < u->unique; ++k) {
-    int64_t first = u->first[k], counts = u->counts[k], j = k;
-    while (j > 0 && kiln_onnx_unique_compare(u, u->first[j - 1], first) > 0) {
-      u->first[j] = u->first[j - 1];
-      u->counts[j] = u->counts[j - 1];
-      --j;
-    }
-    u->first[j] = first;
-    u->counts[j] = counts;
-  }
-  for (int64_t k = 0; k < u->unique; ++k) {
-    rank[u->inverse[u->first[k]]] = k;
-  }
-  for (int64_t a = 0; a < u->count; ++a) {
-    u->inverse[a] = rank[u->inverse[a]];
-  }
-}
-
-/* Output `index` of Unique as a 1-D int64 Constant of `values`. */
-static kiln_status_t kiln_onnx_unique_ints(kiln_onnx_node_t *node, int index, int64_t count,
-                                           const int64_t *values) {
-  if (index >= node->num_outputs) {
-    return KILN_OK;
-  }
-  return kiln_onnx_int64s(node, (int)count, values, &node->outputs[index]);
-}
-
-/* Y: the unique slices, in the input's dtype, along the axis (or 1-D). */
-static kiln_status_t kiln_onnx_unique_values(kiln_onnx_node_t *node, const kiln_onnx_unique_t *u,
-                                             bool has_axis, int axis) {
-  const kiln_tensor_t *x = u->x;
-  int64_t shape[KILN_MAX_RANK];
-  int ndim = has_axis ? kiln_tensor_ndim(x) : 1;
-  memcpy(shape, kiln_tensor_shape(x), sizeof(int64_t) * (size_t)kiln_tensor_ndim(x));
-  shape[has_axis ? axis : 0] = u->unique;
-  kiln_tensor_t *y = NULL;
-  KILN_RETURN_IF_ERROR(kiln_onnx_tensor_new(node, kiln_tensor_dtype(x), ndim, shape, &y));
-  size_t size = kiln_dtype_size(kiln_tensor_dtype(x)) * (size_t)u->inner;
-  for (int64_t o = 0; o < u->outer; ++o) {
-    for (int64_t k = 0; k < u->unique; ++k) {
-      memcpy((char *)kiln_tensor_data(y) + (size_t)(o * u->unique + k) * size,
-             (const char *)kiln_tensor_data(x) + (size_t)(o * u->count + u->first[k]) * size, size);
-    }
-  }
-  kiln_status_t status = kiln_onnx_constant(node->importer, y, &node->outputs[0]);
-  kiln_tensor_release(y);
-  return status;
-}
-
+/* Unique: the registry's unique (sorted, and by_axis when the node has an
+ * axis), folded at import when X is known; one TupleGetItem per output. */
 kiln_status_t kiln_onnx_convert_unique(kiln_onnx_node_t *node) {
-  const kiln_tensor_t *x = NULL;
-  int64_t sorted = 1, axis_attr = 0;
-  int axis = 0;
-  KILN_RETURN_IF_ERROR(kiln_onnx_input_constant(node, 0, "X", &x));
+  const kiln_op_t *op = &kiln_op_unique;
+  kiln_expr_t *x = NULL, *result = NULL;
+  int64_t sorted = 1, axis = 0;
+  void *attrs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_input_value(node, 0, &x));
   KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "sorted", 1, &sorted));
-  bool has_axis = kiln_onnx_attr(node, "axis") != NULL;
-  kiln_onnx_unique_t u = {.x = x, .outer = 1, .count = kiln_tensor_element_count(x), .inner = 1};
-  if (has_axis) {
-    KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "axis", 0, &axis_attr));
-    KILN_RETURN_IF_ERROR(kiln_onnx_axis(axis_attr, kiln_tensor_ndim(x), &axis));
-    const int64_t *shape = kiln_tensor_shape(x);
-    u.count = shape[axis];
-    for (int d = 0; d < kiln_tensor_ndim(x); ++d) {
-      u.outer *= d < axis ? shape[d] : 1;
-      u.inner *= d > axis ? shape[d] : 1;
+  bool by_axis = kiln_onnx_attr(node, "axis") != NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "axis", 0, &axis));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_bool(op, attrs, "sorted", sorted != 0));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_bool(op, attrs, "by_axis", by_axis));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_int(op, attrs, "axis", axis));
+  KILN_RETURN_IF_ERROR(kiln_onnx_emit1(node, op, x, attrs, &result));
+  for (int i = 0; i < node->num_outputs && i < 4; ++i) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_tuple_item(node, result, i, &node->outputs[i]));
+  }
+  return KILN_OK;
+}
+
+/* ---- NonMaxSuppression ---- */
+
+/* NonMaxSuppression: vision.non_max_suppression over (boxes, scores,
+ * max_output_boxes_per_class, iou_threshold, score_threshold), each absent
+ * optional input an empty Constant (no boxes, threshold 0, no score
+ * threshold, as ONNX defines them); center_point_box as it is. */
+kiln_status_t kiln_onnx_convert_non_max_suppression(kiln_onnx_node_t *node) {
+  const kiln_op_t *op = &kiln_op_non_max_suppression;
+  const kiln_dtype_t dtypes[3] = {KILN_DTYPE_INT64, KILN_DTYPE_FLOAT32, KILN_DTYPE_FLOAT32};
+  const int64_t empty[1] = {0};
+  kiln_expr_t *args[5] = {NULL, NULL, NULL, NULL, NULL};
+  int64_t center = 0;
+  void *attrs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_inputs_at_most(node, 5));
+  for (int i = 0; i < 2; ++i) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_input_value(node, i, &args[i]));
+  }
+  for (int i = 2; i < 5; ++i) {
+    args[i] = kiln_onnx_input_optional(node, i);
+    if (args[i]) {
+      KILN_RETURN_IF_ERROR(kiln_onnx_input_value(node, i, &args[i]));
+    } else {
+      KILN_RETURN_IF_ERROR(kiln_onnx_filled(node, dtypes[i - 2], 1, empty, 0.0, &args[i]));
     }
   }
-  size_t slots = (size_t)(u.count > 0 ? u.count : 1);
-  int64_t *scratch = NULL;
-  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(node->importer->arena, 4 * slots, sizeof(int64_t),
-                                                 8, (void **)&scratch));
-  u.first = scratch;
-  u.inverse = scratch + slots;
-  u.counts = scratch + 2 * slots;
-  kiln_onnx_unique_scan(&u);
-  if (sorted) {
-    kiln_onnx_unique_sort(&u, scratch + 3 * slots);
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "center_point_box", 0, &center));
+  if (center != 0 && center != 1) {
+    return KILN_STATUS(INVALID_ARGUMENT, "center_point_box is %lld; expected 0 or 1",
+                       (long long)center);
   }
-  KILN_RETURN_IF_ERROR(kiln_onnx_unique_values(node, &u, has_axis, axis));
-  KILN_RETURN_IF_ERROR(kiln_onnx_unique_ints(node, 1, u.unique, u.first));
-  KILN_RETURN_IF_ERROR(kiln_onnx_unique_ints(node, 2, u.count, u.inverse));
-  return kiln_onnx_unique_ints(node, 3, u.unique, u.counts);
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_bool(op, attrs, "center_point_box", center != 0));
+  return kiln_onnx_emit(node, op, 5, args, attrs, &node->outputs[0]);
 }

@@ -48,12 +48,12 @@ kiln_status_t kiln_onnx_convert_reshape(kiln_onnx_node_t *node) {
   KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &data));
   KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "allowzero", 0, &allowzero));
   KILN_RETURN_IF_ERROR(kiln_onnx_input_known(node, 1, &known));
-  if (!known && allowzero) {
-    return KILN_STATUS(UNIMPLEMENTED, "allowzero=1 with a shape known only at run time is not "
-                                      "supported");
-  }
   if (!known) {
-    return kiln_onnx_emit_dyn(node, &kiln_op_dyn_reshape, 2, NULL);
+    void *attrs = NULL;
+    KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, &kiln_op_dyn_reshape, &attrs));
+    KILN_RETURN_IF_ERROR(
+        kiln_onnx_set_bool(&kiln_op_dyn_reshape, attrs, "allowzero", allowzero != 0));
+    return kiln_onnx_emit_dyn(node, &kiln_op_dyn_reshape, 2, attrs);
   }
   KILN_RETURN_IF_ERROR(kiln_onnx_input_ints(node, 1, "shape", &shape));
   for (int32_t i = 0; allowzero && i < shape.count; ++i) {
