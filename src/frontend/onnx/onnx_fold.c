@@ -11,7 +11,9 @@
  * whatever executes the module; any other kernel error (an index out of
  * range in a shape computation) is the model's and is returned. An integer
  * division by zero folds to 0, as compiled code computes it
- * (base/scalar_ops.h).
+ * (base/scalar_ops.h). A call typed with symbolic dims folds only when its
+ * operator has a shape function, which gives the outputs' type from the
+ * constant inputs.
  */
 #include <stdint.h>
 
@@ -77,18 +79,37 @@ static size_t kiln_onnx_fold_bytes(const kiln_type_t *type) {
 
 /* The folded result must stay within the import's constant cap. */
 static kiln_status_t kiln_onnx_fold_check_size(const kiln_onnx_importer_t *importer,
-                                               const kiln_call_t *call) {
-  char type[KILN_IR_TYPE_TEXT_CAPACITY];
-  return kiln_onnx_check_constant_size(importer, call->op->name,
-                                       kiln_type_text(call->base.checked_type, type),
-                                       kiln_onnx_fold_bytes(call->base.checked_type));
+                                               const kiln_call_t *call, const kiln_type_t *type) {
+  char text[KILN_IR_TYPE_TEXT_CAPACITY];
+  return kiln_onnx_check_constant_size(importer, call->op->name, kiln_type_text(type, text),
+                                       kiln_onnx_fold_bytes(type));
+}
+
+/* The type the outputs are made of: the checked type, or for a call typed
+ * with symbolic dims (an operator whose output shape depends on its inputs'
+ * values) the one its shape function gives the constant inputs; NULL when
+ * there is none (the call is left to run later). */
+static kiln_status_t kiln_onnx_fold_type(kiln_onnx_importer_t *importer, const kiln_call_t *call,
+                                         kiln_tensor_t *const *inputs,
+                                         const kiln_type_t **out_type) {
+  *out_type = call->base.checked_type;
+  if (kiln_type_is_static(*out_type))
+    return KILN_OK;
+  *out_type = NULL;
+  if (call->op->shape_func == NULL)
+    return KILN_OK;
+  kiln_shape_func_args_t args = {.op = call->op,
+                                 .attrs = call->attrs,
+                                 .num_inputs = call->num_args,
+                                 .inputs = inputs,
+                                 .arena = importer->arena};
+  return call->op->shape_func(&args, out_type);
 }
 
 kiln_status_t kiln_onnx_fold(kiln_onnx_importer_t *importer, kiln_call_t *call,
                              kiln_expr_t **out_expr) {
   *out_expr = &call->base;
-  const kiln_type_t *type = call->base.checked_type;
-  const kiln_tuple_type_t *tuple = kiln_type_as_tuple(type);
+  const kiln_tuple_type_t *tuple = kiln_type_as_tuple(call->base.checked_type);
   for (int i = 0; tuple && i < tuple->count; ++i) {
     if (!kiln_type_as_tensor(tuple->fields[i])) {
       return KILN_OK; /* nested tuples are left to the executor */
@@ -98,10 +119,14 @@ kiln_status_t kiln_onnx_fold(kiln_onnx_importer_t *importer, kiln_call_t *call,
   if (call->num_args > KILN_ONNX_FOLD_MAX_TENSORS || !call->op->reference) {
     return KILN_OK;
   }
-  KILN_RETURN_IF_ERROR(kiln_onnx_fold_check_size(importer, call));
   for (int i = 0; i < call->num_args; ++i) {
     inputs[i] = kiln_expr_as_constant(call->args[i])->value;
   }
+  const kiln_type_t *type = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_fold_type(importer, call, inputs, &type));
+  if (type == NULL)
+    return KILN_OK;
+  KILN_RETURN_IF_ERROR(kiln_onnx_fold_check_size(importer, call, type));
   kiln_tensor_t *outputs[KILN_ONNX_FOLD_MAX_TENSORS];
   int count = 0;
   kiln_status_t status = kiln_onnx_fold_outputs(importer->allocator, type, outputs, &count);
