@@ -191,6 +191,10 @@ static kiln_status_t run_mel(int32_t mel_bins, int32_t dft_length, int32_t sampl
     KILN_ASSERT_OK(kiln_tensor_create(kiln_allocator_system(), t->dtype, t->ndim, t->shape, out));
     kiln_kernel_args_t kernel = {op, args.attrs, 5, inputs, 1, out};
     status = op->reference(&kernel);
+    if (status != NULL) { /* no output on an error */
+      kiln_tensor_release(*out);
+      *out = NULL;
+    }
   }
   for (int i = 0; i < 5; ++i) {
     kiln_tensor_release(inputs[i]);
