@@ -6,8 +6,8 @@
  * tuple type flattened, as kiln_kernel_args_t wants) — or, when that (or an
  * argument's) has a symbolic dim, from the concrete type computed at run
  * time (interp/shapes.h), and when an input's shape is not its static
- * type's (a loop body's carried values), from the type the operator's
- * relation gives the actual inputs — runs the reference
+ * type's (a loop body's carried values), from the same run-time typing
+ * without the check against the checked type — runs the reference
  * kernel and rebuilds the tuple nesting; whatever fails on the way releases
  * the outputs made so far. Kernel times are taken only when a hook or debug
  * logging will use them.
@@ -124,20 +124,6 @@ static bool kiln_interp_inputs_typed(const kiln_call_t *call, kiln_tensor_t *con
   return true;
 }
 
-/* The call's result type for the inputs it got: its operator's type
- * relation on their types, made in `arena`. */
-static kiln_status_t kiln_interp_actual_type(kiln_arena_t *arena, const kiln_call_t *call,
-                                             kiln_tensor_t *const *inputs,
-                                             const kiln_type_t **out_type) {
-  const kiln_type_t **types = NULL;
-  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(arena, (size_t)call->num_args + 1, sizeof(*types),
-                                                 _Alignof(const kiln_type_t *), (void **)&types));
-  for (int k = 0; k < call->num_args; k++) {
-    KILN_RETURN_IF_ERROR(kiln_tensor_type_of(arena, inputs[k], &types[k]));
-  }
-  return kiln_op_infer_type(call->op, call->attrs, call->num_args, types, arena, out_type);
-}
-
 /* Allocates the outputs of `type`, runs the kernel and builds the node's value. */
 static kiln_status_t kiln_interp_run_typed(kiln_interp_context_t *context,
                                            const kiln_interp_plan_t *plan, size_t index,
@@ -177,8 +163,7 @@ static kiln_status_t kiln_interp_call_kernel(kiln_interp_context_t *context,
   kiln_arena_t arena;
   kiln_arena_initialize(&arena, context->allocator, 1024);
   const kiln_type_t *type = NULL;
-  kiln_status_t status = dynamic ? kiln_interp_call_type(&arena, call, tensors, &type)
-                                 : kiln_interp_actual_type(&arena, call, tensors, &type);
+  kiln_status_t status = kiln_interp_call_type(&arena, call, tensors, dynamic, &type);
   if (status == NULL && kiln_interp_type_leaf_count(type) != num_outputs) {
     status = KILN_STATUS(INTERNAL, "%s gives %zu outputs at run time, %zu at import",
                          call->op->name, kiln_interp_type_leaf_count(type), num_outputs);

@@ -179,11 +179,13 @@ static kiln_status_t kiln_interp_evaluate(kiln_interp_context_t *context, int nu
 static kiln_status_t kiln_interp_check_value(const kiln_type_t *type,
                                              const kiln_interp_value_t *value);
 
+/* Whether `tensor` fits tensor type `type`, symbolic dims included; each
+ * value binds its named dims on its own (the elements of a sequence may
+ * differ in shape). */
 static bool kiln_interp_tensor_matches(const kiln_type_t *type, const kiln_tensor_t *tensor) {
   const kiln_tensor_type_t *tensor_type = kiln_type_as_tensor(type);
-  return tensor_type != NULL && tensor_type->dtype == kiln_tensor_dtype(tensor) &&
-         kiln_shape_equal(tensor_type->ndim, tensor_type->shape, kiln_tensor_ndim(tensor),
-                          kiln_tensor_shape(tensor));
+  kiln_interp_bindings_t bindings = {0};
+  return tensor_type != NULL && kiln_interp_tensor_fits(&bindings, tensor_type, tensor);
 }
 
 static kiln_status_t kiln_interp_check_fields(const kiln_type_t *type,

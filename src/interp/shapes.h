@@ -30,12 +30,15 @@ bool kiln_interp_call_is_dynamic(const kiln_call_t *call);
 
 /* The concrete output type of operator call `call` on `inputs`: the
  * operator's shape function when it has one, else its type relation on the
- * inputs' concrete types; then checked against the call's checked type
- * (structure, dtypes, ranks, static dims, upper bounds), INVALID_ARGUMENT
- * showing both types when they disagree. Made in `arena`. */
+ * inputs' concrete types. With `check` (the call has symbolic dims), it is
+ * then checked against the call's checked type (structure, dtypes, ranks,
+ * static dims, upper bounds), INVALID_ARGUMENT showing both types when they
+ * disagree; without (a static call whose inputs came in other shapes, as a
+ * loop body's carried values may), it is taken as it is. Made in `arena`.
+ * The interpreter's one way of typing a call at run time. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_interp_call_type(kiln_arena_t *arena,
                                                          const kiln_call_t *call,
-                                                         kiln_tensor_t *const *inputs,
+                                                         kiln_tensor_t *const *inputs, bool check,
                                                          const kiln_type_t **out_type);
 
 #endif /* KILN_INTERP_SHAPES_H_ */

@@ -340,17 +340,30 @@ static bool kiln_type_same_dim(const kiln_tensor_type_t *a, const kiln_tensor_ty
 }
 
 /* Tensors of one dtype and rank: dims that differ become anonymous symbolic
- * dims. */
+ * dims, each its own (they need not be equal to each other). */
 static kiln_status_t kiln_type_join_tensor(kiln_arena_t *arena, const kiln_tensor_type_t *a,
                                            const kiln_tensor_type_t *b,
                                            const kiln_type_t **out_type) {
-  const kiln_dim_var_t *any = NULL;
-  KILN_RETURN_IF_ERROR(kiln_dim_var_create(arena, "", -1, &any));
   const kiln_dim_var_t *vars[KILN_MAX_RANK];
   for (int d = 0; d < a->ndim; ++d) {
-    vars[d] = kiln_type_same_dim(a, b, d) ? (a->vars ? a->vars[d] : NULL) : any;
+    vars[d] = a->vars ? a->vars[d] : NULL;
+    if (!kiln_type_same_dim(a, b, d))
+      KILN_RETURN_IF_ERROR(kiln_dim_var_create(arena, "", -1, &vars[d]));
   }
   return kiln_tensor_type_create_symbolic(arena, a->dtype, a->ndim, a->shape, vars, out_type);
+}
+
+/* Sequences of one dtype: of the join of their element types when both
+ * are known and of one rank, else of shapes known at run time. */
+static kiln_status_t kiln_type_join_sequence(kiln_arena_t *arena, const kiln_sequence_type_t *a,
+                                             const kiln_sequence_type_t *b,
+                                             const kiln_type_t **out_type) {
+  const kiln_tensor_type_t *ea = kiln_type_as_tensor(a->element);
+  const kiln_tensor_type_t *eb = kiln_type_as_tensor(b->element);
+  const kiln_type_t *element = NULL;
+  if (ea && eb && ea->dtype == eb->dtype && ea->ndim == eb->ndim)
+    KILN_RETURN_IF_ERROR(kiln_type_join_tensor(arena, ea, eb, &element));
+  return kiln_sequence_type_create(arena, a->dtype, element, out_type);
 }
 
 kiln_status_t kiln_type_join(kiln_arena_t *arena, const kiln_type_t *a, const kiln_type_t *b,
@@ -363,7 +376,7 @@ kiln_status_t kiln_type_join(kiln_arena_t *arena, const kiln_type_t *a, const ki
     return kiln_type_join_tensor(arena, ea, eb, out_type);
   const kiln_sequence_type_t *sa = kiln_type_as_sequence(a), *sb = kiln_type_as_sequence(b);
   if (sa && sb && sa->dtype == sb->dtype)
-    return kiln_sequence_type_create(arena, sa->dtype, NULL, out_type);
+    return kiln_type_join_sequence(arena, sa, sb, out_type);
   const kiln_optional_type_t *oa = kiln_type_as_optional(a), *ob = kiln_type_as_optional(b);
   if (oa || ob) { /* a value is an optional that holds it, as ONNX passes one */
     const kiln_type_t *element = NULL;

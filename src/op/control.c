@@ -447,6 +447,19 @@ static kiln_status_t control_sequence_element(const kiln_type_relation_t *relati
   return KILN_OK;
 }
 
+/* The element type of a sequence holding elements of `element` and
+ * `tensor`: their join when they have one rank (the dims that differ
+ * symbolic), else NULL (shapes known at run time). */
+static kiln_status_t control_element_join(kiln_arena_t *arena, const kiln_type_t *element,
+                                          const kiln_tensor_type_t *tensor,
+                                          const kiln_type_t **out_element) {
+  const kiln_tensor_type_t *known = kiln_type_as_tensor(element);
+  *out_element = NULL;
+  if (known == NULL || known->ndim != tensor->ndim || known->dtype != tensor->dtype)
+    return KILN_OK;
+  return kiln_type_join(arena, element, &tensor->base, out_element);
+}
+
 static const kiln_attr_field_t kiln_seq_dtype_fields[] = {
     KILN_ATTR_FIELD(kiln_seq_dtype_attrs_t, dtype, DTYPE, "\"float32\""),
 };
@@ -469,8 +482,8 @@ static kiln_status_t seq_construct_infer_type(const kiln_type_relation_t *relati
       return KILN_STATUS(INVALID_ARGUMENT, "seq.construct: input %d is %s, input 0 is %s", i,
                          kiln_dtype_name(tensor->dtype), kiln_dtype_name(first->dtype));
     }
-    if (!kiln_type_equal(relation->inputs[i], element))
-      element = NULL;
+    if (element != NULL)
+      KILN_RETURN_IF_ERROR(control_element_join(relation->arena, element, tensor, &element));
   }
   return kiln_sequence_type_create(relation->arena, first->dtype, element, out_type);
 }
@@ -487,8 +500,10 @@ static kiln_status_t seq_insert_infer_type(const kiln_type_relation_t *relation,
   }
   if (relation->num_inputs > 2)
     KILN_RETURN_IF_ERROR(control_scalar_input(relation, 2, KILN_DTYPE_COUNT_, "the position"));
-  const kiln_type_t *element =
-      kiln_type_equal(sequence->element, relation->inputs[1]) ? sequence->element : NULL;
+  const kiln_type_t *element = NULL;
+  if (sequence->element != NULL)
+    KILN_RETURN_IF_ERROR(
+        control_element_join(relation->arena, sequence->element, tensor, &element));
   return kiln_sequence_type_create(relation->arena, sequence->dtype, element, out_type);
 }
 

@@ -99,47 +99,51 @@
 
 /* reduce*.c and transform*.c: reductions, data movement, gather and scatter,
  * arange, one_hot, trilu, cumsum and topk; image.grid_sample, einsum, dft,
- * vision.roi_align, det and the random operators */
-#define KILN_OP_LIST_TRANSFORM(X)                                   \
-  X(SUM, "sum", kiln_op_sum)                                        \
-  X(MEAN, "mean", kiln_op_mean)                                     \
-  X(MAX, "max", kiln_op_max)                                        \
-  X(MIN, "min", kiln_op_min)                                        \
-  X(PROD, "prod", kiln_op_prod)                                     \
-  X(ARGMAX, "argmax", kiln_op_argmax)                               \
-  X(ARGMIN, "argmin", kiln_op_argmin)                               \
-  X(CONCATENATE, "concatenate", kiln_op_concatenate)                \
-  X(SPLIT, "split", kiln_op_split)                                  \
-  X(RESHAPE, "reshape", kiln_op_reshape)                            \
-  X(TRANSPOSE, "transpose", kiln_op_transpose)                      \
-  X(EXPAND_DIMS, "expand_dims", kiln_op_expand_dims)                \
-  X(SQUEEZE, "squeeze", kiln_op_squeeze)                            \
-  X(BATCH_FLATTEN, "nn.batch_flatten", kiln_op_batch_flatten)       \
-  X(STRIDED_SLICE, "strided_slice", kiln_op_strided_slice)          \
-  X(TAKE, "take", kiln_op_take)                                     \
-  X(PAD, "nn.pad", kiln_op_pad)                                     \
-  X(RESIZE2D, "image.resize2d", kiln_op_resize2d)                   \
-  X(CAST, "cast", kiln_op_cast)                                     \
-  X(TILE, "tile", kiln_op_tile)                                     \
-  X(BROADCAST_TO, "broadcast_to", kiln_op_broadcast_to)             \
-  X(TRILU, "trilu", kiln_op_trilu)                                  \
-  X(ARANGE, "arange", kiln_op_arange)                               \
-  X(ONE_HOT, "one_hot", kiln_op_one_hot)                            \
-  X(CUMSUM, "cumsum", kiln_op_cumsum)                               \
-  X(TOPK, "topk", kiln_op_topk)                                     \
-  X(GATHER, "gather", kiln_op_gather)                               \
-  X(GATHER_ND, "gather_nd", kiln_op_gather_nd)                      \
-  X(SCATTER_ELEMENTS, "scatter_elements", kiln_op_scatter_elements) \
-  X(SCATTER_ND, "scatter_nd", kiln_op_scatter_nd)                   \
-  X(DEPTH_TO_SPACE, "nn.depth_to_space", kiln_op_depth_to_space)    \
-  X(SPACE_TO_DEPTH, "nn.space_to_depth", kiln_op_space_to_depth)    \
-  X(GRID_SAMPLE, "image.grid_sample", kiln_op_grid_sample)          \
-  X(EINSUM, "einsum", kiln_op_einsum)                               \
-  X(DFT, "dft", kiln_op_dft)                                        \
-  X(ROI_ALIGN, "vision.roi_align", kiln_op_roi_align)               \
-  X(DET, "det", kiln_op_det)                                        \
-  X(RANDOM_UNIFORM, "random.uniform", kiln_op_random_uniform)       \
-  X(RANDOM_NORMAL, "random.normal", kiln_op_random_normal)          \
+ * shape_of, stft, mel_weight_matrix, vision.roi_align, det and the random
+ * operators */
+#define KILN_OP_LIST_TRANSFORM(X)                                      \
+  X(SUM, "sum", kiln_op_sum)                                           \
+  X(MEAN, "mean", kiln_op_mean)                                        \
+  X(MAX, "max", kiln_op_max)                                           \
+  X(MIN, "min", kiln_op_min)                                           \
+  X(PROD, "prod", kiln_op_prod)                                        \
+  X(ARGMAX, "argmax", kiln_op_argmax)                                  \
+  X(ARGMIN, "argmin", kiln_op_argmin)                                  \
+  X(CONCATENATE, "concatenate", kiln_op_concatenate)                   \
+  X(SPLIT, "split", kiln_op_split)                                     \
+  X(RESHAPE, "reshape", kiln_op_reshape)                               \
+  X(TRANSPOSE, "transpose", kiln_op_transpose)                         \
+  X(EXPAND_DIMS, "expand_dims", kiln_op_expand_dims)                   \
+  X(SQUEEZE, "squeeze", kiln_op_squeeze)                               \
+  X(BATCH_FLATTEN, "nn.batch_flatten", kiln_op_batch_flatten)          \
+  X(STRIDED_SLICE, "strided_slice", kiln_op_strided_slice)             \
+  X(TAKE, "take", kiln_op_take)                                        \
+  X(PAD, "nn.pad", kiln_op_pad)                                        \
+  X(RESIZE2D, "image.resize2d", kiln_op_resize2d)                      \
+  X(CAST, "cast", kiln_op_cast)                                        \
+  X(TILE, "tile", kiln_op_tile)                                        \
+  X(BROADCAST_TO, "broadcast_to", kiln_op_broadcast_to)                \
+  X(TRILU, "trilu", kiln_op_trilu)                                     \
+  X(ARANGE, "arange", kiln_op_arange)                                  \
+  X(ONE_HOT, "one_hot", kiln_op_one_hot)                               \
+  X(CUMSUM, "cumsum", kiln_op_cumsum)                                  \
+  X(TOPK, "topk", kiln_op_topk)                                        \
+  X(GATHER, "gather", kiln_op_gather)                                  \
+  X(GATHER_ND, "gather_nd", kiln_op_gather_nd)                         \
+  X(SCATTER_ELEMENTS, "scatter_elements", kiln_op_scatter_elements)    \
+  X(SCATTER_ND, "scatter_nd", kiln_op_scatter_nd)                      \
+  X(DEPTH_TO_SPACE, "nn.depth_to_space", kiln_op_depth_to_space)       \
+  X(SPACE_TO_DEPTH, "nn.space_to_depth", kiln_op_space_to_depth)       \
+  X(GRID_SAMPLE, "image.grid_sample", kiln_op_grid_sample)             \
+  X(EINSUM, "einsum", kiln_op_einsum)                                  \
+  X(DFT, "dft", kiln_op_dft)                                           \
+  X(SHAPE_OF, "shape_of", kiln_op_shape_of)                            \
+  X(STFT, "stft", kiln_op_stft)                                        \
+  X(MEL_WEIGHT_MATRIX, "mel_weight_matrix", kiln_op_mel_weight_matrix) \
+  X(ROI_ALIGN, "vision.roi_align", kiln_op_roi_align)                  \
+  X(DET, "det", kiln_op_det)                                           \
+  X(RANDOM_UNIFORM, "random.uniform", kiln_op_random_uniform)          \
+  X(RANDOM_NORMAL, "random.normal", kiln_op_random_normal)             \
   X(RANDOM_BERNOULLI, "random.bernoulli", kiln_op_random_bernoulli)
 
 /* elemwise_fast.c: fast approximations, substituted by the fast_math pass */

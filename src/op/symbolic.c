@@ -22,6 +22,16 @@
  * An error in either run is returned with the probe sizes spelled out. An
  * operator whose relation reads symbolic dims itself (symbolic_relation:
  * the dyn operators, whose outputs are symbolic anyway) is called as is.
+ *
+ * An anonymous dim (Relay's Any) says nothing about its size, so it may be
+ * equal to any other dim. When the relation fails with every variable
+ * distinct, the probe is tried again with the anonymous dims taking one
+ * size (an add of two `?`), then taking each named variable's size in turn
+ * (an add of `?` and `n`); the first that types is the result. What it
+ * assumed is checked where it matters: the interpreter runs the relation on
+ * the concrete shapes before every such call (interp/shapes.c), and the
+ * graph compiler refuses symbolic dims. If no try types, the error of the
+ * first (all distinct) is returned.
  */
 #include <stdio.h>
 
@@ -30,13 +40,21 @@
 /* Most distinct dimension variables one call's inputs may hold. */
 #define MAX_VARS 64
 
+/* The call's distinct variables, and the probe series each takes: its own
+ * (slot k for variable k) or, when anonymous dims are taken as equal to
+ * another dim, that dim's. */
 typedef struct probe_vars_t {
   int count;
   const kiln_dim_var_t *vars[MAX_VARS];
+  int slots[MAX_VARS];
 } probe_vars_t;
 
-static int64_t probe_size(int run, int k) {
-  return run == 0 ? 4001 + 7 * (int64_t)k : 6007 + 11 * (int64_t)k;
+static int64_t probe_series(int run, int slot) {
+  return run == 0 ? 4001 + 7 * (int64_t)slot : 6007 + 11 * (int64_t)slot;
+}
+
+static int64_t probe_size(const probe_vars_t *vars, int run, int k) {
+  return probe_series(run, vars->slots[k]);
 }
 
 static int find_var(const probe_vars_t *vars, const kiln_dim_var_t *var) {
@@ -64,6 +82,7 @@ static kiln_status_t collect_vars(const kiln_type_t *type, probe_vars_t *vars) {
       return KILN_STATUS(UNIMPLEMENTED, "more than %d symbolic dims in one call's inputs",
                          MAX_VARS);
     }
+    vars->slots[vars->count] = vars->count;
     vars->vars[vars->count++] = var;
   }
   return KILN_OK;
@@ -78,7 +97,7 @@ static kiln_status_t probe_type(const kiln_type_t *type, const probe_vars_t *var
     int64_t shape[KILN_MAX_RANK];
     for (int i = 0; i < tensor->ndim; ++i) {
       const kiln_dim_var_t *var = tensor->vars[i];
-      shape[i] = var ? probe_size(run, find_var(vars, var)) : tensor->shape[i];
+      shape[i] = var ? probe_size(vars, run, find_var(vars, var)) : tensor->shape[i];
     }
     return kiln_tensor_type_create(arena, tensor->dtype, tensor->ndim, shape, out_type);
   }
@@ -101,8 +120,9 @@ static const char *probe_text(const probe_vars_t *vars, int run, char *buffer, s
   size_t length = 0;
   buffer[0] = '\0';
   for (int k = 0; k < vars->count && length < capacity; ++k) {
-    length += (size_t)snprintf(buffer + length, capacity - length, "%s%s=%lld", k ? ", " : "",
-                               kiln_dim_var_text(vars->vars[k]), (long long)probe_size(run, k));
+    length +=
+        (size_t)snprintf(buffer + length, capacity - length, "%s%s=%lld", k ? ", " : "",
+                         kiln_dim_var_text(vars->vars[k]), (long long)probe_size(vars, run, k));
   }
   return buffer;
 }
@@ -128,7 +148,8 @@ static kiln_status_t run_probe(const kiln_type_relation_t *relation, const probe
   return KILN_OK;
 }
 
-/* The dim of both runs' outputs: static, a variable's, or a new anonymous one. */
+/* The dim of both runs' outputs: static, a variable's (a named one before
+ * the anonymous dims taken as equal to it), or a new anonymous one. */
 static kiln_status_t merge_dim(const probe_vars_t *vars, int64_t a, int64_t b, kiln_arena_t *arena,
                                const kiln_dim_var_t **out_var) {
   *out_var = NULL;
@@ -136,12 +157,12 @@ static kiln_status_t merge_dim(const probe_vars_t *vars, int64_t a, int64_t b, k
     return KILN_OK;
   }
   for (int k = 0; k < vars->count; ++k) {
-    if (a == probe_size(0, k) && b == probe_size(1, k)) {
+    if (a == probe_size(vars, 0, k) && b == probe_size(vars, 1, k) &&
+        (*out_var == NULL || !(*out_var)->name[0])) {
       *out_var = vars->vars[k];
-      return KILN_OK;
     }
   }
-  return kiln_dim_var_create(arena, "", -1, out_var);
+  return *out_var ? KILN_OK : kiln_dim_var_create(arena, "", -1, out_var);
 }
 
 static kiln_status_t merge_tensor(const kiln_op_t *op, const probe_vars_t *vars,
@@ -197,6 +218,48 @@ static kiln_status_t refuse(const kiln_type_relation_t *relation) {
   return KILN_STATUS(INTERNAL, "%s: no symbolic dim to refuse", relation->op->name);
 }
 
+/* Both runs with the variables' current slots, merged. */
+static kiln_status_t probe(const kiln_type_relation_t *relation, const probe_vars_t *vars,
+                           const kiln_type_t **out_type) {
+  const kiln_type_t *a = NULL;
+  const kiln_type_t *b = NULL;
+  KILN_RETURN_IF_ERROR(run_probe(relation, vars, 0, &a));
+  KILN_RETURN_IF_ERROR(run_probe(relation, vars, 1, &b));
+  return merge_types(relation->op, vars, a, b, relation->arena, out_type);
+}
+
+/* Every anonymous dim takes slot `slot`; false when there is none. */
+static bool anonymous_take(probe_vars_t *vars, int slot) {
+  bool any = false;
+  for (int k = 0; k < vars->count; ++k) {
+    if (!vars->vars[k]->name[0]) {
+      vars->slots[k] = slot;
+      any = true;
+    }
+  }
+  return any;
+}
+
+/* The probe again with the anonymous dims equal to each other, then to
+ * each named variable in turn: OK at the first that types. */
+static kiln_status_t probe_anonymous_equal(const kiln_type_relation_t *relation, probe_vars_t *vars,
+                                           const kiln_type_t **out_type) {
+  kiln_status_t status = KILN_STATUS(INVALID_ARGUMENT, "no anonymous dim");
+  for (int k = -1; k < vars->count && status != NULL &&
+                   kiln_status_code(status) != KILN_STATUS_CODE_RESOURCE_EXHAUSTED;
+       ++k) {
+    if (k >= 0 && !vars->vars[k]->name[0]) {
+      continue;
+    }
+    if (!anonymous_take(vars, k >= 0 ? k : vars->count)) {
+      break;
+    }
+    kiln_status_free(status);
+    status = probe(relation, vars, out_type);
+  }
+  return status;
+}
+
 kiln_status_t kiln_op_infer_type_symbolic(const kiln_type_relation_t *relation,
                                           const kiln_type_t **out_type) {
   *out_type = NULL;
@@ -211,9 +274,16 @@ kiln_status_t kiln_op_infer_type_symbolic(const kiln_type_relation_t *relation,
     KILN_RETURN_IF_ERROR_ANNOTATE(collect_vars(relation->inputs[i], &vars), "%s",
                                   relation->op->name);
   }
-  const kiln_type_t *a = NULL;
-  const kiln_type_t *b = NULL;
-  KILN_RETURN_IF_ERROR(run_probe(relation, &vars, 0, &a));
-  KILN_RETURN_IF_ERROR(run_probe(relation, &vars, 1, &b));
-  return merge_types(relation->op, &vars, a, b, relation->arena, out_type);
+  kiln_status_t status = probe(relation, &vars, out_type);
+  if (status == NULL || kiln_status_code(status) == KILN_STATUS_CODE_RESOURCE_EXHAUSTED) {
+    return status;
+  }
+  kiln_status_t again = probe_anonymous_equal(relation, &vars, out_type);
+  if (again == NULL || kiln_status_code(again) == KILN_STATUS_CODE_RESOURCE_EXHAUSTED) {
+    kiln_status_free(status);
+    return again;
+  }
+  kiln_status_free(again);
+  *out_type = NULL;
+  return status;
 }

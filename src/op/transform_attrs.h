@@ -201,6 +201,36 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_dft_plan_of(const kiln_op_t *op,
                                                     const int64_t *shape,
                                                     kiln_dft_plan_t *out_plan);
 
+/* One line of a transform: sample n at data[in + n * stride] (and its
+ * imaginary part next to it), frequency k written at out[out + k *
+ * out_stride] (real, imaginary). */
+typedef struct kiln_dft_line_t {
+  int64_t in, stride, out, out_stride;
+} kiln_dft_line_t;
+
+/* The reference kernel's transform of one line of `data` (float32 or
+ * float64) into `out` of the same dtype, each sample weighed by window[n]
+ * when `window` is not NULL. */
+void kiln_dft_run_line(const kiln_dft_plan_t *plan, const kiln_tensor_t *data,
+                       const kiln_tensor_t *window, kiln_tensor_t *out, kiln_dft_line_t line);
+
+/* ---- transform_spectral.c ---- */
+
+typedef struct kiln_stft_attrs_t {
+  bool onesided; /* only the frame_length / 2 + 1 first frequencies (a real signal) */
+} kiln_stft_attrs_t;
+
+typedef struct kiln_mel_weight_matrix_attrs_t {
+  kiln_dtype_t dtype; /* of the output */
+} kiln_mel_weight_matrix_attrs_t;
+
+/* ---- transform_shape_of.c ---- */
+
+typedef struct kiln_shape_of_attrs_t {
+  int64_t start; /* the first dim; negative from the back; clamped to [0, rank] */
+  int64_t end;   /* past the last dim; the same */
+} kiln_shape_of_attrs_t;
+
 /* ---- transform_roi_align.c ---- */
 
 typedef struct kiln_roi_align_attrs_t {

@@ -14,7 +14,9 @@
  *
  * The plan (kiln_dft_plan_of) is shared by the relation, the kernel and the
  * compute rule (transform_dft_compute.c), which is a float64 sum reduction
- * over n and a cast. O(L^2) per line: a direct sum, not an FFT.
+ * over n and a cast. O(L^2) per line: a direct sum, not an FFT. The kernel's
+ * line (kiln_dft_run_line) also takes a window weighing each sample, for
+ * stft (transform_spectral.c).
  */
 #include <math.h>
 
@@ -105,14 +107,8 @@ static void store(kiln_tensor_t *tensor, int64_t offset, double value) {
   }
 }
 
-/* One line: `in` points at sample 0 of it, `stride` elements apart (each
- * sample is `channels` values); frequency k goes `out_stride` apart. */
-typedef struct dft_line_t {
-  int64_t in, stride, out, out_stride;
-} dft_line_t;
-
-static void dft_run_line(const kiln_dft_plan_t *p, const kiln_kernel_args_t *args,
-                         dft_line_t line) {
+void kiln_dft_run_line(const kiln_dft_plan_t *p, const kiln_tensor_t *data,
+                       const kiln_tensor_t *window, kiln_tensor_t *out, kiln_dft_line_t line) {
   double sign = p->inverse ? 1.0 : -1.0;
   double scale = p->inverse ? 1.0 / (double)p->length : 1.0;
   for (int64_t k = 0; k < p->bins; ++k) {
@@ -120,14 +116,15 @@ static void dft_run_line(const kiln_dft_plan_t *p, const kiln_kernel_args_t *arg
     for (int64_t n = 0; n < p->samples; ++n) {
       double theta = KILN_DFT_TWO_PI * (double)((k * n) % p->length) / (double)p->length;
       int64_t at = line.in + n * line.stride;
-      double xr = load(args->inputs[0], at);
-      double xi = p->complex_input ? load(args->inputs[0], at + 1) : 0.0;
+      double w = window ? load(window, n) : 1.0;
+      double xr = w * load(data, at);
+      double xi = p->complex_input ? w * load(data, at + 1) : 0.0;
       double c = cos(theta), s = sign * sin(theta);
       re += xr * c - xi * s;
       im += xi * c + xr * s;
     }
-    store(args->outputs[0], line.out + k * line.out_stride, re * scale);
-    store(args->outputs[0], line.out + k * line.out_stride + 1, im * scale);
+    store(out, line.out + k * line.out_stride, re * scale);
+    store(out, line.out + k * line.out_stride + 1, im * scale);
   }
 }
 
@@ -147,9 +144,9 @@ static kiln_status_t dft_reference(const kiln_kernel_args_t *args) {
   int64_t out_inner = inner / channels * 2;
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t i = 0; i < inner / channels; ++i) {
-      dft_line_t line = {(o * data.shape[plan.axis]) * inner + i * channels, inner,
-                         (o * plan.bins) * out_inner + i * 2, out_inner};
-      dft_run_line(&plan, args, line);
+      kiln_dft_line_t line = {(o * data.shape[plan.axis]) * inner + i * channels, inner,
+                              (o * plan.bins) * out_inner + i * 2, out_inner};
+      kiln_dft_run_line(&plan, args->inputs[0], NULL, args->outputs[0], line);
     }
   }
   return KILN_OK;

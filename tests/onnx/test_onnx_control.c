@@ -4,7 +4,11 @@
  * 5 on one imported module) whose body captures a value of the main graph,
  * an If nested in a Loop body capturing the main graph's value through both
  * bodies, Scan in reverse on axis 1, the sequence operators, and the errors
- * a bad subgraph gives, each naming the node.
+ * a bad subgraph gives, each naming the node. Shapes known at run time: a
+ * SequenceMap over elements of different lengths whose body adds a tensor
+ * and takes a Shape, the same adding mismatched elements (an error at run
+ * time), and a Loop whose carried value comes back from a Slice of run-time
+ * bounds (ONNX's test_loop11).
  */
 #include <stdio.h>
 #include <string.h>
@@ -373,6 +377,130 @@ static void test_bad_subgraphs_name_the_node(void **state) {
   ob_free(&ob);
 }
 
+/* ---- shapes known at run time in sequences and loops ---- */
+
+/* s = [a (2), b (3)] is Sequence[Tensor[(?), float32]] (r = [b, a] too);
+ * SequenceMap adds input `k_name` (the tensor k, or an element of r) to
+ * each element and takes each sum's Shape (shape_of, read at run time);
+ * the second element's results come out. */
+static void build_map(ob_t *ob, ob_t *body, const char *k_name) {
+  ob_init(ob, 17);
+  ob_input(ob, "a", F32, 1, OB_DIMS(2));
+  ob_input(ob, "b", F32, 1, OB_DIMS(3));
+  ob_input(ob, "k", F32, 1, OB_DIMS(1));
+  ob_init_i64(ob, "one", 0, OB_DIMS(0), (int64_t[]){1});
+  ob_node(ob, "SequenceConstruct", "make", "a,b", "s");
+  ob_node(ob, "SequenceConstruct", "make_r", "b,a", "r");
+  ob_init(body, 17);
+  ob_input(body, "x", F32, 1, OB_DIMS(OB_SYMBOLIC));
+  ob_input(body, "t", F32, 1, OB_DIMS(OB_SYMBOLIC));
+  ob_node(body, "Add", "add", "x,t", "sum");
+  ob_node(body, "Shape", "shape", "sum", "n");
+  ob_output(body, "sum", F32, 0, NULL);
+  ob_output(body, "n", I64, 0, NULL);
+  char inputs[16];
+  snprintf(inputs, sizeof(inputs), "s,%s", k_name);
+  Onnx__NodeProto *map = ob_node(ob, "SequenceMap", "map", inputs, "sums,ns");
+  ob_attr_graph(ob, map, "body", body);
+  ob_node(ob, "SequenceAt", "at", "sums,one", "second");
+  ob_node(ob, "SequenceAt", "at_n", "ns,one", "second_n");
+  ob_output(ob, "second", F32, 0, NULL);
+  ob_output(ob, "second_n", I64, 0, NULL);
+}
+
+static void test_sequence_map_over_run_time_shapes(void **state) {
+  (void)state;
+  ob_t ob, body;
+  build_map(&ob, &body, "k");
+  kiln_module_t *module = NULL;
+  KILN_ASSERT_OK(ob_import(&ob, NULL, kiln_allocator_system(), &module));
+  kiln_tensor_t *inputs[3] = {or_tensor(KILN_DTYPE_FLOAT32, 1, OB_DIMS(2), OR_D(1, 2)),
+                              or_tensor(KILN_DTYPE_FLOAT32, 1, OB_DIMS(3), OR_D(3, 4, 5)),
+                              or_tensor(KILN_DTYPE_FLOAT32, 1, OB_DIMS(1), OR_D(10))};
+  or_run_t run;
+  run_main(module, 3, inputs, &run);
+  or_assert(run.outputs[0], KILN_DTYPE_FLOAT32, 1, OB_DIMS(3), OR_D(13, 14, 15), 0);
+  or_assert(run.outputs[1], KILN_DTYPE_INT64, 1, OB_DIMS(1), OR_D(3), 0);
+  or_run_free(&run);
+  or_release(3, inputs);
+  ob_free(&body);
+  ob_free(&ob);
+}
+
+/* The same body adding each element to the sequence's other element (b,
+ * then a, by a second SequenceMap input): (2) + (3) types at import, the
+ * two anonymous dims taken as equal, and fails at run time naming the
+ * element and the shapes. */
+static void test_sequence_map_shapes_checked_at_run_time(void **state) {
+  (void)state;
+  ob_t ob, body;
+  build_map(&ob, &body, "r");
+  kiln_module_t *module = NULL;
+  KILN_ASSERT_OK(ob_import(&ob, NULL, kiln_allocator_system(), &module));
+  kiln_tensor_t *inputs[3] = {or_tensor(KILN_DTYPE_FLOAT32, 1, OB_DIMS(2), OR_D(1, 2)),
+                              or_tensor(KILN_DTYPE_FLOAT32, 1, OB_DIMS(3), OR_D(3, 4, 5)),
+                              or_tensor(KILN_DTYPE_FLOAT32, 1, OB_DIMS(1), OR_D(10))};
+  int count = 0;
+  kiln_tensor_t **outputs = NULL;
+  KILN_ASSERT_STATUS(
+      kiln_interp_run(module, "main", 3, inputs, kiln_allocator_system(), &count, &outputs),
+      INVALID_ARGUMENT, "in element 0");
+  KILN_ASSERT_STATUS(
+      kiln_interp_run(module, "main", 3, inputs, kiln_allocator_system(), &count, &outputs),
+      INVALID_ARGUMENT, "cannot broadcast (2,) and (3,)");
+  kiln_module_destroy(module);
+  or_release(3, inputs);
+  ob_free(&body);
+  ob_free(&ob);
+}
+
+/* ONNX's test_loop11 in small: y' = y + x[i:i+1] (a Slice whose starts are
+ * computed from the iteration number, so its result is (?)); the carried y
+ * goes in as (1) and comes back (?), so the body is typed again with y (?)
+ * and adds two anonymous dims. y0 = [0], x = [1..5], 5 trips: y = 15, the
+ * scan outputs the running sums. */
+static void test_loop_carried_value_of_run_time_shape(void **state) {
+  (void)state;
+  ob_t ob, body;
+  ob_init(&ob, 13);
+  ob_input(&ob, "n", I64, 0, OB_DIMS(0));
+  ob_input(&ob, "y0", F32, 1, OB_DIMS(1));
+  ob_input(&ob, "x", F32, 1, OB_DIMS(5));
+  ob_init(&body, 13);
+  ob_input(&body, "i", I64, 0, OB_DIMS(0));
+  ob_input(&body, "c", BOOL, 0, OB_DIMS(0));
+  ob_input(&body, "y", F32, 1, OB_DIMS(1));
+  ob_init_i64(&body, "one", 0, OB_DIMS(0), (int64_t[]){1});
+  ob_init_i64(&body, "axes", 1, OB_DIMS(1), (int64_t[]){0});
+  ob_node(&body, "Add", "end", "i,one", "e");
+  ob_node(&body, "Unsqueeze", "start1", "i,axes", "s1");
+  ob_node(&body, "Unsqueeze", "end1", "e,axes", "e1");
+  ob_node(&body, "Slice", "slice", "x,s1,e1", "piece");
+  ob_node(&body, "Add", "acc", "y,piece", "y1");
+  ob_node(&body, "Identity", "", "c", "c1");
+  ob_node(&body, "Identity", "", "y1", "scan");
+  ob_output(&body, "c1", BOOL, 0, NULL);
+  ob_output(&body, "y1", F32, 0, NULL);
+  ob_output(&body, "scan", F32, 0, NULL);
+  Onnx__NodeProto *loop = ob_node(&ob, "Loop", "loop", "n,,y0", "y_n,sums");
+  ob_attr_graph(&ob, loop, "body", &body);
+  ob_output(&ob, "y_n", F32, 0, NULL);
+  ob_output(&ob, "sums", F32, 0, NULL);
+  kiln_module_t *module = NULL;
+  KILN_ASSERT_OK(ob_import(&ob, NULL, kiln_allocator_system(), &module));
+  kiln_tensor_t *inputs[3] = {or_tensor(KILN_DTYPE_INT64, 0, NULL, OR_D(5)),
+                              or_tensor(KILN_DTYPE_FLOAT32, 1, OB_DIMS(1), OR_D(0)),
+                              or_tensor(KILN_DTYPE_FLOAT32, 1, OB_DIMS(5), OR_D(1, 2, 3, 4, 5))};
+  or_run_t run;
+  run_main(module, 3, inputs, &run);
+  or_assert(run.outputs[0], KILN_DTYPE_FLOAT32, 1, OB_DIMS(1), OR_D(15), 0);
+  or_assert(run.outputs[1], KILN_DTYPE_FLOAT32, 2, OB_DIMS(5, 1), OR_D(1, 3, 6, 10, 15), 0);
+  or_run_free(&run);
+  or_release(3, inputs);
+  ob_free(&body);
+  ob_free(&ob);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_loop_trip_count_at_run_time, setup, teardown),
@@ -385,6 +513,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_sequence_position_out_of_range, setup, teardown),
       cmocka_unit_test_setup_teardown(test_sequence_into_a_tensor_operator, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bad_subgraphs_name_the_node, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_sequence_map_over_run_time_shapes, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_sequence_map_shapes_checked_at_run_time, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_loop_carried_value_of_run_time_shape, setup, teardown),
   };
   return kiln_test_exit_code(cmocka_run_group_tests(tests, NULL, NULL));
 }

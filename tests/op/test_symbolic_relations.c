@@ -1,8 +1,9 @@
 /*
  * Type relations over symbolic dims (op/symbolic.c): every relation a
  * transformer encoder needs, run on inputs with named and anonymous
- * symbolic dims, with the output type it must give; and the errors of the
- * probe (a relation that rejects the inputs reports the probe sizes).
+ * symbolic dims, with the output type it must give (anonymous dims a
+ * relation needs equal taken as equal); and the errors of the probe (a
+ * relation that rejects the inputs reports the probe sizes).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,13 @@ static const relation_case_t cases[] = {
     {"%x: Tensor[(n<=128, 4), float32]", "erf(%x)", "Tensor[(n<=128, 4), float32]"},
     {"%x: Tensor[(n, 4), float32]", "nn.gelu(%x)", "Tensor[(n, 4), float32]"},
     {"%x: Tensor[(n, 4), float32]", "sqrt(%x)", "Tensor[(n, 4), float32]"},
+    /* anonymous dims that must be equal are taken as equal (checked at run
+     * time): to each other, and to a named variable */
+    {"%x: Tensor[(?), float32], %y: Tensor[(?), float32]", "add(%x, %y)", "Tensor[(?), float32]"},
+    {"%x: Tensor[(?, 4), float32], %y: Tensor[(n, 4), float32]", "multiply(%x, %y)",
+     "Tensor[(n, 4), float32]"},
+    {"%x: Tensor[(?, 3), float32], %y: Tensor[(?, 1), float32]", "add(%x, %y)",
+     "Tensor[(?, 3), float32]"},
     /* reductions */
     {"%x: Tensor[(b, n, 8), float32]", "mean(%x, axis=[2], keepdims=True)",
      "Tensor[(b, n, 1), float32]"},
@@ -138,6 +146,15 @@ static void test_errors_name_the_probe(void **state) {
   /* Different variables do not broadcast together. */
   assert_refused("def @main(%x: Tensor[(n), float32], %y: Tensor[(m), float32]) { add(%x, %y) }",
                  KILN_STATUS_CODE_INVALID_ARGUMENT, "taken as n=4001, m=4008");
+  /* No way of taking the anonymous dims as equal types it: the first
+   * error is the one reported. */
+  assert_refused("def @main(%x: Tensor[(?, 3), float32], %y: Tensor[(4, ?), float32]) { add(%x, "
+                 "%y) }",
+                 KILN_STATUS_CODE_INVALID_ARGUMENT,
+                 "add with symbolic dims taken as ?=4001, "
+                 "?=4008: add: cannot broadcast");
+  assert_refused("def @main(%x: Tensor[(?), float32], %y: Tensor[(5), float32]) { add(%x, %y) }",
+                 KILN_STATUS_CODE_INVALID_ARGUMENT, "taken as ?=4001: add: cannot broadcast");
   assert_refused("def @main(%x: Tensor[(n, 8), float32]) { nn.max_pool2d(%x) }",
                  KILN_STATUS_CODE_INVALID_ARGUMENT,
                  "nn.max_pool2d: input 0 has the symbolic dim n (dim 0); this operator needs "

@@ -217,15 +217,18 @@ static kiln_status_t kiln_onnx_case_tensor_list(kiln_array_t *values, kiln_array
   return KILN_OK;
 }
 
-/* Imports the model: for AT_RUN as a user does, without options; else
- * with `inputs` as its input values, bound as Constants for BOUND. */
+/* Imports the model: for AT_RUN as a user does, without options (a
+ * dim_param stays a symbolic dim, which the interpreter runs and the graph
+ * compiler refuses); else with `inputs` as its input values, bound as
+ * Constants for BOUND, and every other dim static. */
 static kiln_status_t kiln_onnx_case_import(const char *dir, kiln_onnx_case_inputs_t mode,
                                            kiln_allocator_t allocator, const kiln_array_t *inputs,
                                            kiln_module_t **out_module) {
   char *path = NULL;
   KILN_RETURN_IF_ERROR(kiln_path_join(allocator, dir, "model.onnx", &path));
-  kiln_onnx_import_options_t options = {.static_input_shapes = true};
+  kiln_onnx_import_options_t options = {0};
   if (mode != KILN_ONNX_CASE_INPUTS_AT_RUN) {
+    options.static_input_shapes = true; /* the values give the shapes */
     options.num_input_values = (int)kiln_array_count(inputs);
     options.input_values = (kiln_tensor_t *const *)kiln_array_data(inputs);
     options.bind_input_values = mode == KILN_ONNX_CASE_INPUTS_BOUND;

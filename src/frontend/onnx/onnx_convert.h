@@ -153,6 +153,8 @@ kiln_status_t kiln_onnx_convert_constant_of_shape(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_range(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_window(kiln_onnx_node_t *node);
 kiln_status_t kiln_onnx_convert_dft(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_stft(kiln_onnx_node_t *node);
+kiln_status_t kiln_onnx_convert_mel_weight_matrix(kiln_onnx_node_t *node);
 
 /* onnx_control.c */
 kiln_status_t kiln_onnx_convert_if(kiln_onnx_node_t *node);

@@ -14,7 +14,9 @@
  * whatever executes the module; any other kernel error (an index out of
  * range in a shape computation) is the model's and is returned. An integer
  * division by zero folds to 0, as compiled code computes it
- * (base/scalar_ops.h).
+ * (base/scalar_ops.h). A call typed with symbolic dims folds only when its
+ * operator has a shape function, which gives the outputs' type from the
+ * constant inputs.
  */
 #include <stdint.h>
 

@@ -12,7 +12,11 @@
  * parameter names are), and a missing dim an anonymous one; with the
  * option static_input_shapes such a dim stops the import with the spelling of
  * the option that would fix it. The options are checked against the graph before any
- * parameter is made, so a misspelt name is reported as such.
+ * parameter is made, so a misspelt name is reported as such. A sequence's
+ * (or an optional's) element type keeps the dims the model fixes and makes
+ * each other dim an anonymous symbolic dim, static_input_shapes or not: the
+ * elements of one sequence may differ in size (no option names them, and
+ * only the interpreter runs sequences).
  *
  * IR names follow the rule in onnx_import.h: invalid characters become '_',
  * a leading digit or '.' gets a '_' in front, and a name already taken gets
@@ -323,8 +327,40 @@ kiln_status_t kiln_onnx_input_type_of(kiln_onnx_importer_t *importer,
   return KILN_OK;
 }
 
+/* The element type of a sequence or an optional from the model's shape:
+ * fixed dims as they are, every other dim (a dim_param or unknown) its own
+ * anonymous symbolic dim, since the elements of one sequence may each have
+ * another size there; *out_type NULL when the model gives no shape (the
+ * rank is known only at run time). */
+static kiln_status_t kiln_onnx_element_shape(kiln_onnx_importer_t *importer, const char *name,
+                                             kiln_dtype_t dtype,
+                                             const Onnx__TensorShapeProto *shape,
+                                             const kiln_type_t **out_type) {
+  *out_type = NULL;
+  if (!shape) {
+    return KILN_OK;
+  }
+  if (shape->n_dim > KILN_MAX_RANK) {
+    return KILN_STATUS(UNIMPLEMENTED, "\"%s\": elements of %zu dims; kiln takes at most %d", name,
+                       shape->n_dim, KILN_MAX_RANK);
+  }
+  int64_t dims[KILN_MAX_RANK];
+  const kiln_dim_var_t *vars[KILN_MAX_RANK];
+  for (size_t d = 0; d < shape->n_dim; ++d) {
+    const Onnx__TensorShapeProto__Dimension *dim = shape->dim[d];
+    bool fixed = dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+                 dim->dim_value >= 0;
+    dims[d] = fixed ? dim->dim_value : -1;
+    vars[d] = NULL;
+    if (!fixed)
+      KILN_RETURN_IF_ERROR(kiln_dim_var_create(importer->arena, "", -1, &vars[d]));
+  }
+  return kiln_tensor_type_create_symbolic(importer->arena, dtype, (int)shape->n_dim, dims, vars,
+                                          out_type);
+}
+
 /* A tensor type of a TypeProto inside a sequence or an optional: the dtype,
- * and the shape when the model fixes every dim (*out_type NULL otherwise). */
+ * and the shape as kiln_onnx_element_shape gives it. */
 static kiln_status_t kiln_onnx_element_type(kiln_onnx_importer_t *importer, const char *name,
                                             const Onnx__TypeProto *type, kiln_dtype_t *out_dtype,
                                             const kiln_type_t **out_type) {
@@ -338,17 +374,7 @@ static kiln_status_t kiln_onnx_element_type(kiln_onnx_importer_t *importer, cons
   const Onnx__TypeProto__Tensor *tensor = type->tensor_type;
   KILN_RETURN_IF_ERROR_ANNOTATE(
       kiln_onnx_dtype(tensor->has_elem_type ? tensor->elem_type : 0, out_dtype), "\"%s\"", name);
-  kiln_onnx_spec_t shape;
-  kiln_status_t status = kiln_onnx_model_shape(importer, name, tensor->shape, &shape);
-  bool symbolic = false;
-  for (int d = 0; status == NULL && d < shape.ndim; ++d) {
-    symbolic = symbolic || shape.vars[d] != NULL;
-  }
-  if (status != NULL || symbolic) { /* shapes known at run time */
-    kiln_status_free(status);
-    return KILN_OK;
-  }
-  return kiln_tensor_type_create(importer->arena, *out_dtype, shape.ndim, shape.dims, out_type);
+  return kiln_onnx_element_shape(importer, name, *out_dtype, tensor->shape, out_type);
 }
 
 static kiln_status_t kiln_onnx_sequence_type(kiln_onnx_importer_t *importer, const char *name,
@@ -379,8 +405,8 @@ kiln_status_t kiln_onnx_value_type(kiln_onnx_importer_t *importer, const char *n
     KILN_RETURN_IF_ERROR(kiln_onnx_element_type(importer, name, inner, &dtype, &element));
     if (element == NULL) {
       return KILN_STATUS(UNIMPLEMENTED,
-                         "\"%s\" is an optional tensor whose shape the model does not fix; "
-                         "symbolic shapes are not supported yet",
+                         "\"%s\" is an optional tensor whose rank the model does not give; "
+                         "kiln needs it",
                          name);
     }
   }

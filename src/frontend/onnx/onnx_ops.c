@@ -105,7 +105,7 @@ static const kiln_onnx_converter_t kiln_onnx_table[] = {
     {"EyeLike", 9, 0, kiln_onnx_convert_eye_like},
     {"Flatten", 1, 0, kiln_onnx_convert_flatten},
     {"Reshape", 5, 0, kiln_onnx_convert_reshape},
-    {"Shape", 1, 0, kiln_onnx_convert_shape},
+    {"Shape", 1, 0, kiln_onnx_convert_shape, true},
     {"Size", 1, 0, kiln_onnx_convert_size},
     {"SpaceToDepth", 1, 0, kiln_onnx_convert_depth_space},
     {"Squeeze", 1, 12, kiln_onnx_convert_squeeze_attrs},
@@ -187,6 +187,8 @@ static const kiln_onnx_converter_t kiln_onnx_table[] = {
     {"DFT", 17, 0, kiln_onnx_convert_dft},
     {"HammingWindow", 17, 0, kiln_onnx_convert_window},
     {"HannWindow", 17, 0, kiln_onnx_convert_window},
+    {"MelWeightMatrix", 17, 0, kiln_onnx_convert_mel_weight_matrix},
+    {"STFT", 17, 0, kiln_onnx_convert_stft, true},
     /* random */
     {"Bernoulli", 15, 0, kiln_onnx_convert_bernoulli},
     {"RandomNormal", 1, 0, kiln_onnx_convert_random_normal},

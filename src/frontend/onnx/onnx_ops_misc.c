@@ -1,11 +1,15 @@
 /*
  * Converters that make or pass values: Identity, Dropout (inference),
  * Cast, CastLike, Constant, ConstantOfShape, Range, the window
- * functions and DFT.
+ * functions, DFT, STFT and MelWeightMatrix.
  *
  * DFT is the registry's dft with its attributes as they are and its
  * optional dft_length input, which must be a constant (it sets the output's
- * shape), as the attribute of the same name.
+ * shape), as the attribute of the same name. STFT and MelWeightMatrix are
+ * stft and mel_weight_matrix (op/transform_spectral.c), which take their
+ * scalar inputs at run time (the output's shape is computed from them
+ * then); STFT's inputs are reordered to (signal, frame_step, frame_length,
+ * window), an omitted frame_length becoming 0 (the window's length).
  *
  * Identity and Dropout hand their input on unchanged (Dropout's optional
  * mask is an all-true Constant, as ONNX defines it outside training, and in
@@ -458,4 +462,43 @@ kiln_status_t kiln_onnx_convert_dft(kiln_onnx_node_t *node) {
   KILN_RETURN_IF_ERROR(kiln_onnx_set_bool(op, attrs, "onesided", onesided != 0));
   KILN_RETURN_IF_ERROR(kiln_onnx_set_int(op, attrs, "dft_length", (int64_t)length));
   return kiln_onnx_emit1(node, op, x, attrs, &node->outputs[0]);
+}
+
+/* ---- STFT and MelWeightMatrix ---- */
+
+/* stft(signal, frame_step, frame_length, [window]): an omitted frame_length
+ * is 0, the window's length (or the signal's). */
+kiln_status_t kiln_onnx_convert_stft(kiln_onnx_node_t *node) {
+  const kiln_op_t *op = &kiln_op_stft;
+  kiln_expr_t *args[4] = {NULL, NULL, NULL, NULL};
+  int64_t onesided = 1;
+  void *attrs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_inputs_at_most(node, 4));
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 0, &args[0]));
+  KILN_RETURN_IF_ERROR(kiln_onnx_input(node, 1, &args[1]));
+  args[2] = kiln_onnx_input_optional(node, 3);
+  if (args[2] == NULL)
+    KILN_RETURN_IF_ERROR(kiln_onnx_scalar(node, KILN_DTYPE_INT64, 0.0, &args[2]));
+  args[3] = kiln_onnx_input_optional(node, 2);
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "onesided", 1, &onesided));
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_bool(op, attrs, "onesided", onesided != 0));
+  return kiln_onnx_emit(node, op, args[3] ? 4 : 3, args, attrs, &node->outputs[0]);
+}
+
+kiln_status_t kiln_onnx_convert_mel_weight_matrix(kiln_onnx_node_t *node) {
+  const kiln_op_t *op = &kiln_op_mel_weight_matrix;
+  kiln_expr_t *args[5];
+  int64_t elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+  kiln_dtype_t dtype = KILN_DTYPE_FLOAT32;
+  void *attrs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_onnx_inputs_at_most(node, 5));
+  for (int i = 0; i < 5; ++i) {
+    KILN_RETURN_IF_ERROR(kiln_onnx_input(node, i, &args[i]));
+  }
+  KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "output_datatype", elem_type, &elem_type));
+  KILN_RETURN_IF_ERROR_ANNOTATE(kiln_onnx_dtype(elem_type, &dtype), "attribute output_datatype");
+  KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_dtype(op, attrs, "dtype", dtype));
+  return kiln_onnx_emit(node, op, 5, args, attrs, &node->outputs[0]);
 }

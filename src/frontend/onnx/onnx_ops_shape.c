@@ -186,6 +186,8 @@ static int64_t kiln_onnx_shape_bound(int64_t value, int rank) {
   return value < 0 ? 0 : value > rank ? rank : value;
 }
 
+/* The shape of a static input is a constant; of an input with a symbolic
+ * dim, shape_of, read at run time. */
 kiln_status_t kiln_onnx_convert_shape(kiln_onnx_node_t *node) {
   const kiln_tensor_type_t *xt = NULL;
   int64_t start = 0, end = 0;
@@ -194,6 +196,14 @@ kiln_status_t kiln_onnx_convert_shape(kiln_onnx_node_t *node) {
   KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "end", xt->ndim, &end));
   start = kiln_onnx_shape_bound(start, xt->ndim);
   end = kiln_onnx_shape_bound(end, xt->ndim);
+  if (!kiln_tensor_type_is_static(xt)) {
+    const kiln_op_t *op = &kiln_op_shape_of;
+    void *attrs = NULL;
+    KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, &attrs));
+    KILN_RETURN_IF_ERROR(kiln_onnx_set_int(op, attrs, "start", start));
+    KILN_RETURN_IF_ERROR(kiln_onnx_set_int(op, attrs, "end", end));
+    return kiln_onnx_emit1(node, op, node->inputs[0], attrs, &node->outputs[0]);
+  }
   int count = end > start ? (int)(end - start) : 0;
   return kiln_onnx_int64s(node, count, xt->shape + start, &node->outputs[0]);
 }
