@@ -137,6 +137,24 @@ static void test_gemm_trans_b(void **state) {
 
 /* ---- folding ---- */
 
+/* The shape of a scalar is the empty int64 vector, with any start
+ * and end (found by the importer's fuzzer: a rank-0 type's shape array is
+ * NULL, and NULL + 0 is undefined). */
+static void test_shape_of_a_scalar(void **state) {
+  (void)state;
+  ob_t ob;
+  ob_init(&ob, 15);
+  ob_init_f32(&ob, "x", 0, NULL, OB_F32(1.5f));
+  Onnx__NodeProto *shape = ob_node(&ob, "Shape", "shape", "x", "y");
+  ob_attr_int(&ob, shape, "end", -1);
+  ob_output(&ob, "y", OB_INT64, 1, OB_DIMS(0));
+  kiln_module_t *module = NULL;
+  KILN_ASSERT_OK(ob_import(&ob, NULL, kiln_allocator_system(), &module));
+  om_assert_type(om_main(module)->ret_type, KILN_DTYPE_INT64, 1, OB_DIMS(0));
+  kiln_module_destroy(module);
+  ob_free(&ob);
+}
+
 /* y = Reshape(x, Concat(Unsqueeze(Gather(Shape(x), 0)), [-1])): the shape
  * subgraph folds away, leaving one reshape to (2, 12). */
 static void test_shape_subgraph_folds(void **state) {
@@ -549,6 +567,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_conv_relu_ir, setup, teardown),
       cmocka_unit_test_setup_teardown(test_conv_relu_numbers, setup, teardown),
       cmocka_unit_test_setup_teardown(test_gemm_trans_b, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_shape_of_a_scalar, setup, teardown),
       cmocka_unit_test_setup_teardown(test_shape_subgraph_folds, setup, teardown),
       cmocka_unit_test_setup_teardown(test_squeeze_by_opset, setup, teardown),
       cmocka_unit_test_setup_teardown(test_initializer_inputs_are_constants, setup, teardown),

@@ -205,7 +205,8 @@ kiln_status_t kiln_onnx_convert_shape(kiln_onnx_node_t *node) {
     return kiln_onnx_emit1(node, op, node->inputs[0], attrs, &node->outputs[0]);
   }
   int count = end > start ? (int)(end - start) : 0;
-  return kiln_onnx_int64s(node, count, xt->shape + start, &node->outputs[0]);
+  /* a scalar's shape is empty, and its shape array may be NULL */
+  return kiln_onnx_int64s(node, count, count > 0 ? xt->shape + start : NULL, &node->outputs[0]);
 }
 
 kiln_status_t kiln_onnx_convert_size(kiln_onnx_node_t *node) {
