@@ -246,7 +246,9 @@ static kiln_status_t unique_type(kiln_arena_t *arena, const kiln_unique_attrs_t 
                                  int64_t count, int64_t unique, const kiln_type_t **out_type) {
   int64_t y_shape[KILN_MAX_RANK];
   int y_rank = attrs->by_axis ? rank : 1;
-  memcpy(y_shape, shape, sizeof(int64_t) * (size_t)rank);
+  if (rank > 0) { /* a scalar's shape array may be NULL */
+    memcpy(y_shape, shape, sizeof(int64_t) * (size_t)rank);
+  }
   y_shape[attrs->by_axis ? axis : 0] = unique;
   const kiln_type_t *fields[4];
   KILN_RETURN_IF_ERROR(value_shape_type(arena, dtype, y_rank, y_shape, &fields[0]));

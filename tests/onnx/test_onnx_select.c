@@ -189,6 +189,28 @@ static void test_unique_axis(void **state) {
   kiln_tensor_release(x);
 }
 
+/* Unique of a scalar: one value, flattened (found by the importer's fuzzer:
+ * a scalar's shape array is NULL, and memcpy from NULL is undefined). */
+static void test_unique_scalar(void **state) {
+  (void)state;
+  kiln_tensor_t *x = or_tensor(KILN_DTYPE_FLOAT32, 0, NULL, OR_D(2.5));
+  ob_t ob;
+  ob_init(&ob, 11);
+  or_input(&ob, "x", x);
+  ob_node(&ob, "Unique", "u", "x", "y,indices,inverse,counts");
+  or_output(&ob, "y", KILN_DTYPE_FLOAT32);
+  or_output(&ob, "indices", KILN_DTYPE_INT64);
+  or_output(&ob, "inverse", KILN_DTYPE_INT64);
+  or_output(&ob, "counts", KILN_DTYPE_INT64);
+  or_run_t run;
+  or_run_late(&ob, 1, &x, &run);
+  or_assert(run.outputs[0], KILN_DTYPE_FLOAT32, 1, OB_DIMS(1), OR_D(2.5), 0.0);
+  or_assert(run.outputs[3], KILN_DTYPE_INT64, 1, OB_DIMS(1), OR_D(1), 0.0);
+  or_run_free(&run);
+  ob_free(&ob);
+  kiln_tensor_release(x);
+}
+
 /* sequence_lens known only at run time: the index computed by the graph,
  * the same result as test_reverse_sequence's. */
 static void test_reverse_sequence_late(void **state) {
@@ -295,6 +317,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_reverse_sequence, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unique_flat, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unique_axis, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unique_scalar, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reverse_sequence_late, setup, teardown),
       cmocka_unit_test_setup_teardown(test_non_max_suppression, setup, teardown),
   };
