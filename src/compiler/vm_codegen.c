@@ -76,7 +76,7 @@ static bool is_param(const vm_gen_t *g, const char *name) {
   return false;
 }
 
-static kiln_status_t append(json_t *array, json_t *value) {
+kiln_status_t kiln_vm_codegen_append(json_t *array, json_t *value) {
   if (!value) {
     return KILN_STATUS(RESOURCE_EXHAUSTED, "vm codegen: out of memory");
   }
@@ -99,7 +99,7 @@ static json_t *decl_json(const char *name, const kiln_gx_entry_t *entry) {
                    shape_json(entry->dl.ndim, entry->dl.shape));
 }
 
-static json_t *regs_json(const int *regs, int count) {
+json_t *kiln_vm_codegen_ints_json(const int *regs, int count) {
   json_t *array = json_array();
   for (int i = 0; array && i < count; ++i) {
     if (json_array_append_new(array, json_integer(regs[i])) != 0) {
@@ -110,17 +110,16 @@ static json_t *regs_json(const int *regs, int count) {
   return array;
 }
 
-/* The kernel table's index of `name`, added when new. */
-static kiln_status_t kernel_index(vm_gen_t *g, const char *name, int *out_index) {
-  size_t count = json_array_size(g->kernels);
+kiln_status_t kiln_vm_codegen_kernel_index(json_t *kernels, const char *name, int *out_index) {
+  size_t count = json_array_size(kernels);
   for (size_t k = 0; k < count; ++k) {
-    if (strcmp(json_string_value(json_array_get(g->kernels, k)), name) == 0) {
+    if (strcmp(json_string_value(json_array_get(kernels, k)), name) == 0) {
       *out_index = (int)k;
       return KILN_OK;
     }
   }
   *out_index = (int)count;
-  return append(g->kernels, json_string(name));
+  return kiln_vm_codegen_append(kernels, json_string(name));
 }
 
 /* Inputs, constants (with their load_const) and storage registers. */
@@ -131,7 +130,8 @@ static kiln_status_t gen_arguments(vm_gen_t *g, json_t *inputs, json_t *constant
     const kiln_gx_node_t *n = &gx->nodes[gx->arg_nodes[i]];
     if (!is_param(g, n->name)) {
       g->entry_reg[n->first_entry] = num_inputs++;
-      KILN_RETURN_IF_ERROR(append(inputs, decl_json(n->name, &gx->entries[n->first_entry])));
+      KILN_RETURN_IF_ERROR(
+          kiln_vm_codegen_append(inputs, decl_json(n->name, &gx->entries[n->first_entry])));
     }
   }
   g->num_registers = num_inputs;
@@ -139,8 +139,9 @@ static kiln_status_t gen_arguments(vm_gen_t *g, json_t *inputs, json_t *constant
     const kiln_gx_node_t *n = &gx->nodes[gx->arg_nodes[i]];
     if (is_param(g, n->name)) {
       int reg = g->entry_reg[n->first_entry] = g->num_registers++;
-      KILN_RETURN_IF_ERROR(append(constants, decl_json(n->name, &gx->entries[n->first_entry])));
-      KILN_RETURN_IF_ERROR(append(
+      KILN_RETURN_IF_ERROR(
+          kiln_vm_codegen_append(constants, decl_json(n->name, &gx->entries[n->first_entry])));
+      KILN_RETURN_IF_ERROR(kiln_vm_codegen_append(
           g->code, json_pack("[s, i, i]", "load_const", reg, (int)json_array_size(constants) - 1)));
     }
   }
@@ -182,7 +183,7 @@ static kiln_status_t gen_storage(vm_gen_t *g) {
     }
     if (used) {
       g->storage_reg[s] = g->num_registers++;
-      KILN_RETURN_IF_ERROR(append(
+      KILN_RETURN_IF_ERROR(kiln_vm_codegen_append(
           g->code, json_pack("[s, i, I]", "alloc_storage", g->storage_reg[s], (json_int_t)size)));
     }
   }
@@ -194,11 +195,11 @@ static kiln_status_t gen_outputs_alloc(vm_gen_t *g, const kiln_gx_node_t *n) {
     int e = n->first_entry + o;
     const kiln_gx_entry_t *entry = &g->gx->entries[e];
     int reg = g->entry_reg[e] = g->num_registers++;
-    KILN_RETURN_IF_ERROR(
-        append(g->code, json_pack("[s, i, i, I, s, o]", "alloc_tensor", reg,
-                                  g->storage_reg[entry->storage_id], (json_int_t)entry->offset,
-                                  kiln_dtype_name(entry->dtype),
-                                  shape_json(entry->dl.ndim, entry->dl.shape))));
+    KILN_RETURN_IF_ERROR(kiln_vm_codegen_append(
+        g->code,
+        json_pack("[s, i, i, I, s, o]", "alloc_tensor", reg, g->storage_reg[entry->storage_id],
+                  (json_int_t)entry->offset, kiln_dtype_name(entry->dtype),
+                  shape_json(entry->dl.ndim, entry->dl.shape))));
   }
   return KILN_OK;
 }
@@ -209,18 +210,19 @@ static kiln_status_t gen_node(vm_gen_t *g, const kiln_gx_node_t *n, int *scratch
     scratch[i] = g->entry_reg[n->input_entries[i]];
   }
   if (n->kind == KILN_GX_NODE_COPY) {
-    return append(g->code,
-                  json_pack("[s, i, i]", "copy", g->entry_reg[n->first_entry], scratch[0]));
+    return kiln_vm_codegen_append(
+        g->code, json_pack("[s, i, i]", "copy", g->entry_reg[n->first_entry], scratch[0]));
   }
   if (n->kind != KILN_GX_NODE_KERNEL) {
     return KILN_OK; /* __nop: its outputs are views over its inputs */
   }
   int kernel = 0;
-  KILN_RETURN_IF_ERROR(kernel_index(g, n->func_name, &kernel));
-  return append(g->code, json_pack("[s, i, o, o, I]", "invoke_packed", kernel,
-                                   regs_json(scratch, n->num_inputs),
-                                   regs_json(g->entry_reg + n->first_entry, n->num_outputs),
-                                   (json_int_t)n->flops));
+  KILN_RETURN_IF_ERROR(kiln_vm_codegen_kernel_index(g->kernels, n->func_name, &kernel));
+  return kiln_vm_codegen_append(
+      g->code, json_pack("[s, i, o, o, I]", "invoke_packed", kernel,
+                         kiln_vm_codegen_ints_json(scratch, n->num_inputs),
+                         kiln_vm_codegen_ints_json(g->entry_reg + n->first_entry, n->num_outputs),
+                         (json_int_t)n->flops));
 }
 
 static kiln_status_t gen_nodes(vm_gen_t *g, kiln_arena_t *arena) {
@@ -249,10 +251,11 @@ static kiln_status_t gen_return(vm_gen_t *g, json_t *outputs, kiln_arena_t *aren
   for (int o = 0; o < gx->num_outputs; ++o) {
     int e = gx->output_entries[o];
     regs[o] = g->entry_reg[e];
-    KILN_RETURN_IF_ERROR(
-        append(outputs, decl_json(gx->nodes[gx->output_nodes[o]].name, &gx->entries[e])));
+    KILN_RETURN_IF_ERROR(kiln_vm_codegen_append(
+        outputs, decl_json(gx->nodes[gx->output_nodes[o]].name, &gx->entries[e])));
   }
-  return append(g->code, json_pack("[s, o]", "ret", regs_json(regs, gx->num_outputs)));
+  return kiln_vm_codegen_append(
+      g->code, json_pack("[s, o]", "ret", kiln_vm_codegen_ints_json(regs, gx->num_outputs)));
 }
 
 /* Sets each of `count` members (each reference taken, also on failure). */
@@ -286,7 +289,7 @@ static kiln_status_t gen_program(vm_gen_t *g, kiln_arena_t *arena, json_t *root)
     json_decref(main_fn);
     return status ? status : KILN_STATUS(RESOURCE_EXHAUSTED, "vm codegen: out of memory");
   }
-  KILN_RETURN_IF_ERROR(append(functions, main_fn));
+  KILN_RETURN_IF_ERROR(kiln_vm_codegen_append(functions, main_fn));
   KILN_RETURN_IF_ERROR(gen_arguments(g, inputs, constants));
   KILN_RETURN_IF_ERROR(gen_storage(g));
   KILN_RETURN_IF_ERROR(gen_nodes(g, arena));

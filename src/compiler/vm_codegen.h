@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 
+#include "base/json.h"
 #include "compiler/graph_codegen.h"
 #include "ir/expr.h"
 #include "kiln/runtime.h"
@@ -42,5 +43,14 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_vm_codegen_symbolic(kiln_allocator_t all
                                                             const kiln_module_t *module,
                                                             kiln_graph_codegen_t *graph,
                                                             char **out_vm_json);
+
+/* Helpers the static and the symbolic VM code generators share. */
+/* Appends `value` (NULL: out of memory) to a JSON array. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_vm_codegen_append(json_t *array, json_t *value);
+/* A JSON array of `count` ints; NULL when out of memory. */
+json_t *kiln_vm_codegen_ints_json(const int *values, int count);
+/* The index of kernel `name` in the `kernels` table, appended when new. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_vm_codegen_kernel_index(json_t *kernels, const char *name,
+                                                                int *out_index);
 
 #endif /* KILN_COMPILER_VM_CODEGEN_H_ */

@@ -50,36 +50,6 @@ typedef struct sym_gen_t {
   kiln_array_t extra_keys; /* const char * */
 } sym_gen_t;
 
-static kiln_status_t append(json_t *array, json_t *value) {
-  if (!value) {
-    return KILN_STATUS(RESOURCE_EXHAUSTED, "vm codegen: out of memory");
-  }
-  return kiln_json_array_append_new(array, value);
-}
-
-static json_t *ints_json(const int *values, int count) {
-  json_t *array = json_array();
-  for (int i = 0; array && i < count; ++i) {
-    if (json_array_append_new(array, json_integer(values[i])) != 0) {
-      json_decref(array);
-      return NULL;
-    }
-  }
-  return array;
-}
-
-static kiln_status_t kernel_index(sym_gen_t *g, const char *name, int *out_index) {
-  size_t count = json_array_size(g->kernels);
-  for (size_t k = 0; k < count; ++k) {
-    if (strcmp(json_string_value(json_array_get(g->kernels, k)), name) == 0) {
-      *out_index = (int)k;
-      return KILN_OK;
-    }
-  }
-  *out_index = (int)count;
-  return append(g->kernels, json_string(name));
-}
-
 /* ---- graph.json ---- */
 
 static int node_first_entry(const sym_gen_t *g, int n) {
@@ -406,12 +376,13 @@ static kiln_status_t check_inputs(sym_gen_t *g, int num_inputs) {
                                                  0, NULL, &func));
   KILN_RETURN_IF_ERROR(check_inputs_key(g, func));
   int k = 0, regs[MAX_ARGS];
-  KILN_RETURN_IF_ERROR(kernel_index(g, func->name, &k));
+  KILN_RETURN_IF_ERROR(kiln_vm_codegen_kernel_index(g->kernels, func->name, &k));
   for (int i = 0; i < num_inputs; ++i) {
     regs[i] = i;
   }
-  return append(g->code, json_pack("[s, i, o, o]", "invoke_packed", k, ints_json(regs, num_inputs),
-                                   json_array()));
+  return kiln_vm_codegen_append(g->code, json_pack("[s, i, o, o]", "invoke_packed", k,
+                                                   kiln_vm_codegen_ints_json(regs, num_inputs),
+                                                   json_array()));
 }
 
 /* ---- the program ---- */
@@ -437,7 +408,7 @@ static kiln_status_t gen_arguments(sym_gen_t *g, json_t *inputs, json_t *constan
     if (!node_func(g, (int)n) && !is_param(g, node_name(g, (int)n))) {
       int e = node_first_entry(g, (int)n);
       g->entry_reg[e] = num_inputs++;
-      KILN_RETURN_IF_ERROR(append(inputs, decl_json(g, node_name(g, (int)n), e)));
+      KILN_RETURN_IF_ERROR(kiln_vm_codegen_append(inputs, decl_json(g, node_name(g, (int)n), e)));
     }
   }
   g->num_registers = num_inputs;
@@ -446,8 +417,9 @@ static kiln_status_t gen_arguments(sym_gen_t *g, json_t *inputs, json_t *constan
     if (!node_func(g, (int)n) && is_param(g, node_name(g, (int)n))) {
       int e = node_first_entry(g, (int)n);
       int reg = g->entry_reg[e] = g->num_registers++;
-      KILN_RETURN_IF_ERROR(append(constants, decl_json(g, node_name(g, (int)n), e)));
-      KILN_RETURN_IF_ERROR(append(
+      KILN_RETURN_IF_ERROR(
+          kiln_vm_codegen_append(constants, decl_json(g, node_name(g, (int)n), e)));
+      KILN_RETURN_IF_ERROR(kiln_vm_codegen_append(
           g->code, json_pack("[s, i, i]", "load_const", reg, (int)json_array_size(constants) - 1)));
     }
   }
@@ -471,10 +443,11 @@ static kiln_status_t alloc_static(sym_gen_t *g, int e) {
   KILN_RETURN_IF_ERROR(static_bytes(g, e, &bytes));
   int storage = g->storage_reg[e] = g->num_registers++;
   int reg = g->entry_reg[e] = g->num_registers++;
-  KILN_RETURN_IF_ERROR(
-      append(g->code, json_pack("[s, i, I]", "alloc_storage", storage, (json_int_t)bytes)));
-  return append(g->code, json_pack("[s, i, i, i, s, O]", "alloc_tensor", reg, storage, 0,
-                                   entry_dtype(g, e), entry_shape(g, e)));
+  KILN_RETURN_IF_ERROR(kiln_vm_codegen_append(
+      g->code, json_pack("[s, i, I]", "alloc_storage", storage, (json_int_t)bytes)));
+  return kiln_vm_codegen_append(g->code,
+                                json_pack("[s, i, i, i, s, O]", "alloc_tensor", reg, storage, 0,
+                                          entry_dtype(g, e), entry_shape(g, e)));
 }
 
 /* The shape vector from the shape kernel, then storage and tensor from it. */
@@ -484,27 +457,30 @@ static kiln_status_t alloc_symbolic(sym_gen_t *g, const kiln_tir_prim_func_t *ke
   const char *name = NULL;
   KILN_RETURN_IF_ERROR(shape_kernel(g, kernel, num_inputs, o, &name));
   int k = 0;
-  KILN_RETURN_IF_ERROR(kernel_index(g, name, &k));
+  KILN_RETURN_IF_ERROR(kiln_vm_codegen_kernel_index(g->kernels, name, &k));
   int ndim = (int)json_array_size(entry_shape(g, e));
   int vstorage = *out_vector_storage = g->num_registers++, vector = g->num_registers++;
   int storage = g->storage_reg[e] = g->num_registers++;
   int reg = g->entry_reg[e] = g->num_registers++;
   int out[1] = {vector};
-  KILN_RETURN_IF_ERROR(append(
+  KILN_RETURN_IF_ERROR(kiln_vm_codegen_append(
       g->code, json_pack("[s, i, I]", "alloc_storage", vstorage, (json_int_t)(8 * ndim + 8))));
-  KILN_RETURN_IF_ERROR(append(g->code, json_pack("[s, i, i, i, s, [i]]", "alloc_tensor", vector,
-                                                 vstorage, 0, "int64", ndim)));
   KILN_RETURN_IF_ERROR(
-      append(g->code, json_pack("[s, i, o, o]", "invoke_packed", k, ints_json(inputs, num_inputs),
-                                ints_json(out, 1))));
-  KILN_RETURN_IF_ERROR(append(g->code, json_pack("[s, i, i, s]", "alloc_storage_shape", storage,
-                                                 vector, entry_dtype(g, e))));
-  return append(g->code, json_pack("[s, i, i, i, s, i]", "alloc_tensor_reg", reg, storage, 0,
-                                   entry_dtype(g, e), vector));
+      kiln_vm_codegen_append(g->code, json_pack("[s, i, i, i, s, [i]]", "alloc_tensor", vector,
+                                                vstorage, 0, "int64", ndim)));
+  KILN_RETURN_IF_ERROR(
+      kiln_vm_codegen_append(g->code, json_pack("[s, i, o, o]", "invoke_packed", k,
+                                                kiln_vm_codegen_ints_json(inputs, num_inputs),
+                                                kiln_vm_codegen_ints_json(out, 1))));
+  KILN_RETURN_IF_ERROR(
+      kiln_vm_codegen_append(g->code, json_pack("[s, i, i, s]", "alloc_storage_shape", storage,
+                                                vector, entry_dtype(g, e))));
+  return kiln_vm_codegen_append(g->code, json_pack("[s, i, i, i, s, i]", "alloc_tensor_reg", reg,
+                                                   storage, 0, entry_dtype(g, e), vector));
 }
 
 static kiln_status_t free_storage(sym_gen_t *g, int storage) {
-  return append(g->code, json_pack("[s, i]", "free_storage", storage));
+  return kiln_vm_codegen_append(g->code, json_pack("[s, i]", "free_storage", storage));
 }
 
 /* Storage of the node's inputs that no later node reads. */
@@ -542,11 +518,13 @@ static kiln_status_t gen_node(sym_gen_t *g, int n) {
     }
   }
   int k = 0;
-  KILN_RETURN_IF_ERROR(kernel_index(g, func_name, &k));
+  KILN_RETURN_IF_ERROR(kiln_vm_codegen_kernel_index(g->kernels, func_name, &k));
   int flops = g->flops ? (int)json_integer_value(json_array_get(g->flops, (size_t)n)) : 0;
-  KILN_RETURN_IF_ERROR(append(
-      g->code, json_pack("[s, i, o, o, i]", "invoke_packed", k, ints_json(inputs, num_inputs),
-                         ints_json(g->entry_reg + node_first_entry(g, n), num_outputs), flops)));
+  KILN_RETURN_IF_ERROR(kiln_vm_codegen_append(
+      g->code,
+      json_pack(
+          "[s, i, o, o, i]", "invoke_packed", k, kiln_vm_codegen_ints_json(inputs, num_inputs),
+          kiln_vm_codegen_ints_json(g->entry_reg + node_first_entry(g, n), num_outputs), flops)));
   for (int v = 0; v < num_vectors; ++v) {
     KILN_RETURN_IF_ERROR(free_storage(g, vectors[v]));
   }
@@ -564,9 +542,10 @@ static kiln_status_t gen_return(sym_gen_t *g, json_t *outputs) {
     int n = (int)json_integer_value(json_array_get(head, 0));
     int e = node_first_entry(g, n) + (int)json_integer_value(json_array_get(head, 1));
     regs[h] = g->entry_reg[e];
-    KILN_RETURN_IF_ERROR(append(outputs, decl_json(g, node_name(g, n), e)));
+    KILN_RETURN_IF_ERROR(kiln_vm_codegen_append(outputs, decl_json(g, node_name(g, n), e)));
   }
-  return append(g->code, json_pack("[s, o]", "ret", ints_json(regs, (int)count)));
+  return kiln_vm_codegen_append(
+      g->code, json_pack("[s, o]", "ret", kiln_vm_codegen_ints_json(regs, (int)count)));
 }
 
 static kiln_status_t gen_program(sym_gen_t *g, json_t *root) {
