@@ -184,15 +184,20 @@ static kiln_status_t bind_loop(kiln_tir_analyzer_t *analyzer, const kiln_tir_for
   return *out_bound ? kiln_tir_analyzer_bind(analyzer, loop->var, min, last) : KILN_OK;
 }
 
-static kiln_status_t find_for(kiln_tir_visitor_t *self, const kiln_tir_stmt_t *stmt) {
-  finder_t *f = (finder_t *)self;
+/* Visits a loop's body with its variable's range bound in `analyzer`. */
+static kiln_status_t visit_loop_body(kiln_tir_visitor_t *self, kiln_tir_analyzer_t *analyzer,
+                                     const kiln_tir_stmt_t *stmt) {
   int bound = 0;
-  KILN_RETURN_IF_ERROR(bind_loop(f->analyzer, (const void *)stmt, &bound));
+  KILN_RETURN_IF_ERROR(bind_loop(analyzer, (const void *)stmt, &bound));
   kiln_status_t status = kiln_tir_visitor_visit_stmt(self, ((const kiln_tir_for_t *)stmt)->body);
   if (bound) {
-    kiln_tir_analyzer_unbind(f->analyzer);
+    kiln_tir_analyzer_unbind(analyzer);
   }
   return status;
+}
+
+static kiln_status_t find_for(kiln_tir_visitor_t *self, const kiln_tir_stmt_t *stmt) {
+  return visit_loop_body(self, ((finder_t *)self)->analyzer, stmt);
 }
 
 static kiln_status_t find_if(kiln_tir_visitor_t *self, const kiln_tir_stmt_t *stmt) {
@@ -471,14 +476,7 @@ static void consider_symbolic(symbolic_finder_t *f, const kiln_tir_expr_t *cond)
 }
 
 static kiln_status_t find_symbolic_for(kiln_tir_visitor_t *self, const kiln_tir_stmt_t *stmt) {
-  symbolic_finder_t *f = (symbolic_finder_t *)self;
-  int bound = 0;
-  KILN_RETURN_IF_ERROR(bind_loop(f->analyzer, (const void *)stmt, &bound));
-  kiln_status_t status = kiln_tir_visitor_visit_stmt(self, ((const kiln_tir_for_t *)stmt)->body);
-  if (bound) {
-    kiln_tir_analyzer_unbind(f->analyzer);
-  }
-  return status;
+  return visit_loop_body(self, ((symbolic_finder_t *)self)->analyzer, stmt);
 }
 
 static kiln_status_t find_symbolic_if(kiln_tir_visitor_t *self, const kiln_tir_stmt_t *stmt) {
