@@ -6,7 +6,11 @@
  * allocates and never fails (a message longer than the buffer is cut, with
  * "..." at the end). Workspaces come from the system allocator, 64-byte
  * aligned like tensors; a failed allocation sets the last error, which the
- * generated kernel reports by returning -1.
+ * generated kernel reports by returning -1. A workspace holds nothing
+ * defined (the kernel zeroes it when its Allocate asks for zeros); a debug
+ * build (no NDEBUG: the sanitizer builds) fills it with 0xff bytes, a NaN
+ * in every float lane, so a kernel that reads an element before writing it
+ * gives wrong outputs that the tests see.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +39,11 @@ const char *kiln_get_last_error(void) {
 void *kiln_backend_alloc_workspace(size_t bytes) {
   size_t rounded = (bytes + 63) & ~(size_t)63;
   void *ptr = rounded >= bytes ? aligned_alloc(64, rounded ? rounded : 64) : NULL;
+#ifndef NDEBUG
+  if (ptr) {
+    memset(ptr, 0xff, rounded ? rounded : 64);
+  }
+#endif
   if (!ptr) {
     char message[96];
     snprintf(message, sizeof(message), "kiln_backend_alloc_workspace: cannot allocate %zu bytes",

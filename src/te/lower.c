@@ -16,7 +16,12 @@
  * extents, and the region buffer), and inserted with its Allocate inside the
  * loop of the attach leaf; the consumer's loads (and a reduction's own
  * accumulator loads) are then retargeted to the region buffer. Nodes are
- * built with the sticky-status builder on the schedule's arena.
+ * built with the sticky-status builder on the schedule's arena. Every
+ * Allocate is KILN_TIR_INIT_NONE, as TVM's are: a compute op defines every
+ * element of the region its consumers read before they read it, and an
+ * extern op's body must write its outputs; the loop-IR interpreter reports
+ * a read before the write, so the tests that run lowered kernels there
+ * check it.
  */
 #include "te/lower.h"
 
@@ -284,7 +289,8 @@ static const kiln_tir_stmt_t *insert_attached(lowerer_t *l, const attachments_t 
   body = kiln_tir_b_seq(&l->b, count, seq);
   for (int i = a->count - 1; i >= 0; --i) {
     if (a->leaf[i] == k) {
-      body = kiln_tir_b_allocate(&l->b, a->attach[i]->buffer, a->attach[i]->stage->scope, body);
+      body = kiln_tir_b_allocate(&l->b, a->attach[i]->buffer, a->attach[i]->stage->scope,
+                                 KILN_TIR_INIT_NONE, body);
     }
   }
   return body;
@@ -754,8 +760,8 @@ kiln_status_t kiln_te_lower(const kiln_te_schedule_t *schedule, const char *name
     for (int k = 0; k < (extern_op ? st->op->num_outputs : 1); ++k) {
       const kiln_te_tensor_t *t = extern_op ? st->op->outputs[k] : st->output;
       if (!in_args(t, num_args, args)) {
-        KILN_RETURN_IF_ERROR(
-            kiln_tir_allocate_create(schedule->arena, t->buffer, st->scope, body, &body));
+        KILN_RETURN_IF_ERROR(kiln_tir_allocate_create(schedule->arena, t->buffer, st->scope,
+                                                      KILN_TIR_INIT_NONE, body, &body));
       }
     }
   }

@@ -133,9 +133,10 @@ const kiln_tir_stmt_t *kiln_tir_b_store(kiln_tir_builder_t *b, const kiln_tir_bu
 }
 
 const kiln_tir_stmt_t *kiln_tir_b_allocate(kiln_tir_builder_t *b, const kiln_tir_buffer_t *buffer,
-                                           kiln_tir_scope_t scope, const kiln_tir_stmt_t *body) {
+                                           kiln_tir_scope_t scope, kiln_tir_init_t init,
+                                           const kiln_tir_stmt_t *body) {
   KILN_TIR_B_CALL_(const kiln_tir_stmt_t *,
-                   kiln_tir_allocate_create(b->arena, buffer, scope, body, &out_));
+                   kiln_tir_allocate_create(b->arena, buffer, scope, init, body, &out_));
 }
 
 const kiln_tir_stmt_t *kiln_tir_b_seq(kiln_tir_builder_t *b, int n,

@@ -63,7 +63,8 @@ const kiln_tir_stmt_t *kiln_tir_b_store(kiln_tir_builder_t *b, const kiln_tir_bu
                                         const kiln_tir_expr_t *value, int n,
                                         const kiln_tir_expr_t *const *indices);
 const kiln_tir_stmt_t *kiln_tir_b_allocate(kiln_tir_builder_t *b, const kiln_tir_buffer_t *buffer,
-                                           kiln_tir_scope_t scope, const kiln_tir_stmt_t *body);
+                                           kiln_tir_scope_t scope, kiln_tir_init_t init,
+                                           const kiln_tir_stmt_t *body);
 const kiln_tir_stmt_t *kiln_tir_b_seq(kiln_tir_builder_t *b, int n,
                                       const kiln_tir_stmt_t *const *stmts);
 const kiln_tir_stmt_t *kiln_tir_b_if(kiln_tir_builder_t *b, const kiln_tir_expr_t *c,

@@ -447,7 +447,7 @@ kiln_status_t kiln_tir_mutator_rebuild_stmt(kiln_tir_mutator_t *mutator,
       *out_stmt = stmt;
       return KILN_OK;
     }
-    return kiln_tir_allocate_create(mutator->arena, n->buffer, n->scope, body, out_stmt);
+    return kiln_tir_allocate_create(mutator->arena, n->buffer, n->scope, n->init, body, out_stmt);
   }
   case KILN_TIR_STMT_SEQ:
     return rebuild_seq(mutator, (const void *)stmt, out_stmt);

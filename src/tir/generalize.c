@@ -385,7 +385,7 @@ static kiln_status_t on_allocate(kiln_tir_mutator_t *self, const kiln_tir_stmt_t
   KILN_RETURN_IF_ERROR(kiln_tir_mutator_mutate_stmt(self, n->body, &body));
   *out = s;
   return buffer != n->buffer || body != n->body
-             ? kiln_tir_allocate_create(self->arena, buffer, n->scope, body, out)
+             ? kiln_tir_allocate_create(self->arena, buffer, n->scope, n->init, body, out)
              : KILN_OK;
 }
 

@@ -30,6 +30,7 @@ typedef struct storage_t {
   void *bytes;
   kiln_dtype_t dtype;
   int64_t count;
+  uint8_t *written; /* an element a byte, for an Allocate that does not zero: NULL otherwise */
 } storage_t;
 
 typedef struct interp_t {
@@ -228,6 +229,20 @@ static kiln_status_t flat_offsets(interp_t *in, const char *what, const kiln_tir
   return KILN_OK;
 }
 
+/* A load of an element its Allocate left undefined and no store wrote. */
+static kiln_status_t check_written(const storage_t *storage, const kiln_tir_buffer_t *buffer,
+                                   int lanes, const int64_t *offsets) {
+  for (int l = 0; storage->written && l < lanes; ++l) {
+    if (!storage->written[offsets[l]]) {
+      return KILN_STATUS(FAILED_PRECONDITION,
+                         "BufferLoad: flat index %lld of buffer %s is read before it is written "
+                         "(its Allocate does not zero it)",
+                         (long long)offsets[l], buffer->name);
+    }
+  }
+  return KILN_OK;
+}
+
 static kiln_status_t eval_load(interp_t *in, const kiln_tir_buffer_load_t *n,
                                kiln_tir_value_t *out) {
   KILN_RETURN_IF_ERROR(kiln_tir_value_check_dtype(n->base.dtype));
@@ -236,6 +251,7 @@ static kiln_status_t eval_load(interp_t *in, const kiln_tir_buffer_load_t *n,
   int lanes = n->base.dtype.lanes;
   KILN_RETURN_IF_ERROR(flat_offsets(in, "BufferLoad", n->buffer, n->num_indices, n->indices, lanes,
                                     &storage, offsets));
+  KILN_RETURN_IF_ERROR(check_written(storage, n->buffer, lanes, offsets));
   out->dtype = n->base.dtype;
   for (int l = 0; l < lanes; ++l) {
     if (kiln_tir_dtype_is_float(out->dtype)) {
@@ -407,6 +423,9 @@ static kiln_status_t exec_store(interp_t *in, const kiln_tir_buffer_store_t *n) 
                                     value.dtype.lanes, &storage, offsets));
   for (int l = 0; l < value.dtype.lanes; ++l) {
     write_element(storage->bytes, storage->dtype, offsets[l], &value, l);
+    if (storage->written) {
+      storage->written[offsets[l]] = 1;
+    }
   }
   return KILN_OK;
 }
@@ -425,11 +444,19 @@ static kiln_status_t exec_allocate(interp_t *in, const kiln_tir_allocate_t *n) {
   KILN_RETURN_IF_ERROR_ANNOTATE(kiln_shape_byte_size(buffer->dtype, buffer->ndim, shape, &bytes),
                                 "Allocate %s", buffer->name);
   KILN_RETURN_IF_ERROR(kiln_allocator_malloc_zeroed(in->allocator, bytes, &storage.bytes));
-  kiln_status_t status = kiln_array_push(&in->storages, &storage);
+  kiln_status_t status = KILN_OK;
+  if (n->init == KILN_TIR_INIT_NONE) {
+    status = kiln_allocator_malloc_zeroed(in->allocator, (size_t)storage.count,
+                                          (void **)&storage.written);
+  }
+  if (!status) {
+    status = kiln_array_push(&in->storages, &storage);
+  }
   if (!status) {
     status = exec(in, n->body);
     (void)kiln_array_pop(&in->storages, NULL);
   }
+  kiln_allocator_free(in->allocator, storage.written);
   kiln_allocator_free(in->allocator, storage.bytes);
   return status;
 }

@@ -196,7 +196,7 @@ static kiln_status_t flatten_allocate(kiln_tir_mutator_t *self, const kiln_tir_s
   if (alias == n->buffer) {
     return KILN_OK;
   }
-  return kiln_tir_allocate_create(self->arena, alias, n->scope, n->body, out);
+  return kiln_tir_allocate_create(self->arena, alias, n->scope, n->init, n->body, out);
 }
 
 kiln_status_t kiln_tir_storage_flatten(kiln_arena_t *arena, const kiln_tir_prim_func_t *func,

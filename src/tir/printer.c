@@ -348,7 +348,8 @@ static kiln_status_t print_line_stmt(kiln_strbuf_t *sb, const kiln_tir_stmt_t *s
     KILN_RETURN_IF_ERROR(kiln_strbuf_appendf(sb, "%s = T.decl_buffer(", n->buffer->name));
     KILN_RETURN_IF_ERROR(print_buffer_args(sb, n->buffer));
     KILN_RETURN_IF_ERROR(
-        kiln_strbuf_appendf(sb, ", scope=\"%s\")\n", kiln_tir_scope_name(n->scope)));
+        kiln_strbuf_appendf(sb, ", scope=\"%s\"%s)\n", kiln_tir_scope_name(n->scope),
+                            n->init == KILN_TIR_INIT_ZERO ? ", init=\"zero\"" : ""));
     return kiln_tir_print_stmt(sb, n->body, indent);
   }
   case KILN_TIR_STMT_IF_THEN_ELSE:

@@ -253,7 +253,8 @@ kiln_status_t kiln_tir_buffer_store_create(kiln_arena_t *arena, const kiln_tir_b
 }
 
 kiln_status_t kiln_tir_allocate_create(kiln_arena_t *arena, const kiln_tir_buffer_t *buffer,
-                                       kiln_tir_scope_t scope, const kiln_tir_stmt_t *body,
+                                       kiln_tir_scope_t scope, kiln_tir_init_t init,
+                                       const kiln_tir_stmt_t *body,
                                        const kiln_tir_stmt_t **out_stmt) {
   *out_stmt = NULL;
   KILN_RETURN_IF_ERROR(check_not_null("Allocate", buffer, "buffer"));
@@ -261,10 +262,14 @@ kiln_status_t kiln_tir_allocate_create(kiln_arena_t *arena, const kiln_tir_buffe
   if ((unsigned)scope >= KILN_TIR_SCOPE_COUNT_) {
     return KILN_STATUS(INVALID_ARGUMENT, "Allocate %s: invalid scope %d", buffer->name, (int)scope);
   }
+  if ((unsigned)init >= KILN_TIR_INIT_COUNT_) {
+    return KILN_STATUS(INVALID_ARGUMENT, "Allocate %s: invalid init %d", buffer->name, (int)init);
+  }
   kiln_tir_allocate_t *node = NULL;
   KILN_RETURN_IF_ERROR(allocate_stmt(arena, sizeof(*node), KILN_TIR_STMT_ALLOCATE, (void **)&node));
   node->buffer = buffer;
   node->scope = scope;
+  node->init = init;
   node->body = body;
   *out_stmt = &node->base;
   return KILN_OK;

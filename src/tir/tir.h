@@ -309,6 +309,18 @@ typedef enum kiln_tir_scope_e {
 /* "global", "local". */
 const char *kiln_tir_scope_name(kiln_tir_scope_t scope);
 
+/* What an Allocate's storage holds before its body runs: zeros, or
+ * nothing defined, for a buffer its body writes before it reads each
+ * element (every stage te lowers: a compute op defines every element of
+ * the region its consumers read before they read it). Backends skip the
+ * zeroing of the second; the loop-IR interpreter reports a read of an
+ * element not yet written. */
+typedef enum kiln_tir_init_t {
+  KILN_TIR_INIT_ZERO,
+  KILN_TIR_INIT_NONE,
+  KILN_TIR_INIT_COUNT_
+} kiln_tir_init_t;
+
 struct kiln_tir_buffer_t {
   const char *name;
   kiln_dtype_t dtype;
@@ -402,6 +414,7 @@ typedef struct kiln_tir_allocate_t {
   kiln_tir_stmt_t base;
   const kiln_tir_buffer_t *buffer;
   kiln_tir_scope_t scope;
+  kiln_tir_init_t init;
   const kiln_tir_stmt_t *body;
 } kiln_tir_allocate_t;
 
@@ -456,11 +469,9 @@ kiln_tir_for_create(kiln_arena_t *arena, const kiln_tir_var_t *var, const kiln_t
 KILN_MUST_USE_RESULT kiln_status_t kiln_tir_buffer_store_create(
     kiln_arena_t *arena, const kiln_tir_buffer_t *buffer, const kiln_tir_expr_t *value,
     int num_indices, const kiln_tir_expr_t *const *indices, const kiln_tir_stmt_t **out_stmt);
-KILN_MUST_USE_RESULT kiln_status_t kiln_tir_allocate_create(kiln_arena_t *arena,
-                                                            const kiln_tir_buffer_t *buffer,
-                                                            kiln_tir_scope_t scope,
-                                                            const kiln_tir_stmt_t *body,
-                                                            const kiln_tir_stmt_t **out_stmt);
+KILN_MUST_USE_RESULT kiln_status_t kiln_tir_allocate_create(
+    kiln_arena_t *arena, const kiln_tir_buffer_t *buffer, kiln_tir_scope_t scope,
+    kiln_tir_init_t init, const kiln_tir_stmt_t *body, const kiln_tir_stmt_t **out_stmt);
 KILN_MUST_USE_RESULT kiln_status_t kiln_tir_seq_create(kiln_arena_t *arena, int count,
                                                        const kiln_tir_stmt_t *const *stmts,
                                                        const kiln_tir_stmt_t **out_stmt);

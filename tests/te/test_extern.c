@@ -73,7 +73,8 @@ static const kiln_tir_stmt_t *running_sum_local(kiln_tir_builder_t *b,
   const kiln_tir_stmt_t *body[] = {kiln_tir_b_store(b, acc, kiln_tir_b_f32(b, 0.0), 1, &zero),
                                    kiln_tir_b_for(b, i, zero, kiln_tir_b_i32(b, n),
                                                   KILN_TIR_FOR_SERIAL, kiln_tir_b_seq(b, 2, step))};
-  return kiln_tir_b_allocate(b, acc, KILN_TIR_SCOPE_LOCAL, kiln_tir_b_seq(b, 2, body));
+  return kiln_tir_b_allocate(b, acc, KILN_TIR_SCOPE_LOCAL, KILN_TIR_INIT_NONE,
+                             kiln_tir_b_seq(b, 2, body));
 }
 
 typedef struct pair_t {

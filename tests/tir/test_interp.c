@@ -126,8 +126,8 @@ static const kiln_tir_prim_func_t *build_matmul(kiln_tir_builder_t *b, int64_t m
       loop(b, k, kk, KILN_TIR_FOR_SERIAL, update),
       kiln_tir_b_store(b, C, kiln_tir_b_load(b, acc, 1, z), 2, ij),
   };
-  const kiln_tir_stmt_t *s =
-      kiln_tir_b_allocate(b, acc, KILN_TIR_SCOPE_LOCAL, kiln_tir_b_seq(b, 3, steps));
+  const kiln_tir_stmt_t *s = kiln_tir_b_allocate(b, acc, KILN_TIR_SCOPE_LOCAL, KILN_TIR_INIT_NONE,
+                                                 kiln_tir_b_seq(b, 3, steps));
   s = loop(b, i, m, KILN_TIR_FOR_PARALLEL, loop(b, j, n, KILN_TIR_FOR_SERIAL, s));
   const kiln_tir_buffer_t *params[] = {A, B, C};
   return kiln_tir_b_func(b, "matmul", 3, params, s);
@@ -166,6 +166,47 @@ static void test_matmul_local_accumulator(void **state) {
     kiln_tensor_release(args[x]);
   }
   fixture_done(&f);
+}
+
+/* out[0] = acc[0] + acc[1] after storing acc[0] only: with an Allocate that
+ * zeros, acc[1] reads 0; with one that does not, the read of acc[1] is an
+ * error naming the buffer. */
+static const kiln_tir_prim_func_t *build_half_written(kiln_tir_builder_t *b, kiln_tir_init_t init) {
+  const int64_t two[] = {2}, one[] = {1};
+  const kiln_tir_buffer_t *out = kiln_tir_b_buffer(b, "out", KILN_DTYPE_FLOAT32, 1, one);
+  const kiln_tir_buffer_t *acc = kiln_tir_b_buffer(b, "acc", KILN_DTYPE_FLOAT32, 1, two);
+  const kiln_tir_expr_t *i0[] = {imm(b, 0)}, *i1[] = {imm(b, 1)};
+  const kiln_tir_stmt_t *steps[] = {
+      kiln_tir_b_store(b, acc, kiln_tir_b_f32(b, 2.5), 1, i0),
+      kiln_tir_b_store(
+          b, out, kiln_tir_b_add(b, kiln_tir_b_load(b, acc, 1, i0), kiln_tir_b_load(b, acc, 1, i1)),
+          1, i0),
+  };
+  const kiln_tir_stmt_t *s =
+      kiln_tir_b_allocate(b, acc, KILN_TIR_SCOPE_GLOBAL, init, kiln_tir_b_seq(b, 2, steps));
+  return kiln_tir_b_func(b, "half_written", 1, &out, s);
+}
+
+static void test_allocate_init(void **state) {
+  (void)state;
+  for (int init = KILN_TIR_INIT_ZERO; init <= KILN_TIR_INIT_NONE; ++init) {
+    fixture_t f;
+    fixture_init(&f);
+    const kiln_tir_prim_func_t *func = build_half_written(&f.b, (kiln_tir_init_t)init);
+    KILN_ASSERT_OK(kiln_tir_builder_finish(&f.b));
+    const int64_t so[] = {1};
+    kiln_tensor_t *out = make_tensor(KILN_DTYPE_FLOAT32, 1, so, NULL);
+    kiln_status_t status = kiln_tir_interp_run(kiln_allocator_system(), func, 1, &out);
+    if (init == KILN_TIR_INIT_ZERO) {
+      KILN_ASSERT_OK(status);
+      assert_true(((const float *)kiln_tensor_data(out))[0] == 2.5f);
+    } else {
+      KILN_ASSERT_STATUS(status, FAILED_PRECONDITION,
+                         "flat index 1 of buffer acc is read before it is written");
+    }
+    kiln_tensor_release(out);
+    fixture_done(&f);
+  }
 }
 
 /* out[0] = sum of A[i*4 + j] for i < 3, j < 4, guarded by i*4 + j < 10. */
@@ -484,6 +525,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_vector_add),
       cmocka_unit_test(test_matmul_local_accumulator),
+      cmocka_unit_test(test_allocate_init),
       cmocka_unit_test(test_guarded_reduction_and_out_of_bounds),
       cmocka_unit_test(test_integer_semantics),
       cmocka_unit_test(test_vector_select),

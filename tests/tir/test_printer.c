@@ -93,8 +93,8 @@ static void test_every_statement(void **state) {
       b, kiln_tir_b_bin(b, KILN_TIR_EXPR_LT, kiln_tir_b_v(t), four), "t \"small\"", branch);
   const kiln_tir_stmt_t *let = kiln_tir_b_let_stmt(b, t, tdiv, checked);
   const kiln_tir_stmt_t *body_list[] = {init, let};
-  const kiln_tir_stmt_t *body =
-      kiln_tir_b_allocate(b, acc, KILN_TIR_SCOPE_LOCAL, kiln_tir_b_seq(b, 2, body_list));
+  const kiln_tir_stmt_t *body = kiln_tir_b_allocate(
+      b, acc, KILN_TIR_SCOPE_LOCAL, KILN_TIR_INIT_ZERO, kiln_tir_b_seq(b, 2, body_list));
   const kiln_tir_annotation_t pragma[] = {{"pragma_auto_unroll_max_step", "16"}};
   const kiln_tir_stmt_t *loop = NULL;
   KILN_ASSERT_OK(kiln_tir_for_create(&f.arena, io, kiln_tir_b_i32(b, 1), kiln_tir_b_i32(b, 3),
@@ -109,7 +109,7 @@ static void test_every_statement(void **state) {
       "    T.func_attr({\"global_symbol\": \"every\"})\n"
       "    for io in T.vectorized(1, 1 + 3, annotations={\"pragma_auto_unroll_max_step\": "
       "\"16\"}):\n"
-      "        acc = T.decl_buffer((4,), \"float32\", scope=\"local\")\n"
+      "        acc = T.decl_buffer((4,), \"float32\", scope=\"local\", init=\"zero\")\n"
       "        for k in T.unroll(4):\n"
       "            acc[k] = T.float32(0.5)\n"
       "        t: T.int32 = io // 2\n"

@@ -63,8 +63,9 @@ static void test_verify(void **state) {
                                     store(&f, p.A, i, kiln_tir_b_load(b, p.tmp, 1, z))};
   const kiln_tir_stmt_t *inner = kiln_tir_b_let_stmt(
       b, p.t, kiln_tir_b_mul(b, i, kiln_tir_b_i32(b, 2)), kiln_tir_b_seq(b, 2, steps));
-  const kiln_tir_stmt_t *good = loop(&f, p.i, n, KILN_TIR_FOR_PARALLEL,
-                                     kiln_tir_b_allocate(b, p.tmp, KILN_TIR_SCOPE_LOCAL, inner));
+  const kiln_tir_stmt_t *good =
+      loop(&f, p.i, n, KILN_TIR_FOR_PARALLEL,
+           kiln_tir_b_allocate(b, p.tmp, KILN_TIR_SCOPE_LOCAL, KILN_TIR_INIT_NONE, inner));
   expect(&f, &p, good, NULL);
 
   /* A variable used outside its loop. */

@@ -2,10 +2,11 @@
  * Statements of the loop IR as C statements; see emit.h.
  *
  * A loop counts an int64 k over [0, extent) and binds its variable to
- * min + k in its own dtype, as the interpreter does. Allocate makes a zeroed
- * stack array when the scope is local and the size a constant of at most
+ * min + k in its own dtype, as the interpreter does. Allocate makes a stack
+ * array when the scope is local and the size a constant of at most
  * KILN_CODEGEN_STACK_BYTES, and a workspace (kiln_backend_alloc_workspace,
- * zeroed, freed after its body) otherwise; every error exit frees the
+ * freed after its body) otherwise, either zeroed when its init is
+ * KILN_TIR_INIT_ZERO; every error exit frees the
  * workspaces live at that point (kiln_cg_fail_exit). A parallel loop becomes
  * its outlined lambda (written to cg->lambdas) and a launch.
  */
@@ -151,8 +152,8 @@ static kiln_status_t emit_allocate(kiln_cg_t *cg, const kiln_tir_allocate_t *n) 
   ++cg->indent;
   if (n->scope == KILN_TIR_SCOPE_LOCAL && count >= 0 &&
       count * (int64_t)kiln_dtype_size(buffer->dtype) <= KILN_CODEGEN_STACK_BYTES) {
-    L("%s %s_stack[%lld] __attribute__((aligned(64))) = {0};\n", mem, data,
-      (long long)(count > 0 ? count : 1));
+    L("%s %s_stack[%lld] __attribute__((aligned(64)))%s;\n", mem, data,
+      (long long)(count > 0 ? count : 1), n->init == KILN_TIR_INIT_ZERO ? " = {0}" : "");
     L("void *%s = %s_stack;\n", data, data);
     KILN_RETURN_IF_ERROR(kiln_cg_stmt(cg, n->body));
   } else {
@@ -163,7 +164,9 @@ static kiln_status_t emit_allocate(kiln_cg_t *cg, const kiln_tir_allocate_t *n) 
     L("if (!%s) { ", data);
     KILN_RETURN_IF_ERROR(kiln_cg_fail_exit(cg));
     A(" }\n");
-    L("memset(%s, 0, %s_bytes);\n", data, data);
+    if (n->init == KILN_TIR_INIT_ZERO) {
+      L("memset(%s, 0, %s_bytes);\n", data, data);
+    }
     KILN_RETURN_IF_ERROR(kiln_array_push(&cg->workspaces, &data));
     kiln_status_t status = kiln_cg_stmt(cg, n->body);
     (void)kiln_array_pop(&cg->workspaces, NULL);

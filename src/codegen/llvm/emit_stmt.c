@@ -3,12 +3,12 @@
  *
  * As in the C backend: a loop counts an i64 k over [0, extent) (a phi in
  * its header) and binds its variable to (dtype)(min + k); Allocate makes a
- * zeroed stack array when the scope is local and the size a constant of at
- * most KILN_CODEGEN_STACK_BYTES (an alloca in the function's entry block, so
- * a loop around it does not grow the stack, zeroed where the Allocate is),
- * and a workspace (kiln_backend_alloc_workspace, zeroed, freed after its
- * body) otherwise. Every error exit frees the workspaces live at that point
- * and returns -1. A parallel loop becomes its lambda and a launch
+ * stack array when the scope is local and the size a constant of at most
+ * KILN_CODEGEN_STACK_BYTES (an alloca in the function's entry block, so a
+ * loop around it does not grow the stack), and a workspace
+ * (kiln_backend_alloc_workspace, freed after its body) otherwise; either
+ * is zeroed where the Allocate is when its init is KILN_TIR_INIT_ZERO. Every error exit frees the
+ * workspaces live at that point and returns -1. A parallel loop becomes its lambda and a launch
  * (emit_parallel.c).
  */
 #include <stdio.h>
@@ -133,8 +133,10 @@ static kiln_status_t emit_stack(kiln_llvm_t *ll, const kiln_tir_allocate_t *n, i
   LLVMDisposeBuilder(entry);
   LLVMValueRef data = LLVMBuildBitCast(ll->builder, slot, ll->t_ptr, buffer->data->name);
   uint64_t bytes = (uint64_t)count * kiln_dtype_size(buffer->dtype);
-  LLVMBuildMemSet(ll->builder, data, LLVMConstInt(ll->t_i8, 0, 0),
-                  LLVMConstInt(ll->t_i64, bytes, 0), 64);
+  if (n->init == KILN_TIR_INIT_ZERO) {
+    LLVMBuildMemSet(ll->builder, data, LLVMConstInt(ll->t_i8, 0, 0),
+                    LLVMConstInt(ll->t_i64, bytes, 0), 64);
+  }
   KILN_RETURN_IF_ERROR(kiln_llvm_bind(ll, buffer->data, data));
   return kiln_llvm_stmt(ll, n->body);
 }
@@ -157,7 +159,9 @@ static kiln_status_t emit_workspace(kiln_llvm_t *ll, const kiln_tir_allocate_t *
   KILN_RETURN_IF_ERROR(kiln_llvm_check(ll, LLVMBuildIsNotNull(b, data, ""), "workspace", &ok));
   KILN_RETURN_IF_ERROR(kiln_llvm_fail_exit(ll));
   LLVMPositionBuilderAtEnd(b, ok);
-  LLVMBuildMemSet(b, data, LLVMConstInt(ll->t_i8, 0, 0), bytes, 64);
+  if (n->init == KILN_TIR_INIT_ZERO) {
+    LLVMBuildMemSet(b, data, LLVMConstInt(ll->t_i8, 0, 0), bytes, 64);
+  }
   KILN_RETURN_IF_ERROR(kiln_llvm_bind(ll, buffer->data, data));
   KILN_RETURN_IF_ERROR(kiln_array_push(&ll->workspaces, &data));
   kiln_status_t status = kiln_llvm_stmt(ll, n->body);
