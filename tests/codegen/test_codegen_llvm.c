@@ -275,6 +275,56 @@ static void test_strided_loads(void **state) {
   }
 }
 
+/* B[ramp(8 * i, 1, 8)] = A[ramp(i, 9, 8)] for i < 3, over A of 70: a step
+ * too long for one span load is a gather. */
+static const kiln_tir_prim_func_t *gather_func(fixture_t *f) {
+  kiln_tir_builder_t *b = &f->b;
+  const int64_t n = 70, m = 24;
+  const kiln_tir_buffer_t *a = kiln_tir_b_buffer(b, "A", KILN_DTYPE_FLOAT32, 1, &n);
+  const kiln_tir_buffer_t *out = kiln_tir_b_buffer(b, "B", KILN_DTYPE_FLOAT32, 1, &m);
+  const kiln_tir_var_t *i = kiln_tir_b_var(b, "i", KILN_DTYPE_INT32);
+  const kiln_tir_expr_t *iv = kiln_tir_b_v(i);
+  const kiln_tir_expr_t *src = kiln_tir_b_ramp(b, iv, kiln_tir_b_i32(b, 9), 8);
+  const kiln_tir_expr_t *dst =
+      kiln_tir_b_ramp(b, kiln_tir_b_mul(b, iv, kiln_tir_b_i32(b, 8)), kiln_tir_b_i32(b, 1), 8);
+  const kiln_tir_stmt_t *loop =
+      kiln_tir_b_for(b, i, kiln_tir_b_i32(b, 0), kiln_tir_b_i32(b, 3), KILN_TIR_FOR_SERIAL,
+                     kiln_tir_b_store(b, out, kiln_tir_b_load(b, a, 1, &src), 1, &dst));
+  const kiln_tir_buffer_t *params[] = {a, out};
+  return kiln_tir_b_func(b, "gather", 2, params, loop);
+}
+
+/* A load whose lanes follow no short ramp is llvm.masked.gather (no
+ * per-lane insertelement), through the object and the JIT. */
+static void test_gather_loads(void **state) {
+  (void)state;
+  const char *const targets[] = {"llvm", "llvm -jit"};
+  for (int t = 0; t < 2; ++t) {
+    fixture_t f;
+    fixture_init(&f);
+    const kiln_tir_prim_func_t *func = gather_func(&f);
+    kiln_runtime_module_t *module = NULL;
+    KILN_ASSERT_OK(kiln_codegen_build(kiln_allocator_system(), targets[t], &func, 1, &module));
+    const char *ll = kiln_runtime_module_source(module, "ll");
+    if (ll) {
+      assert_contains(ll, "@llvm.masked.gather.v8f32");
+      assert_null(strstr(ll, "insertelement <8 x float>"));
+    }
+    kiln_tensor_t *args[] = {vector_tensor(70, 0), vector_tensor(24, 1000)};
+    KILN_ASSERT_OK(kiln_runtime_module_call(module, "gather", 2, args));
+    const float *out = kiln_tensor_data(args[1]);
+    for (int i = 0; i < 3; ++i) {
+      for (int l = 0; l < 8; ++l) {
+        assert_float_equal(out[8 * i + l], (float)(i + 9 * l), 0.0);
+      }
+    }
+    kiln_tensor_release(args[0]);
+    kiln_tensor_release(args[1]);
+    kiln_runtime_module_release(module);
+    fixture_done(&f);
+  }
+}
+
 static void test_argument_checks(void **state) {
   (void)state;
   check_arguments("llvm");
@@ -758,6 +808,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_printed_ir),
       cmocka_unit_test(test_parallel_loop_runs_with_1_2_3_threads),
       cmocka_unit_test(test_strided_loads),
+      cmocka_unit_test(test_gather_loads),
       cmocka_unit_test(test_argument_checks),
       cmocka_unit_test(test_fast_math),
       cmocka_unit_test(test_libm_calls_not_folded),

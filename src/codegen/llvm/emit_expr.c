@@ -669,6 +669,46 @@ static kiln_status_t emit_strided_load(kiln_llvm_t *ll, const kiln_tir_buffer_lo
   return KILN_OK;
 }
 
+/* A load whose lanes' offsets follow no ramp: llvm.masked.gather over a
+ * vector of addresses with every lane on (AVX2 and AVX-512 gather
+ * instructions; LLVM scalarizes it for targets without them) for elements
+ * of 4 and 8 bytes, else a load and an insert per lane. The gather reads
+ * exactly the lanes' elements, as the lane-by-lane loads do. */
+static kiln_status_t emit_gather(kiln_llvm_t *ll, const kiln_tir_buffer_load_t *n,
+                                 LLVMValueRef *out) {
+  LLVMBuilderRef bd = ll->builder;
+  const kiln_tir_buffer_t *buffer = n->buffer;
+  unsigned lanes = (unsigned)n->base.dtype.lanes, align = (unsigned)kiln_dtype_size(buffer->dtype);
+  LLVMTypeRef mem = kiln_llvm_mem_type(ll, buffer->dtype), vector = LLVMVectorType(mem, lanes);
+  LLVMValueRef base = NULL, offsets = NULL;
+  KILN_RETURN_IF_ERROR(base_pointer(ll, buffer, &base));
+  KILN_RETURN_IF_ERROR(
+      kiln_llvm_lane_offsets(ll, buffer, n->num_indices, n->indices, (int)lanes, &offsets));
+  if (align == 4 || align == 8) {
+    LLVMValueRef addresses = LLVMBuildInBoundsGEP2(bd, mem, base, &offsets, 1, "");
+    LLVMTypeRef types[] = {vector, LLVMTypeOf(addresses)};
+    unsigned id = LLVMLookupIntrinsicID("llvm.masked.gather", strlen("llvm.masked.gather"));
+    LLVMValueRef args[] = {
+        addresses, LLVMConstInt(ll->t_i32, align, 0),
+        LLVMConstAllOnes(LLVMVectorType(LLVMInt1TypeInContext(ll->context), lanes)),
+        LLVMGetUndef(vector)};
+    *out = LLVMBuildCall2(bd, LLVMIntrinsicGetType(ll->context, id, types, 2),
+                          LLVMGetIntrinsicDeclaration(ll->module, id, types, 2), args, 4, "");
+    return KILN_OK;
+  }
+  LLVMValueRef value = LLVMGetUndef(vector);
+  for (unsigned l = 0; l < lanes; ++l) {
+    LLVMValueRef lane = LLVMConstInt(ll->t_i32, l, 0);
+    LLVMValueRef at = LLVMBuildExtractElement(bd, offsets, lane, "");
+    LLVMValueRef element =
+        LLVMBuildLoad2(bd, mem, LLVMBuildInBoundsGEP2(bd, mem, base, &at, 1, ""), "");
+    LLVMSetAlignment(element, align);
+    value = LLVMBuildInsertElement(bd, value, element, lane, "");
+  }
+  *out = value;
+  return KILN_OK;
+}
+
 static kiln_status_t emit_load(kiln_llvm_t *ll, const kiln_tir_buffer_load_t *n,
                                LLVMValueRef *out) {
   LLVMBuilderRef bd = ll->builder;
@@ -692,19 +732,7 @@ static kiln_status_t emit_load(kiln_llvm_t *ll, const kiln_tir_buffer_load_t *n,
                            LLVMBuildBitCast(bd, address, LLVMPointerType(vector, 0), ""), "");
     LLVMSetAlignment(value, align);
   } else {
-    LLVMValueRef base = NULL, offsets = NULL;
-    KILN_RETURN_IF_ERROR(base_pointer(ll, buffer, &base));
-    KILN_RETURN_IF_ERROR(
-        kiln_llvm_lane_offsets(ll, buffer, n->num_indices, n->indices, lanes, &offsets));
-    value = LLVMGetUndef(LLVMVectorType(mem, (unsigned)lanes));
-    for (int l = 0; l < lanes; ++l) {
-      LLVMValueRef lane = LLVMConstInt(ll->t_i32, (unsigned long long)l, 0);
-      LLVMValueRef at = LLVMBuildExtractElement(bd, offsets, lane, "");
-      LLVMValueRef element =
-          LLVMBuildLoad2(bd, mem, LLVMBuildInBoundsGEP2(bd, mem, base, &at, 1, ""), "");
-      LLVMSetAlignment(element, align);
-      value = LLVMBuildInsertElement(bd, value, element, lane, "");
-    }
+    KILN_RETURN_IF_ERROR(emit_gather(ll, n, &value));
   }
   if (kiln_llvm_is_narrow(buffer->dtype)) {
     value = kiln_llvm_widen_narrow(ll, buffer->dtype, value);
