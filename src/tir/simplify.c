@@ -572,6 +572,25 @@ static kiln_status_t simplify_let_rule(kiln_tir_mutator_t *self, const kiln_tir_
   return kiln_tir_let_create(self->arena, n->var, value, body, out);
 }
 
+/* Binds a loop's variable: its range when min and extent are constant, a
+ * run-time extent's facts when min is 0 (analysis.h); *out_bound says
+ * whether it did. */
+static kiln_status_t bind_loop(simplifier_t *s, const kiln_tir_var_t *var,
+                               const kiln_tir_expr_t *min, const kiln_tir_expr_t *extent,
+                               int *out_bound) {
+  int64_t lo = 0, count = 0, hi = 0;
+  *out_bound = 0;
+  if (!kiln_tir_expr_as_int(min, &lo)) {
+    return KILN_OK;
+  }
+  if (!kiln_tir_expr_as_int(extent, &count)) {
+    *out_bound = lo == 0 && kiln_tir_dtype_equal(extent->dtype, var->base.dtype);
+    return *out_bound ? kiln_tir_analyzer_bind_extent(s->analyzer, var, extent) : KILN_OK;
+  }
+  *out_bound = count > 0 && !__builtin_add_overflow(lo, count - 1, &hi);
+  return *out_bound ? kiln_tir_analyzer_bind(s->analyzer, var, lo, hi) : KILN_OK;
+}
+
 static kiln_status_t simplify_for_rule(kiln_tir_mutator_t *self, const kiln_tir_stmt_t *stmt,
                                        const kiln_tir_stmt_t **out) {
   simplifier_t *s = (simplifier_t *)self;
@@ -580,12 +599,8 @@ static kiln_status_t simplify_for_rule(kiln_tir_mutator_t *self, const kiln_tir_
   const kiln_tir_stmt_t *body = NULL;
   KILN_RETURN_IF_ERROR(kiln_tir_mutator_mutate_expr(self, n->min, &min));
   KILN_RETURN_IF_ERROR(kiln_tir_mutator_mutate_expr(self, n->extent, &extent));
-  int64_t lo = 0, count = 0, hi = 0;
-  int bound = kiln_tir_expr_as_int(min, &lo) && kiln_tir_expr_as_int(extent, &count) && count > 0 &&
-              !__builtin_add_overflow(lo, count - 1, &hi);
-  if (bound) {
-    KILN_RETURN_IF_ERROR(kiln_tir_analyzer_bind(s->analyzer, n->var, lo, hi));
-  }
+  int bound = 0;
+  KILN_RETURN_IF_ERROR(bind_loop(s, n->var, min, extent, &bound));
   kiln_status_t status = kiln_tir_mutator_mutate_stmt(self, n->body, &body);
   if (bound) {
     kiln_tir_analyzer_unbind(s->analyzer);

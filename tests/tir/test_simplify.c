@@ -383,6 +383,55 @@ static kiln_status_t simplify_scenario(kiln_allocator_t allocator, void *context
   return status;
 }
 
+/* A loop over [0, (n + 7) // 8 * 12) (a fused tile loop over a run-time
+ * extent): i // ((n + 7) // 8) is in [0, 11] and i % ((n + 7) // 8) is not
+ * negative, so a column index leaves its division and the column guard
+ * folds; the row guard stays (n is unknown), and so does the lower bound of
+ * the row (times 8 it may wrap, as far as bounds tell). Another divisor,
+ * an extent that is not a multiple of the divisor, or a loop from 1 prove
+ * nothing. */
+static void test_run_time_extent(void **state) {
+  (void)state;
+  fixture_t f;
+  fixture_init(&f);
+  const int64_t shape[] = {12, 32};
+  const kiln_tir_buffer_t *A = kiln_tir_b_buffer(B, "A", KILN_DTYPE_INT32, 2, shape);
+  const kiln_tir_expr_t *tiles = DIV(ADD(V(n), C(7)), C(8));
+  const kiln_tir_expr_t *extents[] = {MUL(tiles, C(12)), MUL(C(12), tiles), MUL(tiles, C(12)),
+                                      ADD(MUL(tiles, C(12)), C(1)), MUL(V(n), C(12))};
+  const char *expected[] = {
+      "for i in T.parallel((n + 7) // 8 * 12):\n"
+      "    for j in T.serial(32):\n"
+      "        if 0 <= i % ((n + 7) // 8) * 8 and i % ((n + 7) // 8) * 8 + 7 < n:\n"
+      "            A[i // ((n + 7) // 8), j] = 1\n",
+      "for i in T.parallel((n + 7) // 8 * 12):\n" /* the extent's linear form, reordered */
+      "    for j in T.serial(32):\n"
+      "        if 0 <= i % ((n + 7) // 8) * 8 and i % ((n + 7) // 8) * 8 + 7 < n:\n"
+      "            A[i // ((n + 7) // 8), j] = 1\n",
+      NULL, NULL, NULL};
+  for (int e = 0; e < 5; ++e) {
+    const kiln_tir_expr_t *q = DIV(V(i), tiles), *r = MOD(V(i), tiles);
+    const kiln_tir_expr_t *col = ADD(MUL(q, C(32)), V(j));
+    const kiln_tir_expr_t *cond =
+        BIN(AND, BIN(LE, C(0), MUL(r, C(8))),
+            BIN(AND, BIN(LT, col, C(384)), BIN(LT, ADD(MUL(r, C(8)), C(7)), V(n))));
+    const kiln_tir_expr_t *idx[] = {DIV(col, C(32)), MOD(col, C(32))};
+    const kiln_tir_stmt_t *body =
+        kiln_tir_b_if(B, cond, kiln_tir_b_store(B, A, C(1), 2, idx), NULL);
+    body = kiln_tir_b_for(B, f.j, C(0), C(32), KILN_TIR_FOR_SERIAL, body);
+    body = kiln_tir_b_for(B, f.i, C(e == 2), extents[e], KILN_TIR_FOR_PARALLEL, body);
+    char *text = simplified_text(&f, body);
+    if (expected[e]) {
+      assert_string_equal(text, expected[e]);
+    } else { /* nothing proven: the guard and the division stay */
+      assert_non_null(strstr(text, "i // ((n + 7) // 8) * 32 + j < 384"));
+      assert_non_null(strstr(text, "(i // ((n + 7) // 8) * 32 + j) // 32"));
+    }
+    free(text);
+  }
+  fixture_done(&f);
+}
+
 static void test_simplify_allocation_failures(void **state) {
   (void)state;
   assert_true(kiln_test_sweep_allocation_failures(simplify_scenario, NULL) > 2);
@@ -398,6 +447,7 @@ int main(void) {
       cmocka_unit_test(test_div_mod_recombine),
       cmocka_unit_test(test_comparisons_and_select),
       cmocka_unit_test(test_statements),
+      cmocka_unit_test(test_run_time_extent),
       cmocka_unit_test(test_simplify_allocation_failures),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
