@@ -9,10 +9,12 @@
 #include "tir/analysis.h"
 
 #include "base/scalar_ops.h"
+#include "tir/functor.h"
 #include "tir/interp_value.h"
 
 void kiln_tir_analyzer_initialize(kiln_tir_analyzer_t *analyzer, kiln_allocator_t allocator) {
   kiln_array_initialize(&analyzer->ranges, allocator, sizeof(kiln_tir_var_range_t));
+  analyzer->trust_index = 0;
 }
 
 void kiln_tir_analyzer_deinitialize(kiln_tir_analyzer_t *analyzer) {
@@ -225,12 +227,31 @@ static kiln_tir_interval_t bound_node(const kiln_tir_analyzer_t *analyzer,
   return dtype_range(expr->dtype);
 }
 
+/* Whether some loop in scope runs over [0, c * expr) (c > 0): expr is
+ * positive wherever that loop's body runs. */
+static int positive_by_extent(const kiln_tir_analyzer_t *analyzer, const kiln_tir_expr_t *expr) {
+  for (size_t i = 0; i < kiln_array_count(&analyzer->ranges); ++i) {
+    const kiln_tir_var_range_t *r = kiln_array_at(&analyzer->ranges, i);
+    kiln_tir_linear_t extent;
+    if (r->extent && kiln_tir_linear_from_expr(r->extent, &extent) && extent.count == 1 &&
+        extent.constant == 0 && extent.terms[0].coeff > 0 &&
+        kiln_tir_expr_equal(extent.terms[0].atom, expr)) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
 kiln_tir_interval_t kiln_tir_analyzer_bound(const kiln_tir_analyzer_t *analyzer,
                                             const kiln_tir_expr_t *expr) {
   if (!expr || expr->dtype.lanes != 1) {
     return inexact();
   }
   kiln_tir_interval_t r = bound_node(analyzer, expr);
+  if (r.exact && r.min < 1 && r.max >= 1 && expr->kind != KILN_TIR_EXPR_INT_IMM &&
+      positive_by_extent(analyzer, expr)) {
+    r.min = 1;
+  }
   /* A value outside its dtype may have wrapped: all the dtype's values are possible. */
   return kiln_tir_interval_fits(r, expr->dtype) ? r : dtype_range(expr->dtype);
 }
@@ -416,4 +437,48 @@ int kiln_tir_linear_from_comparison(const kiln_tir_expr_t *cond, kiln_tir_linear
   }
   kiln_tir_linear_t one = {.dtype = out->dtype, .constant = 1};
   return kiln_tir_linear_add_scaled(out, &b, -1) && kiln_tir_linear_add_scaled(out, &one, -adjust);
+}
+
+typedef struct index_checker_t {
+  kiln_tir_visitor_t visitor; /* first */
+  int other;
+} index_checker_t;
+
+static kiln_status_t note_other(kiln_tir_visitor_t *self, const kiln_tir_expr_t *expr) {
+  (void)expr;
+  ((index_checker_t *)self)->other = 1;
+  return KILN_OK;
+}
+
+/* Whether `atom` is made of variables, integer constants, + - * // % only. */
+static int index_atom(const kiln_tir_expr_t *atom) {
+  index_checker_t c = {.other = 0};
+  kiln_tir_visitor_initialize(&c.visitor);
+  for (int k = 0; k < KILN_TIR_EXPR_KIND_COUNT_; ++k) {
+    if (k != KILN_TIR_EXPR_VAR && k != KILN_TIR_EXPR_INT_IMM && k != KILN_TIR_EXPR_ADD &&
+        k != KILN_TIR_EXPR_SUB && k != KILN_TIR_EXPR_MUL && k != KILN_TIR_EXPR_FLOOR_DIV &&
+        k != KILN_TIR_EXPR_FLOOR_MOD) {
+      c.visitor.expr_rules[k] = note_other;
+    }
+  }
+  kiln_status_t status = kiln_tir_visitor_visit_expr(&c.visitor, atom);
+  int failed = status != KILN_OK;
+  kiln_status_free(status);
+  return !failed && !c.other;
+}
+
+int kiln_tir_linear_trusted(const kiln_tir_analyzer_t *analyzer, const kiln_tir_linear_t *linear) {
+  kiln_tir_interval_t r = kiln_tir_linear_bound(analyzer, linear);
+  if (kiln_tir_interval_fits(r, linear->dtype)) {
+    return 1;
+  }
+  if (!analyzer->trust_index || !r.exact) {
+    return 0;
+  }
+  for (int i = 0; i < linear->count; ++i) {
+    if (!index_atom(linear->terms[i].atom)) {
+      return 0;
+    }
+  }
+  return 1;
 }

@@ -33,6 +33,11 @@ typedef struct kiln_tir_interval_t {
 
 typedef struct kiln_tir_analyzer_t {
   kiln_array_t ranges; /* kiln_tir_var_range_t, innermost last */
+  /* Index arithmetic over run-time extents is trusted not to wrap (a
+   * kernel whose buffers have symbolic dims indexes them in int32: were an
+   * index to wrap, the kernel would be wrong before any rewrite). 0 after
+   * initialize; see kiln_tir_linear_trusted. */
+  int trust_index;
 } kiln_tir_analyzer_t;
 
 typedef struct kiln_tir_var_range_t {
@@ -89,6 +94,12 @@ int kiln_tir_linear_from_expr(const kiln_tir_expr_t *expr, kiln_tir_linear_t *ou
  * not bounded (a caller that compares must check they cannot wrap); 0 for
  * any other node or a side without a linear form. */
 int kiln_tir_linear_from_comparison(const kiln_tir_expr_t *cond, kiln_tir_linear_t *out);
+/* Whether `linear`'s value is its exact integer value: its bound fits its
+ * dtype, or the analyzer trusts index arithmetic (trust_index) and the
+ * bound is exact in int64 with every atom made of variables, constants,
+ * + - * and floordiv/floormod only (no load, cast, call or let: data
+ * arithmetic that wraps is never trusted). */
+int kiln_tir_linear_trusted(const kiln_tir_analyzer_t *analyzer, const kiln_tir_linear_t *linear);
 /* a + scale * b (same dtype); 0 on overflow or too many terms. */
 int kiln_tir_linear_add_scaled(kiln_tir_linear_t *a, const kiln_tir_linear_t *b, int64_t scale);
 /* The interval of a linear form given its atoms' bounds. */

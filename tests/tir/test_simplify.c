@@ -432,6 +432,53 @@ static void test_run_time_extent(void **state) {
   fixture_done(&f);
 }
 
+/* Divisions by run-time extents in a kernel whose index arithmetic is
+ * trusted (trust_index), inside a loop i over [0, n * 12) and j in
+ * [0, 31]: (i // n) * (n * 32) + (i % n) * 32 is i * 32 (a flattened
+ * (12, n, 32) index); (i * 32 + j) // (n * 32) is i // n and its % is
+ * (i % n) * 32 + j (mixed radix); a loop k over [0, n) makes k % n k and
+ * k // n 0; trusted, the constant rules fold i * 32 + j whose bound leaves
+ * int32. What must not fire: untrusted, the same forms stay; a divisor
+ * that no loop extent makes positive, another dividend, a coefficient
+ * that does not match, a load (data may wrap). */
+static void test_run_time_divisors(void **state) {
+  (void)state;
+  fixture_t f;
+  fixture_init(&f);
+  const kiln_tir_var_t *k = kiln_tir_b_var(B, "k", KILN_DTYPE_INT32);
+  const int64_t shape[] = {8};
+  const kiln_tir_buffer_t *A = kiln_tir_b_buffer(B, "A", KILN_DTYPE_INT32, 1, shape);
+  const kiln_tir_expr_t *zero = C(0);
+  const kiln_tir_expr_t *flat = ADD(MUL(V(i), C(32)), V(j));
+  const kiln_tir_expr_t *recombine =
+      ADD(MUL(DIV(V(i), V(n)), MUL(V(n), C(32))), MUL(MOD(V(i), V(n)), C(32)));
+  const kiln_tir_expr_t *wrong_coeff =
+      ADD(MUL(DIV(V(i), V(n)), MUL(V(n), C(16))), MUL(MOD(V(i), V(n)), C(32)));
+  const kiln_tir_expr_t *other_dividend =
+      ADD(MUL(DIV(V(j), V(n)), MUL(V(n), C(32))), MUL(MOD(V(i), V(n)), C(32)));
+  const kiln_tir_expr_t *load = ADD(MUL(kiln_tir_b_load(B, A, 1, &zero), C(32)), V(j));
+  KILN_ASSERT_OK(kiln_tir_analyzer_bind_extent(&f.analyzer, f.i, MUL(V(n), C(12))));
+  bind(&f, f.j, 0, 31);
+  check(&f, DIV(flat, C(32)), "(i * 32 + j) // 32");
+  check(&f, DIV(flat, MUL(V(n), C(32))), "(i * 32 + j) // (n * 32)");
+  f.analyzer.trust_index = 1;
+  check(&f, recombine, "i * 32");
+  check(&f, DIV(flat, MUL(V(n), C(32))), "i // n");
+  check(&f, MOD(flat, MUL(V(n), C(32))), "j + i % n * 32");
+  check(&f, DIV(flat, C(32)), "i");
+  check(&f, MOD(flat, C(32)), "j");
+  check(&f, wrong_coeff, "i // n * (n * 16) + i % n * 32");
+  check(&f, other_dividend, "j // n * (n * 32) + i % n * 32");
+  check(&f, DIV(load, C(32)), "(A[0] * 32 + j) // 32");
+  check(&f, DIV(flat, MUL(V(j), C(32))), "(i * 32 + j) // (j * 32)"); /* j may be 0 */
+  KILN_ASSERT_OK(kiln_tir_analyzer_bind_extent(&f.analyzer, k, V(n)));
+  check(&f, MOD(kiln_tir_b_v(k), V(n)), "k");
+  check(&f, DIV(kiln_tir_b_v(k), V(n)), "0");
+  check(&f, DIV(V(i), V(n)), "i // n"); /* i runs to n * 12 */
+  kiln_tir_analyzer_unbind(&f.analyzer);
+  fixture_done(&f);
+}
+
 static void test_simplify_allocation_failures(void **state) {
   (void)state;
   assert_true(kiln_test_sweep_allocation_failures(simplify_scenario, NULL) > 2);
@@ -448,6 +495,7 @@ int main(void) {
       cmocka_unit_test(test_comparisons_and_select),
       cmocka_unit_test(test_statements),
       cmocka_unit_test(test_run_time_extent),
+      cmocka_unit_test(test_run_time_divisors),
       cmocka_unit_test(test_simplify_allocation_failures),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
