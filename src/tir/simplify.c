@@ -400,10 +400,20 @@ static kiln_status_t split_div_mod(simplifier_t *s, const kiln_tir_binary_t *n,
   return emit_linear(s, &sum, &n->base, out);
 }
 
+/* p when `atom` is p * e or e * p, else NULL. */
+static const kiln_tir_expr_t *multiple_of(const kiln_tir_expr_t *atom, const kiln_tir_expr_t *e) {
+  if (atom->kind != KILN_TIR_EXPR_MUL) {
+    return NULL;
+  }
+  const kiln_tir_binary_t *m = (const void *)atom;
+  return kiln_tir_expr_equal(m->b, e) ? m->a : kiln_tir_expr_equal(m->a, e) ? m->b : NULL;
+}
+
 /* x // d or x % d for d = g * e (g > 0 constant, e positive in scope):
  * with x = g*Q + R, R in [0, g), x // d is Q // e and x % d is g*(Q % e) +
  * R (mixed radix: a flat index 32 * f + j over 32 * N columns is f // N
- * rows in); then Q // e is 0 and Q % e is Q when Q is in [0, e), which a
+ * rows in), plus W for the terms (k g) * (p * e) of x, k p whole
+ * divisors (W = the sum of k p); then Q // e is 0 and Q % e is Q when Q is in [0, e), which a
  * loop over [0, e) gives. */
 static kiln_status_t rewrite_symbolic_div_mod(simplifier_t *s, const kiln_tir_binary_t *n,
                                               const kiln_tir_expr_t **out) {
@@ -415,10 +425,15 @@ static kiln_status_t rewrite_symbolic_div_mod(simplifier_t *s, const kiln_tir_bi
   }
   int64_t g = d.terms[0].coeff;
   const kiln_tir_expr_t *e = d.terms[0].atom;
-  kiln_tir_linear_t q = {.dtype = a.dtype}, r = {.dtype = a.dtype};
+  kiln_tir_linear_t q = {.dtype = a.dtype}, r = {.dtype = a.dtype}, w = {.dtype = a.dtype};
   q.constant = kiln_scalar_int_floor_divide(a.constant, g);
   r.constant = kiln_scalar_int_floor_mod(a.constant, g);
   for (int i = 0; i < a.count; ++i) {
+    const kiln_tir_expr_t *whole = multiple_of(a.terms[i].atom, e);
+    if (whole && a.terms[i].coeff % g == 0) { /* (k g) * (p * e): k p whole divisors */
+      w.terms[w.count++] = (kiln_tir_linear_term_t){whole, a.terms[i].coeff / g};
+      continue;
+    }
     kiln_tir_linear_t *part = a.terms[i].coeff % g == 0 ? &q : &r;
     part->terms[part->count] = a.terms[i];
     part->terms[part->count].coeff = part == &q ? a.terms[i].coeff / g : a.terms[i].coeff;
@@ -435,7 +450,12 @@ static kiln_status_t rewrite_symbolic_div_mod(simplifier_t *s, const kiln_tir_bi
   kiln_tir_interval_t quotient = kiln_tir_analyzer_bound(s->analyzer, part);
   int below = qb.exact && qb.min >= 0 && quotient.exact && quotient.max == 0;
   if (n->base.kind == KILN_TIR_EXPR_FLOOR_DIV) {
-    return below ? make_int(s, n->base.dtype, 0, out) : (*out = part, KILN_OK);
+    if (!below && w.count < KILN_TIR_LINEAR_MAX_TERMS) {
+      w.terms[w.count++] = (kiln_tir_linear_term_t){part, 1};
+    } else if (!below) {
+      return KILN_OK;
+    }
+    return emit_linear(s, &w, &n->base, out);
   }
   if (!below) {
     KILN_RETURN_IF_ERROR(kiln_tir_binary_create(arena_of(s), KILN_TIR_EXPR_FLOOR_MOD, qe, e, &qe));
@@ -561,6 +581,32 @@ static kiln_status_t rewrite_logic(const kiln_tir_binary_t *n, const kiln_tir_ex
   return KILN_OK;
 }
 
+/* In a trusted kernel, p * (h * e) (p and e not constants, h a constant
+ * other than 1) as (p * e) * h, so that linear forms see the factor h: a
+ * flattened index's (j // 32) * (n * 32) is a multiple of 32 and of n. */
+static kiln_status_t scale_out_of_product(simplifier_t *s, const kiln_tir_binary_t *n,
+                                          const kiln_tir_expr_t **out) {
+  *out = &n->base;
+  int64_t c = 0;
+  if (kiln_tir_expr_as_int(n->a, &c) || kiln_tir_expr_as_int(n->b, &c)) {
+    return KILN_OK;
+  }
+  for (int side = 0; side < 2; ++side) {
+    const kiln_tir_expr_t *p = side ? n->b : n->a, *e = side ? n->a : n->b;
+    kiln_tir_linear_t le;
+    if (!kiln_tir_linear_from_expr(e, &le) || le.count != 1 || le.constant != 0 ||
+        le.terms[0].coeff == 1 || !fits(n->base.dtype, le.terms[0].coeff)) {
+      continue;
+    }
+    const kiln_tir_expr_t *product = NULL;
+    KILN_RETURN_IF_ERROR(
+        kiln_tir_binary_create(arena_of(s), KILN_TIR_EXPR_MUL, p, le.terms[0].atom, &product));
+    KILN_RETURN_IF_ERROR(make_int(s, n->base.dtype, le.terms[0].coeff, &e));
+    return kiln_tir_binary_create(arena_of(s), KILN_TIR_EXPR_MUL, product, e, out);
+  }
+  return KILN_OK;
+}
+
 static kiln_status_t rewrite_binary(simplifier_t *s, const kiln_tir_binary_t *n,
                                     const kiln_tir_expr_t **out) {
   KILN_RETURN_IF_ERROR(fold_binary(s, n, out));
@@ -568,6 +614,12 @@ static kiln_status_t rewrite_binary(simplifier_t *s, const kiln_tir_binary_t *n,
     return KILN_OK;
   }
   kiln_tir_linear_t l;
+  if (n->base.kind == KILN_TIR_EXPR_MUL && s->analyzer->trust_index) {
+    KILN_RETURN_IF_ERROR(scale_out_of_product(s, n, out));
+    if (*out != &n->base) {
+      return KILN_OK;
+    }
+  }
   switch (n->base.kind) {
   case KILN_TIR_EXPR_ADD:
   case KILN_TIR_EXPR_SUB:

@@ -436,7 +436,9 @@ static void test_run_time_extent(void **state) {
  * trusted (trust_index), inside a loop i over [0, n * 12) and j in
  * [0, 31]: (i // n) * (n * 32) + (i % n) * 32 is i * 32 (a flattened
  * (12, n, 32) index); (i * 32 + j) // (n * 32) is i // n and its % is
- * (i % n) * 32 + j (mixed radix); a loop k over [0, n) makes k % n k and
+ * (i % n) * 32 + j (mixed radix), whole multiples j * (n * 32) leaving
+ * the division (a product's constant factor comes out: p * (n * 32) is
+ * p * n * 32); a loop k over [0, n) makes k % n k and
  * k // n 0; trusted, the constant rules fold i * 32 + j whose bound leaves
  * int32. What must not fire: untrusted, the same forms stay; a divisor
  * that no loop extent makes positive, another dividend, a coefficient
@@ -467,8 +469,12 @@ static void test_run_time_divisors(void **state) {
   check(&f, MOD(flat, MUL(V(n), C(32))), "j + i % n * 32");
   check(&f, DIV(flat, C(32)), "i");
   check(&f, MOD(flat, C(32)), "j");
-  check(&f, wrong_coeff, "i // n * (n * 16) + i % n * 32");
-  check(&f, other_dividend, "j // n * (n * 32) + i % n * 32");
+  check(&f, wrong_coeff, "i // n * n * 16 + i % n * 32"); /* the 16 out of the product */
+  check(&f, other_dividend, "j // n * n * 32 + i % n * 32");
+  /* whole divisors leave: (j * (n * 32) + i * 32 + j) // (n * 32) */
+  const kiln_tir_expr_t *whole = ADD(MUL(V(j), MUL(V(n), C(32))), flat);
+  check(&f, DIV(whole, MUL(V(n), C(32))), "j + i // n");
+  check(&f, MOD(whole, MUL(V(n), C(32))), "j + i % n * 32");
   check(&f, DIV(load, C(32)), "(A[0] * 32 + j) // 32");
   check(&f, DIV(flat, MUL(V(j), C(32))), "(i * 32 + j) // (j * 32)"); /* j may be 0 */
   KILN_ASSERT_OK(kiln_tir_analyzer_bind_extent(&f.analyzer, k, V(n)));
