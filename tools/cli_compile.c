@@ -327,8 +327,8 @@ static void print_stats(const compile_args_t *a, const kiln_compiled_t *compiled
   if (kiln_compiled_executor(compiled) == KILN_EXECUTOR_VM &&
       a->options.executor != KILN_EXECUTOR_VM) {
     printf("  note: the model has symbolic dims, so it runs on the VM with kernels over run-time "
-           "extents, which are slower than static ones today (docs/dynamic-shapes.md); for static "
-           "speed give the dims with --input-shape\n");
+           "extents (docs/dynamic-shapes.md, \"Performance\"); --input-shape fixes the dims for "
+           "a static compile\n");
   }
   printf("  %d kernels, %d kernel calls, %d params, %.2f GFLOP per run\n", s.num_kernels,
          s.num_kernel_calls, s.num_params, (double)s.flops * 1e-9);

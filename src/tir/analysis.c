@@ -9,10 +9,12 @@
 #include "tir/analysis.h"
 
 #include "base/scalar_ops.h"
+#include "tir/functor.h"
 #include "tir/interp_value.h"
 
 void kiln_tir_analyzer_initialize(kiln_tir_analyzer_t *analyzer, kiln_allocator_t allocator) {
   kiln_array_initialize(&analyzer->ranges, allocator, sizeof(kiln_tir_var_range_t));
+  analyzer->trust_index = 0;
 }
 
 void kiln_tir_analyzer_deinitialize(kiln_tir_analyzer_t *analyzer) {
@@ -25,7 +27,19 @@ kiln_status_t kiln_tir_analyzer_bind(kiln_tir_analyzer_t *analyzer, const kiln_t
     return KILN_STATUS(INVALID_ARGUMENT, "analyzer: empty range [%lld, %lld] for %s",
                        (long long)min, (long long)max, var ? var->name : "a null variable");
   }
-  kiln_tir_var_range_t range = {var, min, max};
+  kiln_tir_var_range_t range = {var, min, max, NULL};
+  return kiln_array_push(&analyzer->ranges, &range);
+}
+
+kiln_status_t kiln_tir_analyzer_bind_extent(kiln_tir_analyzer_t *analyzer,
+                                            const kiln_tir_var_t *var,
+                                            const kiln_tir_expr_t *extent) {
+  int64_t lo = 0, hi = 0;
+  if (!var || !extent || !kiln_tir_dtype_is_int(var->base.dtype)) {
+    return KILN_STATUS(INVALID_ARGUMENT, "analyzer: no integer variable and extent to bind");
+  }
+  kiln_tir_dtype_int_range(var->base.dtype.base, &lo, &hi);
+  kiln_tir_var_range_t range = {var, 0, hi - 1, extent};
   return kiln_array_push(&analyzer->ranges, &range);
 }
 
@@ -94,22 +108,42 @@ static kiln_tir_interval_t interval_union(kiln_tir_interval_t a, kiln_tir_interv
   return interval(a.min < b.min ? a.min : b.min, a.max > b.max ? a.max : b.max);
 }
 
-static kiln_tir_interval_t bound_var(const kiln_tir_analyzer_t *analyzer,
-                                     const kiln_tir_expr_t *expr) {
+static const kiln_tir_var_range_t *find_range(const kiln_tir_analyzer_t *analyzer,
+                                              const kiln_tir_expr_t *expr) {
   for (size_t i = kiln_array_count(&analyzer->ranges); i-- > 0;) {
     const kiln_tir_var_range_t *r = kiln_array_at(&analyzer->ranges, i);
     if (&r->var->base == expr) {
-      return interval(r->min, r->max);
+      return r;
     }
   }
-  return dtype_range(expr->dtype);
+  return NULL;
+}
+
+/* v // d and v % d for a loop variable v over [0, c * d) (see
+ * kiln_tir_analyzer_bind_extent); the dtype's range otherwise. */
+static kiln_tir_interval_t bound_fused_div_mod(const kiln_tir_analyzer_t *analyzer,
+                                               const kiln_tir_binary_t *n) {
+  const kiln_tir_var_range_t *r = find_range(analyzer, n->a);
+  kiln_tir_linear_t extent;
+  if (!r || !r->extent || !kiln_tir_linear_from_expr(r->extent, &extent) || extent.count != 1 ||
+      extent.constant != 0 || extent.terms[0].coeff <= 0 ||
+      !kiln_tir_expr_equal(extent.terms[0].atom, n->b)) {
+    return dtype_range(n->base.dtype);
+  }
+  if (n->base.kind == KILN_TIR_EXPR_FLOOR_DIV) {
+    return interval(0, extent.terms[0].coeff - 1);
+  }
+  return interval(0, r->max);
 }
 
 static kiln_tir_interval_t bound_div_mod(const kiln_tir_analyzer_t *analyzer,
                                          const kiln_tir_binary_t *n) {
   int64_t c = 0;
+  if (!kiln_tir_expr_as_int(n->b, &c)) {
+    return bound_fused_div_mod(analyzer, n);
+  }
   kiln_tir_interval_t a = kiln_tir_analyzer_bound(analyzer, n->a);
-  if (!kiln_tir_expr_as_int(n->b, &c) || c <= 0 || !a.exact) {
+  if (c <= 0 || !a.exact) {
     return dtype_range(n->base.dtype);
   }
   if (n->base.kind == KILN_TIR_EXPR_FLOOR_DIV) {
@@ -129,8 +163,10 @@ static kiln_tir_interval_t bound_node(const kiln_tir_analyzer_t *analyzer,
     int64_t v = ((const kiln_tir_int_imm_t *)expr)->value;
     return interval(v, v);
   }
-  case KILN_TIR_EXPR_VAR:
-    return bound_var(analyzer, expr);
+  case KILN_TIR_EXPR_VAR: {
+    const kiln_tir_var_range_t *r = find_range(analyzer, expr);
+    return r ? interval(r->min, r->max) : dtype_range(expr->dtype);
+  }
   case KILN_TIR_EXPR_ADD:
     return interval_add(kiln_tir_analyzer_bound(analyzer, n->a),
                         kiln_tir_analyzer_bound(analyzer, n->b));
@@ -191,12 +227,31 @@ static kiln_tir_interval_t bound_node(const kiln_tir_analyzer_t *analyzer,
   return dtype_range(expr->dtype);
 }
 
+/* Whether some loop in scope runs over [0, c * expr) (c > 0): expr is
+ * positive wherever that loop's body runs. */
+static int positive_by_extent(const kiln_tir_analyzer_t *analyzer, const kiln_tir_expr_t *expr) {
+  for (size_t i = 0; i < kiln_array_count(&analyzer->ranges); ++i) {
+    const kiln_tir_var_range_t *r = kiln_array_at(&analyzer->ranges, i);
+    kiln_tir_linear_t extent;
+    if (r->extent && kiln_tir_linear_from_expr(r->extent, &extent) && extent.count == 1 &&
+        extent.constant == 0 && extent.terms[0].coeff > 0 &&
+        kiln_tir_expr_equal(extent.terms[0].atom, expr)) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
 kiln_tir_interval_t kiln_tir_analyzer_bound(const kiln_tir_analyzer_t *analyzer,
                                             const kiln_tir_expr_t *expr) {
   if (!expr || expr->dtype.lanes != 1) {
     return inexact();
   }
   kiln_tir_interval_t r = bound_node(analyzer, expr);
+  if (r.exact && r.min < 1 && r.max >= 1 && expr->kind != KILN_TIR_EXPR_INT_IMM &&
+      positive_by_extent(analyzer, expr)) {
+    r.min = 1;
+  }
   /* A value outside its dtype may have wrapped: all the dtype's values are possible. */
   return kiln_tir_interval_fits(r, expr->dtype) ? r : dtype_range(expr->dtype);
 }
@@ -363,4 +418,67 @@ kiln_status_t kiln_tir_linear_to_expr(kiln_arena_t *arena, const kiln_tir_linear
   }
   *out_expr = sum;
   return KILN_OK;
+}
+
+int kiln_tir_linear_from_comparison(const kiln_tir_expr_t *cond, kiln_tir_linear_t *out) {
+  kiln_tir_expr_kind_t kind = cond->kind;
+  if (kind != KILN_TIR_EXPR_LT && kind != KILN_TIR_EXPR_LE && kind != KILN_TIR_EXPR_GT &&
+      kind != KILN_TIR_EXPR_GE) {
+    return 0;
+  }
+  const kiln_tir_binary_t *n = (const void *)cond;
+  int swap = kind == KILN_TIR_EXPR_GT || kind == KILN_TIR_EXPR_GE;
+  int64_t adjust = kind == KILN_TIR_EXPR_LE || kind == KILN_TIR_EXPR_GE ? 1 : 0;
+  kiln_tir_linear_t b;
+  if (!kiln_tir_dtype_is_int(n->a->dtype) || n->a->dtype.lanes != 1 ||
+      !kiln_tir_linear_from_expr(swap ? n->b : n->a, out) ||
+      !kiln_tir_linear_from_expr(swap ? n->a : n->b, &b)) {
+    return 0;
+  }
+  kiln_tir_linear_t one = {.dtype = out->dtype, .constant = 1};
+  return kiln_tir_linear_add_scaled(out, &b, -1) && kiln_tir_linear_add_scaled(out, &one, -adjust);
+}
+
+typedef struct index_checker_t {
+  kiln_tir_visitor_t visitor; /* first */
+  int other;
+} index_checker_t;
+
+static kiln_status_t note_other(kiln_tir_visitor_t *self, const kiln_tir_expr_t *expr) {
+  (void)expr;
+  ((index_checker_t *)self)->other = 1;
+  return KILN_OK;
+}
+
+/* Whether `atom` is made of variables, integer constants, + - * // % only. */
+static int index_atom(const kiln_tir_expr_t *atom) {
+  index_checker_t c = {.other = 0};
+  kiln_tir_visitor_initialize(&c.visitor);
+  for (int k = 0; k < KILN_TIR_EXPR_KIND_COUNT_; ++k) {
+    if (k != KILN_TIR_EXPR_VAR && k != KILN_TIR_EXPR_INT_IMM && k != KILN_TIR_EXPR_ADD &&
+        k != KILN_TIR_EXPR_SUB && k != KILN_TIR_EXPR_MUL && k != KILN_TIR_EXPR_FLOOR_DIV &&
+        k != KILN_TIR_EXPR_FLOOR_MOD) {
+      c.visitor.expr_rules[k] = note_other;
+    }
+  }
+  kiln_status_t status = kiln_tir_visitor_visit_expr(&c.visitor, atom);
+  int failed = status != KILN_OK;
+  kiln_status_free(status);
+  return !failed && !c.other;
+}
+
+int kiln_tir_linear_trusted(const kiln_tir_analyzer_t *analyzer, const kiln_tir_linear_t *linear) {
+  kiln_tir_interval_t r = kiln_tir_linear_bound(analyzer, linear);
+  if (kiln_tir_interval_fits(r, linear->dtype)) {
+    return 1;
+  }
+  if (!analyzer->trust_index || !r.exact) {
+    return 0;
+  }
+  for (int i = 0; i < linear->count; ++i) {
+    if (!index_atom(linear->terms[i].atom)) {
+      return 0;
+    }
+  }
+  return 1;
 }

@@ -33,12 +33,18 @@ typedef struct kiln_tir_interval_t {
 
 typedef struct kiln_tir_analyzer_t {
   kiln_array_t ranges; /* kiln_tir_var_range_t, innermost last */
+  /* Index arithmetic over run-time extents is trusted not to wrap (a
+   * kernel whose buffers have symbolic dims indexes them in int32: were an
+   * index to wrap, the kernel would be wrong before any rewrite). 0 after
+   * initialize; see kiln_tir_linear_trusted. */
+  int trust_index;
 } kiln_tir_analyzer_t;
 
 typedef struct kiln_tir_var_range_t {
   const kiln_tir_var_t *var;
   int64_t min;
   int64_t max;
+  const kiln_tir_expr_t *extent; /* a loop over [0, extent) of run-time extent, or NULL */
 } kiln_tir_var_range_t;
 
 void kiln_tir_analyzer_initialize(kiln_tir_analyzer_t *analyzer, kiln_allocator_t allocator);
@@ -47,6 +53,16 @@ void kiln_tir_analyzer_deinitialize(kiln_tir_analyzer_t *analyzer);
 KILN_MUST_USE_RESULT kiln_status_t kiln_tir_analyzer_bind(kiln_tir_analyzer_t *analyzer,
                                                           const kiln_tir_var_t *var, int64_t min,
                                                           int64_t max);
+/* Pushes the variable of a loop over [0, extent) whose extent is not a
+ * constant (a kernel over run-time extents): var in [0, dtype max - 1],
+ * and, as TVM's analyzer does with a fused loop's extent, the extent
+ * itself: when it is c * d (c a positive constant, as a linear form), var
+ * // d is in [0, c - 1] and var % d in [0, dtype max - 1] (d is positive
+ * since the loop runs; the extent is trusted not to wrap, as tensor
+ * extents are). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_tir_analyzer_bind_extent(kiln_tir_analyzer_t *analyzer,
+                                                                 const kiln_tir_var_t *var,
+                                                                 const kiln_tir_expr_t *extent);
 /* Pops the innermost binding. */
 void kiln_tir_analyzer_unbind(kiln_tir_analyzer_t *analyzer);
 
@@ -73,6 +89,17 @@ typedef struct kiln_tir_linear_t {
 /* The linear form of an integer scalar `expr`; 0 when it has none (too many
  * terms, or a coefficient overflows int64). */
 int kiln_tir_linear_from_expr(const kiln_tir_expr_t *expr, kiln_tir_linear_t *out);
+/* An integer scalar comparison a < b (<=, >, >= likewise) as lin < 0 with
+ * lin = a - b (a - b - 1 for <=; b - a and b - a - 1 for > and >=), the sides
+ * not bounded (a caller that compares must check they cannot wrap); 0 for
+ * any other node or a side without a linear form. */
+int kiln_tir_linear_from_comparison(const kiln_tir_expr_t *cond, kiln_tir_linear_t *out);
+/* Whether `linear`'s value is its exact integer value: its bound fits its
+ * dtype, or the analyzer trusts index arithmetic (trust_index) and the
+ * bound is exact in int64 with every atom made of variables, constants,
+ * + - * and floordiv/floormod only (no load, cast, call or let: data
+ * arithmetic that wraps is never trusted). */
+int kiln_tir_linear_trusted(const kiln_tir_analyzer_t *analyzer, const kiln_tir_linear_t *linear);
 /* a + scale * b (same dtype); 0 on overflow or too many terms. */
 int kiln_tir_linear_add_scaled(kiln_tir_linear_t *a, const kiln_tir_linear_t *b, int64_t scale);
 /* The interval of a linear form given its atoms' bounds. */

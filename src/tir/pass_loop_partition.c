@@ -423,30 +423,9 @@ static int uses_unbound(const kiln_tir_analyzer_t *analyzer, const kiln_tir_expr
   return u.found;
 }
 
-/* `cond` (a < b, <=, >, >=) as lin < 0, without bounding its sides. */
-static int comparison_form(const kiln_tir_expr_t *cond, kiln_tir_linear_t *out) {
-  kiln_tir_expr_kind_t kind = cond->kind;
-  if (kind != KILN_TIR_EXPR_LT && kind != KILN_TIR_EXPR_LE && kind != KILN_TIR_EXPR_GT &&
-      kind != KILN_TIR_EXPR_GE) {
-    return 0;
-  }
-  const kiln_tir_binary_t *n = (const void *)cond;
-  int swap = kind == KILN_TIR_EXPR_GT || kind == KILN_TIR_EXPR_GE;
-  int64_t adjust = kind == KILN_TIR_EXPR_LE || kind == KILN_TIR_EXPR_GE ? -1 : 0;
-  kiln_tir_linear_t a, b;
-  if (!kiln_tir_dtype_is_int(n->a->dtype) || n->a->dtype.lanes != 1 ||
-      !kiln_tir_linear_from_expr(swap ? n->b : n->a, &a) ||
-      !kiln_tir_linear_from_expr(swap ? n->a : n->b, &b)) {
-    return 0;
-  }
-  *out = a;
-  kiln_tir_linear_t one = {.dtype = a.dtype, .constant = 1};
-  return kiln_tir_linear_add_scaled(out, &b, -1) && kiln_tir_linear_add_scaled(out, &one, adjust);
-}
-
 static void consider_symbolic(symbolic_finder_t *f, const kiln_tir_expr_t *cond) {
   kiln_tir_linear_t lin;
-  if (f->conjunct || !comparison_form(cond, &lin) ||
+  if (f->conjunct || !kiln_tir_linear_from_comparison(cond, &lin) ||
       !kiln_tir_dtype_equal(lin.dtype, f->var->base.dtype)) {
     return;
   }

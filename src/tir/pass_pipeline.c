@@ -5,7 +5,11 @@
  * lowering makes, where a guard `outer * f + inner < E` is still a plain
  * linear comparison of loop variables; peeling the tail early leaves the
  * main loops without guards, so the vectorizer sees guard-free bodies it can
- * vectorize (only the tails stay scalar). storage_flatten comes next: every
+ * vectorize (only the tails stay scalar). unswitch_guard follows: the
+ * guards partition cannot cut (a fused tile loop's, read through a
+ * division) are tested once per tile, and the whole tiles get a copy of
+ * their loops without them, before vectorize looks at their columns.
+ * storage_flatten comes next: every
  * later pass and the code generators see one-index accesses, and the flat
  * index is where vectorize finds the lane-wise (ramp) stride. The schedule's
  * prefetches are injected on the flat indices (their runs are found in the
@@ -59,6 +63,7 @@ kiln_status_t kiln_tir_lower_pipeline(kiln_arena_t *arena, const kiln_tir_prim_f
   }
   const kiln_tir_prim_func_t *f = func;
   KILN_RETURN_IF_ERROR(kiln_tir_loop_partition(arena, f, &f));
+  KILN_RETURN_IF_ERROR(kiln_tir_unswitch_guard(arena, f, &f));
   KILN_RETURN_IF_ERROR(kiln_tir_storage_flatten(arena, f, &f));
   KILN_RETURN_IF_ERROR(kiln_tir_inject_prefetch(arena, f, &f));
   KILN_RETURN_IF_ERROR(kiln_tir_unswitch_select(arena, f, &f));

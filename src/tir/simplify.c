@@ -238,8 +238,7 @@ static kiln_status_t emit_linear(simplifier_t *s, const kiln_tir_linear_t *l,
 
 /* The linear form of `e` when its value provably equals it (no wrap). */
 static int exact_linear(simplifier_t *s, const kiln_tir_expr_t *e, kiln_tir_linear_t *out) {
-  return kiln_tir_linear_from_expr(e, out) &&
-         kiln_tir_interval_fits(kiln_tir_linear_bound(s->analyzer, out), e->dtype);
+  return kiln_tir_linear_from_expr(e, out) && kiln_tir_linear_trusted(s->analyzer, out);
 }
 
 /* Bounds of a - b, when both are exact; 0 otherwise. */
@@ -271,6 +270,69 @@ static void linear_remove(kiln_tir_linear_t *l, int index) {
     l->terms[i] = l->terms[i + 1];
   }
   l->count--;
+}
+
+/* Whether `atom` is (x // d) * e or e * (x // d) with e = q * d (q a
+ * constant, as a linear form); its x // d and q. */
+static int as_scaled_div(const kiln_tir_expr_t *atom, const kiln_tir_expr_t **out_div,
+                         int64_t *out_q) {
+  if (atom->kind != KILN_TIR_EXPR_MUL) {
+    return 0;
+  }
+  const kiln_tir_binary_t *m = (const void *)atom;
+  for (int side = 0; side < 2; ++side) {
+    const kiln_tir_expr_t *div = side ? m->b : m->a, *e = side ? m->a : m->b;
+    kiln_tir_linear_t le;
+    if (div->kind == KILN_TIR_EXPR_FLOOR_DIV && kiln_tir_linear_from_expr(e, &le) &&
+        le.count == 1 && le.constant == 0 &&
+        kiln_tir_expr_equal(le.terms[0].atom, ((const kiln_tir_binary_t *)div)->b)) {
+      *out_div = div;
+      *out_q = le.terms[0].coeff;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* The symbolic-divisor form of the fold below: k*(x % d) and c*((x // d) *
+ * (q*d)) with c*q = k fold into k*x, for d not a constant that is
+ * nonzero in scope (the identity x = d*(x // d) + x % d holds for d != 0,
+ * and in wrapping arithmetic). Flattening a (B, N, 32) index leaves
+ * (f // N) * (N * 32) + (f % N) * 32: it is f * 32. */
+static int fold_symbolic_div_mod_pair(simplifier_t *s, kiln_tir_linear_t *l) {
+  for (int m = 0; m < l->count; ++m) {
+    const kiln_tir_binary_t *mod = (const void *)l->terms[m].atom;
+    int64_t k = l->terms[m].coeff, q = 0, c = 0;
+    if (mod->base.kind != KILN_TIR_EXPR_FLOOR_MOD || kiln_tir_expr_as_int(mod->b, &c)) {
+      continue;
+    }
+    kiln_tir_interval_t d = kiln_tir_analyzer_bound(s->analyzer, mod->b);
+    if (!d.exact || (d.min <= 0 && d.max >= 0)) {
+      continue;
+    }
+    for (int t = 0; t < l->count; ++t) {
+      const kiln_tir_expr_t *div = NULL;
+      if (t == m || !as_scaled_div(l->terms[t].atom, &div, &q) ||
+          !kiln_tir_expr_equal(((const kiln_tir_binary_t *)div)->a, mod->a) ||
+          !kiln_tir_expr_equal(((const kiln_tir_binary_t *)div)->b, mod->b) ||
+          __builtin_mul_overflow(l->terms[t].coeff, q, &c) || c != k) {
+        continue;
+      }
+      kiln_tir_linear_t folded = *l, lx;
+      linear_remove(&folded, m > t ? m : t);
+      linear_remove(&folded, m > t ? t : m);
+      if (!kiln_tir_linear_from_expr(mod->a, &lx)) {
+        lx = (kiln_tir_linear_t){.dtype = mod->a->dtype, .count = 1};
+        lx.terms[0] = (kiln_tir_linear_term_t){mod->a, 1};
+      }
+      if (!kiln_tir_linear_add_scaled(&folded, &lx, k)) {
+        return 0;
+      }
+      *l = folded;
+      return 1;
+    }
+  }
+  return 0;
 }
 
 /* Folds k*c*(x // c) + k*(x % c) into k*x wherever a linear form has both
@@ -320,8 +382,7 @@ static kiln_status_t split_div_mod(simplifier_t *s, const kiln_tir_binary_t *n,
                                    const kiln_tir_linear_t *q, const kiln_tir_linear_t *r,
                                    const kiln_tir_expr_t **out) {
   if ((q->count == 0 && q->constant == 0) || r->count == 0 ||
-      !kiln_tir_interval_fits(kiln_tir_linear_bound(s->analyzer, q), n->base.dtype) ||
-      !kiln_tir_interval_fits(kiln_tir_linear_bound(s->analyzer, r), n->base.dtype)) {
+      !kiln_tir_linear_trusted(s->analyzer, q) || !kiln_tir_linear_trusted(s->analyzer, r)) {
     return KILN_OK;
   }
   const kiln_tir_expr_t *rest = NULL, *part = NULL;
@@ -339,12 +400,83 @@ static kiln_status_t split_div_mod(simplifier_t *s, const kiln_tir_binary_t *n,
   return emit_linear(s, &sum, &n->base, out);
 }
 
+/* p when `atom` is p * e or e * p, else NULL. */
+static const kiln_tir_expr_t *multiple_of(const kiln_tir_expr_t *atom, const kiln_tir_expr_t *e) {
+  if (atom->kind != KILN_TIR_EXPR_MUL) {
+    return NULL;
+  }
+  const kiln_tir_binary_t *m = (const void *)atom;
+  return kiln_tir_expr_equal(m->b, e) ? m->a : kiln_tir_expr_equal(m->a, e) ? m->b : NULL;
+}
+
+/* x // d or x % d for d = g * e (g > 0 constant, e positive in scope):
+ * with x = g*Q + R, R in [0, g), x // d is Q // e and x % d is g*(Q % e) +
+ * R (mixed radix: a flat index 32 * f + j over 32 * N columns is f // N
+ * rows in), plus W for the terms (k g) * (p * e) of x, k p whole
+ * divisors (W = the sum of k p); then Q // e is 0 and Q % e is Q when Q is in [0, e), which a
+ * loop over [0, e) gives. */
+static kiln_status_t rewrite_symbolic_div_mod(simplifier_t *s, const kiln_tir_binary_t *n,
+                                              const kiln_tir_expr_t **out) {
+  kiln_tir_linear_t a, d;
+  if (!kiln_tir_linear_from_expr(n->b, &d) || d.count != 1 || d.constant != 0 ||
+      d.terms[0].coeff <= 0 || kiln_tir_analyzer_bound(s->analyzer, d.terms[0].atom).min < 1 ||
+      !exact_linear(s, n->a, &a)) {
+    return KILN_OK;
+  }
+  int64_t g = d.terms[0].coeff;
+  const kiln_tir_expr_t *e = d.terms[0].atom;
+  kiln_tir_linear_t q = {.dtype = a.dtype}, r = {.dtype = a.dtype}, w = {.dtype = a.dtype};
+  q.constant = kiln_scalar_int_floor_divide(a.constant, g);
+  r.constant = kiln_scalar_int_floor_mod(a.constant, g);
+  for (int i = 0; i < a.count; ++i) {
+    const kiln_tir_expr_t *whole = multiple_of(a.terms[i].atom, e);
+    if (whole && a.terms[i].coeff % g == 0) { /* (k g) * (p * e): k p whole divisors */
+      w.terms[w.count++] = (kiln_tir_linear_term_t){whole, a.terms[i].coeff / g};
+      continue;
+    }
+    kiln_tir_linear_t *part = a.terms[i].coeff % g == 0 ? &q : &r;
+    part->terms[part->count] = a.terms[i];
+    part->terms[part->count].coeff = part == &q ? a.terms[i].coeff / g : a.terms[i].coeff;
+    part->count++;
+  }
+  kiln_tir_interval_t rb = kiln_tir_linear_bound(s->analyzer, &r);
+  kiln_tir_interval_t qb = kiln_tir_linear_bound(s->analyzer, &q);
+  if (!rb.exact || rb.min < 0 || rb.max >= g || !kiln_tir_linear_trusted(s->analyzer, &q)) {
+    return KILN_OK;
+  }
+  const kiln_tir_expr_t *qe = NULL, *part = NULL;
+  KILN_RETURN_IF_ERROR(kiln_tir_linear_to_expr(arena_of(s), &q, &qe));
+  KILN_RETURN_IF_ERROR(kiln_tir_binary_create(arena_of(s), KILN_TIR_EXPR_FLOOR_DIV, qe, e, &part));
+  kiln_tir_interval_t quotient = kiln_tir_analyzer_bound(s->analyzer, part);
+  int below = qb.exact && qb.min >= 0 && quotient.exact && quotient.max == 0;
+  if (n->base.kind == KILN_TIR_EXPR_FLOOR_DIV) {
+    if (!below && w.count < KILN_TIR_LINEAR_MAX_TERMS) {
+      w.terms[w.count++] = (kiln_tir_linear_term_t){part, 1};
+    } else if (!below) {
+      return KILN_OK;
+    }
+    return emit_linear(s, &w, &n->base, out);
+  }
+  if (!below) {
+    KILN_RETURN_IF_ERROR(kiln_tir_binary_create(arena_of(s), KILN_TIR_EXPR_FLOOR_MOD, qe, e, &qe));
+  }
+  kiln_tir_linear_t sum = r;
+  if (sum.count >= KILN_TIR_LINEAR_MAX_TERMS) {
+    return KILN_OK;
+  }
+  sum.terms[sum.count++] = (kiln_tir_linear_term_t){qe, g};
+  return emit_linear(s, &sum, &n->base, out);
+}
+
 static kiln_status_t rewrite_div_mod(simplifier_t *s, const kiln_tir_binary_t *n,
                                      const kiln_tir_expr_t **out) {
   *out = &n->base;
   int64_t c = 0;
   kiln_tir_linear_t a;
-  if (!kiln_tir_expr_as_int(n->b, &c) || c <= 0 || !exact_linear(s, n->a, &a)) {
+  if (!kiln_tir_expr_as_int(n->b, &c)) {
+    return rewrite_symbolic_div_mod(s, n, out);
+  }
+  if (c <= 0 || !exact_linear(s, n->a, &a)) {
     return KILN_OK;
   }
   int div = n->base.kind == KILN_TIR_EXPR_FLOOR_DIV;
@@ -449,6 +581,32 @@ static kiln_status_t rewrite_logic(const kiln_tir_binary_t *n, const kiln_tir_ex
   return KILN_OK;
 }
 
+/* In a trusted kernel, p * (h * e) (p and e not constants, h a constant
+ * other than 1) as (p * e) * h, so that linear forms see the factor h: a
+ * flattened index's (j // 32) * (n * 32) is a multiple of 32 and of n. */
+static kiln_status_t scale_out_of_product(simplifier_t *s, const kiln_tir_binary_t *n,
+                                          const kiln_tir_expr_t **out) {
+  *out = &n->base;
+  int64_t c = 0;
+  if (kiln_tir_expr_as_int(n->a, &c) || kiln_tir_expr_as_int(n->b, &c)) {
+    return KILN_OK;
+  }
+  for (int side = 0; side < 2; ++side) {
+    const kiln_tir_expr_t *p = side ? n->b : n->a, *e = side ? n->a : n->b;
+    kiln_tir_linear_t le;
+    if (!kiln_tir_linear_from_expr(e, &le) || le.count != 1 || le.constant != 0 ||
+        le.terms[0].coeff == 1 || !fits(n->base.dtype, le.terms[0].coeff)) {
+      continue;
+    }
+    const kiln_tir_expr_t *product = NULL;
+    KILN_RETURN_IF_ERROR(
+        kiln_tir_binary_create(arena_of(s), KILN_TIR_EXPR_MUL, p, le.terms[0].atom, &product));
+    KILN_RETURN_IF_ERROR(make_int(s, n->base.dtype, le.terms[0].coeff, &e));
+    return kiln_tir_binary_create(arena_of(s), KILN_TIR_EXPR_MUL, product, e, out);
+  }
+  return KILN_OK;
+}
+
 static kiln_status_t rewrite_binary(simplifier_t *s, const kiln_tir_binary_t *n,
                                     const kiln_tir_expr_t **out) {
   KILN_RETURN_IF_ERROR(fold_binary(s, n, out));
@@ -456,12 +614,18 @@ static kiln_status_t rewrite_binary(simplifier_t *s, const kiln_tir_binary_t *n,
     return KILN_OK;
   }
   kiln_tir_linear_t l;
+  if (n->base.kind == KILN_TIR_EXPR_MUL && s->analyzer->trust_index) {
+    KILN_RETURN_IF_ERROR(scale_out_of_product(s, n, out));
+    if (*out != &n->base) {
+      return KILN_OK;
+    }
+  }
   switch (n->base.kind) {
   case KILN_TIR_EXPR_ADD:
   case KILN_TIR_EXPR_SUB:
   case KILN_TIR_EXPR_MUL:
     if (kiln_tir_linear_from_expr(&n->base, &l)) {
-      while (fold_div_mod_pair(s, &l)) {
+      while (fold_div_mod_pair(s, &l) || fold_symbolic_div_mod_pair(s, &l)) {
       }
       return emit_linear(s, &l, &n->base, out);
     }
@@ -572,6 +736,25 @@ static kiln_status_t simplify_let_rule(kiln_tir_mutator_t *self, const kiln_tir_
   return kiln_tir_let_create(self->arena, n->var, value, body, out);
 }
 
+/* Binds a loop's variable: its range when min and extent are constant, a
+ * run-time extent's facts when min is 0 (analysis.h); *out_bound says
+ * whether it did. */
+static kiln_status_t bind_loop(simplifier_t *s, const kiln_tir_var_t *var,
+                               const kiln_tir_expr_t *min, const kiln_tir_expr_t *extent,
+                               int *out_bound) {
+  int64_t lo = 0, count = 0, hi = 0;
+  *out_bound = 0;
+  if (!kiln_tir_expr_as_int(min, &lo)) {
+    return KILN_OK;
+  }
+  if (!kiln_tir_expr_as_int(extent, &count)) {
+    *out_bound = lo == 0 && kiln_tir_dtype_equal(extent->dtype, var->base.dtype);
+    return *out_bound ? kiln_tir_analyzer_bind_extent(s->analyzer, var, extent) : KILN_OK;
+  }
+  *out_bound = count > 0 && !__builtin_add_overflow(lo, count - 1, &hi);
+  return *out_bound ? kiln_tir_analyzer_bind(s->analyzer, var, lo, hi) : KILN_OK;
+}
+
 static kiln_status_t simplify_for_rule(kiln_tir_mutator_t *self, const kiln_tir_stmt_t *stmt,
                                        const kiln_tir_stmt_t **out) {
   simplifier_t *s = (simplifier_t *)self;
@@ -580,12 +763,8 @@ static kiln_status_t simplify_for_rule(kiln_tir_mutator_t *self, const kiln_tir_
   const kiln_tir_stmt_t *body = NULL;
   KILN_RETURN_IF_ERROR(kiln_tir_mutator_mutate_expr(self, n->min, &min));
   KILN_RETURN_IF_ERROR(kiln_tir_mutator_mutate_expr(self, n->extent, &extent));
-  int64_t lo = 0, count = 0, hi = 0;
-  int bound = kiln_tir_expr_as_int(min, &lo) && kiln_tir_expr_as_int(extent, &count) && count > 0 &&
-              !__builtin_add_overflow(lo, count - 1, &hi);
-  if (bound) {
-    KILN_RETURN_IF_ERROR(kiln_tir_analyzer_bind(s->analyzer, n->var, lo, hi));
-  }
+  int bound = 0;
+  KILN_RETURN_IF_ERROR(bind_loop(s, n->var, min, extent, &bound));
   kiln_status_t status = kiln_tir_mutator_mutate_stmt(self, n->body, &body);
   if (bound) {
     kiln_tir_analyzer_unbind(s->analyzer);
@@ -705,11 +884,29 @@ kiln_status_t kiln_tir_simplify_stmt(kiln_arena_t *arena, kiln_tir_analyzer_t *a
   return run(arena, analyzer, job);
 }
 
+/* Whether a parameter of `func` has a dim that is not a constant. */
+static int has_run_time_extents(const kiln_tir_prim_func_t *func) {
+  for (int p = 0; p < func->num_params; ++p) {
+    for (int d = 0; d < func->params[p]->ndim; ++d) {
+      int64_t v = 0;
+      if (!kiln_tir_expr_as_int(func->params[p]->shape[d], &v)) {
+        return 1;
+      }
+    }
+  }
+  return 0;
+}
+
 kiln_status_t kiln_tir_simplify_prim_func(kiln_arena_t *arena, const kiln_tir_prim_func_t *func,
                                           const kiln_tir_prim_func_t **out_func) {
   *out_func = NULL;
   const kiln_tir_stmt_t *body = NULL;
-  KILN_RETURN_IF_ERROR(kiln_tir_simplify_stmt(arena, NULL, func->body, &body));
+  kiln_tir_analyzer_t analyzer;
+  kiln_tir_analyzer_initialize(&analyzer, kiln_arena_allocator(arena));
+  analyzer.trust_index = has_run_time_extents(func);
+  kiln_status_t status = kiln_tir_simplify_stmt(arena, &analyzer, func->body, &body);
+  kiln_tir_analyzer_deinitialize(&analyzer);
+  KILN_RETURN_IF_ERROR(status);
   if (body == func->body) {
     *out_func = func;
     return KILN_OK;

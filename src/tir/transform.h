@@ -13,6 +13,10 @@
  *   provably true for a prefix of v's range: a main loop over the prefix
  *   without the guard, then a tail loop that keeps it. Pieces of one
  *   iteration become their body with v substituted (no loop).
+ * - unswitch_guard turns the guards a loop's inner loops cannot break
+ *   unless they break them at one corner of their ranges into one test
+ *   before the loop's body, with a copy of the body without those guards
+ *   (pass_unswitch_guard.c): a tiled kernel's whole tiles run unguarded.
  * - storage_flatten rewrites every multi-dimensional load and store into a
  *   one-index access of a flat view of the buffer (docs/loop-ir.md,
  *   "Lowering passes", for the convention).
@@ -25,7 +29,7 @@
  *   iteration v + D will read of the parameters (pass_inject_prefetch.c).
  * - unswitch_select turns a select whose condition a loop nest does not
  *   change into a branch around copies of the nest (pass_unswitch_select.c).
- * - kiln_tir_lower_pipeline runs loop_partition, storage_flatten,
+ * - kiln_tir_lower_pipeline runs loop_partition, unswitch_guard, storage_flatten,
  *   inject_prefetch, unswitch_select, vectorize, loop_partition, unroll,
  *   simplify and verify, in that order.
  */
@@ -50,6 +54,9 @@ kiln_tir_unroll_options_t kiln_tir_unroll_options_default(void);
 kiln_tir_pipeline_options_t kiln_tir_pipeline_options_default(void);
 
 KILN_MUST_USE_RESULT kiln_status_t kiln_tir_loop_partition(kiln_arena_t *arena,
+                                                           const kiln_tir_prim_func_t *func,
+                                                           const kiln_tir_prim_func_t **out_func);
+KILN_MUST_USE_RESULT kiln_status_t kiln_tir_unswitch_guard(kiln_arena_t *arena,
                                                            const kiln_tir_prim_func_t *func,
                                                            const kiln_tir_prim_func_t **out_func);
 KILN_MUST_USE_RESULT kiln_status_t kiln_tir_storage_flatten(kiln_arena_t *arena,
@@ -77,8 +84,9 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_tir_unroll(kiln_arena_t *arena,
 KILN_MUST_USE_RESULT kiln_status_t
 kiln_tir_prim_func_with_body(kiln_arena_t *arena, const kiln_tir_prim_func_t *func,
                              const kiln_tir_stmt_t *body, const kiln_tir_prim_func_t **out_func);
-/* loop_partition -> storage_flatten -> vectorize -> unroll -> simplify ->
- * verify. `options` may be NULL: the defaults. */
+/* loop_partition -> unswitch_guard -> storage_flatten -> inject_prefetch ->
+ * unswitch_select -> simplify -> vectorize -> loop_partition -> unroll ->
+ * simplify -> verify. `options` may be NULL: the defaults. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_tir_lower_pipeline(
     kiln_arena_t *arena, const kiln_tir_prim_func_t *func,
     const kiln_tir_pipeline_options_t *options, const kiln_tir_prim_func_t **out_func);

@@ -28,6 +28,7 @@
 #include "te/lower.h"
 #include "tir/generalize.h"
 #include "tir/interp.h"
+#include "tir/printer.h"
 #include "tir/transform.h"
 
 #define MAX_INPUTS 4
@@ -344,6 +345,66 @@ static void test_unfitted_constant(void **state) {
   kiln_arena_deinitialize(&arena);
 }
 
+/* w[i] = x[i] over (12 e + 190), then y[i] = z[i] + x[i] over (e) split
+ * by 16 (z of (e)): the first extent the runs' body shows, 12 n + 190,
+ * fits the split's outer extent as (12 n + 190) // 191 at the four probes
+ * by coincidence; the smallest divisor first finds (n + 15) // 16 (n, the
+ * guard's, comes later). */
+static const kiln_tir_expr_t *sum_body(kiln_tir_builder_t *b, const kiln_tir_expr_t *const *indices,
+                                       void *user) {
+  const kiln_te_tensor_t *const *in = user;
+  return kiln_tir_b_add(b, kiln_te_read(b, in[0], 1, indices), kiln_te_read(b, in[1], 1, indices));
+}
+
+static const kiln_tir_expr_t *copy_body(kiln_tir_builder_t *b,
+                                        const kiln_tir_expr_t *const *indices, void *user) {
+  const kiln_te_tensor_t *const *in = user;
+  return kiln_te_read(b, in[1], 1, indices);
+}
+
+static const kiln_tir_prim_func_t *split_kernel(kiln_arena_t *arena, int64_t extent) {
+  const kiln_te_tensor_t **in = NULL, *out[2] = {NULL, NULL};
+  KILN_ASSERT_OK(kiln_arena_allocate(arena, 2 * sizeof(*in), _Alignof(void *), (void **)&in));
+  int64_t wide = 12 * extent + 190;
+  KILN_ASSERT_OK(kiln_te_placeholder(arena, "z", 1, &extent, KILN_DTYPE_FLOAT32, &in[0]));
+  KILN_ASSERT_OK(kiln_te_placeholder(arena, "x", 1, &wide, KILN_DTYPE_FLOAT32, &in[1]));
+  KILN_ASSERT_OK(kiln_te_compute(arena, "w", 1, &wide, 2, in, copy_body, in, &out[0]));
+  KILN_ASSERT_OK(kiln_te_compute(arena, "y", 1, &extent, 2, in, sum_body, in, &out[1]));
+  kiln_te_schedule_t *s = NULL;
+  KILN_ASSERT_OK(kiln_te_create_schedule(arena, 2, out, &s));
+  s->probe = true;
+  kiln_te_stage_t *st = NULL;
+  KILN_ASSERT_OK(kiln_te_schedule_stage(s, out[1], &st));
+  const kiln_te_iter_var_t *o = NULL, *i = NULL;
+  KILN_ASSERT_OK(kiln_te_split(s, st, kiln_te_tensor_axis(out[1], 0), 16, &o, &i));
+  const kiln_tir_prim_func_t *func = NULL;
+  KILN_ASSERT_OK(
+      kiln_te_lower(s, "k", 4, (const kiln_te_tensor_t *[]){in[0], in[1], out[0], out[1]}, &func));
+  return func;
+}
+
+static void test_smallest_divisor_first(void **state) {
+  (void)state;
+  kiln_arena_t arena;
+  kiln_arena_initialize(&arena, kiln_allocator_system(), 0);
+  kiln_tir_generalize_vars_t vars = {.count = 1, .names = {"n"}};
+  const int64_t probes[4] = {257, 509, 61, 97};
+  const kiln_tir_prim_func_t *runs[4];
+  for (int r = 0; r < 4; ++r) {
+    vars.probes[r][0] = probes[r];
+    runs[r] = split_kernel(&arena, probes[r]);
+  }
+  const kiln_tir_prim_func_t *func = NULL;
+  KILN_ASSERT_OK(kiln_tir_generalize(&arena, runs, &vars, &func));
+  char *text = NULL;
+  KILN_ASSERT_OK(kiln_tir_prim_func_to_text(kiln_allocator_system(), func, &text));
+  if (!strstr(text, "T.serial((n + 15) // 16)")) {
+    fail_msg("the split's outer extent is not (n + 15) // 16:\n%s", text);
+  }
+  free(text);
+  kiln_arena_deinitialize(&arena);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dense_add_relu),
@@ -357,6 +418,7 @@ int main(void) {
       cmocka_unit_test(test_two_dims),
       cmocka_unit_test(test_mismatching_arguments),
       cmocka_unit_test(test_unfitted_constant),
+      cmocka_unit_test(test_smallest_divisor_first),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,7 +8,9 @@
  * With KILN_BENCH_ENCODER=<runs> in the environment it also compiles the
  * same layer with N = 64 (the graph executor) and prints the median time
  * of each at length 64 and their profiles; that is a measurement, not a
- * check.
+ * check. With KILN_ENCODER_DUMP=<folder> it writes every kernel of each
+ * compile after the loop-IR passes to <folder>/symbolic.tir and
+ * <folder>/static.tir (what docs/dynamic-shapes.md's figures were read from).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -25,6 +27,7 @@
 #include "kiln/compiler.h"
 #include "kiln_compute_test.h"
 #include "kiln_test.h"
+#include "tir/printer.h"
 
 static const char layer[] =
     "def @main(%%x: Tensor[(1, %s, 384), float32],\n"
@@ -160,6 +163,26 @@ static double median_ms(kiln_graph_executor_t *executor, int runs) {
   return median;
 }
 
+/* Every kernel of `compiled` after the loop-IR passes, to <KILN_ENCODER_DUMP>/<name>.tir. */
+static void dump_kernels(const kiln_compiled_t *compiled, const char *name) {
+  const char *folder = getenv("KILN_ENCODER_DUMP");
+  if (!folder || !folder[0]) {
+    return;
+  }
+  char path[4096];
+  snprintf(path, sizeof(path), "%s/%s.tir", folder, name);
+  FILE *file = fopen(path, "w");
+  assert_non_null(file);
+  for (int i = 0; i < compiled->graph.num_funcs; ++i) {
+    char *text = NULL;
+    KILN_ASSERT_OK(
+        kiln_tir_prim_func_to_text(kiln_allocator_system(), compiled->lowered[i], &text));
+    fprintf(file, "%s\n", text);
+    kiln_allocator_free(kiln_allocator_system(), text);
+  }
+  assert_int_equal(fclose(file), 0);
+}
+
 static void bench(kiln_graph_executor_t *symbolic, const kiln_params_t *params, int runs) {
   kiln_compiled_t *fixed = compile("64", params);
   kiln_graph_executor_t *graph = NULL;
@@ -179,7 +202,7 @@ static void bench(kiln_graph_executor_t *symbolic, const kiln_params_t *params, 
     char *text = NULL;
     KILN_ASSERT_OK(kiln_graph_executor_profile(executors[e], 20, &profile));
     KILN_ASSERT_OK(kiln_graph_profile_format(profile, kiln_allocator_system(), &text));
-    print_message("%s profile:\n%s\n", e ? "static" : "symbolic", text);
+    printf("%s profile:\n%s\n", e ? "static" : "symbolic", text); /* print_message truncates */
     kiln_allocator_free(kiln_allocator_system(), text);
     kiln_graph_profile_destroy(profile);
   }
@@ -195,6 +218,7 @@ static void test_encoder_at_four_lengths(void **state) {
   kiln_module_t *reference = parse_layer("N", &params);
   kiln_compiled_t *compiled = compile("N", &params);
   assert_int_equal(kiln_compiled_executor(compiled), KILN_EXECUTOR_VM);
+  dump_kernels(compiled, "symbolic");
   kiln_graph_executor_t *vm = NULL;
   KILN_ASSERT_OK(kiln_compiled_create_executor(compiled, &vm));
   const int64_t lengths[] = {1, 17, 64, 128};
@@ -214,6 +238,11 @@ static void test_encoder_at_four_lengths(void **state) {
     kiln_tensor_release(want[0]);
     kiln_allocator_free(kiln_allocator_system(), want);
     kiln_tensor_release(x);
+  }
+  if (getenv("KILN_ENCODER_DUMP")) {
+    kiln_compiled_t *fixed = compile("64", &params);
+    dump_kernels(fixed, "static");
+    kiln_compiled_destroy(fixed);
   }
   const char *runs = getenv("KILN_BENCH_ENCODER");
   if (runs && atoi(runs) > 0) {

@@ -383,6 +383,108 @@ static kiln_status_t simplify_scenario(kiln_allocator_t allocator, void *context
   return status;
 }
 
+/* A loop over [0, (n + 7) // 8 * 12) (a fused tile loop over a run-time
+ * extent): i // ((n + 7) // 8) is in [0, 11] and i % ((n + 7) // 8) is not
+ * negative, so a column index leaves its division and the column guard
+ * folds; the row guard stays (n is unknown), and so does the lower bound of
+ * the row (times 8 it may wrap, as far as bounds tell). Another divisor,
+ * an extent that is not a multiple of the divisor, or a loop from 1 prove
+ * nothing. */
+static void test_run_time_extent(void **state) {
+  (void)state;
+  fixture_t f;
+  fixture_init(&f);
+  const int64_t shape[] = {12, 32};
+  const kiln_tir_buffer_t *A = kiln_tir_b_buffer(B, "A", KILN_DTYPE_INT32, 2, shape);
+  const kiln_tir_expr_t *tiles = DIV(ADD(V(n), C(7)), C(8));
+  const kiln_tir_expr_t *extents[] = {MUL(tiles, C(12)), MUL(C(12), tiles), MUL(tiles, C(12)),
+                                      ADD(MUL(tiles, C(12)), C(1)), MUL(V(n), C(12))};
+  const char *expected[] = {
+      "for i in T.parallel((n + 7) // 8 * 12):\n"
+      "    for j in T.serial(32):\n"
+      "        if 0 <= i % ((n + 7) // 8) * 8 and i % ((n + 7) // 8) * 8 + 7 < n:\n"
+      "            A[i // ((n + 7) // 8), j] = 1\n",
+      "for i in T.parallel((n + 7) // 8 * 12):\n" /* the extent's linear form, reordered */
+      "    for j in T.serial(32):\n"
+      "        if 0 <= i % ((n + 7) // 8) * 8 and i % ((n + 7) // 8) * 8 + 7 < n:\n"
+      "            A[i // ((n + 7) // 8), j] = 1\n",
+      NULL, NULL, NULL};
+  for (int e = 0; e < 5; ++e) {
+    const kiln_tir_expr_t *q = DIV(V(i), tiles), *r = MOD(V(i), tiles);
+    const kiln_tir_expr_t *col = ADD(MUL(q, C(32)), V(j));
+    const kiln_tir_expr_t *cond =
+        BIN(AND, BIN(LE, C(0), MUL(r, C(8))),
+            BIN(AND, BIN(LT, col, C(384)), BIN(LT, ADD(MUL(r, C(8)), C(7)), V(n))));
+    const kiln_tir_expr_t *idx[] = {DIV(col, C(32)), MOD(col, C(32))};
+    const kiln_tir_stmt_t *body =
+        kiln_tir_b_if(B, cond, kiln_tir_b_store(B, A, C(1), 2, idx), NULL);
+    body = kiln_tir_b_for(B, f.j, C(0), C(32), KILN_TIR_FOR_SERIAL, body);
+    body = kiln_tir_b_for(B, f.i, C(e == 2), extents[e], KILN_TIR_FOR_PARALLEL, body);
+    char *text = simplified_text(&f, body);
+    if (expected[e]) {
+      assert_string_equal(text, expected[e]);
+    } else { /* nothing proven: the guard and the division stay */
+      assert_non_null(strstr(text, "i // ((n + 7) // 8) * 32 + j < 384"));
+      assert_non_null(strstr(text, "(i // ((n + 7) // 8) * 32 + j) // 32"));
+    }
+    free(text);
+  }
+  fixture_done(&f);
+}
+
+/* Divisions by run-time extents in a kernel whose index arithmetic is
+ * trusted (trust_index), inside a loop i over [0, n * 12) and j in
+ * [0, 31]: (i // n) * (n * 32) + (i % n) * 32 is i * 32 (a flattened
+ * (12, n, 32) index); (i * 32 + j) // (n * 32) is i // n and its % is
+ * (i % n) * 32 + j (mixed radix), whole multiples j * (n * 32) leaving
+ * the division (a product's constant factor comes out: p * (n * 32) is
+ * p * n * 32); a loop k over [0, n) makes k % n k and
+ * k // n 0; trusted, the constant rules fold i * 32 + j whose bound leaves
+ * int32. What must not fire: untrusted, the same forms stay; a divisor
+ * that no loop extent makes positive, another dividend, a coefficient
+ * that does not match, a load (data may wrap). */
+static void test_run_time_divisors(void **state) {
+  (void)state;
+  fixture_t f;
+  fixture_init(&f);
+  const kiln_tir_var_t *k = kiln_tir_b_var(B, "k", KILN_DTYPE_INT32);
+  const int64_t shape[] = {8};
+  const kiln_tir_buffer_t *A = kiln_tir_b_buffer(B, "A", KILN_DTYPE_INT32, 1, shape);
+  const kiln_tir_expr_t *zero = C(0);
+  const kiln_tir_expr_t *flat = ADD(MUL(V(i), C(32)), V(j));
+  const kiln_tir_expr_t *recombine =
+      ADD(MUL(DIV(V(i), V(n)), MUL(V(n), C(32))), MUL(MOD(V(i), V(n)), C(32)));
+  const kiln_tir_expr_t *wrong_coeff =
+      ADD(MUL(DIV(V(i), V(n)), MUL(V(n), C(16))), MUL(MOD(V(i), V(n)), C(32)));
+  const kiln_tir_expr_t *other_dividend =
+      ADD(MUL(DIV(V(j), V(n)), MUL(V(n), C(32))), MUL(MOD(V(i), V(n)), C(32)));
+  const kiln_tir_expr_t *load = ADD(MUL(kiln_tir_b_load(B, A, 1, &zero), C(32)), V(j));
+  KILN_ASSERT_OK(kiln_tir_analyzer_bind_extent(&f.analyzer, f.i, MUL(V(n), C(12))));
+  bind(&f, f.j, 0, 31);
+  check(&f, DIV(flat, C(32)), "(i * 32 + j) // 32");
+  check(&f, DIV(flat, MUL(V(n), C(32))), "(i * 32 + j) // (n * 32)");
+  f.analyzer.trust_index = 1;
+  check(&f, recombine, "i * 32");
+  check(&f, DIV(flat, MUL(V(n), C(32))), "i // n");
+  check(&f, MOD(flat, MUL(V(n), C(32))), "j + i % n * 32");
+  check(&f, DIV(flat, C(32)), "i");
+  check(&f, MOD(flat, C(32)), "j");
+  check(&f, wrong_coeff, "i // n * n * 16 + i % n * 32"); /* the 16 out of the product */
+  check(&f, other_dividend, "j // n * n * 32 + i % n * 32");
+  /* whole divisors leave: (j * (n * 32) + i * 32 + j) // (n * 32) */
+  const kiln_tir_expr_t *whole = ADD(MUL(V(j), MUL(V(n), C(32))), flat);
+  check(&f, DIV(whole, MUL(V(n), C(32))), "j + i // n");
+  check(&f, MOD(whole, MUL(V(n), C(32))), "j + i % n * 32");
+  check(&f, DIV(load, C(32)), "(A[0] * 32 + j) // 32");
+  check(&f, DIV(flat, MUL(V(j), C(32))), "(i * 32 + j) // (j * 32)"); /* j may be 0 */
+  KILN_ASSERT_OK(kiln_tir_analyzer_bind_extent(&f.analyzer, k, V(n)));
+  check(&f, MOD(kiln_tir_b_v(k), V(n)), "k");
+  check(&f, DIV(kiln_tir_b_v(k), V(n)), "0");
+  check(&f, DIV(V(i), V(n)), "i // n"); /* i runs to n * 12 */
+  kiln_tir_analyzer_unbind(&f.analyzer);
+  fixture_done(&f);
+}
+
 static void test_simplify_allocation_failures(void **state) {
   (void)state;
   assert_true(kiln_test_sweep_allocation_failures(simplify_scenario, NULL) > 2);
@@ -398,6 +500,8 @@ int main(void) {
       cmocka_unit_test(test_div_mod_recombine),
       cmocka_unit_test(test_comparisons_and_select),
       cmocka_unit_test(test_statements),
+      cmocka_unit_test(test_run_time_extent),
+      cmocka_unit_test(test_run_time_divisors),
       cmocka_unit_test(test_simplify_allocation_failures),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
