@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "ir/static_shapes.h"
 #include "op/op.h"
 #include "op/transform_attrs.h"
 #include "pass/dominator.h"
@@ -496,16 +497,13 @@ const kiln_memory_plan_entry_t *kiln_memory_plan_find(const kiln_memory_plan_t *
 
 /* ---- the pass ---- */
 
-/* Whether main has a parameter with a symbolic dim: no static plan then
- * (the VM allocates each value per run: compiler/vm_symbolic.c). */
+/* Whether a value of the module has a dim known only at run time (main's
+ * parameters, a dyn operator's output): no static plan then (the VM
+ * allocates each value per run: compiler/vm_symbolic.c). */
 static bool main_is_symbolic(const kiln_module_t *module) {
-  const kiln_function_t *main_fn = kiln_module_get_function(module, "main");
-  for (int p = 0; main_fn && p < main_fn->num_params; ++p) {
-    if (!kiln_type_is_static(main_fn->params[p]->base.checked_type)) {
-      return true;
-    }
-  }
-  return false;
+  kiln_status_t status = kiln_ir_module_require_static(module, "plan_memory");
+  kiln_status_free(status);
+  return status != KILN_OK;
 }
 
 static kiln_status_t plan_memory_run(kiln_module_t *module, kiln_pass_context_t *context) {
