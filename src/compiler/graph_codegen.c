@@ -329,6 +329,25 @@ static const kiln_call_t *dyn_call(const kiln_function_t *fn) {
   return call;
 }
 
+/* UNIMPLEMENTED when primitive function `fn` is a call of an operator whose
+ * output shape depends on its inputs' values (a shape function in its
+ * definition, a symbolic output type) but that the runtime has no shape
+ * function for: the VM cannot
+ * size its output (checked before lowering, whose errors would be less
+ * clear). */
+static kiln_status_t check_value_shaped(const kiln_function_t *fn) {
+  const kiln_call_t *call = kiln_expr_as_call(fn->body);
+  if (!call || !call->op || !call->op->shape_func || kiln_type_is_static(call->base.checked_type) ||
+      kiln_shape_func_find(call->op->name) >= 0) {
+    return KILN_OK; /* a static output (dyn.cumsum): its compute rule decides */
+  }
+  return KILN_STATUS(UNIMPLEMENTED,
+                     "%s: its output shape depends on its inputs' values and the runtime has no "
+                     "shape function for it, so neither the graph executor nor the VM compiles it "
+                     "yet (run the module on the interpreter; docs/dynamic-shapes.md)",
+                     call->op->name);
+}
+
 /* The last node's output shape comes from the runtime's shape function of
  * dyn call `dyn` (vm_symbolic.c). */
 static void set_shape_func(codegen_t *g, const kiln_call_t *dyn) {
@@ -374,6 +393,7 @@ static kiln_status_t visit_call(codegen_t *g, const kiln_call_t *call, value_t *
     set_shape_func(g, dyn);
     return KILN_OK;
   }
+  KILN_RETURN_IF_ERROR(check_value_shaped(call->callee));
   const kiln_tir_prim_func_t *func = NULL;
   int64_t flops = 0;
   KILN_RETURN_IF_ERROR(kernel_of(g, call->callee, &func, &flops));

@@ -285,6 +285,26 @@ static kiln_status_t lower_and_generalize(const kiln_function_t *function, const
   return kiln_tir_generalize(arena, runs, &probe->tir, out_func);
 }
 
+/* UNIMPLEMENTED when a dyn call's output, all of whose dims may be
+ * symbolic, would hold 2^31 elements or more at the largest probe sizes:
+ * kernels index in int32, so the probe runs cannot lower it. */
+static kiln_status_t check_probe_extent(const kiln_type_t *type, const probe_t *probe) {
+  const kiln_tensor_type_t *t = kiln_type_as_tensor(type);
+  double count = 1;
+  for (int d = 0; t && d < t->ndim; ++d) {
+    const kiln_dim_var_t *var = t->vars ? t->vars[d] : NULL;
+    count *= var ? (double)probe->tir.probes[1][find_var(probe, var)] : (double)t->shape[d];
+  }
+  if (count >= 2147483648.0) {
+    char text[KILN_IR_TYPE_TEXT_CAPACITY];
+    return KILN_STATUS(UNIMPLEMENTED,
+                       "the type %s has too many symbolic dims for the probe runs: at the probe "
+                       "sizes it would hold %.0f elements, more than int32 indexes",
+                       kiln_type_text(type, text), count);
+  }
+  return KILN_OK;
+}
+
 kiln_status_t kiln_compiler_lower_symbolic(const kiln_function_t *function,
                                            const kiln_schedule_target_t *target,
                                            kiln_arena_t *arena, const char *name,
@@ -293,6 +313,11 @@ kiln_status_t kiln_compiler_lower_symbolic(const kiln_function_t *function,
   probe_t probe;
   memset(&probe, 0, sizeof(probe));
   KILN_RETURN_IF_ERROR(collect_vars(function, &probe, arena));
+  const kiln_call_t *dyn = dyn_body(function);
+  if (dyn) {
+    KILN_RETURN_IF_ERROR_ANNOTATE(check_probe_extent(dyn->base.checked_type, &probe), "lowering %s",
+                                  name);
+  }
   kiln_arena_t scratch;
   kiln_arena_initialize(&scratch, kiln_allocator_system(), 0);
   kiln_status_t status =

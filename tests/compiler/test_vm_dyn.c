@@ -333,6 +333,34 @@ static void test_strided_slice_at_several_values(void **state) {
   kiln_module_destroy(reference);
 }
 
+/* A dyn operator without a runtime shape function (dyn.sum) is refused
+ * before lowering, naming it; so is a probe beyond int32 (a rank-4 output
+ * all of whose dims are symbolic). */
+static void test_refused(void **state) {
+  (void)state;
+  kiln_module_t *module = NULL;
+  KILN_ASSERT_OK(kiln_ir_parse_module("sum",
+                                      "def @main(%x: Tensor[(4, 5), float32], %a: Tensor[(1), "
+                                      "int64]) { dyn.sum(%x, %a) }",
+                                      kiln_allocator_system(), &module));
+  kiln_compiler_options_t options = kiln_compiler_options_default();
+  kiln_compiled_t *compiled = NULL;
+  KILN_ASSERT_STATUS(kiln_compiler_build(kiln_allocator_system(), module, &options, &compiled),
+                     UNIMPLEMENTED,
+                     "dyn.sum: its output shape depends on its inputs' values and the runtime has "
+                     "no shape function for it");
+  assert_null(compiled);
+  kiln_module_destroy(module);
+  KILN_ASSERT_OK(kiln_ir_parse_module("big",
+                                      "def @main(%v: Tensor[(), float32], %s: Tensor[(4), "
+                                      "int64]) { dyn.broadcast_to(%v, %s) }",
+                                      kiln_allocator_system(), &module));
+  KILN_ASSERT_STATUS(kiln_compiler_build(kiln_allocator_system(), module, &options, &compiled),
+                     UNIMPLEMENTED, "has too many symbolic dims for the probe runs");
+  assert_null(compiled);
+  kiln_module_destroy(module);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_views_at_several_shapes),
@@ -340,6 +368,7 @@ int main(void) {
       cmocka_unit_test(test_graph_executor_refuses),
       cmocka_unit_test(test_broadcast_to_at_several_shapes),
       cmocka_unit_test(test_strided_slice_at_several_values),
+      cmocka_unit_test(test_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
