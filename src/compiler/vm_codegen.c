@@ -46,8 +46,9 @@ bool kiln_vm_codegen_has_dynamic_shapes(const kiln_module_t *module) {
     return true;
   }
   kiln_status_t status = kiln_ir_module_require_static(module, "vm codegen");
-  kiln_status_free(status);
-  return status != KILN_OK;
+  bool dynamic = status && kiln_status_code(status) == KILN_STATUS_CODE_UNIMPLEMENTED;
+  kiln_status_free(status); /* another error (out of memory) recurs where it matters */
+  return dynamic;
 }
 
 /* Dynamic shapes (symbolic dims in main's parameters, or a dyn operator's
