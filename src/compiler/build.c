@@ -7,9 +7,10 @@
  * calls into. A module with control flow, sequences or optionals is refused
  * first (kiln_pass_check_static: UNIMPLEMENTED naming the node): the graph
  * executor runs a static list of kernels, and those need the interpreter
- * (docs/control-flow.md). A module whose main has symbolic dims in its
- * parameters compiles for the VM: no memory plan, kernels over run-time
- * extents (lower_symbolic.c) and the program of vm_symbolic.c.
+ * (docs/control-flow.md). A module with dims known only at run time
+ * (symbolic dims in main's parameters, dyn operators' outputs) compiles for
+ * the VM: no memory plan, kernels over run-time extents (lower_symbolic.c)
+ * and the program of vm_symbolic.c.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <string.h>
@@ -71,19 +72,17 @@ static kiln_status_t make_context(kiln_allocator_t allocator,
   return KILN_OK;
 }
 
-/* A module with symbolic dims in main's parameters compiles for the VM
- * only; any other symbolic dim (a dyn operator's) is refused. */
+/* A module with dims known only at run time (symbolic dims in main's
+ * parameters, a dyn operator's output) compiles for the VM only; the graph
+ * executor refuses it. */
 static kiln_status_t check_symbolic(kiln_module_t *module, const kiln_compiler_options_t *options) {
-  bool symbolic = kiln_vm_codegen_is_symbolic(module);
-  if (symbolic && options->executor != KILN_EXECUTOR_GRAPH) {
-    return KILN_OK;
+  if (options->executor == KILN_EXECUTOR_GRAPH) {
+    kiln_status_t status = kiln_ir_module_require_static(module, "the graph compiler");
+    return status ? kiln_status_annotate(status, "--executor graph (the VM takes symbolic dims and "
+                                                 "dyn operators: --executor vm or auto)")
+                  : KILN_OK;
   }
-  kiln_status_t status = kiln_ir_module_require_static(module, "the graph compiler");
-  if (status && symbolic) {
-    return kiln_status_annotate(status, "--executor graph (the VM takes symbolic dims: --executor "
-                                        "vm or auto)");
-  }
-  return status;
+  return KILN_OK;
 }
 
 static kiln_status_t run_passes(kiln_allocator_t allocator, kiln_module_t *module,
@@ -346,7 +345,7 @@ static kiln_status_t build(kiln_compiled_t *c, kiln_module_t *module,
   KILN_RETURN_IF_ERROR(run_passes(c->allocator, module, options, &target));
   double passed = now_seconds();
   progress(options, "passes done", passed - start);
-  if (kiln_vm_codegen_is_symbolic(module)) {
+  if (kiln_vm_codegen_has_dynamic_shapes(module)) {
     KILN_RETURN_IF_ERROR(generate_symbolic(c, module, &target, options));
   } else {
     KILN_RETURN_IF_ERROR(plan_and_generate(c, module, &target, options));

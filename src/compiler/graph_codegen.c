@@ -18,7 +18,9 @@
 #include "compiler/lower.h"
 #include "compiler/tuning.h"
 #include "ir/order.h"
+#include "op/dyn.h"
 #include "op/nn_common.h"
+#include "runtime/shape_func.h"
 
 typedef struct node_t {
   const char *name;
@@ -28,6 +30,8 @@ typedef struct node_t {
   int num_outputs;
   int first_entry;
   int64_t flops;
+  const char *shape_func; /* "__view": the runtime's shape function (runtime/shape_func.h) */
+  int64_t shape_func_attr;
 } node_t;
 
 /* One output of a node: its type, and the call and field it comes from
@@ -72,8 +76,9 @@ static kiln_status_t add_node(codegen_t *g, const kiln_expr_t *call, const char 
                               const char *func_name, int num_inputs, const int *inputs,
                               int num_outputs, const kiln_tensor_type_t *const *types,
                               int64_t flops, value_t **out_value) {
-  node_t node = {name, func_name, num_inputs, inputs, num_outputs, (int)kiln_array_count(&g->types),
-                 flops};
+  node_t node = {name,   func_name,   num_inputs,
+                 inputs, num_outputs, (int)kiln_array_count(&g->types),
+                 flops,  NULL,        0};
   KILN_RETURN_IF_ERROR(kiln_array_push(&g->nodes, &node));
   int *entries = NULL;
   KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(g->arena, (size_t)num_outputs, sizeof(int),
@@ -307,6 +312,50 @@ static kiln_status_t kernel_of(codegen_t *g, const kiln_function_t *function,
   return status;
 }
 
+/* The call of a dyn operator with a runtime shape function
+ * (runtime/shape_func.h) that primitive function `fn` is: one call over the
+ * parameters in order; NULL for any other function. */
+static const kiln_call_t *dyn_call(const kiln_function_t *fn) {
+  const kiln_call_t *call = kiln_expr_as_call(fn->body);
+  int index = call && call->op ? kiln_shape_func_find(call->op->name) : -1;
+  if (index < 0 || call->num_args != fn->num_params) {
+    return NULL;
+  }
+  for (int a = 0; a < call->num_args; ++a) {
+    if (call->args[a] != &fn->params[a]->base) {
+      return NULL;
+    }
+  }
+  return call;
+}
+
+/* UNIMPLEMENTED when primitive function `fn` is a call of an operator whose
+ * output shape depends on its inputs' values (a shape function in its
+ * definition, a symbolic output type) but that the runtime has no shape
+ * function for: the VM cannot
+ * size its output (checked before lowering, whose errors would be less
+ * clear). */
+static kiln_status_t check_value_shaped(const kiln_function_t *fn) {
+  const kiln_call_t *call = kiln_expr_as_call(fn->body);
+  if (!call || !call->op || !call->op->shape_func || kiln_type_is_static(call->base.checked_type) ||
+      kiln_shape_func_find(call->op->name) >= 0) {
+    return KILN_OK; /* a static output (dyn.cumsum): its compute rule decides */
+  }
+  return KILN_STATUS(UNIMPLEMENTED,
+                     "%s: its output shape depends on its inputs' values and the runtime has no "
+                     "shape function for it, so neither the graph executor nor the VM compiles it "
+                     "yet (run the module on the interpreter; docs/dynamic-shapes.md)",
+                     call->op->name);
+}
+
+/* The last node's output shape comes from the runtime's shape function of
+ * dyn call `dyn` (vm_symbolic.c). */
+static void set_shape_func(codegen_t *g, const kiln_call_t *dyn) {
+  node_t *node = kiln_array_at(&g->nodes, kiln_array_count(&g->nodes) - 1);
+  node->shape_func = dyn->op->name;
+  node->shape_func_attr = kiln_dyn_shape_func_attr(dyn->op, dyn->attrs);
+}
+
 static kiln_status_t visit_call(codegen_t *g, const kiln_call_t *call, value_t **out_value) {
   if (call->op) {
     return KILN_STATUS(INVALID_ARGUMENT,
@@ -336,11 +385,24 @@ static kiln_status_t visit_call(codegen_t *g, const kiln_call_t *call, value_t *
     return add_node(g, &call->base, "in_place_concatenate", "__nop", call->num_args, inputs, count,
                     types, 0, out_value);
   }
+  const kiln_call_t *dyn = count == 1 ? dyn_call(call->callee) : NULL;
+  if (dyn && kiln_shape_func_at(kiln_shape_func_find(dyn->op->name))->view) {
+    /* a view: no kernel; the VM gives the data the shape function's shape */
+    KILN_RETURN_IF_ERROR(add_node(g, &call->base, dyn->op->name, "__view", call->num_args, inputs,
+                                  1, types, 0, out_value));
+    set_shape_func(g, dyn);
+    return KILN_OK;
+  }
+  KILN_RETURN_IF_ERROR(check_value_shaped(call->callee));
   const kiln_tir_prim_func_t *func = NULL;
   int64_t flops = 0;
   KILN_RETURN_IF_ERROR(kernel_of(g, call->callee, &func, &flops));
-  return add_node(g, &call->base, func->name, func->name, call->num_args, inputs, count, types,
-                  flops, out_value);
+  KILN_RETURN_IF_ERROR(add_node(g, &call->base, func->name, func->name, call->num_args, inputs,
+                                count, types, flops, out_value));
+  if (dyn) {
+    set_shape_func(g, dyn);
+  }
+  return KILN_OK;
 }
 
 /* ---- routing ---- */
@@ -478,6 +540,10 @@ static kiln_status_t node_json(const codegen_t *g, const node_t *node, json_t **
     snprintf(number, sizeof(number), "%d", node->num_outputs);
     KILN_RETURN_IF_ERROR(set(attrs, "num_outputs", json_string(number)));
     KILN_RETURN_IF_ERROR(set(attrs, "flatten_data", json_string("0")));
+    if (node->shape_func) {
+      KILN_RETURN_IF_ERROR(set(attrs, "shape_func", json_string(node->shape_func)));
+      KILN_RETURN_IF_ERROR(set(attrs, "shape_func_attr", json_integer(node->shape_func_attr)));
+    }
   }
   KILN_RETURN_IF_ERROR(set(object, "inputs", inputs));
   for (int i = 0; i < node->num_inputs; ++i) {
@@ -613,7 +679,8 @@ static kiln_status_t finish(codegen_t *g, const kiln_function_t *main_fn,
   out->num_entries = (int)kiln_array_count(&g->types);
   for (size_t n = 0; n < kiln_array_count(&g->nodes); ++n) {
     const node_t *node = kiln_array_at(&g->nodes, n);
-    out->num_kernel_calls += node->func_name && strcmp(node->func_name, "__nop") != 0;
+    out->num_kernel_calls += node->func_name && strcmp(node->func_name, "__nop") != 0 &&
+                             strcmp(node->func_name, "__view") != 0;
     out->total_flops += node->flops;
   }
   return KILN_OK;

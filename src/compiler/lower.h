@@ -58,7 +58,9 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_compiler_lower_probe(const kiln_function
                                                              kiln_arena_t *arena, const char *name,
                                                              const kiln_tir_prim_func_t **out_func);
 
-/* Whether a parameter of `function` has a symbolic dim. */
+/* Whether `function` lowers over run-time extents: a parameter has a
+ * symbolic dim, or it is one call of a dyn operator whose output extents
+ * are probed (op/dyn.h, kiln_dyn_has_probe). */
 bool kiln_compiler_function_is_symbolic(const kiln_function_t *function);
 
 /* A function whose parameters have symbolic dims (compiler/lower_symbolic.c):

@@ -9,7 +9,11 @@
  * dimension variable replaced by a probe size (by name; each anonymous dim
  * is its own variable) and typed again; then tir/generalize.h turns the
  * probe kernels into one whose extents are expressions of variables the
- * kernel binds from its arguments' shapes. The probes are primes (the
+ * kernel binds from its arguments' shapes. A function that is one call of
+ * a dyn operator with a probe form (op/dyn.h, dyn.broadcast_to) probes its
+ * output's symbolic dims too and lowers the static operator at that shape:
+ * the kernel binds them from its output buffer, which the VM sizes with
+ * the runtime's shape function. The probes are primes (the
  * table below); the probe runs keep every split's guard and are not
  * simplified (te/schedule.h), so their structure never depends on what
  * the sizes divide, and the generalized kernel's guards hold at every size.
@@ -21,6 +25,7 @@
 #include "compiler/lower.h"
 #include "ir/functor.h"
 #include "ir/infer.h"
+#include "op/dyn.h"
 #include "tir/generalize.h"
 
 #define RUNS KILN_TIR_GENERALIZE_RUNS
@@ -78,8 +83,31 @@ static kiln_status_t add_var(probe_t *probe, const kiln_dim_var_t *var, kiln_are
   return KILN_OK;
 }
 
+/* A function that is one call of a dyn operator whose output extents
+ * are probed too (op/dyn.h: its probe runs lower the static operator with
+ * the output's probe shape), or NULL. */
+static const kiln_call_t *dyn_body(const kiln_function_t *function) {
+  const kiln_call_t *call = kiln_expr_as_call(function->body);
+  return call && call->op && kiln_dyn_has_probe(call->op) ? call : NULL;
+}
+
+static kiln_status_t collect_type_vars(const kiln_type_t *type, probe_t *probe,
+                                       kiln_arena_t *arena) {
+  const kiln_tensor_type_t *t = kiln_type_as_tensor(type);
+  for (int d = 0; t && t->vars && d < t->ndim; ++d) {
+    if (t->vars[d] && find_var(probe, t->vars[d]) < 0) {
+      KILN_RETURN_IF_ERROR(add_var(probe, t->vars[d], arena));
+    }
+  }
+  return KILN_OK;
+}
+
 static kiln_status_t collect_vars(const kiln_function_t *function, probe_t *probe,
                                   kiln_arena_t *arena) {
+  const kiln_call_t *dyn = dyn_body(function);
+  if (dyn) { /* the output's dims: bound from the output buffer */
+    KILN_RETURN_IF_ERROR(collect_type_vars(dyn->base.checked_type, probe, arena));
+  }
   for (int p = 0; p < function->num_params; ++p) {
     const kiln_tensor_type_t *t = kiln_type_as_tensor(param_type(function->params[p]));
     if (!t) {
@@ -96,6 +124,9 @@ static kiln_status_t collect_vars(const kiln_function_t *function, probe_t *prob
 }
 
 bool kiln_compiler_function_is_symbolic(const kiln_function_t *function) {
+  if (dyn_body(function)) {
+    return true;
+  }
   for (int p = 0; p < function->num_params; ++p) {
     if (!kiln_type_is_static(param_type(function->params[p]))) {
       return true;
@@ -110,6 +141,8 @@ typedef struct copier_t {
   kiln_expr_mutator_t mutator; /* first */
   const kiln_function_t *function;
   kiln_var_t **params;
+  const probe_t *probe;
+  int run;
 } copier_t;
 
 static kiln_status_t copy_var(kiln_expr_functor_t *self, kiln_expr_t *expr, void *result) {
@@ -145,12 +178,35 @@ static kiln_status_t probe_param_type(const kiln_type_t *type, const probe_t *pr
   return kiln_tensor_type_create(arena, t->dtype, t->ndim, shape, out_type);
 }
 
+/* A dyn call with a probe form: the static call at the run's output shape. */
+static kiln_status_t copy_call(kiln_expr_functor_t *self, kiln_expr_t *expr, void *result) {
+  copier_t *c = (copier_t *)self;
+  const kiln_call_t *call = kiln_expr_as_call(expr);
+  if (!call->op || !kiln_dyn_has_probe(call->op)) {
+    return kiln_expr_mutator_rebuild(&c->mutator, expr, result);
+  }
+  kiln_expr_t *args[KILN_TE_MAX_STAGES];
+  for (int a = 0; a < call->num_args && a < KILN_TE_MAX_STAGES; ++a) {
+    KILN_RETURN_IF_ERROR(kiln_expr_mutator_mutate(&c->mutator, call->args[a], &args[a]));
+  }
+  const kiln_type_t *out = NULL;
+  KILN_RETURN_IF_ERROR(probe_param_type(call->base.checked_type, c->probe, c->run,
+                                        kiln_module_arena(c->mutator.module), &out));
+  kiln_call_t *made = NULL;
+  KILN_RETURN_IF_ERROR(
+      kiln_dyn_probe_call(c->mutator.module, call, args, kiln_type_as_tensor(out), &made));
+  *(kiln_expr_t **)result = &made->base;
+  return KILN_OK;
+}
+
 static kiln_status_t copy_body(kiln_module_t *m, const kiln_function_t *function,
-                               kiln_var_t **params, kiln_expr_t **out_body) {
-  copier_t c = {.function = function, .params = params};
+                               kiln_var_t **params, const probe_t *probe, int run,
+                               kiln_expr_t **out_body) {
+  copier_t c = {.function = function, .params = params, .probe = probe, .run = run};
   kiln_expr_mutator_initialize(&c.mutator, m, kiln_allocator_system());
   kiln_expr_functor_override(&c.mutator.functor, KILN_EXPR_KIND_VAR, copy_var);
   kiln_expr_functor_override(&c.mutator.functor, KILN_EXPR_KIND_CONSTANT, copy_constant);
+  kiln_expr_functor_override(&c.mutator.functor, KILN_EXPR_KIND_CALL, copy_call);
   kiln_status_t status = kiln_expr_mutator_mutate(&c.mutator, function->body, out_body);
   kiln_expr_mutator_deinitialize(&c.mutator);
   return status;
@@ -173,7 +229,7 @@ static kiln_status_t instantiate(const kiln_function_t *function, const probe_t 
     KILN_RETURN_IF_ERROR(kiln_ir_var_create(m, function->params[p]->name, type, &params[p]));
   }
   kiln_expr_t *body = NULL;
-  KILN_RETURN_IF_ERROR(copy_body(m, function, params, &body));
+  KILN_RETURN_IF_ERROR(copy_body(m, function, params, probe, run, &body));
   KILN_RETURN_IF_ERROR(
       kiln_ir_function_create(m, function->num_params, params, body, out_function));
   (*out_function)->primitive = function->primitive;
@@ -229,6 +285,26 @@ static kiln_status_t lower_and_generalize(const kiln_function_t *function, const
   return kiln_tir_generalize(arena, runs, &probe->tir, out_func);
 }
 
+/* UNIMPLEMENTED when a dyn call's output, all of whose dims may be
+ * symbolic, would hold 2^31 elements or more at the largest probe sizes:
+ * kernels index in int32, so the probe runs cannot lower it. */
+static kiln_status_t check_probe_extent(const kiln_type_t *type, const probe_t *probe) {
+  const kiln_tensor_type_t *t = kiln_type_as_tensor(type);
+  double count = 1;
+  for (int d = 0; t && d < t->ndim; ++d) {
+    const kiln_dim_var_t *var = t->vars ? t->vars[d] : NULL;
+    count *= var ? (double)probe->tir.probes[1][find_var(probe, var)] : (double)t->shape[d];
+  }
+  if (count >= 2147483648.0) {
+    char text[KILN_IR_TYPE_TEXT_CAPACITY];
+    return KILN_STATUS(UNIMPLEMENTED,
+                       "the type %s has too many symbolic dims for the probe runs: at the probe "
+                       "sizes it would hold %.0f elements, more than int32 indexes",
+                       kiln_type_text(type, text), count);
+  }
+  return KILN_OK;
+}
+
 kiln_status_t kiln_compiler_lower_symbolic(const kiln_function_t *function,
                                            const kiln_schedule_target_t *target,
                                            kiln_arena_t *arena, const char *name,
@@ -237,6 +313,11 @@ kiln_status_t kiln_compiler_lower_symbolic(const kiln_function_t *function,
   probe_t probe;
   memset(&probe, 0, sizeof(probe));
   KILN_RETURN_IF_ERROR(collect_vars(function, &probe, arena));
+  const kiln_call_t *dyn = dyn_body(function);
+  if (dyn) {
+    KILN_RETURN_IF_ERROR_ANNOTATE(check_probe_extent(dyn->base.checked_type, &probe), "lowering %s",
+                                  name);
+  }
   kiln_arena_t scratch;
   kiln_arena_initialize(&scratch, kiln_allocator_system(), 0);
   kiln_status_t status =

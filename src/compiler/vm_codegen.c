@@ -16,13 +16,14 @@
  * them apart from the storage it allocates); a plan sharing one is refused.
  *
  * The choice: KILN_EXECUTOR_AUTO takes the VM when the module has dynamic
- * shapes (a symbolic dim in main's parameters; their programs come from
- * vm_symbolic.c) or control flow (refused before this for now), else the
- * graph executor.
+ * shapes (a symbolic dim in main's parameters or in any value's type, as a
+ * dyn operator's output has; their programs come from vm_symbolic.c) or
+ * control flow (refused before this for now), else the graph executor.
  */
 #include <string.h>
 
 #include "compiler/vm_codegen.h"
+#include "ir/static_shapes.h"
 #include "runtime/graph_executor.h"
 
 /* ---- the choice ---- */
@@ -40,10 +41,21 @@ bool kiln_vm_codegen_is_symbolic(const kiln_module_t *module) {
   return false;
 }
 
-/* Symbolic dims need the VM; control flow is refused before this (the
- * graph compiler does not compile it yet). */
+bool kiln_vm_codegen_has_dynamic_shapes(const kiln_module_t *module) {
+  if (kiln_vm_codegen_is_symbolic(module)) {
+    return true;
+  }
+  kiln_status_t status = kiln_ir_module_require_static(module, "vm codegen");
+  bool dynamic = status && kiln_status_code(status) == KILN_STATUS_CODE_UNIMPLEMENTED;
+  kiln_status_free(status); /* another error (out of memory) recurs where it matters */
+  return dynamic;
+}
+
+/* Dynamic shapes (symbolic dims in main's parameters, or a dyn operator's
+ * output) need the VM; control flow is refused before this (the graph
+ * compiler does not compile it yet). */
 static bool module_needs_vm(const kiln_module_t *module) {
-  return kiln_vm_codegen_is_symbolic(module);
+  return kiln_vm_codegen_has_dynamic_shapes(module);
 }
 
 kiln_executor_kind_t kiln_vm_codegen_choose(const kiln_module_t *module,

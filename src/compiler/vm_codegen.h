@@ -31,6 +31,11 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_vm_codegen(kiln_allocator_t allocator,
  * then needs the VM: kiln_vm_codegen_choose takes it for AUTO). */
 bool kiln_vm_codegen_is_symbolic(const kiln_module_t *module);
 
+/* Whether `module` has a dim known only at run time: in main's parameters
+ * (kiln_vm_codegen_is_symbolic) or in any value's type (a dyn operator's
+ * output). Types must be inferred. Such a module compiles for the VM only. */
+bool kiln_vm_codegen_has_dynamic_shapes(const kiln_module_t *module);
+
 /* vm.json's text for a module with symbolic dims (vm_symbolic.c), from
  * `graph` (kiln_graph_codegen without a memory plan, its kernels lowered
  * over run-time extents): shapes are computed at run time by shape kernels

@@ -20,6 +20,14 @@
  *   int64 vector it fills with the output's dims, the very expressions the
  *   kernel checks its output against. The program allocates that vector,
  *   calls the shape kernel, then alloc_storage_shape and alloc_tensor_reg;
+ * - a view (a dyn.reshape, dyn.squeeze or dyn.unsqueeze: graph_codegen's
+ *   "__view" node) is no kernel: the runtime's shape function computes its
+ *   shape from its inputs' shapes and values (shape_func, runtime/
+ *   shape_func.h) and reshape_tensor makes the view; its data's storage
+ *   lives as long as the view;
+ * - a dyn operator's kernel (dyn.broadcast_to) gets its output's shape from
+ *   the runtime's shape function the same way, instead of a shape kernel
+ *   (its output dims depend on values, not on its inputs' shapes);
  * - after a kernel call, the storage of each value no later call reads
  *   (and that is not an output) goes back to the pool (free_storage), so a
  *   run's memory follows the live values, at whatever size.
@@ -98,6 +106,25 @@ static bool shape_is_static(const json_t *shape) {
   return true;
 }
 
+static bool is_view(const sym_gen_t *g, int n) {
+  const char *func = node_func(g, n);
+  return func && strcmp(func, "__view") == 0;
+}
+
+/* A view's data lives as long as the view (its storage is the view's):
+ * its last use and being an output extend to the data's, latest view first
+ * so that a view of a view reaches the first data. */
+static void extend_viewed(sym_gen_t *g) {
+  for (int n = (int)json_array_size(g->nodes); n-- > 0;) {
+    if (is_view(g, n)) {
+      int data = input_entry(g, n, 0), view = node_first_entry(g, n);
+      g->last_use[data] =
+          g->last_use[view] > g->last_use[data] ? g->last_use[view] : g->last_use[data];
+      g->is_head[data] = g->is_head[data] || g->is_head[view];
+    }
+  }
+}
+
 static kiln_status_t parse_graph(sym_gen_t *g, const json_t *root) {
   const json_t *attrs = json_object_get(root, "attrs");
   g->nodes = json_object_get(root, "nodes");
@@ -134,6 +161,7 @@ static kiln_status_t parse_graph(sym_gen_t *g, const json_t *root) {
       g->last_use[input_entry(g, node, i)] = node;
     }
   }
+  extend_viewed(g);
   return KILN_OK;
 }
 
@@ -483,10 +511,10 @@ static kiln_status_t free_storage(sym_gen_t *g, int storage) {
   return kiln_vm_codegen_append(g->code, json_pack("[s, i]", "free_storage", storage));
 }
 
-/* Storage of the node's inputs that no later node reads. */
+/* Storage of the values no node after `n` reads (a view's data counts as
+ * read where the view is). */
 static kiln_status_t free_dead(sym_gen_t *g, int n) {
-  for (int i = 0; i < node_num_inputs(g, n); ++i) {
-    int e = input_entry(g, n, i);
+  for (int e = 0; e < g->num_entries; ++e) {
     if (g->last_use[e] == n && !g->is_head[e] && g->storage_reg[e] >= 0) {
       KILN_RETURN_IF_ERROR(free_storage(g, g->storage_reg[e]));
       g->storage_reg[e] = -1;
@@ -495,8 +523,67 @@ static kiln_status_t free_dead(sym_gen_t *g, int n) {
   return KILN_OK;
 }
 
+/* The runtime shape function node n's output shape comes from (a dyn
+ * operator's: graph_codegen's "shape_func" attribute), or NULL. */
+static const char *node_shape_func(const sym_gen_t *g, int n, json_int_t *out_attr) {
+  const json_t *attrs = json_object_get(json_array_get(g->nodes, (size_t)n), "attrs");
+  *out_attr = json_integer_value(json_object_get(attrs, "shape_func_attr"));
+  return json_string_value(json_object_get(attrs, "shape_func"));
+}
+
+/* A new register holding node n's output shape from its shape function,
+ * over the node's input registers. */
+static kiln_status_t gen_shape_func(sym_gen_t *g, int n, const int *inputs, int *out_vector) {
+  json_int_t attr = 0;
+  const char *name = node_shape_func(g, n, &attr);
+  int num_inputs = node_num_inputs(g, n);
+  if (!name || num_inputs < 1 || node_num_outputs(g, n) != 1) {
+    return KILN_STATUS(INTERNAL, "vm codegen: node %s lacks its shape function", node_name(g, n));
+  }
+  int vector = *out_vector = g->num_registers++;
+  return kiln_vm_codegen_append(g->code,
+                                json_pack("[s, i, s, o, I]", "shape_func", vector, name,
+                                          kiln_vm_codegen_ints_json(inputs, num_inputs), attr));
+}
+
+/* A view (dyn.reshape, dyn.squeeze, dyn.unsqueeze): its shape from the
+ * runtime's shape function over its inputs' shapes and values, then the
+ * data under that shape; no kernel, no storage of its own. */
+static kiln_status_t gen_view(sym_gen_t *g, int n) {
+  int num_inputs = node_num_inputs(g, n), inputs[MAX_ARGS], vector = 0;
+  if (num_inputs > MAX_ARGS) {
+    return KILN_STATUS(UNIMPLEMENTED, "vm codegen: view %s has %d inputs", node_name(g, n),
+                       num_inputs);
+  }
+  for (int i = 0; i < num_inputs; ++i) {
+    inputs[i] = g->entry_reg[input_entry(g, n, i)];
+  }
+  KILN_RETURN_IF_ERROR(gen_shape_func(g, n, inputs, &vector));
+  int reg = g->entry_reg[node_first_entry(g, n)] = g->num_registers++;
+  KILN_RETURN_IF_ERROR(kiln_vm_codegen_append(
+      g->code, json_pack("[s, i, i, i]", "reshape_tensor", reg, inputs[0], vector)));
+  return free_dead(g, n);
+}
+
+/* A dyn operator's kernel output: storage and tensor of its shape
+ * function's shape. */
+static kiln_status_t alloc_from_shape_func(sym_gen_t *g, int n, const int *inputs, int e) {
+  int vector = 0;
+  KILN_RETURN_IF_ERROR(gen_shape_func(g, n, inputs, &vector));
+  int storage = g->storage_reg[e] = g->num_registers++;
+  int reg = g->entry_reg[e] = g->num_registers++;
+  KILN_RETURN_IF_ERROR(
+      kiln_vm_codegen_append(g->code, json_pack("[s, i, i, s]", "alloc_storage_shape", storage,
+                                                vector, entry_dtype(g, e))));
+  return kiln_vm_codegen_append(g->code, json_pack("[s, i, i, i, s, i]", "alloc_tensor_reg", reg,
+                                                   storage, 0, entry_dtype(g, e), vector));
+}
+
 static kiln_status_t gen_node(sym_gen_t *g, int n) {
   const char *func_name = node_func(g, n);
+  if (is_view(g, n)) {
+    return gen_view(g, n);
+  }
   const kiln_tir_prim_func_t *kernel = find_func(g, func_name);
   int num_inputs = node_num_inputs(g, n), num_outputs = node_num_outputs(g, n);
   if (!kernel || num_inputs + num_outputs > MAX_ARGS ||
@@ -508,10 +595,14 @@ static kiln_status_t gen_node(sym_gen_t *g, int n) {
   for (int i = 0; i < num_inputs; ++i) {
     inputs[i] = g->entry_reg[input_entry(g, n, i)];
   }
+  json_int_t attr = 0;
+  bool shape_func = node_shape_func(g, n, &attr) != NULL;
   for (int o = 0; o < num_outputs; ++o) {
     int e = node_first_entry(g, n) + o;
     if (shape_is_static(entry_shape(g, e))) {
       KILN_RETURN_IF_ERROR(alloc_static(g, e));
+    } else if (shape_func) {
+      KILN_RETURN_IF_ERROR(alloc_from_shape_func(g, n, inputs, e));
     } else {
       KILN_RETURN_IF_ERROR(
           alloc_symbolic(g, kernel, num_inputs, inputs, o, e, &vectors[num_vectors++]));

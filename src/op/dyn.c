@@ -4,7 +4,13 @@
  * time (an ONNX Reshape whose shape is computed by the graph, a Slice whose
  * starts are a graph input).
  *
- * Each dyn operator is described by a rule: the static operator it stands
+ * dyn.reshape, dyn.squeeze and dyn.unsqueeze are views: their output is
+ * the data under a new shape, and that shape's rule is the runtime's
+ * (runtime/shape_func.h), the one definition the VM's shape_func
+ * instruction calls too. Their shape function here calls it, and their
+ * reference kernel copies the data's bytes.
+ *
+ * Every other dyn operator is described by a rule: the static operator it stands
  * for, how many leading inputs are that operator's data, and which later
  * inputs supply which of its attributes (as a list of integers, one
  * integer or one number). Its own attributes are those the static operator
@@ -22,19 +28,18 @@
  * refuses (UNIMPLEMENTED) when the rank itself depends on values (a shape
  * input whose length is not static). dyn.cumsum reads only an axis, so its
  * output type is static. Values that are not a plain list or number are
- * turned into the static attribute by the rule's kind: unsqueeze axes into
- * a newshape, split sizes into cut points (checked to add up to the dim),
- * ONNX pads into pad_width pairs, one element of a tensor (one_hot's off
- * and on values). The graph compiler refuses every dyn operator (its
- * compute rule returns UNIMPLEMENTED): their outputs have symbolic dims,
- * which it already refuses, or (dyn.cumsum) their loop structure depends on
- * a value.
+ * turned into the static attribute by the rule's kind: split sizes into cut points (checked to add
+ * up to the dim), ONNX pads into pad_width pairs, one element of a tensor (one_hot's off and on
+ * values). Every dyn operator's compute rule refuses (UNIMPLEMENTED): the graph compiler refuses
+ * their symbolic outputs, and the VM code generator (compiler/vm_symbolic.c) emits the views as
+ * shape_func and reshape_tensor instructions, with no kernel.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "op/dyn.h"
 #include "op/scalar.h"
+#include "runtime/shape_func.h"
 
 /* ---- attributes of the dyn operators: the static ones' that are not inputs ---- */
 
@@ -80,7 +85,6 @@ typedef enum dyn_value_kind_e {
   DYN_INTS,      /* a 1-D (or scalar) integer tensor: "[a, b, ...]" */
   DYN_INT,       /* an integer scalar (or one element): "a" */
   DYN_NUMBER,    /* a scalar of any numeric dtype: "a" as a double */
-  DYN_UNSQUEEZE, /* axes (in the output's rank) where 1s go into input 0's shape: a newshape */
   DYN_NUMBER_AT, /* element `at` of a tensor, as a double: "a" */
   DYN_SPLIT,     /* part sizes along the dyn attrs' axis (adding up to its dim): cut points */
   DYN_PADS,      /* ONNX pads [begins..., ends...] of input 0's rank: [b0, e0, b1, e1, ...] */
@@ -99,11 +103,17 @@ typedef struct dyn_rule_t {
   int num_data; /* leading inputs passed to the static operator */
   int num_values;
   dyn_value_t values[4];
+  /* The static attribute that is the output's shape (NULL: none): a probe
+   * run of the compiler lowers the static operator with it set to the probe
+   * sizes (kiln_dyn_probe_call). */
+  const char *shape_field;
+  /* The probe call is the dyn operator itself with shape_field set (its
+   * compute rule reads the values in the kernel), not the static one. */
+  bool probe_self;
 } dyn_rule_t;
 
 static const dyn_rule_t dyn_rules[] = {
-    {&kiln_op_dyn_reshape, &kiln_op_reshape, 1, 1, {{1, "newshape", DYN_INTS}}},
-    {&kiln_op_dyn_broadcast_to, &kiln_op_broadcast_to, 1, 1, {{1, "shape", DYN_INTS}}},
+    {&kiln_op_dyn_broadcast_to, &kiln_op_broadcast_to, 1, 1, {{1, "shape", DYN_INTS}}, "shape"},
     {&kiln_op_dyn_tile, &kiln_op_tile, 1, 1, {{1, "reps", DYN_INTS}}},
     {&kiln_op_dyn_strided_slice,
      &kiln_op_strided_slice,
@@ -112,9 +122,9 @@ static const dyn_rule_t dyn_rules[] = {
      {{1, "begin", DYN_INTS},
       {2, "end", DYN_INTS},
       {3, "strides", DYN_INTS},
-      {4, "axes", DYN_INTS}}},
-    {&kiln_op_dyn_squeeze, &kiln_op_squeeze, 1, 1, {{1, "axis", DYN_INTS}}},
-    {&kiln_op_dyn_unsqueeze, &kiln_op_reshape, 1, 1, {{1, "newshape", DYN_UNSQUEEZE}}},
+      {4, "axes", DYN_INTS}},
+     "out_shape",
+     true},
     {&kiln_op_dyn_sum, &kiln_op_sum, 1, 1, {{1, "axis", DYN_INTS}}},
     {&kiln_op_dyn_cumsum, &kiln_op_cumsum, 1, 1, {{1, "axis", DYN_INT}}},
     {&kiln_op_dyn_topk, &kiln_op_topk, 1, 1, {{1, "k", DYN_INT}}},
@@ -152,31 +162,6 @@ static const dyn_rule_t *dyn_rule_of(const kiln_op_t *op) {
 static double dyn_element(const kiln_tensor_t *t, int64_t i) {
   kiln_scalar_kind_t kind = kiln_scalar_kind(kiln_tensor_dtype(t));
   return kiln_scalar_to_double(kiln_scalar_load(kind, kiln_tensor_data(t), i));
-}
-
-/* The shape of inputs[0] with 1s inserted at the axes `axes` holds (each in
- * [-rank, rank) of the output, no two the same), as a list. */
-static kiln_status_t dyn_unsqueeze_text(const kiln_op_t *op, kiln_tensor_t *const *inputs,
-                                        const kiln_tensor_t *axes, kiln_strbuf_t *sb) {
-  int64_t count = kiln_tensor_element_count(axes);
-  int rank = kiln_tensor_ndim(inputs[0]) + (int)count;
-  bool inserted[KILN_MAX_RANK] = {false};
-  for (int64_t i = 0; i < count; ++i) {
-    int64_t axis = (int64_t)dyn_element(axes, i);
-    int64_t at = axis < 0 ? axis + rank : axis;
-    if (rank > KILN_MAX_RANK || at < 0 || at >= rank || inserted[at]) {
-      return KILN_STATUS(INVALID_ARGUMENT, "%s: axis %lld is out of range or repeated for rank %d",
-                         op->name, (long long)axis, rank);
-    }
-    inserted[at] = true;
-  }
-  const int64_t *shape = kiln_tensor_shape(inputs[0]);
-  KILN_RETURN_IF_ERROR(kiln_strbuf_append(sb, "["));
-  for (int d = 0, from = 0; d < rank; ++d) {
-    int64_t dim = inserted[d] ? 1 : shape[from++];
-    KILN_RETURN_IF_ERROR(kiln_strbuf_appendf(sb, "%s%lld", d ? ", " : "", (long long)dim));
-  }
-  return kiln_strbuf_append(sb, "]");
 }
 
 /* A list (DYN_INTS) or one value (DYN_INT, DYN_NUMBER) of `t`. */
@@ -269,8 +254,6 @@ static kiln_status_t dyn_value_text(const kiln_op_t *op, const void *dyn_attrs,
                                     kiln_strbuf_t *sb) {
   const kiln_tensor_t *t = inputs[v->input];
   switch (v->kind) {
-  case DYN_UNSQUEEZE:
-    return dyn_unsqueeze_text(op, inputs, t, sb);
   case DYN_NUMBER_AT:
     return dyn_number_at_text(op, v, t, sb);
   case DYN_SPLIT:
@@ -300,6 +283,9 @@ static kiln_status_t dyn_fill_attrs(const dyn_rule_t *rule, const void *dyn_attr
   const kiln_op_t *op = rule->dyn_op;
   for (int f = 0; f < op->num_attr_fields; ++f) {
     const kiln_attr_field_t *field = &op->attr_fields[f];
+    if (!kiln_op_attr_field(rule->static_op, field->name)) {
+      continue; /* the dyn operator's own (dyn.strided_slice's out_shape) */
+    }
     KILN_RETURN_IF_ERROR(kiln_op_attrs_format_field(op, dyn_attrs, field, sb));
     KILN_RETURN_IF_ERROR(dyn_set(rule, attrs, field->name, sb, arena));
   }
@@ -323,10 +309,65 @@ static kiln_status_t dyn_static_attrs(const dyn_rule_t *rule, const void *dyn_at
   return status;
 }
 
+/* ---- the runtime's shape functions (runtime/shape_func.h) ---- */
+
+int64_t kiln_dyn_shape_func_attr(const kiln_op_t *op, const void *attrs) {
+  return op == &kiln_op_dyn_reshape ? ((const kiln_dyn_reshape_attrs_t *)attrs)->allowzero : 0;
+}
+
+/* Input `t` as a runtime shape function sees it (its values as int64 when
+ * the rule reads them; more than KILN_MAX_RANK are refused by the run). */
+static void dyn_runtime_arg(const kiln_tensor_t *t, bool read, int64_t *values,
+                            kiln_shape_func_arg_t *out_arg) {
+  *out_arg = (kiln_shape_func_arg_t){kiln_tensor_ndim(t), kiln_tensor_shape(t), 0, NULL};
+  if (read) {
+    out_arg->count = kiln_tensor_element_count(t);
+    for (int64_t i = 0; i < out_arg->count && i < KILN_MAX_RANK; ++i) {
+      values[i] = (int64_t)dyn_element(t, i);
+    }
+    out_arg->values = values;
+  }
+}
+
+/* The output type from runtime shape function `index`. */
+static kiln_status_t dyn_runtime_shape(const kiln_shape_func_args_t *args, int index,
+                                       const kiln_type_t **out_type) {
+  const kiln_shape_func_t *f = kiln_shape_func_at(index);
+  kiln_shape_func_arg_t inputs[KILN_SHAPE_FUNC_MAX_INPUTS];
+  int64_t values[KILN_SHAPE_FUNC_MAX_INPUTS][KILN_MAX_RANK];
+  for (int i = 0; i < args->num_inputs && i < KILN_SHAPE_FUNC_MAX_INPUTS; ++i) {
+    dyn_runtime_arg(args->inputs[i], (f->value_inputs >> i) & 1u, values[i], &inputs[i]);
+  }
+  int ndim = 0;
+  int64_t shape[KILN_MAX_RANK];
+  KILN_RETURN_IF_ERROR(kiln_shape_func_run(index, args->num_inputs, inputs,
+                                           kiln_dyn_shape_func_attr(args->op, args->attrs), &ndim,
+                                           shape));
+  return kiln_tensor_type_create(args->arena, kiln_tensor_dtype(args->inputs[0]), ndim, shape,
+                                 out_type);
+}
+
+/* A view's kernel: the data's bytes under the output's shape. */
+static kiln_status_t dyn_view_reference(const kiln_kernel_args_t *args) {
+  size_t bytes = kiln_tensor_byte_size(args->inputs[0]);
+  if (bytes != kiln_tensor_byte_size(args->outputs[0])) {
+    return KILN_STATUS(INTERNAL, "%s: the output has %zu bytes, the data %zu", args->op->name,
+                       kiln_tensor_byte_size(args->outputs[0]), bytes);
+  }
+  if (bytes > 0) {
+    memmove(kiln_tensor_data(args->outputs[0]), kiln_tensor_data(args->inputs[0]), bytes);
+  }
+  return KILN_OK;
+}
+
 /* ---- the shared rules ---- */
 
 static kiln_status_t dyn_shape_func(const kiln_shape_func_args_t *args,
                                     const kiln_type_t **out_type) {
+  int index = kiln_shape_func_find(args->op->name);
+  if (index >= 0) {
+    return dyn_runtime_shape(args, index, out_type);
+  }
   const dyn_rule_t *rule = dyn_rule_of(args->op);
   void *attrs = NULL;
   KILN_RETURN_IF_ERROR(dyn_static_attrs(rule, args->attrs, args->inputs, args->arena, &attrs));
@@ -338,6 +379,10 @@ static kiln_status_t dyn_shape_func(const kiln_shape_func_args_t *args,
 }
 
 static kiln_status_t dyn_reference(const kiln_kernel_args_t *args) {
+  int index = kiln_shape_func_find(args->op->name);
+  if (index >= 0 && kiln_shape_func_at(index)->view) {
+    return dyn_view_reference(args);
+  }
   const dyn_rule_t *rule = dyn_rule_of(args->op);
   kiln_arena_t arena;
   kiln_arena_initialize(&arena, kiln_allocator_system(), 512);
@@ -352,6 +397,44 @@ static kiln_status_t dyn_reference(const kiln_kernel_args_t *args) {
   }
   kiln_arena_deinitialize(&arena);
   return status;
+}
+
+/* ---- probe runs of the compiler ---- */
+
+bool kiln_dyn_has_probe(const kiln_op_t *op) {
+  const dyn_rule_t *rule = dyn_rule_of(op);
+  return rule && rule->shape_field;
+}
+
+kiln_status_t kiln_dyn_probe_call(kiln_module_t *module, const kiln_call_t *call,
+                                  kiln_expr_t *const *args, const kiln_tensor_type_t *out,
+                                  kiln_call_t **out_call) {
+  const dyn_rule_t *rule = dyn_rule_of(call->op);
+  if (!rule || !rule->shape_field || !kiln_tensor_type_is_static(out)) {
+    return KILN_STATUS(UNIMPLEMENTED, "%s has no static form at probe sizes", call->op->name);
+  }
+  kiln_arena_t *arena = kiln_module_arena(module);
+  const kiln_op_t *op = rule->probe_self ? rule->dyn_op : rule->static_op;
+  void *attrs = NULL;
+  KILN_RETURN_IF_ERROR(kiln_op_attrs_create_default(op, arena, &attrs));
+  kiln_strbuf_t sb;
+  kiln_strbuf_initialize(&sb, kiln_allocator_system());
+  kiln_status_t status = kiln_strbuf_append(&sb, "[");
+  for (int d = 0; !status && d < out->ndim; ++d) {
+    status = kiln_strbuf_appendf(&sb, "%s%lld", d ? ", " : "", (long long)out->shape[d]);
+  }
+  if (!status) {
+    status = kiln_strbuf_append(&sb, "]");
+  }
+  if (!status) {
+    status = kiln_status_annotate(
+        kiln_op_attrs_set_text(op, attrs, rule->shape_field, kiln_strbuf_c_str(&sb), arena), "%s",
+        op->name);
+  }
+  kiln_strbuf_deinitialize(&sb);
+  KILN_RETURN_IF_ERROR(status);
+  int num_args = rule->probe_self ? call->num_args : rule->num_data;
+  return kiln_ir_call_create(module, op, num_args, args, attrs, out_call);
 }
 
 kiln_status_t kiln_dyn_compute_refuse(const kiln_compute_args_t *args,
@@ -436,10 +519,37 @@ static kiln_status_t dyn_reshape_infer(const kiln_type_relation_t *relation,
   int length = 0;
   KILN_RETURN_IF_ERROR(dyn_data(relation, &data));
   KILN_RETURN_IF_ERROR(dyn_value_length(relation, 1, &length));
+  KILN_RETURN_IF_ERROR(kiln_dyn_check_list(relation, 1, "shape", false));
   return kiln_dyn_symbolic_type(relation->arena, data->dtype, length, out_type);
 }
 
-/* broadcast_to, tile: rank = max(rank, len(value)). */
+/* broadcast_to: rank = max(rank, len(shape)); a dim where the data has a
+ * static size other than 1 keeps it (either side's 1 stretches, any other
+ * value must equal it), every other dim is "?". */
+static kiln_status_t dyn_broadcast_to_infer(const kiln_type_relation_t *relation,
+                                            const kiln_type_t **out_type) {
+  const kiln_tensor_type_t *data = NULL;
+  int length = 0;
+  KILN_RETURN_IF_ERROR(dyn_data(relation, &data));
+  KILN_RETURN_IF_ERROR(dyn_value_length(relation, 1, &length));
+  KILN_RETURN_IF_ERROR(kiln_dyn_check_list(relation, 1, "shape", false));
+  int rank = length > data->ndim ? length : data->ndim;
+  const kiln_type_t *type = NULL;
+  KILN_RETURN_IF_ERROR(kiln_dyn_symbolic_type(relation->arena, data->dtype, rank, &type));
+  const kiln_tensor_type_t *t = kiln_type_as_tensor(type);
+  int64_t shape[KILN_MAX_RANK];
+  const kiln_dim_var_t *vars[KILN_MAX_RANK];
+  for (int d = 0; d < rank; ++d) {
+    int from = d - (rank - data->ndim);
+    bool kept = from >= 0 && !(data->vars && data->vars[from]) && data->shape[from] != 1;
+    shape[d] = kept ? data->shape[from] : -1;
+    vars[d] = kept ? NULL : t->vars[d];
+  }
+  return kiln_tensor_type_create_symbolic(relation->arena, data->dtype, rank, shape, vars,
+                                          out_type);
+}
+
+/* tile: rank = max(rank, len(value)). */
 static kiln_status_t dyn_max_rank_infer(const kiln_type_relation_t *relation,
                                         const kiln_type_t **out_type) {
   const kiln_tensor_type_t *data = NULL;
@@ -468,7 +578,15 @@ static kiln_status_t dyn_slice_infer(const kiln_type_relation_t *relation,
                        relation->op->name, lengths[0], lengths[1], lengths[2], lengths[3],
                        data->ndim);
   }
-  return kiln_dyn_symbolic_type(relation->arena, data->dtype, data->ndim, out_type);
+  const kiln_ints_t *fixed = &((const kiln_dyn_slice_attrs_t *)relation->attrs)->out_shape;
+  if (fixed->count == 0) {
+    return kiln_dyn_symbolic_type(relation->arena, data->dtype, data->ndim, out_type);
+  }
+  if (fixed->count != data->ndim) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: out_shape has %d dims for data of rank %d",
+                       relation->op->name, (int)fixed->count, data->ndim);
+  }
+  return kiln_tensor_type_create(relation->arena, data->dtype, data->ndim, fixed->values, out_type);
 }
 
 /* squeeze: rank - len(axis); an empty axis list (squeeze every 1) depends on values. */
@@ -478,6 +596,7 @@ static kiln_status_t dyn_squeeze_infer(const kiln_type_relation_t *relation,
   int length = 0;
   KILN_RETURN_IF_ERROR(dyn_data(relation, &data));
   KILN_RETURN_IF_ERROR(dyn_value_length(relation, 1, &length));
+  KILN_RETURN_IF_ERROR(kiln_dyn_check_list(relation, 1, "axes", false));
   if (length == 0) {
     return KILN_STATUS(UNIMPLEMENTED,
                        "%s: with no axes the output's rank depends on the data's dims",
@@ -494,6 +613,7 @@ static kiln_status_t dyn_unsqueeze_infer(const kiln_type_relation_t *relation,
   int length = 0;
   KILN_RETURN_IF_ERROR(dyn_data(relation, &data));
   KILN_RETURN_IF_ERROR(dyn_value_length(relation, 1, &length));
+  KILN_RETURN_IF_ERROR(kiln_dyn_check_list(relation, 1, "axes", false));
   KILN_RETURN_IF_ERROR(dyn_check_rank(relation, data->ndim + length));
   return kiln_dyn_symbolic_type(relation->arena, data->dtype, data->ndim + length, out_type);
 }
@@ -657,6 +777,9 @@ static kiln_status_t dyn_pad_infer(const kiln_type_relation_t *relation,
 static const kiln_attr_field_t dyn_reshape_fields[] = {
     KILN_ATTR_FIELD(kiln_dyn_reshape_attrs_t, allowzero, BOOL, "False"),
 };
+static const kiln_attr_field_t dyn_slice_fields[] = {
+    KILN_ATTR_FIELD(kiln_dyn_slice_attrs_t, out_shape, INTS, "[]"),
+};
 static const kiln_attr_field_t dyn_reduce_fields[] = {
     KILN_ATTR_FIELD(kiln_dyn_reduce_attrs_t, keepdims, BOOL, "False"),
 };
@@ -687,26 +810,28 @@ static const kiln_attr_field_t dyn_pad_fields[] = {
   .attrs_size = sizeof(type), .num_attr_fields = (int)(sizeof(fields) / sizeof(fields[0])), \
   .attr_fields = fields
 
-#define DYN_OP_(symbol, op_name, op_id, inputs, relation, ...)  \
-  const kiln_op_t symbol = {.name = op_name,                    \
-                            .id = KILN_OP_##op_id,              \
-                            .min_inputs = inputs,               \
-                            .max_inputs = inputs,               \
-                            .pattern = KILN_OP_PATTERN_OPAQUE,  \
-                            .infer_type = relation,             \
-                            .reference = dyn_reference,         \
-                            .compute = kiln_dyn_compute_refuse, \
-                            .shape_func = dyn_shape_func,       \
-                            .symbolic_relation = true,          \
+#define DYN_OP_WITH_(symbol, op_name, op_id, inputs, relation, compute_rule, ...) \
+  const kiln_op_t symbol = {.name = op_name,                                      \
+                            .id = KILN_OP_##op_id,                                \
+                            .min_inputs = inputs,                                 \
+                            .max_inputs = inputs,                                 \
+                            .pattern = KILN_OP_PATTERN_OPAQUE,                    \
+                            .infer_type = relation,                               \
+                            .reference = dyn_reference,                           \
+                            .compute = compute_rule,                              \
+                            .shape_func = dyn_shape_func,                         \
+                            .symbolic_relation = true,                            \
                             __VA_ARGS__}
+#define DYN_OP_(symbol, op_name, op_id, inputs, relation, ...) \
+  DYN_OP_WITH_(symbol, op_name, op_id, inputs, relation, kiln_dyn_compute_refuse, __VA_ARGS__)
 
 DYN_OP_(kiln_op_dyn_reshape, "dyn.reshape", DYN_RESHAPE, 2, dyn_reshape_infer,
         DYN_FIELDS_(kiln_dyn_reshape_attrs_t, dyn_reshape_fields));
-DYN_OP_(kiln_op_dyn_broadcast_to, "dyn.broadcast_to", DYN_BROADCAST_TO, 2, dyn_max_rank_infer,
+DYN_OP_(kiln_op_dyn_broadcast_to, "dyn.broadcast_to", DYN_BROADCAST_TO, 2, dyn_broadcast_to_infer,
         .attrs_size = 0);
 DYN_OP_(kiln_op_dyn_tile, "dyn.tile", DYN_TILE, 2, dyn_max_rank_infer, .attrs_size = 0);
-DYN_OP_(kiln_op_dyn_strided_slice, "dyn.strided_slice", DYN_STRIDED_SLICE, 5, dyn_slice_infer,
-        .attrs_size = 0);
+DYN_OP_WITH_(kiln_op_dyn_strided_slice, "dyn.strided_slice", DYN_STRIDED_SLICE, 5, dyn_slice_infer,
+             kiln_dyn_compute_slice, DYN_FIELDS_(kiln_dyn_slice_attrs_t, dyn_slice_fields));
 DYN_OP_(kiln_op_dyn_squeeze, "dyn.squeeze", DYN_SQUEEZE, 2, dyn_squeeze_infer, .attrs_size = 0);
 DYN_OP_(kiln_op_dyn_unsqueeze, "dyn.unsqueeze", DYN_UNSQUEEZE, 2, dyn_unsqueeze_infer,
         .attrs_size = 0);

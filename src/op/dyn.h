@@ -7,10 +7,23 @@
 #ifndef KILN_OP_DYN_H_
 #define KILN_OP_DYN_H_
 
+#include "ir/expr.h"
 #include "op/compute.h"
 #include "op/op.h"
 
 /* A tensor type of `rank` anonymous symbolic dims ("?"). */
+/* dyn.strided_slice's own attribute: set only in the compiler's probe
+ * runs (kiln_dyn_probe_call), where it fixes the output's type. */
+typedef struct kiln_dyn_slice_attrs_t {
+  kiln_ints_t out_shape; /* [] (the output's dims are known at run time), or a probe's shape */
+} kiln_dyn_slice_attrs_t;
+
+/* dyn.strided_slice's compute rule (dyn_compute.c): with out_shape set, a
+ * gather whose start and step per dim are read from the begin, strides and
+ * axes inputs in the kernel; UNIMPLEMENTED without it. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_dyn_compute_slice(const kiln_compute_args_t *args,
+                                                          kiln_compute_result_t *out_result);
+
 KILN_MUST_USE_RESULT kiln_status_t kiln_dyn_symbolic_type(kiln_arena_t *arena, kiln_dtype_t dtype,
                                                           int rank, const kiln_type_t **out_type);
 
@@ -25,5 +38,25 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_dyn_compute_refuse(const kiln_compute_ar
 KILN_MUST_USE_RESULT kiln_status_t kiln_dyn_check_list(const kiln_type_relation_t *relation,
                                                        int index, const char *what,
                                                        bool want_float);
+
+/* The integer attribute a dyn operator's runtime shape function
+ * (runtime/shape_func.h) takes: dyn.reshape's allowzero, else 0. The VM
+ * code generator passes it to the shape_func instruction. */
+int64_t kiln_dyn_shape_func_attr(const kiln_op_t *op, const void *attrs);
+
+/* Whether the compiler can lower `op` (a dyn operator) over run-time
+ * output extents: its static operator takes the output's shape as an
+ * attribute (dyn.broadcast_to). */
+bool kiln_dyn_has_probe(const kiln_op_t *op);
+
+/* The static call a dyn call of such an operator stands for when its output
+ * has the static type `out` (probe sizes at its symbolic dims), over
+ * `args` (the call's data arguments, already in `module`): what a probe run
+ * of compiler/lower_symbolic.c lowers. UNIMPLEMENTED for other operators. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_dyn_probe_call(kiln_module_t *module,
+                                                       const kiln_call_t *call,
+                                                       kiln_expr_t *const *args,
+                                                       const kiln_tensor_type_t *out,
+                                                       kiln_call_t **out_call);
 
 #endif /* KILN_OP_DYN_H_ */

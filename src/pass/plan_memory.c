@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "ir/static_shapes.h"
 #include "op/op.h"
 #include "op/transform_attrs.h"
 #include "pass/dominator.h"
@@ -496,21 +497,24 @@ const kiln_memory_plan_entry_t *kiln_memory_plan_find(const kiln_memory_plan_t *
 
 /* ---- the pass ---- */
 
-/* Whether main has a parameter with a symbolic dim: no static plan then
- * (the VM allocates each value per run: compiler/vm_symbolic.c). */
-static bool main_is_symbolic(const kiln_module_t *module) {
-  const kiln_function_t *main_fn = kiln_module_get_function(module, "main");
-  for (int p = 0; main_fn && p < main_fn->num_params; ++p) {
-    if (!kiln_type_is_static(main_fn->params[p]->base.checked_type)) {
-      return true;
-    }
+/* Whether a value of the module has a dim known only at run time (main's
+ * parameters, a dyn operator's output): no static plan then (the VM
+ * allocates each value per run: compiler/vm_symbolic.c). */
+static kiln_status_t is_symbolic(const kiln_module_t *module, bool *out_symbolic) {
+  kiln_status_t status = kiln_ir_module_require_static(module, "plan_memory");
+  *out_symbolic = status && kiln_status_code(status) == KILN_STATUS_CODE_UNIMPLEMENTED;
+  if (*out_symbolic) {
+    kiln_status_free(status);
+    return KILN_OK;
   }
-  return false;
+  return status;
 }
 
 static kiln_status_t plan_memory_run(kiln_module_t *module, kiln_pass_context_t *context) {
   (void)context;
-  if (main_is_symbolic(module)) {
+  bool symbolic = false;
+  KILN_RETURN_IF_ERROR(is_symbolic(module, &symbolic));
+  if (symbolic) {
     KILN_LOG_INFO("plan_memory: symbolic dims, no static plan");
     return KILN_OK;
   }

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "runtime/shape_func.h"
 #include "runtime/vm.h"
 
 /* ---- errors ---- */
@@ -437,6 +438,57 @@ static kiln_status_t op_reshape_tensor(run_t *r) {
   return KILN_OK;
 }
 
+/* Input `i` of a shape_func: its shape, and its values as int64 when the
+ * rule reads them (an int32 or int64 tensor of rank 0 or 1). */
+static kiln_status_t shape_func_arg(const run_t *r, const kiln_shape_func_t *f, int i,
+                                    int64_t *values, kiln_shape_func_arg_t *out_arg) {
+  kiln_vm_value_t *t = NULL;
+  KILN_RETURN_IF_ERROR(get_value(r, r->instr->lists[0][i], KILN_VM_VALUE_TENSOR, &t));
+  *out_arg = (kiln_shape_func_arg_t){t->dl.ndim, t->shape, 0, NULL};
+  if (!((f->value_inputs >> i) & 1u)) {
+    return KILN_OK;
+  }
+  bool is_int = t->dtype == KILN_DTYPE_INT64 || t->dtype == KILN_DTYPE_INT32;
+  size_t size = kiln_dtype_size(t->dtype);
+  int64_t count = size ? (int64_t)(t->bytes / size) : 0;
+  if (!is_int || t->dl.ndim > 1 || count > KILN_MAX_RANK) {
+    return run_error(r, KILN_STATUS_CODE_INVALID_ARGUMENT,
+                     "%s: input %d is a %s tensor of rank %d with %lld values; expected int32 "
+                     "or int64 of rank 0 or 1 with at most %d",
+                     f->name, i, kiln_dtype_name(t->dtype), t->dl.ndim, (long long)count,
+                     KILN_MAX_RANK);
+  }
+  for (int64_t k = 0; k < count; ++k) {
+    values[k] = t->dtype == KILN_DTYPE_INT64 ? ((const int64_t *)t->dl.data)[k]
+                                             : ((const int32_t *)t->dl.data)[k];
+  }
+  out_arg->count = count;
+  out_arg->values = values;
+  return KILN_OK;
+}
+
+/* The output shape of a dyn operator from its inputs' shapes and values,
+ * as a new int64 rank-1 tensor. */
+static kiln_status_t op_shape_func(run_t *r) {
+  const kiln_vm_instr_t *in = r->instr;
+  const kiln_shape_func_t *f = kiln_shape_func_at((int)in->x[1]);
+  kiln_shape_func_arg_t args[KILN_SHAPE_FUNC_MAX_INPUTS];
+  int64_t values[KILN_SHAPE_FUNC_MAX_INPUTS][KILN_MAX_RANK];
+  for (int i = 0; i < in->list_size[0]; ++i) {
+    KILN_RETURN_IF_ERROR(shape_func_arg(r, f, i, values[i], &args[i]));
+  }
+  int ndim = 0;
+  int64_t shape[KILN_MAX_RANK];
+  kiln_status_t status = kiln_shape_func_run((int)in->x[1], in->list_size[0], args,
+                                             in->num_x > 2 ? in->x[2] : 0, &ndim, shape);
+  if (status) {
+    kiln_status_t error = run_error(r, kiln_status_code(status), "%s", kiln_status_message(status));
+    kiln_status_free(status);
+    return error;
+  }
+  return new_int64(r, in->x[0], shape, ndim, 0);
+}
+
 /* Whether a one-element tensor is not zero. */
 static kiln_status_t read_condition(const run_t *r, int *out_true) {
   kiln_vm_value_t *t = NULL;
@@ -611,6 +663,8 @@ static kiln_status_t execute(run_t *r) {
     return step(r, op_shape_of(r));
   case KILN_VM_OP_RESHAPE_TENSOR:
     return step(r, op_reshape_tensor(r));
+  case KILN_VM_OP_SHAPE_FUNC:
+    return step(r, op_shape_func(r));
   case KILN_VM_OP_ALLOC_CLOSURE:
     return step(r, op_alloc_closure(r));
   case KILN_VM_OP_IF:

@@ -32,7 +32,8 @@
 /* X(ENUM, name, operand layout). Layout letters, one per operand after the
  * name: r a register, i an integer, k a kernel index, c a constant index, f a
  * function index, d a dtype name, s a static shape (array of dims), R an
- * array of registers, j a jump offset (relative, may be negative), and a
+ * array of registers, j a jump offset (relative, may be negative), n a
+ * shape function's name (runtime/shape_func.h; decoded to its index), and a
  * trailing '?' for an optional last operand. */
 #define KILN_VM_OPCODE_LIST(X)                         \
   X(MOVE, "move", "rr")                                \
@@ -47,6 +48,7 @@
   X(COPY, "copy", "rr")                                \
   X(SHAPE_OF, "shape_of", "rr")                        \
   X(RESHAPE_TENSOR, "reshape_tensor", "rrr")           \
+  X(SHAPE_FUNC, "shape_func", "rnRi?")                 \
   X(IF, "if", "rjj")                                   \
   X(GOTO, "goto", "j")                                 \
   X(INVOKE, "invoke", "fRR")                           \

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "runtime/shape_func.h"
 #include "runtime/vm.h"
 
 #define MAX_REGISTERS (1 << 20)
@@ -286,6 +287,22 @@ static kiln_status_t decode_list(const decoder_t *d, int operand, const json_t *
   return KILN_OK;
 }
 
+/* A shape function's name (runtime/shape_func.h), kept as its index. */
+static kiln_status_t decode_shape_func(const decoder_t *d, int operand, const json_t *value,
+                                       kiln_vm_instr_t *instr) {
+  int index = json_is_string(value) ? kiln_shape_func_find(json_string_value(value)) : -1;
+  if (index < 0) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "%s: operand %d: expected the name of a shape function the runtime has "
+                       "(such as \"dyn.reshape\"), got %s",
+                       d->where, operand,
+                       json_is_string(value) ? json_string_value(value)
+                                             : kiln_json_type_name(value));
+  }
+  instr->x[instr->num_x++] = index;
+  return KILN_OK;
+}
+
 static kiln_status_t decode_operand(const decoder_t *d, char letter, int operand,
                                     const json_t *value, kiln_vm_instr_t *instr) {
   switch (letter) {
@@ -299,6 +316,8 @@ static kiln_status_t decode_operand(const decoder_t *d, char letter, int operand
     KILN_RETURN_IF_ERROR_ANNOTATE(kiln_dtype_from_name(json_string_value(value), &instr->dtype),
                                   "%s: operand %d", d->where, operand);
     return KILN_OK;
+  case 'n':
+    return decode_shape_func(d, operand, value, instr);
   case 's': {
     int64_t shape[KILN_MAX_RANK];
     KILN_RETURN_IF_ERROR_ANNOTATE(parse_shape(value, 0, &instr->ndim, shape), "%s: operand %d",
@@ -450,6 +469,15 @@ static kiln_status_t check_instr(const decoder_t *d, kiln_vm_instr_t *instr) {
     return check_offset(d, instr);
   case KILN_VM_OP_ALLOC_TENSOR_REG:
     return check_offset(d, instr);
+  case KILN_VM_OP_SHAPE_FUNC: {
+    const kiln_shape_func_t *f = kiln_shape_func_at((int)instr->x[1]);
+    if (instr->list_size[0] != f->num_inputs) {
+      return KILN_STATUS(INVALID_ARGUMENT,
+                         "%s: shape function %s takes %d inputs, the call passes %d", d->where,
+                         f->name, f->num_inputs, instr->list_size[0]);
+    }
+    return KILN_OK;
+  }
   case KILN_VM_OP_RET:
     if (d->function == &vm->functions[vm->main_function] &&
         instr->list_size[0] != vm->num_outputs) {

@@ -23,6 +23,7 @@
 #include "base/strbuf.h"
 #include "kiln/npy.h"
 #include "runtime/graph_executor.h"
+#include "runtime/shape_func.h"
 
 static int is_timed(const kiln_vm_instr_t *instr) {
   return instr->op == KILN_VM_OP_INVOKE_PACKED || instr->op == KILN_VM_OP_COPY;
@@ -246,6 +247,8 @@ static kiln_status_t append_scalar(const kiln_vm_t *vm, kiln_strbuf_t *sb, char 
                                vm->constant_decls[value].name);
   case 'f':
     return kiln_strbuf_appendf(sb, "@%s", vm->functions[value].name);
+  case 'n':
+    return kiln_strbuf_append(sb, kiln_shape_func_at((int)value)->name);
   case 'j':
     return kiln_strbuf_appendf(sb, "%+lld(->%lld)", (long long)value, (long long)(index + value));
   default:

@@ -21,13 +21,14 @@ static void test_graph_executor_refuses_symbolic(void **state) {
   options.target = "c";
   options.executor = KILN_EXECUTOR_GRAPH;
   kiln_compiled_t *compiled = NULL;
-  KILN_ASSERT_STATUS(kiln_compiler_build(kiln_allocator_system(), module, &options, &compiled),
-                     UNIMPLEMENTED,
-                     "--executor graph (the VM takes symbolic dims: --executor vm or auto): the "
-                     "graph compiler: in @main, parameter %x has the type Tensor[(n, 4), "
-                     "float32] with the symbolic dim n (dim 0); the graph compiler needs static "
-                     "shapes (fix the dim with --input-shape, or run the module on the "
-                     "interpreter)");
+  KILN_ASSERT_STATUS(
+      kiln_compiler_build(kiln_allocator_system(), module, &options, &compiled), UNIMPLEMENTED,
+      "--executor graph (the VM takes symbolic dims and dyn operators: --executor vm "
+      "or auto): the "
+      "graph compiler: in @main, parameter %x has the type Tensor[(n, 4), "
+      "float32] with the symbolic dim n (dim 0); the graph compiler needs static "
+      "shapes (fix the dim with --input-shape, or run the module on the "
+      "interpreter)");
   assert_null(compiled);
   kiln_module_destroy(module);
   module = parse("def @main(%x: Tensor[(3, 4), float32]) { nn.relu(%x) }");

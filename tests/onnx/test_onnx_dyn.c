@@ -181,7 +181,7 @@ static void test_reshape_allowzero(void **state) {
   kiln_tensor_release(values[1]);
   values[1] = or_tensor(KILN_DTYPE_INT64, 1, OB_DIMS(3), OR_D(-1, 4, 0));
   KILN_ASSERT_STATUS(or_try_late(&ob, 2, values), INVALID_ARGUMENT,
-                     "newshape [-1, 4, 0] has -1 and 0 with allowzero");
+                     "dyn.reshape: shape [-1, 4, 0] has -1 and 0 with allowzero");
   ob_free(&ob);
   or_release(2, values);
 }

@@ -607,6 +607,16 @@ static const bad_case_t bad_cases[] = {
      KILN_STATUS_CODE_OUT_OF_RANGE, "instruction 1 (alloc_tensor): element count of shape"},
     {NULL, MAIN("6", "[\"alloc_storage\", 2, -64], " TAIL), KILN_STATUS_CODE_OUT_OF_RANGE,
      "(alloc_storage): -64 bytes"},
+    {NULL, MAIN("6", "[\"shape_func\", 1, \"dyn.nope\", [0, 0]], " TAIL),
+     KILN_STATUS_CODE_INVALID_ARGUMENT,
+     "instruction 0 (shape_func): operand 1: expected the name of a shape function the runtime "
+     "has (such as \"dyn.reshape\"), got dyn.nope"},
+    {NULL, MAIN("6", "[\"shape_func\", 1, 3, [0, 0]], " TAIL), KILN_STATUS_CODE_INVALID_ARGUMENT,
+     "(shape_func): operand 1: expected the name of a shape function the runtime has (such as "
+     "\"dyn.reshape\"), got integer"},
+    {NULL, MAIN("6", "[\"shape_func\", 1, \"dyn.squeeze\", [0]], " TAIL),
+     KILN_STATUS_CODE_INVALID_ARGUMENT,
+     "instruction 0 (shape_func): shape function dyn.squeeze takes 2 inputs, the call passes 1"},
     {NULL, MAIN("6", "[\"move\", 1, 0]"), KILN_STATUS_CODE_INVALID_ARGUMENT,
      "function main ends with move; the last instruction must be ret or goto"},
     {NULL, MAIN("6", "[\"ret\", [0]]"), KILN_STATUS_CODE_INVALID_ARGUMENT,
@@ -740,6 +750,22 @@ static const run_case_t run_cases[] = {
      KILN_STATUS_CODE_INVALID_ARGUMENT, "cannot reshape a tensor of shape (4,) to (1,)"},
     {ONE_IN, MAIN1("[\"shape_of\", 1, 0], [\"reshape_tensor\", 3, 1, 1], [\"ret\", [0]]"),
      KILN_STATUS_CODE_INVALID_ARGUMENT, "cannot reshape a tensor of shape (1,) to (4,)"},
+    {ONE_IN, MAIN1("[\"shape_func\", 1, \"dyn.reshape\", [0, 0]], [\"ret\", [0]]"),
+     KILN_STATUS_CODE_INVALID_ARGUMENT,
+     "instruction 0 (shape_func): dyn.reshape: input 1 is a float32 tensor of rank 1 with 4 "
+     "values; expected int32 or int64 of rank 0 or 1 with at most 32"},
+    {ONE_IN,
+     MAIN1("[\"load_consti\", 1, 5], [\"shape_func\", 2, \"dyn.reshape\", [0, 1], 0], "
+           "[\"ret\", [0]]"),
+     KILN_STATUS_CODE_INVALID_ARGUMENT,
+     "instruction 1 (shape_func): dyn.reshape: cannot reshape data (4,) of 4 elements into [5]"},
+    {ONE_IN,
+     MAIN1("[\"load_consti\", 1, -1], [\"shape_func\", 2, \"dyn.unsqueeze\", [0, 1]], "
+           "[\"reshape_tensor\", 3, 0, 2], [\"shape_func\", 4, \"dyn.squeeze\", [3, 1]], "
+           "[\"reshape_tensor\", 5, 3, 4], [\"shape_func\", 4, \"dyn.squeeze\", [5, 1]], "
+           "[\"ret\", [5]]"),
+     KILN_STATUS_CODE_INVALID_ARGUMENT,
+     "instruction 5 (shape_func): dyn.squeeze: axis 0 of data (4,) has size 4, not 1"},
     {ONE_IN, MAIN1("[\"shape_of\", 1, 0], [\"ret\", [1]]"), KILN_STATUS_CODE_INVALID_ARGUMENT,
      "output 0 'y' is int64 (1,), declared float32 (4,) (-1: any)"},
     {ONE_IN,

@@ -164,9 +164,24 @@ kiln_status_t kiln_onnx_convert_slice_attrs(kiln_onnx_node_t *node) {
   return kiln_onnx_slice(node, &starts, &ends, &axes, &steps);
 }
 
+/* The omitted axes of a Slice: [0, 1, ..., len(starts) - 1] (a kernel
+ * cannot take an empty input), or empty when that length is not static. */
+static kiln_status_t slice_default_axes(kiln_onnx_node_t *node, const kiln_tensor_type_t *starts,
+                                        kiln_expr_t **out_axes) {
+  int64_t count = starts->ndim == 1 ? starts->shape[0] : 1;
+  if (!kiln_tensor_type_is_static(starts) || count > KILN_MAX_RANK) {
+    return kiln_onnx_filled(node, KILN_DTYPE_INT64, 1, (const int64_t[]){0}, 0.0, out_axes);
+  }
+  int64_t axes[KILN_MAX_RANK];
+  for (int64_t i = 0; i < count; ++i) {
+    axes[i] = i;
+  }
+  return kiln_onnx_int64s(node, (int)count, axes, out_axes);
+}
+
 /* Slice with starts, ends, axes or steps known only at run time:
  * dyn.strided_slice over (data, starts, ends, steps, axes); steps all 1 and
- * axes empty (the first len(starts)) when omitted. */
+ * axes the first len(starts) when omitted. */
 static kiln_status_t kiln_onnx_slice_dyn(kiln_onnx_node_t *node) {
   kiln_expr_t *args[5] = {NULL, NULL, NULL, NULL, NULL};
   for (int i = 0; i < 3; ++i) {
@@ -180,8 +195,7 @@ static kiln_status_t kiln_onnx_slice_dyn(kiln_onnx_node_t *node) {
   }
   args[4] = kiln_onnx_input_optional(node, 3);
   if (!args[4]) {
-    KILN_RETURN_IF_ERROR(
-        kiln_onnx_filled(node, KILN_DTYPE_INT64, 1, (const int64_t[]){0}, 0.0, &args[4]));
+    KILN_RETURN_IF_ERROR(slice_default_axes(node, starts, &args[4]));
   }
   return kiln_onnx_emit(node, &kiln_op_dyn_strided_slice, 5, args, NULL, &node->outputs[0]);
 }

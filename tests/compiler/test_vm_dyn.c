@@ -1,0 +1,374 @@
+/*
+ * Dyn views compiled for the VM (compiler/graph_codegen.c, vm_symbolic.c,
+ * runtime/shape_func.c): a module whose dyn.reshape, dyn.unsqueeze and
+ * dyn.squeeze read their shape and axes from run-time inputs compiles once
+ * (AUTO picks the VM, since their outputs have dims known only at run
+ * time), with no kernel for the views (shape_func and reshape_tensor
+ * instructions) and a kernel over run-time extents for the exp between them,
+ * and matches the reference interpreter at several shape values on one
+ * executor. Values the rules reject (a reshape whose element count differs,
+ * an axis out of range, a squeezed dim that is not 1) fail the run with the
+ * rule's message, never a crash; the graph executor refuses the module.
+ * dyn.broadcast_to (ONNX Expand, ConstantOfShape) is a kernel over run-time
+ * output extents whose output the runtime's shape function sizes, and
+ * dyn.strided_slice (ONNX Slice) one that reads begin, strides and axes in
+ * the kernel.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "compiler/build.h"
+#include "interp/interp.h"
+#include "ir/infer.h"
+#include "ir/text.h"
+#include "kiln/compiler.h"
+#include "kiln_compute_test.h"
+#include "kiln_test.h"
+
+/* %1 = exp of a reshape of x; %3 drops the dim %2 added back. */
+static const char views[] = "def @main(%x: Tensor[(2, 3, 4), float32], %s: Tensor[(2), int64],\n"
+                            "          %a: Tensor[(1), int64], %b: Tensor[(1), int64]) {\n"
+                            "  %0 = dyn.reshape(%x, %s);\n"
+                            "  %1 = exp(%0);\n"
+                            "  %2 = dyn.unsqueeze(%1, %a);\n"
+                            "  %3 = dyn.squeeze(%2, %b);\n"
+                            "  (%0, %3)\n"
+                            "}\n";
+
+static kiln_module_t *parse(void) {
+  kiln_module_t *module = NULL;
+  KILN_ASSERT_OK(kiln_ir_parse_module("views", views, kiln_allocator_system(), &module));
+  return module;
+}
+
+static kiln_compiled_t *compile(void) {
+  kiln_module_t *module = parse();
+  kiln_compiler_options_t options = kiln_compiler_options_default();
+  kiln_compiled_t *compiled = NULL;
+  KILN_ASSERT_OK(kiln_compiler_build(kiln_allocator_system(), module, &options, &compiled));
+  kiln_module_destroy(module);
+  assert_int_equal(kiln_compiled_executor(compiled), KILN_EXECUTOR_VM);
+  return compiled;
+}
+
+static kiln_tensor_t *ints(int count, const int64_t *values) {
+  kiln_tensor_t *t = NULL;
+  int64_t shape[1] = {count};
+  KILN_ASSERT_OK(kiln_tensor_create_copy(kiln_allocator_system(), KILN_DTYPE_INT64, 1, shape,
+                                         values, sizeof(int64_t) * (size_t)count, &t));
+  return t;
+}
+
+static void release_all(int n, kiln_tensor_t **tensors) {
+  for (int i = 0; i < n; ++i) {
+    kiln_tensor_release(tensors[i]);
+  }
+}
+
+static void assert_same(const kiln_tensor_t *got, const kiln_tensor_t *want, int c, int o) {
+  assert_int_equal(kiln_tensor_ndim(got), kiln_tensor_ndim(want));
+  for (int d = 0; d < kiln_tensor_ndim(want); ++d) {
+    assert_int_equal(kiln_tensor_shape(got)[d], kiln_tensor_shape(want)[d]);
+  }
+  for (int64_t i = 0; i < kiln_tensor_element_count(want); ++i) {
+    double g = kiln_tensor_element_as_double(got, i), w = kiln_tensor_element_as_double(want, i);
+    if (!(fabs(g - w) <= 1e-6 + 1e-5 * fabs(w))) {
+      fail_msg("case %d output %d element %lld: %.9g, %.9g in the reference", c, o, (long long)i, g,
+               w);
+    }
+  }
+}
+
+/* The inputs of one case: x, then the reshape's shape and the axes. */
+static void make_inputs(const int64_t *shape, int64_t a, int64_t b, kiln_tensor_t **in) {
+  in[0] = random_tensor(KILN_DTYPE_FLOAT32, 3, (const int64_t[]){2, 3, 4}, -1, 1);
+  in[1] = ints(2, shape);
+  in[2] = ints(1, &a);
+  in[3] = ints(1, &b);
+}
+
+static void set_inputs(kiln_graph_executor_t *vm, kiln_tensor_t **in) {
+  for (int i = 0; i < 4; ++i) {
+    KILN_ASSERT_OK(kiln_graph_executor_set_input(vm, i, kiln_tensor_dl(in[i])));
+  }
+}
+
+static void run_case(kiln_module_t *reference, kiln_graph_executor_t *vm, kiln_tensor_t **in,
+                     int c) {
+  int count = 0;
+  kiln_tensor_t **want = NULL;
+  KILN_ASSERT_OK(kiln_interp_run(reference, "main", 4, in, kiln_allocator_system(), &count, &want));
+  set_inputs(vm, in);
+  KILN_ASSERT_OK(kiln_graph_executor_run(vm));
+  assert_int_equal(count, 2);
+  for (int o = 0; o < count; ++o) {
+    kiln_tensor_t *got = NULL;
+    KILN_ASSERT_OK(kiln_graph_executor_copy_output(vm, o, kiln_allocator_system(), &got));
+    assert_same(got, want[o], c, o);
+    kiln_tensor_release(got);
+  }
+  release_all(count, want);
+  kiln_allocator_free(kiln_allocator_system(), want);
+}
+
+static void test_views_at_several_shapes(void **state) {
+  (void)state;
+  kiln_module_t *reference = parse();
+  KILN_ASSERT_OK(kiln_ir_infer_types(reference));
+  kiln_compiled_t *compiled = compile();
+  const char *program = compiled->vm_json;
+  assert_non_null(strstr(program, "\"shape_func\""));
+  assert_non_null(strstr(program, "\"dyn.reshape\""));
+  assert_null(strstr(program, "fused_dyn")); /* no kernel for a view */
+  kiln_graph_executor_t *vm = NULL;
+  KILN_ASSERT_OK(kiln_compiled_create_executor(compiled, &vm));
+  /* shape, unsqueeze's axis, squeeze's axis: 0 copies x's dim, -1 is inferred */
+  const int64_t cases[][4] = {{6, 4, 0, 0},  {-1, 2, 2, -1}, {0, -1, -1, 2},
+                              {24, 1, 1, 1}, {3, 8, -3, 0},  {4, 6, 1, -2}};
+  for (int c = 0; c < (int)(sizeof(cases) / sizeof(cases[0])); ++c) {
+    kiln_tensor_t *in[4];
+    make_inputs(cases[c], cases[c][2], cases[c][3], in);
+    run_case(reference, vm, in, c);
+    release_all(4, in);
+  }
+  kiln_graph_executor_destroy(vm);
+  kiln_compiled_destroy(compiled);
+  kiln_module_destroy(reference);
+}
+
+/* A run whose values the rules reject fails with `message`, and the next
+ * good run still works. */
+static void expect_run_error(kiln_graph_executor_t *vm, const int64_t *shape, int64_t a, int64_t b,
+                             const char *message) {
+  kiln_tensor_t *in[4];
+  make_inputs(shape, a, b, in);
+  set_inputs(vm, in);
+  kiln_status_t status = kiln_graph_executor_run(vm);
+  if (kiln_status_code(status) != KILN_STATUS_CODE_INVALID_ARGUMENT ||
+      !strstr(kiln_status_message(status), message)) {
+    fail_msg("got \"%s\", expected \"%s\"", status ? kiln_status_message(status) : "OK", message);
+  }
+  kiln_status_free(status);
+  release_all(4, in);
+}
+
+static void test_bad_values(void **state) {
+  (void)state;
+  kiln_compiled_t *compiled = compile();
+  kiln_graph_executor_t *vm = NULL;
+  KILN_ASSERT_OK(kiln_compiled_create_executor(compiled, &vm));
+  expect_run_error(vm, (const int64_t[]){5, 5}, 0, 0,
+                   "(shape_func): dyn.reshape: cannot reshape data (2, 3, 4) of 24 elements into "
+                   "[5, 5]");
+  expect_run_error(vm, (const int64_t[]){-1, -1}, 0, 0,
+                   "dyn.reshape: shape [-1, -1] is not a shape for data (2, 3, 4)");
+  expect_run_error(vm, (const int64_t[]){6, 4}, 3, 0,
+                   "dyn.unsqueeze: axis 3 of axes [3] is out of range or repeated for rank 3");
+  expect_run_error(vm, (const int64_t[]){6, 4}, 0, 1,
+                   "dyn.squeeze: axis 1 of data (1, 6, 4) has size 6, not 1");
+  kiln_module_t *reference = parse();
+  KILN_ASSERT_OK(kiln_ir_infer_types(reference));
+  kiln_tensor_t *in[4];
+  make_inputs((const int64_t[]){12, 2}, 1, 1, in);
+  run_case(reference, vm, in, 0);
+  release_all(4, in);
+  kiln_module_destroy(reference);
+  kiln_graph_executor_destroy(vm);
+  kiln_compiled_destroy(compiled);
+}
+
+static void test_graph_executor_refuses(void **state) {
+  (void)state;
+  kiln_module_t *module = parse();
+  kiln_compiler_options_t options = kiln_compiler_options_default();
+  options.executor = KILN_EXECUTOR_GRAPH;
+  kiln_compiled_t *compiled = NULL;
+  KILN_ASSERT_STATUS(kiln_compiler_build(kiln_allocator_system(), module, &options, &compiled),
+                     UNIMPLEMENTED,
+                     "--executor graph (the VM takes symbolic dims and dyn operators: --executor "
+                     "vm or auto): the graph compiler: in @main, %0 = dyn.reshape has the type "
+                     "Tensor[(?, ?), float32] with the symbolic dim ? (dim 0)");
+  assert_null(compiled);
+  kiln_module_destroy(module);
+}
+
+/* ---- dyn.broadcast_to: a kernel over run-time output extents ---- */
+
+/* ONNX Expand of x, and ConstantOfShape's form (a rank-0 value broadcast to
+ * a run-time shape), each followed by a kernel over their "?" dims. */
+static const char expand[] =
+    "def @main(%x: Tensor[(3, 1), float32], %s: Tensor[(3), int64], %v: Tensor[(), float32],\n"
+    "          %t: Tensor[(2), int64]) {\n"
+    "  %0 = dyn.broadcast_to(%x, %s);\n"
+    "  %1 = add(%0, %0);\n"
+    "  %2 = dyn.broadcast_to(%v, %t);\n"
+    "  (%1, %2)\n"
+    "}\n";
+
+static kiln_module_t *parse_expand(void) {
+  kiln_module_t *module = NULL;
+  KILN_ASSERT_OK(kiln_ir_parse_module("expand", expand, kiln_allocator_system(), &module));
+  return module;
+}
+
+static void expand_inputs(const int64_t *s, const int64_t *t, kiln_tensor_t **in) {
+  in[0] = random_tensor(KILN_DTYPE_FLOAT32, 2, (const int64_t[]){3, 1}, -1, 1);
+  in[1] = ints(3, s);
+  in[2] = random_tensor(KILN_DTYPE_FLOAT32, 0, NULL, -1, 1);
+  in[3] = ints(2, t);
+}
+
+static void test_broadcast_to_at_several_shapes(void **state) {
+  (void)state;
+  kiln_module_t *reference = parse_expand();
+  KILN_ASSERT_OK(kiln_ir_infer_types(reference));
+  kiln_module_t *module = parse_expand();
+  kiln_compiler_options_t options = kiln_compiler_options_default();
+  kiln_compiled_t *compiled = NULL;
+  KILN_ASSERT_OK(kiln_compiler_build(kiln_allocator_system(), module, &options, &compiled));
+  kiln_module_destroy(module);
+  assert_int_equal(kiln_compiled_executor(compiled), KILN_EXECUTOR_VM);
+  assert_non_null(strstr(compiled->vm_json, "\"dyn.broadcast_to\""));
+  kiln_graph_executor_t *vm = NULL;
+  KILN_ASSERT_OK(kiln_compiled_create_executor(compiled, &vm));
+  const int64_t cases[][5] = {
+      {2, 1, 6, 4, 5}, {1, 3, 4, 1, 1}, {5, 3, 1, 7, 2}, {2, 1, 17, 3, 0}, {1, 1, 1, 9, 9}};
+  for (int c = 0; c < (int)(sizeof(cases) / sizeof(cases[0])); ++c) {
+    kiln_tensor_t *in[4];
+    expand_inputs(cases[c], cases[c] + 3, in);
+    run_case(reference, vm, in, c);
+    release_all(4, in);
+  }
+  kiln_tensor_t *in[4];
+  expand_inputs((const int64_t[]){2, 2, 6}, (const int64_t[]){1, 1}, in);
+  set_inputs(vm, in);
+  kiln_status_t status = kiln_graph_executor_run(vm);
+  assert_int_equal(kiln_status_code(status), KILN_STATUS_CODE_INVALID_ARGUMENT);
+  assert_non_null(strstr(kiln_status_message(status),
+                         "(shape_func): dyn.broadcast_to: cannot broadcast data (3, 1) to shape "
+                         "[2, 2, 6]"));
+  kiln_status_free(status);
+  release_all(4, in);
+  kiln_graph_executor_destroy(vm);
+  kiln_compiled_destroy(compiled);
+  kiln_module_destroy(reference);
+}
+
+/* ---- dyn.strided_slice: a kernel reading begin, strides and axes ---- */
+
+static const char slice[] =
+    "def @main(%x: Tensor[(5, 6), float32], %b: Tensor[(2), int64], %e: Tensor[(2), int64],\n"
+    "          %s: Tensor[(2), int64], %a: Tensor[(2), int64]) {\n"
+    "  %0 = dyn.strided_slice(%x, %b, %e, %s, %a);\n"
+    "  negative(%0)\n"
+    "}\n";
+
+static kiln_module_t *parse_slice(void) {
+  kiln_module_t *module = NULL;
+  KILN_ASSERT_OK(kiln_ir_parse_module("slice", slice, kiln_allocator_system(), &module));
+  return module;
+}
+
+/* values: begin, end, strides, axes (two each). */
+static void slice_inputs(const int64_t *values, kiln_tensor_t **in) {
+  in[0] = random_tensor(KILN_DTYPE_FLOAT32, 2, (const int64_t[]){5, 6}, -1, 1);
+  for (int k = 0; k < 4; ++k) {
+    in[1 + k] = ints(2, values + 2 * k);
+  }
+}
+
+static void run_slice_case(kiln_module_t *reference, kiln_graph_executor_t *vm,
+                           const int64_t *values, int c) {
+  kiln_tensor_t *in[5];
+  slice_inputs(values, in);
+  int count = 0;
+  kiln_tensor_t **want = NULL;
+  KILN_ASSERT_OK(kiln_interp_run(reference, "main", 5, in, kiln_allocator_system(), &count, &want));
+  for (int i = 0; i < 5; ++i) {
+    KILN_ASSERT_OK(kiln_graph_executor_set_input(vm, i, kiln_tensor_dl(in[i])));
+  }
+  KILN_ASSERT_OK(kiln_graph_executor_run(vm));
+  kiln_tensor_t *got = NULL;
+  KILN_ASSERT_OK(kiln_graph_executor_copy_output(vm, 0, kiln_allocator_system(), &got));
+  assert_same(got, want[0], c, 0);
+  kiln_tensor_release(got);
+  release_all(count, want);
+  kiln_allocator_free(kiln_allocator_system(), want);
+  release_all(5, in);
+}
+
+static void test_strided_slice_at_several_values(void **state) {
+  (void)state;
+  kiln_module_t *reference = parse_slice();
+  KILN_ASSERT_OK(kiln_ir_infer_types(reference));
+  kiln_module_t *module = parse_slice();
+  kiln_compiler_options_t options = kiln_compiler_options_default();
+  kiln_compiled_t *compiled = NULL;
+  KILN_ASSERT_OK(kiln_compiler_build(kiln_allocator_system(), module, &options, &compiled));
+  kiln_module_destroy(module);
+  assert_int_equal(kiln_compiled_executor(compiled), KILN_EXECUTOR_VM);
+  kiln_graph_executor_t *vm = NULL;
+  KILN_ASSERT_OK(kiln_compiled_create_executor(compiled, &vm));
+  /* begin, end, strides, axes */
+  const int64_t cases[][8] = {{1, 0, 4, 6, 1, 2, 0, 1},       {-1, 5, -6, -7, -2, -1, 0, 1},
+                              {0, 1, 6, 3, 2, 1, 1, 0},       {2, -3, 3, 100, 1, 1, -1, 0},
+                              {1000, 0, 2000, 6, 1, 1, 0, 1}, {0, 0, 5, 6, 1, 1, 0, 1}};
+  for (int c = 0; c < (int)(sizeof(cases) / sizeof(cases[0])); ++c) {
+    run_slice_case(reference, vm, cases[c], c);
+  }
+  kiln_tensor_t *in[5];
+  slice_inputs((const int64_t[]){0, 0, 5, 6, 0, 1, 0, 1}, in);
+  for (int i = 0; i < 5; ++i) {
+    KILN_ASSERT_OK(kiln_graph_executor_set_input(vm, i, kiln_tensor_dl(in[i])));
+  }
+  kiln_status_t status = kiln_graph_executor_run(vm);
+  assert_int_equal(kiln_status_code(status), KILN_STATUS_CODE_INVALID_ARGUMENT);
+  assert_non_null(
+      strstr(kiln_status_message(status), "(shape_func): dyn.strided_slice: strides[0] is 0"));
+  kiln_status_free(status);
+  release_all(5, in);
+  kiln_graph_executor_destroy(vm);
+  kiln_compiled_destroy(compiled);
+  kiln_module_destroy(reference);
+}
+
+/* A dyn operator without a runtime shape function (dyn.sum) is refused
+ * before lowering, naming it; so is a probe beyond int32 (a rank-4 output
+ * all of whose dims are symbolic). */
+static void test_refused(void **state) {
+  (void)state;
+  kiln_module_t *module = NULL;
+  KILN_ASSERT_OK(kiln_ir_parse_module("sum",
+                                      "def @main(%x: Tensor[(4, 5), float32], %a: Tensor[(1), "
+                                      "int64]) { dyn.sum(%x, %a) }",
+                                      kiln_allocator_system(), &module));
+  kiln_compiler_options_t options = kiln_compiler_options_default();
+  kiln_compiled_t *compiled = NULL;
+  KILN_ASSERT_STATUS(kiln_compiler_build(kiln_allocator_system(), module, &options, &compiled),
+                     UNIMPLEMENTED,
+                     "dyn.sum: its output shape depends on its inputs' values and the runtime has "
+                     "no shape function for it");
+  assert_null(compiled);
+  kiln_module_destroy(module);
+  KILN_ASSERT_OK(kiln_ir_parse_module("big",
+                                      "def @main(%v: Tensor[(), float32], %s: Tensor[(4), "
+                                      "int64]) { dyn.broadcast_to(%v, %s) }",
+                                      kiln_allocator_system(), &module));
+  KILN_ASSERT_STATUS(kiln_compiler_build(kiln_allocator_system(), module, &options, &compiled),
+                     UNIMPLEMENTED, "has too many symbolic dims for the probe runs");
+  assert_null(compiled);
+  kiln_module_destroy(module);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_views_at_several_shapes),
+      cmocka_unit_test(test_bad_values),
+      cmocka_unit_test(test_graph_executor_refuses),
+      cmocka_unit_test(test_broadcast_to_at_several_shapes),
+      cmocka_unit_test(test_strided_slice_at_several_values),
+      cmocka_unit_test(test_refused),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
