@@ -669,7 +669,7 @@ static kiln_status_t emit_strided_load(kiln_llvm_t *ll, const kiln_tir_buffer_lo
   return KILN_OK;
 }
 
-/* A load whose lanes' offsets follow no ramp: llvm.masked.gather over a
+/* A load whose lanes' offsets follow no short ramp: llvm.masked.gather over a
  * vector of addresses with every lane on (AVX2 and AVX-512 gather
  * instructions; LLVM scalarizes it for targets without them) for elements
  * of 4 and 8 bytes, else a load and an insert per lane. The gather reads
