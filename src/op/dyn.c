@@ -504,6 +504,13 @@ static kiln_status_t dyn_data(const kiln_type_relation_t *relation,
   return kiln_op_input_tensor(relation, 0, out_data);
 }
 
+/* The data (input 0) and the length of the value list at input `index`. */
+static kiln_status_t dyn_data_length(const kiln_type_relation_t *relation, int index,
+                                     const kiln_tensor_type_t **out_data, int *out_length) {
+  KILN_RETURN_IF_ERROR(dyn_data(relation, out_data));
+  return dyn_value_length(relation, index, out_length);
+}
+
 static kiln_status_t dyn_check_rank(const kiln_type_relation_t *relation, int rank) {
   if (rank < 0 || rank > KILN_MAX_RANK) {
     return KILN_STATUS(INVALID_ARGUMENT, "%s: the output would have rank %d", relation->op->name,
@@ -517,8 +524,7 @@ static kiln_status_t dyn_reshape_infer(const kiln_type_relation_t *relation,
                                        const kiln_type_t **out_type) {
   const kiln_tensor_type_t *data = NULL;
   int length = 0;
-  KILN_RETURN_IF_ERROR(dyn_data(relation, &data));
-  KILN_RETURN_IF_ERROR(dyn_value_length(relation, 1, &length));
+  KILN_RETURN_IF_ERROR(dyn_data_length(relation, 1, &data, &length));
   KILN_RETURN_IF_ERROR(kiln_dyn_check_list(relation, 1, "shape", false));
   return kiln_dyn_symbolic_type(relation->arena, data->dtype, length, out_type);
 }
@@ -530,8 +536,7 @@ static kiln_status_t dyn_broadcast_to_infer(const kiln_type_relation_t *relation
                                             const kiln_type_t **out_type) {
   const kiln_tensor_type_t *data = NULL;
   int length = 0;
-  KILN_RETURN_IF_ERROR(dyn_data(relation, &data));
-  KILN_RETURN_IF_ERROR(dyn_value_length(relation, 1, &length));
+  KILN_RETURN_IF_ERROR(dyn_data_length(relation, 1, &data, &length));
   KILN_RETURN_IF_ERROR(kiln_dyn_check_list(relation, 1, "shape", false));
   int rank = length > data->ndim ? length : data->ndim;
   const kiln_type_t *type = NULL;
@@ -554,8 +559,7 @@ static kiln_status_t dyn_max_rank_infer(const kiln_type_relation_t *relation,
                                         const kiln_type_t **out_type) {
   const kiln_tensor_type_t *data = NULL;
   int length = 0;
-  KILN_RETURN_IF_ERROR(dyn_data(relation, &data));
-  KILN_RETURN_IF_ERROR(dyn_value_length(relation, 1, &length));
+  KILN_RETURN_IF_ERROR(dyn_data_length(relation, 1, &data, &length));
   int rank = length > data->ndim ? length : data->ndim;
   return kiln_dyn_symbolic_type(relation->arena, data->dtype, rank, out_type);
 }
@@ -594,8 +598,7 @@ static kiln_status_t dyn_squeeze_infer(const kiln_type_relation_t *relation,
                                        const kiln_type_t **out_type) {
   const kiln_tensor_type_t *data = NULL;
   int length = 0;
-  KILN_RETURN_IF_ERROR(dyn_data(relation, &data));
-  KILN_RETURN_IF_ERROR(dyn_value_length(relation, 1, &length));
+  KILN_RETURN_IF_ERROR(dyn_data_length(relation, 1, &data, &length));
   KILN_RETURN_IF_ERROR(kiln_dyn_check_list(relation, 1, "axes", false));
   if (length == 0) {
     return KILN_STATUS(UNIMPLEMENTED,
@@ -611,8 +614,7 @@ static kiln_status_t dyn_unsqueeze_infer(const kiln_type_relation_t *relation,
                                          const kiln_type_t **out_type) {
   const kiln_tensor_type_t *data = NULL;
   int length = 0;
-  KILN_RETURN_IF_ERROR(dyn_data(relation, &data));
-  KILN_RETURN_IF_ERROR(dyn_value_length(relation, 1, &length));
+  KILN_RETURN_IF_ERROR(dyn_data_length(relation, 1, &data, &length));
   KILN_RETURN_IF_ERROR(kiln_dyn_check_list(relation, 1, "axes", false));
   KILN_RETURN_IF_ERROR(dyn_check_rank(relation, data->ndim + length));
   return kiln_dyn_symbolic_type(relation->arena, data->dtype, data->ndim + length, out_type);
@@ -623,8 +625,7 @@ static kiln_status_t dyn_sum_infer(const kiln_type_relation_t *relation,
                                    const kiln_type_t **out_type) {
   const kiln_tensor_type_t *data = NULL;
   int length = 0;
-  KILN_RETURN_IF_ERROR(dyn_data(relation, &data));
-  KILN_RETURN_IF_ERROR(dyn_value_length(relation, 1, &length));
+  KILN_RETURN_IF_ERROR(dyn_data_length(relation, 1, &data, &length));
   bool keepdims = ((const kiln_dyn_reduce_attrs_t *)relation->attrs)->keepdims;
   int rank = keepdims ? data->ndim : (length == 0 ? 0 : data->ndim - length);
   KILN_RETURN_IF_ERROR(dyn_check_rank(relation, rank));
@@ -636,8 +637,7 @@ static kiln_status_t dyn_cumsum_infer(const kiln_type_relation_t *relation,
                                       const kiln_type_t **out_type) {
   const kiln_tensor_type_t *data = NULL;
   int length = 0;
-  KILN_RETURN_IF_ERROR(dyn_data(relation, &data));
-  KILN_RETURN_IF_ERROR(dyn_value_length(relation, 1, &length));
+  KILN_RETURN_IF_ERROR(dyn_data_length(relation, 1, &data, &length));
   if (length != 1 || data->ndim == 0) {
     return KILN_STATUS(INVALID_ARGUMENT, "%s: axis must be one value, of a tensor of rank >= 1",
                        relation->op->name);
@@ -651,8 +651,7 @@ static kiln_status_t dyn_topk_infer(const kiln_type_relation_t *relation,
                                     const kiln_type_t **out_type) {
   const kiln_tensor_type_t *data = NULL;
   int length = 0;
-  KILN_RETURN_IF_ERROR(dyn_data(relation, &data));
-  KILN_RETURN_IF_ERROR(dyn_value_length(relation, 1, &length));
+  KILN_RETURN_IF_ERROR(dyn_data_length(relation, 1, &data, &length));
   const kiln_type_t *fields[2];
   KILN_RETURN_IF_ERROR(
       kiln_dyn_symbolic_type(relation->arena, data->dtype, data->ndim, &fields[0]));

@@ -242,30 +242,31 @@ static const kiln_tir_prim_func_t *strided_func(fixture_t *f) {
   return kiln_tir_b_func(b, "strided", 2, params, loop);
 }
 
-/* Loads of a ramp with step 2 and 3 are one load of the lanes' span and a
- * shuffle (no per-lane insertelement), through the object and the JIT. */
-static void test_strided_loads(void **state) {
-  (void)state;
+/* Builds `make`'s function `name` (B[ramp(8 * i, 1, 8)] = ... over A of 70
+ * and B of 24) for the object and the JIT, checks that its LLVM IR holds
+ * each of `present` and no per-lane insertelement, runs it on A = 0, 1, ...
+ * and checks B[8 * i + l] against `expected(i, l)`. */
+static void check_vector_loads(const kiln_tir_prim_func_t *(*make)(fixture_t *), const char *name,
+                               int num_present, const char *const *present,
+                               float (*expected)(int i, int l)) {
   const char *const targets[] = {"llvm", "llvm -jit"};
   for (int t = 0; t < 2; ++t) {
     fixture_t f;
     fixture_init(&f);
-    const kiln_tir_prim_func_t *func = strided_func(&f);
+    const kiln_tir_prim_func_t *func = make(&f);
     kiln_runtime_module_t *module = NULL;
     KILN_ASSERT_OK(kiln_codegen_build(kiln_allocator_system(), targets[t], &func, 1, &module));
     const char *ll = kiln_runtime_module_source(module, "ll");
-    if (ll) {
-      assert_contains(ll, "load <15 x float>");
-      assert_contains(ll, "load <22 x float>");
-      assert_contains(ll, "shufflevector <22 x float>");
-      assert_null(strstr(ll, "insertelement <8 x float>"));
+    for (int p = 0; ll && p < num_present; ++p) {
+      assert_contains(ll, present[p]);
     }
+    assert_null(ll ? strstr(ll, "insertelement <8 x float>") : NULL);
     kiln_tensor_t *args[] = {vector_tensor(70, 0), vector_tensor(24, 1000)};
-    KILN_ASSERT_OK(kiln_runtime_module_call(module, "strided", 2, args));
+    KILN_ASSERT_OK(kiln_runtime_module_call(module, name, 2, args));
     const float *out = kiln_tensor_data(args[1]);
     for (int i = 0; i < 3; ++i) {
       for (int l = 0; l < 8; ++l) {
-        assert_float_equal(out[8 * i + l], (float)(16 * i + 1 + 2 * l + 24 * i + 3 * l), 0.0);
+        assert_float_equal(out[8 * i + l], expected(i, l), 0.0);
       }
     }
     kiln_tensor_release(args[0]);
@@ -273,6 +274,19 @@ static void test_strided_loads(void **state) {
     kiln_runtime_module_release(module);
     fixture_done(&f);
   }
+}
+
+static float strided_expected(int i, int l) {
+  return (float)(16 * i + 1 + 2 * l + 24 * i + 3 * l);
+}
+
+/* Loads of a ramp with step 2 and 3 are one load of the lanes' span and a
+ * shuffle (no per-lane insertelement), through the object and the JIT. */
+static void test_strided_loads(void **state) {
+  (void)state;
+  const char *const present[] = {"load <15 x float>", "load <22 x float>",
+                                 "shufflevector <22 x float>"};
+  check_vector_loads(strided_func, "strided", 3, present, strided_expected);
 }
 
 /* B[ramp(8 * i, 1, 8)] = A[ramp(i, 9, 8)] for i < 3, over A of 70: a step
@@ -294,35 +308,16 @@ static const kiln_tir_prim_func_t *gather_func(fixture_t *f) {
   return kiln_tir_b_func(b, "gather", 2, params, loop);
 }
 
+static float gather_expected(int i, int l) {
+  return (float)(i + 9 * l);
+}
+
 /* A load whose lanes follow no short ramp is llvm.masked.gather (no
  * per-lane insertelement), through the object and the JIT. */
 static void test_gather_loads(void **state) {
   (void)state;
-  const char *const targets[] = {"llvm", "llvm -jit"};
-  for (int t = 0; t < 2; ++t) {
-    fixture_t f;
-    fixture_init(&f);
-    const kiln_tir_prim_func_t *func = gather_func(&f);
-    kiln_runtime_module_t *module = NULL;
-    KILN_ASSERT_OK(kiln_codegen_build(kiln_allocator_system(), targets[t], &func, 1, &module));
-    const char *ll = kiln_runtime_module_source(module, "ll");
-    if (ll) {
-      assert_contains(ll, "@llvm.masked.gather.v8f32");
-      assert_null(strstr(ll, "insertelement <8 x float>"));
-    }
-    kiln_tensor_t *args[] = {vector_tensor(70, 0), vector_tensor(24, 1000)};
-    KILN_ASSERT_OK(kiln_runtime_module_call(module, "gather", 2, args));
-    const float *out = kiln_tensor_data(args[1]);
-    for (int i = 0; i < 3; ++i) {
-      for (int l = 0; l < 8; ++l) {
-        assert_float_equal(out[8 * i + l], (float)(i + 9 * l), 0.0);
-      }
-    }
-    kiln_tensor_release(args[0]);
-    kiln_tensor_release(args[1]);
-    kiln_runtime_module_release(module);
-    fixture_done(&f);
-  }
+  const char *const present[] = {"@llvm.masked.gather.v8f32"};
+  check_vector_loads(gather_func, "gather", 1, present, gather_expected);
 }
 
 static void test_argument_checks(void **state) {

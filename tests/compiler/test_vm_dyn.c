@@ -24,6 +24,7 @@
 #include "ir/text.h"
 #include "kiln/compiler.h"
 #include "kiln_compute_test.h"
+#include "kiln_ir_test.h"
 #include "kiln_test.h"
 
 /* %1 = exp of a reshape of x; %3 drops the dim %2 added back. */
@@ -37,19 +38,11 @@ static const char views[] = "def @main(%x: Tensor[(2, 3, 4), float32], %s: Tenso
                             "}\n";
 
 static kiln_module_t *parse(void) {
-  kiln_module_t *module = NULL;
-  KILN_ASSERT_OK(kiln_ir_parse_module("views", views, kiln_allocator_system(), &module));
-  return module;
+  return irt_parse("views", views);
 }
 
 static kiln_compiled_t *compile(void) {
-  kiln_module_t *module = parse();
-  kiln_compiler_options_t options = kiln_compiler_options_default();
-  kiln_compiled_t *compiled = NULL;
-  KILN_ASSERT_OK(kiln_compiler_build(kiln_allocator_system(), module, &options, &compiled));
-  kiln_module_destroy(module);
-  assert_int_equal(kiln_compiled_executor(compiled), KILN_EXECUTOR_VM);
-  return compiled;
+  return irt_compile_vm("views", views);
 }
 
 static kiln_tensor_t *ints(int count, const int64_t *values) {

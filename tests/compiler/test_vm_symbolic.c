@@ -19,6 +19,7 @@
 #include "ir/text.h"
 #include "kiln/compiler.h"
 #include "kiln_compute_test.h"
+#include "kiln_ir_test.h"
 #include "kiln_test.h"
 
 static const char block[] =
@@ -50,19 +51,11 @@ static const char block[] =
     "}\n";
 
 static kiln_module_t *parse(void) {
-  kiln_module_t *module = NULL;
-  KILN_ASSERT_OK(kiln_ir_parse_module("block", block, kiln_allocator_system(), &module));
-  return module;
+  return irt_parse("block", block);
 }
 
 static kiln_compiled_t *compile(void) {
-  kiln_module_t *module = parse();
-  kiln_compiler_options_t options = kiln_compiler_options_default();
-  kiln_compiled_t *compiled = NULL;
-  KILN_ASSERT_OK(kiln_compiler_build(kiln_allocator_system(), module, &options, &compiled));
-  kiln_module_destroy(module);
-  assert_int_equal(kiln_compiled_executor(compiled), KILN_EXECUTOR_VM);
-  return compiled;
+  return irt_compile_vm("block", block);
 }
 
 static void make_inputs(int64_t b, int64_t n, kiln_tensor_t **in) {

@@ -6,6 +6,8 @@
 
 #include <string.h>
 
+#include "compiler/build.h"
+#include "ir/text.h"
 #include "op/op.h"
 
 kiln_module_t *irt_module(void) {
@@ -67,4 +69,20 @@ kiln_function_t *irt_add_function(kiln_module_t *module, const char *name, int n
   kiln_function_t *function = irt_function(module, num_params, params, body);
   KILN_ASSERT_OK(kiln_module_add_function(module, name, function));
   return function;
+}
+
+kiln_module_t *irt_parse(const char *name, const char *text) {
+  kiln_module_t *module = NULL;
+  KILN_ASSERT_OK(kiln_ir_parse_module(name, text, kiln_allocator_system(), &module));
+  return module;
+}
+
+kiln_compiled_t *irt_compile_vm(const char *name, const char *text) {
+  kiln_module_t *module = irt_parse(name, text);
+  kiln_compiler_options_t options = kiln_compiler_options_default();
+  kiln_compiled_t *compiled = NULL;
+  KILN_ASSERT_OK(kiln_compiler_build(kiln_allocator_system(), module, &options, &compiled));
+  kiln_module_destroy(module);
+  assert_int_equal(kiln_compiled_executor(compiled), KILN_EXECUTOR_VM);
+  return compiled;
 }

@@ -11,6 +11,7 @@
 #define KILN_TESTS_SUPPORT_KILN_IR_TEST_H_
 
 #include "ir/expr.h"
+#include "kiln/compiler.h"
 #include "kiln_test.h"
 
 #ifndef SHAPE
@@ -39,5 +40,11 @@ kiln_function_t *irt_function(kiln_module_t *module, int num_params, kiln_var_t 
 /* irt_function, then adds it to the module under `name`. */
 kiln_function_t *irt_add_function(kiln_module_t *module, const char *name, int num_params,
                                   kiln_var_t *const *params, kiln_expr_t *body);
+
+/* `text` in the text format, parsed as a module named `name`. */
+kiln_module_t *irt_parse(const char *name, const char *text);
+/* `text` parsed and compiled with the default options, for the VM (the
+ * test fails when the compiler chose the graph executor). */
+kiln_compiled_t *irt_compile_vm(const char *name, const char *text);
 
 #endif /* KILN_TESTS_SUPPORT_KILN_IR_TEST_H_ */
