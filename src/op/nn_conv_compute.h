@@ -61,6 +61,13 @@
 #define KILN_SCHEDULE_NCHWC_WIDE_MIN_OW       24
 /* The input channels of a row block's reduction unrolled per step. */
 #define KILN_SCHEDULE_NCHWC_UNROLL_IC 4
+/* The most output-channel tiles (n x oc_chunks / tile_oc) whose row blocks
+ * each copy the padded rows they read (pad_rows): each copies one block of
+ * input rows per input chunk, so more tiles copy the same rows more often.
+ * The copied rows of one input chunk must fit
+ * KILN_SCHEDULE_NCHWC_PAD_ROWS_BYTES (a stack buffer). */
+#define KILN_SCHEDULE_NCHWC_PAD_ROWS_TILES 2
+#define KILN_SCHEDULE_NCHWC_PAD_ROWS_BYTES (32 * 1024)
 /* The tuning spaces' bounds (op/schedule_config.h): accumulator vectors of
  * a register tile at most (of 32 vector registers, the rest hold weights
  * and broadcasts), and a row block's accumulator bytes at most (beyond the
@@ -77,6 +84,10 @@ typedef struct kiln_schedule_conv_config_t {
                         are fetched while this one computes (0: none) */
   int64_t unroll_ic; /* (row block) input channels of the block unrolled per
                         step of the reduction (0 or 1: none; divides the block) */
+  int64_t pad_rows;  /* (row block, padded conv) 1: the padded input rows a
+                        block reads are copied per input chunk into a stack
+                        buffer inside the block; 0: the padded input is made
+                        whole first, in a parallel loop of its own */
 } kiln_schedule_conv_config_t;
 
 /* The shape facts of a conv2d_NCHWc the default knobs depend on. */
@@ -86,6 +97,9 @@ typedef struct kiln_schedule_conv_shape_t {
   int64_t ic_chunks;        /* the reduction's input-channel chunks (per group) */
   int64_t ic_block;         /* the reduction's input-channel block */
   int64_t stride_w;         /* the horizontal stride */
+  int64_t stride_h;         /* the vertical stride */
+  int64_t kh;               /* the kernel's height */
+  int64_t padded_w;         /* the input's width with its pads (0: no padding) */
 } kiln_schedule_conv_shape_t;
 
 /* The knobs of the GEMM schedule (schedule_x86_dense.c). */

@@ -29,13 +29,14 @@ typedef struct template_desc_t {
 static const template_desc_t templates[KILN_SCHEDULE_TEMPLATE_COUNT_] = {
     [KILN_SCHEDULE_TEMPLATE_NONE] = {"none", 0, {0}, {0}},
     [KILN_SCHEDULE_TEMPLATE_CONV2D_NCHWC] = {"conv2d_nchwc",
-                                             5,
+                                             6,
                                              {"tile_ow", "tile_oc", "block_oh", "prefetch",
-                                              "unroll_ic"},
+                                              "unroll_ic", "pad_rows"},
                                              {CONV_AT(tile_ow), CONV_AT(tile_oc), CONV_AT(block_oh),
-                                              CONV_AT(prefetch), CONV_AT(unroll_ic)},
-                                             {1, 1, 0, 0, 0},
-                                             {64, 16, 1024, 16, 64}},
+                                              CONV_AT(prefetch), CONV_AT(unroll_ic),
+                                              CONV_AT(pad_rows)},
+                                             {1, 1, 0, 0, 0, 0},
+                                             {64, 16, 1024, 16, 64, 1}},
     [KILN_SCHEDULE_TEMPLATE_GEMM] = {"gemm",
                                      3,
                                      {"tile_rows", "tile_cols", "columns_outer"},
@@ -210,7 +211,7 @@ static bool conv_valid(const kiln_schedule_space_t *space, const kiln_schedule_c
     return false;
   }
   if (c->block_oh == 0) {
-    return c->prefetch == 0 && c->unroll_ic <= 1;
+    return c->prefetch == 0 && c->unroll_ic <= 1 && c->pad_rows == 0;
   }
   return c->block_oh * c->tile_oc * space->block_row_bytes <= space->max_block_bytes;
 }

@@ -23,7 +23,7 @@
  * lowers to a correct kernel (tails are guarded), only its speed differs.
  *
  * The text form, used in records and keys, is
- * "conv2d_nchwc tile_ow=6 tile_oc=4 block_oh=2 prefetch=2 unroll_ic=4":
+ * "conv2d_nchwc tile_ow=6 tile_oc=4 block_oh=2 prefetch=2 unroll_ic=4 pad_rows=0":
  * the template's name, then every knob in the template's order.
  */
 #ifndef KILN_OP_SCHEDULE_CONFIG_H_
@@ -35,7 +35,7 @@
 #include "base/strbuf.h"
 #include "kiln/status.h"
 
-#define KILN_SCHEDULE_MAX_KNOBS   5
+#define KILN_SCHEDULE_MAX_KNOBS   6
 #define KILN_SCHEDULE_MAX_CHOICES 24
 
 typedef enum kiln_schedule_template_e {

@@ -5,7 +5,9 @@
  *
  * conv2d_NCHWc, output (n, oc_chunk, oh, ow, oc_block):
  * - the padded data, when there is padding, is materialized in parallel
- *   over its fused (n, ic_chunk, ih) loops, as TVM does;
+ *   over its fused (n, ic_chunk, ih) loops, as TVM does, or (pad_rows)
+ *   copied by each row block, one input chunk's rows at a time, into a
+ *   stack buffer at the block's ic_chunk loop;
  * - the output is cached in a local buffer (cache_write); the knobs
  *   (kiln_schedule_conv_config_t) split the output's oc_chunk by tile_oc,
  *   oh by block_oh and ow by tile_ow; (n, oc_outer, oh_outer) are fused
@@ -111,15 +113,21 @@ static bool feeds(const kiln_te_stage_t *stage, const kiln_te_tensor_t *anchor) 
 }
 
 /* With `pad`, the stage computing the anchor's (padded NCHWc) input is
- * materialized in parallel over (n, ic_chunk, ih); every other stage but
- * the anchor, `final` and reductions (the epilogue between the anchor and
- * `final` when they differ) is inlined. */
+ * materialized in parallel over (n, ic_chunk, ih), or, given
+ * `out_pad_rows`, left to the caller there (to compute at its row blocks);
+ * every other stage but the anchor, `final` and reductions (the epilogue
+ * between the anchor and `final` when they differ) is inlined. */
 static kiln_status_t schedule_pad_and_epilogue(kiln_te_schedule_t *s,
                                                const kiln_te_tensor_t *anchor,
-                                               const kiln_te_tensor_t *final, bool pad) {
+                                               const kiln_te_tensor_t *final, bool pad,
+                                               kiln_te_stage_t **out_pad_rows) {
   for (int i = 0; i < s->num_stages; ++i) {
     kiln_te_stage_t *st = s->stages[i];
     if (st->output == anchor || st->output == final || st->op->reducer != KILN_TE_REDUCE_NONE) {
+      continue;
+    }
+    if (pad && out_pad_rows && feeds(st, anchor)) {
+      *out_pad_rows = st;
       continue;
     }
     if (!pad || !feeds(st, anchor)) {
@@ -192,14 +200,27 @@ static kiln_status_t schedule_nchwc_tile(kiln_te_schedule_t *s, kiln_te_stage_t 
   return kiln_te_vectorize(local, axis(cc, 4));
 }
 
+/* The padded rows one input chunk of a row block reads, copied into a
+ * stack buffer at the block's ic_chunk loop (pad_rows): the copy runs
+ * inside the block's task, just before the rows are read, instead of as a
+ * parallel pass of its own over the whole padded input. */
+static kiln_status_t schedule_pad_rows(kiln_te_stage_t *pad, const kiln_te_stage_t *local,
+                                       const kiln_te_iter_var_t *ic_chunk) {
+  pad->scope = KILN_TIR_SCOPE_LOCAL;
+  KILN_RETURN_IF_ERROR(kiln_te_compute_at(pad, local, ic_chunk));
+  return kiln_te_vectorize(pad, axis(pad->output, 4));
+}
+
 /* The row block: the local stage at the output's fused (n, oc_outer,
  * oh_outer) loop, covering block_oh rows of the whole width; the input
  * channels' chunks outermost, so one chunk's weights serve every row of the
  * block from the L1 cache, and within each row the register tiles of
- * tile_ow columns reduce kh, kw and the ic block as above. */
+ * tile_ow columns reduce kh, kw and the ic block as above. `pad`, when
+ * given, is the padded data's stage (pad_rows). */
 static kiln_status_t schedule_nchwc_rows(kiln_te_schedule_t *s, kiln_te_stage_t *local,
                                          int64_t ic_block,
-                                         const kiln_schedule_conv_config_t *config) {
+                                         const kiln_schedule_conv_config_t *config,
+                                         kiln_te_stage_t *pad) {
   int64_t tile_ow = config->tile_ow;
   const kiln_te_tensor_t *cc = local->output;
   const kiln_te_iter_var_t *ic_chunk = NULL, *ic_inner = NULL, *ow_chunk = NULL, *ow_block = NULL;
@@ -209,6 +230,9 @@ static kiln_status_t schedule_nchwc_rows(kiln_te_schedule_t *s, kiln_te_stage_t 
   const kiln_te_iter_var_t *order[] = {axis(cc, 0), ic_chunk, axis(cc, 2), ow_chunk, reduce[1],
                                        reduce[2],   ic_inner, axis(cc, 1), ow_block, axis(cc, 4)};
   KILN_RETURN_IF_ERROR(kiln_te_reorder(local, 10, order));
+  if (pad) {
+    KILN_RETURN_IF_ERROR(schedule_pad_rows(pad, local, ic_chunk));
+  }
   if (config->unroll_ic > 1) {
     const kiln_te_iter_var_t *ic_step = NULL, *ic_unrolled = NULL;
     KILN_RETURN_IF_ERROR(
@@ -239,7 +263,7 @@ static int64_t tile_ow(int64_t ow) {
 static kiln_status_t schedule_depthwise(kiln_te_schedule_t *s, const kiln_te_tensor_t *anchor,
                                         const kiln_te_tensor_t *out) {
   kiln_te_stage_t *stage = NULL, *local = NULL;
-  KILN_RETURN_IF_ERROR(schedule_pad_and_epilogue(s, anchor, out, false));
+  KILN_RETURN_IF_ERROR(schedule_pad_and_epilogue(s, anchor, out, false, NULL));
   KILN_RETURN_IF_ERROR(accumulator_stage(s, anchor, out, &stage, &local));
   const kiln_te_iter_var_t *fused = NULL;
   const kiln_te_iter_var_t *outer[3] = {axis(out, 0), axis(out, 1), axis(out, 2)};
@@ -382,8 +406,20 @@ static bool wide_tile(const kiln_schedule_target_t *target, const kiln_schedule_
          row_bytes(c, chunks) <= KILN_SCHEDULE_NCHWC_BLOCK_BYTES;
 }
 
-/* The row block's knobs: the wide tile where it fits, rows, prefetch, and
- * the unrolled share of the input-channel block. */
+/* Whether a row block copies the padded rows it reads (pad_rows): a padded
+ * stride-1 conv with at most KILN_SCHEDULE_NCHWC_PAD_ROWS_TILES output
+ * tiles per row block, whose rows of one input chunk fit
+ * KILN_SCHEDULE_NCHWC_PAD_ROWS_BYTES. */
+static bool pad_rows(const kiln_schedule_conv_shape_t *c, const kiln_schedule_conv_config_t *k) {
+  int64_t rows = (k->block_oh - 1) * c->stride_h + c->kh;
+  int64_t bytes = rows * c->padded_w * c->ic_block * (int64_t)sizeof(float);
+  return c->padded_w > 0 && c->stride_h == 1 && c->stride_w == 1 && c->ic_block > 0 &&
+         c->oc_chunks / k->tile_oc <= KILN_SCHEDULE_NCHWC_PAD_ROWS_TILES &&
+         bytes <= KILN_SCHEDULE_NCHWC_PAD_ROWS_BYTES;
+}
+
+/* The row block's knobs: the wide tile where it fits, rows, prefetch, the
+ * unrolled share of the input-channel block, and the padded rows' copy. */
 static void row_block_config(const kiln_schedule_target_t *target,
                              const kiln_schedule_conv_shape_t *c,
                              kiln_schedule_conv_config_t *config) {
@@ -396,6 +432,7 @@ static void row_block_config(const kiln_schedule_target_t *target,
   if (c->ic_block > 0 && c->ic_block % KILN_SCHEDULE_NCHWC_UNROLL_IC == 0) {
     config->unroll_ic = KILN_SCHEDULE_NCHWC_UNROLL_IC;
   }
+  config->pad_rows = pad_rows(c, config);
 }
 
 /* Whether tiles of `columns` use at least 70% of their columns over a row
@@ -485,6 +522,10 @@ void kiln_schedule_conv_x86_space(const kiln_schedule_target_t *target,
     }
   }
   kiln_schedule_space_add(s, 4, default_config->unroll_ic);
+  kiln_schedule_space_add(s, 5, 0);
+  if (c->padded_w > 0 && c->ic_chunks > 1) {
+    kiln_schedule_space_add(s, 5, 1);
+  }
 }
 
 /* The knobs: the default rule's, or the target's configuration of this
@@ -507,6 +548,7 @@ static kiln_status_t conv_config(const kiln_schedule_target_t *target,
 /* The shape facts the default knobs depend on. */
 static kiln_schedule_conv_shape_t conv_shape(const kiln_nn_conv2d_attrs_t *a,
                                              const kiln_te_tensor_t *out, int64_t ic_block,
+                                             const kiln_te_tensor_t *data,
                                              const kiln_te_tensor_t *kernel) {
   kiln_schedule_conv_shape_t c = {.n = out->shape[0],
                                   .oc_chunks = out->shape[1],
@@ -518,6 +560,12 @@ static kiln_schedule_conv_shape_t conv_shape(const kiln_nn_conv2d_attrs_t *a,
   c.ic_chunks = kernel->shape[1] * kernel->shape[4] / ic_block;
   c.ic_block = ic_block;
   c.stride_w = a->strides.count > 1 ? a->strides.values[1] : 1;
+  c.stride_h = a->strides.count > 0 ? a->strides.values[0] : 1;
+  c.kh = kernel->shape[2];
+  const int64_t *pad = a->padding.values;
+  if (a->padding.count == 4 && (pad[0] || pad[1] || pad[2] || pad[3])) {
+    c.padded_w = data->shape[3] + pad[1] + pad[3];
+  }
   return c;
 }
 
@@ -525,8 +573,10 @@ kiln_status_t kiln_schedule_conv2d_nchwc_x86_apply(const kiln_schedule_conv_conf
                                                    int64_t ic_block, const kiln_te_tensor_t *anchor,
                                                    const kiln_te_tensor_t *out,
                                                    kiln_te_schedule_t *schedule) {
-  KILN_RETURN_IF_ERROR(schedule_pad_and_epilogue(schedule, anchor, out, true));
-  kiln_te_stage_t *stage = NULL, *local = NULL;
+  kiln_te_stage_t *stage = NULL, *local = NULL, *pad = NULL;
+  bool pad_rows = config->block_oh > 0 && config->pad_rows;
+  KILN_RETURN_IF_ERROR(
+      schedule_pad_and_epilogue(schedule, anchor, out, true, pad_rows ? &pad : NULL));
   KILN_RETURN_IF_ERROR(accumulator_stage(schedule, anchor, out, &stage, &local));
   const kiln_te_iter_var_t *oc_outer = NULL, *oc_inner = NULL, *oh_outer = NULL, *oh_inner = NULL;
   const kiln_te_iter_var_t *ow_chunk = NULL, *ow_block = NULL, *fused = NULL;
@@ -544,7 +594,7 @@ kiln_status_t kiln_schedule_conv2d_nchwc_x86_apply(const kiln_schedule_conv_conf
   KILN_RETURN_IF_ERROR(kiln_te_vectorize(stage, axis(out, 4)));
   if (config->block_oh > 0) {
     KILN_RETURN_IF_ERROR(kiln_te_compute_at(local, stage, fused));
-    return schedule_nchwc_rows(schedule, local, ic_block, config);
+    return schedule_nchwc_rows(schedule, local, ic_block, config, pad);
   }
   KILN_RETURN_IF_ERROR(kiln_te_compute_at(local, stage, ow_chunk));
   return schedule_nchwc_tile(schedule, local, ic_block);
@@ -564,7 +614,8 @@ kiln_status_t kiln_schedule_conv2d_nchwc_x86(const kiln_schedule_target_t *targe
   if (kind == 2) {
     return schedule_depthwise(schedule, anchor, out);
   }
-  kiln_schedule_conv_shape_t shape = conv_shape(args->attrs, anchor, ic_block, args->inputs[1]);
+  kiln_schedule_conv_shape_t shape =
+      conv_shape(args->attrs, anchor, ic_block, args->inputs[0], args->inputs[1]);
   kiln_schedule_conv_config_t config;
   KILN_RETURN_IF_ERROR(conv_config(target, &shape, &config));
   return kiln_schedule_conv2d_nchwc_x86_apply(&config, ic_block, anchor, out, schedule);
@@ -592,7 +643,7 @@ const kiln_te_tensor_t *kiln_schedule_x86_fused_output(const kiln_te_schedule_t 
 kiln_status_t kiln_schedule_x86_inline_epilogue(kiln_te_schedule_t *s,
                                                 const kiln_te_tensor_t *anchor,
                                                 const kiln_te_tensor_t *final) {
-  return schedule_pad_and_epilogue(s, anchor, final, false);
+  return schedule_pad_and_epilogue(s, anchor, final, false, NULL);
 }
 
 kiln_status_t kiln_schedule_x86_accumulator(kiln_te_schedule_t *s, const kiln_te_tensor_t *anchor,

@@ -454,6 +454,58 @@ static int mentions_inner(const nest_t *n, int from, const kiln_tir_expr_t *expr
   return kiln_tir_expr_uses_vars(expr, n->stage->num_leaves - from, n->loop_vars + from);
 }
 
+static int64_t floordiv_i64(int64_t a, int64_t c) {
+  return a / c - (a % c != 0 && a < 0);
+}
+
+/* Adds coeff * [lo, hi] to the interval [*out_lo, *out_hi]. */
+static void add_scaled_interval(int64_t coeff, int64_t lo, int64_t hi, int64_t *out_lo,
+                                int64_t *out_hi) {
+  int64_t a = coeff * lo, b = coeff * hi;
+  *out_lo += a < b ? a : b;
+  *out_hi += a < b ? b : a;
+}
+
+static int split_index(const nest_t *n, int from, const kiln_tir_expr_t *e,
+                       kiln_tir_linear_t *out_symbolic, int64_t *out_lo, int64_t *out_hi);
+
+/* A term coeff * floordiv(x, c) or coeff * floormod(x, c) (c > 0 constant)
+ * whose x splits into outer terms that c divides plus an inner interval
+ * [lo, hi]: floordiv adds coeff * (the outer terms / c) and coeff *
+ * [lo // c, hi // c]; floormod adds coeff * [lo % c, hi % c] when lo and hi
+ * share a quotient, else coeff * [0, c - 1] (the NCHWc data chunk
+ * floordiv(ic_outer * 16 + ic_inner, 16) is the one chunk ic_outer). 0:
+ * another form. */
+static int split_div_term(const nest_t *n, int from, const kiln_tir_linear_term_t *term,
+                          kiln_tir_linear_t *symbolic, int64_t *out_lo, int64_t *out_hi) {
+  kiln_tir_expr_kind_t kind = term->atom->kind;
+  const kiln_tir_binary_t *bin = (const kiln_tir_binary_t *)term->atom;
+  int64_t c = 0, lo = 0, hi = 0;
+  kiln_tir_linear_t x;
+  if ((kind != KILN_TIR_EXPR_FLOOR_DIV && kind != KILN_TIR_EXPR_FLOOR_MOD) ||
+      !kiln_tir_expr_as_int(bin->b, &c) || c <= 0 || !split_index(n, from, bin->a, &x, &lo, &hi)) {
+    return 0;
+  }
+  for (int t = 0; t < x.count; ++t) {
+    if (x.terms[t].coeff % c != 0) {
+      return 0;
+    }
+  }
+  if (kind == KILN_TIR_EXPR_FLOOR_MOD) {
+    int64_t q = floordiv_i64(lo, c);
+    int one = q == floordiv_i64(hi, c);
+    add_scaled_interval(term->coeff, one ? lo - q * c : 0, one ? hi - q * c : c - 1, out_lo,
+                        out_hi);
+    return 1;
+  }
+  for (int t = 0; t < x.count; ++t) {
+    x.terms[t].coeff = x.terms[t].coeff / c * term->coeff;
+  }
+  x.constant = 0;
+  add_scaled_interval(term->coeff, floordiv_i64(lo, c), floordiv_i64(hi, c), out_lo, out_hi);
+  return kiln_tir_linear_add_scaled(symbolic, &x, 1);
+}
+
 /* Splits index `e` into a symbolic part (terms of the outer loops) and the
  * interval of the inner loops' part plus the constant. 0: not linear. */
 static int split_index(const nest_t *n, int from, const kiln_tir_expr_t *e,
@@ -470,14 +522,12 @@ static int split_index(const nest_t *n, int from, const kiln_tir_expr_t *e,
     int k = inner_leaf(n, from, lin.terms[t].atom);
     if (k >= 0) {
       int idx = index_of(n->stage, n->stage->leaf_iter_vars[k]);
-      int64_t a = lin.terms[t].coeff * n->ranges[idx].min;
-      int64_t b = lin.terms[t].coeff * (n->ranges[idx].min + n->ranges[idx].extent - 1);
-      *out_lo += a < b ? a : b;
-      *out_hi += a < b ? b : a;
-    } else if (mentions_inner(n, from, lin.terms[t].atom)) {
-      return 0;
-    } else {
+      add_scaled_interval(lin.terms[t].coeff, n->ranges[idx].min,
+                          n->ranges[idx].min + n->ranges[idx].extent - 1, out_lo, out_hi);
+    } else if (!mentions_inner(n, from, lin.terms[t].atom)) {
       out_symbolic->terms[out_symbolic->count++] = lin.terms[t];
+    } else if (!split_div_term(n, from, &lin.terms[t], out_symbolic, out_lo, out_hi)) {
+      return 0;
     }
   }
   return 1;

@@ -30,7 +30,8 @@ static const char *formatted(const kiln_schedule_config_t *config) {
 
 static void test_text_round_trip(void **state) {
   (void)state;
-  const char *conv = "conv2d_nchwc tile_ow=6 tile_oc=4 block_oh=2 prefetch=2 unroll_ic=4";
+  const char *conv =
+      "conv2d_nchwc tile_ow=6 tile_oc=4 block_oh=2 prefetch=2 unroll_ic=4 pad_rows=0";
   kiln_schedule_config_t c = parsed(conv);
   assert_int_equal(c.template_id, KILN_SCHEDULE_TEMPLATE_CONV2D_NCHWC);
   assert_string_equal(formatted(&c), conv);
@@ -64,8 +65,9 @@ static void test_struct_round_trip(void **state) {
   kiln_schedule_conv_config_t conv = {
       .tile_ow = 7, .tile_oc = 2, .block_oh = 14, .prefetch = 1, .unroll_ic = 8};
   kiln_schedule_config_t c = kiln_schedule_config_of(KILN_SCHEDULE_TEMPLATE_CONV2D_NCHWC, &conv);
-  assert_string_equal(formatted(&c),
-                      "conv2d_nchwc tile_ow=7 tile_oc=2 block_oh=14 prefetch=1 unroll_ic=8");
+  assert_string_equal(
+      formatted(&c),
+      "conv2d_nchwc tile_ow=7 tile_oc=2 block_oh=14 prefetch=1 unroll_ic=8 pad_rows=0");
   kiln_schedule_conv_config_t back = {0};
   kiln_schedule_config_to(&c, &back);
   assert_memory_equal(&back, &conv, sizeof(conv));
@@ -98,11 +100,11 @@ static void test_conv_space(void **state) {
   c.values[0] = 8; /* tile_ow 8 x tile_oc 4: 32 accumulators, more than the registers */
   c.values[1] = 4;
   assert_false(kiln_schedule_space_valid(&space, &c));
-  c = parsed("conv2d_nchwc tile_ow=8 tile_oc=2 block_oh=0 prefetch=2 unroll_ic=0");
+  c = parsed("conv2d_nchwc tile_ow=8 tile_oc=2 block_oh=0 prefetch=2 unroll_ic=0 pad_rows=0");
   assert_false(kiln_schedule_space_valid(&space, &c)); /* prefetch without a row block */
-  c = parsed("conv2d_nchwc tile_ow=8 tile_oc=2 block_oh=14 prefetch=2 unroll_ic=4");
+  c = parsed("conv2d_nchwc tile_ow=8 tile_oc=2 block_oh=14 prefetch=2 unroll_ic=4 pad_rows=0");
   assert_false(kiln_schedule_space_valid(&space, &c)); /* 14 rows x 2 x 3.5 KiB > 64 KiB */
-  c = parsed("conv2d_nchwc tile_ow=7 tile_oc=2 block_oh=4 prefetch=1 unroll_ic=2");
+  c = parsed("conv2d_nchwc tile_ow=7 tile_oc=2 block_oh=4 prefetch=1 unroll_ic=2 pad_rows=0");
   assert_true(kiln_schedule_space_valid(&space, &c));
   c = parsed("gemm tile_rows=8 tile_cols=32 columns_outer=1");
   assert_false(kiln_schedule_space_valid(&space, &c)); /* another template */
@@ -138,9 +140,9 @@ static void test_conv_configs_apply(void **state) {
   const kiln_type_t *types[] = {ttype(KILN_DTYPE_FLOAT32, 5, SHAPE(1, 2, 6, 10, 16)),
                                 ttype(KILN_DTYPE_FLOAT32, 6, SHAPE(2, 2, 3, 3, 16, 16))};
   const char *configs[] = {
-      "conv2d_nchwc tile_ow=5 tile_oc=2 block_oh=3 prefetch=1 unroll_ic=4",
-      "conv2d_nchwc tile_ow=3 tile_oc=1 block_oh=2 prefetch=0 unroll_ic=8",
-      "conv2d_nchwc tile_ow=4 tile_oc=2 block_oh=0 prefetch=0 unroll_ic=0",
+      "conv2d_nchwc tile_ow=5 tile_oc=2 block_oh=3 prefetch=1 unroll_ic=4 pad_rows=0",
+      "conv2d_nchwc tile_ow=3 tile_oc=1 block_oh=2 prefetch=0 unroll_ic=8 pad_rows=0",
+      "conv2d_nchwc tile_ow=4 tile_oc=2 block_oh=0 prefetch=0 unroll_ic=0 pad_rows=0",
   };
   const char *default_text = lowered_text(&kiln_op_conv2d_nchwc, nchwc_attrs(), 2, types, 512);
   check_compute_random(&kiln_op_conv2d_nchwc, nchwc_attrs(), 2, types, -1.0, 1.0);

@@ -54,7 +54,8 @@ static void test_nchwc_tail(void **state) {
 /* ow 9: one register tile of 9 columns (tile_ow), no tail. */
 static void test_nchwc_golden(void **state) {
   (void)state;
-  check_compute_pin("conv2d_nchwc tile_ow=9 tile_oc=1 block_oh=0 prefetch=0 unroll_ic=0");
+  check_compute_pin(
+      "conv2d_nchwc tile_ow=9 tile_oc=1 block_oh=0 prefetch=0 unroll_ic=0 pad_rows=0");
   const kiln_type_t *types[] = {ttype(KILN_DTYPE_FLOAT32, 5, SHAPE(1, 1, 2, 9, 4)),
                                 ttype(KILN_DTYPE_FLOAT32, 6, SHAPE(1, 1, 1, 2, 4, 4))};
   const char *text = lowered_text(
@@ -128,8 +129,16 @@ static void test_nchwc_default_config(void **state) {
   assert_int_equal(k.block_oh, 2); /* 2 rows x 56 x 4 x 64 bytes = 28 KiB */
   assert_int_equal(k.prefetch, KILN_SCHEDULE_NCHWC_PREFETCH);
   assert_int_equal(k.unroll_ic, 4);
-  c.stride_w = 2, c.oc_chunks = 8, c.oh = 28, c.ow = 28; /* strided: the 2 x 8 tile */
+  assert_int_equal(k.pad_rows, 0); /* no padding */
+  c.stride_h = 1, c.kh = 3, c.padded_w = 58;
   k = kiln_schedule_conv_x86_config(&avx512, &c);
+  assert_int_equal(k.pad_rows, 1); /* one output tile; 4 rows x 58 x 64 bytes = 14.5 KiB */
+  c.oc_chunks = 16, c.ow = 14, c.oh = 14, c.padded_w = 16; /* 8 output tiles of 2 chunks */
+  k = kiln_schedule_conv_x86_config(&avx512, &c);
+  assert_int_equal(k.tile_oc, 2);
+  assert_int_equal(k.pad_rows, 0);
+  c.stride_w = 2, c.stride_h = 2, c.oc_chunks = 8, c.oh = 28, c.ow = 28, c.padded_w = 0;
+  k = kiln_schedule_conv_x86_config(&avx512, &c); /* strided: the 2 x 8 tile */
   assert_int_equal(k.tile_oc, 2);
   assert_int_equal(k.tile_ow, 7);
   assert_int_equal(k.block_oh, 7); /* 7 rows x 28 x 2 x 64 bytes = 24.5 KiB, 16 tasks */
@@ -219,13 +228,39 @@ static void test_nchwc_row_blocks(void **state) {
   check_pair(op, same, 5, SHAPE(1, 2, 7, 5, 16), 6, SHAPE(3, 2, 3, 3, 16, 16));
   const kiln_type_t *types[] = {ttype(KILN_DTYPE_FLOAT32, 5, SHAPE(2, 2, 9, 12, 16)),
                                 ttype(KILN_DTYPE_FLOAT32, 6, SHAPE(4, 2, 3, 3, 16, 16))};
-  check_compute_pin("conv2d_nchwc tile_ow=6 tile_oc=2 block_oh=3 prefetch=2 unroll_ic=4");
+  check_compute_pin(
+      "conv2d_nchwc tile_ow=6 tile_oc=2 block_oh=3 prefetch=2 unroll_ic=4 pad_rows=0");
   const char *text = lowered_text(op, same, 2, types, 512);
   assert_non_null(strstr(text, "T.decl_buffer((1, 2, 3, 12, 16), \"float32\", scope=\"local\")"));
   assert_non_null(strstr(text, "T.parallel(12)"));
   assert_non_null(strstr(text, "for ic_outer in T.serial(2, annotations={\"prefetch\": \"2\"}):\n"
                                "                for k_c in T.serial(3):"));
   assert_non_null(strstr(text, "for l_c_inner in T.unroll(6):"));
+}
+
+/* pad_rows: each row block copies the padded rows of one input chunk it
+ * reads into a local buffer at its input-chunk loop (no whole padded
+ * tensor); against the reference with symmetric, asymmetric and strided
+ * padding, and a row block's copy pinned: 3 rows + 2 of the kernel, 12
+ * columns + 2 of padding, one chunk. */
+static void test_nchwc_pad_rows(void **state) {
+  (void)state;
+  const kiln_op_t *op = &kiln_op_conv2d_nchwc;
+  const void *same = nchwc_attrs("[1, 1, 1, 1]", "\"NCHW16c\"", "\"OIHW16i16o\"", "\"NCHW16c\"");
+  check_compute_pin(
+      "conv2d_nchwc tile_ow=6 tile_oc=2 block_oh=3 prefetch=2 unroll_ic=4 pad_rows=1");
+  check_pair(op, same, 5, SHAPE(2, 2, 9, 12, 16), 6, SHAPE(4, 2, 3, 3, 16, 16));
+  check_pair(op, nchwc_attrs("[0, 2, 1, 0]", "\"NCHW4c\"", "\"OIHW4i4o\"", "\"NCHW4c\""), 5,
+             SHAPE(1, 3, 7, 15, 4), 6, SHAPE(4, 3, 3, 3, 4, 4));
+  check_pair(op,
+             ATTRS(op, "strides", "[2, 2]", "padding", "[1, 1, 1, 1]", "data_layout", "\"NCHW16c\"",
+                   "kernel_layout", "\"OIHW16i16o\"", "out_layout", "\"NCHW16c\""),
+             5, SHAPE(1, 2, 19, 13, 16), 6, SHAPE(2, 2, 3, 3, 16, 16));
+  const kiln_type_t *types[] = {ttype(KILN_DTYPE_FLOAT32, 5, SHAPE(2, 2, 9, 12, 16)),
+                                ttype(KILN_DTYPE_FLOAT32, 6, SHAPE(4, 2, 3, 3, 16, 16))};
+  const char *text = lowered_text(op, same, 2, types, 512);
+  assert_non_null(strstr(text, "T.decl_buffer((1, 1, 5, 14, 16), \"float32\", scope=\"local\")"));
+  assert_null(strstr(text, "T.decl_buffer((2, 2, 11, 14, 16)"));
 }
 
 static const void *depthwise_attrs(const char *strides, const char *padding, const char *groups,
@@ -301,7 +336,8 @@ static void test_depthwise_golden(void **state) {
   (void)state;
   const kiln_type_t *types[] = {ttype(KILN_DTYPE_FLOAT32, 5, SHAPE(1, 1, 2, 9, 4)),
                                 ttype(KILN_DTYPE_FLOAT32, 6, SHAPE(1, 1, 1, 2, 1, 4))};
-  check_compute_pin("conv2d_nchwc tile_ow=8 tile_oc=1 block_oh=0 prefetch=0 unroll_ic=0");
+  check_compute_pin(
+      "conv2d_nchwc tile_ow=8 tile_oc=1 block_oh=0 prefetch=0 unroll_ic=0 pad_rows=0");
   const char *text = lowered_text(
       &kiln_op_conv2d_nchwc,
       depthwise_attrs("[1, 1]", "[0, 0, 0, 1]", "4", "\"NCHW4c\"", "\"OIHW1i4o\""), 2, types, 128);
@@ -457,6 +493,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_nchwc_default_config, setup, teardown),
       cmocka_unit_test_setup_teardown(test_nchwc_config_registers, setup, teardown),
       cmocka_unit_test_setup_teardown(test_nchwc_row_blocks, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_nchwc_pad_rows, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dense_blocks_divide, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dense_tail, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dense_golden, setup, teardown),
