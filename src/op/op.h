@@ -275,6 +275,34 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_op_infer_type(const kiln_op_t *op, const
 KILN_MUST_USE_RESULT kiln_status_t kiln_op_infer_type_symbolic(const kiln_type_relation_t *relation,
                                                                const kiln_type_t **out_type);
 
+/* ---- evaluating a call ---- */
+
+/* The most outputs kiln_op_evaluate makes (a split's fields), and the
+ * most inputs its callers pass. */
+#define KILN_OP_EVALUATE_MAX_TENSORS 64
+
+/* The outputs of one evaluation, which the caller releases
+ * (kiln_op_evaluation_release). */
+typedef struct kiln_op_evaluation_t {
+  int count;
+  kiln_tensor_t *outputs[KILN_OP_EVALUATE_MAX_TENSORS];
+} kiln_op_evaluation_t;
+
+/* Evaluates a call of `op` on `inputs` with its reference kernel, into new
+ * tensors of `type` from `allocator`: one for a tensor type, one per field
+ * of a tuple of tensor types. The one function the importer's folding,
+ * fold_constant and alter_op_layout evaluate constant calls with.
+ * UNIMPLEMENTED (the caller keeps the call) when the operator has no
+ * reference kernel, the type nests tuples or has more than
+ * KILN_OP_EVALUATE_MAX_TENSORS fields, or the kernel does not take these
+ * dtypes; any other error is the kernel's. On error no output remains. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_op_evaluate(kiln_allocator_t allocator, const kiln_op_t *op,
+                                                    const void *attrs, int num_inputs,
+                                                    kiln_tensor_t *const *inputs,
+                                                    const kiln_type_t *type,
+                                                    kiln_op_evaluation_t *out_evaluation);
+void kiln_op_evaluation_release(kiln_op_evaluation_t *evaluation);
+
 /* ---- helpers shared by rules ---- */
 
 /* The tensor type of input `index`, or INVALID_ARGUMENT naming the operator

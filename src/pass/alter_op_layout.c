@@ -157,21 +157,12 @@ static kiln_status_t fold_transform(alterer_t *a, kiln_constant_t *constant,
   KILN_RETURN_IF_ERROR(kiln_tensor_type_of(a->arena, constant->value, &in_type));
   KILN_RETURN_IF_ERROR(
       kiln_op_infer_type(&kiln_op_layout_transform, attrs, 1, &in_type, a->arena, &out_type));
-  const kiln_tensor_type_t *t = kiln_type_as_tensor(out_type);
-  kiln_tensor_t *result = NULL;
-  KILN_RETURN_IF_ERROR(kiln_tensor_create(a->allocator, t->dtype, t->ndim, t->shape, &result));
-  kiln_kernel_args_t args = {.op = &kiln_op_layout_transform,
-                             .attrs = attrs,
-                             .num_inputs = 1,
-                             .inputs = &constant->value,
-                             .num_outputs = 1,
-                             .outputs = &result};
-  kiln_status_t status = kiln_op_layout_transform.reference(&args);
+  kiln_op_evaluation_t e;
+  KILN_RETURN_IF_ERROR(kiln_op_evaluate(a->allocator, &kiln_op_layout_transform, attrs, 1,
+                                        &constant->value, out_type, &e));
   kiln_constant_t *folded = NULL;
-  if (!status) {
-    status = kiln_ir_constant_create(a->module, result, &folded);
-  }
-  kiln_tensor_release(result);
+  kiln_status_t status = kiln_ir_constant_create(a->module, e.outputs[0], &folded);
+  kiln_op_evaluation_release(&e);
   KILN_RETURN_IF_ERROR(status);
   *out = &folded->base;
   return KILN_OK;

@@ -17,8 +17,6 @@
 #include "ir/infer.h"
 #include "ir/order.h"
 
-#define KILN_PASS_EVALUATE_MAX_TENSORS 64
-
 bool kiln_pass_is_call_of(const kiln_expr_t *expr, const kiln_op_t *op) {
   const kiln_call_t *call = kiln_expr_as_call(expr);
   return call && call->op == op;
@@ -195,40 +193,13 @@ kiln_status_t kiln_pass_rewrite_module(kiln_module_t *module, kiln_pass_context_
 
 /* ---- evaluation ---- */
 
-static kiln_status_t evaluate_outputs(kiln_allocator_t allocator, const kiln_type_t *type,
-                                      kiln_tensor_t **outputs, int *inout_count) {
-  const kiln_tensor_type_t *tensor = kiln_type_as_tensor(type);
-  if (!tensor) {
-    return KILN_STATUS(UNIMPLEMENTED, "a nested tuple result");
-  }
-  if (*inout_count >= KILN_PASS_EVALUATE_MAX_TENSORS) {
-    return KILN_STATUS(UNIMPLEMENTED, "more than %d outputs", KILN_PASS_EVALUATE_MAX_TENSORS);
-  }
-  KILN_RETURN_IF_ERROR(kiln_tensor_create(allocator, tensor->dtype, tensor->ndim, tensor->shape,
-                                          &outputs[*inout_count]));
-  ++*inout_count;
-  return KILN_OK;
-}
-
-static kiln_status_t evaluate_all_outputs(kiln_allocator_t allocator, const kiln_type_t *type,
-                                          kiln_tensor_t **outputs, int *inout_count) {
-  const kiln_tuple_type_t *tuple = kiln_type_as_tuple(type);
-  if (!tuple) {
-    return evaluate_outputs(allocator, type, outputs, inout_count);
-  }
-  for (int i = 0; i < tuple->count; ++i) {
-    KILN_RETURN_IF_ERROR(evaluate_outputs(allocator, tuple->fields[i], outputs, inout_count));
-  }
-  return KILN_OK;
-}
-
 static kiln_status_t evaluate_result(kiln_module_t *module, const kiln_type_t *type,
                                      kiln_tensor_t *const *outputs, int count,
                                      kiln_expr_t **out_expr) {
   if (kiln_type_as_tensor(type)) {
     return kiln_pass_make_constant(module, outputs[0], out_expr);
   }
-  kiln_expr_t *fields[KILN_PASS_EVALUATE_MAX_TENSORS];
+  kiln_expr_t *fields[KILN_OP_EVALUATE_MAX_TENSORS];
   for (int i = 0; i < count; ++i) {
     KILN_RETURN_IF_ERROR(kiln_pass_make_constant(module, outputs[i], &fields[i]));
   }
@@ -242,10 +213,10 @@ static kiln_status_t evaluate_result(kiln_module_t *module, const kiln_type_t *t
 kiln_status_t kiln_pass_evaluate_call(kiln_module_t *module, const kiln_call_t *call,
                                       kiln_expr_t **out_expr) {
   *out_expr = NULL;
-  if (!call->op || !call->op->reference || call->num_args > KILN_PASS_EVALUATE_MAX_TENSORS) {
+  if (!call->op || !call->op->reference || call->num_args > KILN_OP_EVALUATE_MAX_TENSORS) {
     return KILN_OK;
   }
-  kiln_tensor_t *inputs[KILN_PASS_EVALUATE_MAX_TENSORS];
+  kiln_tensor_t *inputs[KILN_OP_EVALUATE_MAX_TENSORS];
   for (int i = 0; i < call->num_args; ++i) {
     const kiln_constant_t *constant = kiln_expr_as_constant(call->args[i]);
     if (!constant) {
@@ -254,19 +225,12 @@ kiln_status_t kiln_pass_evaluate_call(kiln_module_t *module, const kiln_call_t *
     }
     inputs[i] = constant->value;
   }
-  kiln_allocator_t allocator = kiln_module_allocator(module);
-  kiln_tensor_t *outputs[KILN_PASS_EVALUATE_MAX_TENSORS];
-  int count = 0;
-  kiln_status_t status = evaluate_all_outputs(allocator, call->base.checked_type, outputs, &count);
+  kiln_op_evaluation_t e;
+  kiln_status_t status = kiln_op_evaluate(kiln_module_allocator(module), call->op, call->attrs,
+                                          call->num_args, inputs, call->base.checked_type, &e);
   if (!status) {
-    kiln_kernel_args_t args = {call->op, call->attrs, call->num_args, inputs, count, outputs};
-    status = call->op->reference(&args);
-  }
-  if (!status) {
-    status = evaluate_result(module, call->base.checked_type, outputs, count, out_expr);
-  }
-  for (int i = 0; i < count; ++i) {
-    kiln_tensor_release(outputs[i]);
+    status = evaluate_result(module, call->base.checked_type, e.outputs, e.count, out_expr);
+    kiln_op_evaluation_release(&e);
   }
   if (kiln_status_code(status) == KILN_STATUS_CODE_UNIMPLEMENTED) {
     kiln_status_free(status);

@@ -99,10 +99,48 @@ static void test_default_attrs_print_and_parse_back(void **state) {
   kiln_arena_deinitialize(&arena);
 }
 
+/* kiln_op_evaluate makes a tensor type's output and a tuple type's outputs
+ * (split), and refuses what it cannot evaluate with UNIMPLEMENTED: a
+ * nested tuple type, an operator without a reference kernel. */
+static void test_evaluate(void **state) {
+  (void)state;
+  kiln_arena_t arena;
+  kiln_arena_initialize(&arena, kiln_allocator_system(), 4096);
+  kiln_allocator_t allocator = kiln_allocator_system();
+  const float data[6] = {1, 2, 3, 4, 5, 6};
+  kiln_tensor_t *x = NULL;
+  KILN_ASSERT_OK(kiln_tensor_create(allocator, KILN_DTYPE_FLOAT32, 1, (const int64_t[]){6}, &x));
+  memcpy(kiln_tensor_data(x), data, sizeof(data));
+  const kiln_op_t *split = kiln_op_get(KILN_OP_SPLIT);
+  void *attrs = NULL;
+  KILN_ASSERT_OK(kiln_op_attrs_create_default(split, &arena, &attrs));
+  KILN_ASSERT_OK(kiln_op_attrs_set_text(split, attrs, "sections", "3", &arena));
+  const kiln_type_t *in_type = NULL, *type = NULL;
+  KILN_ASSERT_OK(kiln_tensor_type_of(&arena, x, &in_type));
+  KILN_ASSERT_OK(kiln_op_infer_type(split, attrs, 1, &in_type, &arena, &type));
+  kiln_op_evaluation_t e;
+  KILN_ASSERT_OK(kiln_op_evaluate(allocator, split, attrs, 1, &x, type, &e));
+  assert_int_equal(e.count, 3);
+  assert_int_equal(((const float *)kiln_tensor_data(e.outputs[2]))[1], 6);
+  kiln_op_evaluation_release(&e);
+  assert_int_equal(e.count, 0);
+  const kiln_type_t *nested = NULL;
+  KILN_ASSERT_OK(kiln_tuple_type_create(&arena, 1, &type, &nested));
+  KILN_ASSERT_STATUS(kiln_op_evaluate(allocator, split, attrs, 1, &x, nested, &e), UNIMPLEMENTED,
+                     "a nested tuple result");
+  assert_int_equal(e.count, 0);
+  const kiln_op_t *if_op = kiln_op_get(KILN_OP_IF);
+  KILN_ASSERT_STATUS(kiln_op_evaluate(allocator, if_op, NULL, 1, &x, in_type, &e), UNIMPLEMENTED,
+                     "has no reference kernel");
+  kiln_tensor_release(x);
+  kiln_arena_deinitialize(&arena);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_operator_is_registered),
       cmocka_unit_test(test_default_attrs_print_and_parse_back),
+      cmocka_unit_test(test_evaluate),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

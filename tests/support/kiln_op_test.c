@@ -95,16 +95,12 @@ kiln_status_t run(const kiln_op_t *op, const void *attrs, int count, kiln_tensor
   }
   const kiln_type_t *type = NULL;
   KILN_RETURN_IF_ERROR(infer(op, attrs, count, types, &type));
-  const kiln_tensor_type_t *tensor = kiln_type_as_tensor(type);
+  assert_non_null(kiln_type_as_tensor(type));
+  kiln_op_evaluation_t e;
   KILN_RETURN_IF_ERROR(
-      kiln_tensor_create(kiln_allocator_system(), tensor->dtype, tensor->ndim, tensor->shape, out));
-  kiln_kernel_args_t args = {op, attrs, count, inputs, 1, out};
-  kiln_status_t status = op->reference(&args);
-  if (status) {
-    kiln_tensor_release(*out);
-    *out = NULL;
-  }
-  return status;
+      kiln_op_evaluate(kiln_allocator_system(), op, attrs, count, inputs, type, &e));
+  *out = e.outputs[0];
+  return KILN_OK;
 }
 
 kiln_status_t run1(const kiln_op_t *op, const void *attrs, kiln_tensor_t *input,

@@ -2,9 +2,10 @@
  * Constant folding at import: a call whose arguments are all Constants is
  * run once with its operator's reference kernel and replaced by its result.
  *
- * The call is already typed, so its outputs are allocated from the checked
- * type (a tuple type, as split's, gives one tensor per field, in order, as
- * the kernel interface flattens it) and the kernel fills them. A call typed
+ * The call is already typed, so kiln_op_evaluate (op/evaluate.c, the one
+ * evaluation fold_constant shares) makes its outputs from the checked type
+ * (a tuple type, as split's, gives one tensor per field, in order, as the
+ * kernel interface flattens it) and the kernel fills them. A call typed
  * with symbolic dims (its output shape depends on values: dyn operators,
  * nonzero, unique) takes its type from the operator's shape function on
  * the Constants, as the interpreter does; without one it is left as it is. A tensor
@@ -23,28 +24,6 @@
 #include "frontend/onnx/onnx_importer.h"
 #include "ir/type.h"
 
-#define KILN_ONNX_FOLD_MAX_TENSORS 64
-
-/* Allocates one output tensor per tensor field of `type` (flattened). */
-static kiln_status_t kiln_onnx_fold_outputs(kiln_allocator_t allocator, const kiln_type_t *type,
-                                            kiln_tensor_t **outputs, int *inout_count) {
-  const kiln_tensor_type_t *tensor = kiln_type_as_tensor(type);
-  if (tensor) {
-    if (*inout_count >= KILN_ONNX_FOLD_MAX_TENSORS) {
-      return KILN_STATUS(UNIMPLEMENTED, "more than %d outputs", KILN_ONNX_FOLD_MAX_TENSORS);
-    }
-    KILN_RETURN_IF_ERROR(kiln_tensor_create(allocator, tensor->dtype, tensor->ndim, tensor->shape,
-                                            &outputs[*inout_count]));
-    ++*inout_count;
-    return KILN_OK;
-  }
-  const kiln_tuple_type_t *tuple = kiln_type_as_tuple(type);
-  for (int i = 0; tuple && i < tuple->count; ++i) {
-    KILN_RETURN_IF_ERROR(kiln_onnx_fold_outputs(allocator, tuple->fields[i], outputs, inout_count));
-  }
-  return KILN_OK;
-}
-
 /* The Constant (or Tuple of Constants) of the computed outputs. */
 static kiln_status_t kiln_onnx_fold_result(kiln_onnx_importer_t *importer, const kiln_type_t *type,
                                            kiln_tensor_t *const *outputs, int count,
@@ -52,7 +31,7 @@ static kiln_status_t kiln_onnx_fold_result(kiln_onnx_importer_t *importer, const
   if (kiln_type_as_tensor(type)) {
     return kiln_onnx_constant(importer, outputs[0], out_expr);
   }
-  kiln_expr_t *fields[KILN_ONNX_FOLD_MAX_TENSORS];
+  kiln_expr_t *fields[KILN_OP_EVALUATE_MAX_TENSORS];
   for (int i = 0; i < count; ++i) {
     KILN_RETURN_IF_ERROR(kiln_onnx_constant(importer, outputs[i], &fields[i]));
   }
@@ -115,8 +94,8 @@ kiln_status_t kiln_onnx_fold(kiln_onnx_importer_t *importer, kiln_call_t *call,
       return KILN_OK; /* nested tuples are left to the executor */
     }
   }
-  kiln_tensor_t *inputs[KILN_ONNX_FOLD_MAX_TENSORS];
-  if (call->num_args > KILN_ONNX_FOLD_MAX_TENSORS || !call->op->reference) {
+  kiln_tensor_t *inputs[KILN_OP_EVALUATE_MAX_TENSORS];
+  if (call->num_args > KILN_OP_EVALUATE_MAX_TENSORS || !call->op->reference) {
     return KILN_OK;
   }
   for (int i = 0; i < call->num_args; ++i) {
@@ -128,18 +107,12 @@ kiln_status_t kiln_onnx_fold(kiln_onnx_importer_t *importer, kiln_call_t *call,
     return KILN_OK;
   }
   KILN_RETURN_IF_ERROR(kiln_onnx_fold_check_size(importer, call, type));
-  kiln_tensor_t *outputs[KILN_ONNX_FOLD_MAX_TENSORS];
-  int count = 0;
-  kiln_status_t status = kiln_onnx_fold_outputs(importer->allocator, type, outputs, &count);
+  kiln_op_evaluation_t e;
+  kiln_status_t status = kiln_op_evaluate(importer->allocator, call->op, call->attrs,
+                                          call->num_args, inputs, type, &e);
   if (!status) {
-    kiln_kernel_args_t args = {call->op, call->attrs, call->num_args, inputs, count, outputs};
-    status = call->op->reference(&args);
-  }
-  if (!status) {
-    status = kiln_onnx_fold_result(importer, type, outputs, count, out_expr);
-  }
-  for (int i = 0; i < count; ++i) {
-    kiln_tensor_release(outputs[i]);
+    status = kiln_onnx_fold_result(importer, type, e.outputs, e.count, out_expr);
+    kiln_op_evaluation_release(&e);
   }
   if (kiln_status_code(status) == KILN_STATUS_CODE_UNIMPLEMENTED) {
     kiln_status_free(status);
