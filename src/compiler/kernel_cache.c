@@ -239,31 +239,6 @@ static kiln_status_t prefixed(const kiln_kernel_cache_t *cache, const char *func
 
 /* ---- making an entry (under the lock) ---- */
 
-static kiln_status_t copy_attrs(store_t *store, const kiln_op_t *op, const void *attrs,
-                                const void **out_attrs) {
-  *out_attrs = NULL;
-  if (!attrs || op->attrs_size == 0) {
-    return KILN_OK;
-  }
-  void *copy = NULL;
-  KILN_RETURN_IF_ERROR(kiln_op_attrs_create_default(op, &store->arena, &copy));
-  kiln_strbuf_t text;
-  kiln_strbuf_initialize(&text, store->allocator);
-  kiln_status_t status = KILN_OK;
-  for (int i = 0; i < op->num_attr_fields && !status; ++i) {
-    const kiln_attr_field_t *field = &op->attr_fields[i];
-    kiln_strbuf_reset(&text);
-    status = kiln_op_attrs_format_field(op, attrs, field, &text);
-    if (!status) {
-      status =
-          kiln_op_attrs_set_text(op, copy, field->name, kiln_strbuf_c_str(&text), &store->arena);
-    }
-  }
-  kiln_strbuf_deinitialize(&text);
-  *out_attrs = copy;
-  return status;
-}
-
 static kiln_status_t copy_type(kiln_arena_t *arena, const kiln_type_t *type,
                                const kiln_type_t **out_type) {
   const kiln_tensor_type_t *tensor = kiln_type_as_tensor(type);
@@ -368,8 +343,8 @@ static kiln_status_t fill_call(store_t *store, entry_t *e, const kiln_op_t *op, 
   for (int i = 0; i < num_inputs; ++i) {
     KILN_RETURN_IF_ERROR(copy_type(arena, input_types[i], &types[i]));
   }
-  const void *attrs_copy = NULL;
-  KILN_RETURN_IF_ERROR(copy_attrs(store, op, attrs, &attrs_copy));
+  void *attrs_copy = NULL;
+  KILN_RETURN_IF_ERROR(kiln_op_attrs_copy(op, attrs, arena, &attrs_copy));
   const kiln_type_t *output = NULL;
   KILN_RETURN_IF_ERROR(kiln_op_infer_type(op, attrs_copy, num_inputs, types, arena, &output));
   int num_outputs = 0;

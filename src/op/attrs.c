@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,6 +219,53 @@ kiln_status_t kiln_op_attrs_create_default(const kiln_op_t *op, kiln_arena_t *ar
   }
   KILN_RETURN_IF_ERROR(kiln_op_attrs_validate(op, attrs));
   *out_attrs = attrs;
+  return KILN_OK;
+}
+
+_Static_assert(sizeof(kiln_ints_t) == sizeof(kiln_floats_t) &&
+                   offsetof(kiln_ints_t, values) == offsetof(kiln_floats_t, values) &&
+                   sizeof(int64_t) == sizeof(double),
+               "kiln_attr_copy_value copies both lists as kiln_ints_t");
+
+/* Copies one field's value from `from` into `to`, its strings and lists
+ * into `arena`. */
+static kiln_status_t kiln_attr_copy_value(const kiln_attr_field_t *field, const void *from,
+                                          void *to, kiln_arena_t *arena) {
+  if (field->kind == KILN_ATTR_KIND_STRING) {
+    const char *text = *(const char *const *)from;
+    return text ? kiln_arena_strdup(arena, text, (char **)to) : KILN_OK;
+  }
+  if (field->kind == KILN_ATTR_KIND_INTS || field->kind == KILN_ATTR_KIND_FLOATS) {
+    /* kiln_ints_t and kiln_floats_t: a count and 8-byte values */
+    const kiln_ints_t *list = from;
+    kiln_ints_t *copy = to;
+    copy->count = list->count;
+    void *values = NULL;
+    KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(arena, (size_t)(list->count ? list->count : 1),
+                                                   sizeof(int64_t), 8, &values));
+    if (list->count > 0) {
+      memcpy(values, list->values, (size_t)list->count * sizeof(int64_t));
+    }
+    copy->values = values;
+    return KILN_OK;
+  }
+  size_t size = field->kind == KILN_ATTR_KIND_BOOL    ? sizeof(bool)
+                : field->kind == KILN_ATTR_KIND_DTYPE ? sizeof(kiln_dtype_t)
+                                                      : sizeof(int64_t); /* int, double */
+  memcpy(to, from, size);
+  return KILN_OK;
+}
+
+kiln_status_t kiln_op_attrs_copy(const kiln_op_t *op, const void *attrs, kiln_arena_t *arena,
+                                 void **out_attrs) {
+  void *copy = NULL;
+  KILN_RETURN_IF_ERROR(kiln_op_attrs_create_default(op, arena, &copy));
+  for (int i = 0; copy && attrs && i < op->num_attr_fields; ++i) {
+    const kiln_attr_field_t *field = &op->attr_fields[i];
+    KILN_RETURN_IF_ERROR(kiln_attr_copy_value(field, (const char *)attrs + field->offset,
+                                              (char *)copy + field->offset, arena));
+  }
+  *out_attrs = copy;
   return KILN_OK;
 }
 

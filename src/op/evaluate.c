@@ -47,8 +47,8 @@ kiln_status_t kiln_op_evaluate(kiln_allocator_t allocator, const kiln_op_t *op, 
   }
   kiln_status_t status = add_outputs(allocator, type, out_evaluation);
   if (!status) {
-    kiln_kernel_args_t args = {op,     attrs, num_inputs, inputs, out_evaluation->count,
-                               out_evaluation->outputs};
+    kiln_kernel_args_t args = {
+        op, attrs, num_inputs, inputs, out_evaluation->count, out_evaluation->outputs};
     status = op->reference(&args);
   }
   if (status) {

@@ -240,6 +240,12 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_op_attrs_set_text(const kiln_op_t *op, v
                                                           const char *name, const char *text,
                                                           kiln_arena_t *arena);
 KILN_MUST_USE_RESULT kiln_status_t kiln_op_attrs_validate(const kiln_op_t *op, const void *attrs);
+/* A copy of `attrs` in `arena`, field by field as typed values (strings and
+ * lists copied too, so the copy outlives the original's arena); a field the
+ * table does not describe keeps its default. NULL for an operator with no
+ * attributes. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_op_attrs_copy(const kiln_op_t *op, const void *attrs,
+                                                      kiln_arena_t *arena, void **out_attrs);
 /* Appends "name=value" for every field, in order, comma-separated. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_op_attrs_format(const kiln_op_t *op, const void *attrs,
                                                         kiln_strbuf_t *sb);

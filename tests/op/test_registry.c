@@ -102,6 +102,54 @@ static void test_default_attrs_print_and_parse_back(void **state) {
 /* kiln_op_evaluate makes a tensor type's output and a tuple type's outputs
  * (split), and refuses what it cannot evaluate with UNIMPLEMENTED: a
  * nested tuple type, an operator without a reference kernel. */
+/* kiln_op_attrs_copy: every field's typed value, the lists and strings in
+ * the copy's own arena (the copy outlives the original's). */
+static void test_attrs_copy(void **state) {
+  (void)state;
+  kiln_arena_t arena, other;
+  kiln_arena_initialize(&arena, kiln_allocator_system(), 0);
+  kiln_arena_initialize(&other, kiln_allocator_system(), 0);
+  kiln_strbuf_t first, second;
+  kiln_strbuf_initialize(&first, kiln_allocator_system());
+  kiln_strbuf_initialize(&second, kiln_allocator_system());
+  const kiln_op_t *ops[] = {kiln_op_get(KILN_OP_CONV2D), kiln_op_get(KILN_OP_CONV2D),
+                            kiln_op_get(KILN_OP_LEAKY_RELU), kiln_op_get(KILN_OP_SUM)};
+  const char *const settings[][2] = {{"strides", "[2, 2]"},
+                                     {"data_layout", "\"NHWC\""},
+                                     {"alpha", "-0.5625"},
+                                     {"keepdims", "True"}};
+  void *originals[4] = {NULL}, *copies[4] = {NULL};
+  for (int i = 0; i < 4; ++i) {
+    if (i != 1) {
+      KILN_ASSERT_OK(kiln_op_attrs_create_default(ops[i], &other, &originals[i]));
+    } else {
+      originals[i] = originals[0];
+    }
+    KILN_ASSERT_OK(
+        kiln_op_attrs_set_text(ops[i], originals[i], settings[i][0], settings[i][1], &other));
+  }
+  for (int i = 1; i < 4; ++i) {
+    KILN_ASSERT_OK(kiln_op_attrs_format(ops[i], originals[i], &first));
+    KILN_ASSERT_OK(kiln_op_attrs_copy(ops[i], originals[i], &arena, &copies[i]));
+  }
+  kiln_arena_deinitialize(&other); /* the originals are gone */
+  for (int i = 1; i < 4; ++i) {
+    KILN_ASSERT_OK(kiln_op_attrs_format(ops[i], copies[i], &second));
+  }
+  const char *text = kiln_strbuf_c_str(&second);
+  assert_string_equal(text, kiln_strbuf_c_str(&first));
+  assert_non_null(strstr(text, "strides=[2, 2]"));
+  assert_non_null(strstr(text, "data_layout=\"NHWC\""));
+  assert_non_null(strstr(text, "alpha=-0.5625"));
+  assert_non_null(strstr(text, "keepdims=True"));
+  void *none = &arena;
+  KILN_ASSERT_OK(kiln_op_attrs_copy(kiln_op_get(KILN_OP_ADD), NULL, &arena, &none));
+  assert_null(none);
+  kiln_strbuf_deinitialize(&second);
+  kiln_strbuf_deinitialize(&first);
+  kiln_arena_deinitialize(&arena);
+}
+
 static void test_evaluate(void **state) {
   (void)state;
   kiln_arena_t arena;
@@ -140,6 +188,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_operator_is_registered),
       cmocka_unit_test(test_default_attrs_print_and_parse_back),
+      cmocka_unit_test(test_attrs_copy),
       cmocka_unit_test(test_evaluate),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
