@@ -89,8 +89,9 @@ static kiln_status_t require_tensor(const kiln_type_t *type, const char *what) {
   if (kiln_type_as_tensor(type)) {
     return KILN_OK;
   }
-  return KILN_STATUS(UNIMPLEMENTED, "vm codegen: %s is not a tensor (sequences and optionals "
-                                    "are not compiled for the VM yet)",
+  return KILN_STATUS(UNIMPLEMENTED,
+                     "vm codegen: %s is not a tensor (sequences and optionals "
+                     "are not compiled for the VM yet)",
                      what);
 }
 
@@ -114,8 +115,7 @@ static kiln_status_t prefixed(ctl_gen_t *g, const char *prefix, const char *name
                               json_t **out_string) {
   size_t length = strlen(prefix) + strlen(name) + 1;
   char *text = NULL;
-  KILN_RETURN_IF_ERROR(
-      kiln_arena_allocate_array(&g->arena, length, 1, 1, (void **)&text));
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(&g->arena, length, 1, 1, (void **)&text));
   snprintf(text, length, "%s%s", prefix, name);
   *out_string = json_string(text);
   return *out_string ? KILN_OK : KILN_STATUS(RESOURCE_EXHAUSTED, "vm codegen: out of memory");
@@ -148,8 +148,7 @@ static kiln_status_t merge_tables(ctl_gen_t *g, json_t *stage, const char *prefi
   }
   for (size_t k = 0; k < json_array_size(kernels); ++k) {
     json_t *name = NULL;
-    KILN_RETURN_IF_ERROR(
-        prefixed(g, prefix, json_string_value(json_array_get(kernels, k)), &name));
+    KILN_RETURN_IF_ERROR(prefixed(g, prefix, json_string_value(json_array_get(kernels, k)), &name));
     kernel_index[k] = (int)json_array_size(g->kernels);
     KILN_RETURN_IF_ERROR(kiln_vm_codegen_append(g->kernels, name));
   }
@@ -220,7 +219,8 @@ static kiln_status_t outside_param(stage_copy_t *s, kiln_expr_t *expr, kiln_expr
   const kiln_tuple_type_t *tuple = kiln_type_as_tuple(expr->checked_type);
   int count = tuple ? tuple->count : 1;
   if (f->num_regs[expr->id] != count || s->num_params + count > CTL_MAX_REGS) {
-    return KILN_STATUS(UNIMPLEMENTED, "vm codegen: a stage reads a nested tuple or too many values");
+    return KILN_STATUS(UNIMPLEMENTED,
+                       "vm codegen: a stage reads a nested tuple or too many values");
   }
   kiln_expr_t *fields[CTL_MAX_REGS];
   for (int i = 0; i < count; ++i) {
@@ -257,7 +257,8 @@ static kiln_status_t copy_node(kiln_expr_functor_t *self, kiln_expr_t *expr, voi
   const kiln_call_t *call = kiln_expr_as_call(expr);
   if (call && call->num_args == 0) {
     kiln_call_t *made = NULL;
-    KILN_RETURN_IF_ERROR(kiln_ir_call_create(s->mutator.module, call->op, 0, NULL, call->attrs, &made));
+    KILN_RETURN_IF_ERROR(
+        kiln_ir_call_create(s->mutator.module, call->op, 0, NULL, call->attrs, &made));
     *out = &made->base;
     return KILN_OK;
   }
@@ -280,7 +281,8 @@ static kiln_status_t stage_results(stage_copy_t *s, kiln_expr_t **results, int *
     const kiln_tuple_type_t *tuple = kiln_type_as_tuple(expr->checked_type);
     int fields = tuple ? tuple->count : 1;
     if (count + fields > CTL_MAX_REGS) {
-      return KILN_STATUS(UNIMPLEMENTED, "vm codegen: a stage of more than %d results", CTL_MAX_REGS);
+      return KILN_STATUS(UNIMPLEMENTED, "vm codegen: a stage of more than %d results",
+                         CTL_MAX_REGS);
     }
     for (int k = 0; k < fields; ++k) {
       KILN_RETURN_IF_ERROR(
@@ -345,10 +347,9 @@ static kiln_status_t alloc_ints(ctl_gen_t *g, int count, int **out) {
 
 static kiln_status_t emit_invoke(fn_gen_t *f, int function, const int *args, int num_args,
                                  const int *dsts, int num_dsts) {
-  return kiln_vm_codegen_append(f->code,
-                                json_pack("[s, i, o, o]", "invoke", function,
-                                          kiln_vm_codegen_ints_json(args, num_args),
-                                          kiln_vm_codegen_ints_json(dsts, num_dsts)));
+  return kiln_vm_codegen_append(f->code, json_pack("[s, i, o, o]", "invoke", function,
+                                                   kiln_vm_codegen_ints_json(args, num_args),
+                                                   kiln_vm_codegen_ints_json(dsts, num_dsts)));
 }
 
 /* Compiles stage `stage` and invokes it. */
@@ -515,14 +516,13 @@ static kiln_status_t load_constant(fn_gen_t *f, const kiln_expr_t *expr) {
   const char *name = NULL;
   KILN_RETURN_IF_ERROR(f->g->stages->add_constant(f->g->stages->context, constant->value, &name));
   KILN_RETURN_IF_ERROR(require_tensor(expr->checked_type, "a constant"));
-  KILN_RETURN_IF_ERROR(kiln_vm_codegen_append(f->g->constants,
-                                              type_decl_json(name, expr->checked_type)));
+  KILN_RETURN_IF_ERROR(
+      kiln_vm_codegen_append(f->g->constants, type_decl_json(name, expr->checked_type)));
   KILN_RETURN_IF_ERROR(alloc_ints(f->g, 1, &f->regs[expr->id]));
   f->num_regs[expr->id] = 1;
   f->regs[expr->id][0] = f->num_registers++;
-  return kiln_vm_codegen_append(
-      f->code, json_pack("[s, i, i]", "load_const", f->regs[expr->id][0],
-                         (int)json_array_size(f->g->constants) - 1));
+  return kiln_vm_codegen_append(f->code, json_pack("[s, i, i]", "load_const", f->regs[expr->id][0],
+                                                   (int)json_array_size(f->g->constants) - 1));
 }
 
 /* The registers of `expr` for the glue (a constant loaded on first use). */
@@ -532,8 +532,8 @@ static kiln_status_t glue_regs(fn_gen_t *f, const kiln_expr_t *expr, const int *
     KILN_RETURN_IF_ERROR(load_constant(f, expr));
   }
   if (!f->regs[expr->id]) {
-    return KILN_STATUS(INTERNAL, "vm codegen: %s %u has no registers", kiln_expr_kind_name(expr->kind),
-                       expr->id);
+    return KILN_STATUS(INTERNAL, "vm codegen: %s %u has no registers",
+                       kiln_expr_kind_name(expr->kind), expr->id);
   }
   *out_regs = f->regs[expr->id];
   *out_count = f->num_regs[expr->id];
@@ -549,7 +549,8 @@ static kiln_status_t glue_select(fn_gen_t *f, const kiln_expr_t *expr) {
     int n = 0;
     KILN_RETURN_IF_ERROR(glue_regs(f, child_at(expr, c), &child, &n));
     if (count + n > CTL_MAX_REGS) {
-      return KILN_STATUS(UNIMPLEMENTED, "vm codegen: a tuple of more than %d tensors", CTL_MAX_REGS);
+      return KILN_STATUS(UNIMPLEMENTED, "vm codegen: a tuple of more than %d tensors",
+                         CTL_MAX_REGS);
     }
     memcpy(regs + count, child, (size_t)n * sizeof(int));
     count += n;
@@ -569,8 +570,8 @@ static kiln_status_t glue_select(fn_gen_t *f, const kiln_expr_t *expr) {
 }
 
 /* The registers of arguments [first, first + count) of `call`, flattened. */
-static kiln_status_t arg_regs(fn_gen_t *f, const kiln_call_t *call, int first, int count,
-                              int *regs, int *out_count) {
+static kiln_status_t arg_regs(fn_gen_t *f, const kiln_call_t *call, int first, int count, int *regs,
+                              int *out_count) {
   int total = 0;
   for (int a = first; a < first + count; ++a) {
     const int *r = NULL;
@@ -597,8 +598,8 @@ static kiln_status_t new_regs(fn_gen_t *f, const kiln_expr_t *expr) {
 }
 
 static kiln_status_t emit_jump(fn_gen_t *f, const char *op, int a, int b, int c) {
-  json_t *inst = strcmp(op, "goto") == 0 ? json_pack("[s, i]", op, a)
-                                         : json_pack("[s, i, i, i]", op, a, b, c);
+  json_t *inst =
+      strcmp(op, "goto") == 0 ? json_pack("[s, i]", op, a) : json_pack("[s, i, i, i]", op, a, b, c);
   return kiln_vm_codegen_append(f->code, inst);
 }
 
@@ -650,8 +651,8 @@ static kiln_status_t loop_step(fn_gen_t *f, const kiln_call_t *call, int *out_in
   kiln_tensor_t *value = NULL;
   if (!status) {
     int64_t one_value = 1;
-    status = kiln_tensor_create_copy(kiln_allocator_system(), KILN_DTYPE_INT64, 0, NULL,
-                                     &one_value, sizeof(one_value), &value);
+    status = kiln_tensor_create_copy(kiln_allocator_system(), KILN_DTYPE_INT64, 0, NULL, &one_value,
+                                     sizeof(one_value), &value);
   }
   kiln_constant_t *constant = NULL;
   if (!status) {
@@ -700,17 +701,68 @@ static kiln_status_t loop_step(fn_gen_t *f, const kiln_call_t *call, int *out_in
   return status;
 }
 
-/* i = 0; while step(i, trip, cond): (cond, carried...) = body(i, cond,
- * carried..., captured...); i = i + 1. */
+/* adt_concat of an ADT of tensors into a tensor of `type` (stacked on a
+ * new axis, or concatenated); the empty result's shape when `type` is
+ * static. */
+static kiln_status_t emit_concat(fn_gen_t *f, int dst, int adt, int axis, bool stack,
+                                 const kiln_type_t *type) {
+  const kiln_tensor_type_t *t = kiln_type_as_tensor(type);
+  json_t *inst = json_pack("[s, i, i, i, i, s]", "adt_concat", dst, adt, axis, stack ? 1 : 0,
+                           kiln_dtype_name(t->dtype));
+  if (inst && !t->vars && axis < t->ndim) {
+    int64_t shape[KILN_MAX_RANK];
+    memcpy(shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+    shape[axis] = 0;
+    json_t *empty = json_array();
+    for (int d = 0; empty && d < t->ndim; ++d) {
+      json_array_append_new(empty, json_integer(shape[d]));
+    }
+    if (!empty || json_array_append_new(inst, empty) != 0) {
+      json_decref(inst);
+      inst = NULL;
+    }
+  }
+  return kiln_vm_codegen_append(f->code, inst);
+}
+
+static kiln_status_t emit_move(fn_gen_t *f, int dst, int src) {
+  return kiln_vm_codegen_append(f->code, json_pack("[s, i, i]", "move", dst, src));
+}
+
+/* The loop's registers: i, test, next; the state (cond, carried...) moved
+ * into registers of its own; per scan output an ADT and a slice. */
+typedef struct loop_regs_t {
+  int i, test, next, num_state, num_scans;
+  int state[CTL_MAX_REGS], acc[CTL_MAX_REGS], slice[CTL_MAX_REGS];
+} loop_regs_t;
+
+static kiln_status_t loop_begin(fn_gen_t *f, const int *state, loop_regs_t *l) {
+  l->i = f->num_registers++;
+  l->test = f->num_registers++;
+  l->next = f->num_registers++;
+  for (int k = 0; k < l->num_state; ++k) {
+    l->state[k] = f->num_registers++;
+    KILN_RETURN_IF_ERROR(emit_move(f, l->state[k], state[k]));
+  }
+  for (int k = 0; k < l->num_scans; ++k) {
+    l->acc[k] = f->num_registers++;
+    l->slice[k] = f->num_registers++;
+    KILN_RETURN_IF_ERROR(
+        kiln_vm_codegen_append(f->code, json_pack("[s, i, i, []]", "alloc_adt", l->acc[k], 0)));
+  }
+  return kiln_vm_codegen_append(f->code, json_pack("[s, i, i]", "load_consti", l->i, 0));
+}
+
+/* i = 0; while step(i, trip, cond): (cond, carried..., slices...) =
+ * body(i, cond, carried..., captured...), each slice appended to its
+ * scan output's ADT; i = i + 1. Then each ADT stacked on a new axis 0. */
 static kiln_status_t emit_loop(fn_gen_t *f, const kiln_expr_t *expr) {
   const kiln_call_t *call = kiln_expr_as_call(expr);
   const kiln_captured_attrs_t *attrs = call->attrs;
   int num_carried = call->num_args - 3 - (int)attrs->num_captured;
   const kiln_function_t *body = kiln_expr_as_function(call->args[0]);
-  if (!body || flat_count(body->ret_type) != 1 + num_carried) {
-    return KILN_STATUS(UNIMPLEMENTED, "vm codegen: a loop with scan outputs (not compiled for "
-                                      "the VM yet)");
-  }
+  loop_regs_t l = {.num_state = 1 + num_carried};
+  l.num_scans = body ? flat_count(body->ret_type) - l.num_state : 0;
   int step = 0, body_fn = 0, state[CTL_MAX_REGS], captured[CTL_MAX_REGS];
   int num_state = 0, num_captured = 0, trip_count = 0, cond_count = 0;
   const int *trip = NULL, *cond = NULL;
@@ -719,33 +771,40 @@ static kiln_status_t emit_loop(fn_gen_t *f, const kiln_expr_t *expr) {
   KILN_RETURN_IF_ERROR(glue_regs(f, call->args[1], &trip, &trip_count));
   KILN_RETURN_IF_ERROR(glue_regs(f, call->args[2], &cond, &cond_count));
   KILN_RETURN_IF_ERROR(arg_regs(f, call, 3, num_carried, state + 1, &num_state));
-  KILN_RETURN_IF_ERROR(arg_regs(f, call, 3 + num_carried, (int)attrs->num_captured, captured,
-                                &num_captured));
-  /* registers: i, test, next, then cond and the carried values (copied) */
-  int i = f->num_registers++, test = f->num_registers++, next = f->num_registers++;
-  int moved[CTL_MAX_REGS], args[2 * CTL_MAX_REGS];
-  state[0] = cond[0];
-  for (int k = 0; k <= num_state; ++k) {
-    moved[k] = f->num_registers++;
-    KILN_RETURN_IF_ERROR(
-        kiln_vm_codegen_append(f->code, json_pack("[s, i, i]", "move", moved[k], state[k])));
+  KILN_RETURN_IF_ERROR(
+      arg_regs(f, call, 3 + num_carried, (int)attrs->num_captured, captured, &num_captured));
+  if (num_state != num_carried || l.num_scans < 0 || l.num_state + l.num_scans > CTL_MAX_REGS) {
+    return KILN_STATUS(UNIMPLEMENTED, "vm codegen: a loop carrying tuples or too many values");
   }
-  KILN_RETURN_IF_ERROR(
-      kiln_vm_codegen_append(f->code, json_pack("[s, i, i]", "load_consti", i, 0)));
-  args[0] = i;
-  memcpy(args + 1, moved, (size_t)(num_state + 1) * sizeof(int));
-  memcpy(args + 2 + num_state, captured, (size_t)num_captured * sizeof(int));
-  int step_args[3] = {i, trip[0], moved[0]}, step_dsts[2] = {test, next};
+  state[0] = cond[0];
+  KILN_RETURN_IF_ERROR(loop_begin(f, state, &l));
+  int args[2 * CTL_MAX_REGS + 1], dsts[2 * CTL_MAX_REGS];
+  args[0] = l.i;
+  memcpy(args + 1, l.state, (size_t)l.num_state * sizeof(int));
+  memcpy(args + 1 + l.num_state, captured, (size_t)num_captured * sizeof(int));
+  memcpy(dsts, l.state, (size_t)l.num_state * sizeof(int));
+  memcpy(dsts + l.num_state, l.slice, (size_t)l.num_scans * sizeof(int));
+  int step_args[3] = {l.i, trip[0], l.state[0]}, step_dsts[2] = {l.test, l.next};
   KILN_RETURN_IF_ERROR(emit_invoke(f, step, step_args, 3, step_dsts, 2));
-  KILN_RETURN_IF_ERROR(emit_jump(f, "if", test, 1, 4));
-  KILN_RETURN_IF_ERROR(emit_invoke(f, body_fn, args, 2 + num_state + num_captured, moved,
-                                   num_state + 1));
-  KILN_RETURN_IF_ERROR(
-      kiln_vm_codegen_append(f->code, json_pack("[s, i, i]", "move", i, next)));
-  KILN_RETURN_IF_ERROR(emit_jump(f, "goto", -4, 0, 0));
-  KILN_RETURN_IF_ERROR(alloc_ints(f->g, num_state, &f->regs[expr->id]));
-  memcpy(f->regs[expr->id], moved + 1, (size_t)num_state * sizeof(int));
-  f->num_regs[expr->id] = num_state;
+  KILN_RETURN_IF_ERROR(emit_jump(f, "if", l.test, 1, 4 + l.num_scans));
+  KILN_RETURN_IF_ERROR(emit_invoke(f, body_fn, args, 1 + l.num_state + num_captured, dsts,
+                                   l.num_state + l.num_scans));
+  for (int k = 0; k < l.num_scans; ++k) {
+    KILN_RETURN_IF_ERROR(kiln_vm_codegen_append(
+        f->code, json_pack("[s, i, i, i]", "adt_append", l.acc[k], l.acc[k], l.slice[k])));
+  }
+  KILN_RETURN_IF_ERROR(emit_move(f, l.i, l.next));
+  KILN_RETURN_IF_ERROR(emit_jump(f, "goto", -(4 + l.num_scans), 0, 0));
+  const kiln_tuple_type_t *type = kiln_type_as_tuple(expr->checked_type);
+  for (int k = 0; k < l.num_scans; ++k) {
+    KILN_RETURN_IF_ERROR(require_tensor(type->fields[num_carried + k], "a scan output"));
+    KILN_RETURN_IF_ERROR(
+        emit_concat(f, l.slice[k], l.acc[k], 0, true, type->fields[num_carried + k]));
+  }
+  KILN_RETURN_IF_ERROR(alloc_ints(f->g, num_carried + l.num_scans, &f->regs[expr->id]));
+  memcpy(f->regs[expr->id], l.state + 1, (size_t)num_carried * sizeof(int));
+  memcpy(f->regs[expr->id] + num_carried, l.slice, (size_t)l.num_scans * sizeof(int));
+  f->num_regs[expr->id] = num_carried + l.num_scans;
   return KILN_OK;
 }
 
@@ -794,23 +853,23 @@ static kiln_status_t emit_body(fn_gen_t *f) {
   const int *regs = NULL;
   int count = 0;
   KILN_RETURN_IF_ERROR(glue_regs(f, f->fn->body, &regs, &count));
-  return kiln_vm_codegen_append(
-      f->code, json_pack("[s, o]", "ret", kiln_vm_codegen_ints_json(regs, count)));
+  return kiln_vm_codegen_append(f->code,
+                                json_pack("[s, o]", "ret", kiln_vm_codegen_ints_json(regs, count)));
 }
 
 static kiln_status_t fn_tables(fn_gen_t *f) {
   kiln_arena_t *arena = &f->g->arena;
   size_t n = f->g->node_count + 1;
-  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(arena, n, sizeof(int), _Alignof(int),
-                                                 (void **)&f->stage));
-  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(arena, n, sizeof(int), _Alignof(int),
-                                                 (void **)&f->num_regs));
-  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(arena, n, sizeof(bool), _Alignof(bool),
-                                                 (void **)&f->live));
-  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(arena, n, sizeof(bool), _Alignof(bool),
-                                                 (void **)&f->output));
-  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(arena, n, sizeof(int *), _Alignof(int *),
-                                                 (void **)&f->regs));
+  KILN_RETURN_IF_ERROR(
+      kiln_arena_allocate_array(arena, n, sizeof(int), _Alignof(int), (void **)&f->stage));
+  KILN_RETURN_IF_ERROR(
+      kiln_arena_allocate_array(arena, n, sizeof(int), _Alignof(int), (void **)&f->num_regs));
+  KILN_RETURN_IF_ERROR(
+      kiln_arena_allocate_array(arena, n, sizeof(bool), _Alignof(bool), (void **)&f->live));
+  KILN_RETURN_IF_ERROR(
+      kiln_arena_allocate_array(arena, n, sizeof(bool), _Alignof(bool), (void **)&f->output));
+  KILN_RETURN_IF_ERROR(
+      kiln_arena_allocate_array(arena, n, sizeof(int *), _Alignof(int *), (void **)&f->regs));
   memset(f->live, 0, n * sizeof(bool));
   memset(f->output, 0, n * sizeof(bool));
   memset(f->regs, 0, n * sizeof(int *));
@@ -905,11 +964,10 @@ static kiln_status_t gen_program(ctl_gen_t *g, const kiln_module_t *module, json
 }
 
 kiln_status_t kiln_vm_codegen_control(kiln_allocator_t allocator, kiln_module_t *module,
-                                      const kiln_vm_stage_compiler_t *stages,
-                                      char **out_vm_json) {
+                                      const kiln_vm_stage_compiler_t *stages, char **out_vm_json) {
   *out_vm_json = NULL;
-  ctl_gen_t g = {.allocator = allocator, .stages = stages,
-                 .node_count = kiln_module_node_count(module)};
+  ctl_gen_t g = {
+      .allocator = allocator, .stages = stages, .node_count = kiln_module_node_count(module)};
   kiln_arena_initialize(&g.arena, allocator, 1 << 14);
   json_t *root = json_pack("{s:s, s:i}", "format", "kiln-vm", "version", 1);
   kiln_status_t status =

@@ -65,6 +65,8 @@ static const char *kind_name(kiln_vm_value_kind_t kind) {
     return "a storage";
   case KILN_VM_VALUE_CLOSURE:
     return "a closure";
+  case KILN_VM_VALUE_ADT:
+    return "an ADT (a sequence or an optional)";
   case KILN_VM_VALUE_EMPTY:
     break;
   }
@@ -620,6 +622,140 @@ static kiln_status_t op_move(run_t *r) {
   return KILN_OK;
 }
 
+/* ---- ADTs: sequences and optionals ---- */
+
+/* `count` values of the run arena, the first `keep` copied from `from`. */
+static kiln_status_t new_fields(run_t *r, int count, const kiln_vm_value_t *from, int keep,
+                                kiln_vm_value_t **out_fields) {
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(&r->vm->run_arena, (size_t)count + 1,
+                                                 sizeof(kiln_vm_value_t), _Alignof(kiln_vm_value_t),
+                                                 (void **)out_fields));
+  for (int i = 0; i < keep; ++i) {
+    value_copy(&(*out_fields)[i], &from[i]);
+  }
+  return KILN_OK;
+}
+
+static void set_adt(kiln_vm_value_t *value, int tag, int count, kiln_vm_value_t *fields) {
+  value->kind = KILN_VM_VALUE_ADT;
+  value->tag = tag;
+  value->num_fields = count;
+  value->fields = fields;
+}
+
+static kiln_status_t op_alloc_adt(run_t *r) {
+  const kiln_vm_instr_t *in = r->instr;
+  int count = in->list_size[0];
+  kiln_vm_value_t *fields = NULL;
+  KILN_RETURN_IF_ERROR(new_fields(r, count, NULL, 0, &fields));
+  for (int i = 0; i < count; ++i) {
+    if (r->regs[in->lists[0][i]].kind == KILN_VM_VALUE_EMPTY) {
+      return run_error(r, KILN_STATUS_CODE_FAILED_PRECONDITION,
+                       "takes register %d, which holds nothing", in->lists[0][i]);
+    }
+    value_copy(&fields[i], &r->regs[in->lists[0][i]]);
+  }
+  set_adt(&r->regs[in->x[0]], (int)in->x[1], count, fields);
+  return KILN_OK;
+}
+
+/* A new ADT: the fields of another, then a value. */
+static kiln_status_t op_adt_append(run_t *r) {
+  const kiln_vm_instr_t *in = r->instr;
+  kiln_vm_value_t *adt = NULL, *fields = NULL;
+  KILN_RETURN_IF_ERROR(get_value(r, in->x[1], KILN_VM_VALUE_ADT, &adt));
+  const kiln_vm_value_t *value = &r->regs[in->x[2]];
+  if (value->kind == KILN_VM_VALUE_EMPTY) {
+    return run_error(r, KILN_STATUS_CODE_FAILED_PRECONDITION,
+                     "appends register %lld, which holds nothing", (long long)in->x[2]);
+  }
+  KILN_RETURN_IF_ERROR(new_fields(r, adt->num_fields + 1, adt->fields, adt->num_fields, &fields));
+  value_copy(&fields[adt->num_fields], value);
+  set_adt(&r->regs[in->x[0]], adt->tag, adt->num_fields + 1, fields);
+  return KILN_OK;
+}
+
+/* The joined shape of the ADT's tensors (concatenated on `axis`, or
+ * stacked on a new one), each checked against the first. */
+static kiln_status_t joined_shape(const run_t *r, const kiln_vm_value_t *adt, int *out_ndim,
+                                  int64_t *out_shape) {
+  const kiln_vm_instr_t *in = r->instr;
+  int axis = (int)in->x[2], stack = (int)in->x[3];
+  const kiln_vm_value_t *first = &adt->fields[0];
+  if (first->dl.ndim + stack > KILN_MAX_RANK) {
+    return run_error(r, KILN_STATUS_CODE_OUT_OF_RANGE, "the result would have rank %d (at most %d)",
+                     first->dl.ndim + stack, KILN_MAX_RANK);
+  }
+  for (int i = 0; i < adt->num_fields; ++i) {
+    const kiln_vm_value_t *t = &adt->fields[i];
+    int same = t->kind == KILN_VM_VALUE_TENSOR && t->dtype == in->dtype &&
+               t->dl.ndim == first->dl.ndim && axis < t->dl.ndim + stack;
+    for (int d = 0; same && d < t->dl.ndim; ++d) {
+      same = (d == axis && !stack) || t->shape[d] == first->shape[d];
+    }
+    if (!same) {
+      return run_error(r, KILN_STATUS_CODE_INVALID_ARGUMENT,
+                       "element %d is not a %s tensor of element 0's rank and shape (but on axis "
+                       "%d when concatenating), rank above %d",
+                       i, kiln_dtype_name(in->dtype), axis, axis - stack);
+    }
+  }
+  *out_ndim = first->dl.ndim + stack;
+  for (int d = 0, k = 0; d < *out_ndim; ++d) {
+    out_shape[d] = stack && d == axis ? adt->num_fields : first->shape[k++];
+  }
+  for (int i = 1; !stack && i < adt->num_fields; ++i) {
+    out_shape[axis] += adt->fields[i].shape[axis];
+  }
+  return KILN_OK;
+}
+
+/* Copies each element's rows into the joined tensor `out`. */
+static void join_rows(const kiln_vm_value_t *adt, int axis, const kiln_vm_value_t *out) {
+  int64_t outer = 1;
+  for (int d = 0; d < axis; ++d) {
+    outer *= out->shape[d];
+  }
+  size_t row = outer > 0 ? out->bytes / (size_t)outer : 0, offset = 0;
+  for (int i = 0; i < adt->num_fields && row > 0; ++i) {
+    const kiln_vm_value_t *t = &adt->fields[i];
+    size_t part = t->bytes / (size_t)outer;
+    for (int64_t o = 0; o < outer && part > 0; ++o) {
+      memcpy((char *)out->dl.data + (size_t)o * row + offset,
+             (const char *)t->dl.data + (size_t)o * part, part);
+    }
+    offset += part;
+  }
+}
+
+static kiln_status_t op_adt_concat(run_t *r) {
+  const kiln_vm_instr_t *in = r->instr;
+  kiln_vm_value_t *adt = NULL;
+  KILN_RETURN_IF_ERROR(get_value(r, in->x[1], KILN_VM_VALUE_ADT, &adt));
+  int ndim = 0;
+  int64_t shape[KILN_MAX_RANK + 1];
+  if (adt->num_fields == 0 && !in->shape) {
+    return run_error(r, KILN_STATUS_CODE_UNIMPLEMENTED,
+                     "no elements, and the result's shape is not known at compile time");
+  }
+  if (adt->num_fields == 0) {
+    ndim = in->ndim;
+    memcpy(shape, in->shape, sizeof(int64_t) * (size_t)ndim);
+  } else {
+    KILN_RETURN_IF_ERROR(joined_shape(r, adt, &ndim, shape));
+  }
+  size_t bytes = 0;
+  KILN_RETURN_IF_ERROR(tensor_bytes(r, in->dtype, ndim, shape, &bytes));
+  void *data = NULL;
+  int block = 0;
+  KILN_RETURN_IF_ERROR(pool_take(r->vm, bytes, &data, &block));
+  kiln_vm_value_t joined = {0};
+  value_tensor(&joined, in->dtype, ndim, shape, data, bytes);
+  join_rows(adt, (int)in->x[2], &joined);
+  value_copy(&r->regs[in->x[0]], &joined);
+  return KILN_OK;
+}
+
 /* An instruction that does not move the program counter itself, then the
  * counter moved past it. */
 static kiln_status_t step(run_t *r, kiln_status_t status) {
@@ -679,6 +815,12 @@ static kiln_status_t execute(run_t *r) {
     return op_invoke_closure(r);
   case KILN_VM_OP_RET:
     return op_ret(r);
+  case KILN_VM_OP_ALLOC_ADT:
+    return step(r, op_alloc_adt(r));
+  case KILN_VM_OP_ADT_APPEND:
+    return step(r, op_adt_append(r));
+  case KILN_VM_OP_ADT_CONCAT:
+    return step(r, op_adt_concat(r));
   case KILN_VM_OP_COUNT_:
     break;
   }

@@ -16,6 +16,7 @@
  * it. The operand decoder is driven by the opcode's layout string, so the
  * loader cannot disagree with the interpreter about an opcode's operands.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -434,6 +435,22 @@ static kiln_status_t check_offset(const decoder_t *d, const kiln_vm_instr_t *ins
   return KILN_OK;
 }
 
+/* adt_concat: an axis within the result's rank, new_axis 0 or 1, and the
+ * empty result's shape (when given) 0 on the axis. */
+static kiln_status_t check_concat(const decoder_t *d, const kiln_vm_instr_t *instr) {
+  int64_t axis = instr->x[2], new_axis = instr->x[3];
+  if (axis < 0 || axis >= KILN_MAX_RANK || (new_axis != 0 && new_axis != 1)) {
+    return KILN_STATUS(OUT_OF_RANGE, "%s: axis %lld and new_axis %lld, expected 0 to %d and 0 or 1",
+                       d->where, (long long)axis, (long long)new_axis, KILN_MAX_RANK - 1);
+  }
+  if (instr->shape && (axis >= instr->ndim || instr->shape[axis] != 0)) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "%s: the empty result's shape must have rank above %lld and 0 on axis %lld",
+                       d->where, (long long)axis, (long long)axis);
+  }
+  return KILN_OK;
+}
+
 /* The checks that need every function decoded: arities and returns. */
 static kiln_status_t check_instr(const decoder_t *d, kiln_vm_instr_t *instr) {
   const kiln_vm_t *vm = d->vm;
@@ -487,6 +504,14 @@ static kiln_status_t check_instr(const decoder_t *d, kiln_vm_instr_t *instr) {
                          d->where, instr->list_size[0], vm->num_outputs);
     }
     return KILN_OK;
+  case KILN_VM_OP_ALLOC_ADT:
+    return instr->x[1] >= 0 && instr->x[1] <= INT32_MAX
+               ? KILN_OK
+               : KILN_STATUS(OUT_OF_RANGE, "%s: tag %lld, expected 0 to 2^31-1", d->where,
+                             (long long)instr->x[1]);
+  case KILN_VM_OP_ADT_CONCAT:
+    return check_concat(d, instr);
+  case KILN_VM_OP_ADT_APPEND:
   case KILN_VM_OP_MOVE:
   case KILN_VM_OP_LOAD_CONST:
   case KILN_VM_OP_LOAD_CONSTI:
