@@ -209,6 +209,7 @@ static kiln_status_t join_kernels(kiln_compiled_t *c, const kiln_graph_codegen_t
       join_pointers(&c->arena, g->func_keys, old, stage->func_keys, n, &g->func_keys));
   KILN_RETURN_IF_ERROR(
       join_pointers(&c->arena, g->functions, old, stage->functions, n, &g->functions));
+  memset((void *)(g->functions + old), 0, (size_t)n * sizeof(void *)); /* the stage's module goes */
   int *calls = NULL;
   KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(&c->arena, (size_t)(old + n) + 1, sizeof(int),
                                                  _Alignof(int), (void **)&calls));

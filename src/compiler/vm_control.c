@@ -72,6 +72,12 @@ static kiln_status_t gen_function(ctl_gen_t *g, const kiln_function_t *fn, const
 
 /* ---- types ---- */
 
+/* A node's type: a Var's annotation when it was not inferred. */
+static const kiln_type_t *value_type(const kiln_expr_t *expr) {
+  const kiln_var_t *var = kiln_expr_as_var(expr);
+  return expr->checked_type || !var ? expr->checked_type : var->type_annotation;
+}
+
 /* The tensors a value of `type` flattens to (a tuple's fields in order). */
 static int flat_count(const kiln_type_t *type) {
   const kiln_tuple_type_t *tuple = kiln_type_as_tuple(type);
@@ -216,7 +222,7 @@ static kiln_status_t outside_param(stage_copy_t *s, kiln_expr_t *expr, kiln_expr
   }
   kiln_module_t *m = s->mutator.module;
   fn_gen_t *f = s->f;
-  const kiln_tuple_type_t *tuple = kiln_type_as_tuple(expr->checked_type);
+  const kiln_tuple_type_t *tuple = kiln_type_as_tuple(value_type(expr));
   int count = tuple ? tuple->count : 1;
   if (f->num_regs[expr->id] != count || s->num_params + count > CTL_MAX_REGS) {
     return KILN_STATUS(UNIMPLEMENTED,
@@ -224,7 +230,7 @@ static kiln_status_t outside_param(stage_copy_t *s, kiln_expr_t *expr, kiln_expr
   }
   kiln_expr_t *fields[CTL_MAX_REGS];
   for (int i = 0; i < count; ++i) {
-    const kiln_type_t *type = tuple ? tuple->fields[i] : expr->checked_type;
+    const kiln_type_t *type = tuple ? tuple->fields[i] : value_type(expr);
     KILN_RETURN_IF_ERROR(require_tensor(type, "a value a stage reads"));
     char name[16];
     snprintf(name, sizeof(name), "in%d", s->num_params);
@@ -709,7 +715,11 @@ static kiln_status_t emit_concat(fn_gen_t *f, int dst, int adt, int axis, bool s
   const kiln_tensor_type_t *t = kiln_type_as_tensor(type);
   json_t *inst = json_pack("[s, i, i, i, i, s]", "adt_concat", dst, adt, axis, stack ? 1 : 0,
                            kiln_dtype_name(t->dtype));
-  if (inst && !t->vars && axis < t->ndim) {
+  bool known = axis < t->ndim;
+  for (int d = 0; known && t->vars && d < t->ndim; ++d) {
+    known = d == axis || !t->vars[d];
+  }
+  if (inst && known) {
     int64_t shape[KILN_MAX_RANK];
     memcpy(shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
     shape[axis] = 0;
@@ -884,7 +894,7 @@ static kiln_status_t fn_tables(fn_gen_t *f) {
 static kiln_status_t bind_params(fn_gen_t *f) {
   for (int p = 0; p < f->fn->num_params; ++p) {
     const kiln_var_t *param = f->fn->params[p];
-    KILN_RETURN_IF_ERROR(require_tensor(param->base.checked_type, "a parameter"));
+    KILN_RETURN_IF_ERROR(require_tensor(value_type(&param->base), "a parameter"));
     KILN_RETURN_IF_ERROR(alloc_ints(f->g, 1, &f->regs[param->base.id]));
     f->regs[param->base.id][0] = f->num_registers++;
     f->num_regs[param->base.id] = 1;
@@ -922,9 +932,9 @@ static kiln_status_t gen_declarations(const kiln_function_t *main_fn, json_t *in
                                       json_t *outputs) {
   for (int p = 0; p < main_fn->num_params; ++p) {
     const kiln_var_t *param = main_fn->params[p];
-    KILN_RETURN_IF_ERROR(require_tensor(param->base.checked_type, "an input"));
+    KILN_RETURN_IF_ERROR(require_tensor(value_type(&param->base), "an input"));
     KILN_RETURN_IF_ERROR(
-        kiln_vm_codegen_append(inputs, type_decl_json(param->name, param->base.checked_type)));
+        kiln_vm_codegen_append(inputs, type_decl_json(param->name, value_type(&param->base))));
   }
   const kiln_type_t *ret = main_fn->body->checked_type;
   const kiln_tuple_type_t *tuple = kiln_type_as_tuple(ret);

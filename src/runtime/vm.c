@@ -675,6 +675,23 @@ static kiln_status_t op_adt_append(run_t *r) {
   return KILN_OK;
 }
 
+/* Element i does not join element 0 (or the instruction's dtype and axis). */
+static kiln_status_t join_error(const run_t *r, const kiln_vm_value_t *adt, int i) {
+  const kiln_vm_value_t *t = &adt->fields[i], *first = &adt->fields[0];
+  if (t->kind != KILN_VM_VALUE_TENSOR) {
+    return run_error(r, KILN_STATUS_CODE_INVALID_ARGUMENT, "element %d is %s, expected a tensor", i,
+                     kind_name(t->kind));
+  }
+  char got[KILN_SHAPE_TEXT_CAPACITY], want[KILN_SHAPE_TEXT_CAPACITY];
+  kiln_shape_format(t->dl.ndim, t->shape, got, sizeof(got));
+  kiln_shape_format(first->dl.ndim, first->shape, want, sizeof(want));
+  return run_error(r, KILN_STATUS_CODE_INVALID_ARGUMENT,
+                   "element %d is %s %s but element 0 is %s %s (joined as %s on axis %lld%s)", i,
+                   kiln_dtype_name(t->dtype), got, kiln_dtype_name(first->dtype), want,
+                   kiln_dtype_name(r->instr->dtype), (long long)r->instr->x[2],
+                   r->instr->x[3] ? ", a new one" : "");
+}
+
 /* The joined shape of the ADT's tensors (concatenated on `axis`, or
  * stacked on a new one), each checked against the first. */
 static kiln_status_t joined_shape(const run_t *r, const kiln_vm_value_t *adt, int *out_ndim,
@@ -694,10 +711,7 @@ static kiln_status_t joined_shape(const run_t *r, const kiln_vm_value_t *adt, in
       same = (d == axis && !stack) || t->shape[d] == first->shape[d];
     }
     if (!same) {
-      return run_error(r, KILN_STATUS_CODE_INVALID_ARGUMENT,
-                       "element %d is not a %s tensor of element 0's rank and shape (but on axis "
-                       "%d when concatenating), rank above %d",
-                       i, kiln_dtype_name(in->dtype), axis, axis - stack);
+      return join_error(r, adt, i);
     }
   }
   *out_ndim = first->dl.ndim + stack;

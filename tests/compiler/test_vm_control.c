@@ -1,0 +1,234 @@
+/*
+ * Control flow compiled for the VM (compiler/vm_control.c): If and Loop
+ * modules compile once (AUTO picks the VM), and their runs match the
+ * reference interpreter for inputs given at run time: both branches of an
+ * If with dataflow before and after it, a Loop whose trip count is an input
+ * (0, 1, 5 trips) and one its condition ends, with a carried value, a
+ * captured one and a scan output stacked per trip. Scan outputs that differ
+ * per trip fail the run with the VM's message (as on the interpreter), and
+ * the graph executor refuses the module naming the VM.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "compiler/build.h"
+#include "interp/interp.h"
+#include "ir/infer.h"
+#include "kiln/compiler.h"
+#include "kiln_ir_test.h"
+#include "kiln_test.h"
+
+/* x * x, then add or subtract y by the branch, then exp. */
+static const char if_text[] =
+    "def @main(%c: Tensor[(), bool], %x: Tensor[(2), float32], %y: Tensor[(2), float32]) {\n"
+    "  %0 = multiply(%x, %x);\n"
+    "  %1 = fn (%a: Tensor[(2), float32], %b: Tensor[(2), float32]) { add(%a, %b) };\n"
+    "  %2 = fn (%a: Tensor[(2), float32], %b: Tensor[(2), float32]) { subtract(%a, %b) };\n"
+    "  %3 = if(%c, %1, %2, %0, %y);\n"
+    "  exp(%3)\n"
+    "}\n";
+
+/* acc += x per trip while i + one < stop, for n trips at most; each trip's
+ * acc * 2 is a scan output. */
+static const char loop_text[] =
+    "def @main(%n: Tensor[(), int64], %stop: Tensor[(), int64], %acc: Tensor[(2), float32],\n"
+    "          %x: Tensor[(2), float32], %one: Tensor[(), int64], %t: Tensor[(), bool]) {\n"
+    "  %0 = fn (%i: Tensor[(), int64], %c: Tensor[(), bool], %a: Tensor[(2), float32],\n"
+    "           %s: Tensor[(), int64], %v: Tensor[(2), float32], %k: Tensor[(), int64]) {\n"
+    "    %1 = add(%i, %k);\n"
+    "    %2 = less(%1, %s);\n"
+    "    %3 = add(%a, %v);\n"
+    "    %4 = add(%3, %3);\n"
+    "    (%2, %3, %4)\n"
+    "  };\n"
+    "  %5 = loop(%0, %n, %t, %acc, %stop, %x, %one, num_captured=3);\n"
+    "  (%5.0, %5.1)\n"
+    "}\n";
+
+static kiln_tensor_t *scalar(kiln_dtype_t dtype, const void *value, int ndim, int64_t extent) {
+  kiln_tensor_t *t = NULL;
+  int64_t shape[1] = {extent};
+  size_t bytes = kiln_dtype_size(dtype) * (size_t)(ndim ? extent : 1);
+  KILN_ASSERT_OK(
+      kiln_tensor_create_copy(kiln_allocator_system(), dtype, ndim, shape, value, bytes, &t));
+  return t;
+}
+
+static kiln_tensor_t *floats2(float a, float b) {
+  float values[2] = {a, b};
+  return scalar(KILN_DTYPE_FLOAT32, values, 1, 2);
+}
+
+static void release_all(int n, kiln_tensor_t **tensors) {
+  for (int i = 0; i < n; ++i) {
+    kiln_tensor_release(tensors[i]);
+  }
+}
+
+static void assert_same(const kiln_tensor_t *got, const kiln_tensor_t *want, const char *what,
+                        int o) {
+  assert_int_equal(kiln_tensor_ndim(got), kiln_tensor_ndim(want));
+  for (int d = 0; d < kiln_tensor_ndim(want); ++d) {
+    assert_int_equal(kiln_tensor_shape(got)[d], kiln_tensor_shape(want)[d]);
+  }
+  for (int64_t i = 0; i < kiln_tensor_element_count(want); ++i) {
+    double g = kiln_tensor_element_as_double(got, i), w = kiln_tensor_element_as_double(want, i);
+    if (!(fabs(g - w) <= 1e-6 + 1e-5 * fabs(w))) {
+      fail_msg("%s output %d element %lld: %.9g, %.9g in the reference", what, o, (long long)i, g,
+               w);
+    }
+  }
+}
+
+/* One run on the VM against the interpreter; the outputs' count. */
+static int run_case(kiln_module_t *reference, kiln_graph_executor_t *vm, int n,
+                    kiln_tensor_t **in, const char *what) {
+  int count = 0;
+  kiln_tensor_t **want = NULL;
+  KILN_ASSERT_OK(kiln_interp_run(reference, "main", n, in, kiln_allocator_system(), &count, &want));
+  for (int i = 0; i < n; ++i) {
+    KILN_ASSERT_OK(kiln_graph_executor_set_input(vm, i, kiln_tensor_dl(in[i])));
+  }
+  KILN_ASSERT_OK(kiln_graph_executor_run(vm));
+  assert_int_equal(kiln_graph_executor_num_outputs(vm), count);
+  for (int o = 0; o < count; ++o) {
+    kiln_tensor_t *got = NULL;
+    KILN_ASSERT_OK(kiln_graph_executor_copy_output(vm, o, kiln_allocator_system(), &got));
+    assert_same(got, want[o], what, o);
+    kiln_tensor_release(got);
+  }
+  release_all(count, want);
+  kiln_allocator_free(kiln_allocator_system(), want);
+  return count;
+}
+
+static kiln_graph_executor_t *compile(const char *name, const char *text,
+                                      kiln_module_t **out_reference) {
+  *out_reference = irt_parse(name, text);
+  KILN_ASSERT_OK(kiln_ir_infer_types(*out_reference));
+  kiln_compiled_t *compiled = irt_compile_vm(name, text);
+  assert_non_null(strstr(compiled->vm_json, "\"invoke\""));
+  kiln_graph_executor_t *vm = NULL;
+  KILN_ASSERT_OK(kiln_compiled_create_executor(compiled, &vm));
+  kiln_compiled_destroy(compiled);
+  return vm;
+}
+
+static void test_if_takes_either_branch(void **state) {
+  (void)state;
+  kiln_module_t *reference = NULL;
+  kiln_graph_executor_t *vm = compile("if", if_text, &reference);
+  for (int c = 0; c < 2; ++c) {
+    bool cond = c == 1;
+    kiln_tensor_t *in[3] = {scalar(KILN_DTYPE_BOOL, &cond, 0, 1), floats2(0.5f, -1.0f),
+                            floats2(0.25f, 2.0f)};
+    assert_int_equal(run_case(reference, vm, 3, in, cond ? "then" : "else"), 1);
+    release_all(3, in);
+  }
+  kiln_graph_executor_destroy(vm);
+  kiln_module_destroy(reference);
+}
+
+/* Trip counts 0, 1 and 5 (stop far), then 5 trips ended by the condition
+ * after 3 and after 1: on one executor, inputs given at run time. */
+static void test_loop_trip_counts_and_condition(void **state) {
+  (void)state;
+  kiln_module_t *reference = NULL;
+  kiln_graph_executor_t *vm = compile("loop", loop_text, &reference);
+  const int64_t cases[][2] = {{0, 100}, {1, 100}, {5, 100}, {5, 3}, {5, 1}, {1000, 100}};
+  for (int c = 0; c < (int)(sizeof(cases) / sizeof(cases[0])); ++c) {
+    int64_t one = 1;
+    bool yes = true;
+    kiln_tensor_t *in[6] = {scalar(KILN_DTYPE_INT64, &cases[c][0], 0, 1),
+                            scalar(KILN_DTYPE_INT64, &cases[c][1], 0, 1),
+                            floats2(1, 1),
+                            floats2(2, 3),
+                            scalar(KILN_DTYPE_INT64, &one, 0, 1),
+                            scalar(KILN_DTYPE_BOOL, &yes, 0, 1)};
+    char what[64];
+    snprintf(what, sizeof(what), "trips %lld stop %lld", (long long)cases[c][0],
+             (long long)cases[c][1]);
+    assert_int_equal(run_case(reference, vm, 6, in, what), 2);
+    const DLTensor *scans = NULL;
+    KILN_ASSERT_OK(kiln_graph_executor_get_output(vm, 1, &scans));
+    int64_t trips = cases[c][0] < cases[c][1] ? cases[c][0] : cases[c][1];
+    assert_int_equal(scans->shape[0], trips);
+    release_all(6, in);
+  }
+  kiln_graph_executor_destroy(vm);
+  kiln_module_destroy(reference);
+}
+
+/* A scan output that grows per trip (a slice [0, i + 1) of x) cannot be
+ * stacked: the run fails naming the instruction, as the interpreter fails. */
+static void test_scan_outputs_of_two_shapes(void **state) {
+  (void)state;
+  static const char text[] =
+      "def @main(%n: Tensor[(), int64], %t: Tensor[(), bool], %x: Tensor[(4), float32],\n"
+      "          %b: Tensor[(1), int64], %s: Tensor[(1), int64], %ax: Tensor[(1), int64]) {\n"
+      "  %0 = fn (%i: Tensor[(), int64], %c: Tensor[(), bool], %v: Tensor[(4), float32],\n"
+      "           %b1: Tensor[(1), int64], %s1: Tensor[(1), int64], %a1: Tensor[(1), int64]) {\n"
+      "    %1 = add(%i, %s1);\n"
+      "    %2 = reshape(%1, newshape=[1]);\n"
+      "    %3 = dyn.strided_slice(%v, %b1, %2, %s1, %a1);\n"
+      "    (%c, %v, %3)\n"
+      "  };\n"
+      "  %4 = loop(%0, %n, %t, %x, %b, %s, %ax, num_captured=3);\n"
+      "  %4.1\n"
+      "}\n";
+  kiln_module_t *reference = NULL;
+  kiln_graph_executor_t *vm = compile("grow", text, &reference);
+  int64_t trips = 3, zero = 0, one = 1;
+  bool yes = true;
+  float x[4] = {1, 2, 3, 4};
+  kiln_tensor_t *in[6] = {scalar(KILN_DTYPE_INT64, &trips, 0, 1),
+                          scalar(KILN_DTYPE_BOOL, &yes, 0, 1),
+                          scalar(KILN_DTYPE_FLOAT32, x, 1, 4),
+                          scalar(KILN_DTYPE_INT64, &zero, 1, 1),
+                          scalar(KILN_DTYPE_INT64, &one, 1, 1),
+                          scalar(KILN_DTYPE_INT64, &zero, 1, 1)};
+  for (int i = 0; i < 6; ++i) {
+    KILN_ASSERT_OK(kiln_graph_executor_set_input(vm, i, kiln_tensor_dl(in[i])));
+  }
+  KILN_ASSERT_STATUS(kiln_graph_executor_run(vm), INVALID_ARGUMENT,
+                     "(adt_concat): element 1 is float32 (2,) but element 0 is float32 (1,) "
+                     "(joined as float32 on axis 0, a new one)");
+  int count = 0;
+  kiln_tensor_t **want = NULL;
+  KILN_ASSERT_STATUS(
+      kiln_interp_run(reference, "main", 6, in, kiln_allocator_system(), &count, &want),
+      INVALID_ARGUMENT, "element 1 is float32 (2,) but element 0 is float32 (1,)");
+  trips = 1; /* one trip stacks */
+  kiln_tensor_release(in[0]);
+  in[0] = scalar(KILN_DTYPE_INT64, &trips, 0, 1);
+  run_case(reference, vm, 6, in, "one trip");
+  release_all(6, in);
+  kiln_graph_executor_destroy(vm);
+  kiln_module_destroy(reference);
+}
+
+static void test_graph_executor_refuses(void **state) {
+  (void)state;
+  kiln_module_t *module = irt_parse("if", if_text);
+  kiln_compiler_options_t options = kiln_compiler_options_default();
+  options.executor = KILN_EXECUTOR_GRAPH;
+  kiln_compiled_t *compiled = NULL;
+  KILN_ASSERT_STATUS(kiln_compiler_build(kiln_allocator_system(), module, &options, &compiled),
+                     UNIMPLEMENTED,
+                     "--executor graph (control flow compiles for the VM: --executor vm or "
+                     "auto): control flow, sequences and optionals run on the interpreter and "
+                     "compile for the VM only");
+  assert_null(compiled);
+  kiln_module_destroy(module);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_if_takes_either_branch),
+      cmocka_unit_test(test_loop_trip_counts_and_condition),
+      cmocka_unit_test(test_scan_outputs_of_two_shapes),
+      cmocka_unit_test(test_graph_executor_refuses),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
