@@ -37,6 +37,7 @@
 #include "ir/infer.h"
 #include "ir/order.h"
 #include "op/control_attrs.h"
+#include "op/transform_attrs.h"
 
 #define CTL_MAX_REGS 256
 
@@ -638,73 +639,111 @@ static kiln_status_t emit_if(fn_gen_t *f, const kiln_expr_t *expr) {
   return emit_invoke(f, else_fn, captured, num_captured, dsts, n);
 }
 
-/* The step of a loop: (i, trip count, cond) -> (i < trip && cond, i + 1),
- * compiled as a stage. */
-static kiln_status_t loop_step(fn_gen_t *f, const kiln_call_t *call, int *out_index) {
-  kiln_module_t *m = NULL;
-  KILN_RETURN_IF_ERROR(kiln_module_create(f->g->allocator, &m));
-  const kiln_type_t *index_type = NULL;
-  kiln_var_t *params[3];
-  kiln_expr_t *one = NULL, *less = NULL, *test = NULL, *next = NULL, *body = NULL;
-  kiln_status_t status =
-      kiln_tensor_type_create(kiln_module_arena(m), KILN_DTYPE_INT64, 0, NULL, &index_type);
-  const kiln_type_t *types[3] = {index_type, call->args[1]->checked_type,
-                                 call->args[2]->checked_type};
-  static const char *const names[3] = {"i", "trip", "cond"};
-  for (int p = 0; p < 3 && !status; ++p) {
-    status = kiln_ir_var_create(m, names[p], types[p], &params[p]);
+/* ---- step stages: built in IR, compiled as stages ---- */
+
+/* A step stage's module under construction; `status` keeps the first
+ * error, so building reads as straight-line code. */
+typedef struct step_t {
+  kiln_module_t *m;
+  kiln_status_t status;
+  int num_params, num_results;
+  kiln_var_t *params[CTL_MAX_REGS];
+  kiln_expr_t *results[CTL_MAX_REGS];
+} step_t;
+
+static kiln_expr_t *step_param(step_t *s, const kiln_type_t *type) {
+  char name[16];
+  snprintf(name, sizeof(name), "p%d", s->num_params);
+  kiln_var_t *var = NULL;
+  if (!s->status && s->num_params < CTL_MAX_REGS) {
+    s->status = kiln_ir_var_create(s->m, name, type, &var);
   }
-  kiln_tensor_t *value = NULL;
-  if (!status) {
-    int64_t one_value = 1;
-    status = kiln_tensor_create_copy(kiln_allocator_system(), KILN_DTYPE_INT64, 0, NULL, &one_value,
-                                     sizeof(one_value), &value);
-  }
+  s->params[s->num_params++] = var;
+  return var ? &var->base : NULL;
+}
+
+static kiln_expr_t *step_int64(step_t *s, int64_t value) {
+  kiln_tensor_t *tensor = NULL;
   kiln_constant_t *constant = NULL;
-  if (!status) {
-    status = kiln_ir_constant_create(m, value, &constant);
-    kiln_tensor_release(value);
-    one = constant ? &constant->base : NULL;
+  if (!s->status) {
+    s->status = kiln_tensor_create_copy(kiln_allocator_system(), KILN_DTYPE_INT64, 0, NULL, &value,
+                                        sizeof(value), &tensor);
   }
-  kiln_call_t *made = NULL;
-  if (!status) {
-    kiln_expr_t *args[2] = {&params[0]->base, &params[1]->base};
-    status = kiln_ir_call_create(m, kiln_op_get(KILN_OP_LESS), 2, args, NULL, &made);
-    less = made ? &made->base : NULL;
+  if (!s->status) {
+    s->status = kiln_ir_constant_create(s->m, tensor, &constant);
   }
-  if (!status) {
-    kiln_expr_t *args[2] = {less, &params[2]->base};
-    status = kiln_ir_call_create(m, kiln_op_get(KILN_OP_LOGICAL_AND), 2, args, NULL, &made);
-    test = &made->base;
+  kiln_tensor_release(tensor);
+  return constant ? &constant->base : NULL;
+}
+
+static kiln_expr_t *step_call(step_t *s, kiln_op_id_t op, kiln_expr_t *a, kiln_expr_t *b,
+                              const void *attrs) {
+  kiln_expr_t *args[2] = {a, b};
+  kiln_call_t *call = NULL;
+  if (!s->status && a && b) {
+    s->status = kiln_ir_call_create(s->m, kiln_op_get(op), 2, args, attrs, &call);
   }
-  if (!status) {
-    kiln_expr_t *args[2] = {&params[0]->base, one};
-    status = kiln_ir_call_create(m, kiln_op_get(KILN_OP_ADD), 2, args, NULL, &made);
-    next = &made->base;
+  return call ? &call->base : NULL;
+}
+
+static void step_result(step_t *s, kiln_expr_t *expr) {
+  if (s->num_results < CTL_MAX_REGS) {
+    s->results[s->num_results++] = expr;
   }
+}
+
+/* The step's function, typed, compiled as a stage named `what`. */
+static kiln_status_t step_finish(fn_gen_t *f, step_t *s, const char *what, int *out_index) {
   kiln_tuple_t *tuple = NULL;
   kiln_function_t *fn = NULL;
-  if (!status) {
-    kiln_expr_t *fields[2] = {test, next};
-    status = kiln_ir_tuple_create(m, 2, fields, &tuple);
-    body = tuple ? &tuple->base : NULL;
+  if (!s->status && (s->num_params >= CTL_MAX_REGS || s->num_results >= CTL_MAX_REGS)) {
+    s->status = KILN_STATUS(UNIMPLEMENTED, "vm codegen: a step of too many values");
   }
-  if (!status) {
-    status = kiln_ir_function_create(m, 3, params, body, &fn);
+  for (int r = 0; !s->status && r < s->num_results; ++r) {
+    s->status = s->results[r] ? KILN_OK : KILN_STATUS(INTERNAL, "vm codegen: a step result");
   }
-  if (!status) {
-    status = kiln_module_add_function(m, "main", fn);
+  if (!s->status) {
+    s->status = kiln_ir_tuple_create(s->m, s->num_results, s->results, &tuple);
   }
-  if (!status) {
-    status = kiln_ir_infer_function(m, "main", fn);
+  if (!s->status) {
+    s->status = kiln_ir_function_create(s->m, s->num_params, s->params, &tuple->base, &fn);
   }
-  if (!status) {
+  if (!s->status) {
+    s->status = kiln_module_add_function(s->m, "main", fn);
+  }
+  if (!s->status) {
+    s->status = kiln_ir_infer_function(s->m, "main", fn);
+  }
+  if (!s->status) {
     char name[96];
-    snprintf(name, sizeof(name), "%s_loop_step%d", f->name, f->g->num_stages);
-    status = add_stage(f->g, m, name, out_index);
+    snprintf(name, sizeof(name), "%s_%s%d", f->name, what, f->g->num_stages);
+    s->status = add_stage(f->g, s->m, name, out_index);
   }
-  kiln_module_destroy(m);
-  return status;
+  kiln_module_destroy(s->m);
+  return s->status;
+}
+
+static kiln_status_t step_begin(fn_gen_t *f, step_t *s, kiln_expr_t **out_i) {
+  memset(s, 0, sizeof(*s));
+  KILN_RETURN_IF_ERROR(kiln_module_create(f->g->allocator, &s->m));
+  const kiln_type_t *index_type = NULL;
+  s->status =
+      kiln_tensor_type_create(kiln_module_arena(s->m), KILN_DTYPE_INT64, 0, NULL, &index_type);
+  *out_i = step_param(s, index_type);
+  return KILN_OK;
+}
+
+/* The step of a loop: (i, trip count, cond) -> (i < trip && cond, i + 1). */
+static kiln_status_t loop_step(fn_gen_t *f, const kiln_call_t *call, int *out_index) {
+  step_t s;
+  kiln_expr_t *i = NULL;
+  KILN_RETURN_IF_ERROR(step_begin(f, &s, &i));
+  kiln_expr_t *trip = step_param(&s, call->args[1]->checked_type);
+  kiln_expr_t *cond = step_param(&s, call->args[2]->checked_type);
+  kiln_expr_t *less = step_call(&s, KILN_OP_LESS, i, trip, NULL);
+  step_result(&s, step_call(&s, KILN_OP_LOGICAL_AND, less, cond, NULL));
+  step_result(&s, step_call(&s, KILN_OP_ADD, i, step_int64(&s, 1), NULL));
+  return step_finish(f, &s, "loop_step", out_index);
 }
 
 /* adt_concat of an ADT of tensors into a tensor of `type` (stacked on a
@@ -818,6 +857,132 @@ static kiln_status_t emit_loop(fn_gen_t *f, const kiln_expr_t *expr) {
   return KILN_OK;
 }
 
+/* The step of a scan over `n` slices: (i, scan inputs...) -> (i < n,
+ * i + 1, each input's slice i on its axis, or n - 1 - i in reverse; take
+ * clips, so the last test's slices are in range). */
+static kiln_status_t scan_step(fn_gen_t *f, const kiln_call_t *call, int first, int64_t n,
+                               int *out_index) {
+  const kiln_scan_attrs_t *attrs = call->attrs;
+  step_t s;
+  kiln_expr_t *i = NULL;
+  KILN_RETURN_IF_ERROR(step_begin(f, &s, &i));
+  step_result(&s, step_call(&s, KILN_OP_LESS, i, step_int64(&s, n), NULL));
+  step_result(&s, step_call(&s, KILN_OP_ADD, i, step_int64(&s, 1), NULL));
+  kiln_expr_t *back = step_call(&s, KILN_OP_SUBTRACT, step_int64(&s, n - 1), i, NULL);
+  for (int k = 0; k < (int)attrs->num_scan_inputs; ++k) {
+    const kiln_type_t *type = call->args[first + k]->checked_type;
+    kiln_take_attrs_t *take = NULL;
+    if (!s.status) {
+      s.status = kiln_arena_allocate(kiln_module_arena(s.m), sizeof(*take),
+                                     _Alignof(kiln_take_attrs_t), (void **)&take);
+    }
+    if (take) {
+      take->axis = kiln_scan_attr_at(attrs->scan_input_axes, k, 0);
+      take->mode = "clip";
+    }
+    bool reverse = kiln_scan_attr_at(attrs->scan_input_directions, k, 0) == 1;
+    step_result(&s, step_call(&s, KILN_OP_TAKE, step_param(&s, type), reverse ? back : i, take));
+  }
+  return step_finish(f, &s, "scan_step", out_index);
+}
+
+/* The extent the scan runs over: its first scan input's on its axis. */
+static kiln_status_t scan_extent(const kiln_call_t *call, int first, int64_t *out_n) {
+  const kiln_scan_attrs_t *attrs = call->attrs;
+  const kiln_tensor_type_t *t = kiln_type_as_tensor(call->args[first]->checked_type);
+  int64_t axis = kiln_scan_attr_at(attrs->scan_input_axes, 0, 0);
+  axis += t && axis < 0 ? t->ndim : 0;
+  if (attrs->num_scan_inputs < 1 || !t || axis < 0 || axis >= t->ndim ||
+      (t->vars && t->vars[axis])) {
+    return KILN_STATUS(UNIMPLEMENTED, "vm codegen: a scan without a scan input of static extent");
+  }
+  *out_n = t->shape[axis];
+  return KILN_OK;
+}
+
+/* Per scan output: an ADT of the slices (appended, or inserted first in
+ * reverse), joined on its axis after the last trip. */
+static kiln_status_t scan_collect(fn_gen_t *f, const kiln_call_t *call, const loop_regs_t *l,
+                                  int zero) {
+  const kiln_scan_attrs_t *attrs = call->attrs;
+  for (int k = 0; k < l->num_scans; ++k) {
+    bool reverse = kiln_scan_attr_at(attrs->scan_output_directions, k, 0) == 1;
+    json_t *inst =
+        reverse
+            ? json_pack("[s, i, i, i, i]", "adt_insert", l->acc[k], l->acc[k], l->slice[k], zero)
+            : json_pack("[s, i, i, i]", "adt_append", l->acc[k], l->acc[k], l->slice[k]);
+    KILN_RETURN_IF_ERROR(kiln_vm_codegen_append(f->code, inst));
+  }
+  return KILN_OK;
+}
+
+static kiln_status_t scan_join(fn_gen_t *f, const kiln_expr_t *expr, const loop_regs_t *l) {
+  const kiln_scan_attrs_t *attrs = kiln_expr_as_call(expr)->attrs;
+  const kiln_tuple_type_t *type = kiln_type_as_tuple(expr->checked_type);
+  for (int k = 0; k < l->num_scans; ++k) {
+    const kiln_type_t *out = type->fields[l->num_state + k];
+    KILN_RETURN_IF_ERROR(require_tensor(out, "a scan output"));
+    int64_t axis = kiln_scan_attr_at(attrs->scan_output_axes, k, 0);
+    axis += axis < 0 ? kiln_type_as_tensor(out)->ndim : 0;
+    KILN_RETURN_IF_ERROR(emit_concat(f, l->slice[k], l->acc[k], (int)axis, true, out));
+  }
+  return KILN_OK;
+}
+
+/* i = 0; while i < n: slices = slice i of each scan input; (states...,
+ * outputs...) = body(states..., slices..., captured...), each output
+ * collected; i = i + 1. Then each output's slices joined on its axis. */
+static kiln_status_t emit_scan(fn_gen_t *f, const kiln_expr_t *expr) {
+  const kiln_call_t *call = kiln_expr_as_call(expr);
+  const kiln_scan_attrs_t *attrs = call->attrs;
+  int num_in = (int)attrs->num_scan_inputs, num_captured = (int)attrs->num_captured;
+  int num_states = call->num_args - 1 - num_in - num_captured;
+  const kiln_function_t *body = kiln_expr_as_function(call->args[0]);
+  loop_regs_t l = {.num_state = num_states};
+  l.num_scans = body ? flat_count(body->ret_type) - num_states : -1;
+  int64_t n = 0;
+  int step = 0, body_fn = 0, state[CTL_MAX_REGS], inputs[CTL_MAX_REGS], captured[CTL_MAX_REGS];
+  int count = 0, zero = f->num_registers++;
+  KILN_RETURN_IF_ERROR(scan_extent(call, 1 + num_states, &n));
+  KILN_RETURN_IF_ERROR(scan_step(f, call, 1 + num_states, n, &step));
+  KILN_RETURN_IF_ERROR(body_function(f, call->args[0], "body", &body_fn));
+  KILN_RETURN_IF_ERROR(arg_regs(f, call, 1, num_states, state, &count));
+  bool flat = count == num_states;
+  KILN_RETURN_IF_ERROR(arg_regs(f, call, 1 + num_states, num_in, inputs + 1, &count));
+  flat &= count == num_in;
+  KILN_RETURN_IF_ERROR(arg_regs(f, call, 1 + num_states + num_in, num_captured, captured, &count));
+  if (!flat || l.num_scans < 0 || num_states + num_in + count + l.num_scans > CTL_MAX_REGS) {
+    return KILN_STATUS(UNIMPLEMENTED, "vm codegen: a scan over tuples or too many values");
+  }
+  KILN_RETURN_IF_ERROR(loop_begin(f, state, &l));
+  KILN_RETURN_IF_ERROR(
+      kiln_vm_codegen_append(f->code, json_pack("[s, i, i]", "load_consti", zero, 0)));
+  int slices[CTL_MAX_REGS], step_dsts[CTL_MAX_REGS + 2] = {l.test, l.next};
+  int args[3 * CTL_MAX_REGS], dsts[2 * CTL_MAX_REGS];
+  inputs[0] = l.i;
+  for (int k = 0; k < num_in; ++k) {
+    slices[k] = step_dsts[2 + k] = f->num_registers++;
+  }
+  memcpy(args, l.state, (size_t)num_states * sizeof(int));
+  memcpy(args + num_states, slices, (size_t)num_in * sizeof(int));
+  memcpy(args + num_states + num_in, captured, (size_t)count * sizeof(int));
+  memcpy(dsts, l.state, (size_t)num_states * sizeof(int));
+  memcpy(dsts + num_states, l.slice, (size_t)l.num_scans * sizeof(int));
+  KILN_RETURN_IF_ERROR(emit_invoke(f, step, inputs, 1 + num_in, step_dsts, 2 + num_in));
+  KILN_RETURN_IF_ERROR(emit_jump(f, "if", l.test, 1, 4 + l.num_scans));
+  KILN_RETURN_IF_ERROR(
+      emit_invoke(f, body_fn, args, num_states + num_in + count, dsts, num_states + l.num_scans));
+  KILN_RETURN_IF_ERROR(scan_collect(f, call, &l, zero));
+  KILN_RETURN_IF_ERROR(emit_move(f, l.i, l.next));
+  KILN_RETURN_IF_ERROR(emit_jump(f, "goto", -(4 + l.num_scans), 0, 0));
+  KILN_RETURN_IF_ERROR(scan_join(f, expr, &l));
+  KILN_RETURN_IF_ERROR(alloc_ints(f->g, num_states + l.num_scans, &f->regs[expr->id]));
+  memcpy(f->regs[expr->id], l.state, (size_t)num_states * sizeof(int));
+  memcpy(f->regs[expr->id] + num_states, l.slice, (size_t)l.num_scans * sizeof(int));
+  f->num_regs[expr->id] = num_states + l.num_scans;
+  return KILN_OK;
+}
+
 static kiln_status_t emit_control(fn_gen_t *f, const kiln_expr_t *expr) {
   const kiln_call_t *call = kiln_expr_as_call(expr);
   if (call->op->id == KILN_OP_IF) {
@@ -825,6 +990,9 @@ static kiln_status_t emit_control(fn_gen_t *f, const kiln_expr_t *expr) {
   }
   if (call->op->id == KILN_OP_LOOP) {
     return emit_loop(f, expr);
+  }
+  if (call->op->id == KILN_OP_SCAN) {
+    return emit_scan(f, expr);
   }
   return KILN_STATUS(UNIMPLEMENTED, "vm codegen: %s is not compiled for the VM yet",
                      call->op->name);

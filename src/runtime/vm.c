@@ -692,6 +692,48 @@ static kiln_status_t join_error(const run_t *r, const kiln_vm_value_t *adt, int 
                    r->instr->x[3] ? ", a new one" : "");
 }
 
+/* The one int32 or int64 value of the tensor in register `reg`. */
+static kiln_status_t read_position(const run_t *r, int64_t reg, int64_t *out_position) {
+  kiln_vm_value_t *t = NULL;
+  KILN_RETURN_IF_ERROR(get_value(r, reg, KILN_VM_VALUE_TENSOR, &t));
+  if ((t->dtype != KILN_DTYPE_INT64 && t->dtype != KILN_DTYPE_INT32) ||
+      t->bytes != kiln_dtype_size(t->dtype)) {
+    return run_error(r, KILN_STATUS_CODE_INVALID_ARGUMENT,
+                     "the position in register %lld is not one int32 or int64", (long long)reg);
+  }
+  *out_position =
+      t->dtype == KILN_DTYPE_INT64 ? *(const int64_t *)t->dl.data : *(const int32_t *)t->dl.data;
+  return KILN_OK;
+}
+
+/* A new ADT: `adt`'s values with `value` inserted at the position in a
+ * register (negative: from the end, as ONNX SequenceInsert). */
+static kiln_status_t op_adt_insert(run_t *r) {
+  const kiln_vm_instr_t *in = r->instr;
+  kiln_vm_value_t *adt = NULL, *fields = NULL;
+  KILN_RETURN_IF_ERROR(get_value(r, in->x[1], KILN_VM_VALUE_ADT, &adt));
+  int64_t position = 0, n = adt->num_fields;
+  KILN_RETURN_IF_ERROR(read_position(r, in->x[3], &position));
+  position += position < 0 ? n : 0;
+  if (position < 0 || position > n) {
+    return run_error(r, KILN_STATUS_CODE_OUT_OF_RANGE,
+                     "position %lld is outside a sequence of %lld elements (0 to %lld)",
+                     (long long)position, (long long)n, (long long)n);
+  }
+  const kiln_vm_value_t *value = &r->regs[in->x[2]];
+  if (value->kind == KILN_VM_VALUE_EMPTY) {
+    return run_error(r, KILN_STATUS_CODE_FAILED_PRECONDITION,
+                     "inserts register %lld, which holds nothing", (long long)in->x[2]);
+  }
+  KILN_RETURN_IF_ERROR(new_fields(r, (int)n + 1, adt->fields, (int)position, &fields));
+  for (int64_t i = n; i > position; --i) {
+    value_copy(&fields[i], &adt->fields[i - 1]);
+  }
+  value_copy(&fields[position], value);
+  set_adt(&r->regs[in->x[0]], adt->tag, (int)n + 1, fields);
+  return KILN_OK;
+}
+
 /* The joined shape of the ADT's tensors (concatenated on `axis`, or
  * stacked on a new one), each checked against the first. */
 static kiln_status_t joined_shape(const run_t *r, const kiln_vm_value_t *adt, int *out_ndim,
@@ -833,6 +875,8 @@ static kiln_status_t execute(run_t *r) {
     return step(r, op_alloc_adt(r));
   case KILN_VM_OP_ADT_APPEND:
     return step(r, op_adt_append(r));
+  case KILN_VM_OP_ADT_INSERT:
+    return step(r, op_adt_insert(r));
   case KILN_VM_OP_ADT_CONCAT:
     return step(r, op_adt_concat(r));
   case KILN_VM_OP_COUNT_:

@@ -59,6 +59,7 @@
   X(RET, "ret", "R")                                   \
   X(ALLOC_ADT, "alloc_adt", "riR")                     \
   X(ADT_APPEND, "adt_append", "rrr")                   \
+  X(ADT_INSERT, "adt_insert", "rrrr")                  \
   X(ADT_CONCAT, "adt_concat", "rriids?")
 
 typedef enum kiln_vm_opcode_e {

@@ -512,6 +512,7 @@ static kiln_status_t check_instr(const decoder_t *d, kiln_vm_instr_t *instr) {
   case KILN_VM_OP_ADT_CONCAT:
     return check_concat(d, instr);
   case KILN_VM_OP_ADT_APPEND:
+  case KILN_VM_OP_ADT_INSERT:
   case KILN_VM_OP_MOVE:
   case KILN_VM_OP_LOAD_CONST:
   case KILN_VM_OP_LOAD_CONSTI:

@@ -1,10 +1,11 @@
 /*
- * Control flow compiled for the VM (compiler/vm_control.c): If and Loop
- * modules compile once (AUTO picks the VM), and their runs match the
+ * Control flow compiled for the VM (compiler/vm_control.c): If, Loop and
+ * Scan modules compile once (AUTO picks the VM), and their runs match the
  * reference interpreter for inputs given at run time: both branches of an
  * If with dataflow before and after it, a Loop whose trip count is an input
  * (0, 1, 5 trips) and one its condition ends, with a carried value, a
- * captured one and a scan output stacked per trip. Scan outputs that differ
+ * captured one and a scan output stacked per trip, and Scan in both
+ * directions on either axis. Scan outputs that differ
  * per trip fail the run with the VM's message (as on the interpreter), and
  * the graph executor refuses the module naming the VM.
  */
@@ -82,8 +83,8 @@ static void assert_same(const kiln_tensor_t *got, const kiln_tensor_t *want, con
 }
 
 /* One run on the VM against the interpreter; the outputs' count. */
-static int run_case(kiln_module_t *reference, kiln_graph_executor_t *vm, int n,
-                    kiln_tensor_t **in, const char *what) {
+static int run_case(kiln_module_t *reference, kiln_graph_executor_t *vm, int n, kiln_tensor_t **in,
+                    const char *what) {
   int count = 0;
   kiln_tensor_t **want = NULL;
   KILN_ASSERT_OK(kiln_interp_run(reference, "main", n, in, kiln_allocator_system(), &count, &want));
@@ -182,12 +183,10 @@ static void test_scan_outputs_of_two_shapes(void **state) {
   int64_t trips = 3, zero = 0, one = 1;
   bool yes = true;
   float x[4] = {1, 2, 3, 4};
-  kiln_tensor_t *in[6] = {scalar(KILN_DTYPE_INT64, &trips, 0, 1),
-                          scalar(KILN_DTYPE_BOOL, &yes, 0, 1),
-                          scalar(KILN_DTYPE_FLOAT32, x, 1, 4),
-                          scalar(KILN_DTYPE_INT64, &zero, 1, 1),
-                          scalar(KILN_DTYPE_INT64, &one, 1, 1),
-                          scalar(KILN_DTYPE_INT64, &zero, 1, 1)};
+  kiln_tensor_t *in[6] = {
+      scalar(KILN_DTYPE_INT64, &trips, 0, 1), scalar(KILN_DTYPE_BOOL, &yes, 0, 1),
+      scalar(KILN_DTYPE_FLOAT32, x, 1, 4),    scalar(KILN_DTYPE_INT64, &zero, 1, 1),
+      scalar(KILN_DTYPE_INT64, &one, 1, 1),   scalar(KILN_DTYPE_INT64, &zero, 1, 1)};
   for (int i = 0; i < 6; ++i) {
     KILN_ASSERT_OK(kiln_graph_executor_set_input(vm, i, kiln_tensor_dl(in[i])));
   }
@@ -206,6 +205,41 @@ static void test_scan_outputs_of_two_shapes(void **state) {
   release_all(6, in);
   kiln_graph_executor_destroy(vm);
   kiln_module_destroy(reference);
+}
+
+/* Running sums of x's columns (axis 1), input forward or reverse, output
+ * forward or reverse, stacked on axis 0 or 1, and a captured scale. */
+static void test_scan_directions_and_axes(void **state) {
+  (void)state;
+  for (int c = 0; c < 8; ++c) {
+    char text[1024];
+    snprintf(text, sizeof(text),
+             "def @main(%%s0: Tensor[(2), float32], %%x: Tensor[(2, 3), float32],\n"
+             "          %%w: Tensor[(2), float32]) {\n"
+             "  %%0 = fn (%%s: Tensor[(2), float32], %%r: Tensor[(2), float32],\n"
+             "           %%k: Tensor[(2), float32]) {\n"
+             "    %%1 = add(%%s, %%r);\n"
+             "    (%%1, multiply(%%1, %%k))\n"
+             "  };\n"
+             "  scan(%%0, %%s0, %%x, %%w, num_scan_inputs=1, num_captured=1,\n"
+             "       scan_input_axes=[1], scan_input_directions=[%d],\n"
+             "       scan_output_directions=[%d], scan_output_axes=[%d])\n"
+             "}\n",
+             c & 1, (c >> 1) & 1, (c >> 2) & 1);
+    kiln_module_t *reference = NULL;
+    kiln_graph_executor_t *vm = compile("scan", text, &reference);
+    float x[6] = {1, 2, 3, 4, 5, 6};
+    kiln_tensor_t *in[3] = {floats2(0, 10), scalar(KILN_DTYPE_FLOAT32, x, 1, 6), floats2(2, -1)};
+    kiln_tensor_release(in[1]);
+    KILN_ASSERT_OK(kiln_tensor_create_copy(kiln_allocator_system(), KILN_DTYPE_FLOAT32, 2,
+                                           (const int64_t[]){2, 3}, x, sizeof(x), &in[1]));
+    char what[32];
+    snprintf(what, sizeof(what), "scan case %d", c);
+    assert_int_equal(run_case(reference, vm, 3, in, what), 2);
+    release_all(3, in);
+    kiln_graph_executor_destroy(vm);
+    kiln_module_destroy(reference);
+  }
 }
 
 static void test_graph_executor_refuses(void **state) {
@@ -228,6 +262,7 @@ int main(void) {
       cmocka_unit_test(test_if_takes_either_branch),
       cmocka_unit_test(test_loop_trip_counts_and_condition),
       cmocka_unit_test(test_scan_outputs_of_two_shapes),
+      cmocka_unit_test(test_scan_directions_and_axes),
       cmocka_unit_test(test_graph_executor_refuses),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
