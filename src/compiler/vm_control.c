@@ -789,7 +789,7 @@ static kiln_status_t loop_begin(fn_gen_t *f, const int *state, loop_regs_t *l) {
   l->i = f->num_registers++;
   l->test = f->num_registers++;
   l->next = f->num_registers++;
-  for (int k = 0; k < l->num_state; ++k) {
+  for (int k = 0; state && k < l->num_state; ++k) {
     l->state[k] = f->num_registers++;
     KILN_RETURN_IF_ERROR(emit_move(f, l->state[k], state[k]));
   }
@@ -983,6 +983,135 @@ static kiln_status_t emit_scan(fn_gen_t *f, const kiln_expr_t *expr) {
   return KILN_OK;
 }
 
+/* ---- sequences and optionals: ADTs ---- */
+
+/* The step of a seq.map: (i, n) -> (i < n, i + 1). */
+static kiln_status_t map_step(fn_gen_t *f, int *out_index) {
+  step_t s;
+  kiln_expr_t *i = NULL;
+  KILN_RETURN_IF_ERROR(step_begin(f, &s, &i));
+  kiln_expr_t *n = step_param(&s, s.params[0] ? s.params[0]->type_annotation : NULL);
+  step_result(&s, step_call(&s, KILN_OP_LESS, i, n, NULL));
+  step_result(&s, step_call(&s, KILN_OP_ADD, i, step_int64(&s, 1), NULL));
+  return step_finish(f, &s, "map_step", out_index);
+}
+
+static kiln_status_t emit_op(fn_gen_t *f, const char *op, int dst, int adt, int extra) {
+  json_t *inst = extra < 0 ? json_pack("[s, i, i]", op, dst, adt)
+                           : json_pack("[s, i, i, i]", op, dst, adt, extra);
+  return kiln_vm_codegen_append(f->code, inst);
+}
+
+/* n = adt_length(the first sequence); per trip each sequence's element i
+ * (tensors as they are) and the captured values go to the body, each
+ * result appended to its ADT. */
+static kiln_status_t emit_map(fn_gen_t *f, const kiln_expr_t *expr) {
+  const kiln_call_t *call = kiln_expr_as_call(expr);
+  const kiln_captured_attrs_t *attrs = call->attrs;
+  int num_inputs = call->num_args - 1 - (int)attrs->num_captured, step = 0, body_fn = 0;
+  int args[CTL_MAX_REGS], seqs[CTL_MAX_REGS], elems[CTL_MAX_REGS], num_seqs = 0, count = 0;
+  KILN_RETURN_IF_ERROR(map_step(f, &step));
+  KILN_RETURN_IF_ERROR(body_function(f, call->args[0], "map", &body_fn));
+  KILN_RETURN_IF_ERROR(arg_regs(f, call, 1, call->num_args - 1, args, &count));
+  if (count != call->num_args - 1) {
+    return KILN_STATUS(UNIMPLEMENTED, "vm codegen: seq.map over tuples");
+  }
+  for (int a = 0; a < num_inputs; ++a) {
+    if (kiln_type_as_sequence(call->args[1 + a]->checked_type)) {
+      seqs[num_seqs] = args[a];
+      elems[num_seqs++] = args[a] = f->num_registers++;
+    }
+  }
+  loop_regs_t l = {.num_scans = flat_count(expr->checked_type)};
+  if (num_seqs == 0) {
+    return KILN_STATUS(UNIMPLEMENTED, "vm codegen: seq.map without a sequence");
+  }
+  KILN_RETURN_IF_ERROR(loop_begin(f, NULL, &l));
+  int n = f->num_registers++, step_args[2] = {l.i, n}, step_dsts[2] = {l.test, l.next};
+  KILN_RETURN_IF_ERROR(emit_op(f, "adt_length", n, seqs[0], -1));
+  KILN_RETURN_IF_ERROR(emit_invoke(f, step, step_args, 2, step_dsts, 2));
+  KILN_RETURN_IF_ERROR(emit_jump(f, "if", l.test, 1, 4 + num_seqs + l.num_scans));
+  for (int k = 0; k < num_seqs; ++k) {
+    KILN_RETURN_IF_ERROR(emit_op(f, "adt_get", elems[k], seqs[k], l.i));
+  }
+  KILN_RETURN_IF_ERROR(emit_invoke(f, body_fn, args, count, l.slice, l.num_scans));
+  for (int k = 0; k < l.num_scans; ++k) {
+    KILN_RETURN_IF_ERROR(emit_op(f, "adt_append", l.acc[k], l.acc[k], l.slice[k]));
+  }
+  KILN_RETURN_IF_ERROR(emit_move(f, l.i, l.next));
+  KILN_RETURN_IF_ERROR(emit_jump(f, "goto", -(4 + num_seqs + l.num_scans), 0, 0));
+  KILN_RETURN_IF_ERROR(alloc_ints(f->g, l.num_scans, &f->regs[expr->id]));
+  memcpy(f->regs[expr->id], l.acc, (size_t)l.num_scans * sizeof(int));
+  f->num_regs[expr->id] = l.num_scans;
+  return KILN_OK;
+}
+
+static kiln_status_t emit_alloc_adt(fn_gen_t *f, int dst, int tag, const int *regs, int count) {
+  return kiln_vm_codegen_append(f->code, json_pack("[s, i, i, o]", "alloc_adt", dst, tag,
+                                                   kiln_vm_codegen_ints_json(regs, count)));
+}
+
+/* optional.has_element and optional.get_element: of a tensor or a
+ * sequence, true and the value itself. */
+static kiln_status_t emit_optional_read(fn_gen_t *f, const kiln_call_t *call, int dst,
+                                        const int *arg) {
+  bool optional = kiln_type_as_optional(call->args[0]->checked_type) != NULL;
+  if (call->op->id == KILN_OP_OPTIONAL_GET_ELEMENT) {
+    return optional ? emit_op(f, "get_field", dst, arg[0], 0) : emit_move(f, dst, arg[0]);
+  }
+  if (!optional) {
+    KILN_RETURN_IF_ERROR(emit_alloc_adt(f, dst, 1, arg, 1));
+    return emit_op(f, "adt_has", dst, dst, -1);
+  }
+  return emit_op(f, "adt_has", dst, arg[0], -1);
+}
+
+static kiln_status_t emit_seq_concat(fn_gen_t *f, const kiln_call_t *call, int dst, int adt) {
+  const kiln_seq_concat_attrs_t *attrs = call->attrs;
+  const kiln_type_t *type = call->base.checked_type;
+  KILN_RETURN_IF_ERROR(require_tensor(type, "seq.concat's result"));
+  int64_t axis = attrs->axis + (attrs->axis < 0 ? kiln_type_as_tensor(type)->ndim : 0);
+  return emit_concat(f, dst, adt, (int)axis, attrs->new_axis, type);
+}
+
+/* The sequence and optional operators on ADTs (seq.map and seq.split
+ * aside). */
+static kiln_status_t emit_adt_op(fn_gen_t *f, const kiln_expr_t *expr) {
+  const kiln_call_t *call = kiln_expr_as_call(expr);
+  int args[CTL_MAX_REGS], count = 0;
+  KILN_RETURN_IF_ERROR(arg_regs(f, call, 0, call->num_args, args, &count));
+  if (count != call->num_args || kiln_type_as_tuple(expr->checked_type)) {
+    return KILN_STATUS(UNIMPLEMENTED, "vm codegen: %s over tuples", call->op->name);
+  }
+  KILN_RETURN_IF_ERROR(new_regs(f, expr));
+  int dst = f->regs[expr->id][0];
+  switch ((int)call->op->id) {
+  case KILN_OP_SEQ_EMPTY:
+  case KILN_OP_SEQ_CONSTRUCT:
+    return emit_alloc_adt(f, dst, 0, args, count);
+  case KILN_OP_OPTIONAL:
+    return emit_alloc_adt(f, dst, count, args, count);
+  case KILN_OP_SEQ_INSERT:
+    return count == 3 ? kiln_vm_codegen_append(f->code, json_pack("[s, i, i, i, i]", "adt_insert",
+                                                                  dst, args[0], args[1], args[2]))
+                      : emit_op(f, "adt_append", dst, args[0], args[1]);
+  case KILN_OP_SEQ_AT:
+    return emit_op(f, "adt_get", dst, args[0], args[1]);
+  case KILN_OP_SEQ_ERASE:
+    return emit_op(f, "adt_erase", dst, args[0], count == 2 ? args[1] : -1);
+  case KILN_OP_SEQ_LENGTH:
+    return emit_op(f, "adt_length", dst, args[0], -1);
+  case KILN_OP_SEQ_CONCAT:
+    return emit_seq_concat(f, call, dst, args[0]);
+  case KILN_OP_OPTIONAL_HAS_ELEMENT:
+  case KILN_OP_OPTIONAL_GET_ELEMENT:
+    return emit_optional_read(f, call, dst, args);
+  default:
+    return KILN_STATUS(UNIMPLEMENTED, "vm codegen: %s is not compiled for the VM yet",
+                       call->op->name);
+  }
+}
+
 static kiln_status_t emit_control(fn_gen_t *f, const kiln_expr_t *expr) {
   const kiln_call_t *call = kiln_expr_as_call(expr);
   if (call->op->id == KILN_OP_IF) {
@@ -994,8 +1123,10 @@ static kiln_status_t emit_control(fn_gen_t *f, const kiln_expr_t *expr) {
   if (call->op->id == KILN_OP_SCAN) {
     return emit_scan(f, expr);
   }
-  return KILN_STATUS(UNIMPLEMENTED, "vm codegen: %s is not compiled for the VM yet",
-                     call->op->name);
+  if (call->op->id == KILN_OP_SEQ_MAP) {
+    return emit_map(f, expr);
+  }
+  return emit_adt_op(f, expr);
 }
 
 /* Walks the function: stages are emitted before the control call that
@@ -1062,7 +1193,9 @@ static kiln_status_t fn_tables(fn_gen_t *f) {
 static kiln_status_t bind_params(fn_gen_t *f) {
   for (int p = 0; p < f->fn->num_params; ++p) {
     const kiln_var_t *param = f->fn->params[p];
-    KILN_RETURN_IF_ERROR(require_tensor(value_type(&param->base), "a parameter"));
+    if (kiln_type_as_tuple(value_type(&param->base))) {
+      return KILN_STATUS(UNIMPLEMENTED, "vm codegen: a parameter %%%s is a tuple", param->name);
+    }
     KILN_RETURN_IF_ERROR(alloc_ints(f->g, 1, &f->regs[param->base.id]));
     f->regs[param->base.id][0] = f->num_registers++;
     f->num_regs[param->base.id] = 1;

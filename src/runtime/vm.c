@@ -734,6 +734,86 @@ static kiln_status_t op_adt_insert(run_t *r) {
   return KILN_OK;
 }
 
+/* The position in register `reg` (negative: from the end) of an element
+ * of `adt`. */
+static kiln_status_t element_position(const run_t *r, const kiln_vm_value_t *adt, int64_t reg,
+                                      int64_t *out_position) {
+  int64_t n = adt->num_fields;
+  KILN_RETURN_IF_ERROR(read_position(r, reg, out_position));
+  *out_position += *out_position < 0 ? n : 0;
+  if (*out_position < 0 || *out_position >= n) {
+    return run_error(r, KILN_STATUS_CODE_OUT_OF_RANGE,
+                     "position %lld is outside a sequence of %lld elements",
+                     (long long)*out_position, (long long)n);
+  }
+  return KILN_OK;
+}
+
+static kiln_status_t op_adt_get(run_t *r) {
+  const kiln_vm_instr_t *in = r->instr;
+  kiln_vm_value_t *adt = NULL;
+  int64_t position = 0;
+  KILN_RETURN_IF_ERROR(get_value(r, in->x[1], KILN_VM_VALUE_ADT, &adt));
+  KILN_RETURN_IF_ERROR(element_position(r, adt, in->x[2], &position));
+  value_copy(&r->regs[in->x[0]], &adt->fields[position]);
+  return KILN_OK;
+}
+
+/* A new ADT without the element at the position (the last without one). */
+static kiln_status_t op_adt_erase(run_t *r) {
+  const kiln_vm_instr_t *in = r->instr;
+  kiln_vm_value_t *adt = NULL, *fields = NULL;
+  KILN_RETURN_IF_ERROR(get_value(r, in->x[1], KILN_VM_VALUE_ADT, &adt));
+  int64_t position = adt->num_fields - 1;
+  if (in->num_x > 2) {
+    KILN_RETURN_IF_ERROR(element_position(r, adt, in->x[2], &position));
+  } else if (position < 0) {
+    return run_error(r, KILN_STATUS_CODE_OUT_OF_RANGE, "erases from a sequence of 0 elements");
+  }
+  int n = adt->num_fields - 1;
+  KILN_RETURN_IF_ERROR(new_fields(r, n, adt->fields, (int)position, &fields));
+  for (int i = (int)position; i < n; ++i) {
+    value_copy(&fields[i], &adt->fields[i + 1]);
+  }
+  set_adt(&r->regs[in->x[0]], adt->tag, n, fields);
+  return KILN_OK;
+}
+
+/* A new rank-0 tensor of `dtype` holding `bytes`. */
+static kiln_status_t new_scalar(run_t *r, int64_t dst, kiln_dtype_t dtype, const void *value) {
+  void *data = NULL;
+  size_t bytes = kiln_dtype_size(dtype);
+  int block = 0;
+  KILN_RETURN_IF_ERROR(pool_take(r->vm, bytes, &data, &block));
+  memcpy(data, value, bytes);
+  value_tensor(&r->regs[dst], dtype, 0, NULL, data, bytes);
+  return KILN_OK;
+}
+
+/* adt_length: an int64 scalar, the count; adt_has: a bool, whether any. */
+static kiln_status_t op_adt_count(run_t *r) {
+  kiln_vm_value_t *adt = NULL;
+  KILN_RETURN_IF_ERROR(get_value(r, r->instr->x[1], KILN_VM_VALUE_ADT, &adt));
+  int64_t count = adt->num_fields;
+  bool has = count > 0;
+  return r->instr->op == KILN_VM_OP_ADT_LENGTH
+             ? new_scalar(r, r->instr->x[0], KILN_DTYPE_INT64, &count)
+             : new_scalar(r, r->instr->x[0], KILN_DTYPE_BOOL, &has);
+}
+
+static kiln_status_t op_get_field(run_t *r) {
+  const kiln_vm_instr_t *in = r->instr;
+  kiln_vm_value_t *adt = NULL;
+  KILN_RETURN_IF_ERROR(get_value(r, in->x[1], KILN_VM_VALUE_ADT, &adt));
+  if (in->x[2] < 0 || in->x[2] >= adt->num_fields) {
+    return run_error(r, KILN_STATUS_CODE_FAILED_PRECONDITION,
+                     "field %lld of an ADT of %d fields (an empty optional has none)",
+                     (long long)in->x[2], adt->num_fields);
+  }
+  value_copy(&r->regs[in->x[0]], &adt->fields[in->x[2]]);
+  return KILN_OK;
+}
+
 /* The joined shape of the ADT's tensors (concatenated on `axis`, or
  * stacked on a new one), each checked against the first. */
 static kiln_status_t joined_shape(const run_t *r, const kiln_vm_value_t *adt, int *out_ndim,
@@ -877,6 +957,15 @@ static kiln_status_t execute(run_t *r) {
     return step(r, op_adt_append(r));
   case KILN_VM_OP_ADT_INSERT:
     return step(r, op_adt_insert(r));
+  case KILN_VM_OP_ADT_GET:
+    return step(r, op_adt_get(r));
+  case KILN_VM_OP_ADT_ERASE:
+    return step(r, op_adt_erase(r));
+  case KILN_VM_OP_ADT_LENGTH:
+  case KILN_VM_OP_ADT_HAS:
+    return step(r, op_adt_count(r));
+  case KILN_VM_OP_GET_FIELD:
+    return step(r, op_get_field(r));
   case KILN_VM_OP_ADT_CONCAT:
     return step(r, op_adt_concat(r));
   case KILN_VM_OP_COUNT_:

@@ -60,6 +60,11 @@
   X(ALLOC_ADT, "alloc_adt", "riR")                     \
   X(ADT_APPEND, "adt_append", "rrr")                   \
   X(ADT_INSERT, "adt_insert", "rrrr")                  \
+  X(ADT_GET, "adt_get", "rrr")                         \
+  X(ADT_ERASE, "adt_erase", "rrr?")                    \
+  X(ADT_LENGTH, "adt_length", "rr")                    \
+  X(ADT_HAS, "adt_has", "rr")                          \
+  X(GET_FIELD, "get_field", "rri")                     \
   X(ADT_CONCAT, "adt_concat", "rriids?")
 
 typedef enum kiln_vm_opcode_e {

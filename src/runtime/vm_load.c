@@ -513,6 +513,11 @@ static kiln_status_t check_instr(const decoder_t *d, kiln_vm_instr_t *instr) {
     return check_concat(d, instr);
   case KILN_VM_OP_ADT_APPEND:
   case KILN_VM_OP_ADT_INSERT:
+  case KILN_VM_OP_ADT_GET:
+  case KILN_VM_OP_ADT_ERASE:
+  case KILN_VM_OP_ADT_LENGTH:
+  case KILN_VM_OP_ADT_HAS:
+  case KILN_VM_OP_GET_FIELD:
   case KILN_VM_OP_MOVE:
   case KILN_VM_OP_LOAD_CONST:
   case KILN_VM_OP_LOAD_CONSTI:

@@ -242,6 +242,49 @@ static void test_scan_directions_and_axes(void **state) {
   }
 }
 
+/* Sequences and optionals inside a model of tensor inputs and outputs:
+ * construct, insert at a run-time position, map with a tensor input,
+ * length, at, erase, optional and its reads. */
+static const char seq_text[] =
+    "def @main(%x: Tensor[(2), float32], %y: Tensor[(2), float32], %p: Tensor[(), int64]) {\n"
+    "  %0 = seq.construct(%x, %y);\n"
+    "  %1 = exp(%x);\n"
+    "  %2 = seq.insert(%0, %1, %p);\n"
+    "  %3 = fn (%e: Tensor[(2), float32], %k: Tensor[(2), float32]) { multiply(%e, %k) };\n"
+    "  %4 = seq.map(%3, %2, %y);\n"
+    "  %5 = seq.at(%4.0, %p);\n"
+    "  %6 = seq.erase(%2, %p);\n"
+    "  %7 = optional(%x);\n"
+    "  %8 = optional.get_element(%7);\n"
+    "  %9 = add(%8, seq.at(%6, %p));\n"
+    "  (%5, seq.length(%6), seq.at(%2, %p), %9, optional.has_element(%7))\n"
+    "}\n";
+
+static void test_sequences_and_optionals(void **state) {
+  (void)state;
+  kiln_module_t *reference = NULL;
+  kiln_graph_executor_t *vm = compile("seq", seq_text, &reference);
+  const int64_t positions[] = {0, 1, -1, -2};
+  for (int c = 0; c < 4; ++c) {
+    kiln_tensor_t *in[3] = {floats2(0.5f, -1), floats2(2, 3),
+                            scalar(KILN_DTYPE_INT64, &positions[c], 0, 1)};
+    char what[32];
+    snprintf(what, sizeof(what), "position %lld", (long long)positions[c]);
+    assert_int_equal(run_case(reference, vm, 3, in, what), 5);
+    release_all(3, in);
+  }
+  int64_t five = 5;
+  kiln_tensor_t *in[3] = {floats2(0.5f, -1), floats2(2, 3), scalar(KILN_DTYPE_INT64, &five, 0, 1)};
+  for (int i = 0; i < 3; ++i) {
+    KILN_ASSERT_OK(kiln_graph_executor_set_input(vm, i, kiln_tensor_dl(in[i])));
+  }
+  KILN_ASSERT_STATUS(kiln_graph_executor_run(vm), OUT_OF_RANGE,
+                     "(adt_insert): position 5 is outside a sequence of 2 elements (0 to 2)");
+  release_all(3, in);
+  kiln_graph_executor_destroy(vm);
+  kiln_module_destroy(reference);
+}
+
 static void test_graph_executor_refuses(void **state) {
   (void)state;
   kiln_module_t *module = irt_parse("if", if_text);
@@ -263,6 +306,7 @@ int main(void) {
       cmocka_unit_test(test_loop_trip_counts_and_condition),
       cmocka_unit_test(test_scan_outputs_of_two_shapes),
       cmocka_unit_test(test_scan_directions_and_axes),
+      cmocka_unit_test(test_sequences_and_optionals),
       cmocka_unit_test(test_graph_executor_refuses),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
