@@ -1229,13 +1229,34 @@ static kiln_status_t gen_function(ctl_gen_t *g, const kiln_function_t *fn, const
 
 /* ---- the program ---- */
 
+/* An input's or output's declaration: a tensor, or a sequence or an
+ * optional of tensors (their element type, "kind" saying which). */
+static kiln_status_t io_decl(json_t *array, const char *name, const kiln_type_t *type) {
+  const kiln_sequence_type_t *seq = kiln_type_as_sequence(type);
+  const kiln_optional_type_t *opt = kiln_type_as_optional(type);
+  const kiln_type_t *element = seq ? seq->element : opt ? opt->element : type;
+  if (!kiln_type_as_tensor(element) && !(seq && !element)) {
+    return KILN_STATUS(UNIMPLEMENTED,
+                       "vm codegen: %s is not a tensor, or a sequence or an optional of tensors "
+                       "(an optional of a sequence is not compiled for the VM yet)",
+                       name);
+  }
+  json_t *decl = element
+                     ? type_decl_json(name, element)
+                     : json_pack("{s:s, s:s}", "name", name, "dtype", kiln_dtype_name(seq->dtype));
+  if (decl && (seq || opt) &&
+      json_object_set_new(decl, "kind", json_string(seq ? "sequence" : "optional")) != 0) {
+    json_decref(decl);
+    decl = NULL;
+  }
+  return kiln_vm_codegen_append(array, decl);
+}
+
 static kiln_status_t gen_declarations(const kiln_function_t *main_fn, json_t *inputs,
                                       json_t *outputs) {
   for (int p = 0; p < main_fn->num_params; ++p) {
     const kiln_var_t *param = main_fn->params[p];
-    KILN_RETURN_IF_ERROR(require_tensor(value_type(&param->base), "an input"));
-    KILN_RETURN_IF_ERROR(
-        kiln_vm_codegen_append(inputs, type_decl_json(param->name, value_type(&param->base))));
+    KILN_RETURN_IF_ERROR(io_decl(inputs, param->name, value_type(&param->base)));
   }
   const kiln_type_t *ret = main_fn->body->checked_type;
   const kiln_tuple_type_t *tuple = kiln_type_as_tuple(ret);
@@ -1244,8 +1265,7 @@ static kiln_status_t gen_declarations(const kiln_function_t *main_fn, json_t *in
     const kiln_type_t *type = tuple ? tuple->fields[o] : ret;
     char name[32];
     snprintf(name, sizeof(name), "output%d", o);
-    KILN_RETURN_IF_ERROR(require_tensor(type, "an output"));
-    KILN_RETURN_IF_ERROR(kiln_vm_codegen_append(outputs, type_decl_json(name, type)));
+    KILN_RETURN_IF_ERROR(io_decl(outputs, name, type));
   }
   return KILN_OK;
 }

@@ -559,26 +559,46 @@ static kiln_status_t op_invoke_closure(run_t *r) {
                     in->list_size[0], in->lists[1], in->list_size[1]);
 }
 
+/* A tensor of output `o` (or of its sequence or optional) against its
+ * declaration. */
+static kiln_status_t check_output(run_t *r, int o, const kiln_vm_value_t *t) {
+  const kiln_vm_decl_t *decl = &r->vm->output_decls[o];
+  int fits = t->dtype == decl->dtype && (decl->ndim < 0 || t->dl.ndim == decl->ndim);
+  for (int d = 0; fits && d < decl->ndim; ++d) {
+    fits = decl->shape[d] < 0 || decl->shape[d] == t->shape[d];
+  }
+  if (!fits) {
+    char got[KILN_SHAPE_TEXT_CAPACITY], want[KILN_SHAPE_TEXT_CAPACITY];
+    kiln_shape_format(t->dl.ndim, t->shape, got, sizeof(got));
+    kiln_shape_format(decl->ndim, decl->shape, want, sizeof(want));
+    return run_error(r, KILN_STATUS_CODE_INVALID_ARGUMENT,
+                     "output %d '%s' is %s %s, declared %s %s (-1: any)", o, decl->name,
+                     kiln_dtype_name(t->dtype), got, kiln_dtype_name(decl->dtype), want);
+  }
+  return KILN_OK;
+}
+
 /* main's results become the outputs, checked against their declarations. */
 static kiln_status_t set_outputs(run_t *r, const int *regs, int count) {
   kiln_vm_t *vm = r->vm;
   for (int o = 0; o < count; ++o) {
-    kiln_vm_value_t *t = NULL;
-    KILN_RETURN_IF_ERROR(get_value(r, regs[o], KILN_VM_VALUE_TENSOR, &t));
-    const kiln_vm_decl_t *decl = &vm->output_decls[o];
-    int fits = t->dtype == decl->dtype && t->dl.ndim == decl->ndim;
-    for (int d = 0; fits && d < decl->ndim; ++d) {
-      fits = decl->shape[d] < 0 || decl->shape[d] == t->shape[d];
+    kiln_vm_value_t *value = NULL;
+    int list = vm->output_decls[o].list;
+    KILN_RETURN_IF_ERROR(
+        get_value(r, regs[o], list ? KILN_VM_VALUE_ADT : KILN_VM_VALUE_TENSOR, &value));
+    for (int i = 0; list && i < value->num_fields; ++i) {
+      if (value->fields[i].kind != KILN_VM_VALUE_TENSOR ||
+          (list == KILN_VM_DECL_OPTIONAL && value->num_fields > 1)) {
+        return run_error(r, KILN_STATUS_CODE_INVALID_ARGUMENT,
+                         "output %d '%s' is not a %s of tensors", o, vm->output_decls[o].name,
+                         list == KILN_VM_DECL_OPTIONAL ? "optional" : "sequence");
+      }
+      KILN_RETURN_IF_ERROR(check_output(r, o, &value->fields[i]));
     }
-    if (!fits) {
-      char got[KILN_SHAPE_TEXT_CAPACITY], want[KILN_SHAPE_TEXT_CAPACITY];
-      kiln_shape_format(t->dl.ndim, t->shape, got, sizeof(got));
-      kiln_shape_format(decl->ndim, decl->shape, want, sizeof(want));
-      return run_error(r, KILN_STATUS_CODE_INVALID_ARGUMENT,
-                       "output %d '%s' is %s %s, declared %s %s (-1: any)", o, decl->name,
-                       kiln_dtype_name(t->dtype), got, kiln_dtype_name(decl->dtype), want);
+    if (!list) {
+      KILN_RETURN_IF_ERROR(check_output(r, o, value));
     }
-    value_copy(&vm->outputs[o], t);
+    value_copy(&vm->outputs[o], value);
   }
   r->done = 1;
   return KILN_OK;
@@ -1114,6 +1134,14 @@ static int is_compact(const DLTensor *t) {
 }
 
 static int shape_fits(const kiln_vm_decl_t *decl, const DLTensor *t) {
+  if (decl->ndim < 0) { /* a list's elements of any rank */
+    for (int d = 0; d < t->ndim; ++d) {
+      if (t->shape[d] < 0) {
+        return 0;
+      }
+    }
+    return 1;
+  }
   if (t->ndim != decl->ndim) {
     return 0;
   }
@@ -1172,6 +1200,12 @@ static kiln_status_t input_block(kiln_vm_t *vm, int index, size_t bytes, void **
 kiln_status_t kiln_vm_set_input(kiln_vm_t *vm, int index, const DLTensor *tensor, int zero_copy) {
   KILN_RETURN_IF_ERROR(check_index(vm, "input", index, vm->num_inputs));
   const kiln_vm_decl_t *decl = &vm->input_decls[index];
+  if (decl->list) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "%s: input %d '%s' is a sequence or an optional: set it with "
+                       "kiln_graph_executor_set_input_list",
+                       vm->source, index, decl->name);
+  }
   KILN_RETURN_IF_ERROR(check_input(vm, decl, tensor));
   size_t bytes = 0;
   KILN_RETURN_IF_ERROR(kiln_shape_byte_size(decl->dtype, tensor->ndim, tensor->shape, &bytes));
@@ -1197,14 +1231,101 @@ kiln_status_t kiln_vm_set_input(kiln_vm_t *vm, int index, const DLTensor *tensor
   return KILN_OK;
 }
 
-kiln_status_t kiln_vm_get_output(const kiln_vm_t *vm, int index, const DLTensor **out_view) {
-  *out_view = NULL;
+/* Output `index` after a run, a list (`list`) or a tensor as asked. */
+static kiln_status_t ran_output(const kiln_vm_t *vm, int index, int list) {
   KILN_RETURN_IF_ERROR(check_index(vm, "output", index, vm->num_outputs));
+  const kiln_vm_decl_t *decl = &vm->output_decls[index];
   if (!vm->has_run) {
     return KILN_STATUS(FAILED_PRECONDITION,
                        "%s: output %d '%s' has no value: the program has not run yet", vm->source,
-                       index, vm->output_decls[index].name);
+                       index, decl->name);
   }
+  if ((decl->list != 0) != (list != 0)) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: output %d '%s' is %s: read it with %s", vm->source,
+                       index, decl->name, decl->list ? "a sequence or an optional" : "a tensor",
+                       decl->list ? "kiln_graph_executor_get_output_list and _element"
+                                  : "kiln_graph_executor_get_output");
+  }
+  return KILN_OK;
+}
+
+kiln_status_t kiln_vm_get_output(const kiln_vm_t *vm, int index, const DLTensor **out_view) {
+  *out_view = NULL;
+  KILN_RETURN_IF_ERROR(ran_output(vm, index, 0));
   *out_view = &vm->outputs[index].dl;
+  return KILN_OK;
+}
+
+kiln_status_t kiln_vm_get_output_list(const kiln_vm_t *vm, int index, int *out_count) {
+  *out_count = 0;
+  KILN_RETURN_IF_ERROR(ran_output(vm, index, 1));
+  *out_count = vm->outputs[index].num_fields;
+  return KILN_OK;
+}
+
+kiln_status_t kiln_vm_get_output_element(const kiln_vm_t *vm, int index, int element,
+                                         const DLTensor **out_view) {
+  *out_view = NULL;
+  KILN_RETURN_IF_ERROR(ran_output(vm, index, 1));
+  KILN_RETURN_IF_ERROR(check_index(vm, "element", element, vm->outputs[index].num_fields));
+  *out_view = &vm->outputs[index].fields[element].dl;
+  return KILN_OK;
+}
+
+/* The bytes of a list input's block: its fields, then each element at a
+ * 64-byte-aligned offset. */
+static kiln_status_t list_bytes(const kiln_vm_t *vm, const kiln_vm_decl_t *decl, int count,
+                                const DLTensor *const *elements, size_t *out_bytes) {
+  size_t align = KILN_TENSOR_ALIGNMENT;
+  size_t total = ((size_t)count * sizeof(kiln_vm_value_t) + align - 1) / align * align;
+  for (int i = 0; i < count; ++i) {
+    size_t bytes = 0;
+    KILN_RETURN_IF_ERROR(check_input(vm, decl, elements[i]));
+    KILN_RETURN_IF_ERROR(
+        kiln_shape_byte_size(decl->dtype, elements[i]->ndim, elements[i]->shape, &bytes));
+    if (!elements[i]->data && bytes > 0) {
+      return KILN_STATUS(INVALID_ARGUMENT, "%s: input '%s': element %d has no data", vm->source,
+                         decl->name, i);
+    }
+    total += (bytes + align - 1) / align * align;
+  }
+  *out_bytes = total;
+  return KILN_OK;
+}
+
+kiln_status_t kiln_vm_set_input_list(kiln_vm_t *vm, int index, int count,
+                                     const DLTensor *const *elements) {
+  KILN_RETURN_IF_ERROR(check_index(vm, "input", index, vm->num_inputs));
+  const kiln_vm_decl_t *decl = &vm->input_decls[index];
+  int most = decl->list == KILN_VM_DECL_OPTIONAL ? 1 : decl->list ? INT32_MAX / 2 : -1;
+  if (count < 0 || count > most || (count > 0 && !elements)) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: input %d '%s' is %s, given %d elements", vm->source,
+                       index, decl->name,
+                       decl->list == KILN_VM_DECL_OPTIONAL ? "an optional (0 or 1 elements)"
+                       : decl->list                        ? "a sequence"
+                                    : "a tensor (kiln_graph_executor_set_input)",
+                       count);
+  }
+  size_t total = 0, align = KILN_TENSOR_ALIGNMENT;
+  char *data = NULL;
+  KILN_RETURN_IF_ERROR(list_bytes(vm, decl, count, elements, &total));
+  KILN_RETURN_IF_ERROR(input_block(vm, index, total, (void **)&data));
+  kiln_vm_value_t *fields = (kiln_vm_value_t *)(void *)data;
+  size_t offset = ((size_t)count * sizeof(kiln_vm_value_t) + align - 1) / align * align;
+  for (int i = 0; i < count; ++i) {
+    const DLTensor *t = elements[i];
+    size_t bytes = 0;
+    KILN_RETURN_IF_ERROR(kiln_shape_byte_size(decl->dtype, t->ndim, t->shape, &bytes));
+    memset(&fields[i], 0, sizeof(fields[i]));
+    if (bytes > 0) {
+      memcpy(data + offset, (const char *)t->data + t->byte_offset, bytes);
+    }
+    value_tensor(&fields[i], decl->dtype, t->ndim, t->shape, data + offset, bytes);
+    offset += (bytes + align - 1) / align * align;
+  }
+  kiln_vm_value_t *value = &vm->inputs[index];
+  memset(value, 0, sizeof(*value));
+  set_adt(value, decl->list == KILN_VM_DECL_OPTIONAL ? count : 0, count, fields);
+  vm->input_set[index] = 1;
   return KILN_OK;
 }

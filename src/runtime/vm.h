@@ -103,9 +103,12 @@ typedef struct kiln_vm_function_t {
   int first_instr; /* the program-wide index of its first instruction */
 } kiln_vm_function_t;
 
-/* A declared input, output or constant. */
+/* A declared input, output or constant: a tensor, or (`list`, inputs and
+ * outputs) a sequence or an optional of tensors of that dtype and shape. */
+enum { KILN_VM_DECL_TENSOR, KILN_VM_DECL_SEQUENCE, KILN_VM_DECL_OPTIONAL };
 typedef struct kiln_vm_decl_t {
   const char *name;
+  int list;
   kiln_dtype_t dtype;
   int ndim;
   int64_t shape[KILN_MAX_RANK]; /* -1: known at run time (inputs and outputs) */
@@ -240,6 +243,14 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_vm_set_input(kiln_vm_t *vm, int index,
                                                      const DLTensor *tensor, int zero_copy);
 KILN_MUST_USE_RESULT kiln_status_t kiln_vm_get_output(const kiln_vm_t *vm, int index,
                                                       const DLTensor **out_view);
+/* A sequence or optional input or output (kiln_graph_executor_set_input_list). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_vm_set_input_list(kiln_vm_t *vm, int index, int count,
+                                                          const DLTensor *const *elements);
+KILN_MUST_USE_RESULT kiln_status_t kiln_vm_get_output_list(const kiln_vm_t *vm, int index,
+                                                           int *out_count);
+KILN_MUST_USE_RESULT kiln_status_t kiln_vm_get_output_element(const kiln_vm_t *vm, int index,
+                                                              int element,
+                                                              const DLTensor **out_view);
 
 /* vm_profile.c */
 KILN_MUST_USE_RESULT kiln_status_t kiln_vm_profile(kiln_vm_t *vm, int runs,

@@ -74,15 +74,39 @@ static kiln_status_t parse_shape(const json_t *array, int min_dim, int *out_ndim
   return KILN_OK;
 }
 
+/* An input's or output's optional "kind": "tensor" (the default),
+ * "sequence" or "optional" (of tensors of the declared dtype and shape). */
+static kiln_status_t parse_kind(const kiln_vm_t *vm, const json_t *object, int min_dim,
+                                kiln_vm_decl_t *out_decl) {
+  static const char *const kinds[] = {"tensor", "sequence", "optional"};
+  const json_t *kind = json_object_get(object, "kind");
+  for (int k = 0; kind && k < 3; ++k) {
+    if (json_is_string(kind) && strcmp(json_string_value(kind), kinds[k]) == 0) {
+      out_decl->list = k;
+      return k == 0 || min_dim < 0
+                 ? KILN_OK
+                 : KILN_STATUS(INVALID_ARGUMENT, "%s: a constant is a tensor, not a %s", vm->source,
+                               kinds[k]);
+    }
+  }
+  return kind ? KILN_STATUS(INVALID_ARGUMENT,
+                            "%s: \"kind\" is \"tensor\", \"sequence\" or \"optional\"", vm->source)
+              : KILN_OK;
+}
+
 static kiln_status_t parse_decl(kiln_vm_t *vm, const json_t *object, int min_dim,
                                 kiln_vm_decl_t *out_decl) {
   const char *name = NULL, *dtype = NULL;
   json_t *shape = NULL;
   KILN_RETURN_IF_ERROR(kiln_json_get_string(object, "name", vm->source, &name));
   KILN_RETURN_IF_ERROR(kiln_json_get_string(object, "dtype", vm->source, &dtype));
-  KILN_RETURN_IF_ERROR(kiln_json_get_array(object, "shape", vm->source, &shape));
   KILN_RETURN_IF_ERROR(kiln_dtype_from_name(dtype, &out_decl->dtype));
-  KILN_RETURN_IF_ERROR(parse_shape(shape, min_dim, &out_decl->ndim, out_decl->shape));
+  KILN_RETURN_IF_ERROR(parse_kind(vm, object, min_dim, out_decl));
+  out_decl->ndim = -1; /* a list's elements without "shape": any rank */
+  if (!out_decl->list || json_object_get(object, "shape")) {
+    KILN_RETURN_IF_ERROR(kiln_json_get_array(object, "shape", vm->source, &shape));
+    KILN_RETURN_IF_ERROR(parse_shape(shape, min_dim, &out_decl->ndim, out_decl->shape));
+  }
   char *copy = NULL;
   KILN_RETURN_IF_ERROR(kiln_arena_strdup(&vm->arena, name, &copy));
   out_decl->name = copy;
