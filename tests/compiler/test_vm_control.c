@@ -15,6 +15,7 @@
 
 #include "compiler/build.h"
 #include "interp/interp.h"
+#include "interp/value.h"
 #include "ir/infer.h"
 #include "kiln/compiler.h"
 #include "kiln_ir_test.h"
@@ -285,6 +286,97 @@ static void test_sequences_and_optionals(void **state) {
   kiln_module_destroy(reference);
 }
 
+/* A sequence input and a sequence output (kiln_graph_executor_set_input_list
+ * and _get_output_list): each element mapped through exp, against the
+ * interpreter's values, for 0, 1 and 3 elements of their own lengths. */
+static const char list_text[] =
+    "def @main(%s: Sequence[Tensor[(?), float32]], %o: Optional[Tensor[(2), float32]]) {\n"
+    "  %0 = fn (%e: Tensor[(?), float32]) { exp(%e) };\n"
+    "  %1 = seq.map(%0, %s);\n"
+    "  (%1.0, seq.length(%s), optional.has_element(%o))\n"
+    "}\n";
+
+static kiln_tensor_t *ramp(int64_t n) {
+  float values[8] = {0.5f, -1, 2, 0.25f, 3, -2, 1, 0};
+  return scalar(KILN_DTYPE_FLOAT32, values, 1, n);
+}
+
+/* The interpreter's result for the elements, against the VM's outputs. */
+static void check_lists(kiln_module_t *reference, kiln_graph_executor_t *vm, int count,
+                        kiln_tensor_t **elements, kiln_tensor_t *present) {
+  kiln_allocator_t a = kiln_allocator_system();
+  kiln_interp_value_t in[2], result;
+  KILN_ASSERT_OK(kiln_interp_value_list_create(a, KILN_INTERP_VALUE_SEQUENCE, count, &in[0]));
+  KILN_ASSERT_OK(
+      kiln_interp_value_list_create(a, KILN_INTERP_VALUE_OPTIONAL, present ? 1 : 0, &in[1]));
+  const DLTensor *views[8];
+  for (int i = 0; i < count; ++i) {
+    kiln_tensor_retain(elements[i]);
+    in[0].fields[i] = kiln_interp_value_of_tensor(elements[i]);
+    views[i] = kiln_tensor_dl(elements[i]);
+  }
+  if (present) {
+    kiln_tensor_retain(present);
+    in[1].fields[0] = kiln_interp_value_of_tensor(present);
+  }
+  kiln_interp_options_t options = {.allocator = a};
+  KILN_ASSERT_OK(kiln_interp_run_values(reference, "main", 2, in, &options, &result));
+  KILN_ASSERT_OK(kiln_graph_executor_set_input_list(vm, 0, count, views));
+  const DLTensor *present_view = present ? kiln_tensor_dl(present) : NULL;
+  KILN_ASSERT_OK(kiln_graph_executor_set_input_list(vm, 1, present ? 1 : 0, &present_view));
+  KILN_ASSERT_OK(kiln_graph_executor_run(vm));
+  int n = -1;
+  KILN_ASSERT_OK(kiln_graph_executor_get_output_list(vm, 0, &n));
+  assert_int_equal(n, result.fields[0].num_fields);
+  for (int i = 0; i < n; ++i) {
+    const DLTensor *view = NULL;
+    kiln_tensor_t *got = NULL;
+    KILN_ASSERT_OK(kiln_graph_executor_get_output_element(vm, 0, i, &view));
+    KILN_ASSERT_OK(kiln_tensor_create_copy(a, KILN_DTYPE_FLOAT32, view->ndim, view->shape,
+                                           view->data, sizeof(float) * (size_t)view->shape[0],
+                                           &got));
+    assert_same(got, result.fields[0].fields[i].tensor, "element", i);
+    kiln_tensor_release(got);
+  }
+  for (int o = 1; o < 3; ++o) {
+    kiln_tensor_t *got = NULL;
+    KILN_ASSERT_OK(kiln_graph_executor_copy_output(vm, o, a, &got));
+    assert_same(got, result.fields[o].tensor, "scalar", o);
+    kiln_tensor_release(got);
+  }
+  kiln_interp_value_release(a, &result);
+  kiln_interp_value_release(a, &in[0]);
+  kiln_interp_value_release(a, &in[1]);
+}
+
+static void test_sequence_and_optional_inputs_and_outputs(void **state) {
+  (void)state;
+  kiln_module_t *reference = NULL;
+  kiln_graph_executor_t *vm = compile("lists", list_text, &reference);
+  kiln_tensor_t *elements[3] = {ramp(3), ramp(1), ramp(5)}, *present = floats2(1, 2);
+  check_lists(reference, vm, 0, elements, present);
+  check_lists(reference, vm, 1, elements, NULL);
+  check_lists(reference, vm, 3, elements, present);
+  KILN_ASSERT_STATUS(kiln_graph_executor_set_input(vm, 0, kiln_tensor_dl(elements[0])),
+                     INVALID_ARGUMENT,
+                     "input 0 's' is a sequence or an optional: set it with "
+                     "kiln_graph_executor_set_input_list");
+  const DLTensor *two[2] = {kiln_tensor_dl(present), kiln_tensor_dl(present)};
+  KILN_ASSERT_STATUS(kiln_graph_executor_set_input_list(vm, 1, 2, two), INVALID_ARGUMENT,
+                     "input 1 'o' is an optional (0 or 1 elements), given 2 elements");
+  const DLTensor *wrong[1] = {kiln_tensor_dl(elements[0])};
+  KILN_ASSERT_STATUS(kiln_graph_executor_set_input_list(vm, 1, 1, wrong), INVALID_ARGUMENT,
+                     "input 'o' has shape (3,), expected (2,)");
+  const DLTensor *view = NULL;
+  KILN_ASSERT_STATUS(kiln_graph_executor_get_output(vm, 0, &view), INVALID_ARGUMENT,
+                     "output 0 'output0' is a sequence or an optional: read it with "
+                     "kiln_graph_executor_get_output_list and _element");
+  release_all(3, elements);
+  kiln_tensor_release(present);
+  kiln_graph_executor_destroy(vm);
+  kiln_module_destroy(reference);
+}
+
 static void test_graph_executor_refuses(void **state) {
   (void)state;
   kiln_module_t *module = irt_parse("if", if_text);
@@ -307,6 +399,7 @@ int main(void) {
       cmocka_unit_test(test_scan_outputs_of_two_shapes),
       cmocka_unit_test(test_scan_directions_and_axes),
       cmocka_unit_test(test_sequences_and_optionals),
+      cmocka_unit_test(test_sequence_and_optional_inputs_and_outputs),
       cmocka_unit_test(test_graph_executor_refuses),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
