@@ -104,23 +104,29 @@ static kiln_status_t compare_outputs(const kiln_onnx_case_t *onnx_case, int num_
   return KILN_OK;
 }
 
-/* The case's model compiled for `target` (opt_level 3) and `executor` and
- * run by it; the outputs are copies the caller releases. */
-static kiln_status_t run_compiled(const kiln_onnx_case_t *onnx_case, const char *target,
-                                  kiln_executor_kind_t executor, int *out_num_outputs,
-                                  kiln_tensor_t ***out_outputs, bool *out_refused) {
+/* The case's model compiled for `target` (opt_level 3) and `executor`, and
+ * its executor; *out_refused when the compiler refuses it (UNIMPLEMENTED). */
+static kiln_status_t build_case(const kiln_onnx_case_t *onnx_case, const char *target,
+                                kiln_executor_kind_t executor, kiln_compiled_t **out_compiled,
+                                kiln_graph_executor_t **out_gx, bool *out_refused) {
   kiln_compiler_options_t options = kiln_compiler_options_default();
   options.target = target;
   options.executor = executor;
-  kiln_compiled_t *compiled = NULL;
+  *out_gx = NULL;
   kiln_status_t built =
-      kiln_compiler_build(onnx_case->allocator, onnx_case->module, &options, &compiled);
-  if (built) {
-    *out_refused = kiln_status_code(built) == KILN_STATUS_CODE_UNIMPLEMENTED;
-    return built;
-  }
+      kiln_compiler_build(onnx_case->allocator, onnx_case->module, &options, out_compiled);
+  *out_refused = built && kiln_status_code(built) == KILN_STATUS_CODE_UNIMPLEMENTED;
+  return built ? built : kiln_compiled_create_executor(*out_compiled, out_gx);
+}
+
+/* The case's model compiled and run; the outputs are copies the caller
+ * releases. */
+static kiln_status_t run_compiled(const kiln_onnx_case_t *onnx_case, const char *target,
+                                  kiln_executor_kind_t executor, int *out_num_outputs,
+                                  kiln_tensor_t ***out_outputs, bool *out_refused) {
+  kiln_compiled_t *compiled = NULL;
   kiln_graph_executor_t *gx = NULL;
-  kiln_status_t status = kiln_compiled_create_executor(compiled, &gx);
+  kiln_status_t status = build_case(onnx_case, target, executor, &compiled, &gx, out_refused);
   for (int i = 0; !status && i < onnx_case->num_inputs; i++) {
     status = kiln_graph_executor_set_input(gx, i, kiln_tensor_dl(onnx_case->inputs[i]));
   }
@@ -320,17 +326,9 @@ static kiln_status_t executor_result(const kiln_onnx_case_t *onnx_case,
 /* A case with sequence or optional values, compiled for the VM. */
 static kiln_status_t run_compiled_values(const kiln_onnx_case_t *onnx_case, const char *target,
                                          kiln_executor_kind_t executor, bool *out_refused) {
-  kiln_compiler_options_t options = kiln_compiler_options_default();
-  options.target = target;
-  options.executor = executor;
   kiln_compiled_t *compiled = NULL;
-  kiln_status_t status =
-      kiln_compiler_build(onnx_case->allocator, onnx_case->module, &options, &compiled);
-  *out_refused = status && kiln_status_code(status) == KILN_STATUS_CODE_UNIMPLEMENTED;
   kiln_graph_executor_t *gx = NULL;
-  if (!status) {
-    status = kiln_compiled_create_executor(compiled, &gx);
-  }
+  kiln_status_t status = build_case(onnx_case, target, executor, &compiled, &gx, out_refused);
   for (int i = 0; !status && i < onnx_case->num_inputs; i++) {
     status = set_value_input(gx, i, &onnx_case->input_values[i], onnx_case->allocator);
     *out_refused = status && kiln_status_code(status) == KILN_STATUS_CODE_UNIMPLEMENTED;

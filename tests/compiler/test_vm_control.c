@@ -9,7 +9,6 @@
  * per trip fail the run with the VM's message (as on the interpreter), and
  * the graph executor refuses the module naming the VM.
  */
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -68,21 +67,6 @@ static void release_all(int n, kiln_tensor_t **tensors) {
   }
 }
 
-static void assert_same(const kiln_tensor_t *got, const kiln_tensor_t *want, const char *what,
-                        int o) {
-  assert_int_equal(kiln_tensor_ndim(got), kiln_tensor_ndim(want));
-  for (int d = 0; d < kiln_tensor_ndim(want); ++d) {
-    assert_int_equal(kiln_tensor_shape(got)[d], kiln_tensor_shape(want)[d]);
-  }
-  for (int64_t i = 0; i < kiln_tensor_element_count(want); ++i) {
-    double g = kiln_tensor_element_as_double(got, i), w = kiln_tensor_element_as_double(want, i);
-    if (!(fabs(g - w) <= 1e-6 + 1e-5 * fabs(w))) {
-      fail_msg("%s output %d element %lld: %.9g, %.9g in the reference", what, o, (long long)i, g,
-               w);
-    }
-  }
-}
-
 /* One run on the VM against the interpreter; the outputs' count. */
 static int run_case(kiln_module_t *reference, kiln_graph_executor_t *vm, int n, kiln_tensor_t **in,
                     const char *what) {
@@ -97,7 +81,7 @@ static int run_case(kiln_module_t *reference, kiln_graph_executor_t *vm, int n, 
   for (int o = 0; o < count; ++o) {
     kiln_tensor_t *got = NULL;
     KILN_ASSERT_OK(kiln_graph_executor_copy_output(vm, o, kiln_allocator_system(), &got));
-    assert_same(got, want[o], what, o);
+    irt_assert_close(got, want[o], what, o);
     kiln_tensor_release(got);
   }
   release_all(count, want);
@@ -335,13 +319,13 @@ static void check_lists(kiln_module_t *reference, kiln_graph_executor_t *vm, int
     KILN_ASSERT_OK(kiln_tensor_create_copy(a, KILN_DTYPE_FLOAT32, view->ndim, view->shape,
                                            view->data, sizeof(float) * (size_t)view->shape[0],
                                            &got));
-    assert_same(got, result.fields[0].fields[i].tensor, "element", i);
+    irt_assert_close(got, result.fields[0].fields[i].tensor, "element", i);
     kiln_tensor_release(got);
   }
   for (int o = 1; o < 3; ++o) {
     kiln_tensor_t *got = NULL;
     KILN_ASSERT_OK(kiln_graph_executor_copy_output(vm, o, a, &got));
-    assert_same(got, result.fields[o].tensor, "scalar", o);
+    irt_assert_close(got, result.fields[o].tensor, "scalar", o);
     kiln_tensor_release(got);
   }
   kiln_interp_value_release(a, &result);

@@ -4,6 +4,7 @@
  */
 #include "kiln_ir_test.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "compiler/build.h"
@@ -85,4 +86,19 @@ kiln_compiled_t *irt_compile_vm(const char *name, const char *text) {
   kiln_module_destroy(module);
   assert_int_equal(kiln_compiled_executor(compiled), KILN_EXECUTOR_VM);
   return compiled;
+}
+
+void irt_assert_close(const kiln_tensor_t *got, const kiln_tensor_t *want, const char *what,
+                      int output) {
+  assert_int_equal(kiln_tensor_ndim(got), kiln_tensor_ndim(want));
+  for (int d = 0; d < kiln_tensor_ndim(want); ++d) {
+    assert_int_equal(kiln_tensor_shape(got)[d], kiln_tensor_shape(want)[d]);
+  }
+  for (int64_t i = 0; i < kiln_tensor_element_count(want); ++i) {
+    double g = kiln_tensor_element_as_double(got, i), w = kiln_tensor_element_as_double(want, i);
+    if (!(fabs(g - w) <= 1e-6 + 1e-5 * fabs(w))) {
+      fail_msg("%s output %d element %lld: %.9g, %.9g in the reference", what, output, (long long)i,
+               g, w);
+    }
+  }
 }
