@@ -67,28 +67,6 @@ static void release_all(int n, kiln_tensor_t **tensors) {
   }
 }
 
-/* One run on the VM against the interpreter; the outputs' count. */
-static int run_case(kiln_module_t *reference, kiln_graph_executor_t *vm, int n, kiln_tensor_t **in,
-                    const char *what) {
-  int count = 0;
-  kiln_tensor_t **want = NULL;
-  KILN_ASSERT_OK(kiln_interp_run(reference, "main", n, in, kiln_allocator_system(), &count, &want));
-  for (int i = 0; i < n; ++i) {
-    KILN_ASSERT_OK(kiln_graph_executor_set_input(vm, i, kiln_tensor_dl(in[i])));
-  }
-  KILN_ASSERT_OK(kiln_graph_executor_run(vm));
-  assert_int_equal(kiln_graph_executor_num_outputs(vm), count);
-  for (int o = 0; o < count; ++o) {
-    kiln_tensor_t *got = NULL;
-    KILN_ASSERT_OK(kiln_graph_executor_copy_output(vm, o, kiln_allocator_system(), &got));
-    irt_assert_close(got, want[o], what, o);
-    kiln_tensor_release(got);
-  }
-  release_all(count, want);
-  kiln_allocator_free(kiln_allocator_system(), want);
-  return count;
-}
-
 static kiln_graph_executor_t *compile(const char *name, const char *text,
                                       kiln_module_t **out_reference) {
   *out_reference = irt_parse(name, text);
@@ -109,7 +87,7 @@ static void test_if_takes_either_branch(void **state) {
     bool cond = c == 1;
     kiln_tensor_t *in[3] = {scalar(KILN_DTYPE_BOOL, &cond, 0, 1), floats2(0.5f, -1.0f),
                             floats2(0.25f, 2.0f)};
-    assert_int_equal(run_case(reference, vm, 3, in, cond ? "then" : "else"), 1);
+    assert_int_equal(irt_run_against_interp(reference, vm, 3, in, cond ? "then" : "else"), 1);
     release_all(3, in);
   }
   kiln_graph_executor_destroy(vm);
@@ -135,7 +113,7 @@ static void test_loop_trip_counts_and_condition(void **state) {
     char what[64];
     snprintf(what, sizeof(what), "trips %lld stop %lld", (long long)cases[c][0],
              (long long)cases[c][1]);
-    assert_int_equal(run_case(reference, vm, 6, in, what), 2);
+    assert_int_equal(irt_run_against_interp(reference, vm, 6, in, what), 2);
     const DLTensor *scans = NULL;
     KILN_ASSERT_OK(kiln_graph_executor_get_output(vm, 1, &scans));
     int64_t trips = cases[c][0] < cases[c][1] ? cases[c][0] : cases[c][1];
@@ -186,7 +164,7 @@ static void test_scan_outputs_of_two_shapes(void **state) {
   trips = 1; /* one trip stacks */
   kiln_tensor_release(in[0]);
   in[0] = scalar(KILN_DTYPE_INT64, &trips, 0, 1);
-  run_case(reference, vm, 6, in, "one trip");
+  irt_run_against_interp(reference, vm, 6, in, "one trip");
   release_all(6, in);
   kiln_graph_executor_destroy(vm);
   kiln_module_destroy(reference);
@@ -220,7 +198,7 @@ static void test_scan_directions_and_axes(void **state) {
                                            (const int64_t[]){2, 3}, x, sizeof(x), &in[1]));
     char what[32];
     snprintf(what, sizeof(what), "scan case %d", c);
-    assert_int_equal(run_case(reference, vm, 3, in, what), 2);
+    assert_int_equal(irt_run_against_interp(reference, vm, 3, in, what), 2);
     release_all(3, in);
     kiln_graph_executor_destroy(vm);
     kiln_module_destroy(reference);
@@ -255,7 +233,7 @@ static void test_sequences_and_optionals(void **state) {
                             scalar(KILN_DTYPE_INT64, &positions[c], 0, 1)};
     char what[32];
     snprintf(what, sizeof(what), "position %lld", (long long)positions[c]);
-    assert_int_equal(run_case(reference, vm, 3, in, what), 5);
+    assert_int_equal(irt_run_against_interp(reference, vm, 3, in, what), 5);
     release_all(3, in);
   }
   int64_t five = 5;

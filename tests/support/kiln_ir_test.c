@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "compiler/build.h"
+#include "interp/interp.h"
 #include "ir/text.h"
 #include "op/op.h"
 
@@ -101,4 +102,28 @@ void irt_assert_close(const kiln_tensor_t *got, const kiln_tensor_t *want, const
                g, w);
     }
   }
+}
+
+int irt_run_against_interp(kiln_module_t *reference, kiln_graph_executor_t *executor, int n,
+                           kiln_tensor_t *const *inputs, const char *what) {
+  int count = 0;
+  kiln_tensor_t **want = NULL;
+  KILN_ASSERT_OK(
+      kiln_interp_run(reference, "main", n, inputs, kiln_allocator_system(), &count, &want));
+  for (int i = 0; i < n; ++i) {
+    KILN_ASSERT_OK(kiln_graph_executor_set_input(executor, i, kiln_tensor_dl(inputs[i])));
+  }
+  KILN_ASSERT_OK(kiln_graph_executor_run(executor));
+  assert_int_equal(kiln_graph_executor_num_outputs(executor), count);
+  for (int o = 0; o < count; ++o) {
+    kiln_tensor_t *got = NULL;
+    KILN_ASSERT_OK(kiln_graph_executor_copy_output(executor, o, kiln_allocator_system(), &got));
+    irt_assert_close(got, want[o], what, o);
+    kiln_tensor_release(got);
+  }
+  for (int o = 0; o < count; ++o) {
+    kiln_tensor_release(want[o]);
+  }
+  kiln_allocator_free(kiln_allocator_system(), want);
+  return count;
 }

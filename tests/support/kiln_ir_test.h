@@ -50,5 +50,9 @@ kiln_compiled_t *irt_compile_vm(const char *name, const char *text);
  * |want|, naming `what` and `output`. */
 void irt_assert_close(const kiln_tensor_t *got, const kiln_tensor_t *want, const char *what,
                       int output);
+/* One run of `executor` on the `n` inputs against the interpreter's run of
+ * `reference`'s main (typed), output by output; the outputs' count. */
+int irt_run_against_interp(kiln_module_t *reference, kiln_graph_executor_t *executor, int n,
+                           kiln_tensor_t *const *inputs, const char *what);
 
 #endif /* KILN_TESTS_SUPPORT_KILN_IR_TEST_H_ */
