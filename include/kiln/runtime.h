@@ -223,6 +223,21 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_graph_executor_run(kiln_graph_executor_t
  * the executor is destroyed, its values until the next run or set_input. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_graph_executor_get_output(
     const kiln_graph_executor_t *executor, int index, const DLTensor **out_view);
+/* Sequence and optional inputs and outputs (the VM's, of a model whose main
+ * takes or returns them; docs/vm.md): a list of tensors of the declared
+ * dtype and shape (input_info and output_info give them), any number for a
+ * sequence, 0 (empty) or 1 for an optional. set_input_list copies the
+ * elements; set_input and get_output on such an input or output, and these
+ * calls on a tensor one, are INVALID_ARGUMENT naming the call to use; the
+ * graph executor has none (UNIMPLEMENTED). The output's element views are
+ * valid until the next run. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_graph_executor_set_input_list(
+    kiln_graph_executor_t *executor, int index, int count, const DLTensor *const *elements);
+KILN_MUST_USE_RESULT kiln_status_t kiln_graph_executor_get_output_list(
+    const kiln_graph_executor_t *executor, int index, int *out_count);
+KILN_MUST_USE_RESULT kiln_status_t kiln_graph_executor_get_output_element(
+    const kiln_graph_executor_t *executor, int index, int element, const DLTensor **out_view);
+
 /* Output `index` copied into a new tensor from `allocator`. */
 KILN_MUST_USE_RESULT kiln_status_t
 kiln_graph_executor_copy_output(const kiln_graph_executor_t *executor, int index,

@@ -4,10 +4,11 @@
  * Kernels are looked up in the shared kernel cache by their function keys
  * (graph_codegen keeps one per kernel); only the missing ones are built,
  * in one module, and the library holds a reference to each module it
- * calls into. A module with control flow, sequences or optionals is refused
- * first (kiln_pass_check_static: UNIMPLEMENTED naming the node): the graph
- * executor runs a static list of kernels, and those need the interpreter
- * (docs/control-flow.md). A module with dims known only at run time
+ * calls into. A module with control flow compiles for the VM
+ * (vm_control.c): each dataflow stage between control calls goes through
+ * the passes and the symbolic-dims codegen on its own, and its kernels and
+ * params join the build's under a prefix of the stage's; --executor graph
+ * refuses it (kiln_pass_check_static names the node). A module with dims known only at run time
  * (symbolic dims in main's parameters, dyn operators' outputs) compiles for
  * the VM: no memory plan, kernels over run-time extents (lower_symbolic.c)
  * and the program of vm_symbolic.c.
@@ -161,6 +162,147 @@ static kiln_status_t generate_symbolic(kiln_compiled_t *c, kiln_module_t *module
   kiln_tuning_destroy(tuning);
   KILN_RETURN_IF_ERROR(status);
   return kiln_vm_codegen_symbolic(c->allocator, &c->arena, module, &c->graph, &c->vm_json);
+}
+
+/* ---- control flow (vm_control.c) ---- */
+
+typedef struct stage_context_t {
+  kiln_compiled_t *c;
+  const kiln_compiler_options_t *options;
+  const kiln_schedule_target_t *target;
+} stage_context_t;
+
+/* A copy of `count` pointers of `old` followed by `add`'s, in the arena. */
+static kiln_status_t join_pointers(kiln_arena_t *arena, const void *old, int old_count,
+                                   const void *add, int add_count, void *out_array) {
+  void **joined = NULL;
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(arena, (size_t)(old_count + add_count) + 1,
+                                                 sizeof(void *), _Alignof(void *),
+                                                 (void **)&joined));
+  if (old_count) {
+    memcpy(joined, old, (size_t)old_count * sizeof(void *));
+  }
+  if (add_count) {
+    memcpy(joined + old_count, add, (size_t)add_count * sizeof(void *));
+  }
+  *(void ***)out_array = joined;
+  return KILN_OK;
+}
+
+static kiln_status_t prefixed_name(kiln_arena_t *arena, const char *prefix, const char *name,
+                                   const char **out_name) {
+  size_t length = strlen(prefix) + strlen(name) + 1;
+  char *text = NULL;
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(arena, length, 1, 1, (void **)&text));
+  snprintf(text, length, "%s%s", prefix, name);
+  *out_name = text;
+  return KILN_OK;
+}
+
+/* The stage's kernels, renamed with `prefix`, join the build's. */
+static kiln_status_t join_kernels(kiln_compiled_t *c, const kiln_graph_codegen_t *stage,
+                                  const char *prefix) {
+  kiln_graph_codegen_t *g = &c->graph;
+  int old = g->num_funcs, n = stage->num_funcs;
+  KILN_RETURN_IF_ERROR(join_pointers(&c->arena, g->funcs, old, stage->funcs, n, &g->funcs));
+  KILN_RETURN_IF_ERROR(
+      join_pointers(&c->arena, g->func_keys, old, stage->func_keys, n, &g->func_keys));
+  KILN_RETURN_IF_ERROR(
+      join_pointers(&c->arena, g->functions, old, stage->functions, n, &g->functions));
+  memset((void *)(g->functions + old), 0, (size_t)n * sizeof(void *)); /* the stage's module goes */
+  int *calls = NULL;
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(&c->arena, (size_t)(old + n) + 1, sizeof(int),
+                                                 _Alignof(int), (void **)&calls));
+  for (int i = 0; i < old + n; ++i) {
+    calls[i] = i < old ? g->func_calls[i] : stage->func_calls[i - old];
+  }
+  g->func_calls = calls;
+  for (int i = 0; i < n; ++i) {
+    kiln_tir_prim_func_t *copy = NULL;
+    KILN_RETURN_IF_ERROR(kiln_arena_allocate(&c->arena, sizeof(*copy),
+                                             _Alignof(kiln_tir_prim_func_t), (void **)&copy));
+    *copy = *stage->funcs[i];
+    KILN_RETURN_IF_ERROR(prefixed_name(&c->arena, prefix, copy->name, &copy->name));
+    g->funcs[old + i] = copy;
+  }
+  g->num_funcs = old + n;
+  g->num_kernel_calls += stage->num_kernel_calls;
+  g->total_flops += stage->total_flops;
+  return KILN_OK;
+}
+
+/* Appends a param (a reference of the build's) named `name`. */
+static kiln_status_t add_param(kiln_compiled_t *c, const char *name, kiln_tensor_t *value) {
+  kiln_graph_codegen_t *g = &c->graph;
+  int n = g->num_params;
+  KILN_RETURN_IF_ERROR(join_pointers(&c->arena, g->params, n, &value, 1, &g->params));
+  KILN_RETURN_IF_ERROR(join_pointers(&c->arena, g->param_names, n, &name, 1, &g->param_names));
+  kiln_tensor_retain(value);
+  g->num_params = n + 1;
+  return KILN_OK;
+}
+
+static kiln_status_t join_stage(kiln_compiled_t *c, const kiln_graph_codegen_t *stage,
+                                const char *prefix) {
+  KILN_RETURN_IF_ERROR(join_kernels(c, stage, prefix));
+  for (int i = 0; i < stage->num_params; ++i) {
+    const char *name = NULL;
+    KILN_RETURN_IF_ERROR(prefixed_name(&c->arena, prefix, stage->param_names[i], &name));
+    KILN_RETURN_IF_ERROR(add_param(c, name, stage->params[i]));
+  }
+  return KILN_OK;
+}
+
+static kiln_status_t compile_stage(void *context, kiln_module_t *module, const char *prefix,
+                                   char **out_vm_json) {
+  stage_context_t *s = context;
+  kiln_compiled_t *c = s->c;
+  KILN_RETURN_IF_ERROR(run_passes(c->allocator, module, s->options, s->target));
+  kiln_graph_codegen_t graph = {.allocator = c->allocator};
+  kiln_status_t status =
+      kiln_graph_codegen_tuned(c->allocator, module, s->target, NULL, NULL, &c->arena, &graph);
+  if (!status) {
+    status = kiln_vm_codegen_symbolic(c->allocator, &c->arena, module, &graph, out_vm_json);
+  }
+  if (!status) {
+    status = join_stage(c, &graph, prefix);
+  }
+  kiln_graph_codegen_deinitialize(&graph);
+  return status;
+}
+
+static kiln_status_t add_constant(void *context, kiln_tensor_t *value, const char **out_name) {
+  kiln_compiled_t *c = ((stage_context_t *)context)->c;
+  char name[32];
+  snprintf(name, sizeof(name), "%d", c->graph.num_params);
+  KILN_RETURN_IF_ERROR(prefixed_name(&c->arena, "g", name, out_name));
+  return add_param(c, *out_name, value);
+}
+
+/* Whether the module has control flow, sequences or optionals: with
+ * --executor graph an error naming the node and the VM. */
+static kiln_status_t find_control(kiln_module_t *module, const kiln_compiler_options_t *options,
+                                  bool *out_control) {
+  kiln_status_t status = kiln_pass_check_static(module);
+  *out_control = status && kiln_status_code(status) == KILN_STATUS_CODE_UNIMPLEMENTED &&
+                 options->executor != KILN_EXECUTOR_GRAPH;
+  if (*out_control) {
+    kiln_status_free(status);
+    return KILN_OK;
+  }
+  return status ? kiln_status_annotate(status, "--executor graph (control flow compiles for the "
+                                               "VM: --executor vm or auto)")
+                : KILN_OK;
+}
+
+static kiln_status_t generate_control(kiln_compiled_t *c, kiln_module_t *module,
+                                      const kiln_schedule_target_t *target,
+                                      const kiln_compiler_options_t *options) {
+  stage_context_t context = {.c = c, .options = options, .target = target};
+  kiln_vm_stage_compiler_t stages = {&context, compile_stage, add_constant};
+  KILN_RETURN_IF_ERROR(kiln_ir_infer_types(module));
+  c->executor = KILN_EXECUTOR_VM;
+  return kiln_vm_codegen_control(c->allocator, module, &stages, &c->vm_json);
 }
 
 /* The loop-IR passes over every kernel, into c->lowered; a progress line
@@ -339,18 +481,23 @@ kiln_status_t kiln_compiler_build_standalone(const kiln_compiled_t *compiled,
 static kiln_status_t build(kiln_compiled_t *c, kiln_module_t *module,
                            const kiln_compiler_options_t *options) {
   double start = now_seconds();
-  KILN_RETURN_IF_ERROR(kiln_pass_check_static(module));
+  bool control = false;
+  KILN_RETURN_IF_ERROR(find_control(module, options, &control));
   kiln_schedule_target_t target;
   KILN_RETURN_IF_ERROR(kiln_compiler_schedule_target(c->target, &target));
-  KILN_RETURN_IF_ERROR(run_passes(c->allocator, module, options, &target));
+  if (!control) {
+    KILN_RETURN_IF_ERROR(run_passes(c->allocator, module, options, &target));
+  }
   double passed = now_seconds();
   progress(options, "passes done", passed - start);
-  if (kiln_vm_codegen_has_dynamic_shapes(module)) {
+  if (control) {
+    KILN_RETURN_IF_ERROR(generate_control(c, module, &target, options));
+  } else if (kiln_vm_codegen_has_dynamic_shapes(module)) {
     KILN_RETURN_IF_ERROR(generate_symbolic(c, module, &target, options));
   } else {
     KILN_RETURN_IF_ERROR(plan_and_generate(c, module, &target, options));
   }
-  c->executor = kiln_vm_codegen_choose(module, options->executor);
+  c->executor = control ? KILN_EXECUTOR_VM : kiln_vm_codegen_choose(module, options->executor);
   if (c->executor == KILN_EXECUTOR_VM && !c->vm_json) {
     KILN_RETURN_IF_ERROR(kiln_vm_codegen(c->allocator, c->graph.graph_json, c->graph.num_params,
                                          c->graph.param_names, &c->vm_json));

@@ -9,12 +9,12 @@
  * interpreter or the model built for the target (kiln_compiler_build at
  * opt_level 3) on the graph executor, and compares each output with
  * kiln_onnx_compare. A case with sequence or optional values runs on the
- * interpreter's values (kiln_interp_run_values) and is compared element by
- * element. The import's UNIMPLEMENTED is UNSUPPORTED, and so is a model the
- * graph compiler refuses: for its control flow (kiln_pass_check_static), or
- * with UNIMPLEMENTED (a form it does not compile: symbolic dims, dyn
- * operators; the interpreter runs them); anything else that goes wrong is
- * FAIL. The operator list is read from the model's
+ * interpreter's values (kiln_interp_run_values), or compiled for the VM with
+ * its list inputs and outputs (kiln_graph_executor_set_input_list), and is
+ * compared element by element. The import's UNIMPLEMENTED is UNSUPPORTED, and so is a model the
+ * compiler refuses with UNIMPLEMENTED (a form it does not compile yet: control
+ * flow for the graph executor, sequences and optionals; the interpreter runs
+ * them); anything else that goes wrong is FAIL. The operator list is read from the model's
  * protobuf directly, so it is known even when the import fails.
  */
 #include <stdbool.h>
@@ -28,7 +28,6 @@
 #include "interp/interp.h"
 #include "interp/value.h"
 #include "kiln/conformance.h"
-#include "pass/pipeline.h"
 
 #define OPS_CAPACITY 1024
 
@@ -105,23 +104,29 @@ static kiln_status_t compare_outputs(const kiln_onnx_case_t *onnx_case, int num_
   return KILN_OK;
 }
 
-/* The case's model compiled for `target` (opt_level 3) and `executor` and
- * run by it; the outputs are copies the caller releases. */
-static kiln_status_t run_compiled(const kiln_onnx_case_t *onnx_case, const char *target,
-                                  kiln_executor_kind_t executor, int *out_num_outputs,
-                                  kiln_tensor_t ***out_outputs, bool *out_refused) {
+/* The case's model compiled for `target` (opt_level 3) and `executor`, and
+ * its executor; *out_refused when the compiler refuses it (UNIMPLEMENTED). */
+static kiln_status_t build_case(const kiln_onnx_case_t *onnx_case, const char *target,
+                                kiln_executor_kind_t executor, kiln_compiled_t **out_compiled,
+                                kiln_graph_executor_t **out_gx, bool *out_refused) {
   kiln_compiler_options_t options = kiln_compiler_options_default();
   options.target = target;
   options.executor = executor;
-  kiln_compiled_t *compiled = NULL;
+  *out_gx = NULL;
   kiln_status_t built =
-      kiln_compiler_build(onnx_case->allocator, onnx_case->module, &options, &compiled);
-  if (built) {
-    *out_refused = kiln_status_code(built) == KILN_STATUS_CODE_UNIMPLEMENTED;
-    return built;
-  }
+      kiln_compiler_build(onnx_case->allocator, onnx_case->module, &options, out_compiled);
+  *out_refused = built && kiln_status_code(built) == KILN_STATUS_CODE_UNIMPLEMENTED;
+  return built ? built : kiln_compiled_create_executor(*out_compiled, out_gx);
+}
+
+/* The case's model compiled and run; the outputs are copies the caller
+ * releases. */
+static kiln_status_t run_compiled(const kiln_onnx_case_t *onnx_case, const char *target,
+                                  kiln_executor_kind_t executor, int *out_num_outputs,
+                                  kiln_tensor_t ***out_outputs, bool *out_refused) {
+  kiln_compiled_t *compiled = NULL;
   kiln_graph_executor_t *gx = NULL;
-  kiln_status_t status = kiln_compiled_create_executor(compiled, &gx);
+  kiln_status_t status = build_case(onnx_case, target, executor, &compiled, &gx, out_refused);
   for (int i = 0; !status && i < onnx_case->num_inputs; i++) {
     status = kiln_graph_executor_set_input(gx, i, kiln_tensor_dl(onnx_case->inputs[i]));
   }
@@ -236,11 +241,121 @@ static kiln_status_t run_values(const kiln_onnx_case_t *onnx_case) {
   return status;
 }
 
+/* ---- sequence and optional values, compiled (the VM) ---- */
+
+static kiln_status_t set_value_input(kiln_graph_executor_t *gx, int index,
+                                     const kiln_onnx_value_t *value, kiln_allocator_t allocator) {
+  if (value->kind == KILN_ONNX_VALUE_TENSOR) {
+    return kiln_graph_executor_set_input(gx, index, kiln_tensor_dl(value->tensor));
+  }
+  const DLTensor **elements = NULL;
+  KILN_RETURN_IF_ERROR(kiln_allocator_malloc_array(allocator, (size_t)value->count + 1,
+                                                   sizeof(*elements), (void **)&elements));
+  kiln_status_t status = KILN_OK;
+  for (int i = 0; !status && i < value->count; i++) {
+    status = value->elements[i].kind == KILN_ONNX_VALUE_TENSOR
+                 ? KILN_OK
+                 : KILN_STATUS(UNIMPLEMENTED, "input %d: an optional of a sequence", index);
+    elements[i] = status ? NULL : kiln_tensor_dl(value->elements[i].tensor);
+  }
+  if (!status) {
+    status = kiln_graph_executor_set_input_list(gx, index, value->count, elements);
+  }
+  kiln_allocator_free(allocator, elements);
+  return status;
+}
+
+/* A copy of an output element's view (`dtype` the output's: a bool's view
+ * is uint8 to DLPack). */
+static kiln_status_t copy_view(const DLTensor *view, kiln_dtype_t dtype, kiln_allocator_t allocator,
+                               kiln_interp_value_t *out_value) {
+  size_t bytes = 0;
+  kiln_tensor_t *tensor = NULL;
+  KILN_RETURN_IF_ERROR(kiln_shape_byte_size(dtype, view->ndim, view->shape, &bytes));
+  KILN_RETURN_IF_ERROR(kiln_tensor_create_copy(allocator, dtype, view->ndim, view->shape,
+                                               view->data, bytes, &tensor));
+  *out_value = kiln_interp_value_of_tensor(tensor);
+  return KILN_OK;
+}
+
+/* Output `index` as an interpreter value of the kind the case expects. */
+static kiln_status_t output_value(const kiln_graph_executor_t *gx, int index,
+                                  kiln_onnx_value_kind_t kind, kiln_allocator_t allocator,
+                                  kiln_interp_value_t *out_value) {
+  if (kind == KILN_ONNX_VALUE_TENSOR) {
+    kiln_tensor_t *tensor = NULL;
+    KILN_RETURN_IF_ERROR(kiln_graph_executor_copy_output(gx, index, allocator, &tensor));
+    *out_value = kiln_interp_value_of_tensor(tensor);
+    return KILN_OK;
+  }
+  const DLTensor *view = NULL;
+  kiln_graph_executor_tensor_info_t info;
+  KILN_RETURN_IF_ERROR(kiln_graph_executor_output_info(gx, index, &info));
+  int count = 0;
+  KILN_RETURN_IF_ERROR(kiln_graph_executor_get_output_list(gx, index, &count));
+  KILN_RETURN_IF_ERROR(kiln_interp_value_list_create(
+      allocator,
+      kind == KILN_ONNX_VALUE_SEQUENCE ? KILN_INTERP_VALUE_SEQUENCE : KILN_INTERP_VALUE_OPTIONAL,
+      count, out_value));
+  for (int i = 0; i < count; i++) {
+    KILN_RETURN_IF_ERROR(kiln_graph_executor_get_output_element(gx, index, i, &view));
+    KILN_RETURN_IF_ERROR(copy_view(view, info.dtype, allocator, &out_value->fields[i]));
+  }
+  return KILN_OK;
+}
+
+/* The executor's outputs as the interpreter's result (a tuple of several). */
+static kiln_status_t executor_result(const kiln_onnx_case_t *onnx_case,
+                                     const kiln_graph_executor_t *gx, kiln_interp_value_t *out) {
+  int n = kiln_graph_executor_num_outputs(gx);
+  if (n != onnx_case->num_outputs) {
+    return KILN_STATUS(INVALID_ARGUMENT, "the model computes %d output(s); the case expects %d", n,
+                       onnx_case->num_outputs);
+  }
+  if (n == 1) {
+    return output_value(gx, 0, onnx_case->output_values[0].kind, onnx_case->allocator, out);
+  }
+  KILN_RETURN_IF_ERROR(kiln_interp_value_tuple_create(onnx_case->allocator, n, out));
+  for (int o = 0; o < n; o++) {
+    KILN_RETURN_IF_ERROR(output_value(gx, o, onnx_case->output_values[o].kind, onnx_case->allocator,
+                                      &out->fields[o]));
+  }
+  return KILN_OK;
+}
+
+/* A case with sequence or optional values, compiled for the VM. */
+static kiln_status_t run_compiled_values(const kiln_onnx_case_t *onnx_case, const char *target,
+                                         kiln_executor_kind_t executor, bool *out_refused) {
+  kiln_compiled_t *compiled = NULL;
+  kiln_graph_executor_t *gx = NULL;
+  kiln_status_t status = build_case(onnx_case, target, executor, &compiled, &gx, out_refused);
+  for (int i = 0; !status && i < onnx_case->num_inputs; i++) {
+    status = set_value_input(gx, i, &onnx_case->input_values[i], onnx_case->allocator);
+    *out_refused = status && kiln_status_code(status) == KILN_STATUS_CODE_UNIMPLEMENTED;
+  }
+  if (!status) {
+    status = kiln_graph_executor_run(gx);
+  }
+  kiln_interp_value_t result = {.kind = KILN_INTERP_VALUE_NONE};
+  if (!status) {
+    status = executor_result(onnx_case, gx, &result);
+  }
+  if (!status) {
+    status = compare_values(onnx_case, &result);
+  }
+  kiln_interp_value_release(onnx_case->allocator, &result);
+  kiln_graph_executor_destroy(gx);
+  kiln_compiled_destroy(compiled);
+  return status;
+}
+
 /* *out_refused: the graph compiler refused the model (UNIMPLEMENTED). */
 static kiln_status_t run_loaded(const kiln_onnx_case_t *onnx_case, const char *target,
                                 kiln_executor_kind_t executor, bool *out_refused) {
-  if (onnx_case->has_values && target == NULL) {
-    return run_values(onnx_case);
+  if (onnx_case->has_values) {
+    *out_refused = false;
+    return target ? run_compiled_values(onnx_case, target, executor, out_refused)
+                  : run_values(onnx_case);
   }
 
   int num_outputs = 0;
@@ -281,8 +396,6 @@ kiln_status_t kiln_conformance_case_run_on(kiln_allocator_t allocator, const cha
     if (kiln_status_code(status) == KILN_STATUS_CODE_UNIMPLEMENTED) {
       result = KILN_CONFORMANCE_RESULT_UNSUPPORTED;
     }
-  } else if (target && (status = kiln_pass_check_static(onnx_case.module)) != KILN_OK) {
-    result = KILN_CONFORMANCE_RESULT_UNSUPPORTED; /* control flow the compiler refuses */
   } else {
     bool refused = false;
     status = run_loaded(&onnx_case, target, executor, &refused);

@@ -18,7 +18,8 @@
  * The choice: KILN_EXECUTOR_AUTO takes the VM when the module has dynamic
  * shapes (a symbolic dim in main's parameters or in any value's type, as a
  * dyn operator's output has; their programs come from vm_symbolic.c) or
- * control flow (refused before this for now), else the graph executor.
+ * control flow (the driver's choice, before this: vm_control.c), else the
+ * graph executor.
  */
 #include <string.h>
 
@@ -52,8 +53,8 @@ bool kiln_vm_codegen_has_dynamic_shapes(const kiln_module_t *module) {
 }
 
 /* Dynamic shapes (symbolic dims in main's parameters, or a dyn operator's
- * output) need the VM; control flow is refused before this (the graph
- * compiler does not compile it yet). */
+ * output) need the VM; a module with control flow is taken for the VM by
+ * the driver before this (build.c, vm_control.c). */
 static bool module_needs_vm(const kiln_module_t *module) {
   return kiln_vm_codegen_has_dynamic_shapes(module);
 }

@@ -49,6 +49,29 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_vm_codegen_symbolic(kiln_allocator_t all
                                                             kiln_graph_codegen_t *graph,
                                                             char **out_vm_json);
 
+/* What kiln_vm_codegen_control needs from the compiler's driver: `compile`
+ * compiles `module` (its main a dataflow function, typed) with the passes
+ * and the kernels of a symbolic-dims build into vm.json's text (made with
+ * the allocator given), every kernel's and constant's name in the driver's
+ * tables starting with `prefix` (the text's own names do not; the caller
+ * prefixes them); `add_constant` takes `value` into the constant pool (a
+ * reference of its own) and names it. */
+typedef struct kiln_vm_stage_compiler_t {
+  void *context;
+  kiln_status_t (*compile)(void *context, kiln_module_t *module, const char *prefix,
+                           char **out_vm_json);
+  kiln_status_t (*add_constant)(void *context, kiln_tensor_t *value, const char **out_name);
+} kiln_vm_stage_compiler_t;
+
+/* vm.json's text for a module with control flow (vm_control.c, docs/vm.md
+ * "Compiling control flow"), typed: each function (main, each branch and
+ * loop body) a VM function whose dataflow between control calls is
+ * compiled by `stages`. UNIMPLEMENTED naming what is not compiled yet. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_vm_codegen_control(kiln_allocator_t allocator,
+                                                           kiln_module_t *module,
+                                                           const kiln_vm_stage_compiler_t *stages,
+                                                           char **out_vm_json);
+
 /* Helpers the static and the symbolic VM code generators share. */
 /* Appends `value` (NULL: out of memory) to a JSON array. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_vm_codegen_append(json_t *array, json_t *value);

@@ -6,7 +6,9 @@
  * "combine_parallel_conv2d" = "1". A module with control flow, sequences or
  * optionals is refused before any pass runs: the passes rewrite static
  * dataflow graphs (fusion, layouts, the memory plan) and do not look inside
- * a loop body; such a module runs on the interpreter (docs/control-flow.md).
+ * a loop body; such a module runs on the interpreter, or compiles for the
+ * VM, whose compiler (compiler/vm_control.c) runs this pipeline on each
+ * dataflow stage between control calls (docs/control-flow.md).
  */
 #include "pass/pipeline.h"
 
@@ -55,9 +57,10 @@ kiln_status_t kiln_pass_check_static(kiln_module_t *module) {
     kiln_ir_order_deinitialize(&order);
     if (found != SIZE_MAX) {
       return KILN_STATUS(UNIMPLEMENTED,
-                         "control flow, sequences and optionals run on the interpreter "
-                         "only; the pass pipeline and the graph compiler refuse them (in @%s, "
-                         "%s)",
+                         "control flow, sequences and optionals run on the interpreter and "
+                         "compile for the VM only (its compiler runs the passes on the dataflow "
+                         "between control calls); the pass pipeline and the graph executor "
+                         "refuse them (in @%s, %s)",
                          kiln_module_function_name(module, f), node);
     }
   }

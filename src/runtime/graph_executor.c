@@ -561,6 +561,34 @@ kiln_status_t kiln_graph_executor_get_output(const kiln_graph_executor_t *execut
   return KILN_OK;
 }
 
+static kiln_status_t no_lists(const kiln_graph_executor_t *executor) {
+  return KILN_STATUS(UNIMPLEMENTED,
+                     "%s: the graph executor takes and returns tensors only (sequences and "
+                     "optionals need the VM)",
+                     executor->source);
+}
+
+kiln_status_t kiln_graph_executor_set_input_list(kiln_graph_executor_t *executor, int index,
+                                                 int count, const DLTensor *const *elements) {
+  return executor->vm ? kiln_vm_set_input_list(executor->vm, index, count, elements)
+                      : no_lists(executor);
+}
+
+kiln_status_t kiln_graph_executor_get_output_list(const kiln_graph_executor_t *executor, int index,
+                                                  int *out_count) {
+  *out_count = 0;
+  return executor->vm ? kiln_vm_get_output_list(executor->vm, index, out_count)
+                      : no_lists(executor);
+}
+
+kiln_status_t kiln_graph_executor_get_output_element(const kiln_graph_executor_t *executor,
+                                                     int index, int element,
+                                                     const DLTensor **out_view) {
+  *out_view = NULL;
+  return executor->vm ? kiln_vm_get_output_element(executor->vm, index, element, out_view)
+                      : no_lists(executor);
+}
+
 kiln_status_t kiln_graph_executor_copy_output(const kiln_graph_executor_t *executor, int index,
                                               kiln_allocator_t allocator,
                                               kiln_tensor_t **out_tensor) {

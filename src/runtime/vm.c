@@ -65,6 +65,8 @@ static const char *kind_name(kiln_vm_value_kind_t kind) {
     return "a storage";
   case KILN_VM_VALUE_CLOSURE:
     return "a closure";
+  case KILN_VM_VALUE_ADT:
+    return "an ADT (a sequence or an optional)";
   case KILN_VM_VALUE_EMPTY:
     break;
   }
@@ -557,26 +559,46 @@ static kiln_status_t op_invoke_closure(run_t *r) {
                     in->list_size[0], in->lists[1], in->list_size[1]);
 }
 
+/* A tensor of output `o` (or of its sequence or optional) against its
+ * declaration. */
+static kiln_status_t check_output(run_t *r, int o, const kiln_vm_value_t *t) {
+  const kiln_vm_decl_t *decl = &r->vm->output_decls[o];
+  int fits = t->dtype == decl->dtype && (decl->ndim < 0 || t->dl.ndim == decl->ndim);
+  for (int d = 0; fits && d < decl->ndim; ++d) {
+    fits = decl->shape[d] < 0 || decl->shape[d] == t->shape[d];
+  }
+  if (!fits) {
+    char got[KILN_SHAPE_TEXT_CAPACITY], want[KILN_SHAPE_TEXT_CAPACITY];
+    kiln_shape_format(t->dl.ndim, t->shape, got, sizeof(got));
+    kiln_shape_format(decl->ndim, decl->shape, want, sizeof(want));
+    return run_error(r, KILN_STATUS_CODE_INVALID_ARGUMENT,
+                     "output %d '%s' is %s %s, declared %s %s (-1: any)", o, decl->name,
+                     kiln_dtype_name(t->dtype), got, kiln_dtype_name(decl->dtype), want);
+  }
+  return KILN_OK;
+}
+
 /* main's results become the outputs, checked against their declarations. */
 static kiln_status_t set_outputs(run_t *r, const int *regs, int count) {
   kiln_vm_t *vm = r->vm;
   for (int o = 0; o < count; ++o) {
-    kiln_vm_value_t *t = NULL;
-    KILN_RETURN_IF_ERROR(get_value(r, regs[o], KILN_VM_VALUE_TENSOR, &t));
-    const kiln_vm_decl_t *decl = &vm->output_decls[o];
-    int fits = t->dtype == decl->dtype && t->dl.ndim == decl->ndim;
-    for (int d = 0; fits && d < decl->ndim; ++d) {
-      fits = decl->shape[d] < 0 || decl->shape[d] == t->shape[d];
+    kiln_vm_value_t *value = NULL;
+    int list = vm->output_decls[o].list;
+    KILN_RETURN_IF_ERROR(
+        get_value(r, regs[o], list ? KILN_VM_VALUE_ADT : KILN_VM_VALUE_TENSOR, &value));
+    for (int i = 0; list && i < value->num_fields; ++i) {
+      if (value->fields[i].kind != KILN_VM_VALUE_TENSOR ||
+          (list == KILN_VM_DECL_OPTIONAL && value->num_fields > 1)) {
+        return run_error(r, KILN_STATUS_CODE_INVALID_ARGUMENT,
+                         "output %d '%s' is not a %s of tensors", o, vm->output_decls[o].name,
+                         list == KILN_VM_DECL_OPTIONAL ? "optional" : "sequence");
+      }
+      KILN_RETURN_IF_ERROR(check_output(r, o, &value->fields[i]));
     }
-    if (!fits) {
-      char got[KILN_SHAPE_TEXT_CAPACITY], want[KILN_SHAPE_TEXT_CAPACITY];
-      kiln_shape_format(t->dl.ndim, t->shape, got, sizeof(got));
-      kiln_shape_format(decl->ndim, decl->shape, want, sizeof(want));
-      return run_error(r, KILN_STATUS_CODE_INVALID_ARGUMENT,
-                       "output %d '%s' is %s %s, declared %s %s (-1: any)", o, decl->name,
-                       kiln_dtype_name(t->dtype), got, kiln_dtype_name(decl->dtype), want);
+    if (!list) {
+      KILN_RETURN_IF_ERROR(check_output(r, o, value));
     }
-    value_copy(&vm->outputs[o], t);
+    value_copy(&vm->outputs[o], value);
   }
   r->done = 1;
   return KILN_OK;
@@ -617,6 +639,276 @@ static kiln_status_t op_move(run_t *r) {
                      (long long)r->instr->x[1]);
   }
   value_copy(&r->regs[r->instr->x[0]], src);
+  return KILN_OK;
+}
+
+/* ---- ADTs: sequences and optionals ---- */
+
+/* `count` values of the run arena, the first `keep` copied from `from`. */
+static kiln_status_t new_fields(run_t *r, int count, const kiln_vm_value_t *from, int keep,
+                                kiln_vm_value_t **out_fields) {
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(&r->vm->run_arena, (size_t)count + 1,
+                                                 sizeof(kiln_vm_value_t), _Alignof(kiln_vm_value_t),
+                                                 (void **)out_fields));
+  for (int i = 0; i < keep; ++i) {
+    value_copy(&(*out_fields)[i], &from[i]);
+  }
+  return KILN_OK;
+}
+
+static void set_adt(kiln_vm_value_t *value, int tag, int count, kiln_vm_value_t *fields) {
+  value->kind = KILN_VM_VALUE_ADT;
+  value->tag = tag;
+  value->num_fields = count;
+  value->fields = fields;
+}
+
+static kiln_status_t op_alloc_adt(run_t *r) {
+  const kiln_vm_instr_t *in = r->instr;
+  int count = in->list_size[0];
+  kiln_vm_value_t *fields = NULL;
+  KILN_RETURN_IF_ERROR(new_fields(r, count, NULL, 0, &fields));
+  for (int i = 0; i < count; ++i) {
+    if (r->regs[in->lists[0][i]].kind == KILN_VM_VALUE_EMPTY) {
+      return run_error(r, KILN_STATUS_CODE_FAILED_PRECONDITION,
+                       "takes register %d, which holds nothing", in->lists[0][i]);
+    }
+    value_copy(&fields[i], &r->regs[in->lists[0][i]]);
+  }
+  set_adt(&r->regs[in->x[0]], (int)in->x[1], count, fields);
+  return KILN_OK;
+}
+
+/* A new ADT: the fields of another, then a value. */
+static kiln_status_t op_adt_append(run_t *r) {
+  const kiln_vm_instr_t *in = r->instr;
+  kiln_vm_value_t *adt = NULL, *fields = NULL;
+  KILN_RETURN_IF_ERROR(get_value(r, in->x[1], KILN_VM_VALUE_ADT, &adt));
+  const kiln_vm_value_t *value = &r->regs[in->x[2]];
+  if (value->kind == KILN_VM_VALUE_EMPTY) {
+    return run_error(r, KILN_STATUS_CODE_FAILED_PRECONDITION,
+                     "appends register %lld, which holds nothing", (long long)in->x[2]);
+  }
+  KILN_RETURN_IF_ERROR(new_fields(r, adt->num_fields + 1, adt->fields, adt->num_fields, &fields));
+  value_copy(&fields[adt->num_fields], value);
+  set_adt(&r->regs[in->x[0]], adt->tag, adt->num_fields + 1, fields);
+  return KILN_OK;
+}
+
+/* Element i does not join element 0 (or the instruction's dtype and axis). */
+static kiln_status_t join_error(const run_t *r, const kiln_vm_value_t *adt, int i) {
+  const kiln_vm_value_t *t = &adt->fields[i], *first = &adt->fields[0];
+  if (t->kind != KILN_VM_VALUE_TENSOR) {
+    return run_error(r, KILN_STATUS_CODE_INVALID_ARGUMENT, "element %d is %s, expected a tensor", i,
+                     kind_name(t->kind));
+  }
+  char got[KILN_SHAPE_TEXT_CAPACITY], want[KILN_SHAPE_TEXT_CAPACITY];
+  kiln_shape_format(t->dl.ndim, t->shape, got, sizeof(got));
+  kiln_shape_format(first->dl.ndim, first->shape, want, sizeof(want));
+  return run_error(r, KILN_STATUS_CODE_INVALID_ARGUMENT,
+                   "element %d is %s %s but element 0 is %s %s (joined as %s on axis %lld%s)", i,
+                   kiln_dtype_name(t->dtype), got, kiln_dtype_name(first->dtype), want,
+                   kiln_dtype_name(r->instr->dtype), (long long)r->instr->x[2],
+                   r->instr->x[3] ? ", a new one" : "");
+}
+
+/* The one int32 or int64 value of the tensor in register `reg`. */
+static kiln_status_t read_position(const run_t *r, int64_t reg, int64_t *out_position) {
+  kiln_vm_value_t *t = NULL;
+  KILN_RETURN_IF_ERROR(get_value(r, reg, KILN_VM_VALUE_TENSOR, &t));
+  if ((t->dtype != KILN_DTYPE_INT64 && t->dtype != KILN_DTYPE_INT32) ||
+      t->bytes != kiln_dtype_size(t->dtype)) {
+    return run_error(r, KILN_STATUS_CODE_INVALID_ARGUMENT,
+                     "the position in register %lld is not one int32 or int64", (long long)reg);
+  }
+  *out_position =
+      t->dtype == KILN_DTYPE_INT64 ? *(const int64_t *)t->dl.data : *(const int32_t *)t->dl.data;
+  return KILN_OK;
+}
+
+/* A new ADT: `adt`'s values with `value` inserted at the position in a
+ * register (negative: from the end, as ONNX SequenceInsert). */
+static kiln_status_t op_adt_insert(run_t *r) {
+  const kiln_vm_instr_t *in = r->instr;
+  kiln_vm_value_t *adt = NULL, *fields = NULL;
+  KILN_RETURN_IF_ERROR(get_value(r, in->x[1], KILN_VM_VALUE_ADT, &adt));
+  int64_t position = 0, n = adt->num_fields;
+  KILN_RETURN_IF_ERROR(read_position(r, in->x[3], &position));
+  position += position < 0 ? n : 0;
+  if (position < 0 || position > n) {
+    return run_error(r, KILN_STATUS_CODE_OUT_OF_RANGE,
+                     "position %lld is outside a sequence of %lld elements (0 to %lld)",
+                     (long long)position, (long long)n, (long long)n);
+  }
+  const kiln_vm_value_t *value = &r->regs[in->x[2]];
+  if (value->kind == KILN_VM_VALUE_EMPTY) {
+    return run_error(r, KILN_STATUS_CODE_FAILED_PRECONDITION,
+                     "inserts register %lld, which holds nothing", (long long)in->x[2]);
+  }
+  KILN_RETURN_IF_ERROR(new_fields(r, (int)n + 1, adt->fields, (int)position, &fields));
+  for (int64_t i = n; i > position; --i) {
+    value_copy(&fields[i], &adt->fields[i - 1]);
+  }
+  value_copy(&fields[position], value);
+  set_adt(&r->regs[in->x[0]], adt->tag, (int)n + 1, fields);
+  return KILN_OK;
+}
+
+/* The position in register `reg` (negative: from the end) of an element
+ * of `adt`. */
+static kiln_status_t element_position(const run_t *r, const kiln_vm_value_t *adt, int64_t reg,
+                                      int64_t *out_position) {
+  int64_t n = adt->num_fields;
+  KILN_RETURN_IF_ERROR(read_position(r, reg, out_position));
+  *out_position += *out_position < 0 ? n : 0;
+  if (*out_position < 0 || *out_position >= n) {
+    return run_error(r, KILN_STATUS_CODE_OUT_OF_RANGE,
+                     "position %lld is outside a sequence of %lld elements",
+                     (long long)*out_position, (long long)n);
+  }
+  return KILN_OK;
+}
+
+static kiln_status_t op_adt_get(run_t *r) {
+  const kiln_vm_instr_t *in = r->instr;
+  kiln_vm_value_t *adt = NULL;
+  int64_t position = 0;
+  KILN_RETURN_IF_ERROR(get_value(r, in->x[1], KILN_VM_VALUE_ADT, &adt));
+  KILN_RETURN_IF_ERROR(element_position(r, adt, in->x[2], &position));
+  value_copy(&r->regs[in->x[0]], &adt->fields[position]);
+  return KILN_OK;
+}
+
+/* A new ADT without the element at the position (the last without one). */
+static kiln_status_t op_adt_erase(run_t *r) {
+  const kiln_vm_instr_t *in = r->instr;
+  kiln_vm_value_t *adt = NULL, *fields = NULL;
+  KILN_RETURN_IF_ERROR(get_value(r, in->x[1], KILN_VM_VALUE_ADT, &adt));
+  int64_t position = adt->num_fields - 1;
+  if (in->num_x > 2) {
+    KILN_RETURN_IF_ERROR(element_position(r, adt, in->x[2], &position));
+  } else if (position < 0) {
+    return run_error(r, KILN_STATUS_CODE_OUT_OF_RANGE, "erases from a sequence of 0 elements");
+  }
+  int n = adt->num_fields - 1;
+  KILN_RETURN_IF_ERROR(new_fields(r, n, adt->fields, (int)position, &fields));
+  for (int i = (int)position; i < n; ++i) {
+    value_copy(&fields[i], &adt->fields[i + 1]);
+  }
+  set_adt(&r->regs[in->x[0]], adt->tag, n, fields);
+  return KILN_OK;
+}
+
+/* A new rank-0 tensor of `dtype` holding `bytes`. */
+static kiln_status_t new_scalar(run_t *r, int64_t dst, kiln_dtype_t dtype, const void *value) {
+  void *data = NULL;
+  size_t bytes = kiln_dtype_size(dtype);
+  int block = 0;
+  KILN_RETURN_IF_ERROR(pool_take(r->vm, bytes, &data, &block));
+  memcpy(data, value, bytes);
+  value_tensor(&r->regs[dst], dtype, 0, NULL, data, bytes);
+  return KILN_OK;
+}
+
+/* adt_length: an int64 scalar, the count; adt_has: a bool, whether any. */
+static kiln_status_t op_adt_count(run_t *r) {
+  kiln_vm_value_t *adt = NULL;
+  KILN_RETURN_IF_ERROR(get_value(r, r->instr->x[1], KILN_VM_VALUE_ADT, &adt));
+  int64_t count = adt->num_fields;
+  bool has = count > 0;
+  return r->instr->op == KILN_VM_OP_ADT_LENGTH
+             ? new_scalar(r, r->instr->x[0], KILN_DTYPE_INT64, &count)
+             : new_scalar(r, r->instr->x[0], KILN_DTYPE_BOOL, &has);
+}
+
+static kiln_status_t op_get_field(run_t *r) {
+  const kiln_vm_instr_t *in = r->instr;
+  kiln_vm_value_t *adt = NULL;
+  KILN_RETURN_IF_ERROR(get_value(r, in->x[1], KILN_VM_VALUE_ADT, &adt));
+  if (in->x[2] < 0 || in->x[2] >= adt->num_fields) {
+    return run_error(r, KILN_STATUS_CODE_FAILED_PRECONDITION,
+                     "field %lld of an ADT of %d fields (an empty optional has none)",
+                     (long long)in->x[2], adt->num_fields);
+  }
+  value_copy(&r->regs[in->x[0]], &adt->fields[in->x[2]]);
+  return KILN_OK;
+}
+
+/* The joined shape of the ADT's tensors (concatenated on `axis`, or
+ * stacked on a new one), each checked against the first. */
+static kiln_status_t joined_shape(const run_t *r, const kiln_vm_value_t *adt, int *out_ndim,
+                                  int64_t *out_shape) {
+  const kiln_vm_instr_t *in = r->instr;
+  int axis = (int)in->x[2], stack = (int)in->x[3];
+  const kiln_vm_value_t *first = &adt->fields[0];
+  if (first->dl.ndim + stack > KILN_MAX_RANK) {
+    return run_error(r, KILN_STATUS_CODE_OUT_OF_RANGE, "the result would have rank %d (at most %d)",
+                     first->dl.ndim + stack, KILN_MAX_RANK);
+  }
+  for (int i = 0; i < adt->num_fields; ++i) {
+    const kiln_vm_value_t *t = &adt->fields[i];
+    int same = t->kind == KILN_VM_VALUE_TENSOR && t->dtype == in->dtype &&
+               t->dl.ndim == first->dl.ndim && axis < t->dl.ndim + stack;
+    for (int d = 0; same && d < t->dl.ndim; ++d) {
+      same = (d == axis && !stack) || t->shape[d] == first->shape[d];
+    }
+    if (!same) {
+      return join_error(r, adt, i);
+    }
+  }
+  *out_ndim = first->dl.ndim + stack;
+  for (int d = 0, k = 0; d < *out_ndim; ++d) {
+    out_shape[d] = stack && d == axis ? adt->num_fields : first->shape[k++];
+  }
+  for (int i = 1; !stack && i < adt->num_fields; ++i) {
+    out_shape[axis] += adt->fields[i].shape[axis];
+  }
+  return KILN_OK;
+}
+
+/* Copies each element's rows into the joined tensor `out`. */
+static void join_rows(const kiln_vm_value_t *adt, int axis, const kiln_vm_value_t *out) {
+  int64_t outer = 1;
+  for (int d = 0; d < axis; ++d) {
+    outer *= out->shape[d];
+  }
+  size_t row = outer > 0 ? out->bytes / (size_t)outer : 0, offset = 0;
+  for (int i = 0; i < adt->num_fields && row > 0; ++i) {
+    const kiln_vm_value_t *t = &adt->fields[i];
+    size_t part = t->bytes / (size_t)outer;
+    for (int64_t o = 0; o < outer && part > 0; ++o) {
+      memcpy((char *)out->dl.data + (size_t)o * row + offset,
+             (const char *)t->dl.data + (size_t)o * part, part);
+    }
+    offset += part;
+  }
+}
+
+static kiln_status_t op_adt_concat(run_t *r) {
+  const kiln_vm_instr_t *in = r->instr;
+  kiln_vm_value_t *adt = NULL;
+  KILN_RETURN_IF_ERROR(get_value(r, in->x[1], KILN_VM_VALUE_ADT, &adt));
+  int ndim = 0;
+  int64_t shape[KILN_MAX_RANK + 1];
+  if (adt->num_fields == 0 && !in->shape) {
+    return run_error(r, KILN_STATUS_CODE_UNIMPLEMENTED,
+                     "no elements, and the result's shape is not known at compile time");
+  }
+  if (adt->num_fields == 0) {
+    ndim = in->ndim;
+    memcpy(shape, in->shape, sizeof(int64_t) * (size_t)ndim);
+  } else {
+    KILN_RETURN_IF_ERROR(joined_shape(r, adt, &ndim, shape));
+  }
+  size_t bytes = 0;
+  KILN_RETURN_IF_ERROR(tensor_bytes(r, in->dtype, ndim, shape, &bytes));
+  void *data = NULL;
+  int block = 0;
+  KILN_RETURN_IF_ERROR(pool_take(r->vm, bytes, &data, &block));
+  kiln_vm_value_t joined = {0};
+  value_tensor(&joined, in->dtype, ndim, shape, data, bytes);
+  join_rows(adt, (int)in->x[2], &joined);
+  value_copy(&r->regs[in->x[0]], &joined);
   return KILN_OK;
 }
 
@@ -679,6 +971,23 @@ static kiln_status_t execute(run_t *r) {
     return op_invoke_closure(r);
   case KILN_VM_OP_RET:
     return op_ret(r);
+  case KILN_VM_OP_ALLOC_ADT:
+    return step(r, op_alloc_adt(r));
+  case KILN_VM_OP_ADT_APPEND:
+    return step(r, op_adt_append(r));
+  case KILN_VM_OP_ADT_INSERT:
+    return step(r, op_adt_insert(r));
+  case KILN_VM_OP_ADT_GET:
+    return step(r, op_adt_get(r));
+  case KILN_VM_OP_ADT_ERASE:
+    return step(r, op_adt_erase(r));
+  case KILN_VM_OP_ADT_LENGTH:
+  case KILN_VM_OP_ADT_HAS:
+    return step(r, op_adt_count(r));
+  case KILN_VM_OP_GET_FIELD:
+    return step(r, op_get_field(r));
+  case KILN_VM_OP_ADT_CONCAT:
+    return step(r, op_adt_concat(r));
   case KILN_VM_OP_COUNT_:
     break;
   }
@@ -825,6 +1134,14 @@ static int is_compact(const DLTensor *t) {
 }
 
 static int shape_fits(const kiln_vm_decl_t *decl, const DLTensor *t) {
+  if (decl->ndim < 0) { /* a list's elements of any rank */
+    for (int d = 0; d < t->ndim; ++d) {
+      if (t->shape[d] < 0) {
+        return 0;
+      }
+    }
+    return 1;
+  }
   if (t->ndim != decl->ndim) {
     return 0;
   }
@@ -883,6 +1200,12 @@ static kiln_status_t input_block(kiln_vm_t *vm, int index, size_t bytes, void **
 kiln_status_t kiln_vm_set_input(kiln_vm_t *vm, int index, const DLTensor *tensor, int zero_copy) {
   KILN_RETURN_IF_ERROR(check_index(vm, "input", index, vm->num_inputs));
   const kiln_vm_decl_t *decl = &vm->input_decls[index];
+  if (decl->list) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "%s: input %d '%s' is a sequence or an optional: set it with "
+                       "kiln_graph_executor_set_input_list",
+                       vm->source, index, decl->name);
+  }
   KILN_RETURN_IF_ERROR(check_input(vm, decl, tensor));
   size_t bytes = 0;
   KILN_RETURN_IF_ERROR(kiln_shape_byte_size(decl->dtype, tensor->ndim, tensor->shape, &bytes));
@@ -908,14 +1231,101 @@ kiln_status_t kiln_vm_set_input(kiln_vm_t *vm, int index, const DLTensor *tensor
   return KILN_OK;
 }
 
-kiln_status_t kiln_vm_get_output(const kiln_vm_t *vm, int index, const DLTensor **out_view) {
-  *out_view = NULL;
+/* Output `index` after a run, a list (`list`) or a tensor as asked. */
+static kiln_status_t ran_output(const kiln_vm_t *vm, int index, int list) {
   KILN_RETURN_IF_ERROR(check_index(vm, "output", index, vm->num_outputs));
+  const kiln_vm_decl_t *decl = &vm->output_decls[index];
   if (!vm->has_run) {
     return KILN_STATUS(FAILED_PRECONDITION,
                        "%s: output %d '%s' has no value: the program has not run yet", vm->source,
-                       index, vm->output_decls[index].name);
+                       index, decl->name);
   }
+  if ((decl->list != 0) != (list != 0)) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: output %d '%s' is %s: read it with %s", vm->source,
+                       index, decl->name, decl->list ? "a sequence or an optional" : "a tensor",
+                       decl->list ? "kiln_graph_executor_get_output_list and _element"
+                                  : "kiln_graph_executor_get_output");
+  }
+  return KILN_OK;
+}
+
+kiln_status_t kiln_vm_get_output(const kiln_vm_t *vm, int index, const DLTensor **out_view) {
+  *out_view = NULL;
+  KILN_RETURN_IF_ERROR(ran_output(vm, index, 0));
   *out_view = &vm->outputs[index].dl;
+  return KILN_OK;
+}
+
+kiln_status_t kiln_vm_get_output_list(const kiln_vm_t *vm, int index, int *out_count) {
+  *out_count = 0;
+  KILN_RETURN_IF_ERROR(ran_output(vm, index, 1));
+  *out_count = vm->outputs[index].num_fields;
+  return KILN_OK;
+}
+
+kiln_status_t kiln_vm_get_output_element(const kiln_vm_t *vm, int index, int element,
+                                         const DLTensor **out_view) {
+  *out_view = NULL;
+  KILN_RETURN_IF_ERROR(ran_output(vm, index, 1));
+  KILN_RETURN_IF_ERROR(check_index(vm, "element", element, vm->outputs[index].num_fields));
+  *out_view = &vm->outputs[index].fields[element].dl;
+  return KILN_OK;
+}
+
+/* The bytes of a list input's block: its fields, then each element at a
+ * 64-byte-aligned offset. */
+static kiln_status_t list_bytes(const kiln_vm_t *vm, const kiln_vm_decl_t *decl, int count,
+                                const DLTensor *const *elements, size_t *out_bytes) {
+  size_t align = KILN_TENSOR_ALIGNMENT;
+  size_t total = ((size_t)count * sizeof(kiln_vm_value_t) + align - 1) / align * align;
+  for (int i = 0; i < count; ++i) {
+    size_t bytes = 0;
+    KILN_RETURN_IF_ERROR(check_input(vm, decl, elements[i]));
+    KILN_RETURN_IF_ERROR(
+        kiln_shape_byte_size(decl->dtype, elements[i]->ndim, elements[i]->shape, &bytes));
+    if (!elements[i]->data && bytes > 0) {
+      return KILN_STATUS(INVALID_ARGUMENT, "%s: input '%s': element %d has no data", vm->source,
+                         decl->name, i);
+    }
+    total += (bytes + align - 1) / align * align;
+  }
+  *out_bytes = total;
+  return KILN_OK;
+}
+
+kiln_status_t kiln_vm_set_input_list(kiln_vm_t *vm, int index, int count,
+                                     const DLTensor *const *elements) {
+  KILN_RETURN_IF_ERROR(check_index(vm, "input", index, vm->num_inputs));
+  const kiln_vm_decl_t *decl = &vm->input_decls[index];
+  int most = decl->list == KILN_VM_DECL_OPTIONAL ? 1 : decl->list ? INT32_MAX / 2 : -1;
+  if (count < 0 || count > most || (count > 0 && !elements)) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: input %d '%s' is %s, given %d elements", vm->source,
+                       index, decl->name,
+                       decl->list == KILN_VM_DECL_OPTIONAL ? "an optional (0 or 1 elements)"
+                       : decl->list                        ? "a sequence"
+                                    : "a tensor (kiln_graph_executor_set_input)",
+                       count);
+  }
+  size_t total = 0, align = KILN_TENSOR_ALIGNMENT;
+  char *data = NULL;
+  KILN_RETURN_IF_ERROR(list_bytes(vm, decl, count, elements, &total));
+  KILN_RETURN_IF_ERROR(input_block(vm, index, total, (void **)&data));
+  kiln_vm_value_t *fields = (kiln_vm_value_t *)(void *)data;
+  size_t offset = ((size_t)count * sizeof(kiln_vm_value_t) + align - 1) / align * align;
+  for (int i = 0; i < count; ++i) {
+    const DLTensor *t = elements[i];
+    size_t bytes = 0;
+    KILN_RETURN_IF_ERROR(kiln_shape_byte_size(decl->dtype, t->ndim, t->shape, &bytes));
+    memset(&fields[i], 0, sizeof(fields[i]));
+    if (bytes > 0) {
+      memcpy(data + offset, (const char *)t->data + t->byte_offset, bytes);
+    }
+    value_tensor(&fields[i], decl->dtype, t->ndim, t->shape, data + offset, bytes);
+    offset += (bytes + align - 1) / align * align;
+  }
+  kiln_vm_value_t *value = &vm->inputs[index];
+  memset(value, 0, sizeof(*value));
+  set_adt(value, decl->list == KILN_VM_DECL_OPTIONAL ? count : 0, count, fields);
+  vm->input_set[index] = 1;
   return KILN_OK;
 }

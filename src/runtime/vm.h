@@ -13,7 +13,9 @@
  * instructions over a register file. The opcodes are one X-macro list with
  * their names and operand layouts, so the loader, the interpreter and the
  * disassembler agree on them. A register holds nothing, a tensor (a DLTensor
- * whose shape lives in the register), a storage block or a closure.
+ * whose shape lives in the register), a storage block, a closure or an ADT
+ * (a tag and a list of values: a sequence's elements, an optional's 0 or 1;
+ * its fields live in the run arena and are never changed once made).
  */
 #ifndef KILN_RUNTIME_VM_H_
 #define KILN_RUNTIME_VM_H_
@@ -54,7 +56,16 @@
   X(INVOKE, "invoke", "fRR")                           \
   X(ALLOC_CLOSURE, "alloc_closure", "rfR")             \
   X(INVOKE_CLOSURE, "invoke_closure", "rRR")           \
-  X(RET, "ret", "R")
+  X(RET, "ret", "R")                                   \
+  X(ALLOC_ADT, "alloc_adt", "riR")                     \
+  X(ADT_APPEND, "adt_append", "rrr")                   \
+  X(ADT_INSERT, "adt_insert", "rrrr")                  \
+  X(ADT_GET, "adt_get", "rrr")                         \
+  X(ADT_ERASE, "adt_erase", "rrr?")                    \
+  X(ADT_LENGTH, "adt_length", "rr")                    \
+  X(ADT_HAS, "adt_has", "rr")                          \
+  X(GET_FIELD, "get_field", "rri")                     \
+  X(ADT_CONCAT, "adt_concat", "rriids?")
 
 typedef enum kiln_vm_opcode_e {
 #define KILN_VM_OPCODE_ENUM_(e, name, layout) KILN_VM_OP_##e,
@@ -92,9 +103,12 @@ typedef struct kiln_vm_function_t {
   int first_instr; /* the program-wide index of its first instruction */
 } kiln_vm_function_t;
 
-/* A declared input, output or constant. */
+/* A declared input, output or constant: a tensor, or (`list`, inputs and
+ * outputs) a sequence or an optional of tensors of that dtype and shape. */
+enum { KILN_VM_DECL_TENSOR, KILN_VM_DECL_SEQUENCE, KILN_VM_DECL_OPTIONAL };
 typedef struct kiln_vm_decl_t {
   const char *name;
+  int list;
   kiln_dtype_t dtype;
   int ndim;
   int64_t shape[KILN_MAX_RANK]; /* -1: known at run time (inputs and outputs) */
@@ -105,6 +119,7 @@ typedef enum kiln_vm_value_kind_e {
   KILN_VM_VALUE_TENSOR,
   KILN_VM_VALUE_STORAGE,
   KILN_VM_VALUE_CLOSURE,
+  KILN_VM_VALUE_ADT,
 } kiln_vm_value_kind_t;
 
 typedef struct kiln_vm_value_t kiln_vm_value_t;
@@ -122,6 +137,9 @@ struct kiln_vm_value_t {
   unsigned taken;     /* storage: the block's `taken` count when it was taken */
   int num_captured;   /* closure */
   kiln_vm_value_t *captured;
+  int tag;        /* ADT */
+  int num_fields; /* ADT */
+  kiln_vm_value_t *fields;
   int64_t shape[KILN_MAX_RANK];
 };
 
@@ -160,7 +178,7 @@ typedef struct kiln_vm_limits_t {
 typedef struct kiln_vm_t {
   kiln_allocator_t allocator;
   kiln_arena_t arena;     /* the program, constants: freed at destroy */
-  kiln_arena_t run_arena; /* closures' captured values: reset every run */
+  kiln_arena_t run_arena; /* closures' captured values, ADTs' fields: reset every run */
   const char *source;
   kiln_runtime_module_t *module;
   int num_kernels;
@@ -225,6 +243,14 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_vm_set_input(kiln_vm_t *vm, int index,
                                                      const DLTensor *tensor, int zero_copy);
 KILN_MUST_USE_RESULT kiln_status_t kiln_vm_get_output(const kiln_vm_t *vm, int index,
                                                       const DLTensor **out_view);
+/* A sequence or optional input or output (kiln_graph_executor_set_input_list). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_vm_set_input_list(kiln_vm_t *vm, int index, int count,
+                                                          const DLTensor *const *elements);
+KILN_MUST_USE_RESULT kiln_status_t kiln_vm_get_output_list(const kiln_vm_t *vm, int index,
+                                                           int *out_count);
+KILN_MUST_USE_RESULT kiln_status_t kiln_vm_get_output_element(const kiln_vm_t *vm, int index,
+                                                              int element,
+                                                              const DLTensor **out_view);
 
 /* vm_profile.c */
 KILN_MUST_USE_RESULT kiln_status_t kiln_vm_profile(kiln_vm_t *vm, int runs,

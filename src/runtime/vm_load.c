@@ -16,6 +16,7 @@
  * it. The operand decoder is driven by the opcode's layout string, so the
  * loader cannot disagree with the interpreter about an opcode's operands.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -73,15 +74,39 @@ static kiln_status_t parse_shape(const json_t *array, int min_dim, int *out_ndim
   return KILN_OK;
 }
 
+/* An input's or output's optional "kind": "tensor" (the default),
+ * "sequence" or "optional" (of tensors of the declared dtype and shape). */
+static kiln_status_t parse_kind(const kiln_vm_t *vm, const json_t *object, int min_dim,
+                                kiln_vm_decl_t *out_decl) {
+  static const char *const kinds[] = {"tensor", "sequence", "optional"};
+  const json_t *kind = json_object_get(object, "kind");
+  for (int k = 0; kind && k < 3; ++k) {
+    if (json_is_string(kind) && strcmp(json_string_value(kind), kinds[k]) == 0) {
+      out_decl->list = k;
+      return k == 0 || min_dim < 0
+                 ? KILN_OK
+                 : KILN_STATUS(INVALID_ARGUMENT, "%s: a constant is a tensor, not a %s", vm->source,
+                               kinds[k]);
+    }
+  }
+  return kind ? KILN_STATUS(INVALID_ARGUMENT,
+                            "%s: \"kind\" is \"tensor\", \"sequence\" or \"optional\"", vm->source)
+              : KILN_OK;
+}
+
 static kiln_status_t parse_decl(kiln_vm_t *vm, const json_t *object, int min_dim,
                                 kiln_vm_decl_t *out_decl) {
   const char *name = NULL, *dtype = NULL;
   json_t *shape = NULL;
   KILN_RETURN_IF_ERROR(kiln_json_get_string(object, "name", vm->source, &name));
   KILN_RETURN_IF_ERROR(kiln_json_get_string(object, "dtype", vm->source, &dtype));
-  KILN_RETURN_IF_ERROR(kiln_json_get_array(object, "shape", vm->source, &shape));
   KILN_RETURN_IF_ERROR(kiln_dtype_from_name(dtype, &out_decl->dtype));
-  KILN_RETURN_IF_ERROR(parse_shape(shape, min_dim, &out_decl->ndim, out_decl->shape));
+  KILN_RETURN_IF_ERROR(parse_kind(vm, object, min_dim, out_decl));
+  out_decl->ndim = -1; /* a list's elements without "shape": any rank */
+  if (!out_decl->list || json_object_get(object, "shape")) {
+    KILN_RETURN_IF_ERROR(kiln_json_get_array(object, "shape", vm->source, &shape));
+    KILN_RETURN_IF_ERROR(parse_shape(shape, min_dim, &out_decl->ndim, out_decl->shape));
+  }
   char *copy = NULL;
   KILN_RETURN_IF_ERROR(kiln_arena_strdup(&vm->arena, name, &copy));
   out_decl->name = copy;
@@ -434,6 +459,22 @@ static kiln_status_t check_offset(const decoder_t *d, const kiln_vm_instr_t *ins
   return KILN_OK;
 }
 
+/* adt_concat: an axis within the result's rank, new_axis 0 or 1, and the
+ * empty result's shape (when given) 0 on the axis. */
+static kiln_status_t check_concat(const decoder_t *d, const kiln_vm_instr_t *instr) {
+  int64_t axis = instr->x[2], new_axis = instr->x[3];
+  if (axis < 0 || axis >= KILN_MAX_RANK || (new_axis != 0 && new_axis != 1)) {
+    return KILN_STATUS(OUT_OF_RANGE, "%s: axis %lld and new_axis %lld, expected 0 to %d and 0 or 1",
+                       d->where, (long long)axis, (long long)new_axis, KILN_MAX_RANK - 1);
+  }
+  if (instr->shape && (axis >= instr->ndim || instr->shape[axis] != 0)) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "%s: the empty result's shape must have rank above %lld and 0 on axis %lld",
+                       d->where, (long long)axis, (long long)axis);
+  }
+  return KILN_OK;
+}
+
 /* The checks that need every function decoded: arities and returns. */
 static kiln_status_t check_instr(const decoder_t *d, kiln_vm_instr_t *instr) {
   const kiln_vm_t *vm = d->vm;
@@ -487,6 +528,20 @@ static kiln_status_t check_instr(const decoder_t *d, kiln_vm_instr_t *instr) {
                          d->where, instr->list_size[0], vm->num_outputs);
     }
     return KILN_OK;
+  case KILN_VM_OP_ALLOC_ADT:
+    return instr->x[1] >= 0 && instr->x[1] <= INT32_MAX
+               ? KILN_OK
+               : KILN_STATUS(OUT_OF_RANGE, "%s: tag %lld, expected 0 to 2^31-1", d->where,
+                             (long long)instr->x[1]);
+  case KILN_VM_OP_ADT_CONCAT:
+    return check_concat(d, instr);
+  case KILN_VM_OP_ADT_APPEND:
+  case KILN_VM_OP_ADT_INSERT:
+  case KILN_VM_OP_ADT_GET:
+  case KILN_VM_OP_ADT_ERASE:
+  case KILN_VM_OP_ADT_LENGTH:
+  case KILN_VM_OP_ADT_HAS:
+  case KILN_VM_OP_GET_FIELD:
   case KILN_VM_OP_MOVE:
   case KILN_VM_OP_LOAD_CONST:
   case KILN_VM_OP_LOAD_CONSTI:

@@ -546,15 +546,23 @@ static void test_bodies_must_be_closed(void **state) {
   kiln_module_destroy(module);
 }
 
+/* The pipeline takes dataflow only; the graph executor refuses control
+ * flow naming the VM, which compiles it (tests/compiler/test_vm_control.c). */
 static void test_static_pipeline_refuses_control_flow(void **state) {
   (void)state;
   kiln_module_t *module = parse_round_trip(if_text);
   KILN_ASSERT_STATUS(kiln_pass_check_static(module), UNIMPLEMENTED,
-                     "control flow, sequences and optionals run on the interpreter only; the "
-                     "pass pipeline and the graph compiler refuse them (in @main, %4 = if)");
+                     "control flow, sequences and optionals run on the interpreter and compile "
+                     "for the VM only (its compiler runs the passes on the dataflow between "
+                     "control calls); the pass pipeline and the graph executor refuse them (in "
+                     "@main, %4 = if)");
+  kiln_compiler_options_t options = kiln_compiler_options_default();
+  options.executor = KILN_EXECUTOR_GRAPH;
   kiln_compiled_t *compiled = NULL;
-  KILN_ASSERT_STATUS(kiln_compiler_build(kiln_allocator_system(), module, NULL, &compiled),
+  KILN_ASSERT_STATUS(kiln_compiler_build(kiln_allocator_system(), module, &options, &compiled),
                      UNIMPLEMENTED, "(in @main, %4 = if)");
+  KILN_ASSERT_STATUS(kiln_compiler_build(kiln_allocator_system(), module, &options, &compiled),
+                     UNIMPLEMENTED, "--executor graph (control flow compiles for the VM");
   assert_null(compiled);
   kiln_module_destroy(module);
   module = parse_round_trip(sequence_text);

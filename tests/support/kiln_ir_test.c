@@ -4,9 +4,11 @@
  */
 #include "kiln_ir_test.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "compiler/build.h"
+#include "interp/interp.h"
 #include "ir/text.h"
 #include "op/op.h"
 
@@ -85,4 +87,43 @@ kiln_compiled_t *irt_compile_vm(const char *name, const char *text) {
   kiln_module_destroy(module);
   assert_int_equal(kiln_compiled_executor(compiled), KILN_EXECUTOR_VM);
   return compiled;
+}
+
+void irt_assert_close(const kiln_tensor_t *got, const kiln_tensor_t *want, const char *what,
+                      int output) {
+  assert_int_equal(kiln_tensor_ndim(got), kiln_tensor_ndim(want));
+  for (int d = 0; d < kiln_tensor_ndim(want); ++d) {
+    assert_int_equal(kiln_tensor_shape(got)[d], kiln_tensor_shape(want)[d]);
+  }
+  for (int64_t i = 0; i < kiln_tensor_element_count(want); ++i) {
+    double g = kiln_tensor_element_as_double(got, i), w = kiln_tensor_element_as_double(want, i);
+    if (!(fabs(g - w) <= 1e-6 + 1e-5 * fabs(w))) {
+      fail_msg("%s output %d element %lld: %.9g, %.9g in the reference", what, output, (long long)i,
+               g, w);
+    }
+  }
+}
+
+int irt_run_against_interp(kiln_module_t *reference, kiln_graph_executor_t *executor, int n,
+                           kiln_tensor_t *const *inputs, const char *what) {
+  int count = 0;
+  kiln_tensor_t **want = NULL;
+  KILN_ASSERT_OK(
+      kiln_interp_run(reference, "main", n, inputs, kiln_allocator_system(), &count, &want));
+  for (int i = 0; i < n; ++i) {
+    KILN_ASSERT_OK(kiln_graph_executor_set_input(executor, i, kiln_tensor_dl(inputs[i])));
+  }
+  KILN_ASSERT_OK(kiln_graph_executor_run(executor));
+  assert_int_equal(kiln_graph_executor_num_outputs(executor), count);
+  for (int o = 0; o < count; ++o) {
+    kiln_tensor_t *got = NULL;
+    KILN_ASSERT_OK(kiln_graph_executor_copy_output(executor, o, kiln_allocator_system(), &got));
+    irt_assert_close(got, want[o], what, o);
+    kiln_tensor_release(got);
+  }
+  for (int o = 0; o < count; ++o) {
+    kiln_tensor_release(want[o]);
+  }
+  kiln_allocator_free(kiln_allocator_system(), want);
+  return count;
 }

@@ -46,5 +46,13 @@ kiln_module_t *irt_parse(const char *name, const char *text);
 /* `text` parsed and compiled with the default options, for the VM (the
  * test fails when the compiler chose the graph executor). */
 kiln_compiled_t *irt_compile_vm(const char *name, const char *text);
+/* Fails unless `got` has `want`'s shape and values within 1e-6 + 1e-5
+ * |want|, naming `what` and `output`. */
+void irt_assert_close(const kiln_tensor_t *got, const kiln_tensor_t *want, const char *what,
+                      int output);
+/* One run of `executor` on the `n` inputs against the interpreter's run of
+ * `reference`'s main (typed), output by output; the outputs' count. */
+int irt_run_against_interp(kiln_module_t *reference, kiln_graph_executor_t *executor, int n,
+                           kiln_tensor_t *const *inputs, const char *what);
 
 #endif /* KILN_TESTS_SUPPORT_KILN_IR_TEST_H_ */
