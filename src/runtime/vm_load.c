@@ -16,9 +16,11 @@
  * it. The operand decoder is driven by the opcode's layout string, so the
  * loader cannot disagree with the interpreter about an opcode's operands.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "runtime/extern_kernel.h"
 #include "runtime/shape_func.h"
 #include "runtime/vm.h"
 
@@ -303,6 +305,22 @@ static kiln_status_t decode_shape_func(const decoder_t *d, int operand, const js
   return KILN_OK;
 }
 
+/* An extern kernel's name (runtime/extern_kernel.h), kept as its index. */
+static kiln_status_t decode_extern(const decoder_t *d, int operand, const json_t *value,
+                                   kiln_vm_instr_t *instr) {
+  int index = json_is_string(value) ? kiln_extern_kernel_find(json_string_value(value)) : -1;
+  if (index < 0) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "%s: operand %d: expected the name of an extern kernel the runtime has "
+                       "(such as \"nonzero\"), got %s",
+                       d->where, operand,
+                       json_is_string(value) ? json_string_value(value)
+                                             : kiln_json_type_name(value));
+  }
+  instr->x[instr->num_x++] = index;
+  return KILN_OK;
+}
+
 static kiln_status_t decode_operand(const decoder_t *d, char letter, int operand,
                                     const json_t *value, kiln_vm_instr_t *instr) {
   switch (letter) {
@@ -318,10 +336,14 @@ static kiln_status_t decode_operand(const decoder_t *d, char letter, int operand
     return KILN_OK;
   case 'n':
     return decode_shape_func(d, operand, value, instr);
+  case 'e':
+    return decode_extern(d, operand, value, instr);
+  case 'a':
   case 's': {
     int64_t shape[KILN_MAX_RANK];
-    KILN_RETURN_IF_ERROR_ANNOTATE(parse_shape(value, 0, &instr->ndim, shape), "%s: operand %d",
-                                  d->where, operand);
+    KILN_RETURN_IF_ERROR_ANNOTATE(
+        parse_shape(value, letter == 'a' ? INT_MIN : 0, &instr->ndim, shape), "%s: operand %d",
+        d->where, operand);
     KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(&d->vm->arena, (size_t)instr->ndim + 1,
                                                    sizeof(int64_t), _Alignof(int64_t),
                                                    (void **)&instr->shape));
@@ -434,6 +456,20 @@ static kiln_status_t check_offset(const decoder_t *d, const kiln_vm_instr_t *ins
   return KILN_OK;
 }
 
+/* A call_extern passes its kernel's input, output and attribute counts. */
+static kiln_status_t check_extern_arity(const decoder_t *d, const kiln_vm_instr_t *instr) {
+  const kiln_extern_kernel_t *k = kiln_extern_kernel_at((int)instr->x[0]);
+  if (instr->list_size[0] != k->num_inputs || instr->list_size[1] != k->num_outputs ||
+      instr->ndim != k->num_attrs) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "%s: extern kernel %s takes %d inputs, %d outputs and %d attributes, the "
+                       "call passes %d, %d and %d",
+                       d->where, k->name, k->num_inputs, k->num_outputs, k->num_attrs,
+                       instr->list_size[0], instr->list_size[1], instr->ndim);
+  }
+  return KILN_OK;
+}
+
 /* The checks that need every function decoded: arities and returns. */
 static kiln_status_t check_instr(const decoder_t *d, kiln_vm_instr_t *instr) {
   const kiln_vm_t *vm = d->vm;
@@ -478,6 +514,8 @@ static kiln_status_t check_instr(const decoder_t *d, kiln_vm_instr_t *instr) {
     }
     return KILN_OK;
   }
+  case KILN_VM_OP_CALL_EXTERN:
+    return check_extern_arity(d, instr);
   case KILN_VM_OP_RET:
     if (d->function == &vm->functions[vm->main_function] &&
         instr->list_size[0] != vm->num_outputs) {
