@@ -79,9 +79,10 @@ static kiln_status_t nonzero_fill(const kiln_extern_args_t *args, kiln_tensor_t 
     }
     ++column;
   }
-  return column == count ? KILN_OK
-                         : KILN_STATUS(INTERNAL, "nonzero: the output holds %lld positions, not %lld",
-                                       (long long)count, (long long)column);
+  return column == count
+             ? KILN_OK
+             : KILN_STATUS(INTERNAL, "nonzero: the output holds %lld positions, not %lld",
+                           (long long)count, (long long)column);
 }
 
 /* ---- unique ---- */
@@ -158,8 +159,7 @@ static void unique_sort(unique_scan_t *u) {
 
 /* outer, count, inner and the axis of the data for these attrs (the axis
  * checked). */
-static kiln_status_t unique_layout(const int64_t *attrs, const kiln_tensor_t *x,
-                                   unique_scan_t *u) {
+static kiln_status_t unique_layout(const int64_t *attrs, const kiln_tensor_t *x, unique_scan_t *u) {
   int rank = kiln_tensor_ndim(x);
   const int64_t *shape = kiln_tensor_shape(x);
   u->outer = u->inner = u->count = 1;

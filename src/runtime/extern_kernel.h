@@ -68,7 +68,8 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_extern_kernel_shapes(int index,
                                                              const kiln_extern_args_t *args,
                                                              kiln_extern_shape_t *out_shapes);
 /* Kernel `index` fills `outputs`, made of the shapes it gave. */
-KILN_MUST_USE_RESULT kiln_status_t kiln_extern_kernel_fill(int index, const kiln_extern_args_t *args,
+KILN_MUST_USE_RESULT kiln_status_t kiln_extern_kernel_fill(int index,
+                                                           const kiln_extern_args_t *args,
                                                            kiln_tensor_t *const *outputs);
 
 #endif /* KILN_RUNTIME_EXTERN_KERNEL_H_ */

@@ -266,7 +266,8 @@ static kiln_status_t append_instr(const kiln_vm_t *vm, kiln_strbuf_t *sb,
                                            kiln_vm_opcode_name(in->op)));
   int x = 0, list = 0;
   for (const char *c = kiln_vm_opcode_layout(in->op); *c; ++c) {
-    if (*c == '?' || (x >= in->num_x && *c != 'R' && *c != 'd' && *c != 's' && *c != 'a')) {
+    if (*c == '?' || (*c == 'a' && in->ndim == 0) ||
+        (x >= in->num_x && *c != 'R' && *c != 'd' && *c != 's' && *c != 'a')) {
       continue;
     }
     KILN_RETURN_IF_ERROR(kiln_strbuf_append(sb, " "));
