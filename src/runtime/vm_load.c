@@ -289,33 +289,17 @@ static kiln_status_t decode_list(const decoder_t *d, int operand, const json_t *
   return KILN_OK;
 }
 
-/* A shape function's name (runtime/shape_func.h), kept as its index. */
-static kiln_status_t decode_shape_func(const decoder_t *d, int operand, const json_t *value,
-                                       kiln_vm_instr_t *instr) {
-  int index = json_is_string(value) ? kiln_shape_func_find(json_string_value(value)) : -1;
+/* A name `find` knows (a shape function's, runtime/shape_func.h, or an
+ * extern kernel's, runtime/extern_kernel.h), kept as its index; `what`
+ * says what was expected. */
+static kiln_status_t decode_name(const decoder_t *d, int operand, const json_t *value,
+                                 int (*find)(const char *), const char *what,
+                                 kiln_vm_instr_t *instr) {
+  int index = json_is_string(value) ? find(json_string_value(value)) : -1;
   if (index < 0) {
-    return KILN_STATUS(INVALID_ARGUMENT,
-                       "%s: operand %d: expected the name of a shape function the runtime has "
-                       "(such as \"dyn.reshape\"), got %s",
-                       d->where, operand,
-                       json_is_string(value) ? json_string_value(value)
-                                             : kiln_json_type_name(value));
-  }
-  instr->x[instr->num_x++] = index;
-  return KILN_OK;
-}
-
-/* An extern kernel's name (runtime/extern_kernel.h), kept as its index. */
-static kiln_status_t decode_extern(const decoder_t *d, int operand, const json_t *value,
-                                   kiln_vm_instr_t *instr) {
-  int index = json_is_string(value) ? kiln_extern_kernel_find(json_string_value(value)) : -1;
-  if (index < 0) {
-    return KILN_STATUS(INVALID_ARGUMENT,
-                       "%s: operand %d: expected the name of an extern kernel the runtime has "
-                       "(such as \"nonzero\"), got %s",
-                       d->where, operand,
-                       json_is_string(value) ? json_string_value(value)
-                                             : kiln_json_type_name(value));
+    return KILN_STATUS(
+        INVALID_ARGUMENT, "%s: operand %d: expected the name of %s, got %s", d->where, operand,
+        what, json_is_string(value) ? json_string_value(value) : kiln_json_type_name(value));
   }
   instr->x[instr->num_x++] = index;
   return KILN_OK;
@@ -335,9 +319,11 @@ static kiln_status_t decode_operand(const decoder_t *d, char letter, int operand
                                   "%s: operand %d", d->where, operand);
     return KILN_OK;
   case 'n':
-    return decode_shape_func(d, operand, value, instr);
+    return decode_name(d, operand, value, kiln_shape_func_find,
+                       "a shape function the runtime has (such as \"dyn.reshape\")", instr);
   case 'e':
-    return decode_extern(d, operand, value, instr);
+    return decode_name(d, operand, value, kiln_extern_kernel_find,
+                       "an extern kernel the runtime has (such as \"nonzero\")", instr);
   case 'a':
   case 's': {
     int64_t shape[KILN_MAX_RANK];

@@ -23,17 +23,16 @@
 /* nonzero of x; Compress of x's columns where c holds, then a kernel over
  * the result; unique flattened in order of first occurrence, and of x's
  * columns sorted. */
-static const char values[] =
-    "def @main(%x: Tensor[(3, 4), float32], %c: Tensor[(4), float32]) {\n"
-    "  %0 = nonzero(%x);\n"
-    "  %1 = nonzero(%c);\n"
-    "  %2 = squeeze(%1, axis=[0]);\n"
-    "  %3 = take(%x, %2, axis=1);\n"
-    "  %4 = exp(%3);\n"
-    "  %5 = unique(%x, sorted=False);\n"
-    "  %6 = unique(%x, by_axis=True, axis=-1);\n"
-    "  (%0, %4, %5.0, %5.1, %5.2, %5.3, %6.0, %6.1, %6.2, %6.3)\n"
-    "}\n";
+static const char values[] = "def @main(%x: Tensor[(3, 4), float32], %c: Tensor[(4), float32]) {\n"
+                             "  %0 = nonzero(%x);\n"
+                             "  %1 = nonzero(%c);\n"
+                             "  %2 = squeeze(%1, axis=[0]);\n"
+                             "  %3 = take(%x, %2, axis=1);\n"
+                             "  %4 = exp(%3);\n"
+                             "  %5 = unique(%x, sorted=False);\n"
+                             "  %6 = unique(%x, by_axis=True, axis=-1);\n"
+                             "  (%0, %4, %5.0, %5.1, %5.2, %5.3, %6.0, %6.1, %6.2, %6.3)\n"
+                             "}\n";
 
 /* The boxes and scores, then max_output_boxes_per_class, iou_threshold and
  * score_threshold. */
