@@ -26,6 +26,7 @@
 
 #include "op/dyn.h"
 #include "op/scalar.h"
+#include "op/transform_attrs.h"
 #include "runtime/extern_kernel.h"
 
 /* ---- shared ---- */
@@ -55,7 +56,8 @@ static kiln_status_t value_shape_check_data(const kiln_type_relation_t *relation
 
 /* The operators' attributes, as the runtime's extern kernels take them
  * (runtime/extern_kernel.h: unique's sorted, by_axis, axis;
- * non_max_suppression's center_point_box). */
+ * non_max_suppression's center_point_box; stft's onesided;
+ * mel_weight_matrix's dtype). */
 typedef struct kiln_unique_attrs_t {
   bool sorted;
   bool by_axis; /* false: the flattened data */
@@ -78,6 +80,14 @@ int kiln_value_shape_extern_attrs(const kiln_op_t *op, const void *attrs, int64_
     out_attrs[0] = ((const kiln_nms_attrs_t *)attrs)->center_point_box;
     return 1;
   }
+  if (op == &kiln_op_stft) {
+    out_attrs[0] = ((const kiln_stft_attrs_t *)attrs)->onesided;
+    return 1;
+  }
+  if (op == &kiln_op_mel_weight_matrix) {
+    out_attrs[0] = ((const kiln_mel_weight_matrix_attrs_t *)attrs)->dtype;
+    return 1;
+  }
   return 0;
 }
 
@@ -96,8 +106,8 @@ static kiln_status_t value_shape_extern(const kiln_op_t *op, const void *attrs, 
 
 /* The output type from the extern kernel's shapes: a tensor, or a tuple of
  * them for more than one output. */
-static kiln_status_t value_shape_func(const kiln_shape_func_args_t *args,
-                                      const kiln_type_t **out_type) {
+kiln_status_t kiln_value_shape_func(const kiln_shape_func_args_t *args,
+                                    const kiln_type_t **out_type) {
   int64_t values[KILN_EXTERN_MAX_ATTRS];
   kiln_extern_args_t call;
   int index = 0;
@@ -119,7 +129,7 @@ static kiln_status_t value_shape_func(const kiln_shape_func_args_t *args,
 }
 
 /* The extern kernel fills the outputs the interpreter allocated. */
-static kiln_status_t value_shape_reference(const kiln_kernel_args_t *args) {
+kiln_status_t kiln_value_shape_reference(const kiln_kernel_args_t *args) {
   int64_t values[KILN_EXTERN_MAX_ATTRS];
   kiln_extern_args_t call;
   int index = 0;
@@ -148,9 +158,9 @@ const kiln_op_t kiln_op_nonzero = {
     .max_inputs = 1,
     .pattern = KILN_OP_PATTERN_OPAQUE,
     .infer_type = nonzero_infer,
-    .reference = value_shape_reference,
+    .reference = kiln_value_shape_reference,
     .compute = kiln_dyn_compute_refuse,
-    .shape_func = value_shape_func,
+    .shape_func = kiln_value_shape_func,
     .symbolic_relation = true,
 };
 
@@ -227,9 +237,9 @@ const kiln_op_t kiln_op_unique = {
     .num_attr_fields = (int)(sizeof(unique_fields) / sizeof(unique_fields[0])),
     .attr_fields = unique_fields,
     .infer_type = unique_infer,
-    .reference = value_shape_reference,
+    .reference = kiln_value_shape_reference,
     .compute = kiln_dyn_compute_refuse,
-    .shape_func = value_shape_func,
+    .shape_func = kiln_value_shape_func,
     .symbolic_relation = true,
 };
 
@@ -292,8 +302,8 @@ const kiln_op_t kiln_op_non_max_suppression = {
     .num_attr_fields = (int)(sizeof(nms_fields) / sizeof(nms_fields[0])),
     .attr_fields = nms_fields,
     .infer_type = nms_infer,
-    .reference = value_shape_reference,
+    .reference = kiln_value_shape_reference,
     .compute = kiln_dyn_compute_refuse,
-    .shape_func = value_shape_func,
+    .shape_func = kiln_value_shape_func,
     .symbolic_relation = true,
 };

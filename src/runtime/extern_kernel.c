@@ -441,9 +441,11 @@ static kiln_status_t nms_fill(const kiln_extern_args_t *args, kiln_tensor_t *con
 /* ---- the table ---- */
 
 static const kiln_extern_kernel_t kernels[] = {
-    {"nonzero", 1, 1, 0, nonzero_shapes, nonzero_fill},
-    {"unique", 1, 4, 3, unique_shapes, unique_fill},
-    {"vision.non_max_suppression", 5, 1, 1, nms_shapes, nms_fill},
+    {"nonzero", 1, 1, 1, 0, nonzero_shapes, nonzero_fill},
+    {"unique", 1, 1, 4, 3, unique_shapes, unique_fill},
+    {"vision.non_max_suppression", 5, 5, 1, 1, nms_shapes, nms_fill},
+    {"stft", 3, 4, 1, 1, kiln_extern_stft_shapes, kiln_extern_stft_fill},
+    {"mel_weight_matrix", 5, 5, 1, 1, kiln_extern_mel_shapes, kiln_extern_mel_fill},
 };
 
 int kiln_extern_kernel_count(void) {
@@ -464,9 +466,9 @@ const kiln_extern_kernel_t *kiln_extern_kernel_at(int index) {
 }
 
 static kiln_status_t check_inputs(const kiln_extern_kernel_t *k, const kiln_extern_args_t *args) {
-  if (args->num_inputs != k->num_inputs) {
-    return KILN_STATUS(INVALID_ARGUMENT, "%s: %d inputs, expected %d", k->name, args->num_inputs,
-                       k->num_inputs);
+  if (args->num_inputs < k->min_inputs || args->num_inputs > k->max_inputs) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: %d inputs, expected %d to %d", k->name,
+                       args->num_inputs, k->min_inputs, k->max_inputs);
   }
   return KILN_OK;
 }

@@ -445,13 +445,14 @@ static kiln_status_t check_offset(const decoder_t *d, const kiln_vm_instr_t *ins
 /* A call_extern passes its kernel's input, output and attribute counts. */
 static kiln_status_t check_extern_arity(const decoder_t *d, const kiln_vm_instr_t *instr) {
   const kiln_extern_kernel_t *k = kiln_extern_kernel_at((int)instr->x[0]);
-  if (instr->list_size[0] != k->num_inputs || instr->list_size[1] != k->num_outputs ||
+  int inputs = instr->list_size[0];
+  if (inputs < k->min_inputs || inputs > k->max_inputs || instr->list_size[1] != k->num_outputs ||
       instr->ndim != k->num_attrs) {
     return KILN_STATUS(INVALID_ARGUMENT,
-                       "%s: extern kernel %s takes %d inputs, %d outputs and %d attributes, the "
-                       "call passes %d, %d and %d",
-                       d->where, k->name, k->num_inputs, k->num_outputs, k->num_attrs,
-                       instr->list_size[0], instr->list_size[1], instr->ndim);
+                       "%s: extern kernel %s takes %d to %d inputs, %d outputs and %d "
+                       "attributes, the call passes %d, %d and %d",
+                       d->where, k->name, k->min_inputs, k->max_inputs, k->num_outputs,
+                       k->num_attrs, inputs, instr->list_size[1], instr->ndim);
   }
   return KILN_OK;
 }

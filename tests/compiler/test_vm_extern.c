@@ -6,7 +6,10 @@
  * after them (a take of nonzero's positions, as ONNX Compress imports, an
  * exp) run over the extents the runtime's kernels found. One executor
  * matches the reference interpreter at several inputs, empty results
- * among them (nonzero of zeros, no box over the score threshold).
+ * among them (nonzero of zeros, no box over the score threshold). stft
+ * and mel_weight_matrix, whose shapes depend on scalar inputs' values, are
+ * extern kernels too: several frame steps and lengths, mel bins and DFT
+ * lengths, and values the kernels reject fail the run with their message.
  */
 #include <math.h>
 #include <stdio.h>
@@ -40,6 +43,19 @@ static const char nms[] =
     "def @main(%b: Tensor[(2, 5, 4), float32], %s: Tensor[(2, 3, 5), float32],\n"
     "          %m: Tensor[(1), int64], %i: Tensor[(1), float32], %t: Tensor[(1), float32]) {\n"
     "  vision.non_max_suppression(%b, %s, %m, %i, %t)\n"
+    "}\n";
+
+/* stft of a windowed real signal, onesided, then a kernel over its "?"
+ * dims; mel_weight_matrix. */
+static const char spectral[] =
+    "def @main(%x: Tensor[(2, 16, 1), float32], %step: Tensor[(1), int64],\n"
+    "          %length: Tensor[(1), int64], %w: Tensor[(6), float32],\n"
+    "          %bins: Tensor[(1), int64], %dft: Tensor[(1), int64], %rate: Tensor[(1), int64],\n"
+    "          %lo: Tensor[(1), float32], %hi: Tensor[(1), float32]) {\n"
+    "  %0 = stft(%x, %step, %length, %w, onesided=True);\n"
+    "  %1 = multiply(%0, %0);\n"
+    "  %2 = mel_weight_matrix(%bins, %dft, %rate, %lo, %hi, dtype=\"float32\");\n"
+    "  (%1, %2)\n"
     "}\n";
 
 static void release_all(int n, kiln_tensor_t **tensors) {
@@ -176,10 +192,66 @@ static void test_non_max_suppression(void **state) {
   kiln_module_destroy(reference);
 }
 
+static kiln_tensor_t *int_one(int64_t value) {
+  return one(KILN_DTYPE_INT64, &value);
+}
+
+static kiln_tensor_t *float_one(float value) {
+  return one(KILN_DTYPE_FLOAT32, &value);
+}
+
+/* stft's step and frame length (0: the window's), mel's bins, DFT length
+ * and upper edge. */
+static void spectral_inputs(const int64_t *v, kiln_tensor_t **in) {
+  in[0] = random_tensor(KILN_DTYPE_FLOAT32, 3, (const int64_t[]){2, 16, 1}, -1, 1);
+  in[1] = int_one(v[0]);
+  in[2] = int_one(v[1]);
+  in[3] = random_tensor(KILN_DTYPE_FLOAT32, 1, (const int64_t[]){6}, 0, 1);
+  in[4] = int_one(v[2]);
+  in[5] = int_one(v[3]);
+  in[6] = int_one(8000);
+  in[7] = float_one(100.0f);
+  in[8] = float_one((float)v[4]);
+}
+
+static void test_stft_mel_weight_matrix(void **state) {
+  (void)state;
+  kiln_module_t *reference = irt_parse("spectral", spectral);
+  KILN_ASSERT_OK(kiln_ir_infer_types(reference));
+  kiln_compiled_t *compiled = irt_compile_vm("spectral", spectral);
+  kiln_graph_executor_t *vm = executor(compiled);
+  const int64_t cases[][5] = {
+      {1, 6, 4, 16, 3000}, {3, 0, 8, 32, 4000}, {10, 6, 2, 8, 1000}, {4, 6, 10, 64, 3900}};
+  for (int c = 0; c < (int)(sizeof(cases) / sizeof(cases[0])); ++c) {
+    kiln_tensor_t *in[9];
+    spectral_inputs(cases[c], in);
+    run_case(reference, vm, 9, in, c);
+    release_all(9, in);
+  }
+  /* a frame longer than the window; a filter past the last bin */
+  const int64_t bad[][5] = {{1, 7, 4, 16, 3000}, {1, 6, 4, 4, 20000}};
+  const char *messages[] = {"(call_extern): stft: the window has 6 samples but frame_length is 7",
+                            "bins of dft_length 4 (the edges 100 to 20000 hertz at sample rate "
+                            "8000)"};
+  for (int c = 0; c < 2; ++c) {
+    kiln_tensor_t *in[9];
+    spectral_inputs(bad[c], in);
+    for (int i = 0; i < 9; ++i) {
+      KILN_ASSERT_OK(kiln_graph_executor_set_input(vm, i, kiln_tensor_dl(in[i])));
+    }
+    KILN_ASSERT_STATUS(kiln_graph_executor_run(vm), INVALID_ARGUMENT, messages[c]);
+    release_all(9, in);
+  }
+  kiln_graph_executor_destroy(vm);
+  kiln_compiled_destroy(compiled);
+  kiln_module_destroy(reference);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_nonzero_compress_unique),
       cmocka_unit_test(test_non_max_suppression),
+      cmocka_unit_test(test_stft_mel_weight_matrix),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -657,12 +657,12 @@ static const bad_case_t bad_cases[] = {
      "has (such as \"nonzero\"), got argwhere"},
     {NULL, MAIN("6", "[\"call_extern\", \"unique\", [0], [1, 2, 3, 4], [1, 0]], " TAIL),
      KILN_STATUS_CODE_INVALID_ARGUMENT,
-     "instruction 0 (call_extern): extern kernel unique takes 1 inputs, 4 outputs and 3 "
+     "instruction 0 (call_extern): extern kernel unique takes 1 to 1 inputs, 4 outputs and 3 "
      "attributes, the call passes 1, 4 and 2"},
     {NULL, MAIN("6", "[\"call_extern\", \"nonzero\", [0], [1, 2]], " TAIL),
      KILN_STATUS_CODE_INVALID_ARGUMENT,
-     "extern kernel nonzero takes 1 inputs, 1 outputs and 0 attributes, the call passes 1, 2 "
-     "and 0"},
+     "extern kernel nonzero takes 1 to 1 inputs, 1 outputs and 0 attributes, the call passes 1, "
+     "2 and 0"},
     {NULL, MAIN("6", "[\"move\", 1, 0]"), KILN_STATUS_CODE_INVALID_ARGUMENT,
      "function main ends with move; the last instruction must be ret or goto"},
     {NULL, MAIN("6", "[\"ret\", [0]]"), KILN_STATUS_CODE_INVALID_ARGUMENT,
