@@ -367,8 +367,9 @@ static void set_shape_func(codegen_t *g, const kiln_call_t *dyn) {
 }
 
 /* A call of an operator the runtime has an extern kernel for (nonzero,
- * unique, vision.non_max_suppression): no kernel; the VM's call_extern
- * runs the runtime's, which allocates the outputs (vm_symbolic.c). */
+ * unique, vision.non_max_suppression, stft, mel_weight_matrix): no kernel;
+ * the VM's call_extern runs the runtime's, which allocates the outputs
+ * (vm_symbolic.c). */
 static kiln_status_t add_extern(codegen_t *g, const kiln_call_t *call, const kiln_call_t *ext,
                                 const int *inputs, int count, const kiln_tensor_type_t **types,
                                 value_t **out_value) {

@@ -29,8 +29,8 @@
  *   the runtime's shape function the same way, instead of a shape kernel
  *   (its output dims depend on values, not on its inputs' shapes);
  * - a call of an operator whose output shapes depend on its data's values
- *   (nonzero, unique, vision.non_max_suppression: graph_codegen's
- *   "__extern" node) is no kernel of the library: call_extern runs the
+ *   (nonzero, unique, vision.non_max_suppression, stft, mel_weight_matrix:
+ *   graph_codegen's "__extern" node) is no kernel of the library: call_extern runs the
  *   runtime's kernel of that name (runtime/extern_kernel.h), which sizes
  *   its outputs from the values and allocates them from the VM's pool;
  * - after a kernel call, the storage of each value no later call reads
