@@ -148,8 +148,8 @@ static kiln_status_t stft_check(const kiln_extern_args_t *args) {
     return KILN_STATUS(INVALID_ARGUMENT,
                        "stft: the signal must be float32 or float64 (batch, length, 1 or 2)");
   }
-  if (window && (kiln_tensor_ndim(window) != 1 ||
-                 kiln_tensor_dtype(window) != kiln_tensor_dtype(signal))) {
+  if (window &&
+      (kiln_tensor_ndim(window) != 1 || kiln_tensor_dtype(window) != kiln_tensor_dtype(signal))) {
     return KILN_STATUS(INVALID_ARGUMENT, "stft: the window must be 1-D of the signal's dtype");
   }
   if (args->attrs[0] && shape[2] == 2) {
@@ -177,9 +177,8 @@ static kiln_status_t stft_plan_of(const kiln_extern_args_t *args, stft_plan_t *o
 }
 
 static kiln_extern_shape_t stft_shape(const kiln_extern_args_t *args, const stft_plan_t *plan) {
-  return (kiln_extern_shape_t){kiln_tensor_dtype(args->inputs[0]),
-                               4,
-                               {plan->batch, plan->frames, plan->dft.bins, 2}};
+  return (kiln_extern_shape_t){
+      kiln_tensor_dtype(args->inputs[0]), 4, {plan->batch, plan->frames, plan->dft.bins, 2}};
 }
 
 kiln_status_t kiln_extern_stft_shapes(const kiln_extern_args_t *args,
@@ -190,8 +189,7 @@ kiln_status_t kiln_extern_stft_shapes(const kiln_extern_args_t *args,
   return KILN_OK;
 }
 
-kiln_status_t kiln_extern_stft_fill(const kiln_extern_args_t *args,
-                                    kiln_tensor_t *const *outputs) {
+kiln_status_t kiln_extern_stft_fill(const kiln_extern_args_t *args, kiln_tensor_t *const *outputs) {
   stft_plan_t plan;
   KILN_RETURN_IF_ERROR(stft_plan_of(args, &plan));
   kiln_extern_shape_t want = stft_shape(args, &plan);
