@@ -20,6 +20,7 @@
 #include "ir/order.h"
 #include "op/dyn.h"
 #include "op/nn_common.h"
+#include "runtime/extern_kernel.h"
 #include "runtime/shape_func.h"
 
 typedef struct node_t {
@@ -32,6 +33,9 @@ typedef struct node_t {
   int64_t flops;
   const char *shape_func; /* "__view": the runtime's shape function (runtime/shape_func.h) */
   int64_t shape_func_attr;
+  const char *extern_kernel; /* "__extern": the runtime's (runtime/extern_kernel.h) */
+  int num_extern_attrs;
+  int64_t extern_attrs[KILN_EXTERN_MAX_ATTRS];
 } node_t;
 
 /* One output of a node: its type, and the call and field it comes from
@@ -312,12 +316,12 @@ static kiln_status_t kernel_of(codegen_t *g, const kiln_function_t *function,
   return status;
 }
 
-/* The call of a dyn operator with a runtime shape function
- * (runtime/shape_func.h) that primitive function `fn` is: one call over the
+/* The call of an operator found by `find` (a runtime shape function's or
+ * extern kernel's) that primitive function `fn` is: one call over the
  * parameters in order; NULL for any other function. */
-static const kiln_call_t *dyn_call(const kiln_function_t *fn) {
+static const kiln_call_t *runtime_call(const kiln_function_t *fn, int (*find)(const char *)) {
   const kiln_call_t *call = kiln_expr_as_call(fn->body);
-  int index = call && call->op ? kiln_shape_func_find(call->op->name) : -1;
+  int index = call && call->op ? find(call->op->name) : -1;
   if (index < 0 || call->num_args != fn->num_params) {
     return NULL;
   }
@@ -327,6 +331,12 @@ static const kiln_call_t *dyn_call(const kiln_function_t *fn) {
     }
   }
   return call;
+}
+
+/* The call of a dyn operator with a runtime shape function
+ * (runtime/shape_func.h) that `fn` is, or NULL. */
+static const kiln_call_t *dyn_call(const kiln_function_t *fn) {
+  return runtime_call(fn, kiln_shape_func_find);
 }
 
 /* UNIMPLEMENTED when primitive function `fn` is a call of an operator whose
@@ -354,6 +364,21 @@ static void set_shape_func(codegen_t *g, const kiln_call_t *dyn) {
   node_t *node = kiln_array_at(&g->nodes, kiln_array_count(&g->nodes) - 1);
   node->shape_func = dyn->op->name;
   node->shape_func_attr = kiln_dyn_shape_func_attr(dyn->op, dyn->attrs);
+}
+
+/* A call of an operator the runtime has an extern kernel for (nonzero,
+ * unique, vision.non_max_suppression, stft, mel_weight_matrix): no kernel;
+ * the VM's call_extern runs the runtime's, which allocates the outputs
+ * (vm_symbolic.c). */
+static kiln_status_t add_extern(codegen_t *g, const kiln_call_t *call, const kiln_call_t *ext,
+                                const int *inputs, int count, const kiln_tensor_type_t **types,
+                                value_t **out_value) {
+  KILN_RETURN_IF_ERROR(add_node(g, &call->base, ext->op->name, "__extern", call->num_args, inputs,
+                                count, types, 0, out_value));
+  node_t *node = kiln_array_at(&g->nodes, kiln_array_count(&g->nodes) - 1);
+  node->extern_kernel = ext->op->name;
+  node->num_extern_attrs = kiln_value_shape_extern_attrs(ext->op, ext->attrs, node->extern_attrs);
+  return KILN_OK;
 }
 
 static kiln_status_t visit_call(codegen_t *g, const kiln_call_t *call, value_t **out_value) {
@@ -392,6 +417,10 @@ static kiln_status_t visit_call(codegen_t *g, const kiln_call_t *call, value_t *
                                   1, types, 0, out_value));
     set_shape_func(g, dyn);
     return KILN_OK;
+  }
+  const kiln_call_t *ext = runtime_call(call->callee, kiln_extern_kernel_find);
+  if (ext) {
+    return add_extern(g, call, ext, inputs, count, types, out_value);
   }
   KILN_RETURN_IF_ERROR(check_value_shaped(call->callee));
   const kiln_tir_prim_func_t *func = NULL;
@@ -544,6 +573,14 @@ static kiln_status_t node_json(const codegen_t *g, const node_t *node, json_t **
       KILN_RETURN_IF_ERROR(set(attrs, "shape_func", json_string(node->shape_func)));
       KILN_RETURN_IF_ERROR(set(attrs, "shape_func_attr", json_integer(node->shape_func_attr)));
     }
+    if (node->extern_kernel) {
+      KILN_RETURN_IF_ERROR(set(attrs, "extern", json_string(node->extern_kernel)));
+      json_t *values = json_array();
+      KILN_RETURN_IF_ERROR(set(attrs, "extern_attrs", values));
+      for (int a = 0; a < node->num_extern_attrs; ++a) {
+        KILN_RETURN_IF_ERROR(append(values, json_integer(node->extern_attrs[a])));
+      }
+    }
   }
   KILN_RETURN_IF_ERROR(set(object, "inputs", inputs));
   for (int i = 0; i < node->num_inputs; ++i) {
@@ -680,7 +717,8 @@ static kiln_status_t finish(codegen_t *g, const kiln_function_t *main_fn,
   for (size_t n = 0; n < kiln_array_count(&g->nodes); ++n) {
     const node_t *node = kiln_array_at(&g->nodes, n);
     out->num_kernel_calls += node->func_name && strcmp(node->func_name, "__nop") != 0 &&
-                             strcmp(node->func_name, "__view") != 0;
+                             strcmp(node->func_name, "__view") != 0 &&
+                             strcmp(node->func_name, "__extern") != 0;
     out->total_flops += node->flops;
   }
   return KILN_OK;

@@ -28,6 +28,11 @@
  * - a dyn operator's kernel (dyn.broadcast_to) gets its output's shape from
  *   the runtime's shape function the same way, instead of a shape kernel
  *   (its output dims depend on values, not on its inputs' shapes);
+ * - a call of an operator whose output shapes depend on its data's values
+ *   (nonzero, unique, vision.non_max_suppression, stft, mel_weight_matrix:
+ *   graph_codegen's "__extern" node) is no kernel of the library: call_extern runs the
+ *   runtime's kernel of that name (runtime/extern_kernel.h), which sizes
+ *   its outputs from the values and allocates them from the VM's pool;
  * - after a kernel call, the storage of each value no later call reads
  *   (and that is not an output) goes back to the pool (free_storage), so a
  *   run's memory follows the live values, at whatever size.
@@ -579,10 +584,43 @@ static kiln_status_t alloc_from_shape_func(sym_gen_t *g, int n, const int *input
                                                    storage, 0, entry_dtype(g, e), vector));
 }
 
+/* A call of the runtime's extern kernel (graph_codegen's "__extern" node):
+ * call_extern allocates its outputs (they hold their blocks until the run
+ * ends, as shape_func's vectors do). */
+static kiln_status_t gen_extern(sym_gen_t *g, int n) {
+  const json_t *attrs = json_object_get(json_array_get(g->nodes, (size_t)n), "attrs");
+  const char *name = json_string_value(json_object_get(attrs, "extern"));
+  int num_inputs = node_num_inputs(g, n), num_outputs = node_num_outputs(g, n);
+  int inputs[MAX_ARGS], outputs[MAX_ARGS];
+  if (!name || num_inputs > MAX_ARGS || num_outputs > MAX_ARGS) {
+    return KILN_STATUS(INTERNAL, "vm codegen: extern node %s lacks its kernel", node_name(g, n));
+  }
+  for (int i = 0; i < num_inputs; ++i) {
+    inputs[i] = g->entry_reg[input_entry(g, n, i)];
+  }
+  for (int o = 0; o < num_outputs; ++o) {
+    outputs[o] = g->entry_reg[node_first_entry(g, n) + o] = g->num_registers++;
+  }
+  KILN_RETURN_IF_ERROR(
+      kiln_vm_codegen_append(g->code, json_pack("[s, s, o, o, O]", "call_extern", name,
+                                                kiln_vm_codegen_ints_json(inputs, num_inputs),
+                                                kiln_vm_codegen_ints_json(outputs, num_outputs),
+                                                json_object_get(attrs, "extern_attrs"))));
+  return free_dead(g, n);
+}
+
+static bool is_extern(const sym_gen_t *g, int n) {
+  const char *func = node_func(g, n);
+  return func && strcmp(func, "__extern") == 0;
+}
+
 static kiln_status_t gen_node(sym_gen_t *g, int n) {
   const char *func_name = node_func(g, n);
   if (is_view(g, n)) {
     return gen_view(g, n);
+  }
+  if (is_extern(g, n)) {
+    return gen_extern(g, n);
   }
   const kiln_tir_prim_func_t *kernel = find_func(g, func_name);
   int num_inputs = node_num_inputs(g, n), num_outputs = node_num_outputs(g, n);

@@ -44,6 +44,19 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_dyn_check_list(const kiln_type_relation_
  * code generator passes it to the shape_func instruction. */
 int64_t kiln_dyn_shape_func_attr(const kiln_op_t *op, const void *attrs);
 
+/* The attributes of a call of `op` as its runtime extern kernel
+ * (runtime/extern_kernel.h) takes them, into out_attrs (at most
+ * KILN_EXTERN_MAX_ATTRS); their count (op/value_shape.c). */
+int kiln_value_shape_extern_attrs(const kiln_op_t *op, const void *attrs, int64_t *out_attrs);
+
+/* The shape function and reference kernel of an operator the runtime has
+ * an extern kernel for (nonzero, unique, vision.non_max_suppression, stft,
+ * mel_weight_matrix): the extern kernel's shapes (a tensor type, or a
+ * tuple of them) and its fill (op/value_shape.c). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_value_shape_func(const kiln_shape_func_args_t *args,
+                                                         const kiln_type_t **out_type);
+KILN_MUST_USE_RESULT kiln_status_t kiln_value_shape_reference(const kiln_kernel_args_t *args);
+
 /* Whether the compiler can lower `op` (a dyn operator) over run-time
  * output extents: its static operator takes the output's shape as an
  * attribute (dyn.broadcast_to). */

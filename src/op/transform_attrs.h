@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "op/op.h"
+#include "runtime/extern_kernel.h"
 
 /* ---- transform_shape.c ---- */
 
@@ -180,39 +181,12 @@ typedef struct kiln_dft_attrs_t {
   int64_t dft_length; /* 0: the axis' size; else the signal is cut or padded with zeros */
 } kiln_dft_attrs_t;
 
-/* A DFT resolved against its input: the axis, the transform's length, how
- * many input samples it reads and how many frequencies it writes. */
-typedef struct kiln_dft_plan_t {
-  int axis;
-  int64_t length;
-  int64_t samples; /* min(the axis' size, length) */
-  int64_t bins;    /* length, or length / 2 + 1 onesided */
-  bool complex_input;
-  bool inverse;
-} kiln_dft_plan_t;
-
-/* 2 pi: the angle of frequency k at sample n is 2 pi ((k n) mod L) / L. */
-#define KILN_DFT_TWO_PI 6.283185307179586476925286766559
-
 /* The plan of `attrs` for data of rank `ndim` and `shape`
  * (transform_dft.c); INVALID_ARGUMENT naming the operator. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_dft_plan_of(const kiln_op_t *op,
                                                     const kiln_dft_attrs_t *attrs, int ndim,
                                                     const int64_t *shape,
                                                     kiln_dft_plan_t *out_plan);
-
-/* One line of a transform: sample n at data[in + n * stride] (and its
- * imaginary part next to it), frequency k written at out[out + k *
- * out_stride] (real, imaginary). */
-typedef struct kiln_dft_line_t {
-  int64_t in, stride, out, out_stride;
-} kiln_dft_line_t;
-
-/* The reference kernel's transform of one line of `data` (float32 or
- * float64) into `out` of the same dtype, each sample weighed by window[n]
- * when `window` is not NULL. */
-void kiln_dft_run_line(const kiln_dft_plan_t *plan, const kiln_tensor_t *data,
-                       const kiln_tensor_t *window, kiln_tensor_t *out, kiln_dft_line_t line);
 
 /* ---- transform_spectral.c ---- */
 

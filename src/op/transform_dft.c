@@ -90,43 +90,7 @@ static kiln_status_t dft_infer_type(const kiln_type_relation_t *relation,
   return kiln_tshape_infer_type(relation, dft_rule, out_type);
 }
 
-/* ---- the reference kernel ---- */
-
-static double load(const kiln_tensor_t *tensor, int64_t offset) {
-  const void *data = kiln_tensor_data(tensor);
-  return kiln_tensor_dtype(tensor) == KILN_DTYPE_FLOAT64 ? ((const double *)data)[offset]
-                                                         : ((const float *)data)[offset];
-}
-
-static void store(kiln_tensor_t *tensor, int64_t offset, double value) {
-  void *data = kiln_tensor_data(tensor);
-  if (kiln_tensor_dtype(tensor) == KILN_DTYPE_FLOAT64) {
-    ((double *)data)[offset] = value;
-  } else {
-    ((float *)data)[offset] = (float)value;
-  }
-}
-
-void kiln_dft_run_line(const kiln_dft_plan_t *p, const kiln_tensor_t *data,
-                       const kiln_tensor_t *window, kiln_tensor_t *out, kiln_dft_line_t line) {
-  double sign = p->inverse ? 1.0 : -1.0;
-  double scale = p->inverse ? 1.0 / (double)p->length : 1.0;
-  for (int64_t k = 0; k < p->bins; ++k) {
-    double re = 0.0, im = 0.0;
-    for (int64_t n = 0; n < p->samples; ++n) {
-      double theta = KILN_DFT_TWO_PI * (double)((k * n) % p->length) / (double)p->length;
-      int64_t at = line.in + n * line.stride;
-      double w = window ? load(window, n) : 1.0;
-      double xr = w * load(data, at);
-      double xi = p->complex_input ? w * load(data, at + 1) : 0.0;
-      double c = cos(theta), s = sign * sin(theta);
-      re += xr * c - xi * s;
-      im += xi * c + xr * s;
-    }
-    store(out, line.out + k * line.out_stride, re * scale);
-    store(out, line.out + k * line.out_stride + 1, im * scale);
-  }
-}
+/* ---- the reference kernel (its line: kiln_dft_run_line, runtime/extern_spectral.c) ---- */
 
 static kiln_status_t dft_reference(const kiln_kernel_args_t *args) {
   kiln_tinputs_t inputs = {0, NULL, NULL};

@@ -13,21 +13,21 @@
  * box). Its optional scalar inputs are empty tensors when absent).
  *
  * At import the counts are anonymous symbolic dims ("?"), everything else
- * static; the shape function (op.h) counts on the values, so the reference
- * interpreter allocates the outputs, and the ONNX importer folds a call on
- * Constants through it. The reference kernels compare values as doubles
- * (every dtype's values are exact in a double but int64 beyond 2^53). The
- * graph compiler refuses all three (kiln_dyn_compute_refuse): their output
- * sizes are known only once the data is.
- *
- * unique scans the slices in order, keeping each new one (a quadratic scan,
- * as the reference kernels favour the obvious), then, when sorted, orders
- * the uniques by an insertion sort, stable, and renumbers the inverse.
+ * static. The semantics live in the runtime (runtime/extern_kernel.c, one
+ * definition): this file keeps the type relations, and each operator's
+ * shape function and reference kernel call the runtime's extern kernel of
+ * the same name (its shapes, then its fill), as the VM's call_extern
+ * instruction does (docs/vm.md), so the interpreter, the ONNX importer's
+ * folding on Constants and the VM compute the same values. The graph
+ * compiler's compute rule refuses all three (kiln_dyn_compute_refuse): the
+ * compiler emits call_extern for them instead of a kernel.
  */
 #include <string.h>
 
 #include "op/dyn.h"
 #include "op/scalar.h"
+#include "op/transform_attrs.h"
+#include "runtime/extern_kernel.h"
 
 /* ---- shared ---- */
 
@@ -44,11 +44,6 @@ static kiln_status_t value_shape_type(kiln_arena_t *arena, kiln_dtype_t dtype, i
   return kiln_tensor_type_create_symbolic(arena, dtype, rank, shape, vars, out_type);
 }
 
-static double value_shape_element(const kiln_tensor_t *t, int64_t i) {
-  kiln_scalar_kind_t kind = kiln_scalar_kind(kiln_tensor_dtype(t));
-  return kiln_scalar_to_double(kiln_scalar_load(kind, kiln_tensor_data(t), i));
-}
-
 static kiln_status_t value_shape_check_data(const kiln_type_relation_t *relation,
                                             const kiln_tensor_type_t **out_data) {
   KILN_RETURN_IF_ERROR(kiln_op_input_tensor(relation, 0, out_data));
@@ -59,15 +54,91 @@ static kiln_status_t value_shape_check_data(const kiln_type_relation_t *relation
   return KILN_OK;
 }
 
-/* ---- nonzero ---- */
+/* The operators' attributes, as the runtime's extern kernels take them
+ * (runtime/extern_kernel.h: unique's sorted, by_axis, axis;
+ * non_max_suppression's center_point_box; stft's onesided;
+ * mel_weight_matrix's dtype). */
+typedef struct kiln_unique_attrs_t {
+  bool sorted;
+  bool by_axis; /* false: the flattened data */
+  int64_t axis;
+} kiln_unique_attrs_t;
 
-static int64_t nonzero_count(const kiln_tensor_t *data) {
-  int64_t count = 0;
-  for (int64_t i = 0; i < kiln_tensor_element_count(data); ++i) {
-    count += value_shape_element(data, i) != 0.0;
+typedef struct kiln_nms_attrs_t {
+  bool center_point_box; /* boxes as (x_center, y_center, width, height), else two corners */
+} kiln_nms_attrs_t;
+
+int kiln_value_shape_extern_attrs(const kiln_op_t *op, const void *attrs, int64_t *out_attrs) {
+  if (op == &kiln_op_unique) {
+    const kiln_unique_attrs_t *u = attrs;
+    out_attrs[0] = u->sorted;
+    out_attrs[1] = u->by_axis;
+    out_attrs[2] = u->axis;
+    return 3;
   }
-  return count;
+  if (op == &kiln_op_non_max_suppression) {
+    out_attrs[0] = ((const kiln_nms_attrs_t *)attrs)->center_point_box;
+    return 1;
+  }
+  if (op == &kiln_op_stft) {
+    out_attrs[0] = ((const kiln_stft_attrs_t *)attrs)->onesided;
+    return 1;
+  }
+  if (op == &kiln_op_mel_weight_matrix) {
+    out_attrs[0] = ((const kiln_mel_weight_matrix_attrs_t *)attrs)->dtype;
+    return 1;
+  }
+  return 0;
 }
+
+/* The extern kernel of `op` and its arguments over `inputs`. */
+static kiln_status_t value_shape_extern(const kiln_op_t *op, const void *attrs, int num_inputs,
+                                        kiln_tensor_t *const *inputs, int64_t *values,
+                                        kiln_extern_args_t *out_args, int *out_index) {
+  *out_index = kiln_extern_kernel_find(op->name);
+  if (*out_index < 0) {
+    return KILN_STATUS(INTERNAL, "%s: the runtime has no extern kernel for it", op->name);
+  }
+  kiln_value_shape_extern_attrs(op, attrs, values);
+  *out_args = (kiln_extern_args_t){num_inputs, inputs, values};
+  return KILN_OK;
+}
+
+/* The output type from the extern kernel's shapes: a tensor, or a tuple of
+ * them for more than one output. */
+kiln_status_t kiln_value_shape_func(const kiln_shape_func_args_t *args,
+                                    const kiln_type_t **out_type) {
+  int64_t values[KILN_EXTERN_MAX_ATTRS];
+  kiln_extern_args_t call;
+  int index = 0;
+  KILN_RETURN_IF_ERROR(value_shape_extern(args->op, args->attrs, args->num_inputs, args->inputs,
+                                          values, &call, &index));
+  kiln_extern_shape_t shapes[KILN_EXTERN_MAX_OUTPUTS];
+  KILN_RETURN_IF_ERROR(kiln_extern_kernel_shapes(index, &call, shapes));
+  int count = kiln_extern_kernel_at(index)->num_outputs;
+  const kiln_type_t *fields[KILN_EXTERN_MAX_OUTPUTS];
+  for (int o = 0; o < count; ++o) {
+    KILN_RETURN_IF_ERROR(kiln_tensor_type_create(args->arena, shapes[o].dtype, shapes[o].ndim,
+                                                 shapes[o].shape, &fields[o]));
+  }
+  if (count == 1) {
+    *out_type = fields[0];
+    return KILN_OK;
+  }
+  return kiln_tuple_type_create(args->arena, count, fields, out_type);
+}
+
+/* The extern kernel fills the outputs the interpreter allocated. */
+kiln_status_t kiln_value_shape_reference(const kiln_kernel_args_t *args) {
+  int64_t values[KILN_EXTERN_MAX_ATTRS];
+  kiln_extern_args_t call;
+  int index = 0;
+  KILN_RETURN_IF_ERROR(value_shape_extern(args->op, args->attrs, args->num_inputs, args->inputs,
+                                          values, &call, &index));
+  return kiln_extern_kernel_fill(index, &call, args->outputs);
+}
+
+/* ---- nonzero ---- */
 
 static kiln_status_t nonzero_infer(const kiln_type_relation_t *relation,
                                    const kiln_type_t **out_type) {
@@ -80,33 +151,6 @@ static kiln_status_t nonzero_infer(const kiln_type_relation_t *relation,
   return value_shape_type(relation->arena, KILN_DTYPE_INT64, 2, shape, out_type);
 }
 
-static kiln_status_t nonzero_shape_func(const kiln_shape_func_args_t *args,
-                                        const kiln_type_t **out_type) {
-  const kiln_tensor_t *data = args->inputs[0];
-  const int64_t shape[2] = {kiln_tensor_ndim(data), nonzero_count(data)};
-  return kiln_tensor_type_create(args->arena, KILN_DTYPE_INT64, 2, shape, out_type);
-}
-
-static kiln_status_t nonzero_reference(const kiln_kernel_args_t *args) {
-  const kiln_tensor_t *data = args->inputs[0];
-  int rank = kiln_tensor_ndim(data);
-  const int64_t *shape = kiln_tensor_shape(data);
-  int64_t count = kiln_tensor_shape(args->outputs[0])[1], column = 0;
-  int64_t *out = kiln_tensor_data(args->outputs[0]);
-  for (int64_t i = 0; i < kiln_tensor_element_count(data) && column < count; ++i) {
-    if (value_shape_element(data, i) == 0.0) {
-      continue;
-    }
-    int64_t rest = i;
-    for (int d = rank - 1; d >= 0; --d) {
-      out[d * count + column] = rest % shape[d];
-      rest /= shape[d];
-    }
-    ++column;
-  }
-  return KILN_OK;
-}
-
 const kiln_op_t kiln_op_nonzero = {
     .name = "nonzero",
     .id = KILN_OP_NONZERO,
@@ -114,86 +158,13 @@ const kiln_op_t kiln_op_nonzero = {
     .max_inputs = 1,
     .pattern = KILN_OP_PATTERN_OPAQUE,
     .infer_type = nonzero_infer,
-    .reference = nonzero_reference,
+    .reference = kiln_value_shape_reference,
     .compute = kiln_dyn_compute_refuse,
-    .shape_func = nonzero_shape_func,
+    .shape_func = kiln_value_shape_func,
     .symbolic_relation = true,
 };
 
 /* ---- unique ---- */
-
-typedef struct kiln_unique_attrs_t {
-  bool sorted;
-  bool by_axis; /* false: the flattened data */
-  int64_t axis;
-} kiln_unique_attrs_t;
-
-/* The data seen as (outer, count, inner) around the axis; slice a is the
- * elements [o][a][i] in (o, i) order. */
-typedef struct unique_scan_t {
-  const kiln_tensor_t *x;
-  int64_t outer, count, inner;
-  int64_t *first;   /* per unique slice: the position of its first occurrence */
-  int64_t *inverse; /* per position: its unique slice */
-  int64_t *counts;  /* per unique slice */
-  int64_t *rank;    /* scratch for the renumbering */
-  int64_t unique;
-} unique_scan_t;
-
-/* -1, 0, 1 as slice a orders before, with or after slice b. */
-static int unique_compare(const unique_scan_t *u, int64_t a, int64_t b) {
-  for (int64_t o = 0; o < u->outer; ++o) {
-    for (int64_t i = 0; i < u->inner; ++i) {
-      double va = value_shape_element(u->x, (o * u->count + a) * u->inner + i);
-      double vb = value_shape_element(u->x, (o * u->count + b) * u->inner + i);
-      bool na = va != va, nb = vb != vb;
-      if (na != nb) {
-        return na ? 1 : -1;
-      }
-      if (!na && va != vb) {
-        return va < vb ? -1 : 1;
-      }
-    }
-  }
-  return 0;
-}
-
-/* first, inverse and counts in order of first occurrence. */
-static void unique_find(unique_scan_t *u) {
-  u->unique = 0;
-  for (int64_t a = 0; a < u->count; ++a) {
-    int64_t k = 0;
-    while (k < u->unique && unique_compare(u, u->first[k], a) != 0) {
-      ++k;
-    }
-    if (k == u->unique) {
-      u->first[u->unique] = a;
-      u->counts[u->unique++] = 0;
-    }
-    u->inverse[a] = k;
-    ++u->counts[k];
-  }
-}
-
-/* Sorts the unique slices (insertion sort, stable) and renumbers inverse. */
-static void unique_sort(unique_scan_t *u) {
-  for (int64_t k = 1; k < u->unique; ++k) {
-    int64_t first = u->first[k], counts = u->counts[k], j = k;
-    while (j > 0 && unique_compare(u, u->first[j - 1], first) > 0) {
-      u->first[j] = u->first[j - 1];
-      u->counts[j] = u->counts[j - 1];
-      --j;
-    }
-    u->first[j] = first;
-    u->counts[j] = counts;
-  }
-  for (int64_t k = 0; k < u->unique; ++k) {
-    u->rank[u->inverse[u->first[k]]] = k;
-  }
-  for (int64_t a = 0; a < u->count; ++a) {
-    u->inverse[a] = u->rank[u->inverse[a]];
-  }
-}
 
 /* outer, count and inner of the data for these attrs (the axis checked). */
 static kiln_status_t unique_layout(const kiln_op_t *op, const kiln_unique_attrs_t *attrs, int rank,
@@ -212,29 +183,6 @@ static kiln_status_t unique_layout(const kiln_op_t *op, const kiln_unique_attrs_
     *out_outer *= d < *out_axis ? shape[d] : 1;
     *out_count *= d == *out_axis ? shape[d] : 1;
     *out_inner *= d > *out_axis ? shape[d] : 1;
-  }
-  return KILN_OK;
-}
-
-/* Runs the scan of `data` into memory it allocates (*out_memory, for the
- * caller to free). */
-static kiln_status_t unique_run(const kiln_op_t *op, const kiln_unique_attrs_t *attrs,
-                                const kiln_tensor_t *data, unique_scan_t *u, int *out_axis,
-                                int64_t **out_memory) {
-  memset(u, 0, sizeof(*u));
-  u->x = data;
-  KILN_RETURN_IF_ERROR(unique_layout(op, attrs, kiln_tensor_ndim(data), kiln_tensor_shape(data),
-                                     &u->outer, &u->count, &u->inner, out_axis));
-  size_t slots = (size_t)(u->count > 0 ? u->count : 1);
-  KILN_RETURN_IF_ERROR(kiln_allocator_malloc_array(kiln_allocator_system(), 4 * slots,
-                                                   sizeof(int64_t), (void **)out_memory));
-  u->first = *out_memory;
-  u->inverse = u->first + slots;
-  u->counts = u->first + 2 * slots;
-  u->rank = u->first + 3 * slots;
-  unique_find(u);
-  if (attrs->sorted) {
-    unique_sort(u);
   }
   return KILN_OK;
 }
@@ -273,58 +221,6 @@ static kiln_status_t unique_infer(const kiln_type_relation_t *relation,
                      known ? count : -1, -1, out_type);
 }
 
-static kiln_status_t unique_shape_func(const kiln_shape_func_args_t *args,
-                                       const kiln_type_t **out_type) {
-  unique_scan_t u;
-  int axis = 0;
-  int64_t *memory = NULL;
-  const kiln_tensor_t *data = args->inputs[0];
-  kiln_status_t status = unique_run(args->op, args->attrs, data, &u, &axis, &memory);
-  if (!status) {
-    status = unique_type(args->arena, args->attrs, kiln_tensor_dtype(data), kiln_tensor_ndim(data),
-                         kiln_tensor_shape(data), axis, u.count, u.unique, out_type);
-  }
-  kiln_allocator_free(kiln_allocator_system(), memory);
-  return status;
-}
-
-/* Y: the unique slices in order. */
-static void unique_values(const unique_scan_t *u, kiln_tensor_t *y) {
-  size_t size = kiln_dtype_size(kiln_tensor_dtype(u->x)) * (size_t)u->inner;
-  for (int64_t o = 0; o < u->outer; ++o) {
-    for (int64_t k = 0; k < u->unique; ++k) {
-      memcpy((char *)kiln_tensor_data(y) + (size_t)(o * u->unique + k) * size,
-             (const char *)kiln_tensor_data(u->x) + (size_t)(o * u->count + u->first[k]) * size,
-             size);
-    }
-  }
-}
-
-/* `count` int64 values into `out` (nothing when there are none). */
-static void unique_copy(kiln_tensor_t *out, const int64_t *values, int64_t count) {
-  if (count > 0) {
-    memcpy(kiln_tensor_data(out), values, sizeof(int64_t) * (size_t)count);
-  }
-}
-
-static kiln_status_t unique_reference(const kiln_kernel_args_t *args) {
-  unique_scan_t u;
-  int axis = 0;
-  int64_t *memory = NULL;
-  KILN_RETURN_IF_ERROR(unique_run(args->op, args->attrs, args->inputs[0], &u, &axis, &memory));
-  if (kiln_tensor_shape(args->outputs[1])[0] != u.unique) {
-    kiln_allocator_free(kiln_allocator_system(), memory);
-    return KILN_STATUS(INTERNAL, "%s: the outputs hold %lld uniques, not %lld", args->op->name,
-                       (long long)kiln_tensor_shape(args->outputs[1])[0], (long long)u.unique);
-  }
-  unique_values(&u, args->outputs[0]);
-  unique_copy(args->outputs[1], u.first, u.unique);
-  unique_copy(args->outputs[2], u.inverse, u.count);
-  unique_copy(args->outputs[3], u.counts, u.unique);
-  kiln_allocator_free(kiln_allocator_system(), memory);
-  return KILN_OK;
-}
-
 static const kiln_attr_field_t unique_fields[] = {
     KILN_ATTR_FIELD(kiln_unique_attrs_t, sorted, BOOL, "True"),
     KILN_ATTR_FIELD(kiln_unique_attrs_t, by_axis, BOOL, "False"),
@@ -341,164 +237,15 @@ const kiln_op_t kiln_op_unique = {
     .num_attr_fields = (int)(sizeof(unique_fields) / sizeof(unique_fields[0])),
     .attr_fields = unique_fields,
     .infer_type = unique_infer,
-    .reference = unique_reference,
+    .reference = kiln_value_shape_reference,
     .compute = kiln_dyn_compute_refuse,
-    .shape_func = unique_shape_func,
+    .shape_func = kiln_value_shape_func,
     .symbolic_relation = true,
 };
 
 /* ---- vision.non_max_suppression ---- */
 
-typedef struct kiln_nms_attrs_t {
-  bool center_point_box; /* boxes as (x_center, y_center, width, height), else two corners */
-} kiln_nms_attrs_t;
-
 enum { NMS_BOXES, NMS_SCORES, NMS_MAX_OUTPUT, NMS_IOU, NMS_SCORE };
-
-typedef struct nms_plan_t {
-  const kiln_tensor_t *boxes, *scores;
-  int64_t batches, classes, count; /* count: boxes per batch */
-  int64_t max_output;
-  double iou_threshold, score_threshold;
-  bool has_score_threshold, center;
-} nms_plan_t;
-
-/* A box as (y_min, x_min, y_max, x_max). */
-static void nms_box(const nms_plan_t *plan, int64_t batch, int64_t box, double *out) {
-  double v[4];
-  for (int k = 0; k < 4; ++k) {
-    v[k] = value_shape_element(plan->boxes, (batch * plan->count + box) * 4 + k);
-  }
-  if (plan->center) { /* x_center, y_center, width, height */
-    out[0] = v[1] - v[3] / 2.0;
-    out[1] = v[0] - v[2] / 2.0;
-    out[2] = v[1] + v[3] / 2.0;
-    out[3] = v[0] + v[2] / 2.0;
-    return;
-  }
-  out[0] = v[0] < v[2] ? v[0] : v[2];
-  out[1] = v[1] < v[3] ? v[1] : v[3];
-  out[2] = v[0] < v[2] ? v[2] : v[0];
-  out[3] = v[1] < v[3] ? v[3] : v[1];
-}
-
-/* Whether box b is suppressed by box a: IoU strictly above the threshold
- * (boxes without area never are). */
-static bool nms_suppresses(const double *a, const double *b, double threshold) {
-  double y0 = a[0] > b[0] ? a[0] : b[0], x0 = a[1] > b[1] ? a[1] : b[1];
-  double y1 = a[2] < b[2] ? a[2] : b[2], x1 = a[3] < b[3] ? a[3] : b[3];
-  if (y1 <= y0 || x1 <= x0) {
-    return false;
-  }
-  double inter = (y1 - y0) * (x1 - x0);
-  double area_a = (a[2] - a[0]) * (a[3] - a[1]), area_b = (b[2] - b[0]) * (b[3] - b[1]);
-  double uni = area_a + area_b - inter;
-  if (area_a <= 0.0 || area_b <= 0.0 || uni <= 0.0) {
-    return false;
-  }
-  return inter / uni > threshold;
-}
-
-/* The candidates of (batch, class) above the score threshold, by score
- * descending, ties by index (an insertion sort); their count. */
-static int64_t nms_candidates(const nms_plan_t *plan, int64_t batch, int64_t cls,
-                              int64_t *candidates, double *scores) {
-  int64_t n = 0;
-  for (int64_t i = 0; i < plan->count; ++i) {
-    double s = value_shape_element(plan->scores, (batch * plan->classes + cls) * plan->count + i);
-    if (plan->has_score_threshold && !(s > plan->score_threshold)) {
-      continue;
-    }
-    int64_t j = n++;
-    while (j > 0 && scores[j - 1] < s) {
-      candidates[j] = candidates[j - 1];
-      scores[j] = scores[j - 1];
-      --j;
-    }
-    candidates[j] = i;
-    scores[j] = s;
-  }
-  return n;
-}
-
-/* Runs the selection; rows (batch, class, box) go to `rows` when not NULL.
- * `scratch` holds 3 * count int64/double slots. Returns the row count. */
-static int64_t nms_select(const nms_plan_t *plan, int64_t *rows, int64_t *scratch) {
-  int64_t total = 0, *candidates = scratch, *selected = scratch + plan->count;
-  double *scores = (double *)(void *)(scratch + 2 * plan->count);
-  for (int64_t b = 0; b < plan->batches; ++b) {
-    for (int64_t c = 0; c < plan->classes; ++c) {
-      int64_t n = nms_candidates(plan, b, c, candidates, scores), kept = 0;
-      for (int64_t k = 0; k < n && kept < plan->max_output; ++k) {
-        double box[4], other[4];
-        bool suppressed = false;
-        nms_box(plan, b, candidates[k], box);
-        for (int64_t s = 0; s < kept && !suppressed; ++s) {
-          nms_box(plan, b, selected[s], other);
-          suppressed = nms_suppresses(other, box, plan->iou_threshold);
-        }
-        if (!suppressed) {
-          selected[kept++] = candidates[k];
-        }
-      }
-      for (int64_t s = 0; s < kept; ++s, ++total) {
-        if (rows) {
-          rows[total * 3] = b;
-          rows[total * 3 + 1] = c;
-          rows[total * 3 + 2] = selected[s];
-        }
-      }
-    }
-  }
-  return total;
-}
-
-/* One optional value of input `index` (an empty tensor: absent). */
-static bool nms_value(kiln_tensor_t *const *inputs, int index, double *out_value) {
-  if (kiln_tensor_element_count(inputs[index]) == 0) {
-    return false;
-  }
-  *out_value = value_shape_element(inputs[index], 0);
-  return true;
-}
-
-static void nms_plan(const kiln_nms_attrs_t *attrs, kiln_tensor_t *const *inputs,
-                     nms_plan_t *out_plan) {
-  const int64_t *scores = kiln_tensor_shape(inputs[NMS_SCORES]);
-  double max_output = 0.0;
-  *out_plan = (nms_plan_t){.boxes = inputs[NMS_BOXES],
-                           .scores = inputs[NMS_SCORES],
-                           .batches = scores[0],
-                           .classes = scores[1],
-                           .count = scores[2],
-                           .center = attrs->center_point_box};
-  nms_value(inputs, NMS_MAX_OUTPUT, &max_output);
-  out_plan->max_output = max_output > 0.0 ? (int64_t)max_output : 0;
-  nms_value(inputs, NMS_IOU, &out_plan->iou_threshold);
-  out_plan->has_score_threshold = nms_value(inputs, NMS_SCORE, &out_plan->score_threshold);
-}
-
-/* Runs the selection of these inputs; rows as nms_select. */
-static kiln_status_t nms_run(const kiln_op_t *op, const void *attrs, kiln_tensor_t *const *inputs,
-                             int64_t *rows, int64_t *out_count) {
-  nms_plan_t plan;
-  nms_plan(attrs, inputs, &plan);
-  if (kiln_tensor_shape(plan.boxes)[0] != plan.batches ||
-      kiln_tensor_shape(plan.boxes)[1] != plan.count) {
-    return KILN_STATUS(INVALID_ARGUMENT,
-                       "%s: boxes hold %lld batches of %lld boxes, scores %lld of %lld", op->name,
-                       (long long)kiln_tensor_shape(plan.boxes)[0],
-                       (long long)kiln_tensor_shape(plan.boxes)[1], (long long)plan.batches,
-                       (long long)plan.count);
-  }
-  int64_t *scratch = NULL;
-  KILN_RETURN_IF_ERROR(kiln_allocator_malloc_array(kiln_allocator_system(),
-                                                   3 * (size_t)(plan.count > 0 ? plan.count : 1),
-                                                   sizeof(int64_t), (void **)&scratch));
-  *out_count = nms_select(&plan, rows, scratch);
-  kiln_allocator_free(kiln_allocator_system(), scratch);
-  return KILN_OK;
-}
 
 /* Input `index` is a float (or, for max_output_boxes_per_class, integer)
  * tensor of at most one element. */
@@ -541,35 +288,6 @@ static kiln_status_t nms_infer(const kiln_type_relation_t *relation, const kiln_
   return value_shape_type(relation->arena, KILN_DTYPE_INT64, 2, shape, out_type);
 }
 
-static kiln_status_t nms_shape_func(const kiln_shape_func_args_t *args,
-                                    const kiln_type_t **out_type) {
-  int64_t count = 0;
-  KILN_RETURN_IF_ERROR(nms_run(args->op, args->attrs, args->inputs, NULL, &count));
-  const int64_t shape[2] = {count, 3};
-  return kiln_tensor_type_create(args->arena, KILN_DTYPE_INT64, 2, shape, out_type);
-}
-
-static kiln_status_t nms_reference(const kiln_kernel_args_t *args) {
-  int64_t count = 0, expected = kiln_tensor_shape(args->outputs[0])[0];
-  int64_t *rows = NULL;
-  KILN_RETURN_IF_ERROR(kiln_allocator_malloc_array(kiln_allocator_system(),
-                                                   3 * (size_t)(expected > 0 ? expected : 1),
-                                                   sizeof(int64_t), (void **)&rows));
-  kiln_status_t status = nms_run(args->op, args->attrs, args->inputs, NULL, &count);
-  if (!status && count != expected) {
-    status = KILN_STATUS(INTERNAL, "%s: %lld boxes selected for an output of %lld", args->op->name,
-                         (long long)count, (long long)expected);
-  }
-  if (!status) {
-    status = nms_run(args->op, args->attrs, args->inputs, rows, &count);
-  }
-  if (!status && count > 0) {
-    memcpy(kiln_tensor_data(args->outputs[0]), rows, sizeof(int64_t) * 3 * (size_t)count);
-  }
-  kiln_allocator_free(kiln_allocator_system(), rows);
-  return status;
-}
-
 static const kiln_attr_field_t nms_fields[] = {
     KILN_ATTR_FIELD(kiln_nms_attrs_t, center_point_box, BOOL, "False"),
 };
@@ -584,8 +302,8 @@ const kiln_op_t kiln_op_non_max_suppression = {
     .num_attr_fields = (int)(sizeof(nms_fields) / sizeof(nms_fields[0])),
     .attr_fields = nms_fields,
     .infer_type = nms_infer,
-    .reference = nms_reference,
+    .reference = kiln_value_shape_reference,
     .compute = kiln_dyn_compute_refuse,
-    .shape_func = nms_shape_func,
+    .shape_func = kiln_value_shape_func,
     .symbolic_relation = true,
 };

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "runtime/extern_kernel.h"
 #include "runtime/shape_func.h"
 #include "runtime/vm.h"
 
@@ -489,6 +490,91 @@ static kiln_status_t op_shape_func(run_t *r) {
     return error;
   }
   return new_int64(r, in->x[0], shape, ndim, 0);
+}
+
+/* ---- call_extern ---- */
+
+/* An extern kernel's tensors: views of registers' DLTensors (headers only). */
+typedef struct extern_call_t {
+  int num_inputs, num_outputs;
+  kiln_tensor_t *inputs[KILN_EXTERN_MAX_INPUTS];
+  kiln_tensor_t *outputs[KILN_EXTERN_MAX_OUTPUTS];
+} extern_call_t;
+
+static void extern_call_release(extern_call_t *call) {
+  for (int i = 0; i < call->num_inputs; ++i) {
+    kiln_tensor_release(call->inputs[i]);
+  }
+  for (int o = 0; o < call->num_outputs; ++o) {
+    kiln_tensor_release(call->outputs[o]);
+  }
+}
+
+/* `value`'s tensor seen as a kiln_tensor_t (no copy). */
+static kiln_status_t extern_view(const run_t *r, const kiln_vm_value_t *value,
+                                 kiln_tensor_t **out_tensor) {
+  return kiln_tensor_create_external(r->vm->allocator, value->dtype, value->dl.ndim, value->shape,
+                                     value->dl.data, NULL, NULL, out_tensor);
+}
+
+static kiln_status_t extern_inputs(run_t *r, extern_call_t *call) {
+  const kiln_vm_instr_t *in = r->instr;
+  for (int i = 0; i < in->list_size[0]; ++i) {
+    kiln_vm_value_t *t = NULL;
+    KILN_RETURN_IF_ERROR(get_value(r, in->lists[0][i], KILN_VM_VALUE_TENSOR, &t));
+    KILN_RETURN_IF_ERROR(extern_view(r, t, &call->inputs[i]));
+    ++call->num_inputs;
+  }
+  return KILN_OK;
+}
+
+/* The outputs, of the kernel's shapes, in new storage of the pool. */
+static kiln_status_t extern_outputs(run_t *r, const kiln_extern_shape_t *shapes,
+                                    extern_call_t *call) {
+  const kiln_vm_instr_t *in = r->instr;
+  for (int o = 0; o < in->list_size[1]; ++o) {
+    const kiln_extern_shape_t *s = &shapes[o];
+    size_t bytes = 0;
+    void *data = NULL;
+    int block = 0;
+    KILN_RETURN_IF_ERROR(tensor_bytes(r, s->dtype, s->ndim, s->shape, &bytes));
+    KILN_RETURN_IF_ERROR(pool_take(r->vm, bytes, &data, &block));
+    kiln_vm_value_t *value = &r->regs[in->lists[1][o]];
+    value_tensor(value, s->dtype, s->ndim, s->shape, data, bytes);
+    KILN_RETURN_IF_ERROR(extern_view(r, value, &call->outputs[o]));
+    ++call->num_outputs;
+  }
+  return KILN_OK;
+}
+
+/* A kernel's error as this instruction's. */
+static kiln_status_t extern_error(const run_t *r, kiln_status_t status) {
+  if (!status) {
+    return KILN_OK;
+  }
+  kiln_status_t error = run_error(r, kiln_status_code(status), "%s", kiln_status_message(status));
+  kiln_status_free(status);
+  return error;
+}
+
+/* The kernel's output shapes, the outputs allocated, then filled. */
+static kiln_status_t extern_run(run_t *r, extern_call_t *call) {
+  const kiln_vm_instr_t *in = r->instr;
+  KILN_RETURN_IF_ERROR(extern_inputs(r, call));
+  kiln_extern_args_t args = {call->num_inputs, call->inputs, in->shape};
+  kiln_extern_shape_t shapes[KILN_EXTERN_MAX_OUTPUTS];
+  KILN_RETURN_IF_ERROR(extern_error(r, kiln_extern_kernel_shapes((int)in->x[0], &args, shapes)));
+  KILN_RETURN_IF_ERROR(extern_outputs(r, shapes, call));
+  return extern_error(r, kiln_extern_kernel_fill((int)in->x[0], &args, call->outputs));
+}
+
+/* A runtime kernel whose outputs' shapes depend on its inputs' values
+ * (runtime/extern_kernel.h): shapes, storage from the pool, fill. */
+static kiln_status_t op_call_extern(run_t *r) {
+  extern_call_t call = {0};
+  kiln_status_t status = extern_run(r, &call);
+  extern_call_release(&call);
+  return status;
 }
 
 /* Whether a one-element tensor is not zero. */
@@ -988,6 +1074,8 @@ static kiln_status_t execute(run_t *r) {
     return step(r, op_get_field(r));
   case KILN_VM_OP_ADT_CONCAT:
     return step(r, op_adt_concat(r));
+  case KILN_VM_OP_CALL_EXTERN:
+    return step(r, op_call_extern(r));
   case KILN_VM_OP_COUNT_:
     break;
   }

@@ -35,7 +35,9 @@
  * name: r a register, i an integer, k a kernel index, c a constant index, f a
  * function index, d a dtype name, s a static shape (array of dims), R an
  * array of registers, j a jump offset (relative, may be negative), n a
- * shape function's name (runtime/shape_func.h; decoded to its index), and a
+ * shape function's name (runtime/shape_func.h; decoded to its index), e an
+ * extern kernel's name (runtime/extern_kernel.h; decoded to its index), a
+ * an array of integer attributes (kept as the instruction's shape), and a
  * trailing '?' for an optional last operand. */
 #define KILN_VM_OPCODE_LIST(X)                         \
   X(MOVE, "move", "rr")                                \
@@ -65,7 +67,8 @@
   X(ADT_LENGTH, "adt_length", "rr")                    \
   X(ADT_HAS, "adt_has", "rr")                          \
   X(GET_FIELD, "get_field", "rri")                     \
-  X(ADT_CONCAT, "adt_concat", "rriids?")
+  X(ADT_CONCAT, "adt_concat", "rriids?")               \
+  X(CALL_EXTERN, "call_extern", "eRRa?")
 
 typedef enum kiln_vm_opcode_e {
 #define KILN_VM_OPCODE_ENUM_(e, name, layout) KILN_VM_OP_##e,

@@ -16,10 +16,12 @@
  * it. The operand decoder is driven by the opcode's layout string, so the
  * loader cannot disagree with the interpreter about an opcode's operands.
  */
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "runtime/extern_kernel.h"
 #include "runtime/shape_func.h"
 #include "runtime/vm.h"
 
@@ -312,17 +314,17 @@ static kiln_status_t decode_list(const decoder_t *d, int operand, const json_t *
   return KILN_OK;
 }
 
-/* A shape function's name (runtime/shape_func.h), kept as its index. */
-static kiln_status_t decode_shape_func(const decoder_t *d, int operand, const json_t *value,
-                                       kiln_vm_instr_t *instr) {
-  int index = json_is_string(value) ? kiln_shape_func_find(json_string_value(value)) : -1;
+/* A name `find` knows (a shape function's, runtime/shape_func.h, or an
+ * extern kernel's, runtime/extern_kernel.h), kept as its index; `what`
+ * says what was expected. */
+static kiln_status_t decode_name(const decoder_t *d, int operand, const json_t *value,
+                                 int (*find)(const char *), const char *what,
+                                 kiln_vm_instr_t *instr) {
+  int index = json_is_string(value) ? find(json_string_value(value)) : -1;
   if (index < 0) {
-    return KILN_STATUS(INVALID_ARGUMENT,
-                       "%s: operand %d: expected the name of a shape function the runtime has "
-                       "(such as \"dyn.reshape\"), got %s",
-                       d->where, operand,
-                       json_is_string(value) ? json_string_value(value)
-                                             : kiln_json_type_name(value));
+    return KILN_STATUS(
+        INVALID_ARGUMENT, "%s: operand %d: expected the name of %s, got %s", d->where, operand,
+        what, json_is_string(value) ? json_string_value(value) : kiln_json_type_name(value));
   }
   instr->x[instr->num_x++] = index;
   return KILN_OK;
@@ -342,11 +344,17 @@ static kiln_status_t decode_operand(const decoder_t *d, char letter, int operand
                                   "%s: operand %d", d->where, operand);
     return KILN_OK;
   case 'n':
-    return decode_shape_func(d, operand, value, instr);
+    return decode_name(d, operand, value, kiln_shape_func_find,
+                       "a shape function the runtime has (such as \"dyn.reshape\")", instr);
+  case 'e':
+    return decode_name(d, operand, value, kiln_extern_kernel_find,
+                       "an extern kernel the runtime has (such as \"nonzero\")", instr);
+  case 'a':
   case 's': {
     int64_t shape[KILN_MAX_RANK];
-    KILN_RETURN_IF_ERROR_ANNOTATE(parse_shape(value, 0, &instr->ndim, shape), "%s: operand %d",
-                                  d->where, operand);
+    KILN_RETURN_IF_ERROR_ANNOTATE(
+        parse_shape(value, letter == 'a' ? INT_MIN : 0, &instr->ndim, shape), "%s: operand %d",
+        d->where, operand);
     KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(&d->vm->arena, (size_t)instr->ndim + 1,
                                                    sizeof(int64_t), _Alignof(int64_t),
                                                    (void **)&instr->shape));
@@ -475,6 +483,21 @@ static kiln_status_t check_concat(const decoder_t *d, const kiln_vm_instr_t *ins
   return KILN_OK;
 }
 
+/* A call_extern passes its kernel's input, output and attribute counts. */
+static kiln_status_t check_extern_arity(const decoder_t *d, const kiln_vm_instr_t *instr) {
+  const kiln_extern_kernel_t *k = kiln_extern_kernel_at((int)instr->x[0]);
+  int inputs = instr->list_size[0];
+  if (inputs < k->min_inputs || inputs > k->max_inputs || instr->list_size[1] != k->num_outputs ||
+      instr->ndim != k->num_attrs) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "%s: extern kernel %s takes %d to %d inputs, %d outputs and %d "
+                       "attributes, the call passes %d, %d and %d",
+                       d->where, k->name, k->min_inputs, k->max_inputs, k->num_outputs,
+                       k->num_attrs, inputs, instr->list_size[1], instr->ndim);
+  }
+  return KILN_OK;
+}
+
 /* The checks that need every function decoded: arities and returns. */
 static kiln_status_t check_instr(const decoder_t *d, kiln_vm_instr_t *instr) {
   const kiln_vm_t *vm = d->vm;
@@ -519,6 +542,8 @@ static kiln_status_t check_instr(const decoder_t *d, kiln_vm_instr_t *instr) {
     }
     return KILN_OK;
   }
+  case KILN_VM_OP_CALL_EXTERN:
+    return check_extern_arity(d, instr);
   case KILN_VM_OP_RET:
     if (d->function == &vm->functions[vm->main_function] &&
         instr->list_size[0] != vm->num_outputs) {

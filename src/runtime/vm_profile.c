@@ -22,6 +22,7 @@
 
 #include "base/strbuf.h"
 #include "kiln/npy.h"
+#include "runtime/extern_kernel.h"
 #include "runtime/graph_executor.h"
 #include "runtime/shape_func.h"
 
@@ -249,6 +250,8 @@ static kiln_status_t append_scalar(const kiln_vm_t *vm, kiln_strbuf_t *sb, char 
     return kiln_strbuf_appendf(sb, "@%s", vm->functions[value].name);
   case 'n':
     return kiln_strbuf_append(sb, kiln_shape_func_at((int)value)->name);
+  case 'e':
+    return kiln_strbuf_append(sb, kiln_extern_kernel_at((int)value)->name);
   case 'j':
     return kiln_strbuf_appendf(sb, "%+lld(->%lld)", (long long)value, (long long)(index + value));
   default:
@@ -263,7 +266,8 @@ static kiln_status_t append_instr(const kiln_vm_t *vm, kiln_strbuf_t *sb,
                                            kiln_vm_opcode_name(in->op)));
   int x = 0, list = 0;
   for (const char *c = kiln_vm_opcode_layout(in->op); *c; ++c) {
-    if (*c == '?' || (x >= in->num_x && *c != 'R' && *c != 'd' && *c != 's') ||
+    if (*c == '?' || (*c == 'a' && in->ndim == 0) ||
+        (x >= in->num_x && *c != 'R' && *c != 'd' && *c != 's' && *c != 'a') ||
         (*c == 's' && !in->shape)) {
       continue;
     }
@@ -273,7 +277,7 @@ static kiln_status_t append_instr(const kiln_vm_t *vm, kiln_strbuf_t *sb,
       ++list;
     } else if (*c == 'd') {
       KILN_RETURN_IF_ERROR(kiln_strbuf_append(sb, kiln_dtype_name(in->dtype)));
-    } else if (*c == 's') {
+    } else if (*c == 's' || *c == 'a') {
       char text[KILN_SHAPE_TEXT_CAPACITY];
       kiln_shape_format(in->ndim, in->shape, text, sizeof(text));
       KILN_RETURN_IF_ERROR(kiln_strbuf_append(sb, text));

@@ -470,6 +470,40 @@ static void test_shape_instructions(void **state) {
   kiln_graph_executor_destroy(gx);
 }
 
+/* nonzero of x of any length (runtime/extern_kernel.c): call_extern sizes
+ * its output from the values, none when every value is zero. */
+static const char extern_decls[] =
+    "\"constants\": [], "
+    "\"inputs\": [{\"name\": \"x\", \"dtype\": \"float32\", \"shape\": [-1]}], "
+    "\"outputs\": [{\"name\": \"y\", \"dtype\": \"int64\", \"shape\": [1, -1]}]";
+static const char extern_functions[] =
+    "[{\"name\": \"main\", \"params\": 1, \"registers\": 2, \"code\": ["
+    "[\"call_extern\", \"nonzero\", [0], [1]], [\"ret\", [1]]]}]";
+
+static void test_call_extern(void **state) {
+  (void)state;
+  kiln_graph_executor_t *gx = NULL;
+  KILN_ASSERT_OK(create(extern_decls, extern_functions, &gx));
+  const float x[2][5] = {{0, 1.5f, 0, -2, 0}, {0, 0, 0, 0, 0}};
+  const int64_t want[2] = {1, 3};
+  for (int c = 0; c < 2; ++c) {
+    set_input(gx, 0, floats(5, x[c]));
+    KILN_ASSERT_OK(kiln_graph_executor_run(gx));
+    const DLTensor *y = NULL;
+    KILN_ASSERT_OK(kiln_graph_executor_get_output(gx, 0, &y));
+    assert_int_equal(y->ndim, 2);
+    assert_int_equal(y->shape[1], c == 0 ? 2 : 0);
+    if (c == 0) {
+      assert_memory_equal(y->data, want, sizeof(want));
+    }
+  }
+  char *text = NULL;
+  KILN_ASSERT_OK(kiln_graph_executor_disassemble(gx, kiln_allocator_system(), &text));
+  assert_non_null(strstr(text, "call_extern         nonzero [r0] [r1]\n"));
+  kiln_allocator_free(kiln_allocator_system(), text);
+  kiln_graph_executor_destroy(gx);
+}
+
 /* ---- profile and debug ---- */
 
 static void test_profile(void **state) {
@@ -617,6 +651,18 @@ static const bad_case_t bad_cases[] = {
     {NULL, MAIN("6", "[\"shape_func\", 1, \"dyn.squeeze\", [0]], " TAIL),
      KILN_STATUS_CODE_INVALID_ARGUMENT,
      "instruction 0 (shape_func): shape function dyn.squeeze takes 2 inputs, the call passes 1"},
+    {NULL, MAIN("6", "[\"call_extern\", \"argwhere\", [0], [1]], " TAIL),
+     KILN_STATUS_CODE_INVALID_ARGUMENT,
+     "instruction 0 (call_extern): operand 0: expected the name of an extern kernel the runtime "
+     "has (such as \"nonzero\"), got argwhere"},
+    {NULL, MAIN("6", "[\"call_extern\", \"unique\", [0], [1, 2, 3, 4], [1, 0]], " TAIL),
+     KILN_STATUS_CODE_INVALID_ARGUMENT,
+     "instruction 0 (call_extern): extern kernel unique takes 1 to 1 inputs, 4 outputs and 3 "
+     "attributes, the call passes 1, 4 and 2"},
+    {NULL, MAIN("6", "[\"call_extern\", \"nonzero\", [0], [1, 2]], " TAIL),
+     KILN_STATUS_CODE_INVALID_ARGUMENT,
+     "extern kernel nonzero takes 1 to 1 inputs, 1 outputs and 0 attributes, the call passes 1, "
+     "2 and 0"},
     {NULL, MAIN("6", "[\"move\", 1, 0]"), KILN_STATUS_CODE_INVALID_ARGUMENT,
      "function main ends with move; the last instruction must be ret or goto"},
     {NULL, MAIN("6", "[\"ret\", [0]]"), KILN_STATUS_CODE_INVALID_ARGUMENT,
@@ -766,6 +812,19 @@ static const run_case_t run_cases[] = {
            "[\"ret\", [5]]"),
      KILN_STATUS_CODE_INVALID_ARGUMENT,
      "instruction 5 (shape_func): dyn.squeeze: axis 0 of data (4,) has size 4, not 1"},
+    {ONE_IN, MAIN1("[\"call_extern\", \"unique\", [0], [1, 2, 3, 4], [1, 1, 5]], [\"ret\", [1]]"),
+     KILN_STATUS_CODE_INVALID_ARGUMENT,
+     "vm.json function main instruction 0 (call_extern): unique: axis 5 is out of range for rank "
+     "1"},
+    {ONE_IN, MAIN1("[\"call_extern\", \"nonzero\", [1], [2]], [\"ret\", [0]]"),
+     KILN_STATUS_CODE_FAILED_PRECONDITION,
+     "instruction 0 (call_extern): register 1 holds nothing (read before it was written), "
+     "expected a tensor"},
+    {ONE_IN,
+     MAIN1("[\"load_consti\", 1, 3], [\"call_extern\", \"nonzero\", [1], [2]], "
+           "[\"ret\", [0]]"),
+     KILN_STATUS_CODE_UNIMPLEMENTED,
+     "instruction 1 (call_extern): nonzero: a scalar input is not supported"},
     {ONE_IN, MAIN1("[\"shape_of\", 1, 0], [\"ret\", [1]]"), KILN_STATUS_CODE_INVALID_ARGUMENT,
      "output 0 'y' is int64 (1,), declared float32 (4,) (-1: any)"},
     {ONE_IN,
@@ -874,6 +933,7 @@ int main(void) {
       cmocka_unit_test(test_if_else),
       cmocka_unit_test(test_closure_and_recursion),
       cmocka_unit_test(test_shape_instructions),
+      cmocka_unit_test(test_call_extern),
       cmocka_unit_test(test_profile),
       cmocka_unit_test(test_debug_dump),
       cmocka_unit_test(test_bad_programs),

@@ -1,0 +1,257 @@
+/*
+ * Operators whose output shapes depend on their data's values, compiled
+ * for the VM (compiler/graph_codegen.c, vm_symbolic.c, runtime/
+ * extern_kernel.c): nonzero, unique and vision.non_max_suppression become
+ * call_extern instructions (no kernel of the library), and the kernels
+ * after them (a take of nonzero's positions, as ONNX Compress imports, an
+ * exp) run over the extents the runtime's kernels found. One executor
+ * matches the reference interpreter at several inputs, empty results
+ * among them (nonzero of zeros, no box over the score threshold). stft
+ * and mel_weight_matrix, whose shapes depend on scalar inputs' values, are
+ * extern kernels too: several frame steps and lengths, mel bins and DFT
+ * lengths, and values the kernels reject fail the run with their message.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "compiler/build.h"
+#include "interp/interp.h"
+#include "ir/infer.h"
+#include "kiln/compiler.h"
+#include "kiln_compute_test.h"
+#include "kiln_ir_test.h"
+#include "kiln_test.h"
+
+/* nonzero of x; Compress of x's columns where c holds, then a kernel over
+ * the result; unique flattened in order of first occurrence, and of x's
+ * columns sorted. */
+static const char values[] = "def @main(%x: Tensor[(3, 4), float32], %c: Tensor[(4), float32]) {\n"
+                             "  %0 = nonzero(%x);\n"
+                             "  %1 = nonzero(%c);\n"
+                             "  %2 = squeeze(%1, axis=[0]);\n"
+                             "  %3 = take(%x, %2, axis=1);\n"
+                             "  %4 = exp(%3);\n"
+                             "  %5 = unique(%x, sorted=False);\n"
+                             "  %6 = unique(%x, by_axis=True, axis=-1);\n"
+                             "  (%0, %4, %5.0, %5.1, %5.2, %5.3, %6.0, %6.1, %6.2, %6.3)\n"
+                             "}\n";
+
+/* The boxes and scores, then max_output_boxes_per_class, iou_threshold and
+ * score_threshold. */
+static const char nms[] =
+    "def @main(%b: Tensor[(2, 5, 4), float32], %s: Tensor[(2, 3, 5), float32],\n"
+    "          %m: Tensor[(1), int64], %i: Tensor[(1), float32], %t: Tensor[(1), float32]) {\n"
+    "  vision.non_max_suppression(%b, %s, %m, %i, %t)\n"
+    "}\n";
+
+/* stft of a windowed real signal, onesided, then a kernel over its "?"
+ * dims; mel_weight_matrix. */
+static const char spectral[] =
+    "def @main(%x: Tensor[(2, 16, 1), float32], %step: Tensor[(1), int64],\n"
+    "          %length: Tensor[(1), int64], %w: Tensor[(6), float32],\n"
+    "          %bins: Tensor[(1), int64], %dft: Tensor[(1), int64], %rate: Tensor[(1), int64],\n"
+    "          %lo: Tensor[(1), float32], %hi: Tensor[(1), float32]) {\n"
+    "  %0 = stft(%x, %step, %length, %w, onesided=True);\n"
+    "  %1 = multiply(%0, %0);\n"
+    "  %2 = mel_weight_matrix(%bins, %dft, %rate, %lo, %hi, dtype=\"float32\");\n"
+    "  (%1, %2)\n"
+    "}\n";
+
+static void release_all(int n, kiln_tensor_t **tensors) {
+  for (int i = 0; i < n; ++i) {
+    kiln_tensor_release(tensors[i]);
+  }
+}
+
+static void assert_same(const kiln_tensor_t *got, const kiln_tensor_t *want, int c, int o) {
+  assert_int_equal(kiln_tensor_dtype(got), kiln_tensor_dtype(want));
+  assert_int_equal(kiln_tensor_ndim(got), kiln_tensor_ndim(want));
+  for (int d = 0; d < kiln_tensor_ndim(want); ++d) {
+    if (kiln_tensor_shape(got)[d] != kiln_tensor_shape(want)[d]) {
+      fail_msg("case %d output %d dim %d: %lld, %lld in the reference", c, o, d,
+               (long long)kiln_tensor_shape(got)[d], (long long)kiln_tensor_shape(want)[d]);
+    }
+  }
+  for (int64_t i = 0; i < kiln_tensor_element_count(want); ++i) {
+    double g = kiln_tensor_element_as_double(got, i), w = kiln_tensor_element_as_double(want, i);
+    if (!(fabs(g - w) <= 1e-6 + 1e-5 * fabs(w))) {
+      fail_msg("case %d output %d element %lld: %.9g, %.9g in the reference", c, o, (long long)i, g,
+               w);
+    }
+  }
+}
+
+/* Runs `in` on the interpreter and the VM; the outputs agree. Returns the
+ * first output's element count. */
+static int64_t run_case(kiln_module_t *reference, kiln_graph_executor_t *vm, int num_inputs,
+                        kiln_tensor_t **in, int c) {
+  int count = 0;
+  kiln_tensor_t **want = NULL;
+  KILN_ASSERT_OK(
+      kiln_interp_run(reference, "main", num_inputs, in, kiln_allocator_system(), &count, &want));
+  for (int i = 0; i < num_inputs; ++i) {
+    KILN_ASSERT_OK(kiln_graph_executor_set_input(vm, i, kiln_tensor_dl(in[i])));
+  }
+  KILN_ASSERT_OK(kiln_graph_executor_run(vm));
+  assert_int_equal(kiln_graph_executor_num_outputs(vm), count);
+  for (int o = 0; o < count; ++o) {
+    kiln_tensor_t *got = NULL;
+    KILN_ASSERT_OK(kiln_graph_executor_copy_output(vm, o, kiln_allocator_system(), &got));
+    assert_same(got, want[o], c, o);
+    kiln_tensor_release(got);
+  }
+  int64_t first = kiln_tensor_element_count(want[0]);
+  release_all(count, want);
+  kiln_allocator_free(kiln_allocator_system(), want);
+  return first;
+}
+
+static kiln_graph_executor_t *executor(kiln_compiled_t *compiled) {
+  assert_non_null(strstr(compiled->vm_json, "\"call_extern\""));
+  kiln_graph_executor_t *vm = NULL;
+  KILN_ASSERT_OK(kiln_compiled_create_executor(compiled, &vm));
+  return vm;
+}
+
+/* Small integers as floats: zeros and repeats are common; `zeros` of the
+ * cases are all zeros. */
+static kiln_tensor_t *small_ints(int ndim, const int64_t *shape, int levels, bool zeros) {
+  kiln_tensor_t *t = random_tensor(KILN_DTYPE_FLOAT32, ndim, shape, 0, levels);
+  float *data = kiln_tensor_data(t);
+  for (int64_t i = 0; i < kiln_tensor_element_count(t); ++i) {
+    data[i] = zeros ? 0.0f : floorf(data[i]);
+  }
+  return t;
+}
+
+static void test_nonzero_compress_unique(void **state) {
+  (void)state;
+  kiln_module_t *reference = irt_parse("values", values);
+  KILN_ASSERT_OK(kiln_ir_infer_types(reference));
+  kiln_compiled_t *compiled = irt_compile_vm("values", values);
+  assert_null(strstr(compiled->vm_json, "fused_nonzero")); /* the runtime's kernel, no other */
+  kiln_graph_executor_t *vm = executor(compiled);
+  /* case 0: x and c all zeros (nothing selected); then random levels */
+  const int levels[] = {2, 2, 3, 2, 5, 2};
+  int64_t counts[6];
+  for (int c = 0; c < 6; ++c) {
+    kiln_tensor_t *in[2] = {small_ints(2, (const int64_t[]){3, 4}, levels[c], c == 0),
+                            small_ints(1, (const int64_t[]){4}, levels[c], c == 0)};
+    counts[c] = run_case(reference, vm, 2, in, c);
+    release_all(2, in);
+  }
+  assert_int_equal(counts[0], 0); /* nonzero of zeros: a (2, 0) output */
+  for (int c = 1; c < 6; ++c) {
+    assert_true(counts[c] > 0);
+  }
+  kiln_graph_executor_destroy(vm);
+  kiln_compiled_destroy(compiled);
+  kiln_module_destroy(reference);
+}
+
+/* A (1,) tensor holding `value`. */
+static kiln_tensor_t *one(kiln_dtype_t dtype, const void *value) {
+  kiln_tensor_t *t = NULL;
+  KILN_ASSERT_OK(kiln_tensor_create_copy(kiln_allocator_system(), dtype, 1, (const int64_t[]){1},
+                                         value, kiln_dtype_size(dtype), &t));
+  return t;
+}
+
+/* Random boxes (corners in [0, 4)) and scores (in [0, 1)), and the limits. */
+static void nms_inputs(int64_t max_output, double iou, double score, kiln_tensor_t **in) {
+  in[0] = random_tensor(KILN_DTYPE_FLOAT32, 3, (const int64_t[]){2, 5, 4}, 0, 4);
+  in[1] = random_tensor(KILN_DTYPE_FLOAT32, 3, (const int64_t[]){2, 3, 5}, 0, 1);
+  float thresholds[2] = {(float)iou, (float)score};
+  in[2] = one(KILN_DTYPE_INT64, &max_output);
+  in[3] = one(KILN_DTYPE_FLOAT32, &thresholds[0]);
+  in[4] = one(KILN_DTYPE_FLOAT32, &thresholds[1]);
+}
+
+static void test_non_max_suppression(void **state) {
+  (void)state;
+  kiln_module_t *reference = irt_parse("nms", nms);
+  KILN_ASSERT_OK(kiln_ir_infer_types(reference));
+  kiln_compiled_t *compiled = irt_compile_vm("nms", nms);
+  kiln_graph_executor_t *vm = executor(compiled);
+  /* max boxes, IoU and score thresholds; the last selects nothing (scores
+   * are below 1) */
+  const double cases[][3] = {{5, 0.5, 0.0}, {2, 0.3, 0.5}, {5, 0.0, 0.2},
+                             {0, 0.5, 0.0}, {3, 1.0, 0.9}, {5, 0.5, 1.0}};
+  for (int c = 0; c < (int)(sizeof(cases) / sizeof(cases[0])); ++c) {
+    kiln_tensor_t *in[5];
+    nms_inputs((int64_t)cases[c][0], cases[c][1], cases[c][2], in);
+    int64_t rows = run_case(reference, vm, 5, in, c);
+    if (c == 3 || c == 5) {
+      assert_int_equal(rows, 0); /* no box allowed, or none over the threshold */
+    }
+    release_all(5, in);
+  }
+  kiln_graph_executor_destroy(vm);
+  kiln_compiled_destroy(compiled);
+  kiln_module_destroy(reference);
+}
+
+static kiln_tensor_t *int_one(int64_t value) {
+  return one(KILN_DTYPE_INT64, &value);
+}
+
+static kiln_tensor_t *float_one(float value) {
+  return one(KILN_DTYPE_FLOAT32, &value);
+}
+
+/* stft's step and frame length (0: the window's), mel's bins, DFT length
+ * and upper edge. */
+static void spectral_inputs(const int64_t *v, kiln_tensor_t **in) {
+  in[0] = random_tensor(KILN_DTYPE_FLOAT32, 3, (const int64_t[]){2, 16, 1}, -1, 1);
+  in[1] = int_one(v[0]);
+  in[2] = int_one(v[1]);
+  in[3] = random_tensor(KILN_DTYPE_FLOAT32, 1, (const int64_t[]){6}, 0, 1);
+  in[4] = int_one(v[2]);
+  in[5] = int_one(v[3]);
+  in[6] = int_one(8000);
+  in[7] = float_one(100.0f);
+  in[8] = float_one((float)v[4]);
+}
+
+static void test_stft_mel_weight_matrix(void **state) {
+  (void)state;
+  kiln_module_t *reference = irt_parse("spectral", spectral);
+  KILN_ASSERT_OK(kiln_ir_infer_types(reference));
+  kiln_compiled_t *compiled = irt_compile_vm("spectral", spectral);
+  kiln_graph_executor_t *vm = executor(compiled);
+  const int64_t cases[][5] = {
+      {1, 6, 4, 16, 3000}, {3, 0, 8, 32, 4000}, {10, 6, 2, 8, 1000}, {4, 6, 10, 64, 3900}};
+  for (int c = 0; c < (int)(sizeof(cases) / sizeof(cases[0])); ++c) {
+    kiln_tensor_t *in[9];
+    spectral_inputs(cases[c], in);
+    run_case(reference, vm, 9, in, c);
+    release_all(9, in);
+  }
+  /* a frame longer than the window; a filter past the last bin */
+  const int64_t bad[][5] = {{1, 7, 4, 16, 3000}, {1, 6, 4, 4, 20000}};
+  const char *messages[] = {"(call_extern): stft: the window has 6 samples but frame_length is 7",
+                            "bins of dft_length 4 (the edges 100 to 20000 hertz at sample rate "
+                            "8000)"};
+  for (int c = 0; c < 2; ++c) {
+    kiln_tensor_t *in[9];
+    spectral_inputs(bad[c], in);
+    for (int i = 0; i < 9; ++i) {
+      KILN_ASSERT_OK(kiln_graph_executor_set_input(vm, i, kiln_tensor_dl(in[i])));
+    }
+    KILN_ASSERT_STATUS(kiln_graph_executor_run(vm), INVALID_ARGUMENT, messages[c]);
+    release_all(9, in);
+  }
+  kiln_graph_executor_destroy(vm);
+  kiln_compiled_destroy(compiled);
+  kiln_module_destroy(reference);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_nonzero_compress_unique),
+      cmocka_unit_test(test_non_max_suppression),
+      cmocka_unit_test(test_stft_mel_weight_matrix),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
