@@ -62,10 +62,6 @@ typedef struct kiln_dyn_topk_attrs_t {
   bool sorted;
 } kiln_dyn_topk_attrs_t;
 
-typedef struct kiln_dyn_arange_attrs_t {
-  kiln_dtype_t dtype;
-} kiln_dyn_arange_attrs_t;
-
 typedef struct kiln_dyn_split_attrs_t {
   int64_t axis;
 } kiln_dyn_split_attrs_t;
@@ -132,7 +128,9 @@ static const dyn_rule_t dyn_rules[] = {
      &kiln_op_arange,
      0,
      3,
-     {{0, "start", DYN_NUMBER}, {1, "stop", DYN_NUMBER}, {2, "step", DYN_NUMBER}}},
+     {{0, "start", DYN_NUMBER}, {1, "stop", DYN_NUMBER}, {2, "step", DYN_NUMBER}},
+     "out_shape",
+     true},
     {&kiln_op_dyn_split, &kiln_op_split, 1, 1, {{1, "indices", DYN_SPLIT}}},
     {&kiln_op_dyn_one_hot,
      &kiln_op_one_hot,
@@ -316,17 +314,37 @@ int64_t kiln_dyn_shape_func_attr(const kiln_op_t *op, const void *attrs) {
 }
 
 /* Input `t` as a runtime shape function sees it (its values as int64 when
- * the rule reads them; more than KILN_MAX_RANK are refused by the run). */
-static void dyn_runtime_arg(const kiln_tensor_t *t, bool read, int64_t *values,
-                            kiln_shape_func_arg_t *out_arg) {
-  *out_arg = (kiln_shape_func_arg_t){kiln_tensor_ndim(t), kiln_tensor_shape(t), 0, NULL};
+ * the rule reads them, as doubles when it reads numbers; more than
+ * KILN_MAX_RANK are refused by the run). */
+static void dyn_runtime_arg(const kiln_tensor_t *t, bool read, bool numbers, int64_t *values,
+                            double *reals, kiln_shape_func_arg_t *out_arg) {
+  *out_arg = (kiln_shape_func_arg_t){kiln_tensor_ndim(t), kiln_tensor_shape(t), 0, NULL, NULL};
   if (read) {
     out_arg->count = kiln_tensor_element_count(t);
     for (int64_t i = 0; i < out_arg->count && i < KILN_MAX_RANK; ++i) {
-      values[i] = (int64_t)dyn_element(t, i);
+      reals[i] = dyn_element(t, i);
+      values[i] = numbers ? 0 : (int64_t)reals[i];
     }
-    out_arg->values = values;
+    out_arg->values = numbers ? NULL : values;
+    out_arg->numbers = numbers ? reals : NULL;
   }
+}
+
+/* The dtype of the output the dyn operator's relation gives for these
+ * inputs (the data's for a reshape, the attribute's for an arange). */
+static kiln_status_t dyn_output_dtype(const kiln_shape_func_args_t *args, kiln_dtype_t *out_dtype) {
+  const kiln_type_t *types[KILN_SHAPE_FUNC_MAX_INPUTS], *type = NULL;
+  for (int i = 0; i < args->num_inputs && i < KILN_SHAPE_FUNC_MAX_INPUTS; ++i) {
+    KILN_RETURN_IF_ERROR(kiln_tensor_type_of(args->arena, args->inputs[i], &types[i]));
+  }
+  KILN_RETURN_IF_ERROR(
+      kiln_op_infer_type(args->op, args->attrs, args->num_inputs, types, args->arena, &type));
+  const kiln_tensor_type_t *t = kiln_type_as_tensor(type);
+  if (!t) {
+    return KILN_STATUS(INTERNAL, "%s: the output is not a tensor", args->op->name);
+  }
+  *out_dtype = t->dtype;
+  return KILN_OK;
 }
 
 /* The output type from runtime shape function `index`. */
@@ -335,16 +353,19 @@ static kiln_status_t dyn_runtime_shape(const kiln_shape_func_args_t *args, int i
   const kiln_shape_func_t *f = kiln_shape_func_at(index);
   kiln_shape_func_arg_t inputs[KILN_SHAPE_FUNC_MAX_INPUTS];
   int64_t values[KILN_SHAPE_FUNC_MAX_INPUTS][KILN_MAX_RANK];
+  double reals[KILN_SHAPE_FUNC_MAX_INPUTS][KILN_MAX_RANK];
   for (int i = 0; i < args->num_inputs && i < KILN_SHAPE_FUNC_MAX_INPUTS; ++i) {
-    dyn_runtime_arg(args->inputs[i], (f->value_inputs >> i) & 1u, values[i], &inputs[i]);
+    dyn_runtime_arg(args->inputs[i], (f->value_inputs >> i) & 1u, (f->number_inputs >> i) & 1u,
+                    values[i], reals[i], &inputs[i]);
   }
   int ndim = 0;
   int64_t shape[KILN_MAX_RANK];
   KILN_RETURN_IF_ERROR(kiln_shape_func_run(index, args->num_inputs, inputs,
                                            kiln_dyn_shape_func_attr(args->op, args->attrs), &ndim,
                                            shape));
-  return kiln_tensor_type_create(args->arena, kiln_tensor_dtype(args->inputs[0]), ndim, shape,
-                                 out_type);
+  kiln_dtype_t dtype = KILN_DTYPE_FLOAT32;
+  KILN_RETURN_IF_ERROR(dyn_output_dtype(args, &dtype));
+  return kiln_tensor_type_create(args->arena, dtype, ndim, shape, out_type);
 }
 
 /* A view's kernel: the data's bytes under the output's shape. */
@@ -417,6 +438,9 @@ kiln_status_t kiln_dyn_probe_call(kiln_module_t *module, const kiln_call_t *call
   const kiln_op_t *op = rule->probe_self ? rule->dyn_op : rule->static_op;
   void *attrs = NULL;
   KILN_RETURN_IF_ERROR(kiln_op_attrs_create_default(op, arena, &attrs));
+  if (rule->probe_self && call->attrs) { /* its own attributes (dyn.arange's dtype) kept */
+    memcpy(attrs, call->attrs, op->attrs_size);
+  }
   kiln_strbuf_t sb;
   kiln_strbuf_initialize(&sb, kiln_allocator_system());
   kiln_status_t status = kiln_strbuf_append(&sb, "[");
@@ -564,6 +588,20 @@ static kiln_status_t dyn_max_rank_infer(const kiln_type_relation_t *relation,
   return kiln_dyn_symbolic_type(relation->arena, data->dtype, rank, out_type);
 }
 
+/* `rank` anonymous dims, or the compiler's probe shape `fixed` when set
+ * (an out_shape attribute, kiln_dyn_probe_call). */
+static kiln_status_t dyn_fixed_type(const kiln_type_relation_t *relation, const kiln_ints_t *fixed,
+                                    kiln_dtype_t dtype, int rank, const kiln_type_t **out_type) {
+  if (fixed->count == 0) {
+    return kiln_dyn_symbolic_type(relation->arena, dtype, rank, out_type);
+  }
+  if (fixed->count != rank) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: out_shape has %d dims for an output of rank %d",
+                       relation->op->name, (int)fixed->count, rank);
+  }
+  return kiln_tensor_type_create(relation->arena, dtype, rank, fixed->values, out_type);
+}
+
 /* strided_slice: the data's rank; begin, end, strides and axes (or no
  * axes: the first len(begin)) have one length. */
 static kiln_status_t dyn_slice_infer(const kiln_type_relation_t *relation,
@@ -583,14 +621,7 @@ static kiln_status_t dyn_slice_infer(const kiln_type_relation_t *relation,
                        data->ndim);
   }
   const kiln_ints_t *fixed = &((const kiln_dyn_slice_attrs_t *)relation->attrs)->out_shape;
-  if (fixed->count == 0) {
-    return kiln_dyn_symbolic_type(relation->arena, data->dtype, data->ndim, out_type);
-  }
-  if (fixed->count != data->ndim) {
-    return KILN_STATUS(INVALID_ARGUMENT, "%s: out_shape has %d dims for data of rank %d",
-                       relation->op->name, (int)fixed->count, data->ndim);
-  }
-  return kiln_tensor_type_create(relation->arena, data->dtype, data->ndim, fixed->values, out_type);
+  return dyn_fixed_type(relation, fixed, data->dtype, data->ndim, out_type);
 }
 
 /* squeeze: rank - len(axis); an empty axis list (squeeze every 1) depends on values. */
@@ -667,8 +698,8 @@ static kiln_status_t dyn_arange_infer(const kiln_type_relation_t *relation,
     int length = 0;
     KILN_RETURN_IF_ERROR(dyn_value_length(relation, k, &length));
   }
-  kiln_dtype_t dtype = ((const kiln_dyn_arange_attrs_t *)relation->attrs)->dtype;
-  return kiln_dyn_symbolic_type(relation->arena, dtype, 1, out_type);
+  const kiln_dyn_arange_attrs_t *attrs = relation->attrs;
+  return dyn_fixed_type(relation, &attrs->out_shape, attrs->dtype, 1, out_type);
 }
 
 /* The static length of 1-D input `index`, or UNIMPLEMENTED (what the
@@ -793,6 +824,7 @@ static const kiln_attr_field_t dyn_topk_fields[] = {
 };
 static const kiln_attr_field_t dyn_arange_fields[] = {
     KILN_ATTR_FIELD(kiln_dyn_arange_attrs_t, dtype, DTYPE, "\"float32\""),
+    KILN_ATTR_FIELD(kiln_dyn_arange_attrs_t, out_shape, INTS, "[]"),
 };
 static const kiln_attr_field_t dyn_split_fields[] = {
     KILN_ATTR_FIELD(kiln_dyn_split_attrs_t, axis, INT, "0"),
@@ -840,8 +872,8 @@ DYN_OP_(kiln_op_dyn_cumsum, "dyn.cumsum", DYN_CUMSUM, 2, dyn_cumsum_infer,
         DYN_FIELDS_(kiln_dyn_cumsum_attrs_t, dyn_cumsum_fields));
 DYN_OP_(kiln_op_dyn_topk, "dyn.topk", DYN_TOPK, 2, dyn_topk_infer,
         DYN_FIELDS_(kiln_dyn_topk_attrs_t, dyn_topk_fields));
-DYN_OP_(kiln_op_dyn_arange, "dyn.arange", DYN_ARANGE, 3, dyn_arange_infer,
-        DYN_FIELDS_(kiln_dyn_arange_attrs_t, dyn_arange_fields));
+DYN_OP_WITH_(kiln_op_dyn_arange, "dyn.arange", DYN_ARANGE, 3, dyn_arange_infer,
+             kiln_dyn_compute_arange, DYN_FIELDS_(kiln_dyn_arange_attrs_t, dyn_arange_fields));
 DYN_OP_(kiln_op_dyn_split, "dyn.split", DYN_SPLIT, 2, dyn_split_infer,
         DYN_FIELDS_(kiln_dyn_split_attrs_t, dyn_split_fields));
 DYN_OP_(kiln_op_dyn_one_hot, "dyn.one_hot", DYN_ONE_HOT, 3, dyn_one_hot_infer,

@@ -24,6 +24,19 @@ typedef struct kiln_dyn_slice_attrs_t {
 KILN_MUST_USE_RESULT kiln_status_t kiln_dyn_compute_slice(const kiln_compute_args_t *args,
                                                           kiln_compute_result_t *out_result);
 
+/* dyn.arange's attributes: the output dtype, and out_shape as
+ * dyn.strided_slice's (set only in the compiler's probe runs). */
+typedef struct kiln_dyn_arange_attrs_t {
+  kiln_dtype_t dtype;
+  kiln_ints_t out_shape;
+} kiln_dyn_arange_attrs_t;
+
+/* dyn.arange's compute rule (dyn_compute.c): with out_shape set, element i
+ * is start + i * step from the start and step inputs read in the kernel,
+ * converted as arange's; UNIMPLEMENTED without it. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_dyn_compute_arange(const kiln_compute_args_t *args,
+                                                           kiln_compute_result_t *out_result);
+
 KILN_MUST_USE_RESULT kiln_status_t kiln_dyn_symbolic_type(kiln_arena_t *arena, kiln_dtype_t dtype,
                                                           int rank, const kiln_type_t **out_type);
 

@@ -13,8 +13,14 @@
  * output buffer (the VM sizes it with the runtime's shape function,
  * runtime/shape_func.c, which also rejects a step of 0), so the kernel
  * never reads the end values. A dim taken once never steps.
+ *
+ * dyn.arange, in a probe run (out_shape set): element i is arange's
+ * (kiln_compute_arange_element) with start and step read from their
+ * inputs in the kernel as float64; the count is the output buffer's, sized
+ * by the runtime's shape function, which checks the step.
  */
 #include "op/dyn.h"
+#include "op/gather_compute.h"
 #include "te/te.h"
 #include "tir/builder.h"
 
@@ -27,12 +33,18 @@ static const kiln_tir_expr_t *i64(kiln_tir_builder_t *b, int64_t value) {
   return kiln_tir_b_int(b, KILN_DTYPE_INT64, value);
 }
 
+/* Value k of input `input` (rank 0 or 1) as `dtype`. */
+static const kiln_tir_expr_t *value_as(kiln_tir_builder_t *b, const kiln_compute_args_t *args,
+                                       int input, int k, kiln_dtype_t dtype) {
+  const kiln_te_tensor_t *t = args->inputs[input];
+  const kiln_tir_expr_t *index[1] = {kiln_tir_b_i32(b, k)};
+  return kiln_tir_b_cast(b, kiln_tir_scalar(dtype), kiln_te_read(b, t, t->ndim, index));
+}
+
 /* Value k of input `input` (rank 0 or 1) as int64. */
 static const kiln_tir_expr_t *value_at(kiln_tir_builder_t *b, const kiln_compute_args_t *args,
                                        int input, int k) {
-  const kiln_te_tensor_t *t = args->inputs[input];
-  const kiln_tir_expr_t *index[1] = {kiln_tir_b_i32(b, k)};
-  return kiln_tir_b_cast(b, kiln_tir_scalar(KILN_DTYPE_INT64), kiln_te_read(b, t, t->ndim, index));
+  return value_as(b, args, input, k, KILN_DTYPE_INT64);
 }
 
 static const kiln_tir_expr_t *clamp(kiln_tir_builder_t *b, const kiln_tir_expr_t *x, int64_t lo,
@@ -102,4 +114,23 @@ kiln_status_t kiln_dyn_compute_slice(const kiln_compute_args_t *args,
   KILN_RETURN_IF_ERROR(kiln_compute_output_type(args, 0, &type));
   dyn_slice_t s = {args, type->shape};
   return kiln_compute_one(args, slice_body, &s, out_result);
+}
+
+/* ---- dyn.arange ---- */
+
+static const kiln_tir_expr_t *arange_body(kiln_tir_builder_t *b,
+                                          const kiln_tir_expr_t *const *indices, void *user) {
+  const kiln_compute_args_t *args = user;
+  const kiln_dyn_arange_attrs_t *attrs = args->attrs;
+  return kiln_compute_arange_element(b, indices[0], value_as(b, args, 0, 0, KILN_DTYPE_FLOAT64),
+                                     value_as(b, args, 2, 0, KILN_DTYPE_FLOAT64), attrs->dtype);
+}
+
+kiln_status_t kiln_dyn_compute_arange(const kiln_compute_args_t *args,
+                                      kiln_compute_result_t *out_result) {
+  const kiln_dyn_arange_attrs_t *attrs = args->attrs;
+  if (attrs->out_shape.count == 0) {
+    return kiln_dyn_compute_refuse(args, out_result);
+  }
+  return kiln_compute_one(args, arange_body, (void *)(uintptr_t)args, out_result);
 }

@@ -30,6 +30,12 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_compute_topk(const kiln_compute_args_t *
                                                      kiln_compute_result_t *out_result);
 KILN_MUST_USE_RESULT kiln_status_t kiln_compute_arange(const kiln_compute_args_t *args,
                                                        kiln_compute_result_t *out_result);
+/* arange's element `index`: start + index * step (float64 expressions),
+ * converted to `dtype` as the reference stores it; dyn.arange's too. */
+const kiln_tir_expr_t *kiln_compute_arange_element(kiln_tir_builder_t *b,
+                                                   const kiln_tir_expr_t *index,
+                                                   const kiln_tir_expr_t *start,
+                                                   const kiln_tir_expr_t *step, kiln_dtype_t dtype);
 KILN_MUST_USE_RESULT kiln_status_t kiln_compute_one_hot(const kiln_compute_args_t *args,
                                                         kiln_compute_result_t *out_result);
 KILN_MUST_USE_RESULT kiln_status_t kiln_compute_trilu(const kiln_compute_args_t *args,

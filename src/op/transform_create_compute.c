@@ -69,14 +69,27 @@ static const kiln_tir_expr_t *convert(kiln_tir_builder_t *b, const kiln_tir_expr
 
 /* ---- arange ---- */
 
+const kiln_tir_expr_t *kiln_compute_arange_element(kiln_tir_builder_t *b,
+                                                   const kiln_tir_expr_t *index,
+                                                   const kiln_tir_expr_t *start,
+                                                   const kiln_tir_expr_t *step,
+                                                   kiln_dtype_t dtype) {
+  /* start - i * (-step): the reference's two roundings (an Add of a Mul
+   * would be an FMA in the LLVM backend, one rounding: 1.5 + 5 * -0.7 is
+   * -2 in the reference, -1.9999999999999998 fused). */
+  const kiln_tir_expr_t *i = kiln_tir_b_cast(b, kiln_tir_scalar(KILN_DTYPE_FLOAT64), index);
+  const kiln_tir_expr_t *minus_step =
+      kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, kiln_tir_b_float(b, KILN_DTYPE_FLOAT64, 0.0), step);
+  const kiln_tir_expr_t *back = kiln_tir_b_mul(b, i, minus_step);
+  return convert(b, kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, start, back), dtype);
+}
+
 static const kiln_tir_expr_t *arange_body(kiln_tir_builder_t *b,
                                           const kiln_tir_expr_t *const *indices, void *user) {
   const kiln_arange_attrs_t *attrs = user;
-  const kiln_tir_expr_t *i = kiln_tir_b_cast(b, kiln_tir_scalar(KILN_DTYPE_FLOAT64), indices[0]);
-  const kiln_tir_expr_t *v =
-      kiln_tir_b_add(b, kiln_tir_b_float(b, KILN_DTYPE_FLOAT64, attrs->start),
-                     kiln_tir_b_mul(b, i, kiln_tir_b_float(b, KILN_DTYPE_FLOAT64, attrs->step)));
-  return convert(b, v, attrs->dtype);
+  return kiln_compute_arange_element(
+      b, indices[0], kiln_tir_b_float(b, KILN_DTYPE_FLOAT64, attrs->start),
+      kiln_tir_b_float(b, KILN_DTYPE_FLOAT64, attrs->step), attrs->dtype);
 }
 
 kiln_status_t kiln_compute_arange(const kiln_compute_args_t *args,

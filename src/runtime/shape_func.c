@@ -13,6 +13,7 @@
  */
 #include "runtime/shape_func.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -246,6 +247,41 @@ static kiln_status_t strided_slice_rule(const kiln_shape_func_arg_t *args, int64
   return KILN_OK;
 }
 
+/* ---- dyn.arange ---- */
+
+kiln_status_t kiln_shape_arange_count(const char *op, double start, double stop, double step,
+                                      int64_t *out_count) {
+  if (!isfinite(start) || !isfinite(stop) || !isfinite(step) || step == 0.0) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "%s: start %g, stop %g and step %g must be finite, and step nonzero", op,
+                       start, stop, step);
+  }
+  double count = ceil((stop - start) / step);
+  if (!(count <= KILN_SHAPE_ARANGE_MAX)) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "%s: start %g, stop %g, step %g give more than %g elements", op, start, stop,
+                       step, KILN_SHAPE_ARANGE_MAX);
+  }
+  *out_count = count > 0.0 ? (int64_t)count : 0;
+  return KILN_OK;
+}
+
+/* start, stop, step: one number each. */
+static kiln_status_t arange_rule(const kiln_shape_func_arg_t *args, int64_t attr, int *out_ndim,
+                                 int64_t *out_shape) {
+  (void)attr;
+  static const char *const names[3] = {"start", "stop", "step"};
+  for (int i = 0; i < 3; ++i) {
+    if (args[i].count != 1) {
+      return KILN_STATUS(INVALID_ARGUMENT, "dyn.arange: %s has %lld values; expected one", names[i],
+                         (long long)args[i].count);
+    }
+  }
+  *out_ndim = 1;
+  return kiln_shape_arange_count("dyn.arange", args[0].numbers[0], args[1].numbers[0],
+                                 args[2].numbers[0], &out_shape[0]);
+}
+
 /* ---- the table ---- */
 
 static const kiln_shape_func_t shape_funcs[] = {
@@ -254,6 +290,7 @@ static const kiln_shape_func_t shape_funcs[] = {
     {"dyn.unsqueeze", 2, 1u << 1, true, unsqueeze_rule},
     {"dyn.broadcast_to", 2, 1u << 1, false, broadcast_to_rule},
     {"dyn.strided_slice", 5, 0x1eu, false, strided_slice_rule},
+    {"dyn.arange", 3, 0x7u, false, arange_rule, 0x7u},
 };
 
 int kiln_shape_func_count(void) {

@@ -87,14 +87,18 @@ static void set_inputs(kiln_graph_executor_t *vm, kiln_tensor_t **in) {
   }
 }
 
-static void run_case(kiln_module_t *reference, kiln_graph_executor_t *vm, kiln_tensor_t **in,
-                     int c) {
+/* Case c: the `num_inputs` inputs `in` on the reference and on `vm`, every
+ * output compared. */
+static void compare_run(kiln_module_t *reference, kiln_graph_executor_t *vm, int num_inputs,
+                        kiln_tensor_t **in, int c) {
   int count = 0;
   kiln_tensor_t **want = NULL;
-  KILN_ASSERT_OK(kiln_interp_run(reference, "main", 4, in, kiln_allocator_system(), &count, &want));
-  set_inputs(vm, in);
+  KILN_ASSERT_OK(
+      kiln_interp_run(reference, "main", num_inputs, in, kiln_allocator_system(), &count, &want));
+  for (int i = 0; i < num_inputs; ++i) {
+    KILN_ASSERT_OK(kiln_graph_executor_set_input(vm, i, kiln_tensor_dl(in[i])));
+  }
   KILN_ASSERT_OK(kiln_graph_executor_run(vm));
-  assert_int_equal(count, 2);
   for (int o = 0; o < count; ++o) {
     kiln_tensor_t *got = NULL;
     KILN_ASSERT_OK(kiln_graph_executor_copy_output(vm, o, kiln_allocator_system(), &got));
@@ -103,6 +107,11 @@ static void run_case(kiln_module_t *reference, kiln_graph_executor_t *vm, kiln_t
   }
   release_all(count, want);
   kiln_allocator_free(kiln_allocator_system(), want);
+}
+
+static void run_case(kiln_module_t *reference, kiln_graph_executor_t *vm, kiln_tensor_t **in,
+                     int c) {
+  compare_run(reference, vm, 4, in, c);
 }
 
 static void test_views_at_several_shapes(void **state) {
@@ -275,19 +284,7 @@ static void run_slice_case(kiln_module_t *reference, kiln_graph_executor_t *vm,
                            const int64_t *values, int c) {
   kiln_tensor_t *in[5];
   slice_inputs(values, in);
-  int count = 0;
-  kiln_tensor_t **want = NULL;
-  KILN_ASSERT_OK(kiln_interp_run(reference, "main", 5, in, kiln_allocator_system(), &count, &want));
-  for (int i = 0; i < 5; ++i) {
-    KILN_ASSERT_OK(kiln_graph_executor_set_input(vm, i, kiln_tensor_dl(in[i])));
-  }
-  KILN_ASSERT_OK(kiln_graph_executor_run(vm));
-  kiln_tensor_t *got = NULL;
-  KILN_ASSERT_OK(kiln_graph_executor_copy_output(vm, 0, kiln_allocator_system(), &got));
-  assert_same(got, want[0], c, 0);
-  kiln_tensor_release(got);
-  release_all(count, want);
-  kiln_allocator_free(kiln_allocator_system(), want);
+  compare_run(reference, vm, 5, in, c);
   release_all(5, in);
 }
 
@@ -321,6 +318,70 @@ static void test_strided_slice_at_several_values(void **state) {
       strstr(kiln_status_message(status), "(shape_func): dyn.strided_slice: strides[0] is 0"));
   kiln_status_free(status);
   release_all(5, in);
+  kiln_graph_executor_destroy(vm);
+  kiln_compiled_destroy(compiled);
+  kiln_module_destroy(reference);
+}
+
+/* ---- kernels reading run-time values: each against the interpreter ---- */
+
+/* Runs `num_inputs` inputs on `vm` and expects INVALID_ARGUMENT with
+ * `message`. */
+static void expect_values_error(kiln_graph_executor_t *vm, int num_inputs, kiln_tensor_t **in,
+                                const char *message) {
+  for (int i = 0; i < num_inputs; ++i) {
+    KILN_ASSERT_OK(kiln_graph_executor_set_input(vm, i, kiln_tensor_dl(in[i])));
+  }
+  kiln_status_t status = kiln_graph_executor_run(vm);
+  if (kiln_status_code(status) != KILN_STATUS_CODE_INVALID_ARGUMENT ||
+      !strstr(kiln_status_message(status), message)) {
+    fail_msg("got \"%s\", expected \"%s\"", status ? kiln_status_message(status) : "OK", message);
+  }
+  kiln_status_free(status);
+}
+
+/* A rank-0 float64 tensor. */
+static kiln_tensor_t *number(double value) {
+  kiln_tensor_t *t = NULL;
+  KILN_ASSERT_OK(kiln_tensor_create_copy(kiln_allocator_system(), KILN_DTYPE_FLOAT64, 0, NULL,
+                                         &value, sizeof(value), &t));
+  return t;
+}
+
+/* ONNX Range's form in float32 (then a kernel over its run-time extent)
+ * and int32 (truncated), from float64 start, stop and step. */
+static const char arange[] =
+    "def @main(%a: Tensor[(), float64], %b: Tensor[(), float64], %c: Tensor[(), float64]) {\n"
+    "  %0 = dyn.arange(%a, %b, %c, dtype=\"float32\");\n"
+    "  %1 = multiply(%0, %0);\n"
+    "  %2 = dyn.arange(%a, %b, %c, dtype=\"int32\");\n"
+    "  (%1, %2)\n"
+    "}\n";
+
+static void test_arange_at_several_values(void **state) {
+  (void)state;
+  kiln_module_t *reference = irt_parse("arange", arange);
+  KILN_ASSERT_OK(kiln_ir_infer_types(reference));
+  kiln_compiled_t *compiled = irt_compile_vm("arange", arange);
+  assert_non_null(strstr(compiled->vm_json, "\"dyn.arange\""));
+  kiln_graph_executor_t *vm = NULL;
+  KILN_ASSERT_OK(kiln_compiled_create_executor(compiled, &vm));
+  /* start, stop, step: one element, many, negative steps, fractions */
+  const double cases[][3] = {{0, 1, 1},    {0, 37, 1},       {1.5, -3, -0.7},
+                             {-4, 100, 3}, {2.25, 2.5, 0.1}, {10, -10, -2.5}};
+  for (int c = 0; c < (int)(sizeof(cases) / sizeof(cases[0])); ++c) {
+    kiln_tensor_t *in[3] = {number(cases[c][0]), number(cases[c][1]), number(cases[c][2])};
+    compare_run(reference, vm, 3, in, c);
+    release_all(3, in);
+  }
+  kiln_tensor_t *in[3] = {number(0), number(1), number(0)};
+  expect_values_error(vm, 3, in,
+                      "(shape_func): dyn.arange: start 0, stop 1 and step 0 must be finite, and "
+                      "step nonzero");
+  release_all(3, in);
+  kiln_tensor_t *huge[3] = {number(0), number(1e300), number(1)};
+  expect_values_error(vm, 3, huge, "dyn.arange: start 0, stop 1e+300, step 1 give more than");
+  release_all(3, huge);
   kiln_graph_executor_destroy(vm);
   kiln_compiled_destroy(compiled);
   kiln_module_destroy(reference);
@@ -361,6 +422,7 @@ int main(void) {
       cmocka_unit_test(test_graph_executor_refuses),
       cmocka_unit_test(test_broadcast_to_at_several_shapes),
       cmocka_unit_test(test_strided_slice_at_several_values),
+      cmocka_unit_test(test_arange_at_several_values),
       cmocka_unit_test(test_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
