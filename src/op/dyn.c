@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "op/dyn.h"
+#include "op/gather_compute.h"
 #include "op/scalar.h"
 #include "runtime/shape_func.h"
 
@@ -470,6 +471,13 @@ kiln_status_t kiln_dyn_compute_refuse(const kiln_compute_args_t *args,
                      args->op->name);
 }
 
+/* dyn.cumsum: the static output's walk chosen in the kernel by the axis. */
+static kiln_status_t dyn_cumsum_compute(const kiln_compute_args_t *args,
+                                        kiln_compute_result_t *out_result) {
+  const kiln_dyn_cumsum_attrs_t *attrs = args->attrs;
+  return kiln_compute_cumsum_any_axis(args, attrs->exclusive, attrs->reverse, out_result);
+}
+
 /* ---- type relations: the output's rank ---- */
 
 /* The number of values of input `index` (a 1-D tensor of static length, or a
@@ -868,8 +876,8 @@ DYN_OP_(kiln_op_dyn_unsqueeze, "dyn.unsqueeze", DYN_UNSQUEEZE, 2, dyn_unsqueeze_
         .attrs_size = 0);
 DYN_OP_(kiln_op_dyn_sum, "dyn.sum", DYN_SUM, 2, dyn_sum_infer,
         DYN_FIELDS_(kiln_dyn_reduce_attrs_t, dyn_reduce_fields));
-DYN_OP_(kiln_op_dyn_cumsum, "dyn.cumsum", DYN_CUMSUM, 2, dyn_cumsum_infer,
-        DYN_FIELDS_(kiln_dyn_cumsum_attrs_t, dyn_cumsum_fields));
+DYN_OP_WITH_(kiln_op_dyn_cumsum, "dyn.cumsum", DYN_CUMSUM, 2, dyn_cumsum_infer, dyn_cumsum_compute,
+             DYN_FIELDS_(kiln_dyn_cumsum_attrs_t, dyn_cumsum_fields));
 DYN_OP_(kiln_op_dyn_topk, "dyn.topk", DYN_TOPK, 2, dyn_topk_infer,
         DYN_FIELDS_(kiln_dyn_topk_attrs_t, dyn_topk_fields));
 DYN_OP_WITH_(kiln_op_dyn_arange, "dyn.arange", DYN_ARANGE, 3, dyn_arange_infer,

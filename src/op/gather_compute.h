@@ -26,6 +26,11 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_compute_argreduce(const kiln_compute_arg
                                                           kiln_compute_result_t *out_result);
 KILN_MUST_USE_RESULT kiln_status_t kiln_compute_cumsum(const kiln_compute_args_t *args,
                                                        kiln_compute_result_t *out_result);
+/* cumsum along the axis its second input holds at run time (dyn.cumsum):
+ * one walk per axis in the kernel, an assertion that the axis is in range. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_cumsum_any_axis(const kiln_compute_args_t *args,
+                                                                bool exclusive, bool reverse,
+                                                                kiln_compute_result_t *out_result);
 KILN_MUST_USE_RESULT kiln_status_t kiln_compute_topk(const kiln_compute_args_t *args,
                                                      kiln_compute_result_t *out_result);
 KILN_MUST_USE_RESULT kiln_status_t kiln_compute_arange(const kiln_compute_args_t *args,

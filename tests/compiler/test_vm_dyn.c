@@ -325,16 +325,16 @@ static void test_strided_slice_at_several_values(void **state) {
 
 /* ---- kernels reading run-time values: each against the interpreter ---- */
 
-/* Runs `num_inputs` inputs on `vm` and expects INVALID_ARGUMENT with
- * `message`. */
+/* Runs `num_inputs` inputs on `vm` and expects an error with `message`
+ * (INVALID_ARGUMENT from a shape function; a kernel's assertion has the
+ * code of any failed kernel call). */
 static void expect_values_error(kiln_graph_executor_t *vm, int num_inputs, kiln_tensor_t **in,
                                 const char *message) {
   for (int i = 0; i < num_inputs; ++i) {
     KILN_ASSERT_OK(kiln_graph_executor_set_input(vm, i, kiln_tensor_dl(in[i])));
   }
   kiln_status_t status = kiln_graph_executor_run(vm);
-  if (kiln_status_code(status) != KILN_STATUS_CODE_INVALID_ARGUMENT ||
-      !strstr(kiln_status_message(status), message)) {
+  if (!status || !strstr(kiln_status_message(status), message)) {
     fail_msg("got \"%s\", expected \"%s\"", status ? kiln_status_message(status) : "OK", message);
   }
   kiln_status_free(status);
@@ -387,6 +387,47 @@ static void test_arange_at_several_values(void **state) {
   kiln_module_destroy(reference);
 }
 
+/* ONNX CumSum with a run-time axis: a static output, so the graph executor
+ * runs it; the kernel walks the axis the input holds. */
+static const char cumsum[] = "def @main(%x: Tensor[(3, 4, 5), float32], %a: Tensor[(), int64]) {\n"
+                             "  %0 = dyn.cumsum(%x, %a);\n"
+                             "  %1 = dyn.cumsum(%x, %a, exclusive=True, reverse=True);\n"
+                             "  (%0, %1)\n"
+                             "}\n";
+
+static kiln_tensor_t *one_int(int64_t value) {
+  kiln_tensor_t *t = NULL;
+  KILN_ASSERT_OK(kiln_tensor_create_copy(kiln_allocator_system(), KILN_DTYPE_INT64, 0, NULL, &value,
+                                         sizeof(value), &t));
+  return t;
+}
+
+static void test_cumsum_at_every_axis(void **state) {
+  (void)state;
+  kiln_module_t *reference = irt_parse("cumsum", cumsum);
+  KILN_ASSERT_OK(kiln_ir_infer_types(reference));
+  kiln_module_t *module = irt_parse("cumsum", cumsum);
+  kiln_compiler_options_t options = kiln_compiler_options_default();
+  kiln_compiled_t *compiled = NULL;
+  KILN_ASSERT_OK(kiln_compiler_build(kiln_allocator_system(), module, &options, &compiled));
+  kiln_module_destroy(module);
+  kiln_graph_executor_t *executor = NULL;
+  KILN_ASSERT_OK(kiln_compiled_create_executor(compiled, &executor));
+  for (int axis = -3; axis < 3; ++axis) {
+    kiln_tensor_t *in[2] = {random_tensor(KILN_DTYPE_FLOAT32, 3, (const int64_t[]){3, 4, 5}, -1, 1),
+                            one_int(axis)};
+    compare_run(reference, executor, 2, in, axis);
+    release_all(2, in);
+  }
+  kiln_tensor_t *in[2] = {random_tensor(KILN_DTYPE_FLOAT32, 3, (const int64_t[]){3, 4, 5}, -1, 1),
+                          one_int(3)};
+  expect_values_error(executor, 2, in, "dyn.cumsum: axis is out of range for rank 3");
+  release_all(2, in);
+  kiln_graph_executor_destroy(executor);
+  kiln_compiled_destroy(compiled);
+  kiln_module_destroy(reference);
+}
+
 /* A dyn operator without a runtime shape function (dyn.sum) is refused
  * before lowering, naming it; so is a probe beyond int32 (a rank-4 output
  * all of whose dims are symbolic). */
@@ -423,6 +464,7 @@ int main(void) {
       cmocka_unit_test(test_broadcast_to_at_several_shapes),
       cmocka_unit_test(test_strided_slice_at_several_values),
       cmocka_unit_test(test_arange_at_several_values),
+      cmocka_unit_test(test_cumsum_at_every_axis),
       cmocka_unit_test(test_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
