@@ -70,6 +70,7 @@ typedef struct kiln_dyn_split_attrs_t {
 typedef struct kiln_dyn_one_hot_attrs_t {
   int64_t axis;
   kiln_dtype_t dtype;
+  kiln_ints_t out_shape; /* as dyn.strided_slice's: set in the compiler's probe runs */
 } kiln_dyn_one_hot_attrs_t;
 
 typedef struct kiln_dyn_pad_attrs_t {
@@ -137,9 +138,9 @@ static const dyn_rule_t dyn_rules[] = {
      &kiln_op_one_hot,
      1,
      3,
-     {{1, "depth", DYN_INT},
-      {2, "off_value", DYN_NUMBER_AT, 0},
-      {2, "on_value", DYN_NUMBER_AT, 1}}},
+     {{1, "depth", DYN_INT}, {2, "off_value", DYN_NUMBER_AT, 0}, {2, "on_value", DYN_NUMBER_AT, 1}},
+     "out_shape",
+     true},
     {&kiln_op_dyn_pad,
      &kiln_op_pad,
      1,
@@ -311,6 +312,9 @@ static kiln_status_t dyn_static_attrs(const dyn_rule_t *rule, const void *dyn_at
 /* ---- the runtime's shape functions (runtime/shape_func.h) ---- */
 
 int64_t kiln_dyn_shape_func_attr(const kiln_op_t *op, const void *attrs) {
+  if (op == &kiln_op_dyn_one_hot) {
+    return ((const kiln_dyn_one_hot_attrs_t *)attrs)->axis;
+  }
   return op == &kiln_op_dyn_reshape ? ((const kiln_dyn_reshape_attrs_t *)attrs)->allowzero : 0;
 }
 
@@ -476,6 +480,16 @@ static kiln_status_t dyn_cumsum_compute(const kiln_compute_args_t *args,
                                         kiln_compute_result_t *out_result) {
   const kiln_dyn_cumsum_attrs_t *attrs = args->attrs;
   return kiln_compute_cumsum_any_axis(args, attrs->exclusive, attrs->reverse, out_result);
+}
+
+/* dyn.one_hot: one_hot with depth and values read in the kernel. */
+static kiln_status_t dyn_one_hot_compute(const kiln_compute_args_t *args,
+                                         kiln_compute_result_t *out_result) {
+  const kiln_dyn_one_hot_attrs_t *attrs = args->attrs;
+  if (attrs->out_shape.count == 0) {
+    return kiln_dyn_compute_refuse(args, out_result);
+  }
+  return kiln_compute_one_hot_inputs(args, attrs->axis, attrs->dtype, out_result);
 }
 
 /* ---- type relations: the output's rank ---- */
@@ -785,8 +799,8 @@ static kiln_status_t dyn_one_hot_infer(const kiln_type_relation_t *relation,
                        relation->op->name, kiln_op_shape_text(values, shape));
   }
   KILN_RETURN_IF_ERROR(dyn_check_rank(relation, indices->ndim + 1));
-  kiln_dtype_t dtype = ((const kiln_dyn_one_hot_attrs_t *)relation->attrs)->dtype;
-  return kiln_dyn_symbolic_type(relation->arena, dtype, indices->ndim + 1, out_type);
+  const kiln_dyn_one_hot_attrs_t *attrs = relation->attrs;
+  return dyn_fixed_type(relation, &attrs->out_shape, attrs->dtype, indices->ndim + 1, out_type);
 }
 
 /* pad: the data's rank; pads holds 2 * rank integers, the value one. */
@@ -840,6 +854,7 @@ static const kiln_attr_field_t dyn_split_fields[] = {
 static const kiln_attr_field_t dyn_one_hot_fields[] = {
     KILN_ATTR_FIELD(kiln_dyn_one_hot_attrs_t, axis, INT, "-1"),
     KILN_ATTR_FIELD(kiln_dyn_one_hot_attrs_t, dtype, DTYPE, "\"float32\""),
+    KILN_ATTR_FIELD(kiln_dyn_one_hot_attrs_t, out_shape, INTS, "[]"),
 };
 static const kiln_attr_field_t dyn_pad_fields[] = {
     KILN_ATTR_FIELD(kiln_dyn_pad_attrs_t, pad_mode, STRING, "\"constant\""),
@@ -884,7 +899,7 @@ DYN_OP_WITH_(kiln_op_dyn_arange, "dyn.arange", DYN_ARANGE, 3, dyn_arange_infer,
              kiln_dyn_compute_arange, DYN_FIELDS_(kiln_dyn_arange_attrs_t, dyn_arange_fields));
 DYN_OP_(kiln_op_dyn_split, "dyn.split", DYN_SPLIT, 2, dyn_split_infer,
         DYN_FIELDS_(kiln_dyn_split_attrs_t, dyn_split_fields));
-DYN_OP_(kiln_op_dyn_one_hot, "dyn.one_hot", DYN_ONE_HOT, 3, dyn_one_hot_infer,
-        DYN_FIELDS_(kiln_dyn_one_hot_attrs_t, dyn_one_hot_fields));
+DYN_OP_WITH_(kiln_op_dyn_one_hot, "dyn.one_hot", DYN_ONE_HOT, 3, dyn_one_hot_infer,
+             dyn_one_hot_compute, DYN_FIELDS_(kiln_dyn_one_hot_attrs_t, dyn_one_hot_fields));
 DYN_OP_(kiln_op_dyn_pad, "dyn.pad", DYN_PAD, 3, dyn_pad_infer,
         DYN_FIELDS_(kiln_dyn_pad_attrs_t, dyn_pad_fields));

@@ -43,6 +43,11 @@ const kiln_tir_expr_t *kiln_compute_arange_element(kiln_tir_builder_t *b,
                                                    const kiln_tir_expr_t *step, kiln_dtype_t dtype);
 KILN_MUST_USE_RESULT kiln_status_t kiln_compute_one_hot(const kiln_compute_args_t *args,
                                                         kiln_compute_result_t *out_result);
+/* one_hot whose depth (input 1, truncated) and off and on values (input 2)
+ * are read in the kernel (dyn.one_hot). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_one_hot_inputs(const kiln_compute_args_t *args,
+                                                               int64_t axis, kiln_dtype_t dtype,
+                                                               kiln_compute_result_t *out_result);
 KILN_MUST_USE_RESULT kiln_status_t kiln_compute_trilu(const kiln_compute_args_t *args,
                                                       kiln_compute_result_t *out_result);
 KILN_MUST_USE_RESULT kiln_status_t kiln_compute_gather(const kiln_compute_args_t *args,

@@ -282,6 +282,33 @@ static kiln_status_t arange_rule(const kiln_shape_func_arg_t *args, int64_t attr
                                  args[2].numbers[0], &out_shape[0]);
 }
 
+/* ---- dyn.one_hot ---- */
+
+/* indices, depth (one number, truncated: at least 1), values (not read);
+ * the attribute is the axis of the new dim, counted over the output's
+ * rank. */
+static kiln_status_t one_hot_rule(const kiln_shape_func_arg_t *args, int64_t axis, int *out_ndim,
+                                  int64_t *out_shape) {
+  const kiln_shape_func_arg_t *indices = &args[0];
+  double depth = args[1].count == 1 ? args[1].numbers[0] : 0.0;
+  if (!(depth >= 1.0 && depth < 9.0e18)) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "dyn.one_hot: depth has %lld values, the first %g; expected one number >= 1",
+                       (long long)args[1].count, args[1].count ? args[1].numbers[0] : 0.0);
+  }
+  int rank = indices->ndim + 1;
+  if (rank > KILN_MAX_RANK || axis < -rank || axis >= rank) {
+    return KILN_STATUS(INVALID_ARGUMENT, "dyn.one_hot: axis %lld is out of range for rank %d",
+                       (long long)axis, rank);
+  }
+  int at = (int)(axis < 0 ? axis + rank : axis);
+  for (int d = 0; d < rank; ++d) {
+    out_shape[d] = d == at ? (int64_t)depth : indices->shape[d < at ? d : d - 1];
+  }
+  *out_ndim = rank;
+  return KILN_OK;
+}
+
 /* ---- the table ---- */
 
 static const kiln_shape_func_t shape_funcs[] = {
@@ -291,6 +318,7 @@ static const kiln_shape_func_t shape_funcs[] = {
     {"dyn.broadcast_to", 2, 1u << 1, false, broadcast_to_rule},
     {"dyn.strided_slice", 5, 0x1eu, false, strided_slice_rule},
     {"dyn.arange", 3, 0x7u, false, arange_rule, 0x7u},
+    {"dyn.one_hot", 3, 0x2u, false, one_hot_rule, 0x2u},
 };
 
 int kiln_shape_func_count(void) {

@@ -428,6 +428,50 @@ static void test_cumsum_at_every_axis(void **state) {
   kiln_module_destroy(reference);
 }
 
+/* ONNX OneHot with run-time depth and values: the new dim (axis 1) is the
+ * depth, the off and on values are read in the kernel. */
+static const char one_hot[] =
+    "def @main(%i: Tensor[(2, 3), int64], %d: Tensor[(), float64], %v: Tensor[(2), float64]) {\n"
+    "  dyn.one_hot(%i, %d, %v, axis=1, dtype=\"float32\")\n"
+    "}\n";
+
+static void one_hot_inputs(double depth, double off, double on, kiln_tensor_t **in) {
+  const int64_t indices[6] = {0, 2, -1, 5, -3, 1};
+  int64_t shape[2] = {2, 3}, two = 2;
+  double values[2] = {off, on};
+  KILN_ASSERT_OK(kiln_tensor_create_copy(kiln_allocator_system(), KILN_DTYPE_INT64, 2, shape,
+                                         indices, sizeof(indices), &in[0]));
+  in[1] = number(depth);
+  KILN_ASSERT_OK(kiln_tensor_create_copy(kiln_allocator_system(), KILN_DTYPE_FLOAT64, 1, &two,
+                                         values, sizeof(values), &in[2]));
+}
+
+static void test_one_hot_at_several_depths(void **state) {
+  (void)state;
+  kiln_module_t *reference = irt_parse("one_hot", one_hot);
+  KILN_ASSERT_OK(kiln_ir_infer_types(reference));
+  kiln_compiled_t *compiled = irt_compile_vm("one_hot", one_hot);
+  kiln_graph_executor_t *vm = NULL;
+  KILN_ASSERT_OK(kiln_compiled_create_executor(compiled, &vm));
+  /* depth (a fraction truncates), off, on */
+  const double cases[][3] = {{1, 0, 1}, {3, -1, 2.5}, {6.7, 4, -4}, {17, 0.25, 1e30}};
+  for (int c = 0; c < (int)(sizeof(cases) / sizeof(cases[0])); ++c) {
+    kiln_tensor_t *in[3];
+    one_hot_inputs(cases[c][0], cases[c][1], cases[c][2], in);
+    compare_run(reference, vm, 3, in, c);
+    release_all(3, in);
+  }
+  kiln_tensor_t *in[3];
+  one_hot_inputs(0.5, 0, 1, in);
+  expect_values_error(vm, 3, in,
+                      "(shape_func): dyn.one_hot: depth has 1 values, the first 0.5; expected one "
+                      "number >= 1");
+  release_all(3, in);
+  kiln_graph_executor_destroy(vm);
+  kiln_compiled_destroy(compiled);
+  kiln_module_destroy(reference);
+}
+
 /* A dyn operator without a runtime shape function (dyn.sum) is refused
  * before lowering, naming it; so is a probe beyond int32 (a rank-4 output
  * all of whose dims are symbolic). */
@@ -465,6 +509,7 @@ int main(void) {
       cmocka_unit_test(test_strided_slice_at_several_values),
       cmocka_unit_test(test_arange_at_several_values),
       cmocka_unit_test(test_cumsum_at_every_axis),
+      cmocka_unit_test(test_one_hot_at_several_depths),
       cmocka_unit_test(test_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
