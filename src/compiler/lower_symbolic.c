@@ -305,6 +305,24 @@ static kiln_status_t check_probe_extent(const kiln_type_t *type, const probe_t *
   return KILN_OK;
 }
 
+/* UNIMPLEMENTED when a parameter has a static dim of 0 (an empty axes
+ * list given at run time): kernels take no empty buffers. */
+static kiln_status_t check_no_empty_param(const kiln_function_t *function) {
+  for (int p = 0; p < function->num_params; ++p) {
+    const kiln_tensor_type_t *t = kiln_type_as_tensor(param_type(function->params[p]));
+    for (int d = 0; t && d < t->ndim; ++d) {
+      if (!(t->vars && t->vars[d]) && t->shape[d] == 0) {
+        char text[KILN_IR_TYPE_TEXT_CAPACITY];
+        return KILN_STATUS(UNIMPLEMENTED,
+                           "parameter %%%s has the type %s with no elements; kernels take no "
+                           "empty buffers",
+                           function->params[p]->name, kiln_type_text(&t->base, text));
+      }
+    }
+  }
+  return KILN_OK;
+}
+
 kiln_status_t kiln_compiler_lower_symbolic(const kiln_function_t *function,
                                            const kiln_schedule_target_t *target,
                                            kiln_arena_t *arena, const char *name,
@@ -314,6 +332,7 @@ kiln_status_t kiln_compiler_lower_symbolic(const kiln_function_t *function,
   memset(&probe, 0, sizeof(probe));
   KILN_RETURN_IF_ERROR(collect_vars(function, &probe, arena));
   const kiln_call_t *dyn = dyn_body(function);
+  KILN_RETURN_IF_ERROR_ANNOTATE(check_no_empty_param(function), "lowering %s", name);
   if (dyn) {
     KILN_RETURN_IF_ERROR_ANNOTATE(check_probe_extent(dyn->base.checked_type, &probe), "lowering %s",
                                   name);

@@ -50,6 +50,7 @@ typedef struct kiln_dyn_reshape_attrs_t {
 
 typedef struct kiln_dyn_reduce_attrs_t {
   bool keepdims;
+  kiln_ints_t out_shape; /* as dyn.strided_slice's: set in the compiler's probe runs */
 } kiln_dyn_reduce_attrs_t;
 
 typedef struct kiln_dyn_cumsum_attrs_t {
@@ -123,7 +124,7 @@ static const dyn_rule_t dyn_rules[] = {
       {4, "axes", DYN_INTS}},
      "out_shape",
      true},
-    {&kiln_op_dyn_sum, &kiln_op_sum, 1, 1, {{1, "axis", DYN_INTS}}},
+    {&kiln_op_dyn_sum, &kiln_op_sum, 1, 1, {{1, "axis", DYN_INTS}}, "out_shape", true},
     {&kiln_op_dyn_cumsum, &kiln_op_cumsum, 1, 1, {{1, "axis", DYN_INT}}},
     {&kiln_op_dyn_topk, &kiln_op_topk, 1, 1, {{1, "k", DYN_INT}}},
     {&kiln_op_dyn_arange,
@@ -315,6 +316,9 @@ int64_t kiln_dyn_shape_func_attr(const kiln_op_t *op, const void *attrs) {
   if (op == &kiln_op_dyn_one_hot) {
     return ((const kiln_dyn_one_hot_attrs_t *)attrs)->axis;
   }
+  if (op == &kiln_op_dyn_sum) {
+    return ((const kiln_dyn_reduce_attrs_t *)attrs)->keepdims;
+  }
   return op == &kiln_op_dyn_reshape ? ((const kiln_dyn_reshape_attrs_t *)attrs)->allowzero : 0;
 }
 
@@ -480,6 +484,16 @@ static kiln_status_t dyn_cumsum_compute(const kiln_compute_args_t *args,
                                         kiln_compute_result_t *out_result) {
   const kiln_dyn_cumsum_attrs_t *attrs = args->attrs;
   return kiln_compute_cumsum_any_axis(args, attrs->exclusive, attrs->reverse, out_result);
+}
+
+/* dyn.sum: sum over the axes read in the kernel. */
+static kiln_status_t dyn_sum_compute(const kiln_compute_args_t *args,
+                                     kiln_compute_result_t *out_result) {
+  const kiln_dyn_reduce_attrs_t *attrs = args->attrs;
+  if (attrs->out_shape.count == 0) {
+    return kiln_dyn_compute_refuse(args, out_result);
+  }
+  return kiln_compute_sum_any_axes(args, attrs->keepdims, out_result);
 }
 
 /* dyn.one_hot: one_hot with depth and values read in the kernel. */
@@ -679,10 +693,10 @@ static kiln_status_t dyn_sum_infer(const kiln_type_relation_t *relation,
   const kiln_tensor_type_t *data = NULL;
   int length = 0;
   KILN_RETURN_IF_ERROR(dyn_data_length(relation, 1, &data, &length));
-  bool keepdims = ((const kiln_dyn_reduce_attrs_t *)relation->attrs)->keepdims;
-  int rank = keepdims ? data->ndim : (length == 0 ? 0 : data->ndim - length);
+  const kiln_dyn_reduce_attrs_t *attrs = relation->attrs;
+  int rank = attrs->keepdims ? data->ndim : (length == 0 ? 0 : data->ndim - length);
   KILN_RETURN_IF_ERROR(dyn_check_rank(relation, rank));
-  return kiln_dyn_symbolic_type(relation->arena, data->dtype, rank, out_type);
+  return dyn_fixed_type(relation, &attrs->out_shape, data->dtype, rank, out_type);
 }
 
 /* cumsum: the data's type (the axis moves no dim). */
@@ -834,6 +848,7 @@ static const kiln_attr_field_t dyn_slice_fields[] = {
 };
 static const kiln_attr_field_t dyn_reduce_fields[] = {
     KILN_ATTR_FIELD(kiln_dyn_reduce_attrs_t, keepdims, BOOL, "False"),
+    KILN_ATTR_FIELD(kiln_dyn_reduce_attrs_t, out_shape, INTS, "[]"),
 };
 static const kiln_attr_field_t dyn_cumsum_fields[] = {
     KILN_ATTR_FIELD(kiln_dyn_cumsum_attrs_t, exclusive, BOOL, "False"),
@@ -889,8 +904,8 @@ DYN_OP_WITH_(kiln_op_dyn_strided_slice, "dyn.strided_slice", DYN_STRIDED_SLICE, 
 DYN_OP_(kiln_op_dyn_squeeze, "dyn.squeeze", DYN_SQUEEZE, 2, dyn_squeeze_infer, .attrs_size = 0);
 DYN_OP_(kiln_op_dyn_unsqueeze, "dyn.unsqueeze", DYN_UNSQUEEZE, 2, dyn_unsqueeze_infer,
         .attrs_size = 0);
-DYN_OP_(kiln_op_dyn_sum, "dyn.sum", DYN_SUM, 2, dyn_sum_infer,
-        DYN_FIELDS_(kiln_dyn_reduce_attrs_t, dyn_reduce_fields));
+DYN_OP_WITH_(kiln_op_dyn_sum, "dyn.sum", DYN_SUM, 2, dyn_sum_infer, dyn_sum_compute,
+             DYN_FIELDS_(kiln_dyn_reduce_attrs_t, dyn_reduce_fields));
 DYN_OP_WITH_(kiln_op_dyn_cumsum, "dyn.cumsum", DYN_CUMSUM, 2, dyn_cumsum_infer, dyn_cumsum_compute,
              DYN_FIELDS_(kiln_dyn_cumsum_attrs_t, dyn_cumsum_fields));
 DYN_OP_(kiln_op_dyn_topk, "dyn.topk", DYN_TOPK, 2, dyn_topk_infer,

@@ -21,6 +21,12 @@
 /* sum, mean, max, min, prod. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_compute_reduce(const kiln_compute_args_t *args,
                                                        kiln_compute_result_t *out_result);
+/* sum over the axes its second input holds at run time (dyn.sum; none:
+ * every axis): every dim has a reduce axis and the dims not named are
+ * masked, so each output element reads the whole input. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_sum_any_axes(const kiln_compute_args_t *args,
+                                                             bool keepdims,
+                                                             kiln_compute_result_t *out_result);
 /* argmax, argmin. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_compute_argreduce(const kiln_compute_args_t *args,
                                                           kiln_compute_result_t *out_result);

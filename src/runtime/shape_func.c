@@ -282,6 +282,25 @@ static kiln_status_t arange_rule(const kiln_shape_func_arg_t *args, int64_t attr
                                  args[2].numbers[0], &out_shape[0]);
 }
 
+/* ---- dyn.sum ---- */
+
+/* data, axes (none: every axis); the attribute is keepdims: a reduced dim
+ * becomes 1, or goes. */
+static kiln_status_t sum_rule(const kiln_shape_func_arg_t *args, int64_t keepdims, int *out_ndim,
+                              int64_t *out_shape) {
+  const kiln_shape_func_arg_t *data = &args[0];
+  bool listed[KILN_MAX_RANK];
+  KILN_RETURN_IF_ERROR(axis_flags("dyn.sum", &args[1], data->ndim, listed));
+  *out_ndim = 0;
+  for (int d = 0; d < data->ndim; ++d) {
+    bool reduced = listed[d] || args[1].count == 0;
+    if (!reduced || keepdims) {
+      out_shape[(*out_ndim)++] = reduced ? 1 : data->shape[d];
+    }
+  }
+  return KILN_OK;
+}
+
 /* ---- dyn.one_hot ---- */
 
 /* indices, depth (one number, truncated: at least 1), values (not read);
@@ -319,6 +338,7 @@ static const kiln_shape_func_t shape_funcs[] = {
     {"dyn.strided_slice", 5, 0x1eu, false, strided_slice_rule},
     {"dyn.arange", 3, 0x7u, false, arange_rule, 0x7u},
     {"dyn.one_hot", 3, 0x2u, false, one_hot_rule, 0x2u},
+    {"dyn.sum", 2, 0x2u, false, sum_rule},
 };
 
 int kiln_shape_func_count(void) {

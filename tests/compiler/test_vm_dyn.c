@@ -472,22 +472,69 @@ static void test_one_hot_at_several_depths(void **state) {
   kiln_module_destroy(reference);
 }
 
-/* A dyn operator without a runtime shape function (dyn.sum) is refused
+/* ONNX ReduceSum with run-time axes, keeping the dims and not: float32
+ * (accumulated in float64, as the reference) and int64. */
+static const char sum[] = "def @main(%x: Tensor[(3, 4, 5), float32], %a: Tensor[(2), int64],\n"
+                          "          %y: Tensor[(3, 4, 5), int64], %b: Tensor[(1), int64]) {\n"
+                          "  %0 = dyn.sum(%x, %a, keepdims=True);\n"
+                          "  %1 = dyn.sum(%x, %a);\n"
+                          "  %2 = dyn.sum(%y, %b);\n"
+                          "  (%0, %1, %2)\n"
+                          "}\n";
+
+static void sum_inputs(const int64_t *axes, kiln_tensor_t **in) {
+  const int64_t shape[3] = {3, 4, 5};
+  in[0] = random_tensor(KILN_DTYPE_FLOAT32, 3, shape, -1, 1);
+  in[1] = ints(2, axes);
+  in[2] = random_tensor(KILN_DTYPE_INT64, 3, shape, -100, 100);
+  in[3] = ints(1, axes + 2);
+}
+
+static void test_sum_at_several_axes(void **state) {
+  (void)state;
+  kiln_module_t *reference = irt_parse("sum", sum);
+  KILN_ASSERT_OK(kiln_ir_infer_types(reference));
+  kiln_compiled_t *compiled = irt_compile_vm("sum", sum);
+  kiln_graph_executor_t *vm = NULL;
+  KILN_ASSERT_OK(kiln_compiled_create_executor(compiled, &vm));
+  /* two axes for %x, one for %y */
+  const int64_t cases[][3] = {{0, 1, 0}, {1, 2, 1}, {0, 2, 2}, {-1, -3, -2}, {2, 1, -1}};
+  for (int c = 0; c < (int)(sizeof(cases) / sizeof(cases[0])); ++c) {
+    kiln_tensor_t *in[4];
+    sum_inputs(cases[c], in);
+    compare_run(reference, vm, 4, in, c);
+    release_all(4, in);
+  }
+  kiln_tensor_t *in[4];
+  sum_inputs((const int64_t[]){1, 1, 0}, in);
+  expect_values_error(vm, 4, in,
+                      "(shape_func): dyn.sum: axis 1 of axes [1, 1] is out of range or repeated "
+                      "for rank 3");
+  release_all(4, in);
+  sum_inputs((const int64_t[]){0, 3, 0}, in);
+  expect_values_error(vm, 4, in, "dyn.sum: axis 3 of axes [0, 3] is out of range");
+  release_all(4, in);
+  kiln_graph_executor_destroy(vm);
+  kiln_compiled_destroy(compiled);
+  kiln_module_destroy(reference);
+}
+
+/* A dyn operator without a runtime shape function (dyn.tile) is refused
  * before lowering, naming it; so is a probe beyond int32 (a rank-4 output
  * all of whose dims are symbolic). */
 static void test_refused(void **state) {
   (void)state;
   kiln_module_t *module = NULL;
-  KILN_ASSERT_OK(kiln_ir_parse_module("sum",
-                                      "def @main(%x: Tensor[(4, 5), float32], %a: Tensor[(1), "
-                                      "int64]) { dyn.sum(%x, %a) }",
+  KILN_ASSERT_OK(kiln_ir_parse_module("tile",
+                                      "def @main(%x: Tensor[(4, 5), float32], %a: Tensor[(2), "
+                                      "int64]) { dyn.tile(%x, %a) }",
                                       kiln_allocator_system(), &module));
   kiln_compiler_options_t options = kiln_compiler_options_default();
   kiln_compiled_t *compiled = NULL;
   KILN_ASSERT_STATUS(kiln_compiler_build(kiln_allocator_system(), module, &options, &compiled),
                      UNIMPLEMENTED,
-                     "dyn.sum: its output shape depends on its inputs' values and the runtime has "
-                     "no shape function for it");
+                     "dyn.tile: its output shape depends on its inputs' values and the runtime "
+                     "has no shape function for it");
   assert_null(compiled);
   kiln_module_destroy(module);
   KILN_ASSERT_OK(kiln_ir_parse_module("big",
@@ -510,6 +557,7 @@ int main(void) {
       cmocka_unit_test(test_arange_at_several_values),
       cmocka_unit_test(test_cumsum_at_every_axis),
       cmocka_unit_test(test_one_hot_at_several_depths),
+      cmocka_unit_test(test_sum_at_several_axes),
       cmocka_unit_test(test_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
