@@ -12,7 +12,11 @@
  * dyn.broadcast_to (ONNX Expand, ConstantOfShape) is a kernel over run-time
  * output extents whose output the runtime's shape function sizes, and
  * dyn.strided_slice (ONNX Slice) one that reads begin, strides and axes in
- * the kernel.
+ * the kernel; so do dyn.arange (start and step), dyn.one_hot (depth and
+ * values) and dyn.sum (the axes), each at several values against the
+ * interpreter, with the values their rules refuse. dyn.cumsum's output is
+ * static: the graph executor runs its kernel, which walks the axis read at
+ * run time and asserts it is in range.
  */
 #include <math.h>
 #include <stdio.h>
@@ -348,6 +352,27 @@ static kiln_tensor_t *number(double value) {
   return t;
 }
 
+/* A module parsed for the reference, and compiled for the VM and its
+ * executor. */
+typedef struct vm_pair_t {
+  kiln_module_t *reference;
+  kiln_compiled_t *compiled;
+  kiln_graph_executor_t *vm;
+} vm_pair_t;
+
+static vm_pair_t vm_pair_open(const char *name, const char *text) {
+  vm_pair_t pair = {irt_parse(name, text), irt_compile_vm(name, text), NULL};
+  KILN_ASSERT_OK(kiln_ir_infer_types(pair.reference));
+  KILN_ASSERT_OK(kiln_compiled_create_executor(pair.compiled, &pair.vm));
+  return pair;
+}
+
+static void vm_pair_close(vm_pair_t *pair) {
+  kiln_graph_executor_destroy(pair->vm);
+  kiln_compiled_destroy(pair->compiled);
+  kiln_module_destroy(pair->reference);
+}
+
 /* ONNX Range's form in float32 (then a kernel over its run-time extent)
  * and int32 (truncated), from float64 start, stop and step. */
 static const char arange[] =
@@ -360,12 +385,10 @@ static const char arange[] =
 
 static void test_arange_at_several_values(void **state) {
   (void)state;
-  kiln_module_t *reference = irt_parse("arange", arange);
-  KILN_ASSERT_OK(kiln_ir_infer_types(reference));
-  kiln_compiled_t *compiled = irt_compile_vm("arange", arange);
-  assert_non_null(strstr(compiled->vm_json, "\"dyn.arange\""));
-  kiln_graph_executor_t *vm = NULL;
-  KILN_ASSERT_OK(kiln_compiled_create_executor(compiled, &vm));
+  vm_pair_t pair = vm_pair_open("arange", arange);
+  kiln_module_t *reference = pair.reference;
+  kiln_graph_executor_t *vm = pair.vm;
+  assert_non_null(strstr(pair.compiled->vm_json, "\"dyn.arange\""));
   /* start, stop, step: one element, many, negative steps, fractions */
   const double cases[][3] = {{0, 1, 1},    {0, 37, 1},       {1.5, -3, -0.7},
                              {-4, 100, 3}, {2.25, 2.5, 0.1}, {10, -10, -2.5}};
@@ -382,9 +405,7 @@ static void test_arange_at_several_values(void **state) {
   kiln_tensor_t *huge[3] = {number(0), number(1e300), number(1)};
   expect_values_error(vm, 3, huge, "dyn.arange: start 0, stop 1e+300, step 1 give more than");
   release_all(3, huge);
-  kiln_graph_executor_destroy(vm);
-  kiln_compiled_destroy(compiled);
-  kiln_module_destroy(reference);
+  vm_pair_close(&pair);
 }
 
 /* ONNX CumSum with a run-time axis: a static output, so the graph executor
@@ -448,11 +469,9 @@ static void one_hot_inputs(double depth, double off, double on, kiln_tensor_t **
 
 static void test_one_hot_at_several_depths(void **state) {
   (void)state;
-  kiln_module_t *reference = irt_parse("one_hot", one_hot);
-  KILN_ASSERT_OK(kiln_ir_infer_types(reference));
-  kiln_compiled_t *compiled = irt_compile_vm("one_hot", one_hot);
-  kiln_graph_executor_t *vm = NULL;
-  KILN_ASSERT_OK(kiln_compiled_create_executor(compiled, &vm));
+  vm_pair_t pair = vm_pair_open("one_hot", one_hot);
+  kiln_module_t *reference = pair.reference;
+  kiln_graph_executor_t *vm = pair.vm;
   /* depth (a fraction truncates), off, on */
   const double cases[][3] = {{1, 0, 1}, {3, -1, 2.5}, {6.7, 4, -4}, {17, 0.25, 1e30}};
   for (int c = 0; c < (int)(sizeof(cases) / sizeof(cases[0])); ++c) {
@@ -467,9 +486,7 @@ static void test_one_hot_at_several_depths(void **state) {
                       "(shape_func): dyn.one_hot: depth has 1 values, the first 0.5; expected one "
                       "number >= 1");
   release_all(3, in);
-  kiln_graph_executor_destroy(vm);
-  kiln_compiled_destroy(compiled);
-  kiln_module_destroy(reference);
+  vm_pair_close(&pair);
 }
 
 /* ONNX ReduceSum with run-time axes, keeping the dims and not: float32
@@ -492,11 +509,9 @@ static void sum_inputs(const int64_t *axes, kiln_tensor_t **in) {
 
 static void test_sum_at_several_axes(void **state) {
   (void)state;
-  kiln_module_t *reference = irt_parse("sum", sum);
-  KILN_ASSERT_OK(kiln_ir_infer_types(reference));
-  kiln_compiled_t *compiled = irt_compile_vm("sum", sum);
-  kiln_graph_executor_t *vm = NULL;
-  KILN_ASSERT_OK(kiln_compiled_create_executor(compiled, &vm));
+  vm_pair_t pair = vm_pair_open("sum", sum);
+  kiln_module_t *reference = pair.reference;
+  kiln_graph_executor_t *vm = pair.vm;
   /* two axes for %x, one for %y */
   const int64_t cases[][3] = {{0, 1, 0}, {1, 2, 1}, {0, 2, 2}, {-1, -3, -2}, {2, 1, -1}};
   for (int c = 0; c < (int)(sizeof(cases) / sizeof(cases[0])); ++c) {
@@ -514,9 +529,7 @@ static void test_sum_at_several_axes(void **state) {
   sum_inputs((const int64_t[]){0, 3, 0}, in);
   expect_values_error(vm, 4, in, "dyn.sum: axis 3 of axes [0, 3] is out of range");
   release_all(4, in);
-  kiln_graph_executor_destroy(vm);
-  kiln_compiled_destroy(compiled);
-  kiln_module_destroy(reference);
+  vm_pair_close(&pair);
 }
 
 /* A dyn operator without a runtime shape function (dyn.tile) is refused
