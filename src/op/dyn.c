@@ -79,6 +79,7 @@ typedef struct kiln_dyn_one_hot_attrs_t {
 
 typedef struct kiln_dyn_pad_attrs_t {
   const char *pad_mode;
+  kiln_ints_t out_shape; /* as dyn.strided_slice's: set in the compiler's probe runs */
 } kiln_dyn_pad_attrs_t;
 
 /* ---- rules ---- */
@@ -149,7 +150,9 @@ static const dyn_rule_t dyn_rules[] = {
      &kiln_op_pad,
      1,
      2,
-     {{1, "pad_width", DYN_PADS}, {2, "pad_value", DYN_NUMBER}}},
+     {{1, "pad_width", DYN_PADS}, {2, "pad_value", DYN_NUMBER}},
+     "out_shape",
+     true},
 };
 
 static const dyn_rule_t *dyn_rule_of(const kiln_op_t *op) {
@@ -321,6 +324,9 @@ int64_t kiln_dyn_shape_func_attr(const kiln_op_t *op, const void *attrs) {
   }
   if (op == &kiln_op_dyn_sum) {
     return ((const kiln_dyn_reduce_attrs_t *)attrs)->keepdims;
+  }
+  if (op == &kiln_op_dyn_pad) {
+    return kiln_shape_pad_mode(((const kiln_dyn_pad_attrs_t *)attrs)->pad_mode);
   }
   return op == &kiln_op_dyn_reshape ? ((const kiln_dyn_reshape_attrs_t *)attrs)->allowzero : 0;
 }
@@ -497,6 +503,14 @@ static kiln_status_t dyn_sum_compute(const kiln_compute_args_t *args,
     return kiln_dyn_compute_refuse(args, out_result);
   }
   return kiln_compute_sum_any_axes(args, attrs->keepdims, out_result);
+}
+
+/* dyn.pad: nn.pad's mapping with the pads and value read in the kernel. */
+static kiln_status_t dyn_pad_compute(const kiln_compute_args_t *args,
+                                     kiln_compute_result_t *out_result) {
+  const kiln_dyn_pad_attrs_t *attrs = args->attrs;
+  return kiln_dyn_compute_pad(args, kiln_shape_pad_mode(attrs->pad_mode),
+                              attrs->out_shape.count > 0, out_result);
 }
 
 /* dyn.one_hot: one_hot with depth and values read in the kernel. */
@@ -838,7 +852,8 @@ static kiln_status_t dyn_pad_infer(const kiln_type_relation_t *relation,
     return KILN_STATUS(INVALID_ARGUMENT, "%s: input 2 (constant_value) is %s; expected one value",
                        relation->op->name, kiln_op_shape_text(value, shape));
   }
-  return kiln_dyn_symbolic_type(relation->arena, data->dtype, data->ndim, out_type);
+  const kiln_dyn_pad_attrs_t *attrs = relation->attrs;
+  return dyn_fixed_type(relation, &attrs->out_shape, data->dtype, data->ndim, out_type);
 }
 
 /* ---- the operators ---- */
@@ -876,6 +891,7 @@ static const kiln_attr_field_t dyn_one_hot_fields[] = {
 };
 static const kiln_attr_field_t dyn_pad_fields[] = {
     KILN_ATTR_FIELD(kiln_dyn_pad_attrs_t, pad_mode, STRING, "\"constant\""),
+    KILN_ATTR_FIELD(kiln_dyn_pad_attrs_t, out_shape, INTS, "[]"),
 };
 
 #define DYN_FIELDS_(type, fields)                                                           \
@@ -919,5 +935,5 @@ DYN_OP_(kiln_op_dyn_split, "dyn.split", DYN_SPLIT, 2, dyn_split_infer,
         DYN_FIELDS_(kiln_dyn_split_attrs_t, dyn_split_fields));
 DYN_OP_WITH_(kiln_op_dyn_one_hot, "dyn.one_hot", DYN_ONE_HOT, 3, dyn_one_hot_infer,
              dyn_one_hot_compute, DYN_FIELDS_(kiln_dyn_one_hot_attrs_t, dyn_one_hot_fields));
-DYN_OP_(kiln_op_dyn_pad, "dyn.pad", DYN_PAD, 3, dyn_pad_infer,
-        DYN_FIELDS_(kiln_dyn_pad_attrs_t, dyn_pad_fields));
+DYN_OP_WITH_(kiln_op_dyn_pad, "dyn.pad", DYN_PAD, 3, dyn_pad_infer, dyn_pad_compute,
+             DYN_FIELDS_(kiln_dyn_pad_attrs_t, dyn_pad_fields));

@@ -37,6 +37,14 @@ typedef struct kiln_dyn_arange_attrs_t {
 KILN_MUST_USE_RESULT kiln_status_t kiln_dyn_compute_arange(const kiln_compute_args_t *args,
                                                            kiln_compute_result_t *out_result);
 
+/* dyn.pad's compute rule (dyn_compute.c): in a probe run (`probe`), nn.pad's
+ * mapping in pad mode `mode` (kiln_shape_pad_mode) with the befores read
+ * from the pads input and the fill from the value input in the kernel;
+ * UNIMPLEMENTED otherwise. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_dyn_compute_pad(const kiln_compute_args_t *args, int mode,
+                                                        bool probe,
+                                                        kiln_compute_result_t *out_result);
+
 KILN_MUST_USE_RESULT kiln_status_t kiln_dyn_symbolic_type(kiln_arena_t *arena, kiln_dtype_t dtype,
                                                           int rank, const kiln_type_t **out_type);
 

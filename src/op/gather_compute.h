@@ -41,6 +41,11 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_compute_topk(const kiln_compute_args_t *
                                                      kiln_compute_result_t *out_result);
 KILN_MUST_USE_RESULT kiln_status_t kiln_compute_arange(const kiln_compute_args_t *args,
                                                        kiln_compute_result_t *out_result);
+/* A float64 expression converted to `dtype` as kiln_scalar_store converts
+ * a double (floats rounded, integers truncated and saturated): a value the
+ * reference reads as a double, read in the kernel (dyn.pad's fill). */
+const kiln_tir_expr_t *kiln_compute_from_f64(kiln_tir_builder_t *b, const kiln_tir_expr_t *v,
+                                             kiln_dtype_t dtype);
 /* arange's element `index`: start + index * step (float64 expressions),
  * converted to `dtype` as the reference stores it; dyn.arange's too. */
 const kiln_tir_expr_t *kiln_compute_arange_element(kiln_tir_builder_t *b,

@@ -67,6 +67,11 @@ static const kiln_tir_expr_t *convert(kiln_tir_builder_t *b, const kiln_tir_expr
                            kiln_tir_b_cast(b, kiln_tir_scalar(dtype), clamped));
 }
 
+const kiln_tir_expr_t *kiln_compute_from_f64(kiln_tir_builder_t *b, const kiln_tir_expr_t *v,
+                                             kiln_dtype_t dtype) {
+  return convert(b, v, dtype);
+}
+
 /* ---- arange ---- */
 
 const kiln_tir_expr_t *kiln_compute_arange_element(kiln_tir_builder_t *b,

@@ -328,6 +328,67 @@ static kiln_status_t one_hot_rule(const kiln_shape_func_arg_t *args, int64_t axi
   return KILN_OK;
 }
 
+/* ---- dyn.pad (and nn.pad's dims) ---- */
+
+int kiln_shape_pad_mode(const char *name) {
+  static const char *const modes[] = {"constant", "edge", "reflect"};
+  for (int m = 0; name && m < 3; ++m) {
+    if (strcmp(name, modes[m]) == 0) {
+      return m;
+    }
+  }
+  return -1;
+}
+
+kiln_status_t kiln_shape_pad_dim(const char *op, int mode, int ndim, const int64_t *shape, int d,
+                                 int64_t before, int64_t after, int64_t *out_size) {
+  char text[KILN_SHAPE_TEXT_CAPACITY];
+  kiln_shape_format(ndim, shape, text, sizeof(text));
+  int64_t dim = shape[d], size = 0;
+  if (__builtin_add_overflow(dim, before, &size) || __builtin_add_overflow(size, after, &size)) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: pad_width (%lld, %lld) overflows dim %d of data %s",
+                       op, (long long)before, (long long)after, d, text);
+  }
+  if (size < 0) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "%s: pad_width (%lld, %lld) crops dim %d of data %s below 0", op,
+                       (long long)before, (long long)after, d, text);
+  }
+  int64_t largest = before > after ? before : after;
+  if (mode == 1 && dim == 0 && largest > 0) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: cannot edge-pad dim %d of size 0 in data %s", op, d,
+                       text);
+  }
+  if (mode == 2 && largest > 0 && largest >= dim) {
+    return KILN_STATUS(
+        INVALID_ARGUMENT,
+        "%s: reflect pad %lld of dim %d must be smaller than its size %lld (data %s)", op,
+        (long long)largest, d, (long long)dim, text);
+  }
+  *out_size = size;
+  return KILN_OK;
+}
+
+/* data, pads (ONNX's: the befores, then the afters, two per dim),
+ * constant_value (not read); the attribute is the mode's index. */
+static kiln_status_t pad_rule(const kiln_shape_func_arg_t *args, int64_t mode, int *out_ndim,
+                              int64_t *out_shape) {
+  const kiln_shape_func_arg_t *data = &args[0], *pads = &args[1];
+  if (pads->count != 2 * (int64_t)data->ndim) {
+    char text[KILN_SHAPE_TEXT_CAPACITY];
+    return KILN_STATUS(INVALID_ARGUMENT, "dyn.pad: pads %s has %lld values; rank %d needs %d",
+                       values_text(pads->values, pads->count, text, sizeof(text)),
+                       (long long)pads->count, data->ndim, 2 * data->ndim);
+  }
+  for (int d = 0; d < data->ndim; ++d) {
+    KILN_RETURN_IF_ERROR(kiln_shape_pad_dim("dyn.pad", (int)mode, data->ndim, data->shape, d,
+                                            pads->values[d], pads->values[data->ndim + d],
+                                            &out_shape[d]));
+  }
+  *out_ndim = data->ndim;
+  return KILN_OK;
+}
+
 /* ---- the table ---- */
 
 static const kiln_shape_func_t shape_funcs[] = {
@@ -339,6 +400,7 @@ static const kiln_shape_func_t shape_funcs[] = {
     {"dyn.arange", 3, 0x7u, false, arange_rule, 0x7u},
     {"dyn.one_hot", 3, 0x2u, false, one_hot_rule, 0x2u},
     {"dyn.sum", 2, 0x2u, false, sum_rule},
+    {"dyn.pad", 3, 0x2u, false, pad_rule},
 };
 
 int kiln_shape_func_count(void) {

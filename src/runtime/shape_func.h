@@ -78,4 +78,16 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_shape_arange_count(const char *op, doubl
                                                            double stop, double step,
                                                            int64_t *out_count);
 
+/* nn.pad's modes ("constant", "edge", "reflect"), as kiln_shape_pad_dim
+ * takes them; -1 for another name. */
+int kiln_shape_pad_mode(const char *name);
+
+/* The size of dim d of data (ndim, shape) padded by `before` and `after`
+ * (negative crops) in pad mode `mode`: INVALID_ARGUMENT naming `op` when
+ * it overflows, crops below 0, edge-pads an empty dim or reflect-pads by
+ * the dim's size or more. The one rule of nn.pad and dyn.pad. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_shape_pad_dim(const char *op, int mode, int ndim,
+                                                      const int64_t *shape, int d, int64_t before,
+                                                      int64_t after, int64_t *out_size);
+
 #endif /* KILN_RUNTIME_SHAPE_FUNC_H_ */

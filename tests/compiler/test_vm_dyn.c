@@ -532,9 +532,55 @@ static void test_sum_at_several_axes(void **state) {
   vm_pair_close(&pair);
 }
 
+/* ONNX Pad with run-time pads and value in its three modes; a rank-4 pad
+ * of four run-time dims takes the smaller probe sizes. */
+static const char pad[] =
+    "def @main(%x: Tensor[(3, 4), float32], %p: Tensor[(4), int64], %v: Tensor[(), float64],\n"
+    "          %y: Tensor[(1, 2, 3, 4), int32], %q: Tensor[(8), int64]) {\n"
+    "  %0 = dyn.pad(%x, %p, %v);\n"
+    "  %1 = dyn.pad(%x, %p, %v, pad_mode=\"edge\");\n"
+    "  %2 = dyn.pad(%x, %p, %v, pad_mode=\"reflect\");\n"
+    "  %3 = dyn.pad(%y, %q, %v);\n"
+    "  (%0, %1, %2, %3)\n"
+    "}\n";
+
+static void pad_inputs(const int64_t *pads, double value, kiln_tensor_t **in) {
+  in[0] = random_tensor(KILN_DTYPE_FLOAT32, 2, (const int64_t[]){3, 4}, -1, 1);
+  in[1] = ints(4, pads);
+  in[2] = number(value);
+  in[3] = random_tensor(KILN_DTYPE_INT32, 4, (const int64_t[]){1, 2, 3, 4}, -50, 50);
+  const int64_t wide[8] = {pads[0], 1, pads[1], 0, pads[2], 0, pads[3], 2};
+  in[4] = ints(8, wide);
+}
+
+static void test_pad_at_several_values(void **state) {
+  (void)state;
+  vm_pair_t pair = vm_pair_open("pad", pad);
+  /* befores then afters (ONNX), in reflect's range; a negative one crops */
+  const int64_t cases[][4] = {{1, 2, 2, 3}, {0, 0, 0, 0}, {2, 0, 0, 1}, {0, -1, 1, 2}};
+  const double values[] = {0, -2.5, 7, 1e10};
+  for (int c = 0; c < (int)(sizeof(cases) / sizeof(cases[0])); ++c) {
+    kiln_tensor_t *in[5];
+    pad_inputs(cases[c], values[c], in);
+    compare_run(pair.reference, pair.vm, 5, in, c);
+    release_all(5, in);
+  }
+  kiln_tensor_t *in[5];
+  pad_inputs((const int64_t[]){3, 0, 0, 0}, 0, in);
+  expect_values_error(pair.vm, 5, in,
+                      "(shape_func): dyn.pad: reflect pad 3 of dim 0 must be smaller than its size "
+                      "3 (data (3, 4))");
+  release_all(5, in);
+  pad_inputs((const int64_t[]){-4, 0, 0, 0}, 0, in);
+  expect_values_error(pair.vm, 5, in,
+                      "dyn.pad: pad_width (-4, 0) crops dim 0 of data (3, 4) below 0");
+  release_all(5, in);
+  vm_pair_close(&pair);
+}
+
 /* A dyn operator without a runtime shape function (dyn.tile) is refused
- * before lowering, naming it; so is a probe beyond int32 (a rank-4 output
- * all of whose dims are symbolic). */
+ * before lowering, naming it; so is a probe beyond int32 even at the
+ * smaller probe sizes (a rank-5 output all of whose dims are symbolic). */
 static void test_refused(void **state) {
   (void)state;
   kiln_module_t *module = NULL;
@@ -551,7 +597,7 @@ static void test_refused(void **state) {
   assert_null(compiled);
   kiln_module_destroy(module);
   KILN_ASSERT_OK(kiln_ir_parse_module("big",
-                                      "def @main(%v: Tensor[(), float32], %s: Tensor[(4), "
+                                      "def @main(%v: Tensor[(), float32], %s: Tensor[(5), "
                                       "int64]) { dyn.broadcast_to(%v, %s) }",
                                       kiln_allocator_system(), &module));
   KILN_ASSERT_STATUS(kiln_compiler_build(kiln_allocator_system(), module, &options, &compiled),
@@ -571,6 +617,7 @@ int main(void) {
       cmocka_unit_test(test_cumsum_at_every_axis),
       cmocka_unit_test(test_one_hot_at_several_depths),
       cmocka_unit_test(test_sum_at_several_axes),
+      cmocka_unit_test(test_pad_at_several_values),
       cmocka_unit_test(test_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
