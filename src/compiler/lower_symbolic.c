@@ -17,6 +17,9 @@
  * table below); the probe runs keep every split's guard and are not
  * simplified (te/schedule.h), so their structure never depends on what
  * the sizes divide, and the generalized kernel's guards hold at every size.
+ * A dyn output whose elements would pass int32 at those sizes (four
+ * run-time dims) is probed at a table of smaller primes instead. A
+ * parameter with a static dim of 0 is refused (te takes no empty buffer).
  * An error names the probe run and its sizes.
  */
 #include <stdio.h>

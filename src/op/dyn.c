@@ -31,11 +31,11 @@
  * turned into the static attribute by the rule's kind: split sizes into cut points (checked to add
  * up to the dim), ONNX pads into pad_width pairs, one element of a tensor (one_hot's off and on
  * values). The VM code generator (compiler/vm_symbolic.c) emits the views as shape_func and
- * reshape_tensor instructions, with no kernel. dyn.strided_slice, dyn.arange, dyn.one_hot and
- * dyn.sum probe as themselves with out_shape set (probe_self) and their compute rules read the
- * values in the kernel (dyn_compute.c and the static rules they share); dyn.cumsum's rule walks
- * the axis read in the kernel; dyn.broadcast_to probes as the static operator. The other compute
- * rules refuse (UNIMPLEMENTED).
+ * reshape_tensor instructions, with no kernel. dyn.strided_slice, dyn.arange, dyn.one_hot,
+ * dyn.sum and dyn.pad probe as themselves with out_shape set (probe_self) and their compute rules
+ * read the values in the kernel (dyn_compute.c and the static rules they share); dyn.cumsum's rule
+ * walks the axis read in the kernel; dyn.broadcast_to probes as the static operator. The other
+ * compute rules refuse (UNIMPLEMENTED).
  */
 #include <stdio.h>
 #include <string.h>

@@ -62,14 +62,14 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_dyn_check_list(const kiln_type_relation_
 
 /* The integer attribute a dyn operator's runtime shape function
  * (runtime/shape_func.h) takes: dyn.reshape's allowzero, dyn.one_hot's
- * axis, dyn.sum's keepdims, else 0. The VM code generator passes it to the
- * shape_func instruction. */
+ * axis, dyn.sum's keepdims, dyn.pad's mode (kiln_shape_pad_mode), else 0. The VM code generator
+ * passes it to the shape_func instruction. */
 int64_t kiln_dyn_shape_func_attr(const kiln_op_t *op, const void *attrs);
 
 /* Whether the compiler can lower `op` (a dyn operator) over run-time
  * output extents: its static operator takes the output's shape as an
  * attribute (dyn.broadcast_to), or it does itself (out_shape:
- * dyn.strided_slice, dyn.arange, dyn.one_hot, dyn.sum). */
+ * dyn.strided_slice, dyn.arange, dyn.one_hot, dyn.sum, dyn.pad). */
 bool kiln_dyn_has_probe(const kiln_op_t *op);
 
 /* The static call a dyn call of such an operator stands for when its output

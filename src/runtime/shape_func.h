@@ -35,8 +35,8 @@ typedef struct kiln_shape_func_arg_t {
 } kiln_shape_func_arg_t;
 
 /* The output shape from the inputs and one integer attribute (dyn.reshape's
- * allowzero, dyn.one_hot's axis, dyn.sum's keepdims; 0 where the operator
- * has none). Errors are INVALID_ARGUMENT and
+ * allowzero, dyn.one_hot's axis, dyn.sum's keepdims, dyn.pad's mode; 0
+ * where the operator has none). Errors are INVALID_ARGUMENT and
  * name the operator, the input and what was expected. */
 typedef kiln_status_t (*kiln_shape_func_fn)(const kiln_shape_func_arg_t *args, int64_t attr,
                                             int *out_ndim, int64_t *out_shape);
