@@ -17,6 +17,9 @@
  * table below); the probe runs keep every split's guard and are not
  * simplified (te/schedule.h), so their structure never depends on what
  * the sizes divide, and the generalized kernel's guards hold at every size.
+ * A dyn output whose elements would pass int32 at those sizes (four
+ * run-time dims) is probed at a table of smaller primes instead. A
+ * parameter with a static dim of 0 is refused (te takes no empty buffer).
  * An error names the probe run and its sizes.
  */
 #include <stdio.h>
@@ -39,6 +42,16 @@ static const int64_t probe_sizes[RUNS][KILN_TIR_GENERALIZE_MAX_VARS] = {
     {509, 521, 523, 541, 547, 557, 563, 569, 571, 577, 587, 593, 599, 601, 607, 613},
     {61, 67, 71, 73, 79, 83, 89, 101, 103, 107, 109, 113, 127, 131, 137, 139},
     {97, 101, 103, 107, 109, 113, 127, 131, 137, 139, 149, 151, 157, 163, 167, 173},
+};
+
+/* Smaller primes for a dyn call's output whose elements at probe_sizes
+ * would pass int32 (a rank-4 output of four run-time dims: at most about
+ * 1.3e9 elements here): the same properties, every size above 60. */
+static const int64_t small_probe_sizes[RUNS][KILN_TIR_GENERALIZE_MAX_VARS] = {
+    {101, 103, 107, 109, 113, 127, 131, 137, 139, 149, 151, 157, 163, 167, 173, 179},
+    {181, 191, 193, 197, 199, 211, 223, 227, 229, 233, 239, 241, 251, 257, 263, 269},
+    {61, 67, 71, 73, 79, 83, 89, 97, 101, 103, 107, 109, 113, 127, 131, 137},
+    {131, 137, 139, 149, 151, 157, 163, 167, 173, 179, 181, 191, 193, 197, 199, 211},
 };
 
 typedef struct probe_t {
@@ -305,6 +318,38 @@ static kiln_status_t check_probe_extent(const kiln_type_t *type, const probe_t *
   return KILN_OK;
 }
 
+/* check_probe_extent at probe_sizes, else at small_probe_sizes (which the
+ * probe then keeps). */
+static kiln_status_t check_dyn_probe(const kiln_type_t *type, probe_t *probe) {
+  kiln_status_t status = check_probe_extent(type, probe);
+  if (!status) {
+    return KILN_OK;
+  }
+  kiln_status_free(status);
+  for (int r = 0; r < RUNS; ++r) {
+    memcpy(probe->tir.probes[r], small_probe_sizes[r], sizeof(small_probe_sizes[r]));
+  }
+  return check_probe_extent(type, probe);
+}
+
+/* UNIMPLEMENTED when a parameter has a static dim of 0 (an empty axes
+ * list given at run time): kernels take no empty buffers. */
+static kiln_status_t check_no_empty_param(const kiln_function_t *function) {
+  for (int p = 0; p < function->num_params; ++p) {
+    const kiln_tensor_type_t *t = kiln_type_as_tensor(param_type(function->params[p]));
+    for (int d = 0; t && d < t->ndim; ++d) {
+      if (!(t->vars && t->vars[d]) && t->shape[d] == 0) {
+        char text[KILN_IR_TYPE_TEXT_CAPACITY];
+        return KILN_STATUS(UNIMPLEMENTED,
+                           "parameter %%%s has the type %s with no elements; kernels take no "
+                           "empty buffers",
+                           function->params[p]->name, kiln_type_text(&t->base, text));
+      }
+    }
+  }
+  return KILN_OK;
+}
+
 kiln_status_t kiln_compiler_lower_symbolic(const kiln_function_t *function,
                                            const kiln_schedule_target_t *target,
                                            kiln_arena_t *arena, const char *name,
@@ -314,8 +359,9 @@ kiln_status_t kiln_compiler_lower_symbolic(const kiln_function_t *function,
   memset(&probe, 0, sizeof(probe));
   KILN_RETURN_IF_ERROR(collect_vars(function, &probe, arena));
   const kiln_call_t *dyn = dyn_body(function);
+  KILN_RETURN_IF_ERROR_ANNOTATE(check_no_empty_param(function), "lowering %s", name);
   if (dyn) {
-    KILN_RETURN_IF_ERROR_ANNOTATE(check_probe_extent(dyn->base.checked_type, &probe), "lowering %s",
+    KILN_RETURN_IF_ERROR_ANNOTATE(check_dyn_probe(dyn->base.checked_type, &probe), "lowering %s",
                                   name);
   }
   kiln_arena_t scratch;

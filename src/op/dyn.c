@@ -30,14 +30,18 @@
  * output type is static. Values that are not a plain list or number are
  * turned into the static attribute by the rule's kind: split sizes into cut points (checked to add
  * up to the dim), ONNX pads into pad_width pairs, one element of a tensor (one_hot's off and on
- * values). Every dyn operator's compute rule refuses (UNIMPLEMENTED): the graph compiler refuses
- * their symbolic outputs, and the VM code generator (compiler/vm_symbolic.c) emits the views as
- * shape_func and reshape_tensor instructions, with no kernel.
+ * values). The VM code generator (compiler/vm_symbolic.c) emits the views as shape_func and
+ * reshape_tensor instructions, with no kernel. dyn.strided_slice, dyn.arange, dyn.one_hot,
+ * dyn.sum and dyn.pad probe as themselves with out_shape set (probe_self) and their compute rules
+ * read the values in the kernel (dyn_compute.c and the static rules they share); dyn.cumsum's rule
+ * walks the axis read in the kernel; dyn.broadcast_to probes as the static operator. The other
+ * compute rules refuse (UNIMPLEMENTED).
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "op/dyn.h"
+#include "op/gather_compute.h"
 #include "op/scalar.h"
 #include "runtime/shape_func.h"
 
@@ -49,6 +53,7 @@ typedef struct kiln_dyn_reshape_attrs_t {
 
 typedef struct kiln_dyn_reduce_attrs_t {
   bool keepdims;
+  kiln_ints_t out_shape; /* as dyn.strided_slice's: set in the compiler's probe runs */
 } kiln_dyn_reduce_attrs_t;
 
 typedef struct kiln_dyn_cumsum_attrs_t {
@@ -62,10 +67,6 @@ typedef struct kiln_dyn_topk_attrs_t {
   bool sorted;
 } kiln_dyn_topk_attrs_t;
 
-typedef struct kiln_dyn_arange_attrs_t {
-  kiln_dtype_t dtype;
-} kiln_dyn_arange_attrs_t;
-
 typedef struct kiln_dyn_split_attrs_t {
   int64_t axis;
 } kiln_dyn_split_attrs_t;
@@ -73,10 +74,12 @@ typedef struct kiln_dyn_split_attrs_t {
 typedef struct kiln_dyn_one_hot_attrs_t {
   int64_t axis;
   kiln_dtype_t dtype;
+  kiln_ints_t out_shape; /* as dyn.strided_slice's: set in the compiler's probe runs */
 } kiln_dyn_one_hot_attrs_t;
 
 typedef struct kiln_dyn_pad_attrs_t {
   const char *pad_mode;
+  kiln_ints_t out_shape; /* as dyn.strided_slice's: set in the compiler's probe runs */
 } kiln_dyn_pad_attrs_t;
 
 /* ---- rules ---- */
@@ -125,27 +128,31 @@ static const dyn_rule_t dyn_rules[] = {
       {4, "axes", DYN_INTS}},
      "out_shape",
      true},
-    {&kiln_op_dyn_sum, &kiln_op_sum, 1, 1, {{1, "axis", DYN_INTS}}},
+    {&kiln_op_dyn_sum, &kiln_op_sum, 1, 1, {{1, "axis", DYN_INTS}}, "out_shape", true},
     {&kiln_op_dyn_cumsum, &kiln_op_cumsum, 1, 1, {{1, "axis", DYN_INT}}},
     {&kiln_op_dyn_topk, &kiln_op_topk, 1, 1, {{1, "k", DYN_INT}}},
     {&kiln_op_dyn_arange,
      &kiln_op_arange,
      0,
      3,
-     {{0, "start", DYN_NUMBER}, {1, "stop", DYN_NUMBER}, {2, "step", DYN_NUMBER}}},
+     {{0, "start", DYN_NUMBER}, {1, "stop", DYN_NUMBER}, {2, "step", DYN_NUMBER}},
+     "out_shape",
+     true},
     {&kiln_op_dyn_split, &kiln_op_split, 1, 1, {{1, "indices", DYN_SPLIT}}},
     {&kiln_op_dyn_one_hot,
      &kiln_op_one_hot,
      1,
      3,
-     {{1, "depth", DYN_INT},
-      {2, "off_value", DYN_NUMBER_AT, 0},
-      {2, "on_value", DYN_NUMBER_AT, 1}}},
+     {{1, "depth", DYN_INT}, {2, "off_value", DYN_NUMBER_AT, 0}, {2, "on_value", DYN_NUMBER_AT, 1}},
+     "out_shape",
+     true},
     {&kiln_op_dyn_pad,
      &kiln_op_pad,
      1,
      2,
-     {{1, "pad_width", DYN_PADS}, {2, "pad_value", DYN_NUMBER}}},
+     {{1, "pad_width", DYN_PADS}, {2, "pad_value", DYN_NUMBER}},
+     "out_shape",
+     true},
 };
 
 static const dyn_rule_t *dyn_rule_of(const kiln_op_t *op) {
@@ -312,21 +319,50 @@ static kiln_status_t dyn_static_attrs(const dyn_rule_t *rule, const void *dyn_at
 /* ---- the runtime's shape functions (runtime/shape_func.h) ---- */
 
 int64_t kiln_dyn_shape_func_attr(const kiln_op_t *op, const void *attrs) {
+  if (op == &kiln_op_dyn_one_hot) {
+    return ((const kiln_dyn_one_hot_attrs_t *)attrs)->axis;
+  }
+  if (op == &kiln_op_dyn_sum) {
+    return ((const kiln_dyn_reduce_attrs_t *)attrs)->keepdims;
+  }
+  if (op == &kiln_op_dyn_pad) {
+    return kiln_shape_pad_mode(((const kiln_dyn_pad_attrs_t *)attrs)->pad_mode);
+  }
   return op == &kiln_op_dyn_reshape ? ((const kiln_dyn_reshape_attrs_t *)attrs)->allowzero : 0;
 }
 
 /* Input `t` as a runtime shape function sees it (its values as int64 when
- * the rule reads them; more than KILN_MAX_RANK are refused by the run). */
-static void dyn_runtime_arg(const kiln_tensor_t *t, bool read, int64_t *values,
-                            kiln_shape_func_arg_t *out_arg) {
-  *out_arg = (kiln_shape_func_arg_t){kiln_tensor_ndim(t), kiln_tensor_shape(t), 0, NULL};
+ * the rule reads them, as doubles when it reads numbers; more than
+ * KILN_MAX_RANK are refused by the run). */
+static void dyn_runtime_arg(const kiln_tensor_t *t, bool read, bool numbers, int64_t *values,
+                            double *reals, kiln_shape_func_arg_t *out_arg) {
+  *out_arg = (kiln_shape_func_arg_t){kiln_tensor_ndim(t), kiln_tensor_shape(t), 0, NULL, NULL};
   if (read) {
     out_arg->count = kiln_tensor_element_count(t);
     for (int64_t i = 0; i < out_arg->count && i < KILN_MAX_RANK; ++i) {
-      values[i] = (int64_t)dyn_element(t, i);
+      reals[i] = dyn_element(t, i);
+      values[i] = numbers ? 0 : (int64_t)reals[i];
     }
-    out_arg->values = values;
+    out_arg->values = numbers ? NULL : values;
+    out_arg->numbers = numbers ? reals : NULL;
   }
+}
+
+/* The dtype of the output the dyn operator's relation gives for these
+ * inputs (the data's for a reshape, the attribute's for an arange). */
+static kiln_status_t dyn_output_dtype(const kiln_shape_func_args_t *args, kiln_dtype_t *out_dtype) {
+  const kiln_type_t *types[KILN_SHAPE_FUNC_MAX_INPUTS], *type = NULL;
+  for (int i = 0; i < args->num_inputs && i < KILN_SHAPE_FUNC_MAX_INPUTS; ++i) {
+    KILN_RETURN_IF_ERROR(kiln_tensor_type_of(args->arena, args->inputs[i], &types[i]));
+  }
+  KILN_RETURN_IF_ERROR(
+      kiln_op_infer_type(args->op, args->attrs, args->num_inputs, types, args->arena, &type));
+  const kiln_tensor_type_t *t = kiln_type_as_tensor(type);
+  if (!t) {
+    return KILN_STATUS(INTERNAL, "%s: the output is not a tensor", args->op->name);
+  }
+  *out_dtype = t->dtype;
+  return KILN_OK;
 }
 
 /* The output type from runtime shape function `index`. */
@@ -335,16 +371,19 @@ static kiln_status_t dyn_runtime_shape(const kiln_shape_func_args_t *args, int i
   const kiln_shape_func_t *f = kiln_shape_func_at(index);
   kiln_shape_func_arg_t inputs[KILN_SHAPE_FUNC_MAX_INPUTS];
   int64_t values[KILN_SHAPE_FUNC_MAX_INPUTS][KILN_MAX_RANK];
+  double reals[KILN_SHAPE_FUNC_MAX_INPUTS][KILN_MAX_RANK];
   for (int i = 0; i < args->num_inputs && i < KILN_SHAPE_FUNC_MAX_INPUTS; ++i) {
-    dyn_runtime_arg(args->inputs[i], (f->value_inputs >> i) & 1u, values[i], &inputs[i]);
+    dyn_runtime_arg(args->inputs[i], (f->value_inputs >> i) & 1u, (f->number_inputs >> i) & 1u,
+                    values[i], reals[i], &inputs[i]);
   }
   int ndim = 0;
   int64_t shape[KILN_MAX_RANK];
   KILN_RETURN_IF_ERROR(kiln_shape_func_run(index, args->num_inputs, inputs,
                                            kiln_dyn_shape_func_attr(args->op, args->attrs), &ndim,
                                            shape));
-  return kiln_tensor_type_create(args->arena, kiln_tensor_dtype(args->inputs[0]), ndim, shape,
-                                 out_type);
+  kiln_dtype_t dtype = KILN_DTYPE_FLOAT32;
+  KILN_RETURN_IF_ERROR(dyn_output_dtype(args, &dtype));
+  return kiln_tensor_type_create(args->arena, dtype, ndim, shape, out_type);
 }
 
 /* A view's kernel: the data's bytes under the output's shape. */
@@ -417,6 +456,9 @@ kiln_status_t kiln_dyn_probe_call(kiln_module_t *module, const kiln_call_t *call
   const kiln_op_t *op = rule->probe_self ? rule->dyn_op : rule->static_op;
   void *attrs = NULL;
   KILN_RETURN_IF_ERROR(kiln_op_attrs_create_default(op, arena, &attrs));
+  if (rule->probe_self && call->attrs) { /* its own attributes (dyn.arange's dtype) kept */
+    memcpy(attrs, call->attrs, op->attrs_size);
+  }
   kiln_strbuf_t sb;
   kiln_strbuf_initialize(&sb, kiln_allocator_system());
   kiln_status_t status = kiln_strbuf_append(&sb, "[");
@@ -444,6 +486,41 @@ kiln_status_t kiln_dyn_compute_refuse(const kiln_compute_args_t *args,
                      "%s reads a shape-like input at run time; the graph compiler does not "
                      "compile it (give the input as a constant, or run on the interpreter)",
                      args->op->name);
+}
+
+/* dyn.cumsum: the static output's walk chosen in the kernel by the axis. */
+static kiln_status_t dyn_cumsum_compute(const kiln_compute_args_t *args,
+                                        kiln_compute_result_t *out_result) {
+  const kiln_dyn_cumsum_attrs_t *attrs = args->attrs;
+  return kiln_compute_cumsum_any_axis(args, attrs->exclusive, attrs->reverse, out_result);
+}
+
+/* dyn.sum: sum over the axes read in the kernel. */
+static kiln_status_t dyn_sum_compute(const kiln_compute_args_t *args,
+                                     kiln_compute_result_t *out_result) {
+  const kiln_dyn_reduce_attrs_t *attrs = args->attrs;
+  if (attrs->out_shape.count == 0) {
+    return kiln_dyn_compute_refuse(args, out_result);
+  }
+  return kiln_compute_sum_any_axes(args, attrs->keepdims, out_result);
+}
+
+/* dyn.pad: nn.pad's mapping with the pads and value read in the kernel. */
+static kiln_status_t dyn_pad_compute(const kiln_compute_args_t *args,
+                                     kiln_compute_result_t *out_result) {
+  const kiln_dyn_pad_attrs_t *attrs = args->attrs;
+  return kiln_dyn_compute_pad(args, kiln_shape_pad_mode(attrs->pad_mode),
+                              attrs->out_shape.count > 0, out_result);
+}
+
+/* dyn.one_hot: one_hot with depth and values read in the kernel. */
+static kiln_status_t dyn_one_hot_compute(const kiln_compute_args_t *args,
+                                         kiln_compute_result_t *out_result) {
+  const kiln_dyn_one_hot_attrs_t *attrs = args->attrs;
+  if (attrs->out_shape.count == 0) {
+    return kiln_dyn_compute_refuse(args, out_result);
+  }
+  return kiln_compute_one_hot_inputs(args, attrs->axis, attrs->dtype, out_result);
 }
 
 /* ---- type relations: the output's rank ---- */
@@ -564,6 +641,20 @@ static kiln_status_t dyn_max_rank_infer(const kiln_type_relation_t *relation,
   return kiln_dyn_symbolic_type(relation->arena, data->dtype, rank, out_type);
 }
 
+/* `rank` anonymous dims, or the compiler's probe shape `fixed` when set
+ * (an out_shape attribute, kiln_dyn_probe_call). */
+static kiln_status_t dyn_fixed_type(const kiln_type_relation_t *relation, const kiln_ints_t *fixed,
+                                    kiln_dtype_t dtype, int rank, const kiln_type_t **out_type) {
+  if (fixed->count == 0) {
+    return kiln_dyn_symbolic_type(relation->arena, dtype, rank, out_type);
+  }
+  if (fixed->count != rank) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: out_shape has %d dims for an output of rank %d",
+                       relation->op->name, (int)fixed->count, rank);
+  }
+  return kiln_tensor_type_create(relation->arena, dtype, rank, fixed->values, out_type);
+}
+
 /* strided_slice: the data's rank; begin, end, strides and axes (or no
  * axes: the first len(begin)) have one length. */
 static kiln_status_t dyn_slice_infer(const kiln_type_relation_t *relation,
@@ -583,14 +674,7 @@ static kiln_status_t dyn_slice_infer(const kiln_type_relation_t *relation,
                        data->ndim);
   }
   const kiln_ints_t *fixed = &((const kiln_dyn_slice_attrs_t *)relation->attrs)->out_shape;
-  if (fixed->count == 0) {
-    return kiln_dyn_symbolic_type(relation->arena, data->dtype, data->ndim, out_type);
-  }
-  if (fixed->count != data->ndim) {
-    return KILN_STATUS(INVALID_ARGUMENT, "%s: out_shape has %d dims for data of rank %d",
-                       relation->op->name, (int)fixed->count, data->ndim);
-  }
-  return kiln_tensor_type_create(relation->arena, data->dtype, data->ndim, fixed->values, out_type);
+  return dyn_fixed_type(relation, fixed, data->dtype, data->ndim, out_type);
 }
 
 /* squeeze: rank - len(axis); an empty axis list (squeeze every 1) depends on values. */
@@ -626,10 +710,10 @@ static kiln_status_t dyn_sum_infer(const kiln_type_relation_t *relation,
   const kiln_tensor_type_t *data = NULL;
   int length = 0;
   KILN_RETURN_IF_ERROR(dyn_data_length(relation, 1, &data, &length));
-  bool keepdims = ((const kiln_dyn_reduce_attrs_t *)relation->attrs)->keepdims;
-  int rank = keepdims ? data->ndim : (length == 0 ? 0 : data->ndim - length);
+  const kiln_dyn_reduce_attrs_t *attrs = relation->attrs;
+  int rank = attrs->keepdims ? data->ndim : (length == 0 ? 0 : data->ndim - length);
   KILN_RETURN_IF_ERROR(dyn_check_rank(relation, rank));
-  return kiln_dyn_symbolic_type(relation->arena, data->dtype, rank, out_type);
+  return dyn_fixed_type(relation, &attrs->out_shape, data->dtype, rank, out_type);
 }
 
 /* cumsum: the data's type (the axis moves no dim). */
@@ -667,8 +751,8 @@ static kiln_status_t dyn_arange_infer(const kiln_type_relation_t *relation,
     int length = 0;
     KILN_RETURN_IF_ERROR(dyn_value_length(relation, k, &length));
   }
-  kiln_dtype_t dtype = ((const kiln_dyn_arange_attrs_t *)relation->attrs)->dtype;
-  return kiln_dyn_symbolic_type(relation->arena, dtype, 1, out_type);
+  const kiln_dyn_arange_attrs_t *attrs = relation->attrs;
+  return dyn_fixed_type(relation, &attrs->out_shape, attrs->dtype, 1, out_type);
 }
 
 /* The static length of 1-D input `index`, or UNIMPLEMENTED (what the
@@ -746,8 +830,8 @@ static kiln_status_t dyn_one_hot_infer(const kiln_type_relation_t *relation,
                        relation->op->name, kiln_op_shape_text(values, shape));
   }
   KILN_RETURN_IF_ERROR(dyn_check_rank(relation, indices->ndim + 1));
-  kiln_dtype_t dtype = ((const kiln_dyn_one_hot_attrs_t *)relation->attrs)->dtype;
-  return kiln_dyn_symbolic_type(relation->arena, dtype, indices->ndim + 1, out_type);
+  const kiln_dyn_one_hot_attrs_t *attrs = relation->attrs;
+  return dyn_fixed_type(relation, &attrs->out_shape, attrs->dtype, indices->ndim + 1, out_type);
 }
 
 /* pad: the data's rank; pads holds 2 * rank integers, the value one. */
@@ -768,7 +852,8 @@ static kiln_status_t dyn_pad_infer(const kiln_type_relation_t *relation,
     return KILN_STATUS(INVALID_ARGUMENT, "%s: input 2 (constant_value) is %s; expected one value",
                        relation->op->name, kiln_op_shape_text(value, shape));
   }
-  return kiln_dyn_symbolic_type(relation->arena, data->dtype, data->ndim, out_type);
+  const kiln_dyn_pad_attrs_t *attrs = relation->attrs;
+  return dyn_fixed_type(relation, &attrs->out_shape, data->dtype, data->ndim, out_type);
 }
 
 /* ---- the operators ---- */
@@ -781,6 +866,7 @@ static const kiln_attr_field_t dyn_slice_fields[] = {
 };
 static const kiln_attr_field_t dyn_reduce_fields[] = {
     KILN_ATTR_FIELD(kiln_dyn_reduce_attrs_t, keepdims, BOOL, "False"),
+    KILN_ATTR_FIELD(kiln_dyn_reduce_attrs_t, out_shape, INTS, "[]"),
 };
 static const kiln_attr_field_t dyn_cumsum_fields[] = {
     KILN_ATTR_FIELD(kiln_dyn_cumsum_attrs_t, exclusive, BOOL, "False"),
@@ -793,6 +879,7 @@ static const kiln_attr_field_t dyn_topk_fields[] = {
 };
 static const kiln_attr_field_t dyn_arange_fields[] = {
     KILN_ATTR_FIELD(kiln_dyn_arange_attrs_t, dtype, DTYPE, "\"float32\""),
+    KILN_ATTR_FIELD(kiln_dyn_arange_attrs_t, out_shape, INTS, "[]"),
 };
 static const kiln_attr_field_t dyn_split_fields[] = {
     KILN_ATTR_FIELD(kiln_dyn_split_attrs_t, axis, INT, "0"),
@@ -800,9 +887,11 @@ static const kiln_attr_field_t dyn_split_fields[] = {
 static const kiln_attr_field_t dyn_one_hot_fields[] = {
     KILN_ATTR_FIELD(kiln_dyn_one_hot_attrs_t, axis, INT, "-1"),
     KILN_ATTR_FIELD(kiln_dyn_one_hot_attrs_t, dtype, DTYPE, "\"float32\""),
+    KILN_ATTR_FIELD(kiln_dyn_one_hot_attrs_t, out_shape, INTS, "[]"),
 };
 static const kiln_attr_field_t dyn_pad_fields[] = {
     KILN_ATTR_FIELD(kiln_dyn_pad_attrs_t, pad_mode, STRING, "\"constant\""),
+    KILN_ATTR_FIELD(kiln_dyn_pad_attrs_t, out_shape, INTS, "[]"),
 };
 
 #define DYN_FIELDS_(type, fields)                                                           \
@@ -834,17 +923,17 @@ DYN_OP_WITH_(kiln_op_dyn_strided_slice, "dyn.strided_slice", DYN_STRIDED_SLICE, 
 DYN_OP_(kiln_op_dyn_squeeze, "dyn.squeeze", DYN_SQUEEZE, 2, dyn_squeeze_infer, .attrs_size = 0);
 DYN_OP_(kiln_op_dyn_unsqueeze, "dyn.unsqueeze", DYN_UNSQUEEZE, 2, dyn_unsqueeze_infer,
         .attrs_size = 0);
-DYN_OP_(kiln_op_dyn_sum, "dyn.sum", DYN_SUM, 2, dyn_sum_infer,
-        DYN_FIELDS_(kiln_dyn_reduce_attrs_t, dyn_reduce_fields));
-DYN_OP_(kiln_op_dyn_cumsum, "dyn.cumsum", DYN_CUMSUM, 2, dyn_cumsum_infer,
-        DYN_FIELDS_(kiln_dyn_cumsum_attrs_t, dyn_cumsum_fields));
+DYN_OP_WITH_(kiln_op_dyn_sum, "dyn.sum", DYN_SUM, 2, dyn_sum_infer, dyn_sum_compute,
+             DYN_FIELDS_(kiln_dyn_reduce_attrs_t, dyn_reduce_fields));
+DYN_OP_WITH_(kiln_op_dyn_cumsum, "dyn.cumsum", DYN_CUMSUM, 2, dyn_cumsum_infer, dyn_cumsum_compute,
+             DYN_FIELDS_(kiln_dyn_cumsum_attrs_t, dyn_cumsum_fields));
 DYN_OP_(kiln_op_dyn_topk, "dyn.topk", DYN_TOPK, 2, dyn_topk_infer,
         DYN_FIELDS_(kiln_dyn_topk_attrs_t, dyn_topk_fields));
-DYN_OP_(kiln_op_dyn_arange, "dyn.arange", DYN_ARANGE, 3, dyn_arange_infer,
-        DYN_FIELDS_(kiln_dyn_arange_attrs_t, dyn_arange_fields));
+DYN_OP_WITH_(kiln_op_dyn_arange, "dyn.arange", DYN_ARANGE, 3, dyn_arange_infer,
+             kiln_dyn_compute_arange, DYN_FIELDS_(kiln_dyn_arange_attrs_t, dyn_arange_fields));
 DYN_OP_(kiln_op_dyn_split, "dyn.split", DYN_SPLIT, 2, dyn_split_infer,
         DYN_FIELDS_(kiln_dyn_split_attrs_t, dyn_split_fields));
-DYN_OP_(kiln_op_dyn_one_hot, "dyn.one_hot", DYN_ONE_HOT, 3, dyn_one_hot_infer,
-        DYN_FIELDS_(kiln_dyn_one_hot_attrs_t, dyn_one_hot_fields));
-DYN_OP_(kiln_op_dyn_pad, "dyn.pad", DYN_PAD, 3, dyn_pad_infer,
-        DYN_FIELDS_(kiln_dyn_pad_attrs_t, dyn_pad_fields));
+DYN_OP_WITH_(kiln_op_dyn_one_hot, "dyn.one_hot", DYN_ONE_HOT, 3, dyn_one_hot_infer,
+             dyn_one_hot_compute, DYN_FIELDS_(kiln_dyn_one_hot_attrs_t, dyn_one_hot_fields));
+DYN_OP_WITH_(kiln_op_dyn_pad, "dyn.pad", DYN_PAD, 3, dyn_pad_infer, dyn_pad_compute,
+             DYN_FIELDS_(kiln_dyn_pad_attrs_t, dyn_pad_fields));

@@ -24,6 +24,27 @@ typedef struct kiln_dyn_slice_attrs_t {
 KILN_MUST_USE_RESULT kiln_status_t kiln_dyn_compute_slice(const kiln_compute_args_t *args,
                                                           kiln_compute_result_t *out_result);
 
+/* dyn.arange's attributes: the output dtype, and out_shape as
+ * dyn.strided_slice's (set only in the compiler's probe runs). */
+typedef struct kiln_dyn_arange_attrs_t {
+  kiln_dtype_t dtype;
+  kiln_ints_t out_shape;
+} kiln_dyn_arange_attrs_t;
+
+/* dyn.arange's compute rule (dyn_compute.c): with out_shape set, element i
+ * is start + i * step from the start and step inputs read in the kernel,
+ * converted as arange's; UNIMPLEMENTED without it. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_dyn_compute_arange(const kiln_compute_args_t *args,
+                                                           kiln_compute_result_t *out_result);
+
+/* dyn.pad's compute rule (dyn_compute.c): in a probe run (`probe`), nn.pad's
+ * mapping in pad mode `mode` (kiln_shape_pad_mode) with the befores read
+ * from the pads input and the fill from the value input in the kernel;
+ * UNIMPLEMENTED otherwise. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_dyn_compute_pad(const kiln_compute_args_t *args, int mode,
+                                                        bool probe,
+                                                        kiln_compute_result_t *out_result);
+
 KILN_MUST_USE_RESULT kiln_status_t kiln_dyn_symbolic_type(kiln_arena_t *arena, kiln_dtype_t dtype,
                                                           int rank, const kiln_type_t **out_type);
 
@@ -40,8 +61,9 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_dyn_check_list(const kiln_type_relation_
                                                        bool want_float);
 
 /* The integer attribute a dyn operator's runtime shape function
- * (runtime/shape_func.h) takes: dyn.reshape's allowzero, else 0. The VM
- * code generator passes it to the shape_func instruction. */
+ * (runtime/shape_func.h) takes: dyn.reshape's allowzero, dyn.one_hot's
+ * axis, dyn.sum's keepdims, dyn.pad's mode (kiln_shape_pad_mode), else 0. The VM code generator
+ * passes it to the shape_func instruction. */
 int64_t kiln_dyn_shape_func_attr(const kiln_op_t *op, const void *attrs);
 
 /* The attributes of a call of `op` as its runtime extern kernel
@@ -59,7 +81,8 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_value_shape_reference(const kiln_kernel_
 
 /* Whether the compiler can lower `op` (a dyn operator) over run-time
  * output extents: its static operator takes the output's shape as an
- * attribute (dyn.broadcast_to). */
+ * attribute (dyn.broadcast_to), or it does itself (out_shape:
+ * dyn.strided_slice, dyn.arange, dyn.one_hot, dyn.sum, dyn.pad). */
 bool kiln_dyn_has_probe(const kiln_op_t *op);
 
 /* The static call a dyn call of such an operator stands for when its output

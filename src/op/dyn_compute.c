@@ -13,8 +13,23 @@
  * output buffer (the VM sizes it with the runtime's shape function,
  * runtime/shape_func.c, which also rejects a step of 0), so the kernel
  * never reads the end values. A dim taken once never steps.
+ *
+ * dyn.arange, in a probe run (out_shape set): element i is arange's
+ * (kiln_compute_arange_element) with start and step read from their
+ * inputs in the kernel as float64; the count is the output buffer's, sized
+ * by the runtime's shape function, which checks the step.
+ *
+ * dyn.pad, in a probe run: nn.pad's mapping with the befores read from
+ * ONNX's pads in the kernel: source s = index - before per dim; "constant"
+ * selects the fill (constant_value read as float64 and converted as the
+ * reference converts it) outside the data, "edge" clamps s, "reflect"
+ * mirrors it (-s below, 2 (dim - 1) - s above). Every read is clamped into
+ * the data (a select evaluates both sides); the runtime's shape function
+ * (kiln_shape_pad_dim) has checked that the pads fit the mode.
  */
 #include "op/dyn.h"
+#include "op/gather_compute.h"
+#include "runtime/shape_func.h"
 #include "te/te.h"
 #include "tir/builder.h"
 
@@ -27,12 +42,18 @@ static const kiln_tir_expr_t *i64(kiln_tir_builder_t *b, int64_t value) {
   return kiln_tir_b_int(b, KILN_DTYPE_INT64, value);
 }
 
+/* Value k of input `input` (rank 0 or 1) as `dtype`. */
+static const kiln_tir_expr_t *value_as(kiln_tir_builder_t *b, const kiln_compute_args_t *args,
+                                       int input, int k, kiln_dtype_t dtype) {
+  const kiln_te_tensor_t *t = args->inputs[input];
+  const kiln_tir_expr_t *index[1] = {kiln_tir_b_i32(b, k)};
+  return kiln_tir_b_cast(b, kiln_tir_scalar(dtype), kiln_te_read(b, t, t->ndim, index));
+}
+
 /* Value k of input `input` (rank 0 or 1) as int64. */
 static const kiln_tir_expr_t *value_at(kiln_tir_builder_t *b, const kiln_compute_args_t *args,
                                        int input, int k) {
-  const kiln_te_tensor_t *t = args->inputs[input];
-  const kiln_tir_expr_t *index[1] = {kiln_tir_b_i32(b, k)};
-  return kiln_tir_b_cast(b, kiln_tir_scalar(KILN_DTYPE_INT64), kiln_te_read(b, t, t->ndim, index));
+  return value_as(b, args, input, k, KILN_DTYPE_INT64);
 }
 
 static const kiln_tir_expr_t *clamp(kiln_tir_builder_t *b, const kiln_tir_expr_t *x, int64_t lo,
@@ -102,4 +123,73 @@ kiln_status_t kiln_dyn_compute_slice(const kiln_compute_args_t *args,
   KILN_RETURN_IF_ERROR(kiln_compute_output_type(args, 0, &type));
   dyn_slice_t s = {args, type->shape};
   return kiln_compute_one(args, slice_body, &s, out_result);
+}
+
+/* ---- dyn.arange ---- */
+
+static const kiln_tir_expr_t *arange_body(kiln_tir_builder_t *b,
+                                          const kiln_tir_expr_t *const *indices, void *user) {
+  const kiln_compute_args_t *args = user;
+  const kiln_dyn_arange_attrs_t *attrs = args->attrs;
+  return kiln_compute_arange_element(b, indices[0], value_as(b, args, 0, 0, KILN_DTYPE_FLOAT64),
+                                     value_as(b, args, 2, 0, KILN_DTYPE_FLOAT64), attrs->dtype);
+}
+
+kiln_status_t kiln_dyn_compute_arange(const kiln_compute_args_t *args,
+                                      kiln_compute_result_t *out_result) {
+  const kiln_dyn_arange_attrs_t *attrs = args->attrs;
+  if (attrs->out_shape.count == 0) {
+    return kiln_dyn_compute_refuse(args, out_result);
+  }
+  return kiln_compute_one(args, arange_body, (void *)(uintptr_t)args, out_result);
+}
+
+/* ---- dyn.pad ---- */
+
+typedef struct dyn_pad_t {
+  const kiln_compute_args_t *args;
+  int mode; /* kiln_shape_pad_mode's index */
+} dyn_pad_t;
+
+static const kiln_tir_expr_t *pad_body(kiln_tir_builder_t *b, const kiln_tir_expr_t *const *indices,
+                                       void *user) {
+  const dyn_pad_t *p = user;
+  const kiln_te_tensor_t *data = p->args->inputs[0];
+  const kiln_tir_expr_t *at[KILN_MAX_RANK] = {0};
+  const kiln_tir_expr_t *inside = kiln_tir_b_bin(b, KILN_TIR_EXPR_EQ, i64(b, 0), i64(b, 0));
+  for (int d = 0; d < data->ndim; ++d) {
+    int64_t dim = data->shape[d];
+    const kiln_tir_expr_t *i = kiln_tir_b_cast(b, kiln_tir_scalar(KILN_DTYPE_INT64), indices[d]);
+    const kiln_tir_expr_t *s = kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, i, value_at(b, p->args, 1, d));
+    const kiln_tir_expr_t *low = kiln_tir_b_bin(b, KILN_TIR_EXPR_LT, s, i64(b, 0));
+    const kiln_tir_expr_t *high = kiln_tir_b_bin(b, KILN_TIR_EXPR_GE, s, i64(b, dim));
+    inside = kiln_tir_b_bin(b, KILN_TIR_EXPR_AND, inside,
+                            kiln_tir_b_not(b, kiln_tir_b_bin(b, KILN_TIR_EXPR_OR, low, high)));
+    if (p->mode == 2) {
+      const kiln_tir_expr_t *above = kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, i64(b, 2 * (dim - 1)), s);
+      const kiln_tir_expr_t *below = kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, i64(b, 0), s);
+      s = kiln_tir_b_select(b, high, above, kiln_tir_b_select(b, low, below, s));
+    }
+    at[d] = kiln_tir_b_cast(b, kiln_tir_scalar(KILN_DTYPE_INT32), clamp(b, s, 0, dim - 1));
+  }
+  const kiln_tir_expr_t *value = kiln_te_read(b, data, data->ndim, at);
+  if (p->mode != 0) {
+    return value;
+  }
+  const kiln_tir_expr_t *fill =
+      kiln_compute_from_f64(b, value_as(b, p->args, 2, 0, KILN_DTYPE_FLOAT64), data->dtype);
+  return kiln_tir_b_select(b, inside, value, fill);
+}
+
+kiln_status_t kiln_dyn_compute_pad(const kiln_compute_args_t *args, int mode, bool probe,
+                                   kiln_compute_result_t *out_result) {
+  if (!probe) {
+    return kiln_dyn_compute_refuse(args, out_result);
+  }
+  if (mode < 0 || args->num_inputs != 3) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: expected data, pads and a value, and a pad mode",
+                       args->op->name);
+  }
+  dyn_pad_t p = {args, mode};
+  return kiln_compute_one(args, pad_body, &p, out_result);
 }

@@ -21,17 +21,44 @@
 /* sum, mean, max, min, prod. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_compute_reduce(const kiln_compute_args_t *args,
                                                        kiln_compute_result_t *out_result);
+/* sum over the axes its second input holds at run time (dyn.sum; none:
+ * every axis): every dim has a reduce axis and the dims not named are
+ * masked, so each output element reads the whole input. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_sum_any_axes(const kiln_compute_args_t *args,
+                                                             bool keepdims,
+                                                             kiln_compute_result_t *out_result);
 /* argmax, argmin. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_compute_argreduce(const kiln_compute_args_t *args,
                                                           kiln_compute_result_t *out_result);
 KILN_MUST_USE_RESULT kiln_status_t kiln_compute_cumsum(const kiln_compute_args_t *args,
                                                        kiln_compute_result_t *out_result);
+/* cumsum along the axis its second input holds at run time (dyn.cumsum):
+ * one walk per axis in the kernel, an assertion that the axis is in range. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_cumsum_any_axis(const kiln_compute_args_t *args,
+                                                                bool exclusive, bool reverse,
+                                                                kiln_compute_result_t *out_result);
 KILN_MUST_USE_RESULT kiln_status_t kiln_compute_topk(const kiln_compute_args_t *args,
                                                      kiln_compute_result_t *out_result);
 KILN_MUST_USE_RESULT kiln_status_t kiln_compute_arange(const kiln_compute_args_t *args,
                                                        kiln_compute_result_t *out_result);
+/* A float64 expression converted to `dtype` as kiln_scalar_store converts
+ * a double (floats rounded, integers truncated and saturated): a value the
+ * reference reads as a double, read in the kernel (dyn.pad's fill). */
+const kiln_tir_expr_t *kiln_compute_from_f64(kiln_tir_builder_t *b, const kiln_tir_expr_t *v,
+                                             kiln_dtype_t dtype);
+/* arange's element `index`: start + index * step (float64 expressions),
+ * converted to `dtype` as the reference stores it; dyn.arange's too. */
+const kiln_tir_expr_t *kiln_compute_arange_element(kiln_tir_builder_t *b,
+                                                   const kiln_tir_expr_t *index,
+                                                   const kiln_tir_expr_t *start,
+                                                   const kiln_tir_expr_t *step, kiln_dtype_t dtype);
 KILN_MUST_USE_RESULT kiln_status_t kiln_compute_one_hot(const kiln_compute_args_t *args,
                                                         kiln_compute_result_t *out_result);
+/* one_hot whose depth (input 1, truncated) and off and on values (input 2)
+ * are read in the kernel (dyn.one_hot). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_compute_one_hot_inputs(const kiln_compute_args_t *args,
+                                                               int64_t axis, kiln_dtype_t dtype,
+                                                               kiln_compute_result_t *out_result);
 KILN_MUST_USE_RESULT kiln_status_t kiln_compute_trilu(const kiln_compute_args_t *args,
                                                       kiln_compute_result_t *out_result);
 KILN_MUST_USE_RESULT kiln_status_t kiln_compute_gather(const kiln_compute_args_t *args,

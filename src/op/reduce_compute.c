@@ -59,20 +59,28 @@ static reduce_kind_t kind_of(const kiln_op_t *op) {
   return RK_ARGMAX;
 }
 
-/* Which input dims are reduced, and the reduce axes made for them. */
+/* Which input dims are reduced, and the reduce axes made for them. With
+ * `axis_values` (dyn.sum: the axes input, read in the kernel), every dim has a reduce
+ * axis, and the body masks the dims the axes do not name (see
+ * read_input_any_axes). */
 typedef struct reduce_map_t {
   const kiln_te_tensor_t *data;
+  const kiln_te_tensor_t *axis_values;
   bool reduced[KILN_MAX_RANK];
   bool keepdims;
   int num_axes;
   const kiln_te_iter_var_t *axes[KILN_TE_MAX_REDUCE_AXES];
   int64_t count; /* elements per reduction */
+  /* with axis_values: the reduce axis of each data dim, the output's rank */
+  const kiln_te_iter_var_t *axes_of_dims[KILN_TE_MAX_REDUCE_AXES];
+  int num_out;
 } reduce_map_t;
 
 static kiln_status_t reduce_map(const kiln_compute_args_t *args, reduce_map_t *out_map) {
   const kiln_te_tensor_t *data = args->inputs[0];
   kiln_tensor_type_t type = {.dtype = data->dtype, .ndim = data->ndim, .shape = data->shape};
   out_map->data = data;
+  out_map->axis_values = NULL;
   reduce_kind_t kind = kind_of(args->op);
   if (kind == RK_ARGMAX || kind == RK_ARGMIN) {
     const kiln_argmax_attrs_t *attrs = args->attrs;
@@ -107,9 +115,15 @@ static kiln_status_t reduce_map(const kiln_compute_args_t *args, reduce_map_t *o
   return KILN_OK;
 }
 
+static const kiln_tir_expr_t *read_input_any_axes(kiln_tir_builder_t *b, const reduce_map_t *map,
+                                                  const kiln_tir_expr_t *const *indices);
+
 /* The input element a reduction body reads at output `indices`. */
 static const kiln_tir_expr_t *read_input(kiln_tir_builder_t *b, const reduce_map_t *map,
                                          const kiln_tir_expr_t *const *indices) {
+  if (map->axis_values) {
+    return read_input_any_axes(b, map, indices);
+  }
   const kiln_tir_expr_t *at[KILN_TIR_MAX_DIMS];
   for (int d = 0, r = 0, k = 0; d < map->data->ndim; ++d) {
     if (map->reduced[d]) {
@@ -227,11 +241,14 @@ static kiln_status_t make_stage(const kiln_compute_args_t *args, const char *suf
   char name[80];
   kiln_compute_tensor_name(args->op, base, sizeof(base));
   snprintf(name, sizeof(name), "%s%s%s", base, suffix[0] ? "_" : "", suffix);
-  const kiln_te_tensor_t *inputs[3] = {stage->map->data, stage->acc, stage->nan};
+  const kiln_te_tensor_t *inputs[4] = {stage->map->data, stage->acc, stage->nan};
   int num_inputs = stage->nan ? 3 : (stage->acc ? 2 : 1);
   if (!stage->acc && stage->nan) {
     inputs[1] = stage->nan;
     num_inputs = 2;
+  }
+  if (stage->map->axis_values && !stage->acc) { /* the reduction reads the axes */
+    inputs[num_inputs++] = stage->map->axis_values;
   }
   if (reducer == KILN_TE_REDUCE_NONE) {
     return kiln_te_compute(args->arena, name, out->ndim, out->shape, num_inputs, inputs, fn, stage,
@@ -404,4 +421,107 @@ kiln_status_t kiln_compute_argreduce(const kiln_compute_args_t *args,
   return make_stage(args, "", out,
                     attrs->select_last_index ? KILN_TE_REDUCE_MAX : KILN_TE_REDUCE_MIN, NULL,
                     index_body, &stage, &out_result->outputs[0]);
+}
+
+/* ---- sum over axes read at run time (dyn.sum) ---- */
+
+static const kiln_tir_expr_t *i64(kiln_tir_builder_t *b, int64_t value) {
+  return kiln_tir_b_int(b, KILN_DTYPE_INT64, value);
+}
+
+/* Whether the axes input names data dim d (negative axes count from the
+ * rank; no axes name every dim). */
+static const kiln_tir_expr_t *names_dim(kiln_tir_builder_t *b, const reduce_map_t *map, int d) {
+  const kiln_te_tensor_t *axes = map->axis_values;
+  int count = axes->ndim == 0 ? 1 : (int)axes->shape[0];
+  int rank = map->data->ndim;
+  const kiln_tir_expr_t *named = kiln_tir_b_bin(b, KILN_TIR_EXPR_EQ, i64(b, count), i64(b, 0));
+  for (int k = 0; k < count; ++k) {
+    const kiln_tir_expr_t *index[1] = {kiln_tir_b_i32(b, k)};
+    const kiln_tir_expr_t *axis = kiln_tir_b_cast(b, kiln_tir_scalar(KILN_DTYPE_INT64),
+                                                  kiln_te_read(b, axes, axes->ndim, index));
+    axis = kiln_tir_b_select(b, kiln_tir_b_bin(b, KILN_TIR_EXPR_LT, axis, i64(b, 0)),
+                             kiln_tir_b_add(b, axis, i64(b, rank)), axis);
+    named = kiln_tir_b_bin(b, KILN_TIR_EXPR_OR, named,
+                           kiln_tir_b_bin(b, KILN_TIR_EXPR_EQ, axis, i64(b, d)));
+  }
+  return named;
+}
+
+/* The output index data dim d reads when it is kept: its own position
+ * with keepdims, else position d minus the reduced dims before it (chosen
+ * among the output's indices by selects). */
+static const kiln_tir_expr_t *kept_index(kiln_tir_builder_t *b, const reduce_map_t *map, int d,
+                                         const kiln_tir_expr_t *before, int out_ndim,
+                                         const kiln_tir_expr_t *const *indices) {
+  if (map->keepdims) {
+    return indices[d];
+  }
+  const kiln_tir_expr_t *index = kiln_tir_b_i32(b, 0);
+  for (int j = 0; j < out_ndim && j <= d; ++j) {
+    const kiln_tir_expr_t *at = kiln_tir_b_bin(b, KILN_TIR_EXPR_EQ, before, i64(b, d - j));
+    index = kiln_tir_b_select(b, at, indices[j], index);
+  }
+  return index;
+}
+
+/* Data element (k0, k1, ...) of the reduce axes over every dim, where each
+ * dim the axes do not name reads the output's index instead and counts
+ * only at k = 0 (zero elsewhere): a sum over the named dims, in the
+ * reference's order, whatever the axes hold. */
+static const kiln_tir_expr_t *read_input_any_axes(kiln_tir_builder_t *b, const reduce_map_t *map,
+                                                  const kiln_tir_expr_t *const *indices) {
+  const kiln_te_tensor_t *data = map->data;
+  int out_ndim = map->keepdims ? data->ndim : map->num_out;
+  const kiln_tir_expr_t *at[KILN_TIR_MAX_DIMS];
+  const kiln_tir_expr_t *counts = kiln_tir_b_bin(b, KILN_TIR_EXPR_EQ, i64(b, 0), i64(b, 0));
+  const kiln_tir_expr_t *before = i64(b, 0);
+  for (int d = 0; d < data->ndim; ++d) {
+    const kiln_tir_expr_t *k = kiln_tir_b_v(map->axes_of_dims[d]->var);
+    const kiln_tir_expr_t *named = names_dim(b, map, d);
+    at[d] = kiln_tir_b_select(b, named, k, kept_index(b, map, d, before, out_ndim, indices));
+    counts = kiln_tir_b_bin(
+        b, KILN_TIR_EXPR_AND, counts,
+        kiln_tir_b_bin(b, KILN_TIR_EXPR_OR, named,
+                       kiln_tir_b_bin(b, KILN_TIR_EXPR_EQ, k, kiln_tir_b_i32(b, 0))));
+    before = kiln_tir_b_add(b, before, kiln_tir_b_select(b, named, i64(b, 1), i64(b, 0)));
+  }
+  const kiln_tir_expr_t *x = kiln_te_read(b, data, data->ndim, at);
+  const kiln_tir_expr_t *zero = is_float(data->dtype) ? kiln_tir_b_float(b, data->dtype, 0.0)
+                                                      : kiln_tir_b_int(b, data->dtype, 0);
+  return kiln_tir_b_select(b, counts, x, zero);
+}
+
+kiln_status_t kiln_compute_sum_any_axes(const kiln_compute_args_t *args, bool keepdims,
+                                        kiln_compute_result_t *out_result) {
+  KILN_RETURN_IF_ERROR(check_dtype(args, true));
+  const kiln_te_tensor_t *data = args->inputs[0];
+  if (args->num_inputs != 2 || data->ndim > KILN_TE_MAX_REDUCE_AXES) {
+    return KILN_STATUS(UNIMPLEMENTED, "%s: expected data of rank at most %d and axes",
+                       args->op->name, KILN_TE_MAX_REDUCE_AXES);
+  }
+  const kiln_tensor_type_t *out = NULL;
+  KILN_RETURN_IF_ERROR(kiln_compute_output_type(args, 0, &out));
+  reduce_map_t map = {.data = data, .axis_values = args->inputs[1], .keepdims = keepdims};
+  map.num_out = out->ndim;
+  for (int d = 0; d < data->ndim; ++d) {
+    char name[16];
+    snprintf(name, sizeof(name), "k%d", d);
+    KILN_RETURN_IF_ERROR(kiln_te_reduce_axis(args->arena, name, 0, data->shape[d], &map.axes[d]));
+    map.axes_of_dims[d] = map.axes[d];
+  }
+  map.num_axes = data->ndim;
+  map.count = 1;
+  stage_t stage = {&map, RK_SUM, data->dtype, out->ndim, NULL, NULL, false};
+  out_result->num_outputs = 1;
+  const kiln_te_tensor_t **result = &out_result->outputs[0];
+  if (data->dtype != KILN_DTYPE_FLOAT32) {
+    return make_stage(args, "", out, KILN_TE_REDUCE_SUM, NULL, sum_body, &stage, result);
+  }
+  kiln_tensor_type_t acc_type = *out;
+  acc_type.dtype = stage.dtype = KILN_DTYPE_FLOAT64;
+  KILN_RETURN_IF_ERROR(
+      make_stage(args, "acc", &acc_type, KILN_TE_REDUCE_SUM, NULL, sum_body, &stage, &stage.acc));
+  stage.dtype = data->dtype;
+  return make_stage(args, "", out, KILN_TE_REDUCE_NONE, NULL, finish_body, &stage, result);
 }

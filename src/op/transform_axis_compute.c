@@ -68,7 +68,9 @@ static void line_at(const line_t *line, const kiln_tir_expr_t *x, const kiln_tir
 
 typedef struct cumsum_t {
   const kiln_compute_args_t *args;
-  int axis;
+  int axis; /* -1: read from input 1 at run time (dyn.cumsum) */
+  bool exclusive;
+  bool reverse;
 } cumsum_t;
 
 /* Running sums in the output (the wide dtype): element i of the walk is
@@ -79,7 +81,6 @@ static const kiln_tir_stmt_t *cumsum_extern(kiln_tir_builder_t *b,
                                             const kiln_tir_buffer_t *const *inputs,
                                             const kiln_tir_buffer_t *const *outputs, void *user) {
   const cumsum_t *c = user;
-  const kiln_cumsum_attrs_t *attrs = c->args->attrs;
   const kiln_te_tensor_t *data = c->args->inputs[0];
   const kiln_tir_buffer_t *acc = outputs[0];
   line_t line;
@@ -91,7 +92,7 @@ static const kiln_tir_stmt_t *cumsum_extern(kiln_tir_builder_t *b,
   /* The line position of walk step i and of step i - 1. */
   const kiln_tir_expr_t *x = i;
   const kiln_tir_expr_t *x_prev = kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, i, one);
-  if (attrs->reverse) {
+  if (c->reverse) {
     x = kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, kiln_tir_b_i32(b, extent - 1), i);
     x_prev = kiln_tir_b_add(b, x, one);
   }
@@ -107,8 +108,8 @@ static const kiln_tir_stmt_t *cumsum_extern(kiln_tir_builder_t *b,
   const kiln_tir_expr_t *sum_prev = kiln_tir_b_load(b, acc, n, at_prev);
   const kiln_tir_expr_t *zero = dtype_is_float(acc->dtype) ? kiln_tir_b_float(b, acc->dtype, 0.0)
                                                            : kiln_tir_b_int(b, acc->dtype, 0);
-  const kiln_tir_expr_t *first = attrs->exclusive ? zero : value;
-  const kiln_tir_expr_t *next = kiln_tir_b_add(b, sum_prev, attrs->exclusive ? value_prev : value);
+  const kiln_tir_expr_t *first = c->exclusive ? zero : value;
+  const kiln_tir_expr_t *next = kiln_tir_b_add(b, sum_prev, c->exclusive ? value_prev : value);
   const kiln_tir_stmt_t *body =
       kiln_tir_b_if(b, kiln_tir_b_bin(b, KILN_TIR_EXPR_EQ, i, kiln_tir_b_i32(b, 0)),
                     kiln_tir_b_store(b, acc, first, n, at), kiln_tir_b_store(b, acc, next, n, at));
@@ -124,13 +125,47 @@ static const kiln_tir_expr_t *cast_body(kiln_tir_builder_t *b,
   return kiln_tir_b_cast(b, kiln_tir_scalar(pair[1]->dtype), x);
 }
 
-kiln_status_t kiln_compute_cumsum(const kiln_compute_args_t *args,
-                                  kiln_compute_result_t *out_result) {
-  const kiln_cumsum_attrs_t *attrs = args->attrs;
+/* The walk along the axis input 1 holds at run time (negative counting
+ * from the rank): one walk per axis, chosen by an if chain, under an
+ * assertion that the axis is in range. */
+static const kiln_tir_stmt_t *cumsum_any_axis(kiln_tir_builder_t *b,
+                                              const kiln_tir_buffer_t *const *inputs,
+                                              const kiln_tir_buffer_t *const *outputs, void *user) {
+  cumsum_t c = *(const cumsum_t *)user;
+  int rank = c.args->inputs[0]->ndim;
+  const kiln_tir_buffer_t *axis_buffer = inputs[1]; /* one value: one index (rank 0 too) */
+  const kiln_tir_expr_t *zeros[1] = {kiln_tir_b_i32(b, 0)};
+  const kiln_tir_expr_t *axis = kiln_tir_b_cast(b, kiln_tir_scalar(KILN_DTYPE_INT64),
+                                                kiln_tir_b_load(b, axis_buffer, 1, zeros));
+  const kiln_tir_expr_t *negative =
+      kiln_tir_b_bin(b, KILN_TIR_EXPR_LT, axis, kiln_tir_b_int(b, KILN_DTYPE_INT64, 0));
+  axis = kiln_tir_b_select(
+      b, negative, kiln_tir_b_add(b, axis, kiln_tir_b_int(b, KILN_DTYPE_INT64, rank)), axis);
+  const kiln_tir_stmt_t *chain = NULL;
+  for (int d = rank - 1; d >= 0; --d) {
+    c.axis = d;
+    const kiln_tir_stmt_t *walk = cumsum_extern(b, inputs, outputs, &c);
+    chain = chain ? kiln_tir_b_if(b,
+                                  kiln_tir_b_bin(b, KILN_TIR_EXPR_EQ, axis,
+                                                 kiln_tir_b_int(b, KILN_DTYPE_INT64, d)),
+                                  walk, chain)
+                  : walk;
+  }
+  const kiln_tir_expr_t *in_range = kiln_tir_b_bin(
+      b, KILN_TIR_EXPR_AND,
+      kiln_tir_b_bin(b, KILN_TIR_EXPR_GE, axis, kiln_tir_b_int(b, KILN_DTYPE_INT64, 0)),
+      kiln_tir_b_bin(b, KILN_TIR_EXPR_LT, axis, kiln_tir_b_int(b, KILN_DTYPE_INT64, rank)));
+  char message[128];
+  snprintf(message, sizeof(message), "%s: axis is out of range for rank %d", c.args->op->name,
+           rank);
+  return kiln_tir_b_assert(b, in_range, message, chain);
+}
+
+/* The running sums (an extern walking c's axis, or any axis), cast to the
+ * data's dtype when they are wider. */
+static kiln_status_t cumsum_compute(const kiln_compute_args_t *args, cumsum_t *c,
+                                    kiln_compute_result_t *out_result) {
   const kiln_te_tensor_t *data = args->inputs[0];
-  kiln_tensor_type_t type = {.dtype = data->dtype, .ndim = data->ndim, .shape = data->shape};
-  cumsum_t c = {args, 0};
-  KILN_RETURN_IF_ERROR(kiln_transform_axis(args->op, "axis", attrs->axis, &type, 0, &c.axis));
   const kiln_tensor_type_t *out = NULL;
   KILN_RETURN_IF_ERROR(kiln_compute_output_type(args, 0, &out));
   kiln_dtype_t wide = dtype_is_float(data->dtype) ? KILN_DTYPE_FLOAT64 : KILN_DTYPE_INT64;
@@ -141,8 +176,9 @@ kiln_status_t kiln_compute_cumsum(const kiln_compute_args_t *args,
   kiln_te_extern_output_t output = {name, out->ndim, out->shape, wide};
   out_result->num_outputs = 1;
   const kiln_te_tensor_t *sums = NULL;
-  KILN_RETURN_IF_ERROR(
-      kiln_te_extern(args->arena, name, 1, &output, 1, args->inputs, cumsum_extern, &c, &sums));
+  KILN_RETURN_IF_ERROR(kiln_te_extern(args->arena, name, 1, &output, c->axis < 0 ? 2 : 1,
+                                      args->inputs, c->axis < 0 ? cumsum_any_axis : cumsum_extern,
+                                      c, &sums));
   if (wide == data->dtype) {
     out_result->outputs[0] = sums;
     return KILN_OK;
@@ -150,6 +186,26 @@ kiln_status_t kiln_compute_cumsum(const kiln_compute_args_t *args,
   const kiln_te_tensor_t *pair[2] = {sums, data};
   return kiln_te_compute(args->arena, base, out->ndim, out->shape, 1, &sums, cast_body,
                          (void *)pair, &out_result->outputs[0]);
+}
+
+kiln_status_t kiln_compute_cumsum(const kiln_compute_args_t *args,
+                                  kiln_compute_result_t *out_result) {
+  const kiln_cumsum_attrs_t *attrs = args->attrs;
+  const kiln_te_tensor_t *data = args->inputs[0];
+  kiln_tensor_type_t type = {.dtype = data->dtype, .ndim = data->ndim, .shape = data->shape};
+  cumsum_t c = {args, 0, attrs->exclusive, attrs->reverse};
+  KILN_RETURN_IF_ERROR(kiln_transform_axis(args->op, "axis", attrs->axis, &type, 0, &c.axis));
+  return cumsum_compute(args, &c, out_result);
+}
+
+kiln_status_t kiln_compute_cumsum_any_axis(const kiln_compute_args_t *args, bool exclusive,
+                                           bool reverse, kiln_compute_result_t *out_result) {
+  if (args->num_inputs != 2 || args->inputs[0]->ndim < 1) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: expected data of rank >= 1 and an axis",
+                       args->op->name);
+  }
+  cumsum_t c = {args, -1, exclusive, reverse};
+  return cumsum_compute(args, &c, out_result);
 }
 
 /* ---- topk ---- */

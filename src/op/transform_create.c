@@ -23,6 +23,7 @@
 #include "op/gather_attrs.h"
 #include "op/gather_compute.h"
 #include "op/transform_common.h"
+#include "runtime/shape_func.h"
 
 #define KILN_FIELD_COUNT_(fields) ((int)(sizeof(fields) / sizeof(fields[0])))
 
@@ -35,17 +36,13 @@ static const kiln_attr_field_t kiln_arange_fields[] = {
     KILN_ATTR_FIELD(kiln_arange_attrs_t, dtype, DTYPE, "\"float32\""),
 };
 
-/* Most elements an arange may have (a bound, so the count converts exactly). */
-#define KILN_ARANGE_MAX ((double)((int64_t)1 << 53))
-
+/* start, stop and step are checked where the count is computed, by the
+ * rule dyn.arange shares (runtime/shape_func.h). */
 static kiln_status_t arange_validate(const kiln_op_t *op, const void *attrs) {
   const kiln_arange_attrs_t *arange = attrs;
-  if (!isfinite(arange->start) || !isfinite(arange->stop) || !isfinite(arange->step) ||
-      arange->step == 0.0) {
-    return KILN_STATUS(INVALID_ARGUMENT,
-                       "%s: start %g, stop %g and step %g must be finite, and step nonzero",
-                       op->name, arange->start, arange->stop, arange->step);
-  }
+  int64_t count = 0;
+  KILN_RETURN_IF_ERROR(
+      kiln_shape_arange_count(op->name, arange->start, arange->stop, arange->step, &count));
   kiln_scalar_class_t class = kiln_scalar_class(arange->dtype);
   if (class == KILN_SCALAR_CLASS_NONE || class == KILN_SCALAR_CLASS_BOOL) {
     return KILN_STATUS(INVALID_ARGUMENT, "%s: dtype %s is not a number type", op->name,
@@ -58,16 +55,10 @@ static kiln_status_t arange_rule(const kiln_op_t *op, const void *attrs,
                                  const kiln_tinputs_t *inputs, kiln_tshape_t *out_shape) {
   (void)inputs;
   const kiln_arange_attrs_t *arange = attrs;
-  double count = ceil((arange->stop - arange->start) / arange->step);
-  if (!(count <= KILN_ARANGE_MAX)) {
-    return KILN_STATUS(INVALID_ARGUMENT,
-                       "%s: start %g, stop %g, step %g give more than %g elements", op->name,
-                       arange->start, arange->stop, arange->step, KILN_ARANGE_MAX);
-  }
   out_shape->dtype = arange->dtype;
   out_shape->ndim = 1;
-  out_shape->dims[0] = count > 0.0 ? (int64_t)count : 0;
-  return KILN_OK;
+  return kiln_shape_arange_count(op->name, arange->start, arange->stop, arange->step,
+                                 &out_shape->dims[0]);
 }
 
 static kiln_status_t arange_infer_type(const kiln_type_relation_t *relation,

@@ -67,16 +67,34 @@ static const kiln_tir_expr_t *convert(kiln_tir_builder_t *b, const kiln_tir_expr
                            kiln_tir_b_cast(b, kiln_tir_scalar(dtype), clamped));
 }
 
+const kiln_tir_expr_t *kiln_compute_from_f64(kiln_tir_builder_t *b, const kiln_tir_expr_t *v,
+                                             kiln_dtype_t dtype) {
+  return convert(b, v, dtype);
+}
+
 /* ---- arange ---- */
+
+const kiln_tir_expr_t *kiln_compute_arange_element(kiln_tir_builder_t *b,
+                                                   const kiln_tir_expr_t *index,
+                                                   const kiln_tir_expr_t *start,
+                                                   const kiln_tir_expr_t *step,
+                                                   kiln_dtype_t dtype) {
+  /* start - i * (-step): the reference's two roundings (an Add of a Mul
+   * would be an FMA in the LLVM backend, one rounding: 1.5 + 5 * -0.7 is
+   * -2 in the reference, -1.9999999999999998 fused). */
+  const kiln_tir_expr_t *i = kiln_tir_b_cast(b, kiln_tir_scalar(KILN_DTYPE_FLOAT64), index);
+  const kiln_tir_expr_t *minus_step =
+      kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, kiln_tir_b_float(b, KILN_DTYPE_FLOAT64, 0.0), step);
+  const kiln_tir_expr_t *back = kiln_tir_b_mul(b, i, minus_step);
+  return convert(b, kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, start, back), dtype);
+}
 
 static const kiln_tir_expr_t *arange_body(kiln_tir_builder_t *b,
                                           const kiln_tir_expr_t *const *indices, void *user) {
   const kiln_arange_attrs_t *attrs = user;
-  const kiln_tir_expr_t *i = kiln_tir_b_cast(b, kiln_tir_scalar(KILN_DTYPE_FLOAT64), indices[0]);
-  const kiln_tir_expr_t *v =
-      kiln_tir_b_add(b, kiln_tir_b_float(b, KILN_DTYPE_FLOAT64, attrs->start),
-                     kiln_tir_b_mul(b, i, kiln_tir_b_float(b, KILN_DTYPE_FLOAT64, attrs->step)));
-  return convert(b, v, attrs->dtype);
+  return kiln_compute_arange_element(
+      b, indices[0], kiln_tir_b_float(b, KILN_DTYPE_FLOAT64, attrs->start),
+      kiln_tir_b_float(b, KILN_DTYPE_FLOAT64, attrs->step), attrs->dtype);
 }
 
 kiln_status_t kiln_compute_arange(const kiln_compute_args_t *args,
@@ -90,12 +108,47 @@ typedef struct one_hot_t {
   const kiln_compute_args_t *args;
   int axis;
   int ndim; /* of the output */
+  kiln_dtype_t dtype;
+  /* From the attributes, or (dyn.one_hot) read from inputs 1 (depth) and 2
+   * (off, on) in the kernel. */
+  bool run_time;
+  int64_t depth;
+  double off_value, on_value;
 } one_hot_t;
+
+/* Element k of input `input` (one value or a list) as `dtype`. */
+static const kiln_tir_expr_t *input_value(kiln_tir_builder_t *b, const kiln_compute_args_t *args,
+                                          int input, int k, kiln_dtype_t dtype) {
+  const kiln_te_tensor_t *t = args->inputs[input];
+  const kiln_tir_expr_t *index[1] = {kiln_tir_b_i32(b, k)};
+  return kiln_tir_b_cast(b, kiln_tir_scalar(dtype), kiln_te_read(b, t, t->ndim, index));
+}
+
+/* The on (k = 1) or off (k = 0) value in the output dtype, as the
+ * reference converts it from a double. */
+static const kiln_tir_expr_t *one_hot_value(kiln_tir_builder_t *b, const one_hot_t *h, int k) {
+  if (!h->run_time) {
+    return constant(b, h->dtype, stored(h->dtype, k ? h->on_value : h->off_value));
+  }
+  return convert(b, input_value(b, h->args, 2, k, KILN_DTYPE_FLOAT64), h->dtype);
+}
+
+/* The depth in `wide` (int64, or float64 for float indices); a run-time
+ * depth truncated as the reference reads it. */
+static const kiln_tir_expr_t *one_hot_depth(kiln_tir_builder_t *b, const one_hot_t *h,
+                                            kiln_dtype_t wide) {
+  if (!h->run_time) {
+    return wide == KILN_DTYPE_FLOAT64 ? kiln_tir_b_float(b, wide, (double)h->depth)
+                                      : kiln_tir_b_int(b, wide, h->depth);
+  }
+  const kiln_tir_expr_t *depth = input_value(b, h->args, 1, 0, KILN_DTYPE_FLOAT64);
+  depth = kiln_tir_b_call(b, KILN_TIR_INTRINSIC_TRUNC, 1, &depth);
+  return kiln_tir_b_cast(b, kiln_tir_scalar(wide), depth);
+}
 
 static const kiln_tir_expr_t *one_hot_body(kiln_tir_builder_t *b,
                                            const kiln_tir_expr_t *const *indices, void *user) {
   const one_hot_t *h = user;
-  const kiln_one_hot_attrs_t *attrs = h->args->attrs;
   const kiln_te_tensor_t *input = h->args->inputs[0];
   const kiln_tir_expr_t *at[KILN_TIR_MAX_DIMS];
   for (int d = 0, k = 0; d < h->ndim; ++d) {
@@ -108,8 +161,7 @@ static const kiln_tir_expr_t *one_hot_body(kiln_tir_builder_t *b,
                   input->dtype == KILN_DTYPE_FLOAT16 || input->dtype == KILN_DTYPE_BFLOAT16;
   kiln_dtype_t wide = is_float ? KILN_DTYPE_FLOAT64 : KILN_DTYPE_INT64;
   x = kiln_tir_b_cast(b, kiln_tir_scalar(wide), x);
-  const kiln_tir_expr_t *depth = is_float ? kiln_tir_b_float(b, wide, (double)attrs->depth)
-                                          : kiln_tir_b_int(b, wide, attrs->depth);
+  const kiln_tir_expr_t *depth = one_hot_depth(b, h, wide);
   const kiln_tir_expr_t *zero =
       is_float ? kiln_tir_b_float(b, wide, 0.0) : kiln_tir_b_int(b, wide, 0);
   if (is_float) {
@@ -121,18 +173,37 @@ static const kiln_tir_expr_t *one_hot_body(kiln_tir_builder_t *b,
   x = kiln_tir_b_select(b, negative, kiln_tir_b_add(b, x, depth), x);
   const kiln_tir_expr_t *position = kiln_tir_b_cast(b, kiln_tir_scalar(wide), indices[h->axis]);
   return kiln_tir_b_select(b, kiln_tir_b_bin(b, KILN_TIR_EXPR_EQ, x, position),
-                           constant(b, attrs->dtype, stored(attrs->dtype, attrs->on_value)),
-                           constant(b, attrs->dtype, stored(attrs->dtype, attrs->off_value)));
+                           one_hot_value(b, h, 1), one_hot_value(b, h, 0));
+}
+
+/* The output's axis (`axis` counted over the output's rank). */
+static kiln_status_t one_hot_run(const kiln_compute_args_t *args, int64_t axis, one_hot_t *h,
+                                 kiln_compute_result_t *out_result) {
+  const kiln_te_tensor_t *input = args->inputs[0];
+  kiln_tensor_type_t type = {.dtype = input->dtype, .ndim = input->ndim, .shape = input->shape};
+  h->args = args;
+  h->ndim = input->ndim + 1;
+  KILN_RETURN_IF_ERROR(kiln_transform_axis(args->op, "axis", axis, &type, 1, &h->axis));
+  return kiln_compute_one(args, one_hot_body, h, out_result);
 }
 
 kiln_status_t kiln_compute_one_hot(const kiln_compute_args_t *args,
                                    kiln_compute_result_t *out_result) {
   const kiln_one_hot_attrs_t *attrs = args->attrs;
-  const kiln_te_tensor_t *input = args->inputs[0];
-  kiln_tensor_type_t type = {.dtype = input->dtype, .ndim = input->ndim, .shape = input->shape};
-  one_hot_t h = {args, 0, input->ndim + 1};
-  KILN_RETURN_IF_ERROR(kiln_transform_axis(args->op, "axis", attrs->axis, &type, 1, &h.axis));
-  return kiln_compute_one(args, one_hot_body, &h, out_result);
+  one_hot_t h = {.dtype = attrs->dtype,
+                 .depth = attrs->depth,
+                 .off_value = attrs->off_value,
+                 .on_value = attrs->on_value};
+  return one_hot_run(args, attrs->axis, &h, out_result);
+}
+
+kiln_status_t kiln_compute_one_hot_inputs(const kiln_compute_args_t *args, int64_t axis,
+                                          kiln_dtype_t dtype, kiln_compute_result_t *out_result) {
+  if (args->num_inputs != 3) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: expected indices, depth and values", args->op->name);
+  }
+  one_hot_t h = {.dtype = dtype, .run_time = true};
+  return one_hot_run(args, axis, &h, out_result);
 }
 
 /* ---- trilu ---- */

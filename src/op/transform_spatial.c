@@ -32,6 +32,7 @@
 #include "op/transform_attrs.h"
 #include "op/transform_common.h"
 #include "op/transform_compute.h"
+#include "runtime/shape_func.h"
 
 /* INVALID_ARGUMENT unless string attribute `name` is one of `names`. */
 static kiln_status_t check_name(const kiln_op_t *op, const char *name, const char *value,
@@ -71,36 +72,13 @@ static kiln_status_t pad_validate(const kiln_op_t *op, const void *attrs) {
   return KILN_OK;
 }
 
-/* One dim's padding must leave a size >= 0 and have a source for its mode. */
+/* One dim's padding must leave a size >= 0 and have a source for its mode:
+ * the rule dyn.pad shares (runtime/shape_func.h). */
 static kiln_status_t pad_check_dim(const kiln_op_t *op, pad_mode_t mode,
                                    const kiln_tensor_type_t *data, int d, int64_t before,
                                    int64_t after, int64_t *out_dim) {
-  char shape[KILN_SHAPE_TEXT_CAPACITY];
-  int64_t dim = data->shape[d];
-  int64_t size = 0;
-  if (!kiln_transform_add(dim, before, &size) || !kiln_transform_add(size, after, &size)) {
-    return KILN_STATUS(INVALID_ARGUMENT, "%s: pad_width (%lld, %lld) overflows dim %d of data %s",
-                       op->name, (long long)before, (long long)after, d,
-                       kiln_op_shape_text(data, shape));
-  }
-  if (size < 0) {
-    return KILN_STATUS(INVALID_ARGUMENT,
-                       "%s: pad_width (%lld, %lld) crops dim %d of data %s below 0", op->name,
-                       (long long)before, (long long)after, d, kiln_op_shape_text(data, shape));
-  }
-  int64_t largest = before > after ? before : after;
-  if (mode == PAD_EDGE && dim == 0 && largest > 0) {
-    return KILN_STATUS(INVALID_ARGUMENT, "%s: cannot edge-pad dim %d of size 0 in data %s",
-                       op->name, d, kiln_op_shape_text(data, shape));
-  }
-  if (mode == PAD_REFLECT && largest > 0 && largest >= dim) {
-    return KILN_STATUS(
-        INVALID_ARGUMENT,
-        "%s: reflect pad %lld of dim %d must be smaller than its size %lld (data %s)", op->name,
-        (long long)largest, d, (long long)dim, kiln_op_shape_text(data, shape));
-  }
-  *out_dim = size;
-  return KILN_OK;
+  return kiln_shape_pad_dim(op->name, (int)mode, data->ndim, data->shape, d, before, after,
+                            out_dim);
 }
 
 static kiln_status_t pad_rule(const kiln_op_t *op, const void *attrs, const kiln_tinputs_t *inputs,

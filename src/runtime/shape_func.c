@@ -13,6 +13,7 @@
  */
 #include "runtime/shape_func.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -246,6 +247,148 @@ static kiln_status_t strided_slice_rule(const kiln_shape_func_arg_t *args, int64
   return KILN_OK;
 }
 
+/* ---- dyn.arange ---- */
+
+kiln_status_t kiln_shape_arange_count(const char *op, double start, double stop, double step,
+                                      int64_t *out_count) {
+  if (!isfinite(start) || !isfinite(stop) || !isfinite(step) || step == 0.0) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "%s: start %g, stop %g and step %g must be finite, and step nonzero", op,
+                       start, stop, step);
+  }
+  double count = ceil((stop - start) / step);
+  if (!(count <= KILN_SHAPE_ARANGE_MAX)) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "%s: start %g, stop %g, step %g give more than %g elements", op, start, stop,
+                       step, KILN_SHAPE_ARANGE_MAX);
+  }
+  *out_count = count > 0.0 ? (int64_t)count : 0;
+  return KILN_OK;
+}
+
+/* start, stop, step: one number each. */
+static kiln_status_t arange_rule(const kiln_shape_func_arg_t *args, int64_t attr, int *out_ndim,
+                                 int64_t *out_shape) {
+  (void)attr;
+  static const char *const names[3] = {"start", "stop", "step"};
+  for (int i = 0; i < 3; ++i) {
+    if (args[i].count != 1) {
+      return KILN_STATUS(INVALID_ARGUMENT, "dyn.arange: %s has %lld values; expected one", names[i],
+                         (long long)args[i].count);
+    }
+  }
+  *out_ndim = 1;
+  return kiln_shape_arange_count("dyn.arange", args[0].numbers[0], args[1].numbers[0],
+                                 args[2].numbers[0], &out_shape[0]);
+}
+
+/* ---- dyn.sum ---- */
+
+/* data, axes (none: every axis); the attribute is keepdims: a reduced dim
+ * becomes 1, or goes. */
+static kiln_status_t sum_rule(const kiln_shape_func_arg_t *args, int64_t keepdims, int *out_ndim,
+                              int64_t *out_shape) {
+  const kiln_shape_func_arg_t *data = &args[0];
+  bool listed[KILN_MAX_RANK];
+  KILN_RETURN_IF_ERROR(axis_flags("dyn.sum", &args[1], data->ndim, listed));
+  *out_ndim = 0;
+  for (int d = 0; d < data->ndim; ++d) {
+    bool reduced = listed[d] || args[1].count == 0;
+    if (!reduced || keepdims) {
+      out_shape[(*out_ndim)++] = reduced ? 1 : data->shape[d];
+    }
+  }
+  return KILN_OK;
+}
+
+/* ---- dyn.one_hot ---- */
+
+/* indices, depth (one number, truncated: at least 1), values (not read);
+ * the attribute is the axis of the new dim, counted over the output's
+ * rank. */
+static kiln_status_t one_hot_rule(const kiln_shape_func_arg_t *args, int64_t axis, int *out_ndim,
+                                  int64_t *out_shape) {
+  const kiln_shape_func_arg_t *indices = &args[0];
+  double depth = args[1].count == 1 ? args[1].numbers[0] : 0.0;
+  if (!(depth >= 1.0 && depth < 9.0e18)) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "dyn.one_hot: depth has %lld values, the first %g; expected one number >= 1",
+                       (long long)args[1].count, args[1].count ? args[1].numbers[0] : 0.0);
+  }
+  int rank = indices->ndim + 1;
+  if (rank > KILN_MAX_RANK || axis < -rank || axis >= rank) {
+    return KILN_STATUS(INVALID_ARGUMENT, "dyn.one_hot: axis %lld is out of range for rank %d",
+                       (long long)axis, rank);
+  }
+  int at = (int)(axis < 0 ? axis + rank : axis);
+  for (int d = 0; d < rank; ++d) {
+    out_shape[d] = d == at ? (int64_t)depth : indices->shape[d < at ? d : d - 1];
+  }
+  *out_ndim = rank;
+  return KILN_OK;
+}
+
+/* ---- dyn.pad (and nn.pad's dims) ---- */
+
+int kiln_shape_pad_mode(const char *name) {
+  static const char *const modes[] = {"constant", "edge", "reflect"};
+  for (int m = 0; name && m < 3; ++m) {
+    if (strcmp(name, modes[m]) == 0) {
+      return m;
+    }
+  }
+  return -1;
+}
+
+kiln_status_t kiln_shape_pad_dim(const char *op, int mode, int ndim, const int64_t *shape, int d,
+                                 int64_t before, int64_t after, int64_t *out_size) {
+  char text[KILN_SHAPE_TEXT_CAPACITY];
+  kiln_shape_format(ndim, shape, text, sizeof(text));
+  int64_t dim = shape[d], size = 0;
+  if (__builtin_add_overflow(dim, before, &size) || __builtin_add_overflow(size, after, &size)) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: pad_width (%lld, %lld) overflows dim %d of data %s",
+                       op, (long long)before, (long long)after, d, text);
+  }
+  if (size < 0) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "%s: pad_width (%lld, %lld) crops dim %d of data %s below 0", op,
+                       (long long)before, (long long)after, d, text);
+  }
+  int64_t largest = before > after ? before : after;
+  if (mode == 1 && dim == 0 && largest > 0) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: cannot edge-pad dim %d of size 0 in data %s", op, d,
+                       text);
+  }
+  if (mode == 2 && largest > 0 && largest >= dim) {
+    return KILN_STATUS(
+        INVALID_ARGUMENT,
+        "%s: reflect pad %lld of dim %d must be smaller than its size %lld (data %s)", op,
+        (long long)largest, d, (long long)dim, text);
+  }
+  *out_size = size;
+  return KILN_OK;
+}
+
+/* data, pads (ONNX's: the befores, then the afters, two per dim),
+ * constant_value (not read); the attribute is the mode's index. */
+static kiln_status_t pad_rule(const kiln_shape_func_arg_t *args, int64_t mode, int *out_ndim,
+                              int64_t *out_shape) {
+  const kiln_shape_func_arg_t *data = &args[0], *pads = &args[1];
+  if (pads->count != 2 * (int64_t)data->ndim) {
+    char text[KILN_SHAPE_TEXT_CAPACITY];
+    return KILN_STATUS(INVALID_ARGUMENT, "dyn.pad: pads %s has %lld values; rank %d needs %d",
+                       values_text(pads->values, pads->count, text, sizeof(text)),
+                       (long long)pads->count, data->ndim, 2 * data->ndim);
+  }
+  for (int d = 0; d < data->ndim; ++d) {
+    KILN_RETURN_IF_ERROR(kiln_shape_pad_dim("dyn.pad", (int)mode, data->ndim, data->shape, d,
+                                            pads->values[d], pads->values[data->ndim + d],
+                                            &out_shape[d]));
+  }
+  *out_ndim = data->ndim;
+  return KILN_OK;
+}
+
 /* ---- the table ---- */
 
 static const kiln_shape_func_t shape_funcs[] = {
@@ -254,6 +397,10 @@ static const kiln_shape_func_t shape_funcs[] = {
     {"dyn.unsqueeze", 2, 1u << 1, true, unsqueeze_rule},
     {"dyn.broadcast_to", 2, 1u << 1, false, broadcast_to_rule},
     {"dyn.strided_slice", 5, 0x1eu, false, strided_slice_rule},
+    {"dyn.arange", 3, 0x7u, false, arange_rule, 0x7u},
+    {"dyn.one_hot", 3, 0x2u, false, one_hot_rule, 0x2u},
+    {"dyn.sum", 2, 0x2u, false, sum_rule},
+    {"dyn.pad", 3, 0x2u, false, pad_rule},
 };
 
 int kiln_shape_func_count(void) {

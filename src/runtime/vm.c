@@ -441,32 +441,63 @@ static kiln_status_t op_reshape_tensor(run_t *r) {
   return KILN_OK;
 }
 
+/* Element k of tensor `t` as a double, for the numeric dtypes a
+ * shape_func reads (false for any other). */
+static bool shape_func_number(const kiln_vm_value_t *t, int64_t k, double *out_value) {
+  const void *data = t->dl.data;
+  kiln_dtype_t dtype = t->dtype;
+  if (dtype == KILN_DTYPE_INT64) {
+    *out_value = (double)((const int64_t *)data)[k];
+  } else if (dtype == KILN_DTYPE_INT32) {
+    *out_value = ((const int32_t *)data)[k];
+  } else if (dtype == KILN_DTYPE_INT16) {
+    *out_value = ((const int16_t *)data)[k];
+  } else if (dtype == KILN_DTYPE_FLOAT32) {
+    *out_value = ((const float *)data)[k];
+  } else if (dtype == KILN_DTYPE_FLOAT64) {
+    *out_value = ((const double *)data)[k];
+  } else {
+    return false;
+  }
+  return true;
+}
+
 /* Input `i` of a shape_func: its shape, and its values as int64 when the
- * rule reads them (an int32 or int64 tensor of rank 0 or 1). */
+ * rule reads them (an int32 or int64 tensor of rank 0 or 1), or as doubles
+ * when it reads numbers (int16, int32, int64, float32 or float64). */
 static kiln_status_t shape_func_arg(const run_t *r, const kiln_shape_func_t *f, int i,
-                                    int64_t *values, kiln_shape_func_arg_t *out_arg) {
+                                    int64_t *values, double *numbers,
+                                    kiln_shape_func_arg_t *out_arg) {
   kiln_vm_value_t *t = NULL;
   KILN_RETURN_IF_ERROR(get_value(r, r->instr->lists[0][i], KILN_VM_VALUE_TENSOR, &t));
-  *out_arg = (kiln_shape_func_arg_t){t->dl.ndim, t->shape, 0, NULL};
+  *out_arg = (kiln_shape_func_arg_t){t->dl.ndim, t->shape, 0, NULL, NULL};
   if (!((f->value_inputs >> i) & 1u)) {
     return KILN_OK;
   }
+  bool as_numbers = (f->number_inputs >> i) & 1u;
   bool is_int = t->dtype == KILN_DTYPE_INT64 || t->dtype == KILN_DTYPE_INT32;
   size_t size = kiln_dtype_size(t->dtype);
   int64_t count = size ? (int64_t)(t->bytes / size) : 0;
-  if (!is_int || t->dl.ndim > 1 || count > KILN_MAX_RANK) {
+  double probe = 0;
+  bool readable = as_numbers ? count == 0 || shape_func_number(t, 0, &probe) : is_int;
+  if (!readable || t->dl.ndim > 1 || count > KILN_MAX_RANK) {
     return run_error(r, KILN_STATUS_CODE_INVALID_ARGUMENT,
-                     "%s: input %d is a %s tensor of rank %d with %lld values; expected int32 "
-                     "or int64 of rank 0 or 1 with at most %d",
+                     "%s: input %d is a %s tensor of rank %d with %lld values; expected %s of "
+                     "rank 0 or 1 with at most %d",
                      f->name, i, kiln_dtype_name(t->dtype), t->dl.ndim, (long long)count,
-                     KILN_MAX_RANK);
+                     as_numbers ? "numbers" : "int32 or int64", KILN_MAX_RANK);
   }
   for (int64_t k = 0; k < count; ++k) {
-    values[k] = t->dtype == KILN_DTYPE_INT64 ? ((const int64_t *)t->dl.data)[k]
-                                             : ((const int32_t *)t->dl.data)[k];
+    if (as_numbers) {
+      shape_func_number(t, k, &numbers[k]);
+    } else {
+      values[k] = t->dtype == KILN_DTYPE_INT64 ? ((const int64_t *)t->dl.data)[k]
+                                               : ((const int32_t *)t->dl.data)[k];
+    }
   }
   out_arg->count = count;
-  out_arg->values = values;
+  out_arg->values = as_numbers ? NULL : values;
+  out_arg->numbers = as_numbers ? numbers : NULL;
   return KILN_OK;
 }
 
@@ -477,8 +508,9 @@ static kiln_status_t op_shape_func(run_t *r) {
   const kiln_shape_func_t *f = kiln_shape_func_at((int)in->x[1]);
   kiln_shape_func_arg_t args[KILN_SHAPE_FUNC_MAX_INPUTS];
   int64_t values[KILN_SHAPE_FUNC_MAX_INPUTS][KILN_MAX_RANK];
+  double numbers[KILN_SHAPE_FUNC_MAX_INPUTS][KILN_MAX_RANK];
   for (int i = 0; i < in->list_size[0]; ++i) {
-    KILN_RETURN_IF_ERROR(shape_func_arg(r, f, i, values[i], &args[i]));
+    KILN_RETURN_IF_ERROR(shape_func_arg(r, f, i, values[i], numbers[i], &args[i]));
   }
   int ndim = 0;
   int64_t shape[KILN_MAX_RANK];

@@ -12,7 +12,11 @@
  * dyn.broadcast_to (ONNX Expand, ConstantOfShape) is a kernel over run-time
  * output extents whose output the runtime's shape function sizes, and
  * dyn.strided_slice (ONNX Slice) one that reads begin, strides and axes in
- * the kernel.
+ * the kernel; so do dyn.arange (start and step), dyn.one_hot (depth and
+ * values) and dyn.sum (the axes), each at several values against the
+ * interpreter, with the values their rules refuse. dyn.cumsum's output is
+ * static: the graph executor runs its kernel, which walks the axis read at
+ * run time and asserts it is in range.
  */
 #include <math.h>
 #include <stdio.h>
@@ -59,12 +63,6 @@ static void release_all(int n, kiln_tensor_t **tensors) {
   }
 }
 
-static void assert_same(const kiln_tensor_t *got, const kiln_tensor_t *want, int c, int o) {
-  char what[32];
-  snprintf(what, sizeof(what), "case %d", c);
-  irt_assert_close(got, want, what, o);
-}
-
 /* The inputs of one case: x, then the reshape's shape and the axes. */
 static void make_inputs(const int64_t *shape, int64_t a, int64_t b, kiln_tensor_t **in) {
   in[0] = random_tensor(KILN_DTYPE_FLOAT32, 3, (const int64_t[]){2, 3, 4}, -1, 1);
@@ -79,11 +77,18 @@ static void set_inputs(kiln_graph_executor_t *vm, kiln_tensor_t **in) {
   }
 }
 
-static void run_case(kiln_module_t *reference, kiln_graph_executor_t *vm, kiln_tensor_t **in,
-                     int c) {
+/* Case c: the `num_inputs` inputs `in` on the reference and on `vm`, every
+ * output compared. */
+static void compare_run(kiln_module_t *reference, kiln_graph_executor_t *vm, int num_inputs,
+                        kiln_tensor_t **in, int c) {
   char what[32];
   snprintf(what, sizeof(what), "case %d", c);
-  assert_int_equal(irt_run_against_interp(reference, vm, 4, in, what), 2);
+  assert_true(irt_run_against_interp(reference, vm, num_inputs, in, what) > 0);
+}
+
+static void run_case(kiln_module_t *reference, kiln_graph_executor_t *vm, kiln_tensor_t **in,
+                     int c) {
+  compare_run(reference, vm, 4, in, c);
 }
 
 static void test_views_at_several_shapes(void **state) {
@@ -256,19 +261,7 @@ static void run_slice_case(kiln_module_t *reference, kiln_graph_executor_t *vm,
                            const int64_t *values, int c) {
   kiln_tensor_t *in[5];
   slice_inputs(values, in);
-  int count = 0;
-  kiln_tensor_t **want = NULL;
-  KILN_ASSERT_OK(kiln_interp_run(reference, "main", 5, in, kiln_allocator_system(), &count, &want));
-  for (int i = 0; i < 5; ++i) {
-    KILN_ASSERT_OK(kiln_graph_executor_set_input(vm, i, kiln_tensor_dl(in[i])));
-  }
-  KILN_ASSERT_OK(kiln_graph_executor_run(vm));
-  kiln_tensor_t *got = NULL;
-  KILN_ASSERT_OK(kiln_graph_executor_copy_output(vm, 0, kiln_allocator_system(), &got));
-  assert_same(got, want[0], c, 0);
-  kiln_tensor_release(got);
-  release_all(count, want);
-  kiln_allocator_free(kiln_allocator_system(), want);
+  compare_run(reference, vm, 5, in, c);
   release_all(5, in);
 }
 
@@ -307,26 +300,277 @@ static void test_strided_slice_at_several_values(void **state) {
   kiln_module_destroy(reference);
 }
 
-/* A dyn operator without a runtime shape function (dyn.sum) is refused
- * before lowering, naming it; so is a probe beyond int32 (a rank-4 output
- * all of whose dims are symbolic). */
+/* ---- kernels reading run-time values: each against the interpreter ---- */
+
+/* Runs `num_inputs` inputs on `vm` and expects an error with `message`
+ * (INVALID_ARGUMENT from a shape function; a kernel's assertion has the
+ * code of any failed kernel call). */
+static void expect_values_error(kiln_graph_executor_t *vm, int num_inputs, kiln_tensor_t **in,
+                                const char *message) {
+  for (int i = 0; i < num_inputs; ++i) {
+    KILN_ASSERT_OK(kiln_graph_executor_set_input(vm, i, kiln_tensor_dl(in[i])));
+  }
+  kiln_status_t status = kiln_graph_executor_run(vm);
+  if (!status || !strstr(kiln_status_message(status), message)) {
+    fail_msg("got \"%s\", expected \"%s\"", status ? kiln_status_message(status) : "OK", message);
+  }
+  kiln_status_free(status);
+}
+
+/* A rank-0 float64 tensor. */
+static kiln_tensor_t *number(double value) {
+  kiln_tensor_t *t = NULL;
+  KILN_ASSERT_OK(kiln_tensor_create_copy(kiln_allocator_system(), KILN_DTYPE_FLOAT64, 0, NULL,
+                                         &value, sizeof(value), &t));
+  return t;
+}
+
+/* A module parsed for the reference, and compiled for the VM and its
+ * executor. */
+typedef struct vm_pair_t {
+  kiln_module_t *reference;
+  kiln_compiled_t *compiled;
+  kiln_graph_executor_t *vm;
+} vm_pair_t;
+
+static vm_pair_t vm_pair_open(const char *name, const char *text) {
+  vm_pair_t pair = {irt_parse(name, text), irt_compile_vm(name, text), NULL};
+  KILN_ASSERT_OK(kiln_ir_infer_types(pair.reference));
+  KILN_ASSERT_OK(kiln_compiled_create_executor(pair.compiled, &pair.vm));
+  return pair;
+}
+
+static void vm_pair_close(vm_pair_t *pair) {
+  kiln_graph_executor_destroy(pair->vm);
+  kiln_compiled_destroy(pair->compiled);
+  kiln_module_destroy(pair->reference);
+}
+
+/* ONNX Range's form in float32 (then a kernel over its run-time extent)
+ * and int32 (truncated), from float64 start, stop and step. */
+static const char arange[] =
+    "def @main(%a: Tensor[(), float64], %b: Tensor[(), float64], %c: Tensor[(), float64]) {\n"
+    "  %0 = dyn.arange(%a, %b, %c, dtype=\"float32\");\n"
+    "  %1 = multiply(%0, %0);\n"
+    "  %2 = dyn.arange(%a, %b, %c, dtype=\"int32\");\n"
+    "  (%1, %2)\n"
+    "}\n";
+
+static void test_arange_at_several_values(void **state) {
+  (void)state;
+  vm_pair_t pair = vm_pair_open("arange", arange);
+  kiln_module_t *reference = pair.reference;
+  kiln_graph_executor_t *vm = pair.vm;
+  assert_non_null(strstr(pair.compiled->vm_json, "\"dyn.arange\""));
+  /* start, stop, step: one element, many, negative steps, fractions */
+  const double cases[][3] = {{0, 1, 1},    {0, 37, 1},       {1.5, -3, -0.7},
+                             {-4, 100, 3}, {2.25, 2.5, 0.1}, {10, -10, -2.5}};
+  for (int c = 0; c < (int)(sizeof(cases) / sizeof(cases[0])); ++c) {
+    kiln_tensor_t *in[3] = {number(cases[c][0]), number(cases[c][1]), number(cases[c][2])};
+    compare_run(reference, vm, 3, in, c);
+    release_all(3, in);
+  }
+  kiln_tensor_t *in[3] = {number(0), number(1), number(0)};
+  expect_values_error(vm, 3, in,
+                      "(shape_func): dyn.arange: start 0, stop 1 and step 0 must be finite, and "
+                      "step nonzero");
+  release_all(3, in);
+  kiln_tensor_t *huge[3] = {number(0), number(1e300), number(1)};
+  expect_values_error(vm, 3, huge, "dyn.arange: start 0, stop 1e+300, step 1 give more than");
+  release_all(3, huge);
+  vm_pair_close(&pair);
+}
+
+/* ONNX CumSum with a run-time axis: a static output, so the graph executor
+ * runs it; the kernel walks the axis the input holds. */
+static const char cumsum[] = "def @main(%x: Tensor[(3, 4, 5), float32], %a: Tensor[(), int64]) {\n"
+                             "  %0 = dyn.cumsum(%x, %a);\n"
+                             "  %1 = dyn.cumsum(%x, %a, exclusive=True, reverse=True);\n"
+                             "  (%0, %1)\n"
+                             "}\n";
+
+static kiln_tensor_t *one_int(int64_t value) {
+  kiln_tensor_t *t = NULL;
+  KILN_ASSERT_OK(kiln_tensor_create_copy(kiln_allocator_system(), KILN_DTYPE_INT64, 0, NULL, &value,
+                                         sizeof(value), &t));
+  return t;
+}
+
+static void test_cumsum_at_every_axis(void **state) {
+  (void)state;
+  kiln_module_t *reference = irt_parse("cumsum", cumsum);
+  KILN_ASSERT_OK(kiln_ir_infer_types(reference));
+  kiln_module_t *module = irt_parse("cumsum", cumsum);
+  kiln_compiler_options_t options = kiln_compiler_options_default();
+  kiln_compiled_t *compiled = NULL;
+  KILN_ASSERT_OK(kiln_compiler_build(kiln_allocator_system(), module, &options, &compiled));
+  kiln_module_destroy(module);
+  kiln_graph_executor_t *executor = NULL;
+  KILN_ASSERT_OK(kiln_compiled_create_executor(compiled, &executor));
+  for (int axis = -3; axis < 3; ++axis) {
+    kiln_tensor_t *in[2] = {random_tensor(KILN_DTYPE_FLOAT32, 3, (const int64_t[]){3, 4, 5}, -1, 1),
+                            one_int(axis)};
+    compare_run(reference, executor, 2, in, axis);
+    release_all(2, in);
+  }
+  kiln_tensor_t *in[2] = {random_tensor(KILN_DTYPE_FLOAT32, 3, (const int64_t[]){3, 4, 5}, -1, 1),
+                          one_int(3)};
+  expect_values_error(executor, 2, in, "dyn.cumsum: axis is out of range for rank 3");
+  release_all(2, in);
+  kiln_graph_executor_destroy(executor);
+  kiln_compiled_destroy(compiled);
+  kiln_module_destroy(reference);
+}
+
+/* ONNX OneHot with run-time depth and values: the new dim (axis 1) is the
+ * depth, the off and on values are read in the kernel. */
+static const char one_hot[] =
+    "def @main(%i: Tensor[(2, 3), int64], %d: Tensor[(), float64], %v: Tensor[(2), float64]) {\n"
+    "  dyn.one_hot(%i, %d, %v, axis=1, dtype=\"float32\")\n"
+    "}\n";
+
+static void one_hot_inputs(double depth, double off, double on, kiln_tensor_t **in) {
+  const int64_t indices[6] = {0, 2, -1, 5, -3, 1};
+  int64_t shape[2] = {2, 3}, two = 2;
+  double values[2] = {off, on};
+  KILN_ASSERT_OK(kiln_tensor_create_copy(kiln_allocator_system(), KILN_DTYPE_INT64, 2, shape,
+                                         indices, sizeof(indices), &in[0]));
+  in[1] = number(depth);
+  KILN_ASSERT_OK(kiln_tensor_create_copy(kiln_allocator_system(), KILN_DTYPE_FLOAT64, 1, &two,
+                                         values, sizeof(values), &in[2]));
+}
+
+static void test_one_hot_at_several_depths(void **state) {
+  (void)state;
+  vm_pair_t pair = vm_pair_open("one_hot", one_hot);
+  kiln_module_t *reference = pair.reference;
+  kiln_graph_executor_t *vm = pair.vm;
+  /* depth (a fraction truncates), off, on */
+  const double cases[][3] = {{1, 0, 1}, {3, -1, 2.5}, {6.7, 4, -4}, {17, 0.25, 1e30}};
+  for (int c = 0; c < (int)(sizeof(cases) / sizeof(cases[0])); ++c) {
+    kiln_tensor_t *in[3];
+    one_hot_inputs(cases[c][0], cases[c][1], cases[c][2], in);
+    compare_run(reference, vm, 3, in, c);
+    release_all(3, in);
+  }
+  kiln_tensor_t *in[3];
+  one_hot_inputs(0.5, 0, 1, in);
+  expect_values_error(vm, 3, in,
+                      "(shape_func): dyn.one_hot: depth has 1 values, the first 0.5; expected one "
+                      "number >= 1");
+  release_all(3, in);
+  vm_pair_close(&pair);
+}
+
+/* ONNX ReduceSum with run-time axes, keeping the dims and not: float32
+ * (accumulated in float64, as the reference) and int64. */
+static const char sum[] = "def @main(%x: Tensor[(3, 4, 5), float32], %a: Tensor[(2), int64],\n"
+                          "          %y: Tensor[(3, 4, 5), int64], %b: Tensor[(1), int64]) {\n"
+                          "  %0 = dyn.sum(%x, %a, keepdims=True);\n"
+                          "  %1 = dyn.sum(%x, %a);\n"
+                          "  %2 = dyn.sum(%y, %b);\n"
+                          "  (%0, %1, %2)\n"
+                          "}\n";
+
+static void sum_inputs(const int64_t *axes, kiln_tensor_t **in) {
+  const int64_t shape[3] = {3, 4, 5};
+  in[0] = random_tensor(KILN_DTYPE_FLOAT32, 3, shape, -1, 1);
+  in[1] = ints(2, axes);
+  in[2] = random_tensor(KILN_DTYPE_INT64, 3, shape, -100, 100);
+  in[3] = ints(1, axes + 2);
+}
+
+static void test_sum_at_several_axes(void **state) {
+  (void)state;
+  vm_pair_t pair = vm_pair_open("sum", sum);
+  kiln_module_t *reference = pair.reference;
+  kiln_graph_executor_t *vm = pair.vm;
+  /* two axes for %x, one for %y */
+  const int64_t cases[][3] = {{0, 1, 0}, {1, 2, 1}, {0, 2, 2}, {-1, -3, -2}, {2, 1, -1}};
+  for (int c = 0; c < (int)(sizeof(cases) / sizeof(cases[0])); ++c) {
+    kiln_tensor_t *in[4];
+    sum_inputs(cases[c], in);
+    compare_run(reference, vm, 4, in, c);
+    release_all(4, in);
+  }
+  kiln_tensor_t *in[4];
+  sum_inputs((const int64_t[]){1, 1, 0}, in);
+  expect_values_error(vm, 4, in,
+                      "(shape_func): dyn.sum: axis 1 of axes [1, 1] is out of range or repeated "
+                      "for rank 3");
+  release_all(4, in);
+  sum_inputs((const int64_t[]){0, 3, 0}, in);
+  expect_values_error(vm, 4, in, "dyn.sum: axis 3 of axes [0, 3] is out of range");
+  release_all(4, in);
+  vm_pair_close(&pair);
+}
+
+/* ONNX Pad with run-time pads and value in its three modes; a rank-4 pad
+ * of four run-time dims takes the smaller probe sizes. */
+static const char pad[] =
+    "def @main(%x: Tensor[(3, 4), float32], %p: Tensor[(4), int64], %v: Tensor[(), float64],\n"
+    "          %y: Tensor[(1, 2, 3, 4), int32], %q: Tensor[(8), int64]) {\n"
+    "  %0 = dyn.pad(%x, %p, %v);\n"
+    "  %1 = dyn.pad(%x, %p, %v, pad_mode=\"edge\");\n"
+    "  %2 = dyn.pad(%x, %p, %v, pad_mode=\"reflect\");\n"
+    "  %3 = dyn.pad(%y, %q, %v);\n"
+    "  (%0, %1, %2, %3)\n"
+    "}\n";
+
+static void pad_inputs(const int64_t *pads, double value, kiln_tensor_t **in) {
+  in[0] = random_tensor(KILN_DTYPE_FLOAT32, 2, (const int64_t[]){3, 4}, -1, 1);
+  in[1] = ints(4, pads);
+  in[2] = number(value);
+  in[3] = random_tensor(KILN_DTYPE_INT32, 4, (const int64_t[]){1, 2, 3, 4}, -50, 50);
+  const int64_t wide[8] = {pads[0], 1, pads[1], 0, pads[2], 0, pads[3], 2};
+  in[4] = ints(8, wide);
+}
+
+static void test_pad_at_several_values(void **state) {
+  (void)state;
+  vm_pair_t pair = vm_pair_open("pad", pad);
+  /* befores then afters (ONNX), in reflect's range; a negative one crops */
+  const int64_t cases[][4] = {{1, 2, 2, 3}, {0, 0, 0, 0}, {2, 0, 0, 1}, {0, -1, 1, 2}};
+  const double values[] = {0, -2.5, 7, 1e10};
+  for (int c = 0; c < (int)(sizeof(cases) / sizeof(cases[0])); ++c) {
+    kiln_tensor_t *in[5];
+    pad_inputs(cases[c], values[c], in);
+    compare_run(pair.reference, pair.vm, 5, in, c);
+    release_all(5, in);
+  }
+  kiln_tensor_t *in[5];
+  pad_inputs((const int64_t[]){3, 0, 0, 0}, 0, in);
+  expect_values_error(pair.vm, 5, in,
+                      "(shape_func): dyn.pad: reflect pad 3 of dim 0 must be smaller than its size "
+                      "3 (data (3, 4))");
+  release_all(5, in);
+  pad_inputs((const int64_t[]){-4, 0, 0, 0}, 0, in);
+  expect_values_error(pair.vm, 5, in,
+                      "dyn.pad: pad_width (-4, 0) crops dim 0 of data (3, 4) below 0");
+  release_all(5, in);
+  vm_pair_close(&pair);
+}
+
+/* A dyn operator without a runtime shape function (dyn.tile) is refused
+ * before lowering, naming it; so is a probe beyond int32 even at the
+ * smaller probe sizes (a rank-5 output all of whose dims are symbolic). */
 static void test_refused(void **state) {
   (void)state;
   kiln_module_t *module = NULL;
-  KILN_ASSERT_OK(kiln_ir_parse_module("sum",
-                                      "def @main(%x: Tensor[(4, 5), float32], %a: Tensor[(1), "
-                                      "int64]) { dyn.sum(%x, %a) }",
+  KILN_ASSERT_OK(kiln_ir_parse_module("tile",
+                                      "def @main(%x: Tensor[(4, 5), float32], %a: Tensor[(2), "
+                                      "int64]) { dyn.tile(%x, %a) }",
                                       kiln_allocator_system(), &module));
   kiln_compiler_options_t options = kiln_compiler_options_default();
   kiln_compiled_t *compiled = NULL;
   KILN_ASSERT_STATUS(kiln_compiler_build(kiln_allocator_system(), module, &options, &compiled),
                      UNIMPLEMENTED,
-                     "dyn.sum: its output shape depends on its inputs' values and the runtime has "
-                     "no shape function for it");
+                     "dyn.tile: its output shape depends on its inputs' values and the runtime "
+                     "has no shape function for it");
   assert_null(compiled);
   kiln_module_destroy(module);
   KILN_ASSERT_OK(kiln_ir_parse_module("big",
-                                      "def @main(%v: Tensor[(), float32], %s: Tensor[(4), "
+                                      "def @main(%v: Tensor[(), float32], %s: Tensor[(5), "
                                       "int64]) { dyn.broadcast_to(%v, %s) }",
                                       kiln_allocator_system(), &module));
   KILN_ASSERT_STATUS(kiln_compiler_build(kiln_allocator_system(), module, &options, &compiled),
@@ -342,6 +586,11 @@ int main(void) {
       cmocka_unit_test(test_graph_executor_refuses),
       cmocka_unit_test(test_broadcast_to_at_several_shapes),
       cmocka_unit_test(test_strided_slice_at_several_values),
+      cmocka_unit_test(test_arange_at_several_values),
+      cmocka_unit_test(test_cumsum_at_every_axis),
+      cmocka_unit_test(test_one_hot_at_several_depths),
+      cmocka_unit_test(test_sum_at_several_axes),
+      cmocka_unit_test(test_pad_at_several_values),
       cmocka_unit_test(test_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
