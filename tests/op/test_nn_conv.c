@@ -228,10 +228,11 @@ static void test_relation_errors(void **state) {
                      INVALID_ARGUMENT,
                      "nn.conv2d: channels 8 does not match the 4 output channels of weight "
                      "(4, 3, 3, 3)");
-  KILN_ASSERT_STATUS(INFER(conv, ATTRS(conv, "kernel_size", "[3, 5]"), &out,
-                           ttype(F32, 4, SHAPE(1, 3, 5, 5)), ttype(F32, 4, SHAPE(4, 3, 3, 3))),
-                     INVALID_ARGUMENT,
-                     "nn.conv2d: kernel_size [3, 5] does not match weight (4, 3, 3, 3)");
+  KILN_ASSERT_STATUS(
+      INFER(conv, ATTRS(conv, "kernel_size", "[3, 5]"), &out, ttype(F32, 4, SHAPE(1, 3, 5, 5)),
+            ttype(F32, 4, SHAPE(4, 3, 3, 3))),
+      INVALID_ARGUMENT,
+      "nn.conv2d: kernel_size[1] is 5 but weight (4, 3, 3, 3) has a kernel extent of 3");
   KILN_ASSERT_STATUS(
       INFER(conv, a, &out, ttype(F32, 4, SHAPE(1, 1, 2, 5)), ttype(F32, 4, SHAPE(1, 1, 3, 3))),
       INVALID_ARGUMENT, "nn.conv2d: data (1, 1, 2, 5) is too small: height 2 with padding 0+0");
