@@ -298,6 +298,28 @@ static inline kiln_status_t kiln_nn_window_outputs(const kiln_op_t *op,
   return KILN_OK;
 }
 
+/* The definition of a convolution operator (two inputs, out-elemwise
+ * fusable): `prefix` names its rules prefix_validate, prefix_infer,
+ * prefix_correct_layout and prefix_reference. */
+#define KILN_NN_CONV_OP(symbol, op_name, op_id, attrs_type, fields, prefix, compute_fn, \
+                        schedule_fn)                                                    \
+  const kiln_op_t symbol = {                                                            \
+      .name = op_name,                                                                  \
+      .id = op_id,                                                                      \
+      .min_inputs = 2,                                                                  \
+      .max_inputs = 2,                                                                  \
+      .pattern = KILN_OP_PATTERN_OUT_ELEMWISE_FUSABLE,                                  \
+      .attrs_size = sizeof(attrs_type),                                                 \
+      .num_attr_fields = sizeof(fields) / sizeof(kiln_attr_field_t),                    \
+      .attr_fields = fields,                                                            \
+      .validate_attrs = prefix##_validate,                                              \
+      .infer_type = prefix##_infer,                                                     \
+      .correct_layout = prefix##_correct_layout,                                        \
+      .reference = prefix##_reference,                                                  \
+      .compute = compute_fn,                                                            \
+      .schedule = schedule_fn,                                                          \
+  }
+
 /* ---- attribute validation ---- */
 
 /* INVALID_ARGUMENT unless `ints` has `count` values (or, when `or_count` is

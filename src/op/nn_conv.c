@@ -29,36 +29,23 @@
 
 #define CONV2D_FIELD(field, kind, text) KILN_ATTR_FIELD(kiln_nn_conv2d_attrs_t, field, kind, text)
 
-#define CONV2D_WINDOW_FIELDS                                                          \
-  CONV2D_FIELD(strides, INTS, "[1, 1]"), CONV2D_FIELD(padding, INTS, "[0, 0, 0, 0]"), \
-      CONV2D_FIELD(dilation, INTS, "[1, 1]"), CONV2D_FIELD(groups, INT, "1"),         \
-      CONV2D_FIELD(channels, INT, "0"), CONV2D_FIELD(kernel_size, INTS, "[]")
+/* The fields of one operator: the defaults of strides and dilation (ones),
+ * of padding (zeros) and of the three layouts. */
+#define CONV_FIELDS(ones, zeros, data, kernel, out)                                           \
+  {                                                                                           \
+    CONV2D_FIELD(strides, INTS, ones), CONV2D_FIELD(padding, INTS, zeros),                    \
+        CONV2D_FIELD(dilation, INTS, ones), CONV2D_FIELD(groups, INT, "1"),                   \
+        CONV2D_FIELD(channels, INT, "0"), CONV2D_FIELD(kernel_size, INTS, "[]"),              \
+        CONV2D_FIELD(data_layout, STRING, data), CONV2D_FIELD(kernel_layout, STRING, kernel), \
+        CONV2D_FIELD(out_layout, STRING, out)                                                 \
+  }
 
-static const kiln_attr_field_t conv2d_fields[] = {
-    CONV2D_WINDOW_FIELDS,
-    CONV2D_FIELD(data_layout, STRING, "\"NCHW\""),
-    CONV2D_FIELD(kernel_layout, STRING, "\"OIHW\""),
-    CONV2D_FIELD(out_layout, STRING, "\"\""),
-};
-
-static const kiln_attr_field_t conv3d_fields[] = {
-    CONV2D_FIELD(strides, INTS, "[1, 1, 1]"),
-    CONV2D_FIELD(padding, INTS, "[0, 0, 0, 0, 0, 0]"),
-    CONV2D_FIELD(dilation, INTS, "[1, 1, 1]"),
-    CONV2D_FIELD(groups, INT, "1"),
-    CONV2D_FIELD(channels, INT, "0"),
-    CONV2D_FIELD(kernel_size, INTS, "[]"),
-    CONV2D_FIELD(data_layout, STRING, "\"NCDHW\""),
-    CONV2D_FIELD(kernel_layout, STRING, "\"OIDHW\""),
-    CONV2D_FIELD(out_layout, STRING, "\"\""),
-};
-
-static const kiln_attr_field_t conv2d_nchwc_fields[] = {
-    CONV2D_WINDOW_FIELDS,
-    CONV2D_FIELD(data_layout, STRING, "\"NCHW16c\""),
-    CONV2D_FIELD(kernel_layout, STRING, "\"OIHW16i16o\""),
-    CONV2D_FIELD(out_layout, STRING, "\"NCHW16c\""),
-};
+static const kiln_attr_field_t conv2d_fields[] =
+    CONV_FIELDS("[1, 1]", "[0, 0, 0, 0]", "\"NCHW\"", "\"OIHW\"", "\"\"");
+static const kiln_attr_field_t conv3d_fields[] =
+    CONV_FIELDS("[1, 1, 1]", "[0, 0, 0, 0, 0, 0]", "\"NCDHW\"", "\"OIDHW\"", "\"\"");
+static const kiln_attr_field_t conv2d_nchwc_fields[] =
+    CONV_FIELDS("[1, 1]", "[0, 0, 0, 0]", "\"NCHW16c\"", "\"OIHW16i16o\"", "\"NCHW16c\"");
 
 /* Which splits each operator's layouts must have (kiln_nn_layout_require),
  * and the primal axes of its data and kernel. */
@@ -310,51 +297,11 @@ static kiln_status_t conv_reference(const kiln_kernel_args_t *args) {
 
 /* ---- the operators ---- */
 
-const kiln_op_t kiln_op_conv2d = {
-    .name = "nn.conv2d",
-    .id = KILN_OP_CONV2D,
-    .min_inputs = 2,
-    .max_inputs = 2,
-    .pattern = KILN_OP_PATTERN_OUT_ELEMWISE_FUSABLE,
-    .attrs_size = sizeof(kiln_nn_conv2d_attrs_t),
-    .num_attr_fields = sizeof(conv2d_fields) / sizeof(conv2d_fields[0]),
-    .attr_fields = conv2d_fields,
-    .validate_attrs = conv_validate,
-    .infer_type = conv_infer,
-    .correct_layout = conv_correct_layout,
-    .reference = conv_reference,
-    .compute = kiln_compute_conv2d,
-};
+#define CONV_OP(symbol, op_name, op_id, fields, schedule_fn)                    \
+  KILN_NN_CONV_OP(symbol, op_name, op_id, kiln_nn_conv2d_attrs_t, fields, conv, \
+                  kiln_compute_conv2d, schedule_fn)
 
-const kiln_op_t kiln_op_conv3d = {
-    .name = "nn.conv3d",
-    .id = KILN_OP_CONV3D,
-    .min_inputs = 2,
-    .max_inputs = 2,
-    .pattern = KILN_OP_PATTERN_OUT_ELEMWISE_FUSABLE,
-    .attrs_size = sizeof(kiln_nn_conv2d_attrs_t),
-    .num_attr_fields = sizeof(conv3d_fields) / sizeof(conv3d_fields[0]),
-    .attr_fields = conv3d_fields,
-    .validate_attrs = conv_validate,
-    .infer_type = conv_infer,
-    .correct_layout = conv_correct_layout,
-    .reference = conv_reference,
-    .compute = kiln_compute_conv2d,
-};
-
-const kiln_op_t kiln_op_conv2d_nchwc = {
-    .name = "nn.contrib_conv2d_NCHWc",
-    .id = KILN_OP_CONV2D_NCHWC,
-    .min_inputs = 2,
-    .max_inputs = 2,
-    .pattern = KILN_OP_PATTERN_OUT_ELEMWISE_FUSABLE,
-    .attrs_size = sizeof(kiln_nn_conv2d_attrs_t),
-    .num_attr_fields = sizeof(conv2d_nchwc_fields) / sizeof(conv2d_nchwc_fields[0]),
-    .attr_fields = conv2d_nchwc_fields,
-    .validate_attrs = conv_validate,
-    .infer_type = conv_infer,
-    .correct_layout = conv_correct_layout,
-    .reference = conv_reference,
-    .compute = kiln_compute_conv2d,
-    .schedule = kiln_schedule_conv2d_nchwc_x86,
-};
+CONV_OP(kiln_op_conv2d, "nn.conv2d", KILN_OP_CONV2D, conv2d_fields, NULL);
+CONV_OP(kiln_op_conv3d, "nn.conv3d", KILN_OP_CONV3D, conv3d_fields, NULL);
+CONV_OP(kiln_op_conv2d_nchwc, "nn.contrib_conv2d_NCHWc", KILN_OP_CONV2D_NCHWC, conv2d_nchwc_fields,
+        kiln_schedule_conv2d_nchwc_x86);

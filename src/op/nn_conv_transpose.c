@@ -29,31 +29,21 @@
 #define TCONV_FIELD(field, kind, text) \
   KILN_ATTR_FIELD(kiln_nn_conv2d_transpose_attrs_t, field, kind, text)
 
-static const kiln_attr_field_t conv2d_transpose_fields[] = {
-    TCONV_FIELD(strides, INTS, "[1, 1]"),
-    TCONV_FIELD(padding, INTS, "[0, 0, 0, 0]"),
-    TCONV_FIELD(output_padding, INTS, "[0, 0]"),
-    TCONV_FIELD(dilation, INTS, "[1, 1]"),
-    TCONV_FIELD(groups, INT, "1"),
-    TCONV_FIELD(channels, INT, "0"),
-    TCONV_FIELD(kernel_size, INTS, "[]"),
-    TCONV_FIELD(data_layout, STRING, "\"NCHW\""),
-    TCONV_FIELD(kernel_layout, STRING, "\"IOHW\""),
-    TCONV_FIELD(out_layout, STRING, "\"\""),
-};
+/* The fields of one operator: the defaults of strides and dilation (ones),
+ * of padding and output_padding (zeros) and of the data and kernel layouts. */
+#define TCONV_FIELDS(ones, zeros, output_zeros, data, kernel)                               \
+  {                                                                                         \
+    TCONV_FIELD(strides, INTS, ones), TCONV_FIELD(padding, INTS, zeros),                    \
+        TCONV_FIELD(output_padding, INTS, output_zeros), TCONV_FIELD(dilation, INTS, ones), \
+        TCONV_FIELD(groups, INT, "1"), TCONV_FIELD(channels, INT, "0"),                     \
+        TCONV_FIELD(kernel_size, INTS, "[]"), TCONV_FIELD(data_layout, STRING, data),       \
+        TCONV_FIELD(kernel_layout, STRING, kernel), TCONV_FIELD(out_layout, STRING, "\"\"") \
+  }
 
-static const kiln_attr_field_t conv3d_transpose_fields[] = {
-    TCONV_FIELD(strides, INTS, "[1, 1, 1]"),
-    TCONV_FIELD(padding, INTS, "[0, 0, 0, 0, 0, 0]"),
-    TCONV_FIELD(output_padding, INTS, "[0, 0, 0]"),
-    TCONV_FIELD(dilation, INTS, "[1, 1, 1]"),
-    TCONV_FIELD(groups, INT, "1"),
-    TCONV_FIELD(channels, INT, "0"),
-    TCONV_FIELD(kernel_size, INTS, "[]"),
-    TCONV_FIELD(data_layout, STRING, "\"NCDHW\""),
-    TCONV_FIELD(kernel_layout, STRING, "\"IODHW\""),
-    TCONV_FIELD(out_layout, STRING, "\"\""),
-};
+static const kiln_attr_field_t conv2d_transpose_fields[] =
+    TCONV_FIELDS("[1, 1]", "[0, 0, 0, 0]", "[0, 0]", "\"NCHW\"", "\"IOHW\"");
+static const kiln_attr_field_t conv3d_transpose_fields[] =
+    TCONV_FIELDS("[1, 1, 1]", "[0, 0, 0, 0, 0, 0]", "[0, 0, 0]", "\"NCDHW\"", "\"IODHW\"");
 
 /* The number of spatial dims: 3 for nn.conv3d_transpose, else 2. */
 static int tconv_spatial(const kiln_op_t *op) {
@@ -311,34 +301,11 @@ static kiln_status_t tconv_reference(const kiln_kernel_args_t *args) {
 
 /* ---- the operators ---- */
 
-const kiln_op_t kiln_op_conv2d_transpose = {
-    .name = "nn.conv2d_transpose",
-    .id = KILN_OP_CONV2D_TRANSPOSE,
-    .min_inputs = 2,
-    .max_inputs = 2,
-    .pattern = KILN_OP_PATTERN_OUT_ELEMWISE_FUSABLE,
-    .attrs_size = sizeof(kiln_nn_conv2d_transpose_attrs_t),
-    .num_attr_fields = sizeof(conv2d_transpose_fields) / sizeof(conv2d_transpose_fields[0]),
-    .attr_fields = conv2d_transpose_fields,
-    .validate_attrs = tconv_validate,
-    .infer_type = tconv_infer,
-    .correct_layout = tconv_correct_layout,
-    .reference = tconv_reference,
-    .compute = kiln_compute_conv2d_transpose,
-};
+#define TCONV_OP(symbol, op_name, op_id, fields)                                           \
+  KILN_NN_CONV_OP(symbol, op_name, op_id, kiln_nn_conv2d_transpose_attrs_t, fields, tconv, \
+                  kiln_compute_conv2d_transpose, NULL)
 
-const kiln_op_t kiln_op_conv3d_transpose = {
-    .name = "nn.conv3d_transpose",
-    .id = KILN_OP_CONV3D_TRANSPOSE,
-    .min_inputs = 2,
-    .max_inputs = 2,
-    .pattern = KILN_OP_PATTERN_OUT_ELEMWISE_FUSABLE,
-    .attrs_size = sizeof(kiln_nn_conv2d_transpose_attrs_t),
-    .num_attr_fields = sizeof(conv3d_transpose_fields) / sizeof(conv3d_transpose_fields[0]),
-    .attr_fields = conv3d_transpose_fields,
-    .validate_attrs = tconv_validate,
-    .infer_type = tconv_infer,
-    .correct_layout = tconv_correct_layout,
-    .reference = tconv_reference,
-    .compute = kiln_compute_conv2d_transpose,
-};
+TCONV_OP(kiln_op_conv2d_transpose, "nn.conv2d_transpose", KILN_OP_CONV2D_TRANSPOSE,
+         conv2d_transpose_fields);
+TCONV_OP(kiln_op_conv3d_transpose, "nn.conv3d_transpose", KILN_OP_CONV3D_TRANSPOSE,
+         conv3d_transpose_fields);

@@ -414,34 +414,19 @@ static void test_conv3d_transpose_rules(void **state) {
                      "1+1)");
 }
 
-/* Runs nn.conv3d_transpose with attrs `a` and checks the output's values. */
-static void check_conv3d_transpose(const void *a, const int64_t *x_shape, const float *x,
-                                   const int64_t *w_shape, const float *w, const double *expected,
-                                   size_t count) {
-  kiln_tensor_t *data = tensor_of(F32, 5, x_shape, x);
-  kiln_tensor_t *weight = tensor_of(F32, 5, w_shape, w);
-  kiln_tensor_t *out = NULL;
-  KILN_ASSERT_OK(RUN(&kiln_op_conv3d_transpose, a, &out, data, weight));
-  assert_f32(out, expected, count);
-  kiln_tensor_release(out);
-  kiln_tensor_release(weight);
-  kiln_tensor_release(data);
-}
-
 static void test_conv3d_transpose_by_hand(void **state) {
   (void)state;
   const kiln_op_t *op3 = &kiln_op_conv3d_transpose;
   /* groups 2, stride 2 along W: channel 0 (1, 2) scatters (1, 10) to
    * (1, 10, 2, 20), channel 1 (3, 4) scatters (1, -1) to (3, -3, 4, -4) */
-  check_conv3d_transpose(ATTRS(op3, "groups", "2", "strides", "[1, 1, 2]"), SHAPE(1, 2, 1, 1, 2),
-                         (const float[]){1, 2, 3, 4}, SHAPE(2, 1, 1, 1, 2),
-                         (const float[]){1, 10, 1, -1},
-                         (const double[]){1, 10, 2, 20, 3, -3, 4, -4}, 8);
+  assert_run2_f32(op3, ATTRS(op3, "groups", "2", "strides", "[1, 1, 2]"), 5, SHAPE(1, 2, 1, 1, 2),
+                  (const float[]){1, 2, 3, 4}, SHAPE(2, 1, 1, 1, 2), (const float[]){1, 10, 1, -1},
+                  (const double[]){1, 10, 2, 20, 3, -3, 4, -4}, 8);
   /* D (1, 2), kernel (1, 10) with dilation 3: the full output (1, 2, 0, 10,
    * 20), the front pad of 1 taken off */
-  check_conv3d_transpose(ATTRS(op3, "dilation", "[3, 1, 1]", "padding", "[1, 0, 0, 0, 0, 0]"),
-                         SHAPE(1, 1, 2, 1, 1), (const float[]){1, 2}, SHAPE(1, 1, 2, 1, 1),
-                         (const float[]){1, 10}, (const double[]){2, 0, 10, 20}, 4);
+  assert_run2_f32(op3, ATTRS(op3, "dilation", "[3, 1, 1]", "padding", "[1, 0, 0, 0, 0, 0]"), 5,
+                  SHAPE(1, 1, 2, 1, 1), (const float[]){1, 2}, SHAPE(1, 1, 2, 1, 1),
+                  (const float[]){1, 10}, (const double[]){2, 0, 10, 20}, 4);
   /* a (2, 2, 2) cube of ones through a (1, 1, 1) kernel of 2, stride 2 and
    * output_padding 1 along H: input row h lands on row 2h; rows 1 and 3
    * (the output padding) stay 0 */
@@ -452,9 +437,9 @@ static void test_conv3d_transpose_by_hand(void **state) {
       expected[d * 8 + h * 4 + 0] = expected[d * 8 + h * 4 + 1] = 2;
     }
   }
-  check_conv3d_transpose(ATTRS(op3, "strides", "[1, 2, 1]", "output_padding", "[0, 1, 0]"),
-                         SHAPE(1, 1, 2, 2, 2), ones, SHAPE(1, 1, 1, 1, 1), (const float[]){2},
-                         expected, 16);
+  assert_run2_f32(op3, ATTRS(op3, "strides", "[1, 2, 1]", "output_padding", "[0, 1, 0]"), 5,
+                  SHAPE(1, 1, 2, 2, 2), ones, SHAPE(1, 1, 1, 1, 1), (const float[]){2}, expected,
+                  16);
 }
 
 int main(void) {
