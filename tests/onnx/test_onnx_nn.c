@@ -174,35 +174,43 @@ static void test_conv_transpose_1d_and_4d(void **state) {
 
 /* 3-D ConvTranspose is nn.conv3d_transpose: x (1, 1, 2, 1, 1) = (1, 2)
  * along D, stride 2 there, kernel (1, 1, 2, 1, 1) = (1, 10), output_padding
- * 1 along D: (1, 10, 2, 20, 0). */
+ * 1 along D, or output_shape (5, 1, 1) (an end pad of -1, which becomes
+ * that output_padding): (1, 10, 2, 20, 0). */
 static void test_conv_transpose_3d(void **state) {
   (void)state;
   kiln_tensor_t *values[2] = {
       or_tensor(KILN_DTYPE_FLOAT32, 5, OB_DIMS(1, 1, 2, 1, 1), OR_D(1, 2)),
       or_tensor(KILN_DTYPE_FLOAT32, 5, OB_DIMS(1, 1, 2, 1, 1), OR_D(1, 10)),
   };
-  ob_t ob;
-  ob_init(&ob, 13);
-  or_input(&ob, "x", values[0]);
-  or_input(&ob, "w", values[1]);
-  Onnx__NodeProto *node = ob_node(&ob, "ConvTranspose", "ct3", "x,w", "y");
-  ob_attr_ints(&ob, node, "strides", 3, OB_I64(2, 1, 1));
-  ob_attr_ints(&ob, node, "output_padding", 3, OB_I64(1, 0, 0));
-  or_output(&ob, "y", KILN_DTYPE_FLOAT32);
-  or_run_t run;
-  or_run(&ob, 2, values, &run);
-  assert_int_equal(om_count_calls(run.module, &kiln_op_conv3d_transpose), 1);
-  assert_int_equal(om_count_calls(run.module, &kiln_op_expand_dims), 0);
-  or_assert(run.outputs[0], KILN_DTYPE_FLOAT32, 5, OB_DIMS(1, 1, 5, 1, 1), OR_D(1, 10, 2, 20, 0),
-            0.0);
-  or_run_free(&run);
-  ob_free(&ob);
+  for (int k = 0; k < 2; ++k) {
+    ob_t ob;
+    ob_init(&ob, 13);
+    or_input(&ob, "x", values[0]);
+    or_input(&ob, "w", values[1]);
+    Onnx__NodeProto *node = ob_node(&ob, "ConvTranspose", "ct3", "x,w", "y");
+    ob_attr_ints(&ob, node, "strides", 3, OB_I64(2, 1, 1));
+    if (k == 0) {
+      ob_attr_ints(&ob, node, "output_padding", 3, OB_I64(1, 0, 0));
+    } else {
+      ob_attr_ints(&ob, node, "output_shape", 3, OB_I64(5, 1, 1));
+    }
+    or_output(&ob, "y", KILN_DTYPE_FLOAT32);
+    or_run_t run;
+    or_run(&ob, 2, values, &run);
+    assert_int_equal(om_count_calls(run.module, &kiln_op_conv3d_transpose), 1);
+    assert_int_equal(om_count_calls(run.module, &kiln_op_expand_dims), 0);
+    or_assert(run.outputs[0], KILN_DTYPE_FLOAT32, 5, OB_DIMS(1, 1, 5, 1, 1), OR_D(1, 10, 2, 20, 0),
+              0.0);
+    or_run_free(&run);
+    ob_free(&ob);
+  }
   or_release(2, values);
 }
 
 /* 3-D Conv is nn.conv3d: x (1, 1, 3, 1, 2) = ((1, 2), (3, 4), (5, 6)) along
- * D then W, kernel (1, 1, 2, 1, 1) = (2, 1), pads 1 at the front of D and a
- * bias of 0.5: y[d] = 2 x[d - 1] + x[d] + 0.5. */
+ * D then W, kernel (1, 1, 2, 1, 1) = (2, 1) and a bias of 0.5. pads 1 at
+ * the front of D: y[d] = 2 x[d - 1] + x[d] + 0.5; auto_pad SAME_UPPER pads
+ * the back: y[d] = 2 x[d] + x[d + 1] + 0.5. */
 static void test_conv_3d(void **state) {
   (void)state;
   kiln_tensor_t *values[3] = {
@@ -210,21 +218,28 @@ static void test_conv_3d(void **state) {
       or_tensor(KILN_DTYPE_FLOAT32, 5, OB_DIMS(1, 1, 2, 1, 1), OR_D(2, 1)),
       or_tensor(KILN_DTYPE_FLOAT32, 1, OB_DIMS(1), OR_D(0.5)),
   };
-  ob_t ob;
-  ob_init(&ob, 13);
-  or_input(&ob, "x", values[0]);
-  or_input(&ob, "w", values[1]);
-  or_input(&ob, "b", values[2]);
-  Onnx__NodeProto *node = ob_node(&ob, "Conv", "c3", "x,w,b", "y");
-  ob_attr_ints(&ob, node, "pads", 6, OB_I64(1, 0, 0, 0, 0, 0));
-  or_output(&ob, "y", KILN_DTYPE_FLOAT32);
-  or_run_t run;
-  or_run(&ob, 3, values, &run);
-  assert_int_equal(om_count_calls(run.module, &kiln_op_conv3d), 1);
-  or_assert(run.outputs[0], KILN_DTYPE_FLOAT32, 5, OB_DIMS(1, 1, 3, 1, 2),
-            OR_D(1.5, 2.5, 5.5, 8.5, 11.5, 14.5), 0.0);
-  or_run_free(&run);
-  ob_free(&ob);
+  const double expected[2][6] = {{1.5, 2.5, 5.5, 8.5, 11.5, 14.5},
+                                 {5.5, 8.5, 11.5, 14.5, 10.5, 12.5}};
+  for (int k = 0; k < 2; ++k) {
+    ob_t ob;
+    ob_init(&ob, 13);
+    or_input(&ob, "x", values[0]);
+    or_input(&ob, "w", values[1]);
+    or_input(&ob, "b", values[2]);
+    Onnx__NodeProto *node = ob_node(&ob, "Conv", "c3", "x,w,b", "y");
+    if (k == 0) {
+      ob_attr_ints(&ob, node, "pads", 6, OB_I64(1, 0, 0, 0, 0, 0));
+    } else {
+      ob_attr_string(&ob, node, "auto_pad", "SAME_UPPER");
+    }
+    or_output(&ob, "y", KILN_DTYPE_FLOAT32);
+    or_run_t run;
+    or_run(&ob, 3, values, &run);
+    assert_int_equal(om_count_calls(run.module, &kiln_op_conv3d), 1);
+    or_assert(run.outputs[0], KILN_DTYPE_FLOAT32, 5, OB_DIMS(1, 1, 3, 1, 2), expected[k], 0.0);
+    or_run_free(&run);
+    ob_free(&ob);
+  }
   or_release(3, values);
 }
 
