@@ -24,7 +24,9 @@
 /* ---- attrs structs ---- */
 
 /* nn.conv2d and nn.contrib_conv2d_NCHWc (which differ only in their layout
- * defaults). padding is (top, left, bottom, right). */
+ * defaults); padding is (top, left, bottom, right). nn.conv3d too: 3 values
+ * of strides, dilation and kernel_size, 6 of padding (front, top, left,
+ * back, bottom, right), layouts NCDHW and OIDHW. */
 typedef struct kiln_nn_conv2d_attrs_t {
   kiln_ints_t strides;
   kiln_ints_t padding;
@@ -37,8 +39,10 @@ typedef struct kiln_nn_conv2d_attrs_t {
   const char *out_layout; /* "": data_layout (conv2d only) */
 } kiln_nn_conv2d_attrs_t;
 
-/* nn.conv2d_transpose: padding (top, left, bottom, right) is taken off the
- * full output; output_padding (h, w) adds rows and columns at its end. */
+/* nn.conv2d_transpose and nn.conv3d_transpose: padding (top, left, bottom,
+ * right; 3-D: front, top, left, back, bottom, right) is taken off the full
+ * output; output_padding (h, w; 3-D: d, h, w) adds rows and columns at its
+ * end. */
 typedef struct kiln_nn_conv2d_transpose_attrs_t {
   kiln_ints_t strides;
   kiln_ints_t padding;
@@ -294,6 +298,28 @@ static inline kiln_status_t kiln_nn_window_outputs(const kiln_op_t *op,
   return KILN_OK;
 }
 
+/* The definition of a convolution operator (two inputs, out-elemwise
+ * fusable): `prefix` names its rules prefix_validate, prefix_infer,
+ * prefix_correct_layout and prefix_reference. */
+#define KILN_NN_CONV_OP(symbol, op_name, op_id, attrs_type, fields, prefix, compute_fn, \
+                        schedule_fn)                                                    \
+  const kiln_op_t symbol = {                                                            \
+      .name = op_name,                                                                  \
+      .id = op_id,                                                                      \
+      .min_inputs = 2,                                                                  \
+      .max_inputs = 2,                                                                  \
+      .pattern = KILN_OP_PATTERN_OUT_ELEMWISE_FUSABLE,                                  \
+      .attrs_size = sizeof(attrs_type),                                                 \
+      .num_attr_fields = sizeof(fields) / sizeof(kiln_attr_field_t),                    \
+      .attr_fields = fields,                                                            \
+      .validate_attrs = prefix##_validate,                                              \
+      .infer_type = prefix##_infer,                                                     \
+      .correct_layout = prefix##_correct_layout,                                        \
+      .reference = prefix##_reference,                                                  \
+      .compute = compute_fn,                                                            \
+      .schedule = schedule_fn,                                                          \
+  }
+
 /* ---- attribute validation ---- */
 
 /* INVALID_ARGUMENT unless `ints` has `count` values (or, when `or_count` is
@@ -314,6 +340,22 @@ static inline kiln_status_t kiln_nn_check_ints(const kiln_op_t *op, const char *
       return KILN_STATUS(INVALID_ARGUMENT, "%s: %s[%d] is %lld; it must be in [%lld, %lld]",
                          op->name, attr, (int)i, (long long)ints.values[i], (long long)min_value,
                          (long long)KILN_NN_WINDOW_ATTR_MAX);
+    }
+  }
+  return KILN_OK;
+}
+
+/* INVALID_ARGUMENT unless kernel_size (when given: [] leaves it unchecked)
+ * equals the extents of the weight's spatial `axes`, naming the weight. */
+static inline kiln_status_t kiln_nn_check_kernel_size(const kiln_op_t *op, kiln_ints_t kernel_size,
+                                                      const kiln_nn_axis_view_t *axes,
+                                                      const char *weight_text) {
+  for (int32_t d = 0; d < kernel_size.count; ++d) {
+    if (kernel_size.values[d] != axes[d].extent) {
+      return KILN_STATUS(INVALID_ARGUMENT,
+                         "%s: kernel_size[%d] is %lld but weight %s has a kernel extent of %lld",
+                         op->name, (int)d, (long long)kernel_size.values[d], weight_text,
+                         (long long)axes[d].extent);
     }
   }
   return KILN_OK;

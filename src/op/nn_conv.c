@@ -1,5 +1,5 @@
 /*
- * nn.conv2d and nn.contrib_conv2d_NCHWc.
+ * nn.conv2d, nn.contrib_conv2d_NCHWc and nn.conv3d.
  *
  * Both operators are one computation on logical (N, C, H, W) data and
  * (O, I, KH, KW) weights; they differ only in how the tensors are stored.
@@ -15,6 +15,12 @@
  * channels of its group, then KH, then KW, reading every tensor through its
  * layout view. The NCHWc kernel therefore gives bit for bit the numbers of
  * conv2d on the same data transformed back, which its tests check.
+ *
+ * nn.conv3d is the same computation over (N, C, D, H, W) data and
+ * (O, I, KD, KH, KW) weights (any order of the primal axes, no split): the
+ * plan, the kernel and the compute rule run over `spatial` dims (2 or 3),
+ * the window in a kiln_nn_window_t as pooling's, and the kernel sums the
+ * kernel taps in row-major order (KD, then KH, then KW).
  */
 #include "op/nn_common.h"
 #include "op/nn_conv_compute.h"
@@ -23,37 +29,44 @@
 
 #define CONV2D_FIELD(field, kind, text) KILN_ATTR_FIELD(kiln_nn_conv2d_attrs_t, field, kind, text)
 
-#define CONV2D_WINDOW_FIELDS                                                          \
-  CONV2D_FIELD(strides, INTS, "[1, 1]"), CONV2D_FIELD(padding, INTS, "[0, 0, 0, 0]"), \
-      CONV2D_FIELD(dilation, INTS, "[1, 1]"), CONV2D_FIELD(groups, INT, "1"),         \
-      CONV2D_FIELD(channels, INT, "0"), CONV2D_FIELD(kernel_size, INTS, "[]")
+/* The fields of one operator: the defaults of strides and dilation (ones),
+ * of padding (zeros) and of the three layouts. */
+#define CONV_FIELDS(ones, zeros, data, kernel, out)                                           \
+  {                                                                                           \
+    CONV2D_FIELD(strides, INTS, ones), CONV2D_FIELD(padding, INTS, zeros),                    \
+        CONV2D_FIELD(dilation, INTS, ones), CONV2D_FIELD(groups, INT, "1"),                   \
+        CONV2D_FIELD(channels, INT, "0"), CONV2D_FIELD(kernel_size, INTS, "[]"),              \
+        CONV2D_FIELD(data_layout, STRING, data), CONV2D_FIELD(kernel_layout, STRING, kernel), \
+        CONV2D_FIELD(out_layout, STRING, out)                                                 \
+  }
 
-static const kiln_attr_field_t conv2d_fields[] = {
-    CONV2D_WINDOW_FIELDS,
-    CONV2D_FIELD(data_layout, STRING, "\"NCHW\""),
-    CONV2D_FIELD(kernel_layout, STRING, "\"OIHW\""),
-    CONV2D_FIELD(out_layout, STRING, "\"\""),
-};
+static const kiln_attr_field_t conv2d_fields[] =
+    CONV_FIELDS("[1, 1]", "[0, 0, 0, 0]", "\"NCHW\"", "\"OIHW\"", "\"\"");
+static const kiln_attr_field_t conv3d_fields[] =
+    CONV_FIELDS("[1, 1, 1]", "[0, 0, 0, 0, 0, 0]", "\"NCDHW\"", "\"OIDHW\"", "\"\"");
+static const kiln_attr_field_t conv2d_nchwc_fields[] =
+    CONV_FIELDS("[1, 1]", "[0, 0, 0, 0]", "\"NCHW16c\"", "\"OIHW16i16o\"", "\"NCHW16c\"");
 
-static const kiln_attr_field_t conv2d_nchwc_fields[] = {
-    CONV2D_WINDOW_FIELDS,
-    CONV2D_FIELD(data_layout, STRING, "\"NCHW16c\""),
-    CONV2D_FIELD(kernel_layout, STRING, "\"OIHW16i16o\""),
-    CONV2D_FIELD(out_layout, STRING, "\"NCHW16c\""),
-};
-
-/* Which splits each operator's layouts must have (kiln_nn_layout_require). */
+/* Which splits each operator's layouts must have (kiln_nn_layout_require),
+ * and the primal axes of its data and kernel. */
 typedef struct conv_form_t {
   const char *data_splits;
   const char *kernel_splits;
   const char *out_splits;
   bool out_may_be_empty; /* "" means data_layout */
+  int spatial;
+  const char *data_order;
+  const char *kernel_order;
 } conv_form_t;
 
-static const conv_form_t conv2d_form = {"", "", "", true};
-static const conv_form_t conv2d_nchwc_form = {"c", "io", "c", false};
+static const conv_form_t conv2d_form = {"", "", "", true, 2, "NCHW", "OIHW"};
+static const conv_form_t conv2d_nchwc_form = {"c", "io", "c", false, 2, "NCHW", "OIHW"};
+static const conv_form_t conv3d_form = {"", "", "", true, 3, "NCDHW", "OIDHW"};
 
 static const conv_form_t *conv_form(const kiln_op_t *op) {
+  if (op->id == KILN_OP_CONV3D) {
+    return &conv3d_form;
+  }
   return op->id == KILN_OP_CONV2D_NCHWC ? &conv2d_nchwc_form : &conv2d_form;
 }
 
@@ -62,25 +75,26 @@ static kiln_status_t conv_layouts(const kiln_op_t *op, const kiln_nn_conv2d_attr
                                   kiln_nn_layout_t *out_data, kiln_nn_layout_t *out_kernel,
                                   kiln_nn_layout_t *out_out) {
   const conv_form_t *form = conv_form(op);
-  KILN_RETURN_IF_ERROR(kiln_nn_layout_require(op, "data_layout", a->data_layout, "NCHW",
+  KILN_RETURN_IF_ERROR(kiln_nn_layout_require(op, "data_layout", a->data_layout, form->data_order,
                                               form->data_splits, form->data_splits, out_data));
-  KILN_RETURN_IF_ERROR(kiln_nn_layout_require(op, "kernel_layout", a->kernel_layout, "OIHW",
-                                              form->kernel_splits, form->kernel_splits,
-                                              out_kernel));
+  KILN_RETURN_IF_ERROR(kiln_nn_layout_require(op, "kernel_layout", a->kernel_layout,
+                                              form->kernel_order, form->kernel_splits,
+                                              form->kernel_splits, out_kernel));
   if (form->out_may_be_empty && (!a->out_layout || !*a->out_layout)) {
     *out_out = *out_data;
     return KILN_OK;
   }
-  return kiln_nn_layout_require(op, "out_layout", a->out_layout, "NCHW", form->out_splits,
+  return kiln_nn_layout_require(op, "out_layout", a->out_layout, form->data_order, form->out_splits,
                                 form->out_splits, out_out);
 }
 
 static kiln_status_t conv_validate(const kiln_op_t *op, const void *attrs) {
   const kiln_nn_conv2d_attrs_t *a = attrs;
-  KILN_RETURN_IF_ERROR(kiln_nn_check_ints(op, "strides", a->strides, 2, -1, 1));
-  KILN_RETURN_IF_ERROR(kiln_nn_check_ints(op, "padding", a->padding, 4, -1, 0));
-  KILN_RETURN_IF_ERROR(kiln_nn_check_ints(op, "dilation", a->dilation, 2, -1, 1));
-  KILN_RETURN_IF_ERROR(kiln_nn_check_ints(op, "kernel_size", a->kernel_size, 2, 0, 1));
+  int n = conv_form(op)->spatial;
+  KILN_RETURN_IF_ERROR(kiln_nn_check_ints(op, "strides", a->strides, n, -1, 1));
+  KILN_RETURN_IF_ERROR(kiln_nn_check_ints(op, "padding", a->padding, 2 * n, -1, 0));
+  KILN_RETURN_IF_ERROR(kiln_nn_check_ints(op, "dilation", a->dilation, n, -1, 1));
+  KILN_RETURN_IF_ERROR(kiln_nn_check_ints(op, "kernel_size", a->kernel_size, n, 0, 1));
   if (a->groups < 1 || a->groups > KILN_NN_WINDOW_ATTR_MAX) {
     return KILN_STATUS(INVALID_ARGUMENT, "%s: groups is %lld; it must be positive", op->name,
                        (long long)a->groups);
@@ -96,12 +110,13 @@ static kiln_status_t conv_validate(const kiln_op_t *op, const void *attrs) {
 /* ---- the plan shared by relation and kernel ---- */
 
 typedef struct conv_plan_t {
+  const conv_form_t *form;
   kiln_nn_layout_t out_layout;
-  kiln_nn_axis_view_t data[4];   /* N, C, H, W */
-  kiln_nn_axis_view_t weight[4]; /* O, I, KH, KW */
+  kiln_nn_axis_view_t data[KILN_NN_MAX_SPATIAL + 2];   /* N, C, (D,) H, W */
+  kiln_nn_axis_view_t weight[KILN_NN_MAX_SPATIAL + 2]; /* O, I, (KD,) KH, KW */
   kiln_nn_window_t window;
   int64_t groups;
-  int64_t out_logical[4]; /* N, O, OH, OW */
+  int64_t out_logical[KILN_NN_MAX_SPATIAL + 2]; /* N, O, (OD,) OH, OW */
   int64_t out_shape[KILN_NN_LAYOUT_MAX_AXES];
 } conv_plan_t;
 
@@ -158,13 +173,7 @@ static kiln_status_t conv_check_channels(const kiln_op_t *op, const kiln_nn_conv
                        "%s: channels %lld does not match the %lld output channels of weight %s",
                        op->name, (long long)a->channels, outputs, weight_text);
   }
-  if (a->kernel_size.count == 2 && (a->kernel_size.values[0] != plan->weight[2].extent ||
-                                    a->kernel_size.values[1] != plan->weight[3].extent)) {
-    return KILN_STATUS(INVALID_ARGUMENT, "%s: kernel_size [%lld, %lld] does not match weight %s",
-                       op->name, (long long)a->kernel_size.values[0],
-                       (long long)a->kernel_size.values[1], weight_text);
-  }
-  return KILN_OK;
+  return kiln_nn_check_kernel_size(op, a->kernel_size, plan->weight + 2, weight_text);
 }
 
 static kiln_status_t conv_plan_make(const kiln_op_t *op, const kiln_nn_conv2d_attrs_t *a,
@@ -174,22 +183,27 @@ static kiln_status_t conv_plan_make(const kiln_op_t *op, const kiln_nn_conv2d_at
   KILN_RETURN_IF_ERROR(conv_layouts(op, a, &data_layout, &kernel_layout, &out_plan->out_layout));
   KILN_RETURN_IF_ERROR(
       conv_check_blocks(op, a->groups, &data_layout, &kernel_layout, &out_plan->out_layout));
+  const conv_form_t *form = out_plan->form = conv_form(op);
   KILN_RETURN_IF_ERROR_ANNOTATE(
-      kiln_nn_layout_view(&data_layout, "NCHW", data->ndim, data->shape, out_plan->data),
+      kiln_nn_layout_view(&data_layout, form->data_order, data->ndim, data->shape, out_plan->data),
       "%s: data", op->name);
-  KILN_RETURN_IF_ERROR_ANNOTATE(
-      kiln_nn_layout_view(&kernel_layout, "OIHW", weight->ndim, weight->shape, out_plan->weight),
-      "%s: weight", op->name);
+  KILN_RETURN_IF_ERROR_ANNOTATE(kiln_nn_layout_view(&kernel_layout, form->kernel_order,
+                                                    weight->ndim, weight->shape, out_plan->weight),
+                                "%s: weight", op->name);
   KILN_RETURN_IF_ERROR(conv_check_channels(op, a, out_plan, data, weight));
   out_plan->groups = a->groups;
-  out_plan->window = kiln_nn_window_make(out_plan->weight[2].extent, out_plan->weight[3].extent,
-                                         a->strides, a->dilation, a->padding, false);
-  int64_t in[2] = {out_plan->data[2].extent, out_plan->data[3].extent};
+  int64_t kernel[KILN_NN_MAX_SPATIAL], in[KILN_NN_MAX_SPATIAL];
+  for (int d = 0; d < form->spatial; ++d) {
+    kernel[d] = out_plan->weight[2 + d].extent;
+    in[d] = out_plan->data[2 + d].extent;
+  }
+  out_plan->window =
+      kiln_nn_window_of(form->spatial, kernel, a->strides, a->dilation, a->padding, false);
   out_plan->out_logical[0] = out_plan->data[0].extent;
   out_plan->out_logical[1] = out_plan->weight[0].extent;
   KILN_RETURN_IF_ERROR(
       kiln_nn_window_outputs(op, &out_plan->window, data, in, &out_plan->out_logical[2]));
-  KILN_RETURN_IF_ERROR_ANNOTATE(kiln_nn_layout_shape(&out_plan->out_layout, "NCHW",
+  KILN_RETURN_IF_ERROR_ANNOTATE(kiln_nn_layout_shape(&out_plan->out_layout, form->data_order,
                                                      out_plan->out_logical, out_plan->out_shape),
                                 "%s: output", op->name);
   return KILN_OK;
@@ -225,37 +239,45 @@ typedef struct conv_run_t {
   const float *weight;
 } conv_run_t;
 
-/* Output element c = (n, o, oh, ow): the sum over the input channels of o's
- * group, KH and KW of data * weight, in double. */
+/* The data and weight offsets of kernel tap k for the output at spatial
+ * coordinates `out`; false when the tap reads the padding. */
+static bool conv_tap(const conv_plan_t *plan, const int64_t *out, const int64_t *k,
+                     int64_t *out_data, int64_t *out_weight) {
+  const kiln_nn_window_t *win = &plan->window;
+  int64_t data = 0, weight = 0;
+  for (int s = 0; s < win->spatial; ++s) {
+    int64_t x = out[s] * win->stride[s] - win->pad[s] + k[s] * win->dilation[s];
+    if (x < 0 || x >= plan->data[2 + s].extent) {
+      return false;
+    }
+    data += kiln_nn_axis_offset(&plan->data[2 + s], x);
+    weight += kiln_nn_axis_offset(&plan->weight[2 + s], k[s]);
+  }
+  *out_data = data;
+  *out_weight = weight;
+  return true;
+}
+
+/* Output element c = (n, o, then the spatial output coordinates): the sum
+ * over the input channels of o's group, then the kernel taps in row-major
+ * order, of data * weight, in double. */
 static double conv_point(const void *context, const int64_t *c) {
   const conv_run_t *run = context;
   const conv_plan_t *plan = run->plan;
   const kiln_nn_axis_view_t *d = plan->data, *w = plan->weight;
   const kiln_nn_window_t *win = &plan->window;
-  int64_t n = c[0], o = c[1], oh = c[2], ow = c[3];
   int64_t group_inputs = w[1].extent;
-  int64_t first = (o / (w[0].extent / plan->groups)) * group_inputs;
+  int64_t first = (c[1] / (w[0].extent / plan->groups)) * group_inputs;
   double sum = 0.0;
   for (int64_t i = 0; i < group_inputs; ++i) {
-    int64_t data_nc = kiln_nn_axis_offset(&d[0], n) + kiln_nn_axis_offset(&d[1], first + i);
-    int64_t weight_oi = kiln_nn_axis_offset(&w[0], o) + kiln_nn_axis_offset(&w[1], i);
-    for (int64_t kh = 0; kh < win->kernel[0]; ++kh) {
-      int64_t ih = oh * win->stride[0] - win->pad[0] + kh * win->dilation[0];
-      if (ih < 0 || ih >= d[2].extent) {
-        continue;
+    int64_t data_nc = kiln_nn_axis_offset(&d[0], c[0]) + kiln_nn_axis_offset(&d[1], first + i);
+    int64_t weight_oi = kiln_nn_axis_offset(&w[0], c[1]) + kiln_nn_axis_offset(&w[1], i);
+    int64_t k[KILN_NN_MAX_SPATIAL] = {0}, at_data = 0, at_weight = 0;
+    do {
+      if (conv_tap(plan, c + 2, k, &at_data, &at_weight)) {
+        sum += (double)run->data[data_nc + at_data] * run->weight[weight_oi + at_weight];
       }
-      for (int64_t kw = 0; kw < win->kernel[1]; ++kw) {
-        int64_t iw = ow * win->stride[1] - win->pad[1] + kw * win->dilation[1];
-        if (iw < 0 || iw >= d[3].extent) {
-          continue;
-        }
-        double x =
-            run->data[data_nc + kiln_nn_axis_offset(&d[2], ih) + kiln_nn_axis_offset(&d[3], iw)];
-        double y = run->weight[weight_oi + kiln_nn_axis_offset(&w[2], kh) +
-                               kiln_nn_axis_offset(&w[3], kw)];
-        sum += x * y;
-      }
-    }
+    } while (kiln_nn_next_index(win->spatial, win->kernel, k));
   }
   return (float)sum;
 }
@@ -269,40 +291,17 @@ static kiln_status_t conv_reference(const kiln_kernel_args_t *args) {
   conv_run_t run = {.plan = &plan,
                     .data = kiln_tensor_data(args->inputs[0]),
                     .weight = kiln_tensor_data(args->inputs[1])};
-  return kiln_nn_fill_nchw(args->outputs[0], &plan.out_layout, plan.out_logical, conv_point, &run);
+  return kiln_nn_fill(args->outputs[0], &plan.out_layout, plan.form->data_order, plan.out_logical,
+                      conv_point, &run);
 }
 
 /* ---- the operators ---- */
 
-const kiln_op_t kiln_op_conv2d = {
-    .name = "nn.conv2d",
-    .id = KILN_OP_CONV2D,
-    .min_inputs = 2,
-    .max_inputs = 2,
-    .pattern = KILN_OP_PATTERN_OUT_ELEMWISE_FUSABLE,
-    .attrs_size = sizeof(kiln_nn_conv2d_attrs_t),
-    .num_attr_fields = sizeof(conv2d_fields) / sizeof(conv2d_fields[0]),
-    .attr_fields = conv2d_fields,
-    .validate_attrs = conv_validate,
-    .infer_type = conv_infer,
-    .correct_layout = conv_correct_layout,
-    .reference = conv_reference,
-    .compute = kiln_compute_conv2d,
-};
+#define CONV_OP(symbol, op_name, op_id, fields, schedule_fn)                    \
+  KILN_NN_CONV_OP(symbol, op_name, op_id, kiln_nn_conv2d_attrs_t, fields, conv, \
+                  kiln_compute_conv2d, schedule_fn)
 
-const kiln_op_t kiln_op_conv2d_nchwc = {
-    .name = "nn.contrib_conv2d_NCHWc",
-    .id = KILN_OP_CONV2D_NCHWC,
-    .min_inputs = 2,
-    .max_inputs = 2,
-    .pattern = KILN_OP_PATTERN_OUT_ELEMWISE_FUSABLE,
-    .attrs_size = sizeof(kiln_nn_conv2d_attrs_t),
-    .num_attr_fields = sizeof(conv2d_nchwc_fields) / sizeof(conv2d_nchwc_fields[0]),
-    .attr_fields = conv2d_nchwc_fields,
-    .validate_attrs = conv_validate,
-    .infer_type = conv_infer,
-    .correct_layout = conv_correct_layout,
-    .reference = conv_reference,
-    .compute = kiln_compute_conv2d,
-    .schedule = kiln_schedule_conv2d_nchwc_x86,
-};
+CONV_OP(kiln_op_conv2d, "nn.conv2d", KILN_OP_CONV2D, conv2d_fields, NULL);
+CONV_OP(kiln_op_conv3d, "nn.conv3d", KILN_OP_CONV3D, conv3d_fields, NULL);
+CONV_OP(kiln_op_conv2d_nchwc, "nn.contrib_conv2d_NCHWc", KILN_OP_CONV2D_NCHWC, conv2d_nchwc_fields,
+        kiln_schedule_conv2d_nchwc_x86);

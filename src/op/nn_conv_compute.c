@@ -1,6 +1,6 @@
 /*
- * Compute rules of nn.conv2d, nn.contrib_conv2d_NCHWc and
- * nn.conv2d_transpose (nn_conv_compute.h).
+ * Compute rules of nn.conv2d, nn.contrib_conv2d_NCHWc, nn.conv3d,
+ * nn.conv2d_transpose and nn.conv3d_transpose (nn_conv_compute.h).
  *
  * Every tensor is addressed through its layout, as the reference kernels
  * do with axis views: the output compute runs over the output's storage
@@ -30,6 +30,10 @@
  * takes kernel row kh from input row (oh + pad_top - kh * dh) / sh when
  * that is exact and in range; a select zeroes the other terms (loads again
  * at clamped indices).
+ *
+ * The 3-D operators are the same rules over (N, C, D, H, W): every step
+ * runs over the rule's `spatial` dims (the padding stage grows D too, the
+ * reduction is ic, kd, kh, kw).
  */
 #include "op/nn_conv_compute.h"
 
@@ -122,46 +126,58 @@ static kiln_status_t parse_layouts(const char *data_text, const char *kernel_tex
   return kiln_nn_layout_parse(out_text, &out_layouts[2]);
 }
 
-/* ---- conv2d ---- */
+/* ---- conv2d and conv3d ---- */
 
 typedef struct conv_rule_t {
+  int spatial;                   /* 2 or 3 */
+  const char *data_order;        /* "NCHW" or "NCDHW" */
+  const char *kernel_order;      /* "OIHW", "IOHW", "OIDHW" or "IODHW" */
   kiln_nn_layout_t layouts[3];   /* data, kernel, out */
   const kiln_te_tensor_t *input; /* the data */
   const kiln_te_tensor_t *data;  /* padded, or the input */
   const kiln_te_tensor_t *weight;
-  int64_t in_h, in_w;
-  int64_t pad[4];
-  int64_t stride[2];
-  int64_t dilation[2];
+  int64_t in[KILN_NN_MAX_SPATIAL];
+  int64_t pad[2 * KILN_NN_MAX_SPATIAL]; /* the begins, then the ends */
+  int64_t stride[KILN_NN_MAX_SPATIAL];
+  int64_t dilation[KILN_NN_MAX_SPATIAL];
   int64_t groups, group_in, group_out;
-  const kiln_te_iter_var_t *reduce[3]; /* ic, kh, kw */
+  const kiln_te_iter_var_t *reduce[KILN_NN_MAX_SPATIAL + 1]; /* ic, then (kd,) kh, kw */
 } conv_rule_t;
+
+/* The primal axis of spatial dim s (D, H or W). */
+static char spatial_axis(const conv_rule_t *r, int s) {
+  return r->data_order[2 + s];
+}
 
 static const kiln_tir_expr_t *pad_body(kiln_tir_builder_t *b, const kiln_tir_expr_t *const *indices,
                                        void *user) {
   const conv_rule_t *r = user;
   const kiln_nn_layout_t *layout = &r->layouts[0];
-  int hd = storage_dim(layout, 'H'), wd = storage_dim(layout, 'W');
   const kiln_tir_expr_t *at[KILN_NN_LAYOUT_MAX_AXES];
   memcpy(at, indices, (size_t)layout->ndim * sizeof(*at));
-  const kiln_tir_expr_t *h = kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, indices[hd], imm(b, r->pad[0]));
-  const kiln_tir_expr_t *w = kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, indices[wd], imm(b, r->pad[1]));
-  at[hd] = clamp(b, h, r->in_h);
-  at[wd] = clamp(b, w, r->in_w);
-  const kiln_tir_expr_t *inside =
-      kiln_tir_b_bin(b, KILN_TIR_EXPR_AND, in_range(b, h, r->in_h), in_range(b, w, r->in_w));
+  const kiln_tir_expr_t *inside = NULL;
+  for (int s = 0; s < r->spatial; ++s) {
+    int dim = storage_dim(layout, spatial_axis(r, s));
+    const kiln_tir_expr_t *x =
+        kiln_tir_b_bin(b, KILN_TIR_EXPR_SUB, indices[dim], imm(b, r->pad[s]));
+    at[dim] = clamp(b, x, r->in[s]);
+    const kiln_tir_expr_t *ok = in_range(b, x, r->in[s]);
+    inside = inside ? kiln_tir_b_bin(b, KILN_TIR_EXPR_AND, inside, ok) : ok;
+  }
   return kiln_tir_b_select(b, inside, kiln_te_read(b, r->input, layout->ndim, at),
                            kiln_tir_b_f32(b, 0.0));
 }
 
-/* T_<op>_pad: the data with H and W grown by the pads, zero outside. */
+/* T_<op>_pad: the data with its spatial dims grown by the pads, zero
+ * outside. */
 static kiln_status_t conv_pad(const kiln_compute_args_t *args, conv_rule_t *r) {
   const kiln_te_tensor_t *data = r->input;
   const kiln_nn_layout_t *layout = &r->layouts[0];
   int64_t shape[KILN_NN_LAYOUT_MAX_AXES];
   memcpy(shape, data->shape, (size_t)data->ndim * sizeof(*shape));
-  shape[storage_dim(layout, 'H')] += r->pad[0] + r->pad[2];
-  shape[storage_dim(layout, 'W')] += r->pad[1] + r->pad[3];
+  for (int s = 0; s < r->spatial; ++s) {
+    shape[storage_dim(layout, spatial_axis(r, s))] += r->pad[s] + r->pad[s + r->spatial];
+  }
   char name[64], pad_name[80];
   snprintf(pad_name, sizeof(pad_name), "%s_pad",
            kiln_compute_tensor_name(args->op, name, sizeof(name)));
@@ -211,11 +227,9 @@ static void grouped_data_indices(kiln_tir_builder_t *b, const conv_rule_t *r,
 static const kiln_tir_expr_t *conv_body(kiln_tir_builder_t *b,
                                         const kiln_tir_expr_t *const *indices, void *user) {
   const conv_rule_t *r = user;
-  const kiln_tir_expr_t *out[4]; /* n, o, oh, ow */
-  logical_indices(b, &r->layouts[2], "NCHW", indices, out);
+  const kiln_tir_expr_t *out[KILN_NN_MAX_SPATIAL + 2]; /* n, o, then the spatial coordinates */
+  logical_indices(b, &r->layouts[2], r->data_order, indices, out);
   const kiln_tir_expr_t *ic = kiln_tir_b_v(r->reduce[0]->var);
-  const kiln_tir_expr_t *kh = kiln_tir_b_v(r->reduce[1]->var);
-  const kiln_tir_expr_t *kw = kiln_tir_b_v(r->reduce[2]->var);
   const kiln_tir_expr_t *channel = ic;
   if (r->groups > 1) { /* g * group_in + ic, g = o / group_out; o itself for depthwise */
     const kiln_tir_expr_t *group = r->group_out == 1 ? out[1]
@@ -225,14 +239,15 @@ static const kiln_tir_expr_t *conv_body(kiln_tir_builder_t *b,
                   ? group
                   : kiln_tir_b_add(b, kiln_tir_b_mul(b, group, imm(b, r->group_in)), ic);
   }
-  const kiln_tir_expr_t *logical[4] = {
-      out[0], channel,
-      kiln_tir_b_add(b, kiln_tir_b_mul(b, out[2], imm(b, r->stride[0])),
-                     kiln_tir_b_mul(b, kh, imm(b, r->dilation[0]))),
-      kiln_tir_b_add(b, kiln_tir_b_mul(b, out[3], imm(b, r->stride[1])),
-                     kiln_tir_b_mul(b, kw, imm(b, r->dilation[1])))};
+  const kiln_tir_expr_t *logical[KILN_NN_MAX_SPATIAL + 2] = {out[0], channel};
+  const kiln_tir_expr_t *wl[KILN_NN_MAX_SPATIAL + 2] = {out[1], ic};
+  for (int s = 0; s < r->spatial; ++s) {
+    wl[2 + s] = kiln_tir_b_v(r->reduce[1 + s]->var);
+    logical[2 + s] = kiln_tir_b_add(b, kiln_tir_b_mul(b, out[2 + s], imm(b, r->stride[s])),
+                                    kiln_tir_b_mul(b, wl[2 + s], imm(b, r->dilation[s])));
+  }
   const kiln_tir_expr_t *at[KILN_NN_LAYOUT_MAX_AXES];
-  storage_indices(b, &r->layouts[0], "NCHW", logical, at);
+  storage_indices(b, &r->layouts[0], r->data_order, logical, at);
   if (same_channel_split(r)) { /* the output's own chunk and lane, no floordiv to see through */
     at[storage_dim(&r->layouts[0], 'C')] = indices[storage_dim(&r->layouts[2], 'C')];
     at[storage_dim(&r->layouts[0], 'c')] = indices[storage_dim(&r->layouts[2], 'c')];
@@ -240,32 +255,48 @@ static const kiln_tir_expr_t *conv_body(kiln_tir_builder_t *b,
     grouped_data_indices(b, r, indices, ic, at);
   }
   const kiln_tir_expr_t *x = kiln_te_read(b, r->data, r->data->ndim, at);
-  const kiln_tir_expr_t *wl[4] = {out[1], ic, kh, kw};
-  storage_indices(b, &r->layouts[1], "OIHW", wl, at);
+  storage_indices(b, &r->layouts[1], r->kernel_order, wl, at);
   const kiln_tir_expr_t *y = kiln_te_read(b, r->weight, r->weight->ndim, at);
   return kiln_tir_b_mul(b, x, y);
 }
 
-static kiln_status_t conv_reduce_axes(kiln_arena_t *arena, int64_t ic, int64_t kh, int64_t kw,
-                                      const kiln_te_iter_var_t **out_axes) {
-  KILN_RETURN_IF_ERROR(kiln_te_reduce_axis(arena, "ic", 0, ic, &out_axes[0]));
-  KILN_RETURN_IF_ERROR(kiln_te_reduce_axis(arena, "kh", 0, kh, &out_axes[1]));
-  return kiln_te_reduce_axis(arena, "kw", 0, kw, &out_axes[2]);
+/* The reduction ic, then (kd,) kh, kw over the kernel's spatial extents. */
+static kiln_status_t conv_reduce_axes(kiln_arena_t *arena, conv_rule_t *r) {
+  static const char *const names[KILN_NN_MAX_SPATIAL] = {"kd", "kh", "kw"};
+  KILN_RETURN_IF_ERROR(kiln_te_reduce_axis(arena, "ic", 0, r->group_in, &r->reduce[0]));
+  for (int s = 0; s < r->spatial; ++s) {
+    int64_t extent = logical_extent(&r->layouts[1], r->weight->shape, spatial_axis(r, s));
+    KILN_RETURN_IF_ERROR(kiln_te_reduce_axis(arena, names[s + KILN_NN_MAX_SPATIAL - r->spatial], 0,
+                                             extent, &r->reduce[1 + s]));
+  }
+  return KILN_OK;
 }
 
 /* The part of a convolution rule both directions share: the dtype check,
- * the operands, the layouts and the input's spatial extents. */
-static kiln_status_t conv_rule_start(const kiln_compute_args_t *args, int64_t groups,
-                                     const char *data_layout, const char *kernel_layout,
-                                     const char *out_layout, conv_rule_t *out_rule) {
+ * the operands, the layouts, the window's attributes (strides, padding and
+ * dilation of `spatial` dims, the kernel's primal axes `kernel_order`) and
+ * the input's spatial extents. */
+static kiln_status_t conv_rule_start(const kiln_compute_args_t *args, int spatial,
+                                     const char *kernel_order, const kiln_nn_conv2d_attrs_t *a,
+                                     conv_rule_t *out_rule) {
   KILN_RETURN_IF_ERROR(kiln_compute_require_float32(args));
   memset(out_rule, 0, sizeof(*out_rule));
+  out_rule->spatial = spatial;
+  out_rule->data_order = spatial == 3 ? "NCDHW" : "NCHW";
+  out_rule->kernel_order = kernel_order;
   out_rule->input = out_rule->data = args->inputs[0];
   out_rule->weight = args->inputs[1];
-  out_rule->groups = groups;
-  KILN_RETURN_IF_ERROR(parse_layouts(data_layout, kernel_layout, out_layout, out_rule->layouts));
-  out_rule->in_h = logical_extent(&out_rule->layouts[0], out_rule->data->shape, 'H');
-  out_rule->in_w = logical_extent(&out_rule->layouts[0], out_rule->data->shape, 'W');
+  out_rule->groups = a->groups;
+  KILN_RETURN_IF_ERROR(
+      parse_layouts(a->data_layout, a->kernel_layout, a->out_layout, out_rule->layouts));
+  for (int s = 0; s < spatial; ++s) {
+    out_rule->in[s] =
+        logical_extent(&out_rule->layouts[0], out_rule->data->shape, spatial_axis(out_rule, s));
+    out_rule->stride[s] = a->strides.values[s];
+    out_rule->dilation[s] = a->dilation.values[s];
+    out_rule->pad[s] = a->padding.values[s];
+    out_rule->pad[s + spatial] = a->padding.values[s + spatial];
+  }
   return KILN_OK;
 }
 
@@ -274,41 +305,35 @@ static kiln_status_t conv_rule_finish(const kiln_compute_args_t *args, conv_rule
                                       kiln_te_fcompute_fn body, kiln_compute_result_t *out_result) {
   const kiln_tensor_type_t *type = NULL;
   KILN_RETURN_IF_ERROR(kiln_compute_output_type(args, 0, &type));
-  const int64_t *wshape = r->weight->shape;
-  KILN_RETURN_IF_ERROR(conv_reduce_axes(args->arena, r->group_in,
-                                        logical_extent(&r->layouts[1], wshape, 'H'),
-                                        logical_extent(&r->layouts[1], wshape, 'W'), r->reduce));
+  KILN_RETURN_IF_ERROR(conv_reduce_axes(args->arena, r));
   const kiln_te_tensor_t *inputs[2] = {r->data, r->weight};
   char name[64];
   out_result->num_outputs = 1;
   return kiln_te_compute_reduce(args->arena, kiln_compute_tensor_name(args->op, name, sizeof(name)),
-                                type->ndim, type->shape, KILN_TE_REDUCE_SUM, NULL, 3, r->reduce, 2,
-                                inputs, body, r, out_result->outputs);
+                                type->ndim, type->shape, KILN_TE_REDUCE_SUM, NULL, 1 + r->spatial,
+                                r->reduce, 2, inputs, body, r, out_result->outputs);
 }
 
 kiln_status_t kiln_compute_conv2d(const kiln_compute_args_t *args,
                                   kiln_compute_result_t *out_result) {
   const kiln_nn_conv2d_attrs_t *a = args->attrs;
+  bool is_3d = args->op->id == KILN_OP_CONV3D;
   conv_rule_t r;
-  KILN_RETURN_IF_ERROR(
-      conv_rule_start(args, a->groups, a->data_layout, a->kernel_layout, a->out_layout, &r));
+  KILN_RETURN_IF_ERROR(conv_rule_start(args, is_3d ? 3 : 2, is_3d ? "OIDHW" : "OIHW", a, &r));
   const int64_t *wshape = r.weight->shape;
   r.group_in = logical_extent(&r.layouts[1], wshape, 'I');
   r.group_out = logical_extent(&r.layouts[1], wshape, 'O') / a->groups;
-  for (int i = 0; i < 4; ++i) {
-    r.pad[i] = a->padding.values[i];
+  bool padded = false;
+  for (int i = 0; i < 2 * r.spatial; ++i) {
+    padded = padded || r.pad[i] != 0;
   }
-  for (int i = 0; i < 2; ++i) {
-    r.stride[i] = a->strides.values[i];
-    r.dilation[i] = a->dilation.values[i];
-  }
-  if (r.pad[0] || r.pad[1] || r.pad[2] || r.pad[3]) {
+  if (padded) {
     KILN_RETURN_IF_ERROR(conv_pad(args, &r));
   }
   return conv_rule_finish(args, &r, conv_body, out_result);
 }
 
-/* ---- conv2d_transpose ---- */
+/* ---- conv2d_transpose and conv3d_transpose ---- */
 
 /* Whether kernel tap k reaches output position y along one dim from input
  * position floordiv(t, stride), t = y + pad - k * dilation; *out_x is that
@@ -335,11 +360,9 @@ static const kiln_tir_expr_t *tconv_source(kiln_tir_builder_t *b, const kiln_tir
 static const kiln_tir_expr_t *tconv_body(kiln_tir_builder_t *b,
                                          const kiln_tir_expr_t *const *indices, void *user) {
   const conv_rule_t *r = user;
-  const kiln_tir_expr_t *out[4]; /* n, oc, oh, ow */
-  logical_indices(b, &r->layouts[2], "NCHW", indices, out);
+  const kiln_tir_expr_t *out[KILN_NN_MAX_SPATIAL + 2]; /* n, oc, then the spatial coordinates */
+  logical_indices(b, &r->layouts[2], r->data_order, indices, out);
   const kiln_tir_expr_t *ic = kiln_tir_b_v(r->reduce[0]->var);
-  const kiln_tir_expr_t *kh = kiln_tir_b_v(r->reduce[1]->var);
-  const kiln_tir_expr_t *kw = kiln_tir_b_v(r->reduce[2]->var);
   const kiln_tir_expr_t *channel = ic, *o = out[1];
   if (r->groups > 1) {
     const kiln_tir_expr_t *group =
@@ -347,17 +370,19 @@ static const kiln_tir_expr_t *tconv_body(kiln_tir_builder_t *b,
     channel = kiln_tir_b_add(b, kiln_tir_b_mul(b, group, imm(b, r->group_in)), ic);
     o = kiln_tir_b_bin(b, KILN_TIR_EXPR_FLOOR_MOD, out[1], imm(b, r->group_out));
   }
-  const kiln_tir_expr_t *ih = NULL, *iw = NULL;
-  const kiln_tir_expr_t *valid = kiln_tir_b_bin(
-      b, KILN_TIR_EXPR_AND,
-      tconv_source(b, out[2], kh, r->pad[0], r->stride[0], r->dilation[0], r->in_h, &ih),
-      tconv_source(b, out[3], kw, r->pad[1], r->stride[1], r->dilation[1], r->in_w, &iw));
-  const kiln_tir_expr_t *dl[4] = {out[0], channel, ih, iw};
+  const kiln_tir_expr_t *dl[KILN_NN_MAX_SPATIAL + 2] = {out[0], channel};
+  const kiln_tir_expr_t *wl[KILN_NN_MAX_SPATIAL + 2] = {channel, o};
+  const kiln_tir_expr_t *valid = NULL;
+  for (int s = 0; s < r->spatial; ++s) {
+    wl[2 + s] = kiln_tir_b_v(r->reduce[1 + s]->var);
+    const kiln_tir_expr_t *ok = tconv_source(b, out[2 + s], wl[2 + s], r->pad[s], r->stride[s],
+                                             r->dilation[s], r->in[s], &dl[2 + s]);
+    valid = valid ? kiln_tir_b_bin(b, KILN_TIR_EXPR_AND, valid, ok) : ok;
+  }
   const kiln_tir_expr_t *at[KILN_NN_LAYOUT_MAX_AXES];
-  storage_indices(b, &r->layouts[0], "NCHW", dl, at);
+  storage_indices(b, &r->layouts[0], r->data_order, dl, at);
   const kiln_tir_expr_t *x = kiln_te_read(b, r->data, r->data->ndim, at);
-  const kiln_tir_expr_t *wl[4] = {channel, o, kh, kw};
-  storage_indices(b, &r->layouts[1], "IOHW", wl, at);
+  storage_indices(b, &r->layouts[1], r->kernel_order, wl, at);
   const kiln_tir_expr_t *y = kiln_te_read(b, r->weight, r->weight->ndim, at);
   return kiln_tir_b_select(b, valid, kiln_tir_b_mul(b, x, y), kiln_tir_b_f32(b, 0.0));
 }
@@ -365,16 +390,19 @@ static const kiln_tir_expr_t *tconv_body(kiln_tir_builder_t *b,
 kiln_status_t kiln_compute_conv2d_transpose(const kiln_compute_args_t *args,
                                             kiln_compute_result_t *out_result) {
   const kiln_nn_conv2d_transpose_attrs_t *a = args->attrs;
+  bool is_3d = args->op->id == KILN_OP_CONV3D_TRANSPOSE;
+  /* the window's fields as conv's (output_padding only sizes the output) */
+  const kiln_nn_conv2d_attrs_t window = {.strides = a->strides,
+                                         .padding = a->padding,
+                                         .dilation = a->dilation,
+                                         .groups = a->groups,
+                                         .data_layout = a->data_layout,
+                                         .kernel_layout = a->kernel_layout,
+                                         .out_layout = a->out_layout};
   conv_rule_t r;
-  KILN_RETURN_IF_ERROR(
-      conv_rule_start(args, a->groups, a->data_layout, a->kernel_layout, a->out_layout, &r));
+  KILN_RETURN_IF_ERROR(conv_rule_start(args, is_3d ? 3 : 2, is_3d ? "IODHW" : "IOHW", &window, &r));
   const int64_t *wshape = r.weight->shape;
   r.group_in = logical_extent(&r.layouts[0], r.data->shape, 'C') / a->groups;
   r.group_out = logical_extent(&r.layouts[1], wshape, 'O');
-  for (int i = 0; i < 2; ++i) {
-    r.pad[i] = a->padding.values[i];
-    r.stride[i] = a->strides.values[i];
-    r.dilation[i] = a->dilation.values[i];
-  }
   return conv_rule_finish(args, &r, tconv_body, out_result);
 }

@@ -1,7 +1,7 @@
 /*
  * Compute rules and tuned x86 schedules of the convolution and matrix
- * product operators: nn.conv2d, nn.contrib_conv2d_NCHWc,
- * nn.conv2d_transpose (nn_conv_compute.c), nn.dense, nn.matmul,
+ * product operators: nn.conv2d, nn.contrib_conv2d_NCHWc, nn.conv3d,
+ * nn.conv2d_transpose, nn.conv3d_transpose (nn_conv_compute.c), nn.dense, nn.matmul,
  * nn.batch_matmul (nn_dense_compute.c), and the schedules of
  * schedule_x86.c, named by the family files' operator definitions.
  *
@@ -109,10 +109,10 @@ typedef struct kiln_schedule_gemm_config_t {
   int64_t columns_outer; /* 1: the parallel loop runs column blocks outside row blocks */
 } kiln_schedule_gemm_config_t;
 
-/* nn.conv2d and nn.contrib_conv2d_NCHWc. */
+/* nn.conv2d, nn.contrib_conv2d_NCHWc and nn.conv3d. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_compute_conv2d(const kiln_compute_args_t *args,
                                                        kiln_compute_result_t *out_result);
-/* nn.conv2d_transpose. */
+/* nn.conv2d_transpose and nn.conv3d_transpose. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_compute_conv2d_transpose(const kiln_compute_args_t *args,
                                                                  kiln_compute_result_t *out_result);
 /* nn.dense, nn.matmul and nn.batch_matmul. */

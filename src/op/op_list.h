@@ -12,6 +12,8 @@
   X(CONV2D, "nn.conv2d", kiln_op_conv2d)                                  \
   X(CONV2D_NCHWC, "nn.contrib_conv2d_NCHWc", kiln_op_conv2d_nchwc)        \
   X(CONV2D_TRANSPOSE, "nn.conv2d_transpose", kiln_op_conv2d_transpose)    \
+  X(CONV3D, "nn.conv3d", kiln_op_conv3d)                                  \
+  X(CONV3D_TRANSPOSE, "nn.conv3d_transpose", kiln_op_conv3d_transpose)    \
   X(DENSE, "nn.dense", kiln_op_dense)                                     \
   X(MATMUL, "nn.matmul", kiln_op_matmul)                                  \
   X(BATCH_MATMUL, "nn.batch_matmul", kiln_op_batch_matmul)                \

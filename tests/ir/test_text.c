@@ -658,7 +658,7 @@ typedef struct error_case_t {
 #define HEAD "def @main(%x: Tensor[(1, 4), float32]) {\n"
 
 static const error_case_t error_cases[] = {
-    {HEAD "  %0 = nn.conv3d(%x);\n  %0\n}\n", "t.txt:2:8: unknown operator \"nn.conv3d\""},
+    {HEAD "  %0 = nn.conv4d(%x);\n  %0\n}\n", "t.txt:2:8: unknown operator \"nn.conv4d\""},
     {HEAD "  %0 = add(%x, %y);\n  %0\n}\n",
      "t.txt:2:16: undefined %y: not a parameter of @main or of an enclosing fn"},
     {HEAD "  %0 = add(%x, %5);\n  %0\n}\n", "t.txt:2:16: %5 is used before it is defined"},

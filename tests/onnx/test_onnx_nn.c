@@ -135,8 +135,8 @@ static void test_conv_transpose_auto_pad(void **state) {
 }
 
 /* 1-D: x (1, 1, 3) = (1, 2, 3), two output channels with kernels (1, 1)
- * and (1, -1); 3-D is refused. */
-static void test_conv_transpose_1d_and_3d(void **state) {
+ * and (1, -1); 4-D is refused. */
+static void test_conv_transpose_1d_and_4d(void **state) {
   (void)state;
   kiln_tensor_t *values[2] = {
       or_tensor(KILN_DTYPE_FLOAT32, 3, OB_DIMS(1, 1, 3), OR_D(1, 2, 3)),
@@ -159,17 +159,88 @@ static void test_conv_transpose_1d_and_3d(void **state) {
   or_release(2, values);
 
   ob_init(&ob, 13);
-  ob_input(&ob, "x", OB_FLOAT, 5, OB_DIMS(1, 1, 2, 2, 2));
-  ob_input(&ob, "w", OB_FLOAT, 5, OB_DIMS(1, 1, 1, 1, 1));
-  ob_node(&ob, "ConvTranspose", "ct3", "x,w", "y");
+  ob_input(&ob, "x", OB_FLOAT, 6, OB_DIMS(1, 1, 2, 2, 2, 2));
+  ob_input(&ob, "w", OB_FLOAT, 6, OB_DIMS(1, 1, 1, 1, 1, 1));
+  ob_node(&ob, "ConvTranspose", "ct4", "x,w", "y");
   ob_output(&ob, "y", OB_FLOAT, 0, NULL);
   KILN_ASSERT_STATUS(or_import_plain(&ob), UNIMPLEMENTED,
-                     "node \"ct3\" (ConvTranspose): data (1, 1, 2, 2, 2) has 3 spatial dims; kiln "
-                     "supports 1-D to 2-D windows here");
+                     "node \"ct4\" (ConvTranspose): data (1, 1, 2, 2, 2, 2) has 4 spatial dims; "
+                     "kiln supports 1-D to 3-D windows here");
   ob.inputs[1] = ob_value_info(&ob, "w", OB_FLOAT, 4, OB_DIMS(1, 1, 1, 1));
   KILN_ASSERT_STATUS(or_import_plain(&ob), INVALID_ARGUMENT,
-                     "node \"ct3\" (ConvTranspose): weight has rank 4 but data has rank 5");
+                     "node \"ct4\" (ConvTranspose): weight has rank 4 but data has rank 6");
   ob_free(&ob);
+}
+
+/* 3-D ConvTranspose is nn.conv3d_transpose: x (1, 1, 2, 1, 1) = (1, 2)
+ * along D, stride 2 there, kernel (1, 1, 2, 1, 1) = (1, 10), output_padding
+ * 1 along D, or output_shape (5, 1, 1) (an end pad of -1, which becomes
+ * that output_padding): (1, 10, 2, 20, 0). */
+static void test_conv_transpose_3d(void **state) {
+  (void)state;
+  kiln_tensor_t *values[2] = {
+      or_tensor(KILN_DTYPE_FLOAT32, 5, OB_DIMS(1, 1, 2, 1, 1), OR_D(1, 2)),
+      or_tensor(KILN_DTYPE_FLOAT32, 5, OB_DIMS(1, 1, 2, 1, 1), OR_D(1, 10)),
+  };
+  for (int k = 0; k < 2; ++k) {
+    ob_t ob;
+    ob_init(&ob, 13);
+    or_input(&ob, "x", values[0]);
+    or_input(&ob, "w", values[1]);
+    Onnx__NodeProto *node = ob_node(&ob, "ConvTranspose", "ct3", "x,w", "y");
+    ob_attr_ints(&ob, node, "strides", 3, OB_I64(2, 1, 1));
+    if (k == 0) {
+      ob_attr_ints(&ob, node, "output_padding", 3, OB_I64(1, 0, 0));
+    } else {
+      ob_attr_ints(&ob, node, "output_shape", 3, OB_I64(5, 1, 1));
+    }
+    or_output(&ob, "y", KILN_DTYPE_FLOAT32);
+    or_run_t run;
+    or_run(&ob, 2, values, &run);
+    assert_int_equal(om_count_calls(run.module, &kiln_op_conv3d_transpose), 1);
+    assert_int_equal(om_count_calls(run.module, &kiln_op_expand_dims), 0);
+    or_assert(run.outputs[0], KILN_DTYPE_FLOAT32, 5, OB_DIMS(1, 1, 5, 1, 1), OR_D(1, 10, 2, 20, 0),
+              0.0);
+    or_run_free(&run);
+    ob_free(&ob);
+  }
+  or_release(2, values);
+}
+
+/* 3-D Conv is nn.conv3d: x (1, 1, 3, 1, 2) = ((1, 2), (3, 4), (5, 6)) along
+ * D then W, kernel (1, 1, 2, 1, 1) = (2, 1) and a bias of 0.5. pads 1 at
+ * the front of D: y[d] = 2 x[d - 1] + x[d] + 0.5; auto_pad SAME_UPPER pads
+ * the back: y[d] = 2 x[d] + x[d + 1] + 0.5. */
+static void test_conv_3d(void **state) {
+  (void)state;
+  kiln_tensor_t *values[3] = {
+      or_tensor(KILN_DTYPE_FLOAT32, 5, OB_DIMS(1, 1, 3, 1, 2), OR_D(1, 2, 3, 4, 5, 6)),
+      or_tensor(KILN_DTYPE_FLOAT32, 5, OB_DIMS(1, 1, 2, 1, 1), OR_D(2, 1)),
+      or_tensor(KILN_DTYPE_FLOAT32, 1, OB_DIMS(1), OR_D(0.5)),
+  };
+  const double expected[2][6] = {{1.5, 2.5, 5.5, 8.5, 11.5, 14.5},
+                                 {5.5, 8.5, 11.5, 14.5, 10.5, 12.5}};
+  for (int k = 0; k < 2; ++k) {
+    ob_t ob;
+    ob_init(&ob, 13);
+    or_input(&ob, "x", values[0]);
+    or_input(&ob, "w", values[1]);
+    or_input(&ob, "b", values[2]);
+    Onnx__NodeProto *node = ob_node(&ob, "Conv", "c3", "x,w,b", "y");
+    if (k == 0) {
+      ob_attr_ints(&ob, node, "pads", 6, OB_I64(1, 0, 0, 0, 0, 0));
+    } else {
+      ob_attr_string(&ob, node, "auto_pad", "SAME_UPPER");
+    }
+    or_output(&ob, "y", KILN_DTYPE_FLOAT32);
+    or_run_t run;
+    or_run(&ob, 3, values, &run);
+    assert_int_equal(om_count_calls(run.module, &kiln_op_conv3d), 1);
+    or_assert(run.outputs[0], KILN_DTYPE_FLOAT32, 5, OB_DIMS(1, 1, 3, 1, 2), expected[k], 0.0);
+    or_run_free(&run);
+    ob_free(&ob);
+  }
+  or_release(3, values);
 }
 
 /* ---- normalization ---- */
@@ -827,7 +898,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_conv_transpose_basic, setup, teardown),
       cmocka_unit_test_setup_teardown(test_conv_transpose_output_shape, setup, teardown),
       cmocka_unit_test_setup_teardown(test_conv_transpose_auto_pad, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_conv_transpose_1d_and_3d, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_conv_transpose_1d_and_4d, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_conv_transpose_3d, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_conv_3d, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lrn_and_instance_norm, setup, teardown),
       cmocka_unit_test_setup_teardown(test_mean_variance_normalization, setup, teardown),
       cmocka_unit_test_setup_teardown(test_batch_norm_training, setup, teardown),

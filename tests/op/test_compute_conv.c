@@ -1,12 +1,14 @@
 /*
- * Compute rules of nn.conv2d, nn.contrib_conv2d_NCHWc and
- * nn.conv2d_transpose (op/nn_conv_compute.h), lowered (the default
+ * Compute rules of nn.conv2d, nn.contrib_conv2d_NCHWc, nn.conv3d,
+ * nn.conv2d_transpose and nn.conv3d_transpose (op/nn_conv_compute.h), lowered (the default
  * schedule; the NCHWc form with its x86 schedule) and run on the loop-IR
  * interpreter against the reference kernels, on odd shapes and every
  * attribute the references take: strides, four-sided padding, dilation,
  * groups (depthwise included), NHWC/HWIO layouts, channel blocks; the
  * NCHWc form with groups: depthwise on its x86 tile (strides 1 and 2,
- * padding, odd sizes, ow tails), other blocks and general groups.
+ * padding, odd sizes, ow tails), other blocks and general groups; the 3-D
+ * forms with strides, six-sided padding, dilation, groups, output_padding
+ * and NDHWC / DHWIO storage.
  */
 #include "kiln_compute_test.h"
 #include "op/nn_conv_compute.h"
@@ -144,6 +146,39 @@ static void test_conv2d_transpose(void **state) {
              SHAPE(1, 4, 5, 3), 4, SHAPE(3, 3, 3, 1), 4);
 }
 
+static void test_conv3d(void **state) {
+  (void)state;
+  const kiln_op_t *op = &kiln_op_conv3d;
+  /* strides, dilation, six different pads */
+  check_conv(
+      op,
+      ATTRS(op, "strides", "[2, 1, 2]", "dilation", "[1, 2, 1]", "padding", "[1, 0, 2, 0, 1, 1]"),
+      SHAPE(1, 3, 5, 6, 7), 5, SHAPE(4, 3, 2, 3, 2), 5);
+  /* groups 2 with 2 outputs each, no padding: no pad stage */
+  check_conv(op, ATTRS(op, "groups", "2"), SHAPE(2, 4, 3, 4, 5), 5, SHAPE(4, 2, 2, 2, 3), 5);
+  /* depthwise in NDHWC / DHWIO */
+  check_conv(op,
+             ATTRS(op, "groups", "3", "padding", "[1, 1, 1, 1, 1, 1]", "data_layout", "\"NDHWC\"",
+                   "kernel_layout", "\"DHWIO\""),
+             SHAPE(1, 4, 5, 3, 3), 5, SHAPE(3, 3, 2, 1, 3), 5);
+}
+
+static void test_conv3d_transpose(void **state) {
+  (void)state;
+  const kiln_op_t *op = &kiln_op_conv3d_transpose;
+  check_conv(op,
+             ATTRS(op, "strides", "[2, 1, 2]", "padding", "[1, 0, 1, 0, 1, 0]", "output_padding",
+                   "[1, 0, 1]"),
+             SHAPE(1, 3, 3, 4, 3), 5, SHAPE(3, 2, 3, 2, 3), 5);
+  check_conv(op, ATTRS(op, "groups", "2", "dilation", "[2, 1, 1]", "strides", "[1, 3, 1]"),
+             SHAPE(2, 4, 3, 2, 3), 5, SHAPE(4, 2, 2, 3, 2), 5);
+  /* NDHWC data, DHWIO weight */
+  check_conv(op,
+             ATTRS(op, "strides", "[1, 2, 2]", "padding", "[0, 1, 0, 1, 0, 1]", "data_layout",
+                   "\"NDHWC\"", "kernel_layout", "\"DHWIO\""),
+             SHAPE(1, 2, 3, 4, 2), 5, SHAPE(2, 3, 3, 2, 3), 5);
+}
+
 static void test_dtype_unimplemented(void **state) {
   (void)state;
   const kiln_op_t *ops[] = {&kiln_op_conv2d, &kiln_op_conv2d_transpose, &kiln_op_conv2d_nchwc};
@@ -160,6 +195,17 @@ static void test_dtype_unimplemented(void **state) {
     KILN_ASSERT_STATUS(kiln_op_lower(ops[i], ATTRS(ops[i], "groups", "1"), 2, types, &target,
                                      &kiln_op_test_arena, "main", &func),
                        UNIMPLEMENTED, messages[i]);
+    assert_null(func);
+  }
+  const kiln_op_t *ops3[] = {&kiln_op_conv3d, &kiln_op_conv3d_transpose};
+  for (int i = 0; i < 2; ++i) {
+    const kiln_type_t *types[] = {ttype(KILN_DTYPE_INT32, 5, SHAPE(1, 2, 3, 3, 3)),
+                                  ttype(KILN_DTYPE_INT32, 5, SHAPE(2, 2, 1, 1, 1))};
+    kiln_schedule_target_t target = {512};
+    const kiln_tir_prim_func_t *func = NULL;
+    KILN_ASSERT_STATUS(kiln_op_lower(ops3[i], attrs_with(ops3[i], NULL), 2, types, &target,
+                                     &kiln_op_test_arena, "main", &func),
+                       UNIMPLEMENTED, "no compute rule for dtype int32");
     assert_null(func);
   }
 }
@@ -190,8 +236,9 @@ static void test_golden_conv2d(void **state) {
 
 static void test_every_op_has_a_rule(void **state) {
   (void)state;
-  const kiln_op_t *ops[] = {&kiln_op_conv2d, &kiln_op_conv2d_nchwc, &kiln_op_conv2d_transpose,
-                            &kiln_op_dense,  &kiln_op_matmul,       &kiln_op_batch_matmul};
+  const kiln_op_t *ops[] = {&kiln_op_conv2d, &kiln_op_conv2d_nchwc,     &kiln_op_conv2d_transpose,
+                            &kiln_op_conv3d, &kiln_op_conv3d_transpose, &kiln_op_dense,
+                            &kiln_op_matmul, &kiln_op_batch_matmul};
   for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); ++i) {
     assert_non_null(ops[i]->compute);
   }
@@ -208,6 +255,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_conv2d_nchwc, setup, teardown),
       cmocka_unit_test_setup_teardown(test_conv2d_nchwc_depthwise, setup, teardown),
       cmocka_unit_test_setup_teardown(test_conv2d_transpose, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_conv3d, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_conv3d_transpose, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dtype_unimplemented, setup, teardown),
       cmocka_unit_test_setup_teardown(test_golden_conv2d, setup, teardown),
       cmocka_unit_test_setup_teardown(test_every_op_has_a_rule, setup, teardown),

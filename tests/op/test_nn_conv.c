@@ -6,7 +6,10 @@
  * padding, dilation, groups, depthwise), NHWC/HWIO against NCHW/OIHW, and
  * the NCHWc kernel against conv2d bit for bit on data blocked by
  * layout_transform, with groups too (depthwise and general, weight
- * OIHW1i{b}o); the grouped NCHWc relation and its errors.
+ * OIHW1i{b}o); the grouped NCHWc relation and its errors. nn.conv3d: its
+ * defaults, validation, relation (shapes and errors), layout rule, and
+ * kernel by hand (a box sum, groups, stride with dilation and padding,
+ * NDHWC / DHWIO against NCDHW / OIDHW).
  */
 #include <math.h>
 #include <stdio.h>
@@ -228,10 +231,11 @@ static void test_relation_errors(void **state) {
                      INVALID_ARGUMENT,
                      "nn.conv2d: channels 8 does not match the 4 output channels of weight "
                      "(4, 3, 3, 3)");
-  KILN_ASSERT_STATUS(INFER(conv, ATTRS(conv, "kernel_size", "[3, 5]"), &out,
-                           ttype(F32, 4, SHAPE(1, 3, 5, 5)), ttype(F32, 4, SHAPE(4, 3, 3, 3))),
-                     INVALID_ARGUMENT,
-                     "nn.conv2d: kernel_size [3, 5] does not match weight (4, 3, 3, 3)");
+  KILN_ASSERT_STATUS(
+      INFER(conv, ATTRS(conv, "kernel_size", "[3, 5]"), &out, ttype(F32, 4, SHAPE(1, 3, 5, 5)),
+            ttype(F32, 4, SHAPE(4, 3, 3, 3))),
+      INVALID_ARGUMENT,
+      "nn.conv2d: kernel_size[1] is 5 but weight (4, 3, 3, 3) has a kernel extent of 3");
   KILN_ASSERT_STATUS(
       INFER(conv, a, &out, ttype(F32, 4, SHAPE(1, 1, 2, 5)), ttype(F32, 4, SHAPE(1, 1, 3, 3))),
       INVALID_ARGUMENT, "nn.conv2d: data (1, 1, 2, 5) is too small: height 2 with padding 0+0");
@@ -609,6 +613,105 @@ static void test_kernel_errors(void **state) {
   kiln_tensor_release(weight);
 }
 
+/* ---- nn.conv3d ---- */
+
+static void test_conv3d_rules(void **state) {
+  (void)state;
+  const kiln_op_t *conv = &kiln_op_conv3d;
+  assert_string_equal(conv->name, "nn.conv3d");
+  assert_int_equal(conv->id, KILN_OP_CONV3D);
+  assert_int_equal(conv->pattern, KILN_OP_PATTERN_OUT_ELEMWISE_FUSABLE);
+  assert_defaults(conv, "strides=[1, 1, 1], padding=[0, 0, 0, 0, 0, 0], dilation=[1, 1, 1], "
+                        "groups=1, channels=0, kernel_size=[], data_layout=\"NCDHW\", "
+                        "kernel_layout=\"OIDHW\", out_layout=\"\"");
+  const kiln_status_code_t bad = KILN_STATUS_CODE_INVALID_ARGUMENT;
+  assert_attr_invalid(conv, "strides", "[1, 1]", bad,
+                      "nn.conv3d: strides must have 3 values, got 2");
+  assert_attr_invalid(conv, "padding", "[0, 0, 0, 0]", bad,
+                      "nn.conv3d: padding must have 6 values, got 4");
+  assert_attr_invalid(conv, "dilation", "[1, 1, 0]", bad, "nn.conv3d: dilation[2] is 0");
+  assert_attr_invalid(conv, "kernel_size", "[3, 3]", bad,
+                      "nn.conv3d: kernel_size must have 0 or 3 values, got 2");
+  assert_attr_invalid(conv, "data_layout", "\"NCHW\"", bad,
+                      "nn.conv3d: data_layout NCHW must have the primal axes NCDHW");
+  assert_attr_invalid(conv, "kernel_layout", "\"OIDHW4o\"", KILN_STATUS_CODE_UNIMPLEMENTED,
+                      "nn.conv3d: kernel_layout OIDHW4o");
+  /* D (5 + 1 + 0 - 1 - 1) / 2 + 1 = 3, H (6 + 0 + 1 - 2 * 2 - 1) / 1 + 1 = 3,
+   * W (7 - 3) / 2 + 1 = 3, groups 2 with 3 outputs each */
+  const kiln_type_t *out = NULL;
+  void *a = ATTRS(conv, "strides", "[2, 1, 2]", "padding", "[1, 0, 0, 0, 1, 0]", "dilation",
+                  "[1, 2, 1]", "groups", "2", "kernel_size", "[2, 3, 3]");
+  KILN_ASSERT_OK(INFER(conv, a, &out, ttype(F32, 5, SHAPE(2, 4, 5, 6, 7)),
+                       ttype(F32, 5, SHAPE(6, 2, 2, 3, 3))));
+  assert_type(out, F32, 5, SHAPE(2, 6, 3, 3, 3));
+  a = ATTRS(conv, "data_layout", "\"NDHWC\"", "kernel_layout", "\"DHWIO\"");
+  KILN_ASSERT_OK(INFER(conv, a, &out, ttype(F32, 5, SHAPE(1, 4, 5, 6, 3)),
+                       ttype(F32, 5, SHAPE(2, 2, 2, 3, 8))));
+  assert_type(out, F32, 5, SHAPE(1, 3, 4, 5, 8));
+  a = attrs_with(conv, NULL);
+  KILN_ASSERT_STATUS(INFER(conv, a, &out, ttype(F32, 5, SHAPE(1, 3, 4, 4, 4)),
+                           ttype(F32, 5, SHAPE(2, 2, 1, 1, 1))),
+                     INVALID_ARGUMENT,
+                     "nn.conv3d: data (1, 3, 4, 4, 4) has 3 channels but weight (2, 2, 1, 1, 1) "
+                     "expects 2 (groups 1)");
+  KILN_ASSERT_STATUS(INFER(conv, a, &out, ttype(F32, 5, SHAPE(1, 1, 2, 4, 4)),
+                           ttype(F32, 5, SHAPE(1, 1, 3, 1, 1))),
+                     INVALID_ARGUMENT,
+                     "nn.conv3d: data (1, 1, 2, 4, 4) is too small: depth 2 with padding 0+0 has "
+                     "no room for a window of 3 (dilation 1)");
+  KILN_ASSERT_STATUS(
+      INFER(conv, ATTRS(conv, "kernel_size", "[1, 1, 2]"), &out,
+            ttype(F32, 5, SHAPE(1, 1, 2, 4, 4)), ttype(F32, 5, SHAPE(1, 1, 1, 1, 1))),
+      INVALID_ARGUMENT,
+      "nn.conv3d: kernel_size[2] is 2 but weight (1, 1, 1, 1, 1) has a kernel extent "
+      "of 1");
+  KILN_ASSERT_STATUS(
+      INFER(conv, a, &out, ttype(F32, 4, SHAPE(1, 1, 4, 4)), ttype(F32, 5, SHAPE(1, 1, 1, 1, 1))),
+      INVALID_ARGUMENT, "nn.conv3d: data: (1, 1, 4, 4) must have rank 5 for layout NCDHW, not 4");
+  const char *required[2] = {NULL, NULL};
+  const char *arriving[2] = {"NCDHW", ""};
+  kiln_layout_relation_t relation = {.op = conv,
+                                     .attrs = a,
+                                     .num_inputs = 2,
+                                     .input_layouts = arriving,
+                                     .required_layouts = required,
+                                     .arena = &kiln_op_test_arena};
+  KILN_ASSERT_OK(conv->correct_layout(&relation));
+  assert_string_equal(required[0], "NCDHW");
+  assert_string_equal(required[1], "OIDHW");
+  assert_string_equal(relation.output_layout, "NCDHW");
+}
+
+static void test_conv3d_by_hand(void **state) {
+  (void)state;
+  const kiln_op_t *conv = &kiln_op_conv3d;
+  /* data 1..12 as (D 2, H 2, W 3), weight ones (2, 2, 2): the two box sums
+   * 1+2+4+5+7+8+10+11 and 2+3+5+6+8+9+11+12 */
+  float x[12], ones[8];
+  for (int i = 0; i < 12; ++i) {
+    x[i] = (float)(i + 1);
+  }
+  for (int i = 0; i < 8; ++i) {
+    ones[i] = 1.0f;
+  }
+  assert_run2_f32(conv, attrs_with(conv, NULL), 5, SHAPE(1, 1, 2, 2, 3), x, SHAPE(1, 1, 2, 2, 2),
+                  ones, (const double[]){48, 56}, 2);
+  /* the same in NDHWC / DHWIO (one channel: the same storage) */
+  assert_run2_f32(conv, ATTRS(conv, "data_layout", "\"NDHWC\"", "kernel_layout", "\"DHWIO\""), 5,
+                  SHAPE(1, 2, 2, 3, 1), x, SHAPE(2, 2, 2, 1, 1), ones, (const double[]){48, 56}, 2);
+  /* groups 2: channel 0 (1, 2, 3) with (1, 1), channel 1 (10, 20, 30) with
+   * (1, -1) along W */
+  assert_run2_f32(conv, ATTRS(conv, "groups", "2"), 5, SHAPE(1, 2, 1, 1, 3),
+                  (const float[]){1, 2, 3, 10, 20, 30}, SHAPE(2, 1, 1, 1, 2),
+                  (const float[]){1, 1, 1, -1}, (const double[]){3, 5, -10, -10}, 4);
+  /* D 1..5, kernel (1, 1) with dilation 2, stride 2, padding 1 front and
+   * back: out[d] = x[2d - 1] + x[2d + 1], padding 0: (0 + 2, 2 + 4, 4 + 0) */
+  assert_run2_f32(
+      conv,
+      ATTRS(conv, "strides", "[2, 1, 1]", "dilation", "[2, 1, 1]", "padding", "[1, 0, 0, 1, 0, 0]"),
+      5, SHAPE(1, 1, 5, 1, 1), x, SHAPE(1, 1, 2, 1, 1), ones, (const double[]){2, 6, 4}, 3);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_metadata),
@@ -624,6 +727,8 @@ int main(void) {
       cmocka_unit_test(test_kernel_nhwc),
       cmocka_unit_test(test_kernel_nchwc_matches_conv2d),
       cmocka_unit_test(test_kernel_nchwc_grouped_matches_conv2d),
+      cmocka_unit_test(test_conv3d_rules),
+      cmocka_unit_test(test_conv3d_by_hand),
       cmocka_unit_test(test_kernel_errors),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -6,7 +6,9 @@
  * input element adds x * w to the outputs it reaches), which is a different
  * algorithm from the kernel's gather: strides, asymmetric padding,
  * output_padding, dilation and groups on odd shapes, and NHWC/HWIO storage
- * against NCHW/IOHW.
+ * against NCHW/IOHW. nn.conv3d_transpose: defaults, validation, relation
+ * shapes and errors, and the kernel by hand (groups with stride, dilation
+ * with padding, output_padding).
  */
 #include <math.h>
 #include <stdio.h>
@@ -108,8 +110,10 @@ static void test_relation_errors(void **state) {
   KILN_ASSERT_STATUS(INFER(op, ATTRS(op, "channels", "3"), &out, x1, w), INVALID_ARGUMENT,
                      "nn.conv2d_transpose: channels 3 does not match the 2 output channels of "
                      "weight (1, 2, 3, 3) (groups 1)");
-  KILN_ASSERT_STATUS(INFER(op, ATTRS(op, "kernel_size", "[3, 2]"), &out, x1, w), INVALID_ARGUMENT,
-                     "nn.conv2d_transpose: kernel_size [3, 2] does not match weight (1, 2, 3, 3)");
+  KILN_ASSERT_STATUS(
+      INFER(op, ATTRS(op, "kernel_size", "[3, 2]"), &out, x1, w), INVALID_ARGUMENT,
+      "nn.conv2d_transpose: kernel_size[1] is 2 but weight (1, 2, 3, 3) has a kernel "
+      "extent of 3");
   KILN_ASSERT_STATUS(INFER(op, none, &out, x1, ttype(KILN_DTYPE_FLOAT16, 4, SHAPE(1, 2, 3, 3))),
                      INVALID_ARGUMENT,
                      "nn.conv2d_transpose: weight (1, 2, 3, 3) has dtype float16 but data (1, 1, "
@@ -369,6 +373,75 @@ static void test_kernel_errors(void **state) {
   kiln_tensor_release(data);
 }
 
+/* ---- nn.conv3d_transpose ---- */
+
+static void test_conv3d_transpose_rules(void **state) {
+  (void)state;
+  const kiln_op_t *op3 = &kiln_op_conv3d_transpose;
+  assert_string_equal(op3->name, "nn.conv3d_transpose");
+  assert_int_equal(op3->id, KILN_OP_CONV3D_TRANSPOSE);
+  assert_defaults(op3, "strides=[1, 1, 1], padding=[0, 0, 0, 0, 0, 0], output_padding=[0, 0, 0], "
+                       "dilation=[1, 1, 1], groups=1, channels=0, kernel_size=[], "
+                       "data_layout=\"NCDHW\", kernel_layout=\"IODHW\", out_layout=\"\"");
+  KILN_ASSERT_STATUS(kiln_op_attrs_validate(op3, ATTRS(op3, "padding", "[0, 0, 0, 0]")),
+                     INVALID_ARGUMENT, "nn.conv3d_transpose: padding must have 6 values, got 4");
+  KILN_ASSERT_STATUS(kiln_op_attrs_validate(op3, ATTRS(op3, "output_padding", "[0, 0, 1]")),
+                     INVALID_ARGUMENT,
+                     "nn.conv3d_transpose: output_padding[2] is 1; it must be smaller than the "
+                     "stride (1) or the dilation (1)");
+  KILN_ASSERT_STATUS(kiln_op_attrs_validate(op3, ATTRS(op3, "kernel_layout", "\"IOHW\"")),
+                     INVALID_ARGUMENT,
+                     "nn.conv3d_transpose: kernel_layout IOHW must have the primal axes IODHW");
+  /* kernel 2: D (3 - 1) 2 - 1 + 1 + 1 (output_padding) + 1 = 6,
+   * H (4 - 1) + 1 + 1 = 5, W (5 - 1) - 1 + 1 + 1 = 5; groups 2: 3 outputs
+   * each */
+  const kiln_type_t *out = NULL;
+  void *a = ATTRS(op3, "strides", "[2, 1, 1]", "padding", "[1, 0, 0, 0, 0, 1]", "output_padding",
+                  "[1, 0, 0]", "groups", "2");
+  KILN_ASSERT_OK(INFER(op3, a, &out, ttype(F32, 5, SHAPE(1, 2, 3, 4, 5)),
+                       ttype(F32, 5, SHAPE(2, 3, 2, 2, 2))));
+  assert_type(out, F32, 5, SHAPE(1, 6, 6, 5, 5));
+  KILN_ASSERT_STATUS(INFER(op3, attrs_with(op3, NULL), &out, ttype(F32, 5, SHAPE(1, 2, 3, 4, 5)),
+                           ttype(F32, 5, SHAPE(3, 1, 2, 2, 2))),
+                     INVALID_ARGUMENT,
+                     "nn.conv3d_transpose: data (1, 2, 3, 4, 5) has 2 channels but weight (3, 1, "
+                     "2, 2, 2) (IODHW) expects 3");
+  KILN_ASSERT_STATUS(INFER(op3, ATTRS(op3, "padding", "[1, 0, 0, 1, 0, 0]"), &out,
+                           ttype(F32, 5, SHAPE(1, 1, 1, 4, 5)),
+                           ttype(F32, 5, SHAPE(1, 1, 1, 1, 1))),
+                     INVALID_ARGUMENT,
+                     "nn.conv3d_transpose: data (1, 1, 1, 4, 5) gives no output planes (padding "
+                     "1+1)");
+}
+
+static void test_conv3d_transpose_by_hand(void **state) {
+  (void)state;
+  const kiln_op_t *op3 = &kiln_op_conv3d_transpose;
+  /* groups 2, stride 2 along W: channel 0 (1, 2) scatters (1, 10) to
+   * (1, 10, 2, 20), channel 1 (3, 4) scatters (1, -1) to (3, -3, 4, -4) */
+  assert_run2_f32(op3, ATTRS(op3, "groups", "2", "strides", "[1, 1, 2]"), 5, SHAPE(1, 2, 1, 1, 2),
+                  (const float[]){1, 2, 3, 4}, SHAPE(2, 1, 1, 1, 2), (const float[]){1, 10, 1, -1},
+                  (const double[]){1, 10, 2, 20, 3, -3, 4, -4}, 8);
+  /* D (1, 2), kernel (1, 10) with dilation 3: the full output (1, 2, 0, 10,
+   * 20), the front pad of 1 taken off */
+  assert_run2_f32(op3, ATTRS(op3, "dilation", "[3, 1, 1]", "padding", "[1, 0, 0, 0, 0, 0]"), 5,
+                  SHAPE(1, 1, 2, 1, 1), (const float[]){1, 2}, SHAPE(1, 1, 2, 1, 1),
+                  (const float[]){1, 10}, (const double[]){2, 0, 10, 20}, 4);
+  /* a (2, 2, 2) cube of ones through a (1, 1, 1) kernel of 2, stride 2 and
+   * output_padding 1 along H: input row h lands on row 2h; rows 1 and 3
+   * (the output padding) stay 0 */
+  const float ones[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+  double expected[16] = {0};
+  for (int d = 0; d < 2; ++d) {
+    for (int h = 0; h < 2; ++h) {
+      expected[d * 8 + h * 4 + 0] = expected[d * 8 + h * 4 + 1] = 2;
+    }
+  }
+  assert_run2_f32(op3, ATTRS(op3, "strides", "[1, 2, 1]", "output_padding", "[0, 1, 0]"), 5,
+                  SHAPE(1, 1, 2, 2, 2), ones, SHAPE(1, 1, 1, 1, 1), (const float[]){2}, expected,
+                  16);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_defaults_and_validation, setup, teardown),
@@ -378,6 +451,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_kernel_by_hand, setup, teardown),
       cmocka_unit_test_setup_teardown(test_kernel_against_scatter, setup, teardown),
       cmocka_unit_test_setup_teardown(test_kernel_nhwc, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_conv3d_transpose_rules, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_conv3d_transpose_by_hand, setup, teardown),
       cmocka_unit_test_setup_teardown(test_kernel_errors, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -121,6 +121,19 @@ void assert_f32(const kiln_tensor_t *tensor, const double *expected, int64_t cou
   }
 }
 
+void assert_run2_f32(const kiln_op_t *op, const void *attrs, int ndim, const int64_t *x_shape,
+                     const float *x, const int64_t *w_shape, const float *w, const double *expected,
+                     int64_t count) {
+  kiln_tensor_t *inputs[2] = {tensor_of(KILN_DTYPE_FLOAT32, ndim, x_shape, x),
+                              tensor_of(KILN_DTYPE_FLOAT32, ndim, w_shape, w)};
+  kiln_tensor_t *out = NULL;
+  KILN_ASSERT_OK(run(op, attrs, 2, inputs, &out));
+  assert_f32(out, expected, count);
+  kiln_tensor_release(out);
+  kiln_tensor_release(inputs[1]);
+  kiln_tensor_release(inputs[0]);
+}
+
 void assert_i64(const kiln_tensor_t *tensor, const int64_t *expected, int64_t count) {
   assert_int_equal(kiln_tensor_element_count(tensor), count);
   const int64_t *got = kiln_tensor_data(tensor);

@@ -45,6 +45,11 @@ kiln_status_t run1(const kiln_op_t *op, const void *attrs, kiln_tensor_t *input,
 /* Elements within 1e-5 relative (NaN matches NaN). */
 void assert_f32(const kiln_tensor_t *tensor, const double *expected, int64_t count);
 void assert_i64(const kiln_tensor_t *tensor, const int64_t *expected, int64_t count);
+/* Runs a two-input float32 operator on data `x` and weight `w` of rank
+ * `ndim` and checks the `count` output values (assert_f32). */
+void assert_run2_f32(const kiln_op_t *op, const void *attrs, int ndim, const int64_t *x_shape,
+                     const float *x, const int64_t *w_shape, const float *w, const double *expected,
+                     int64_t count);
 /* The layout rule of a one-input operator. */
 kiln_status_t layout1(const kiln_op_t *op, const void *attrs, const kiln_type_t *type,
                       const char *arriving, const char **out_required, const char **out_output);

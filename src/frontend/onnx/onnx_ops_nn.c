@@ -16,8 +16,9 @@
  * padding split as ONNX's reference splits it; what the strides cannot
  * reach becomes output_padding). A 1-D window is lifted to 2-D: a dim of 1
  * is inserted at axis 2 of the data (and the weight) and squeezed from the
- * result. A 3-D pooling window is the registry's nn.max_pool3d or
- * nn.avg_pool3d (convolutions stay 1-D and 2-D). Gemm is dense (transB) or matmul, then the alpha
+ * result. A 3-D window stays 3-D (padding front, top, left, back, bottom,
+ * right): pooling's nn.max_pool3d and nn.avg_pool3d, Conv's nn.conv3d,
+ * ConvTranspose's nn.conv3d_transpose. Gemm is dense (transB) or matmul, then the alpha
  * and beta scalings and the C addition as elementwise calls, which fold when constant. Softmax
  * before opset 13 flattens at its axis into 2-D, as that opset defines it. The normalizations are
  * onnx_ops_norm.c.
@@ -31,7 +32,7 @@
 /* ---- windows ---- */
 
 typedef struct kiln_onnx_window_t {
-  int spatial; /* 1, 2, or 3 (pooling) */
+  int spatial; /* 1, 2, or 3 */
   int64_t kernel[3];
   int64_t stride[3];
   int64_t dilation[3];
@@ -185,18 +186,18 @@ static kiln_status_t kiln_onnx_window_drop(const kiln_onnx_node_t *node,
 
 /* ---- Conv ---- */
 
-/* conv2d's or conv2d_transpose's window attributes (in 2-D form), groups
- * and channels. */
+/* The window attributes of conv2d or conv3d and their transposes (a 1-D
+ * window in 2-D form), groups and channels. */
 static kiln_status_t kiln_onnx_conv_attrs(const kiln_onnx_node_t *node, const kiln_op_t *op,
                                           const kiln_onnx_window_t *window, int64_t groups,
                                           int64_t channels, void **out_attrs) {
   int64_t kernel[3], stride[3], dilation[3], padding[6];
-  kiln_onnx_window_nd(window, kernel, stride, dilation, padding);
+  int n = kiln_onnx_window_nd(window, kernel, stride, dilation, padding);
   KILN_RETURN_IF_ERROR(kiln_onnx_attrs(node, op, out_attrs));
-  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, *out_attrs, "strides", 2, stride));
-  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, *out_attrs, "padding", 4, padding));
-  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, *out_attrs, "dilation", 2, dilation));
-  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, *out_attrs, "kernel_size", 2, kernel));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, *out_attrs, "strides", n, stride));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, *out_attrs, "padding", 2 * n, padding));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, *out_attrs, "dilation", n, dilation));
+  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, *out_attrs, "kernel_size", n, kernel));
   KILN_RETURN_IF_ERROR(kiln_onnx_set_int(op, *out_attrs, "groups", groups));
   return kiln_onnx_set_int(op, *out_attrs, "channels", channels);
 }
@@ -237,14 +238,14 @@ kiln_status_t kiln_onnx_convert_conv(kiln_onnx_node_t *node) {
   KILN_RETURN_IF_ERROR(kiln_onnx_conv_inputs(node, &x, &w));
   const kiln_tensor_type_t *xt = kiln_onnx_type_of(x), *wt = kiln_onnx_type_of(w);
   kiln_onnx_window_t window;
-  KILN_RETURN_IF_ERROR(kiln_onnx_window_read(node, xt, wt->shape + 2, 2, &window));
+  KILN_RETURN_IF_ERROR(kiln_onnx_window_read(node, xt, wt->shape + 2, 3, &window));
   KILN_RETURN_IF_ERROR(kiln_onnx_window_kernel(node, wt, &window));
   int64_t groups = 1;
   KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "group", 1, &groups));
+  const kiln_op_t *op = window.spatial == 3 ? &kiln_op_conv3d : &kiln_op_conv2d;
   void *attrs = NULL;
-  KILN_RETURN_IF_ERROR(
-      kiln_onnx_conv_attrs(node, &kiln_op_conv2d, &window, groups, wt->shape[0], &attrs));
-  return kiln_onnx_conv_emit(node, &kiln_op_conv2d, &window, attrs, x, w);
+  KILN_RETURN_IF_ERROR(kiln_onnx_conv_attrs(node, op, &window, groups, wt->shape[0], &attrs));
+  return kiln_onnx_conv_emit(node, op, &window, attrs, x, w);
 }
 
 /* ---- pooling ---- */
@@ -606,9 +607,9 @@ kiln_status_t kiln_onnx_convert_conv_transpose(kiln_onnx_node_t *node) {
   kiln_expr_t *x = NULL, *w = NULL;
   KILN_RETURN_IF_ERROR(kiln_onnx_conv_inputs(node, &x, &w));
   const kiln_tensor_type_t *xt = kiln_onnx_type_of(x), *wt = kiln_onnx_type_of(w);
-  KILN_RETURN_IF_ERROR(kiln_onnx_window_check_rank(xt, 2));
+  KILN_RETURN_IF_ERROR(kiln_onnx_window_check_rank(xt, 3));
   kiln_onnx_window_t window = {.spatial = xt->ndim - 2};
-  int64_t output_padding[2], extra[2] = {0, 0}, groups = 1;
+  int64_t output_padding[3], extra[3] = {0, 0, 0}, groups = 1;
   KILN_RETURN_IF_ERROR(kiln_onnx_window_kernel(node, wt, &window));
   KILN_RETURN_IF_ERROR(kiln_onnx_window_ints(node, "strides", window.spatial, 1, window.stride));
   KILN_RETURN_IF_ERROR(
@@ -617,14 +618,16 @@ kiln_status_t kiln_onnx_convert_conv_transpose(kiln_onnx_node_t *node) {
       kiln_onnx_window_ints(node, "output_padding", window.spatial, 0, output_padding));
   KILN_RETURN_IF_ERROR(kiln_onnx_tconv_pads(node, xt, &window, output_padding));
   KILN_RETURN_IF_ERROR(kiln_onnx_attr_int(node, "group", 1, &groups));
-  const kiln_op_t *op = &kiln_op_conv2d_transpose;
+  const kiln_op_t *op = window.spatial == 3 ? &kiln_op_conv3d_transpose : &kiln_op_conv2d_transpose;
   void *attrs = NULL;
   KILN_RETURN_IF_ERROR(
       kiln_onnx_conv_attrs(node, op, &window, groups, wt->shape[1] * groups, &attrs));
-  for (int d = 0; d < window.spatial; ++d) { /* a 1-D window is lifted to dim 1 */
-    extra[d + (window.spatial == 1)] = output_padding[d];
+  int lift = window.spatial == 1; /* a 1-D window is lifted to dim 1 */
+  for (int d = 0; d < window.spatial; ++d) {
+    extra[d + lift] = output_padding[d];
   }
-  KILN_RETURN_IF_ERROR(kiln_onnx_set_ints(node, op, attrs, "output_padding", 2, extra));
+  KILN_RETURN_IF_ERROR(
+      kiln_onnx_set_ints(node, op, attrs, "output_padding", window.spatial + lift, extra));
   return kiln_onnx_conv_emit(node, op, &window, attrs, x, w);
 }
 
