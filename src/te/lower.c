@@ -525,6 +525,9 @@ static int split_index(const nest_t *n, int from, const kiln_tir_expr_t *e,
       add_scaled_interval(lin.terms[t].coeff, n->ranges[idx].min,
                           n->ranges[idx].min + n->ranges[idx].extent - 1, out_lo, out_hi);
     } else if (!mentions_inner(n, from, lin.terms[t].atom)) {
+      if (out_symbolic->count == KILN_TIR_LINEAR_MAX_TERMS) {
+        return 0; /* split_div_term's terms filled it */
+      }
       out_symbolic->terms[out_symbolic->count++] = lin.terms[t];
     } else if (!split_div_term(n, from, &lin.terms[t], out_symbolic, out_lo, out_hi)) {
       return 0;
