@@ -266,7 +266,7 @@ static kiln_status_t loop_infer_type(const kiln_type_relation_t *relation,
   int count = 0;
   const kiln_type_t *const *results = NULL;
   control_results(body, &count, &results);
-  const kiln_tensor_type_t *cond = kiln_type_as_tensor(results[0]);
+  const kiln_tensor_type_t *cond = count > 0 ? kiln_type_as_tensor(results[0]) : NULL;
   if (count < 1 + carried || cond == NULL || cond->dtype != KILN_DTYPE_BOOL ||
       control_numel(cond) != 1) {
     char text[KILN_IR_TYPE_TEXT_CAPACITY];

@@ -244,6 +244,21 @@ static void test_loop_body_must_match_the_carried_values(void **state) {
                      INVALID_ARGUMENT, "loop-carried value 0 goes in as Tensor[(2), float32]");
 }
 
+/* A body that returns nothing: the relation says what it must return (the
+ * IR text fuzzer found it reading a result that was not there). */
+static void test_loop_body_returns_nothing(void **state) {
+  (void)state;
+  const char *text = "def @main(%n: Tensor[(), int64], %t: Tensor[(), bool]) {\n"
+                     "  %0 = fn (%i: Tensor[(), int64], %c: Tensor[(), bool]) {\n"
+                     "    ()\n"
+                     "  };\n"
+                     "  loop(%0, %n, %t)\n"
+                     "}\n";
+  kiln_module_t *module = NULL;
+  KILN_ASSERT_STATUS(kiln_ir_parse_module("test", text, kiln_allocator_system(), &module),
+                     INVALID_ARGUMENT, "loop: the body must return the condition");
+}
+
 /* ---- scan ---- */
 
 /* Running sums of the rows of x (3, 2) (axis 0), forward or reverse; the
@@ -587,6 +602,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_mutator_rewrites_inside_loop_bodies, setup, teardown),
       cmocka_unit_test_setup_teardown(test_allocation_failures, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fuzz_seed_runs, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_loop_body_returns_nothing, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bodies_must_be_closed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_static_pipeline_refuses_control_flow, setup, teardown),
   };
