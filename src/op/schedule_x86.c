@@ -410,7 +410,8 @@ static bool wide_tile(const kiln_schedule_target_t *target, const kiln_schedule_
  * stride-1 conv with at most KILN_SCHEDULE_NCHWC_PAD_ROWS_TILES output
  * tiles per row block, whose rows of one input chunk fit
  * KILN_SCHEDULE_NCHWC_PAD_ROWS_BYTES. */
-static bool pad_rows(const kiln_schedule_conv_shape_t *c, const kiln_schedule_conv_config_t *k) {
+static bool wants_pad_rows(const kiln_schedule_conv_shape_t *c,
+                           const kiln_schedule_conv_config_t *k) {
   int64_t rows = (k->block_oh - 1) * c->stride_h + c->kh;
   int64_t bytes = rows * c->padded_w * c->ic_block * (int64_t)sizeof(float);
   return c->padded_w > 0 && c->stride_h == 1 && c->stride_w == 1 && c->ic_block > 0 &&
@@ -432,7 +433,7 @@ static void row_block_config(const kiln_schedule_target_t *target,
   if (c->ic_block > 0 && c->ic_block % KILN_SCHEDULE_NCHWC_UNROLL_IC == 0) {
     config->unroll_ic = KILN_SCHEDULE_NCHWC_UNROLL_IC;
   }
-  config->pad_rows = pad_rows(c, config);
+  config->pad_rows = wants_pad_rows(c, config);
 }
 
 /* Whether tiles of `columns` use at least 70% of their columns over a row

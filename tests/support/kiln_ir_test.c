@@ -91,9 +91,13 @@ kiln_compiled_t *irt_compile_vm(const char *name, const char *text) {
 
 void irt_assert_close(const kiln_tensor_t *got, const kiln_tensor_t *want, const char *what,
                       int output) {
+  assert_int_equal(kiln_tensor_dtype(got), kiln_tensor_dtype(want));
   assert_int_equal(kiln_tensor_ndim(got), kiln_tensor_ndim(want));
   for (int d = 0; d < kiln_tensor_ndim(want); ++d) {
-    assert_int_equal(kiln_tensor_shape(got)[d], kiln_tensor_shape(want)[d]);
+    if (kiln_tensor_shape(got)[d] != kiln_tensor_shape(want)[d]) {
+      fail_msg("%s output %d dim %d: %lld, %lld in the reference", what, output, d,
+               (long long)kiln_tensor_shape(got)[d], (long long)kiln_tensor_shape(want)[d]);
+    }
   }
   for (int64_t i = 0; i < kiln_tensor_element_count(want); ++i) {
     double g = kiln_tensor_element_as_double(got, i), w = kiln_tensor_element_as_double(want, i);
