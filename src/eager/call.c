@@ -154,6 +154,13 @@ static kiln_status_t prepare(kiln_eager_context_t *context, const char *op_name,
   }
   KILN_RETURN_IF_ERROR(kiln_op_find(op_name ? op_name : "(null)", &out_call->op));
   const kiln_op_t *op = out_call->op;
+  if (op->shape_func) {
+    return KILN_STATUS(UNIMPLEMENTED,
+                       "%s: its output shape depends on its inputs' values, and eager calls "
+                       "make their outputs before their inputs are computed; run it in a "
+                       "compiled module (the VM) or the interpreter (docs/eager.md)",
+                       op->name);
+  }
   KILN_RETURN_IF_ERROR(check_inputs(op, num_inputs, inputs));
   kiln_arena_t scratch;
   kiln_arena_initialize(&scratch, context->options.allocator, SCRATCH_BLOCK_SIZE);
