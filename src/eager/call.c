@@ -154,13 +154,6 @@ static kiln_status_t prepare(kiln_eager_context_t *context, const char *op_name,
   }
   KILN_RETURN_IF_ERROR(kiln_op_find(op_name ? op_name : "(null)", &out_call->op));
   const kiln_op_t *op = out_call->op;
-  if (op->shape_func) {
-    return KILN_STATUS(UNIMPLEMENTED,
-                       "%s: its output shape depends on its inputs' values, and eager calls "
-                       "make their outputs before their inputs are computed; run it in a "
-                       "compiled module (the VM) or the interpreter (docs/eager.md)",
-                       op->name);
-  }
   KILN_RETURN_IF_ERROR(check_inputs(op, num_inputs, inputs));
   kiln_arena_t scratch;
   kiln_arena_initialize(&scratch, context->options.allocator, SCRATCH_BLOCK_SIZE);
@@ -221,8 +214,38 @@ static kiln_status_t call_context(kiln_eager_context_t *given, const char *op_na
   return kiln_eager_context_of(bound, out_context);
 }
 
-/* Makes the kernel's new output tensors into `out_outputs`. */
-static kiln_status_t make_outputs(kiln_eager_context_t *context, const call_t *call, int capacity,
+/* The output types of a call whose output shapes depend on its inputs'
+ * values (an operator with a shape function): waits for the inputs, then
+ * runs the shape function on them, in `arena`. */
+static kiln_status_t value_output_types(const call_t *call, kiln_eager_tensor_t *const *inputs,
+                                        kiln_arena_t *arena, const kiln_tensor_type_t **out_types) {
+  const kiln_kernel_t *kernel = call->kernel;
+  kiln_tensor_t *storage[KILN_TE_MAX_INPUTS];
+  for (int i = 0; i < kernel->num_inputs; ++i) {
+    KILN_RETURN_IF_ERROR(kiln_eager_tensor_read(inputs[i], &storage[i]));
+    kiln_tensor_release(storage[i]); /* the eager tensor keeps it */
+  }
+  kiln_shape_func_args_t args = {.op = call->op,
+                                 .attrs = kernel->attrs,
+                                 .num_inputs = kernel->num_inputs,
+                                 .inputs = storage,
+                                 .arena = arena};
+  const kiln_type_t *type = NULL;
+  KILN_RETURN_IF_ERROR(call->op->shape_func(&args, &type));
+  const kiln_tuple_type_t *tuple = kiln_type_as_tuple(type);
+  for (int o = 0; o < kernel->num_outputs; ++o) {
+    out_types[o] = kiln_type_as_tensor(tuple ? tuple->fields[o] : type);
+    if (!out_types[o] || (tuple && tuple->count != kernel->num_outputs)) {
+      return KILN_STATUS(INTERNAL, "%s: the shape function's type does not match the kernel's",
+                         call->op->name);
+    }
+  }
+  return KILN_OK;
+}
+
+/* Makes the kernel's new output tensors of `types` into `out_outputs`. */
+static kiln_status_t make_outputs(kiln_eager_context_t *context, const call_t *call,
+                                  const kiln_tensor_type_t *const *types, int capacity,
                                   kiln_eager_tensor_t **out_outputs) {
   const kiln_kernel_t *kernel = call->kernel;
   if (kernel->num_outputs > capacity) {
@@ -230,7 +253,7 @@ static kiln_status_t make_outputs(kiln_eager_context_t *context, const call_t *c
                        kernel->num_outputs, capacity);
   }
   for (int made = 0; made < kernel->num_outputs; ++made) {
-    const kiln_tensor_type_t *type = kernel->output_types[made];
+    const kiln_tensor_type_t *type = types[made];
     kiln_status_t status = kiln_eager_tensor_create_empty(context, type->dtype, type->ndim,
                                                           type->shape, &out_outputs[made]);
     if (status) {
@@ -239,6 +262,38 @@ static kiln_status_t make_outputs(kiln_eager_context_t *context, const call_t *c
     }
   }
   return KILN_OK;
+}
+
+/* The types of the call's outputs, into `out_types` (KILN_EAGER_MAX_OUTPUTS
+ * entries): the kernel's, or for an operator with a shape function, those
+ * its inputs' values give (in `arena`). */
+static kiln_status_t output_types(const call_t *call, kiln_eager_tensor_t *const *inputs,
+                                  kiln_arena_t *arena, const kiln_tensor_type_t **out_types) {
+  const kiln_kernel_t *kernel = call->kernel;
+  if (kernel->num_outputs > KILN_EAGER_MAX_OUTPUTS) {
+    return KILN_STATUS(UNIMPLEMENTED, "%s: more than %d outputs", call->op->name,
+                       KILN_EAGER_MAX_OUTPUTS);
+  }
+  if (call->op->shape_func) {
+    return value_output_types(call, inputs, arena, out_types);
+  }
+  memcpy(out_types, kernel->output_types, (size_t)kernel->num_outputs * sizeof(*out_types));
+  return KILN_OK;
+}
+
+/* The call's new outputs, of output_types. */
+static kiln_status_t new_outputs(kiln_eager_context_t *context, const call_t *call,
+                                 kiln_eager_tensor_t *const *inputs, int capacity,
+                                 kiln_eager_tensor_t **out_outputs) {
+  const kiln_tensor_type_t *types[KILN_EAGER_MAX_OUTPUTS];
+  kiln_arena_t scratch;
+  kiln_arena_initialize(&scratch, context->options.allocator, SCRATCH_BLOCK_SIZE);
+  kiln_status_t status = output_types(call, inputs, &scratch, types);
+  if (!status) {
+    status = make_outputs(context, call, types, capacity, out_outputs);
+  }
+  kiln_arena_deinitialize(&scratch);
+  return status;
 }
 
 kiln_status_t kiln_eager_context_call(kiln_eager_context_t *context, const char *op_name,
@@ -253,7 +308,7 @@ kiln_status_t kiln_eager_context_call(kiln_eager_context_t *context, const char 
       kiln_eager_builder_initialize(&builder, context, op_name ? op_name : "(null)"));
   call_t call;
   KILN_RETURN_IF_ERROR(prepare(context, op_name, num_inputs, inputs, num_attrs, attrs, &call));
-  KILN_RETURN_IF_ERROR(make_outputs(context, &call, capacity, out_outputs));
+  KILN_RETURN_IF_ERROR(new_outputs(context, &call, inputs, capacity, out_outputs));
   kiln_status_t status = submit(&builder, &call, inputs, out_outputs);
   if (status) {
     release_all(call.kernel->num_outputs, out_outputs);
@@ -271,8 +326,8 @@ kiln_status_t kiln_eager_call(const char *op_name, int num_inputs,
                                  out_num_outputs, out_outputs);
 }
 
-static kiln_status_t check_output(const kiln_kernel_t *kernel, int index,
-                                  kiln_eager_tensor_t *const *inputs,
+static kiln_status_t check_output(const kiln_kernel_t *kernel, const kiln_tensor_type_t *want,
+                                  int index, kiln_eager_tensor_t *const *inputs,
                                   kiln_eager_tensor_t *const *outputs) {
   const kiln_op_t *op = kernel->op;
   kiln_eager_tensor_t *output = outputs[index];
@@ -291,7 +346,6 @@ static kiln_status_t check_output(const kiln_kernel_t *kernel, int index,
       return KILN_STATUS(INVALID_ARGUMENT, "%s: output %d is also output %d", op->name, index, i);
     }
   }
-  const kiln_tensor_type_t *want = kernel->output_types[index];
   const kiln_tensor_t *storage = output->storage;
   if (kiln_tensor_dtype(storage) != want->dtype ||
       !kiln_shape_equal(kiln_tensor_ndim(storage), kiln_tensor_shape(storage), want->ndim,
@@ -304,6 +358,22 @@ static kiln_status_t check_output(const kiln_kernel_t *kernel, int index,
                        kiln_dtype_name(want->dtype), expected);
   }
   return KILN_OK;
+}
+
+/* Checks call_into's outputs against the call's output types, then submits. */
+static kiln_status_t check_outputs_and_submit(kiln_eager_context_t *context,
+                                              kiln_eager_builder_t *builder, const call_t *call,
+                                              kiln_eager_tensor_t *const *inputs,
+                                              kiln_eager_tensor_t *const *outputs) {
+  const kiln_tensor_type_t *types[KILN_EAGER_MAX_OUTPUTS];
+  kiln_arena_t scratch;
+  kiln_arena_initialize(&scratch, context->options.allocator, SCRATCH_BLOCK_SIZE);
+  kiln_status_t status = output_types(call, inputs, &scratch, types);
+  for (int i = 0; i < call->kernel->num_outputs && !status; ++i) {
+    status = check_output(call->kernel, types[i], i, inputs, outputs);
+  }
+  kiln_arena_deinitialize(&scratch);
+  return status ? status : submit(builder, call, inputs, outputs);
 }
 
 kiln_status_t kiln_eager_context_call_into(kiln_eager_context_t *context, const char *op_name,
@@ -323,10 +393,7 @@ kiln_status_t kiln_eager_context_call_into(kiln_eager_context_t *context, const 
     return KILN_STATUS(INVALID_ARGUMENT, "%s: makes %d outputs, %d given", call.op->name,
                        call.kernel->num_outputs, num_outputs);
   }
-  for (int i = 0; i < num_outputs; ++i) {
-    KILN_RETURN_IF_ERROR(check_output(call.kernel, i, inputs, outputs));
-  }
-  return submit(&builder, &call, inputs, outputs);
+  return check_outputs_and_submit(context, &builder, &call, inputs, outputs);
 }
 
 kiln_status_t kiln_eager_call_into(const char *op_name, int num_inputs,

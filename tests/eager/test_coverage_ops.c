@@ -5,6 +5,11 @@
  * kernels, on the same inputs, and the outputs agree within rtol 1e-4 and
  * atol 1e-5; the compiled context's kernel cache must have compiled every
  * one of them (none fell back to a reference kernel).
+ *
+ * An operator whose output shape depends on its inputs' values: the call
+ * waits for the shape-like input (here written by an earlier, queued
+ * shape_of) and makes outputs of the shape its values give; call_into
+ * checks given outputs against that shape.
  */
 #include <math.h>
 #include <string.h>
@@ -139,9 +144,56 @@ static void test_compiled_matches_reference(void **state) {
   kiln_eager_context_destroy(compiled);
 }
 
+static kiln_eager_tensor_t *floats(kiln_eager_context_t *context, int ndim, const int64_t *shape,
+                                   int64_t n) {
+  float data[MAX_ELEMENTS];
+  for (int64_t i = 0; i < n; ++i) {
+    data[i] = (float)i * 0.5f - 3.0f;
+  }
+  kiln_eager_tensor_t *t = NULL;
+  KILN_ASSERT_OK(kiln_eager_context_tensor_from_host(context, KILN_DTYPE_FLOAT32, ndim, shape, data,
+                                                     (size_t)n * sizeof(float), &t));
+  return t;
+}
+
+static void test_value_dependent_shapes(void **state) {
+  (void)state;
+  kiln_eager_context_t *context = NULL;
+  KILN_ASSERT_OK(kiln_eager_context_create(NULL, &context));
+  kiln_eager_tensor_t *x = floats(context, 3, SHAPE(2, 3, 4), 24);
+  kiln_eager_tensor_t *like = floats(context, 2, SHAPE(4, 6), 24);
+  kiln_eager_tensor_t *shape = NULL, *r = NULL;
+  int count = 0;
+  KILN_ASSERT_OK(
+      kiln_eager_context_call(context, "shape_of", 1, &like, 0, NULL, 1, &count, &shape));
+  kiln_eager_tensor_t *args[2] = {x, shape};
+  KILN_ASSERT_OK(kiln_eager_context_call(context, "dyn.reshape", 2, args, 0, NULL, 1, &count, &r));
+  assert_int_equal(kiln_eager_tensor_ndim(r), 2);
+  assert_int_equal(kiln_eager_tensor_shape(r)[0], 4);
+  assert_int_equal(kiln_eager_tensor_shape(r)[1], 6);
+  float got[24];
+  KILN_ASSERT_OK(kiln_eager_tensor_copy_to_host(r, got, sizeof(got)));
+  for (int i = 0; i < 24; ++i) {
+    assert_true(got[i] == (float)i * 0.5f - 3.0f);
+  }
+  kiln_eager_tensor_t *wrong = floats(context, 2, SHAPE(6, 4), 24);
+  KILN_ASSERT_STATUS(
+      kiln_eager_context_call_into(context, "dyn.reshape", 2, args, 0, NULL, 1, &wrong),
+      INVALID_ARGUMENT, "dyn.reshape: output 0 is float32 (6, 4), expected float32 (4, 6)");
+  KILN_ASSERT_OK(kiln_eager_context_call_into(context, "dyn.reshape", 2, args, 0, NULL, 1, &like));
+  KILN_ASSERT_OK(kiln_eager_tensor_copy_to_host(like, got, sizeof(got)));
+  assert_true(got[23] == 8.5f);
+  kiln_eager_tensor_t *all[] = {x, like, shape, r, wrong};
+  for (int i = 0; i < 5; ++i) {
+    kiln_eager_tensor_release(all[i]);
+  }
+  kiln_eager_context_destroy(context);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_compiled_matches_reference),
+      cmocka_unit_test(test_value_dependent_shapes),
   };
   return kiln_test_exit_code(cmocka_run_group_tests(tests, NULL, NULL));
 }
