@@ -339,6 +339,60 @@ static void test_sequence_and_optional_inputs_and_outputs(void **state) {
   kiln_module_destroy(reference);
 }
 
+/* acc += x per trip, both of a length given at run time (two anonymous
+ * dims the add needs equal: probed as one, checked by the kernel). */
+static const char any_text[] =
+    "def @main(%n: Tensor[(), int64], %t: Tensor[(), bool], %acc: Tensor[(?), float32],\n"
+    "          %x: Tensor[(?), float32]) {\n"
+    "  %0 = fn (%i: Tensor[(), int64], %c: Tensor[(), bool], %a: Tensor[(?), float32],\n"
+    "           %v: Tensor[(?), float32]) {\n"
+    "    %1 = add(%a, %v);\n"
+    "    (%c, %1)\n"
+    "  };\n"
+    "  %2 = loop(%0, %n, %t, %acc, %x, num_captured=1);\n"
+    "  %2.0\n"
+    "}\n";
+
+static void set_inputs(kiln_graph_executor_t *vm, int n, kiln_tensor_t **in) {
+  for (int i = 0; i < n; ++i) {
+    KILN_ASSERT_OK(kiln_graph_executor_set_input(vm, i, kiln_tensor_dl(in[i])));
+  }
+}
+
+/* Lengths 1, 3 and 5 for 0, 1 and 4 trips against the interpreter; then
+ * lengths that differ: the VM's kernel refuses them naming the shapes. */
+static void test_loop_over_equal_anonymous_dims(void **state) {
+  (void)state;
+  kiln_module_t *reference = NULL;
+  kiln_graph_executor_t *vm = compile("any", any_text, &reference);
+  bool yes = true;
+  const int64_t trips[] = {0, 1, 4};
+  for (int64_t length = 1; length <= 5; length += 2) {
+    for (int c = 0; c < 3; ++c) {
+      kiln_tensor_t *in[4] = {scalar(KILN_DTYPE_INT64, &trips[c], 0, 1),
+                              scalar(KILN_DTYPE_BOOL, &yes, 0, 1), ramp(length), ramp(length)};
+      char what[64];
+      snprintf(what, sizeof(what), "length %lld trips %lld", (long long)length,
+               (long long)trips[c]);
+      assert_int_equal(irt_run_against_interp(reference, vm, 4, in, what), 1);
+      release_all(4, in);
+    }
+  }
+  kiln_tensor_t *in[4] = {scalar(KILN_DTYPE_INT64, &trips[1], 0, 1),
+                          scalar(KILN_DTYPE_BOOL, &yes, 0, 1), ramp(3), ramp(2)};
+  set_inputs(vm, 4, in);
+  KILN_ASSERT_STATUS(kiln_graph_executor_run(vm), INTERNAL,
+                     "_fused_add_shape0: argument 1 has shape (2,), expected (dim0,)");
+  int count = 0;
+  kiln_tensor_t **want = NULL;
+  KILN_ASSERT_STATUS(
+      kiln_interp_run(reference, "main", 4, in, kiln_allocator_system(), &count, &want),
+      INVALID_ARGUMENT, "cannot broadcast");
+  release_all(4, in);
+  kiln_graph_executor_destroy(vm);
+  kiln_module_destroy(reference);
+}
+
 static void test_graph_executor_refuses(void **state) {
   (void)state;
   kiln_module_t *module = irt_parse("if", if_text);
@@ -362,6 +416,7 @@ int main(void) {
       cmocka_unit_test(test_scan_directions_and_axes),
       cmocka_unit_test(test_sequences_and_optionals),
       cmocka_unit_test(test_sequence_and_optional_inputs_and_outputs),
+      cmocka_unit_test(test_loop_over_equal_anonymous_dims),
       cmocka_unit_test(test_graph_executor_refuses),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
