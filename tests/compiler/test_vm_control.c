@@ -393,6 +393,39 @@ static void test_loop_over_equal_anonymous_dims(void **state) {
   kiln_module_destroy(reference);
 }
 
+/* The loop's memory does not grow with its trip count: what the VM holds
+ * after 1000 trips (the pool's blocks, counted by the allocator the
+ * executor was made with) is what it held after 100, and the result is the
+ * interpreter's. */
+static void test_loop_memory_bounded(void **state) {
+  (void)state;
+  kiln_counting_allocator_t counting;
+  kiln_counting_allocator_initialize(&counting, kiln_allocator_system());
+  kiln_module_t *reference = irt_parse("any", any_text);
+  KILN_ASSERT_OK(kiln_ir_infer_types(reference));
+  kiln_compiler_options_t options = kiln_compiler_options_default();
+  kiln_compiled_t *compiled = NULL;
+  KILN_ASSERT_OK(
+      kiln_compiler_build(kiln_counting_allocator_get(&counting), reference, &options, &compiled));
+  kiln_graph_executor_t *vm = NULL;
+  KILN_ASSERT_OK(kiln_compiled_create_executor(compiled, &vm));
+  bool yes = true;
+  int64_t held[2] = {0, 0};
+  const int64_t trips[2] = {100, 1000};
+  for (int c = 0; c < 2; ++c) {
+    kiln_tensor_t *in[4] = {scalar(KILN_DTYPE_INT64, &trips[c], 0, 1),
+                            scalar(KILN_DTYPE_BOOL, &yes, 0, 1), ramp(8), ramp(8)};
+    assert_int_equal(irt_run_against_interp(reference, vm, 4, in, "many trips"), 1);
+    held[c] = kiln_counting_allocator_counts(&counting).live_bytes;
+    release_all(4, in);
+  }
+  assert_int_equal(held[1], held[0]);
+  kiln_graph_executor_destroy(vm);
+  kiln_compiled_destroy(compiled);
+  kiln_module_destroy(reference);
+  assert_int_equal(kiln_counting_allocator_counts(&counting).live_blocks, 0);
+}
+
 static void test_graph_executor_refuses(void **state) {
   (void)state;
   kiln_module_t *module = irt_parse("if", if_text);
@@ -417,6 +450,7 @@ int main(void) {
       cmocka_unit_test(test_sequences_and_optionals),
       cmocka_unit_test(test_sequence_and_optional_inputs_and_outputs),
       cmocka_unit_test(test_loop_over_equal_anonymous_dims),
+      cmocka_unit_test(test_loop_memory_bounded),
       cmocka_unit_test(test_graph_executor_refuses),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
