@@ -393,6 +393,47 @@ static void test_loop_over_equal_anonymous_dims(void **state) {
   kiln_module_destroy(reference);
 }
 
+/* The carried value is x[0, i + 1), sliced with begin and axes one value
+ * (so the fused slice's parameter is passed twice and the VM's shape
+ * function takes the call's arguments, not the kernel's parameters):
+ * 0, 1 and 3 trips against the interpreter. */
+static void test_loop_slice_with_a_repeated_argument(void **state) {
+  (void)state;
+  static const char text[] =
+      "def @main(%n: Tensor[(), int64], %t: Tensor[(), bool], %acc: Tensor[(?), float32],\n"
+      "          %x: Tensor[(4), float32], %b: Tensor[(1), int64], %s: Tensor[(1), int64]) {\n"
+      "  %0 = fn (%i: Tensor[(), int64], %c: Tensor[(), bool], %a: Tensor[(?), float32],\n"
+      "           %v: Tensor[(4), float32], %b1: Tensor[(1), int64], %s1: Tensor[(1), int64]) {\n"
+      "    %1 = add(%i, %s1);\n"
+      "    %2 = reshape(%1, newshape=[1]);\n"
+      "    %3 = dyn.strided_slice(%v, %b1, %2, %s1, %b1);\n"
+      "    (%c, %3)\n"
+      "  };\n"
+      "  %4 = loop(%0, %n, %t, %acc, %x, %b, %s, num_captured=3);\n"
+      "  %4.0\n"
+      "}\n";
+  kiln_module_t *reference = NULL;
+  kiln_graph_executor_t *vm = compile("slice", text, &reference);
+  const int64_t trips[] = {0, 1, 3};
+  int64_t zero = 0, one = 1;
+  bool yes = true;
+  for (int c = 0; c < 3; ++c) {
+    kiln_tensor_t *in[6] = {scalar(KILN_DTYPE_INT64, &trips[c], 0, 1),
+                            scalar(KILN_DTYPE_BOOL, &yes, 0, 1),
+                            ramp(2),
+                            ramp(4),
+                            scalar(KILN_DTYPE_INT64, &zero, 1, 1),
+                            scalar(KILN_DTYPE_INT64, &one, 1, 1)};
+    assert_int_equal(irt_run_against_interp(reference, vm, 6, in, "slice"), 1);
+    const DLTensor *out = NULL;
+    KILN_ASSERT_OK(kiln_graph_executor_get_output(vm, 0, &out));
+    assert_int_equal(out->shape[0], trips[c] ? trips[c] : 2);
+    release_all(6, in);
+  }
+  kiln_graph_executor_destroy(vm);
+  kiln_module_destroy(reference);
+}
+
 /* The loop's memory does not grow with its trip count: what the VM holds
  * after 1000 trips (the pool's blocks, counted by the allocator the
  * executor was made with) is what it held after 100, and the result is the
@@ -450,6 +491,7 @@ int main(void) {
       cmocka_unit_test(test_sequences_and_optionals),
       cmocka_unit_test(test_sequence_and_optional_inputs_and_outputs),
       cmocka_unit_test(test_loop_over_equal_anonymous_dims),
+      cmocka_unit_test(test_loop_slice_with_a_repeated_argument),
       cmocka_unit_test(test_loop_memory_bounded),
       cmocka_unit_test(test_graph_executor_refuses),
   };
