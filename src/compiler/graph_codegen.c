@@ -33,7 +33,9 @@ typedef struct node_t {
   int64_t flops;
   const char *shape_func; /* "__view": the runtime's shape function (runtime/shape_func.h) */
   int64_t shape_func_attr;
-  const char *extern_kernel; /* "__extern": the runtime's (runtime/extern_kernel.h) */
+  int num_shape_func_inputs;    /* 0: the shape function takes the node's inputs in order */
+  const int *shape_func_inputs; /* else: positions among the node's inputs, per argument */
+  const char *extern_kernel;    /* "__extern": the runtime's (runtime/extern_kernel.h) */
   int num_extern_attrs;
   int64_t extern_attrs[KILN_EXTERN_MAX_ATTRS];
 } node_t;
@@ -316,17 +318,30 @@ static kiln_status_t kernel_of(codegen_t *g, const kiln_function_t *function,
   return status;
 }
 
+/* The index of `fn`'s parameter that `expr` is, or -1. */
+static int param_index(const kiln_function_t *fn, const kiln_expr_t *expr) {
+  for (int p = 0; p < fn->num_params; ++p) {
+    if (expr == &fn->params[p]->base) {
+      return p;
+    }
+  }
+  return -1;
+}
+
 /* The call of an operator found by `find` (a runtime shape function's or
- * extern kernel's) that primitive function `fn` is: one call over the
- * parameters in order; NULL for any other function. */
-static const kiln_call_t *runtime_call(const kiln_function_t *fn, int (*find)(const char *)) {
+ * extern kernel's) that primitive function `fn` is: one call whose
+ * arguments are parameters, in order when `in_order`; NULL for any other
+ * function. */
+static const kiln_call_t *runtime_call(const kiln_function_t *fn, int (*find)(const char *),
+                                       bool in_order) {
   const kiln_call_t *call = kiln_expr_as_call(fn->body);
   int index = call && call->op ? find(call->op->name) : -1;
-  if (index < 0 || call->num_args != fn->num_params) {
+  if (index < 0 || (in_order && call->num_args != fn->num_params)) {
     return NULL;
   }
   for (int a = 0; a < call->num_args; ++a) {
-    if (call->args[a] != &fn->params[a]->base) {
+    int p = param_index(fn, call->args[a]);
+    if (p < 0 || (in_order && p != a)) {
       return NULL;
     }
   }
@@ -334,9 +349,11 @@ static const kiln_call_t *runtime_call(const kiln_function_t *fn, int (*find)(co
 }
 
 /* The call of a dyn operator with a runtime shape function
- * (runtime/shape_func.h) that `fn` is, or NULL. */
+ * (runtime/shape_func.h) that `fn` is, or NULL. Its arguments may be the
+ * parameters in another order or one twice (fuse_ops gives equal
+ * constants one parameter): set_shape_func maps them. */
 static const kiln_call_t *dyn_call(const kiln_function_t *fn) {
-  return runtime_call(fn, kiln_shape_func_find);
+  return runtime_call(fn, kiln_shape_func_find, false);
 }
 
 /* UNIMPLEMENTED when primitive function `fn` is a call of an operator whose
@@ -359,11 +376,26 @@ static kiln_status_t check_value_shaped(const kiln_function_t *fn) {
 }
 
 /* The last node's output shape comes from the runtime's shape function of
- * dyn call `dyn` (vm_symbolic.c). */
-static void set_shape_func(codegen_t *g, const kiln_call_t *dyn) {
+ * dyn call `dyn`, the body of `fn` (vm_symbolic.c): its arguments are the
+ * node's inputs, or, when they are not `fn`'s parameters in order, the
+ * inputs at the positions "shape_func_inputs" lists. */
+static kiln_status_t set_shape_func(codegen_t *g, const kiln_function_t *fn,
+                                    const kiln_call_t *dyn) {
   node_t *node = kiln_array_at(&g->nodes, kiln_array_count(&g->nodes) - 1);
   node->shape_func = dyn->op->name;
   node->shape_func_attr = kiln_dyn_shape_func_attr(dyn->op, dyn->attrs);
+  if (runtime_call(fn, kiln_shape_func_find, true)) {
+    return KILN_OK;
+  }
+  int *positions = NULL;
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(g->arena, (size_t)dyn->num_args, sizeof(int),
+                                                 _Alignof(int), (void **)&positions));
+  for (int a = 0; a < dyn->num_args; ++a) {
+    positions[a] = param_index(fn, dyn->args[a]);
+  }
+  node->num_shape_func_inputs = dyn->num_args;
+  node->shape_func_inputs = positions;
+  return KILN_OK;
 }
 
 /* A call of an operator the runtime has an extern kernel for (nonzero,
@@ -415,10 +447,9 @@ static kiln_status_t visit_call(codegen_t *g, const kiln_call_t *call, value_t *
     /* a view: no kernel; the VM gives the data the shape function's shape */
     KILN_RETURN_IF_ERROR(add_node(g, &call->base, dyn->op->name, "__view", call->num_args, inputs,
                                   1, types, 0, out_value));
-    set_shape_func(g, dyn);
-    return KILN_OK;
+    return set_shape_func(g, call->callee, dyn);
   }
-  const kiln_call_t *ext = runtime_call(call->callee, kiln_extern_kernel_find);
+  const kiln_call_t *ext = runtime_call(call->callee, kiln_extern_kernel_find, true);
   if (ext) {
     return add_extern(g, call, ext, inputs, count, types, out_value);
   }
@@ -428,10 +459,7 @@ static kiln_status_t visit_call(codegen_t *g, const kiln_call_t *call, value_t *
   KILN_RETURN_IF_ERROR(kernel_of(g, call->callee, &func, &flops));
   KILN_RETURN_IF_ERROR(add_node(g, &call->base, func->name, func->name, call->num_args, inputs,
                                 count, types, flops, out_value));
-  if (dyn) {
-    set_shape_func(g, dyn);
-  }
-  return KILN_OK;
+  return dyn ? set_shape_func(g, call->callee, dyn) : KILN_OK;
 }
 
 /* ---- routing ---- */
@@ -572,6 +600,13 @@ static kiln_status_t node_json(const codegen_t *g, const node_t *node, json_t **
     if (node->shape_func) {
       KILN_RETURN_IF_ERROR(set(attrs, "shape_func", json_string(node->shape_func)));
       KILN_RETURN_IF_ERROR(set(attrs, "shape_func_attr", json_integer(node->shape_func_attr)));
+    }
+    if (node->num_shape_func_inputs > 0) {
+      json_t *positions = json_array();
+      KILN_RETURN_IF_ERROR(set(attrs, "shape_func_inputs", positions));
+      for (int a = 0; a < node->num_shape_func_inputs; ++a) {
+        KILN_RETURN_IF_ERROR(append(positions, json_integer(node->shape_func_inputs[a])));
+      }
     }
     if (node->extern_kernel) {
       KILN_RETURN_IF_ERROR(set(attrs, "extern", json_string(node->extern_kernel)));

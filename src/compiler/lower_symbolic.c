@@ -20,7 +20,9 @@
  * A dyn output whose elements would pass int32 at those sizes (four
  * run-time dims) is probed at a table of smaller primes instead. A
  * parameter with a static dim of 0 is refused (te takes no empty buffer).
- * An error names the probe run and its sizes.
+ * Dims whose type relation needs them equal (an add of `?` and `n`) are
+ * probed as one variable, which the kernel checks at run time
+ * (choose_slots). An error names the probe run and its sizes.
  */
 #include <stdio.h>
 #include <string.h>
@@ -54,9 +56,16 @@ static const int64_t small_probe_sizes[RUNS][KILN_TIR_GENERALIZE_MAX_VARS] = {
     {131, 137, 139, 149, 151, 157, 163, 167, 173, 179, 181, 191, 193, 197, 199, 211},
 };
 
+/* The function's dimension variables, and the kernel variable each is
+ * probed as: its own, or another's when the dims are taken as equal
+ * (choose_slots). */
 typedef struct probe_t {
   int count;
   const kiln_dim_var_t *vars[KILN_TIR_GENERALIZE_MAX_VARS];
+  const char *names[KILN_TIR_GENERALIZE_MAX_VARS];
+  int slots[KILN_TIR_GENERALIZE_MAX_VARS];              /* vars[k] is probed as vars[slots[k]] */
+  int indices[KILN_TIR_GENERALIZE_MAX_VARS];            /* vars[k]'s variable in `tir` */
+  const int64_t (*sizes)[KILN_TIR_GENERALIZE_MAX_VARS]; /* probe_sizes or small_probe_sizes */
   kiln_tir_generalize_vars_t tir;
 } probe_t;
 
@@ -74,6 +83,31 @@ static int find_var(const probe_t *probe, const kiln_dim_var_t *var) {
   return -1;
 }
 
+/* `tir`'s variables from the slots: one per distinct slot, in order of
+ * first use, each with the sizes' next column (distinct within a run). */
+static void assign_slots(probe_t *probe) {
+  int index_of[KILN_TIR_GENERALIZE_MAX_VARS];
+  memset(&probe->tir, 0, sizeof(probe->tir));
+  for (int k = 0; k < probe->count; ++k) {
+    index_of[k] = -1;
+  }
+  for (int k = 0; k < probe->count; ++k) {
+    int s = probe->slots[k];
+    if (index_of[s] < 0) {
+      int t = index_of[s] = probe->tir.count++;
+      probe->tir.names[t] = probe->names[s];
+      for (int r = 0; r < RUNS; ++r) {
+        probe->tir.probes[r][t] = probe->sizes[r][t];
+      }
+    }
+    probe->indices[k] = index_of[s];
+  }
+}
+
+static int64_t probe_size(const probe_t *probe, int run, const kiln_dim_var_t *var) {
+  return probe->tir.probes[run][probe->indices[find_var(probe, var)]];
+}
+
 static kiln_status_t add_var(probe_t *probe, const kiln_dim_var_t *var, kiln_arena_t *arena) {
   if (probe->count == KILN_TIR_GENERALIZE_MAX_VARS) {
     return KILN_STATUS(UNIMPLEMENTED, "more than %d symbolic dims in one kernel's parameters",
@@ -81,6 +115,7 @@ static kiln_status_t add_var(probe_t *probe, const kiln_dim_var_t *var, kiln_are
   }
   int k = probe->count++;
   probe->vars[k] = var;
+  probe->slots[k] = k;
   char *name = NULL;
   KILN_RETURN_IF_ERROR(kiln_arena_allocate(arena, 24, 1, (void **)&name));
   if (var->name[0]) {
@@ -88,11 +123,8 @@ static kiln_status_t add_var(probe_t *probe, const kiln_dim_var_t *var, kiln_are
   } else {
     snprintf(name, 24, "dim%d", k);
   }
-  probe->tir.names[k] = name;
-  for (int r = 0; r < RUNS; ++r) {
-    probe->tir.probes[r][k] = probe_sizes[r][k];
-  }
-  probe->tir.count = probe->count;
+  probe->names[k] = name;
+  assign_slots(probe);
   return KILN_OK;
 }
 
@@ -186,7 +218,7 @@ static kiln_status_t probe_param_type(const kiln_type_t *type, const probe_t *pr
   int64_t shape[KILN_MAX_RANK];
   for (int d = 0; d < t->ndim; ++d) {
     const kiln_dim_var_t *var = t->vars ? t->vars[d] : NULL;
-    shape[d] = var ? probe->tir.probes[run][find_var(probe, var)] : t->shape[d];
+    shape[d] = var ? probe_size(probe, run, var) : t->shape[d];
   }
   return kiln_tensor_type_create(arena, t->dtype, t->ndim, shape, out_type);
 }
@@ -250,13 +282,70 @@ static kiln_status_t instantiate(const kiln_function_t *function, const probe_t 
   return kiln_ir_infer_function(m, "main", *out_function);
 }
 
+/* OK when the function types at run 0's probe sizes. */
+static kiln_status_t types_at_probe(const kiln_function_t *function, const probe_t *probe) {
+  kiln_module_t *m = NULL;
+  kiln_function_t *copy = NULL;
+  kiln_status_t status = instantiate(function, probe, 0, &m, &copy);
+  if (m) {
+    kiln_module_destroy(m);
+  }
+  return status;
+}
+
+/* Every anonymous dim probed as vars[slot] (slot -1: as the first
+ * anonymous one); false when there is none. */
+static bool anonymous_take(probe_t *probe, int slot) {
+  bool any = false;
+  for (int k = 0; k < probe->count; ++k) {
+    if (!probe->vars[k]->name[0]) {
+      slot = slot < 0 ? k : slot;
+      probe->slots[k] = slot;
+      any = true;
+    }
+  }
+  assign_slots(probe);
+  return any;
+}
+
+/* As type inference assumes (op/symbolic.c): when the function does not
+ * type with every variable distinct (an add of `?` and `?`, or of `?` and
+ * `n`, whose type relation needs the dims equal), the anonymous dims are
+ * taken as one variable, then as each named variable in turn; the first
+ * assumption that types is kept. The kernel then has one variable where
+ * the dims had several, and its argument checks (docs/codegen-c.md) bind
+ * it from the first argument and compare every other one at run time, so
+ * dims that differ there fail with the argument and the shape expected.
+ * When none types, every variable stays distinct (the lowering reports
+ * the error). */
+static void choose_slots(const kiln_function_t *function, probe_t *probe) {
+  kiln_status_t status = types_at_probe(function, probe);
+  for (int k = -1; k < probe->count && status; ++k) {
+    if (k >= 0 && !probe->vars[k]->name[0]) {
+      continue;
+    }
+    if (!anonymous_take(probe, k)) {
+      break;
+    }
+    kiln_status_free(status);
+    status = types_at_probe(function, probe);
+  }
+  if (status) {
+    kiln_status_free(status);
+    for (int k = 0; k < probe->count; ++k) {
+      probe->slots[k] = k;
+    }
+    assign_slots(probe);
+  }
+}
+
 static const char *probe_text(const probe_t *probe, int run, char *buffer, size_t capacity) {
   size_t length = 0;
   buffer[0] = '\0';
   for (int k = 0; k < probe->count && length < capacity; ++k) {
-    length +=
-        (size_t)snprintf(buffer + length, capacity - length, "%s%s=%lld", k ? ", " : "",
-                         kiln_dim_var_text(probe->vars[k]), (long long)probe->tir.probes[run][k]);
+    length += (size_t)snprintf(buffer + length, capacity - length, "%s%s=%lld", k ? ", " : "",
+                               kiln_dim_var_text(probe->vars[k]),
+                               (long long)probe->tir.probes[run][probe->indices[k]]);
   }
   return buffer;
 }
@@ -306,7 +395,7 @@ static kiln_status_t check_probe_extent(const kiln_type_t *type, const probe_t *
   double count = 1;
   for (int d = 0; t && d < t->ndim; ++d) {
     const kiln_dim_var_t *var = t->vars ? t->vars[d] : NULL;
-    count *= var ? (double)probe->tir.probes[1][find_var(probe, var)] : (double)t->shape[d];
+    count *= var ? (double)probe_size(probe, 1, var) : (double)t->shape[d];
   }
   if (count >= 2147483648.0) {
     char text[KILN_IR_TYPE_TEXT_CAPACITY];
@@ -326,9 +415,8 @@ static kiln_status_t check_dyn_probe(const kiln_type_t *type, probe_t *probe) {
     return KILN_OK;
   }
   kiln_status_free(status);
-  for (int r = 0; r < RUNS; ++r) {
-    memcpy(probe->tir.probes[r], small_probe_sizes[r], sizeof(small_probe_sizes[r]));
-  }
+  probe->sizes = small_probe_sizes;
+  assign_slots(probe);
   return check_probe_extent(type, probe);
 }
 
@@ -357,9 +445,11 @@ kiln_status_t kiln_compiler_lower_symbolic(const kiln_function_t *function,
   *out_func = NULL;
   probe_t probe;
   memset(&probe, 0, sizeof(probe));
+  probe.sizes = probe_sizes;
   KILN_RETURN_IF_ERROR(collect_vars(function, &probe, arena));
   const kiln_call_t *dyn = dyn_body(function);
   KILN_RETURN_IF_ERROR_ANNOTATE(check_no_empty_param(function), "lowering %s", name);
+  choose_slots(function, &probe);
   if (dyn) {
     KILN_RETURN_IF_ERROR_ANNOTATE(check_dyn_probe(dyn->base.checked_type, &probe), "lowering %s",
                                   name);

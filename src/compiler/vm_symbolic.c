@@ -536,19 +536,45 @@ static const char *node_shape_func(const sym_gen_t *g, int n, json_int_t *out_at
   return json_string_value(json_object_get(attrs, "shape_func"));
 }
 
+/* The registers of node n's shape function's arguments, from its input
+ * registers `inputs`: those at the positions graph_codegen's
+ * "shape_func_inputs" lists (the dyn call passes its parameters in
+ * another order or one twice), else all of them in order. */
+static kiln_status_t shape_func_args(const sym_gen_t *g, int n, const int *inputs, int *args,
+                                     int *out_count) {
+  const json_t *attrs = json_object_get(json_array_get(g->nodes, (size_t)n), "attrs");
+  const json_t *positions = json_object_get(attrs, "shape_func_inputs");
+  int num_inputs = node_num_inputs(g, n);
+  *out_count = positions ? (int)json_array_size(positions) : num_inputs;
+  if (*out_count > MAX_ARGS) {
+    return KILN_STATUS(UNIMPLEMENTED, "vm codegen: node %s's shape function has %d arguments",
+                       node_name(g, n), *out_count);
+  }
+  for (int a = 0; a < *out_count; ++a) {
+    json_int_t p = positions ? json_integer_value(json_array_get(positions, (size_t)a)) : a;
+    if (p < 0 || p >= num_inputs) {
+      return KILN_STATUS(INTERNAL, "vm codegen: node %s's shape function argument %d is input %lld",
+                         node_name(g, n), a, (long long)p);
+    }
+    args[a] = inputs[p];
+  }
+  return KILN_OK;
+}
+
 /* A new register holding node n's output shape from its shape function,
  * over the node's input registers. */
 static kiln_status_t gen_shape_func(sym_gen_t *g, int n, const int *inputs, int *out_vector) {
   json_int_t attr = 0;
   const char *name = node_shape_func(g, n, &attr);
-  int num_inputs = node_num_inputs(g, n);
-  if (!name || num_inputs < 1 || node_num_outputs(g, n) != 1) {
+  int args[MAX_ARGS], num_args = 0;
+  KILN_RETURN_IF_ERROR(shape_func_args(g, n, inputs, args, &num_args));
+  if (!name || num_args < 1 || node_num_outputs(g, n) != 1) {
     return KILN_STATUS(INTERNAL, "vm codegen: node %s lacks its shape function", node_name(g, n));
   }
   int vector = *out_vector = g->num_registers++;
   return kiln_vm_codegen_append(g->code,
                                 json_pack("[s, i, s, o, I]", "shape_func", vector, name,
-                                          kiln_vm_codegen_ints_json(inputs, num_inputs), attr));
+                                          kiln_vm_codegen_ints_json(args, num_args), attr));
 }
 
 /* A view (dyn.reshape, dyn.squeeze, dyn.unsqueeze): its shape from the
@@ -563,10 +589,12 @@ static kiln_status_t gen_view(sym_gen_t *g, int n) {
   for (int i = 0; i < num_inputs; ++i) {
     inputs[i] = g->entry_reg[input_entry(g, n, i)];
   }
+  int args[MAX_ARGS], num_args = 0;
+  KILN_RETURN_IF_ERROR(shape_func_args(g, n, inputs, args, &num_args));
   KILN_RETURN_IF_ERROR(gen_shape_func(g, n, inputs, &vector));
   int reg = g->entry_reg[node_first_entry(g, n)] = g->num_registers++;
   KILN_RETURN_IF_ERROR(kiln_vm_codegen_append(
-      g->code, json_pack("[s, i, i, i]", "reshape_tensor", reg, inputs[0], vector)));
+      g->code, json_pack("[s, i, i, i]", "reshape_tensor", reg, args[0], vector)));
   return free_dead(g, n);
 }
 

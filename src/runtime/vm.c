@@ -21,8 +21,10 @@
  * next one in order tried first. A block is zeroed when made. Closures'
  * captured values live in an arena reset every run. Within a run a block
  * goes back to the pool only by free_storage (the compiler's kill after a
- * storage's last use), so a loop that allocates in its body and frees the
- * previous trip's storage runs in bounded memory.
+ * storage's last use), or at a loop's back edge when no live register
+ * reaches it any more (pool_collect: the results of earlier trips), so a
+ * loop runs in memory bounded by what one trip keeps, whatever its trip
+ * count.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -42,6 +44,7 @@ typedef struct run_t {
   const kiln_vm_instr_t *instr;
   kiln_vm_value_t *regs;
   int done;
+  int collect_at; /* blocks taken at which a loop's back edge collects (pool_collect) */
 } run_t;
 
 static kiln_status_t run_error(const run_t *r, kiln_status_code_t code, const char *format, ...)
@@ -175,6 +178,74 @@ static void pool_reset(kiln_vm_t *vm) {
     vm->blocks[b].in_use = 0;
   }
   vm->next_block = 0;
+}
+
+/* ---- collecting what a loop's earlier trips left ---- */
+
+/* A stage's results are views of storage no free_storage gives back (the
+ * glue keeps them in registers it overwrites the next trip). So at a
+ * loop's back edge (a goto backwards), once the run holds at least
+ * `collect_at` blocks, every block no register of a live frame reaches (a
+ * tensor's data in it, a storage of it, through ADT fields and closures'
+ * captured values) goes back to the pool: in_use 2 marks a reached block
+ * during the sweep. The threshold doubles with what stays, so a loop pays
+ * for a sweep once per as many allocations as it keeps. */
+static int block_of(const kiln_vm_t *vm, const void *data) {
+  uintptr_t p = (uintptr_t)data;
+  for (int b = 0; b < vm->num_blocks; ++b) {
+    uintptr_t start = (uintptr_t)vm->blocks[b].data;
+    if (p >= start && p < start + vm->blocks[b].size) {
+      return b;
+    }
+  }
+  return -1;
+}
+
+static void mark_value(kiln_vm_t *vm, const kiln_vm_value_t *value) {
+  int b = -1;
+  if (value->kind == KILN_VM_VALUE_STORAGE) {
+    b = value->block;
+  } else if (value->kind == KILN_VM_VALUE_TENSOR) {
+    b = block_of(vm, value->dl.data);
+  }
+  if (b >= 0 && vm->blocks[b].in_use) {
+    vm->blocks[b].in_use = 2;
+  }
+  for (int i = 0; value->kind == KILN_VM_VALUE_ADT && i < value->num_fields; ++i) {
+    mark_value(vm, &value->fields[i]);
+  }
+  for (int i = 0; value->kind == KILN_VM_VALUE_CLOSURE && i < value->num_captured; ++i) {
+    mark_value(vm, &value->captured[i]);
+  }
+}
+
+static int blocks_in_use(const kiln_vm_t *vm) {
+  int count = 0;
+  for (int b = 0; b < vm->num_blocks; ++b) {
+    count += vm->blocks[b].in_use != 0;
+  }
+  return count;
+}
+
+static void pool_collect(run_t *r) {
+  kiln_vm_t *vm = r->vm;
+  if (blocks_in_use(vm) < r->collect_at) {
+    return;
+  }
+  for (int f = 0; f < r->depth; ++f) {
+    const kiln_vm_frame_t *frame = &vm->frames[f];
+    int count = vm->functions[frame->function].num_registers;
+    for (int i = 0; i < count; ++i) {
+      mark_value(vm, &vm->stack[frame->base + (size_t)i]);
+    }
+  }
+  int kept = 0;
+  for (int b = 0; b < vm->num_blocks; ++b) {
+    vm->blocks[b].in_use = vm->blocks[b].in_use == 2;
+    kept += vm->blocks[b].in_use;
+  }
+  vm->next_block = 0;
+  r->collect_at = kept * 2 > 16 ? kept * 2 : 16;
 }
 
 /* ---- frames ---- */
@@ -1080,6 +1151,9 @@ static kiln_status_t execute(run_t *r) {
   case KILN_VM_OP_IF:
     return op_if(r);
   case KILN_VM_OP_GOTO:
+    if (in->x[0] < 0) {
+      pool_collect(r);
+    }
     r->frame->pc += (int)in->x[0];
     return KILN_OK;
   case KILN_VM_OP_INVOKE:
@@ -1151,7 +1225,7 @@ static kiln_status_t start(run_t *r) {
 }
 
 kiln_status_t kiln_vm_run_hooked(kiln_vm_t *vm, const kiln_vm_hooks_t *hooks) {
-  run_t r = {vm, 0, NULL, NULL, NULL, NULL, 0};
+  run_t r = {vm, 0, NULL, NULL, NULL, NULL, 0, 16};
   KILN_RETURN_IF_ERROR(start(&r));
   for (int64_t steps = 1; !r.done; ++steps) {
     if (vm->limits.max_steps > 0 && steps > vm->limits.max_steps) {
