@@ -93,7 +93,7 @@ kiln_status_t kiln_nn_layout_view(const kiln_layout_t *layout, const char *order
     if (inner >= 0 && shape[inner] != factor) {
       kiln_shape_format(ndim, shape, text, sizeof(text));
       return KILN_STATUS(INVALID_ARGUMENT, "%s has %lld at axis '%c' of layout %s, not %lld", text,
-                         (long long)shape[inner], order[i] - 'A' + 'a', layout->text,
+                         (long long)shape[inner], layout->axes[inner], layout->text,
                          (long long)factor);
     }
     int64_t extent = 0;
