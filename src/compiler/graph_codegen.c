@@ -178,14 +178,14 @@ static int64_t call_flops(const kiln_call_t *call) {
   const char *name = call->op->name;
   if (strcmp(name, "nn.conv2d") == 0 || strcmp(name, "nn.contrib_conv2d_NCHWc") == 0) {
     const kiln_nn_conv2d_attrs_t *a = call->attrs;
-    kiln_nn_layout_t layout;
-    if (kiln_nn_layout_parse(a->kernel_layout, &layout) != KILN_OK) {
+    kiln_layout_t layout;
+    if (kiln_layout_parse(a->kernel_layout, &layout) != KILN_OK) {
       return 0; /* validated already; no status can be pending here */
     }
     int64_t weight = 1, out_channels = 1;
     for (int d = 0; d < w->ndim && d < layout.ndim; ++d) {
       weight *= w->shape[d];
-      out_channels *= layout.axes[d] == 'O' || layout.axes[d] == 'o' ? w->shape[d] : 1;
+      out_channels *= kiln_layout_axis_primal(&layout, d) == 'O' ? w->shape[d] : 1;
     }
     return out_channels ? 2 * out_elems * (weight / out_channels) : 0;
   }

@@ -4,13 +4,13 @@
  *
  * The attrs structs live here, not in their .c files, so that passes which
  * read them (alter_op_layout reads conv2d's strides and layouts) can include
- * one header. Layouts are parsed once into a kiln_nn_layout_t (nn_layout.c);
+ * one header. Layouts are parsed once into a kiln_layout_t (layout.h);
  * a kiln_nn_axis_view_t then says where logical coordinate x of one primal
  * axis lives in a tensor stored in that layout, so conv2d, its NCHWc form,
  * pooling and layout_transform all address their tensors through views and
  * one loop serves every layout. Small helpers are static inline so that each
- * file takes what it uses; those with a body worth sharing (the layout
- * parser) are defined once in nn_layout.c.
+ * file takes what it uses; those with a body worth sharing (layout views
+ * and rules) are defined once in nn_layout.c.
  */
 #ifndef KILN_OP_NN_COMMON_H_
 #define KILN_OP_NN_COMMON_H_
@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "op/layout.h"
 #include "op/op.h"
 #include "op/scalar.h"
 
@@ -114,19 +115,7 @@ typedef struct kiln_nn_layout_transform_attrs_t {
   const char *dst_layout;
 } kiln_nn_layout_transform_attrs_t;
 
-/* ---- layouts (nn_layout.c) ---- */
-
-#define KILN_NN_LAYOUT_MAX_AXES 16
-#define KILN_NN_LAYOUT_MAX_TEXT 96
-
-/* A parsed layout: axes in storage order, 'N'..'Z' primal, 'a'..'z' a split
- * of the primal axis of the same letter with its factor. */
-typedef struct kiln_nn_layout_t {
-  int ndim;
-  char axes[KILN_NN_LAYOUT_MAX_AXES];
-  int64_t factors[KILN_NN_LAYOUT_MAX_AXES]; /* 0 for a primal axis */
-  char text[KILN_NN_LAYOUT_MAX_TEXT];
-} kiln_nn_layout_t;
+/* ---- layouts (nn_layout.c; the layout value itself is op/layout.h) ---- */
 
 /* Where logical coordinate x (0 <= x < extent) of one primal axis lives:
  * x * outer_stride when the axis is whole (block 0), else
@@ -138,16 +127,6 @@ typedef struct kiln_nn_axis_view_t {
   int64_t inner_stride;
 } kiln_nn_axis_view_t;
 
-/* Parses "NCHW16c"; errors (INVALID_ARGUMENT) name the text, not an operator. */
-KILN_MUST_USE_RESULT kiln_status_t kiln_nn_layout_parse(const char *text,
-                                                        kiln_nn_layout_t *out_layout);
-/* The split factor of primal axis `primal` ('C'), or 0 when it is whole. */
-int64_t kiln_nn_layout_factor(const kiln_nn_layout_t *layout, char primal);
-/* Writes the primal axes in storage order ("NCHW" of "NCHW16c"); `out_primal`
- * holds KILN_NN_LAYOUT_MAX_AXES + 1 bytes. */
-void kiln_nn_layout_primal(const kiln_nn_layout_t *layout, char *out_primal);
-/* Whether two layouts have the same set of primal axes. */
-bool kiln_nn_layout_same_axes(const kiln_nn_layout_t *a, const kiln_nn_layout_t *b);
 /* Parses attribute `attr` of `op` and checks that its primal axes are exactly
  * those of `primal_axes` (any order; INVALID_ARGUMENT otherwise) and that its
  * split axes are among `allowed_splits` and include `required_splits`
@@ -156,18 +135,18 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_nn_layout_require(const kiln_op_t *op, c
                                                           const char *text, const char *primal_axes,
                                                           const char *allowed_splits,
                                                           const char *required_splits,
-                                                          kiln_nn_layout_t *out_layout);
+                                                          kiln_layout_t *out_layout);
 /* The view of every primal axis named in `order` of a tensor of `shape`
  * stored in `layout`; checks the rank and that split dims equal their factor.
  * Errors name the shape and layout (the caller adds the operator). */
-KILN_MUST_USE_RESULT kiln_status_t kiln_nn_layout_view(const kiln_nn_layout_t *layout,
+KILN_MUST_USE_RESULT kiln_status_t kiln_nn_layout_view(const kiln_layout_t *layout,
                                                        const char *order, int ndim,
                                                        const int64_t *shape,
                                                        kiln_nn_axis_view_t *out_axes);
 /* The storage shape (layout->ndim dims) of a tensor whose logical extents,
  * per primal axis named in `order`, are `logical`; a split axis must be
  * divisible by its factor. */
-KILN_MUST_USE_RESULT kiln_status_t kiln_nn_layout_shape(const kiln_nn_layout_t *layout,
+KILN_MUST_USE_RESULT kiln_status_t kiln_nn_layout_shape(const kiln_layout_t *layout,
                                                         const char *order, const int64_t *logical,
                                                         int64_t *out_shape);
 /* Layout rule of operators that index axes by number (softmax, bias_add, the
@@ -185,6 +164,15 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_nn_layout_rule_conv(kiln_layout_relation
                                                             const char *data_layout,
                                                             const char *kernel_layout,
                                                             const char *out_layout);
+
+/* Whether a conv's layouts are the plain ones: data NCHW, kernel OIHW, the
+ * output NCHW (or "", data's). The passes that rewrite a conv by its
+ * channels (alter_op_layout, fold_scale_axis, pad_channels,
+ * combine_parallel_conv2d) take only these. */
+bool kiln_nn_conv2d_is_nchw(const kiln_nn_conv2d_attrs_t *attrs);
+/* The layout attribute of a pool's attrs, window (kiln_nn_pool2d_attrs_t)
+ * or global (kiln_nn_global_pool2d_attrs_t) by `op` (nn_pool.c). */
+const char *kiln_nn_pool_layout_text(const kiln_op_t *op, const void *attrs);
 
 static inline int64_t kiln_nn_axis_offset(const kiln_nn_axis_view_t *axis, int64_t x) {
   if (axis->block == 0) {
@@ -523,7 +511,7 @@ typedef double (*kiln_nn_point_fn)(const void *context, const int64_t *coords);
  * `output`, a tensor stored in `layout`, converting each value to the
  * output's dtype as cast does (op/scalar.h): the output loop of conv and
  * pooling, whatever the layout and dtype. */
-static inline kiln_status_t kiln_nn_fill(kiln_tensor_t *output, const kiln_nn_layout_t *layout,
+static inline kiln_status_t kiln_nn_fill(kiln_tensor_t *output, const kiln_layout_t *layout,
                                          const char *order, const int64_t *extents,
                                          kiln_nn_point_fn point, const void *context) {
   int n = 0;
@@ -550,7 +538,7 @@ static inline kiln_status_t kiln_nn_fill(kiln_tensor_t *output, const kiln_nn_la
 }
 
 /* kiln_nn_fill over (N, C, H, W). */
-static inline kiln_status_t kiln_nn_fill_nchw(kiln_tensor_t *output, const kiln_nn_layout_t *layout,
+static inline kiln_status_t kiln_nn_fill_nchw(kiln_tensor_t *output, const kiln_layout_t *layout,
                                               const int64_t *extents, kiln_nn_point_fn point,
                                               const void *context) {
   return kiln_nn_fill(output, layout, "NCHW", extents, point, context);

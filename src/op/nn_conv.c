@@ -72,8 +72,8 @@ static const conv_form_t *conv_form(const kiln_op_t *op) {
 
 /* The three layouts, parsed and checked against the operator's form. */
 static kiln_status_t conv_layouts(const kiln_op_t *op, const kiln_nn_conv2d_attrs_t *a,
-                                  kiln_nn_layout_t *out_data, kiln_nn_layout_t *out_kernel,
-                                  kiln_nn_layout_t *out_out) {
+                                  kiln_layout_t *out_data, kiln_layout_t *out_kernel,
+                                  kiln_layout_t *out_out) {
   const conv_form_t *form = conv_form(op);
   KILN_RETURN_IF_ERROR(kiln_nn_layout_require(op, "data_layout", a->data_layout, form->data_order,
                                               form->data_splits, form->data_splits, out_data));
@@ -103,7 +103,7 @@ static kiln_status_t conv_validate(const kiln_op_t *op, const void *attrs) {
     return KILN_STATUS(INVALID_ARGUMENT, "%s: channels is %lld; it must be 0 or positive", op->name,
                        (long long)a->channels);
   }
-  kiln_nn_layout_t data, kernel, out;
+  kiln_layout_t data, kernel, out;
   return conv_layouts(op, a, &data, &kernel, &out);
 }
 
@@ -111,23 +111,23 @@ static kiln_status_t conv_validate(const kiln_op_t *op, const void *attrs) {
 
 typedef struct conv_plan_t {
   const conv_form_t *form;
-  kiln_nn_layout_t out_layout;
+  kiln_layout_t out_layout;
   kiln_nn_axis_view_t data[KILN_NN_MAX_SPATIAL + 2];   /* N, C, (D,) H, W */
   kiln_nn_axis_view_t weight[KILN_NN_MAX_SPATIAL + 2]; /* O, I, (KD,) KH, KW */
   kiln_nn_window_t window;
   int64_t groups;
   int64_t out_logical[KILN_NN_MAX_SPATIAL + 2]; /* N, O, (OD,) OH, OW */
-  int64_t out_shape[KILN_NN_LAYOUT_MAX_AXES];
+  int64_t out_shape[KILN_LAYOUT_MAX_AXES];
 } conv_plan_t;
 
 /* The blocks of output C and kernel O agree; without groups the blocks of
  * data C and kernel I agree too, and with groups the kernel's I block is 1
  * (depthwise OIHW1i{o}o: a block of input channels would straddle groups). */
 static kiln_status_t conv_check_blocks(const kiln_op_t *op, int64_t groups,
-                                       const kiln_nn_layout_t *data, const kiln_nn_layout_t *kernel,
-                                       const kiln_nn_layout_t *out) {
-  int64_t kernel_i = kiln_nn_layout_factor(kernel, 'I');
-  if (groups == 1 && kiln_nn_layout_factor(data, 'C') != kernel_i) {
+                                       const kiln_layout_t *data, const kiln_layout_t *kernel,
+                                       const kiln_layout_t *out) {
+  int64_t kernel_i = kiln_layout_factor(kernel, 'I');
+  if (groups == 1 && kiln_layout_factor(data, 'C') != kernel_i) {
     return KILN_STATUS(INVALID_ARGUMENT,
                        "%s: data_layout %s and kernel_layout %s split the input channels "
                        "differently",
@@ -139,7 +139,7 @@ static kiln_status_t conv_check_blocks(const kiln_op_t *op, int64_t groups,
                        "(OIHW1i{o}o), not %s",
                        op->name, (long long)groups, kernel->text);
   }
-  if (kiln_nn_layout_factor(out, 'C') != kiln_nn_layout_factor(kernel, 'O')) {
+  if (kiln_layout_factor(out, 'C') != kiln_layout_factor(kernel, 'O')) {
     return KILN_STATUS(INVALID_ARGUMENT,
                        "%s: out_layout %s and kernel_layout %s split the output channels "
                        "differently",
@@ -179,7 +179,7 @@ static kiln_status_t conv_check_channels(const kiln_op_t *op, const kiln_nn_conv
 static kiln_status_t conv_plan_make(const kiln_op_t *op, const kiln_nn_conv2d_attrs_t *a,
                                     const kiln_tensor_type_t *data,
                                     const kiln_tensor_type_t *weight, conv_plan_t *out_plan) {
-  kiln_nn_layout_t data_layout, kernel_layout;
+  kiln_layout_t data_layout, kernel_layout;
   KILN_RETURN_IF_ERROR(conv_layouts(op, a, &data_layout, &kernel_layout, &out_plan->out_layout));
   KILN_RETURN_IF_ERROR(
       conv_check_blocks(op, a->groups, &data_layout, &kernel_layout, &out_plan->out_layout));

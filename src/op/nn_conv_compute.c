@@ -37,7 +37,6 @@
  */
 #include "op/nn_conv_compute.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -64,15 +63,14 @@ static const kiln_tir_expr_t *in_range(kiln_tir_builder_t *b, const kiln_tir_exp
 
 /* Storage indices of the element at logical coordinates `logical` (one per
  * primal axis named in `order`). */
-static void storage_indices(kiln_tir_builder_t *b, const kiln_nn_layout_t *layout,
-                            const char *order, const kiln_tir_expr_t *const *logical,
+static void storage_indices(kiln_tir_builder_t *b, const kiln_layout_t *layout, const char *order,
+                            const kiln_tir_expr_t *const *logical,
                             const kiln_tir_expr_t **out_indices) {
   for (int d = 0; d < layout->ndim; ++d) {
-    char axis = layout->axes[d];
-    char primal = (char)toupper((unsigned char)axis);
+    char primal = kiln_layout_axis_primal(layout, d);
     const kiln_tir_expr_t *x = logical[strchr(order, primal) - order];
-    int64_t factor = kiln_nn_layout_factor(layout, primal);
-    if (axis != primal) {
+    int64_t factor = kiln_layout_factor(layout, primal);
+    if (kiln_layout_axis_is_split(layout, d)) {
       out_indices[d] = kiln_tir_b_bin(b, KILN_TIR_EXPR_FLOOR_MOD, x, imm(b, factor));
     } else {
       out_indices[d] = factor ? kiln_tir_b_bin(b, KILN_TIR_EXPR_FLOOR_DIV, x, imm(b, factor)) : x;
@@ -81,18 +79,16 @@ static void storage_indices(kiln_tir_builder_t *b, const kiln_nn_layout_t *layou
 }
 
 /* Logical coordinates (per primal axis of `order`) of storage indices. */
-static void logical_indices(kiln_tir_builder_t *b, const kiln_nn_layout_t *layout,
-                            const char *order, const kiln_tir_expr_t *const *indices,
+static void logical_indices(kiln_tir_builder_t *b, const kiln_layout_t *layout, const char *order,
+                            const kiln_tir_expr_t *const *indices,
                             const kiln_tir_expr_t **out_logical) {
   for (int d = 0; d < layout->ndim; ++d) {
-    char axis = layout->axes[d];
-    if (axis == (char)toupper((unsigned char)axis)) {
-      int64_t factor = kiln_nn_layout_factor(layout, axis);
+    if (!kiln_layout_axis_is_split(layout, d)) {
+      char axis = layout->axes[d];
+      int inner = kiln_layout_split_index(layout, axis);
       const kiln_tir_expr_t *x = indices[d];
-      for (int e = 0; factor && e < layout->ndim; ++e) {
-        if (layout->axes[e] == (char)tolower((unsigned char)axis)) {
-          x = kiln_tir_b_add(b, kiln_tir_b_mul(b, x, imm(b, factor)), indices[e]);
-        }
+      if (inner >= 0) {
+        x = kiln_tir_b_add(b, kiln_tir_b_mul(b, x, imm(b, layout->factors[inner])), indices[inner]);
       }
       out_logical[strchr(order, axis) - order] = x;
     }
@@ -100,30 +96,29 @@ static void logical_indices(kiln_tir_builder_t *b, const kiln_nn_layout_t *layou
 }
 
 /* The logical extent of primal axis `primal` of a tensor of `shape`. */
-static int64_t logical_extent(const kiln_nn_layout_t *layout, const int64_t *shape, char primal) {
-  for (int d = 0; d < layout->ndim; ++d) {
-    if (layout->axes[d] == primal) {
-      int64_t factor = kiln_nn_layout_factor(layout, primal);
-      return shape[d] * (factor ? factor : 1);
-    }
+static int64_t logical_extent(const kiln_layout_t *layout, const int64_t *shape, char primal) {
+  int d = kiln_layout_axis_index(layout, primal);
+  if (d < 0) {
+    return 1;
   }
-  return 1;
+  int64_t factor = kiln_layout_factor(layout, primal);
+  return shape[d] * (factor ? factor : 1);
 }
 
-static int storage_dim(const kiln_nn_layout_t *layout, char axis) {
-  const char *at = memchr(layout->axes, axis, (size_t)layout->ndim);
-  return at ? (int)(at - layout->axes) : 0;
+static int storage_dim(const kiln_layout_t *layout, char axis) {
+  int at = kiln_layout_axis_index(layout, axis);
+  return at < 0 ? 0 : at;
 }
 
 static kiln_status_t parse_layouts(const char *data_text, const char *kernel_text,
-                                   const char *out_text, kiln_nn_layout_t *out_layouts) {
-  KILN_RETURN_IF_ERROR(kiln_nn_layout_parse(data_text, &out_layouts[0]));
-  KILN_RETURN_IF_ERROR(kiln_nn_layout_parse(kernel_text, &out_layouts[1]));
+                                   const char *out_text, kiln_layout_t *out_layouts) {
+  KILN_RETURN_IF_ERROR(kiln_layout_parse(data_text, &out_layouts[0]));
+  KILN_RETURN_IF_ERROR(kiln_layout_parse(kernel_text, &out_layouts[1]));
   if (!out_text || !*out_text) {
     out_layouts[2] = out_layouts[0];
     return KILN_OK;
   }
-  return kiln_nn_layout_parse(out_text, &out_layouts[2]);
+  return kiln_layout_parse(out_text, &out_layouts[2]);
 }
 
 /* ---- conv2d and conv3d ---- */
@@ -132,7 +127,7 @@ typedef struct conv_rule_t {
   int spatial;                   /* 2 or 3 */
   const char *data_order;        /* "NCHW" or "NCDHW" */
   const char *kernel_order;      /* "OIHW", "IOHW", "OIDHW" or "IODHW" */
-  kiln_nn_layout_t layouts[3];   /* data, kernel, out */
+  kiln_layout_t layouts[3];      /* data, kernel, out */
   const kiln_te_tensor_t *input; /* the data */
   const kiln_te_tensor_t *data;  /* padded, or the input */
   const kiln_te_tensor_t *weight;
@@ -152,8 +147,8 @@ static char spatial_axis(const conv_rule_t *r, int s) {
 static const kiln_tir_expr_t *pad_body(kiln_tir_builder_t *b, const kiln_tir_expr_t *const *indices,
                                        void *user) {
   const conv_rule_t *r = user;
-  const kiln_nn_layout_t *layout = &r->layouts[0];
-  const kiln_tir_expr_t *at[KILN_NN_LAYOUT_MAX_AXES];
+  const kiln_layout_t *layout = &r->layouts[0];
+  const kiln_tir_expr_t *at[KILN_LAYOUT_MAX_AXES];
   memcpy(at, indices, (size_t)layout->ndim * sizeof(*at));
   const kiln_tir_expr_t *inside = NULL;
   for (int s = 0; s < r->spatial; ++s) {
@@ -172,8 +167,8 @@ static const kiln_tir_expr_t *pad_body(kiln_tir_builder_t *b, const kiln_tir_exp
  * outside. */
 static kiln_status_t conv_pad(const kiln_compute_args_t *args, conv_rule_t *r) {
   const kiln_te_tensor_t *data = r->input;
-  const kiln_nn_layout_t *layout = &r->layouts[0];
-  int64_t shape[KILN_NN_LAYOUT_MAX_AXES];
+  const kiln_layout_t *layout = &r->layouts[0];
+  int64_t shape[KILN_LAYOUT_MAX_AXES];
   memcpy(shape, data->shape, (size_t)data->ndim * sizeof(*shape));
   for (int s = 0; s < r->spatial; ++s) {
     shape[storage_dim(layout, spatial_axis(r, s))] += r->pad[s] + r->pad[s + r->spatial];
@@ -188,17 +183,17 @@ static kiln_status_t conv_pad(const kiln_compute_args_t *args, conv_rule_t *r) {
  * output channel per group) and both split C by the same block, so the data
  * is read at the output's own (C, c) storage indices. */
 static bool same_channel_split(const conv_rule_t *r) {
-  int64_t block = kiln_nn_layout_factor(&r->layouts[0], 'C');
+  int64_t block = kiln_layout_factor(&r->layouts[0], 'C');
   return r->groups > 1 && r->group_in == 1 && r->group_out == 1 && block > 0 &&
-         kiln_nn_layout_factor(&r->layouts[2], 'C') == block;
+         kiln_layout_factor(&r->layouts[2], 'C') == block;
 }
 
 /* Whether a grouped conv's blocks stay inside groups: the data's C block
  * divides the input channels per group and the output's C block the output
  * channels per group (alter_op_layout's grouped NCHWc). */
 static bool blocks_inside_groups(const conv_rule_t *r) {
-  int64_t ib = kiln_nn_layout_factor(&r->layouts[0], 'C');
-  int64_t ob = kiln_nn_layout_factor(&r->layouts[2], 'C');
+  int64_t ib = kiln_layout_factor(&r->layouts[0], 'C');
+  int64_t ob = kiln_layout_factor(&r->layouts[2], 'C');
   return r->groups > 1 && !same_channel_split(r) && ib > 0 && ob > 0 && r->group_in % ib == 0 &&
          r->group_out % ob == 0;
 }
@@ -211,8 +206,8 @@ static bool blocks_inside_groups(const conv_rule_t *r) {
 static void grouped_data_indices(kiln_tir_builder_t *b, const conv_rule_t *r,
                                  const kiln_tir_expr_t *const *indices, const kiln_tir_expr_t *ic,
                                  const kiln_tir_expr_t **at) {
-  int64_t ib = kiln_nn_layout_factor(&r->layouts[0], 'C');
-  int64_t ob = kiln_nn_layout_factor(&r->layouts[2], 'C');
+  int64_t ib = kiln_layout_factor(&r->layouts[0], 'C');
+  int64_t ob = kiln_layout_factor(&r->layouts[2], 'C');
   const kiln_tir_expr_t *chunk = indices[storage_dim(&r->layouts[2], 'C')];
   const kiln_tir_expr_t *group =
       r->group_out == ob
@@ -246,7 +241,7 @@ static const kiln_tir_expr_t *conv_body(kiln_tir_builder_t *b,
     logical[2 + s] = kiln_tir_b_add(b, kiln_tir_b_mul(b, out[2 + s], imm(b, r->stride[s])),
                                     kiln_tir_b_mul(b, wl[2 + s], imm(b, r->dilation[s])));
   }
-  const kiln_tir_expr_t *at[KILN_NN_LAYOUT_MAX_AXES];
+  const kiln_tir_expr_t *at[KILN_LAYOUT_MAX_AXES];
   storage_indices(b, &r->layouts[0], r->data_order, logical, at);
   if (same_channel_split(r)) { /* the output's own chunk and lane, no floordiv to see through */
     at[storage_dim(&r->layouts[0], 'C')] = indices[storage_dim(&r->layouts[2], 'C')];
@@ -379,7 +374,7 @@ static const kiln_tir_expr_t *tconv_body(kiln_tir_builder_t *b,
                                              r->dilation[s], r->in[s], &dl[2 + s]);
     valid = valid ? kiln_tir_b_bin(b, KILN_TIR_EXPR_AND, valid, ok) : ok;
   }
-  const kiln_tir_expr_t *at[KILN_NN_LAYOUT_MAX_AXES];
+  const kiln_tir_expr_t *at[KILN_LAYOUT_MAX_AXES];
   storage_indices(b, &r->layouts[0], r->data_order, dl, at);
   const kiln_tir_expr_t *x = kiln_te_read(b, r->data, r->data->ndim, at);
   storage_indices(b, &r->layouts[1], r->kernel_order, wl, at);

@@ -60,8 +60,8 @@ static const char *tconv_kernel_order(const kiln_op_t *op) {
 }
 
 static kiln_status_t tconv_layouts(const kiln_op_t *op, const kiln_nn_conv2d_transpose_attrs_t *a,
-                                   kiln_nn_layout_t *out_data, kiln_nn_layout_t *out_kernel,
-                                   kiln_nn_layout_t *out_out) {
+                                   kiln_layout_t *out_data, kiln_layout_t *out_kernel,
+                                   kiln_layout_t *out_out) {
   KILN_RETURN_IF_ERROR(kiln_nn_layout_require(op, "data_layout", a->data_layout,
                                               tconv_data_order(op), "", "", out_data));
   KILN_RETURN_IF_ERROR(kiln_nn_layout_require(op, "kernel_layout", a->kernel_layout,
@@ -101,7 +101,7 @@ static kiln_status_t tconv_validate(const kiln_op_t *op, const void *attrs) {
     return KILN_STATUS(INVALID_ARGUMENT, "%s: channels is %lld; it must be 0 or positive", op->name,
                        (long long)a->channels);
   }
-  kiln_nn_layout_t data, kernel, out;
+  kiln_layout_t data, kernel, out;
   return tconv_layouts(op, a, &data, &kernel, &out);
 }
 
@@ -109,7 +109,7 @@ static kiln_status_t tconv_validate(const kiln_op_t *op, const void *attrs) {
 
 typedef struct tconv_plan_t {
   int spatial;
-  kiln_nn_layout_t out_layout;
+  kiln_layout_t out_layout;
   kiln_nn_axis_view_t data[KILN_NN_MAX_SPATIAL + 2];   /* N, C, (D,) H, W */
   kiln_nn_axis_view_t weight[KILN_NN_MAX_SPATIAL + 2]; /* I, O, (KD,) KH, KW */
   int64_t groups;
@@ -118,7 +118,7 @@ typedef struct tconv_plan_t {
   int64_t pad[KILN_NN_MAX_SPATIAL]; /* the begin pads (front,) top, left */
   int64_t kernel[KILN_NN_MAX_SPATIAL];
   int64_t out_logical[KILN_NN_MAX_SPATIAL + 2];
-  int64_t out_shape[KILN_NN_LAYOUT_MAX_AXES];
+  int64_t out_shape[KILN_LAYOUT_MAX_AXES];
 } tconv_plan_t;
 
 /* Channels against groups, and the optional channels and kernel_size attrs. */
@@ -166,7 +166,7 @@ static int64_t tconv_extent(const kiln_nn_conv2d_transpose_attrs_t *a, int spati
 static kiln_status_t tconv_plan_make(const kiln_op_t *op, const kiln_nn_conv2d_transpose_attrs_t *a,
                                      const kiln_tensor_type_t *data,
                                      const kiln_tensor_type_t *weight, tconv_plan_t *out_plan) {
-  kiln_nn_layout_t data_layout, kernel_layout;
+  kiln_layout_t data_layout, kernel_layout;
   KILN_RETURN_IF_ERROR(tconv_layouts(op, a, &data_layout, &kernel_layout, &out_plan->out_layout));
   KILN_RETURN_IF_ERROR_ANNOTATE(kiln_nn_layout_view(&data_layout, tconv_data_order(op), data->ndim,
                                                     data->shape, out_plan->data),

@@ -1,16 +1,18 @@
 /*
- * Layout strings, and the layout_transform operator.
+ * Layouts in the nn operators: checking layout attributes, views, the shared
+ * layout rules, and the layout_transform operator.
  *
- * A layout names the axes of a tensor in TVM's notation: an upper-case letter
- * is a primal axis ("NCHW"), and a factor followed by a lower-case letter is
- * the inner part of a split of the primal axis of that letter ("NCHW16c": C
- * stored as C/16 outer and 16 inner). kiln_nn_layout_parse reads the text
- * once into a list of axes; kiln_nn_layout_view then gives, for each primal
- * axis, the extent and strides that place a logical coordinate in storage
- * (kiln_nn_axis_offset), and kiln_nn_layout_shape goes the other way, from
- * logical extents to the storage shape. Conv2d, its NCHWc form and pooling
- * address tensors through these views, so the blocked and the plain forms of
- * an operator run the same loop and sum in the same order.
+ * A layout attribute holds TVM's text ("NCHW", "NCHW16c", "OIHW16i16o");
+ * kiln_layout_parse (op/layout.h) reads it once into a kiln_layout_t, and
+ * kiln_nn_layout_require checks it against what an operator supports.
+ * kiln_nn_layout_view then gives, for each primal axis, the extent and
+ * strides that place a logical coordinate in storage (kiln_nn_axis_offset),
+ * and kiln_nn_layout_shape goes the other way, from logical extents to the
+ * storage shape. Conv2d, its NCHWc form and pooling address tensors through
+ * these views, so the blocked and the plain forms of an operator run the
+ * same loop and sum in the same order. kiln_nn_conv2d_is_nchw answers, from
+ * the parsed layouts, the question the channel-rewriting passes ask of a
+ * conv.
  *
  * layout_transform follows: any two layouts over the same primal axes (so
  * NCHW <-> NCHW{c}c, NCHW{a}c <-> NCHW{b}c, OIHW <-> OIHW{i}i{o}o, the
@@ -24,137 +26,29 @@
 #include "op/nn_common.h"
 #include "op/nn_compute.h"
 
-/* ---- parsing ---- */
-
-static bool layout_is_primal(char axis) {
-  return axis >= 'A' && axis <= 'Z';
-}
-
-static bool layout_is_split(char axis) {
-  return axis >= 'a' && axis <= 'z';
-}
-
-static int layout_find(const kiln_nn_layout_t *layout, char axis) {
-  for (int i = 0; i < layout->ndim; ++i) {
-    if (layout->axes[i] == axis) {
-      return i;
-    }
-  }
-  return -1;
-}
-
-/* Reads the factor in front of a split axis; *p is left on the letter. */
-static kiln_status_t layout_parse_factor(const char *text, const char **p, int64_t *out_factor) {
-  int64_t factor = 0;
-  while (**p >= '0' && **p <= '9') {
-    factor = factor * 10 + (**p - '0');
-    if (factor > ((int64_t)1 << 30)) {
-      return KILN_STATUS(INVALID_ARGUMENT, "layout '%s': factor too large", text);
-    }
-    ++*p;
-  }
-  if (factor == 0) {
-    return KILN_STATUS(INVALID_ARGUMENT, "layout '%s': a split factor must be positive", text);
-  }
-  if (!layout_is_split(**p)) {
-    return KILN_STATUS(INVALID_ARGUMENT,
-                       "layout '%s': a factor must be followed by a lower-case axis", text);
-  }
-  *out_factor = factor;
-  return KILN_OK;
-}
-
-static kiln_status_t layout_check_splits(const kiln_nn_layout_t *layout) {
-  for (int i = 0; i < layout->ndim; ++i) {
-    char axis = layout->axes[i];
-    if (layout_is_split(axis) && layout_find(layout, (char)(axis - 'a' + 'A')) < 0) {
-      return KILN_STATUS(INVALID_ARGUMENT, "layout '%s': split axis '%c' has no primal axis '%c'",
-                         layout->text, axis, axis - 'a' + 'A');
-    }
-  }
-  return KILN_OK;
-}
-
-kiln_status_t kiln_nn_layout_parse(const char *text, kiln_nn_layout_t *out_layout) {
-  memset(out_layout, 0, sizeof(*out_layout));
-  size_t length = text ? strlen(text) : 0;
-  if (length == 0) {
-    return KILN_STATUS(INVALID_ARGUMENT, "layout is empty");
-  }
-  if (length >= sizeof(out_layout->text)) {
-    return KILN_STATUS(INVALID_ARGUMENT, "layout '%.40s...' is too long", text);
-  }
-  memcpy(out_layout->text, text, length + 1);
-  for (const char *p = text; *p; ++p) {
-    int64_t factor = 0;
-    if (*p >= '0' && *p <= '9') {
-      KILN_RETURN_IF_ERROR(layout_parse_factor(text, &p, &factor));
-    } else if (layout_is_split(*p)) {
-      return KILN_STATUS(INVALID_ARGUMENT, "layout '%s': split axis '%c' needs a factor (16%c)",
-                         text, *p, *p);
-    } else if (!layout_is_primal(*p)) {
-      return KILN_STATUS(INVALID_ARGUMENT, "layout '%s': unexpected character '%c'", text, *p);
-    }
-    if (layout_find(out_layout, *p) >= 0) {
-      return KILN_STATUS(INVALID_ARGUMENT, "layout '%s': axis '%c' appears twice", text, *p);
-    }
-    if (out_layout->ndim == KILN_NN_LAYOUT_MAX_AXES) {
-      return KILN_STATUS(INVALID_ARGUMENT, "layout '%s': more than %d axes", text,
-                         KILN_NN_LAYOUT_MAX_AXES);
-    }
-    out_layout->axes[out_layout->ndim] = *p;
-    out_layout->factors[out_layout->ndim] = factor;
-    ++out_layout->ndim;
-  }
-  return layout_check_splits(out_layout);
-}
-
-int64_t kiln_nn_layout_factor(const kiln_nn_layout_t *layout, char primal) {
-  int index = layout_find(layout, (char)(primal - 'A' + 'a'));
-  return index < 0 ? 0 : layout->factors[index];
-}
-
-void kiln_nn_layout_primal(const kiln_nn_layout_t *layout, char *out_primal) {
-  int count = 0;
-  for (int i = 0; i < layout->ndim; ++i) {
-    if (layout_is_primal(layout->axes[i])) {
-      out_primal[count++] = layout->axes[i];
-    }
-  }
-  out_primal[count] = '\0';
-}
+/* ---- checking a layout attribute ---- */
 
 /* Whether the primal axes of `layout` are exactly the letters of `axes`. */
-static bool layout_has_primal_axes(const kiln_nn_layout_t *layout, const char *axes) {
-  char primal[KILN_NN_LAYOUT_MAX_AXES + 1];
-  kiln_nn_layout_primal(layout, primal);
-  if (strlen(primal) != strlen(axes)) {
+static bool layout_has_primal_axes(const kiln_layout_t *layout, const char *axes) {
+  kiln_layout_t expected;
+  kiln_status_t status = kiln_layout_parse(axes, &expected);
+  if (status != KILN_OK) {
+    kiln_status_free(status);
     return false;
   }
-  for (const char *p = axes; *p; ++p) {
-    if (!strchr(primal, *p)) {
-      return false;
-    }
-  }
-  return true;
-}
-
-bool kiln_nn_layout_same_axes(const kiln_nn_layout_t *a, const kiln_nn_layout_t *b) {
-  char primal[KILN_NN_LAYOUT_MAX_AXES + 1];
-  kiln_nn_layout_primal(b, primal);
-  return layout_has_primal_axes(a, primal);
+  return kiln_layout_same_axes(layout, &expected);
 }
 
 /* Whether the split axes of `layout` are among `allowed` and include `required`. */
-static bool layout_splits_fit(const kiln_nn_layout_t *layout, const char *allowed,
+static bool layout_splits_fit(const kiln_layout_t *layout, const char *allowed,
                               const char *required) {
   for (int i = 0; i < layout->ndim; ++i) {
-    if (layout_is_split(layout->axes[i]) && !strchr(allowed, layout->axes[i])) {
+    if (kiln_layout_axis_is_split(layout, i) && !strchr(allowed, layout->axes[i])) {
       return false;
     }
   }
   for (const char *p = required; *p; ++p) {
-    if (layout_find(layout, *p) < 0) {
+    if (kiln_layout_axis_index(layout, *p) < 0) {
       return false;
     }
   }
@@ -163,8 +57,8 @@ static bool layout_splits_fit(const kiln_nn_layout_t *layout, const char *allowe
 
 kiln_status_t kiln_nn_layout_require(const kiln_op_t *op, const char *attr, const char *text,
                                      const char *primal_axes, const char *allowed_splits,
-                                     const char *required_splits, kiln_nn_layout_t *out_layout) {
-  KILN_RETURN_IF_ERROR_ANNOTATE(kiln_nn_layout_parse(text, out_layout), "%s: %s", op->name, attr);
+                                     const char *required_splits, kiln_layout_t *out_layout) {
+  KILN_RETURN_IF_ERROR_ANNOTATE(kiln_layout_parse(text, out_layout), "%s: %s", op->name, attr);
   if (!layout_has_primal_axes(out_layout, primal_axes)) {
     return KILN_STATUS(INVALID_ARGUMENT, "%s: %s %s must have the primal axes %s (in any order)",
                        op->name, attr, text, primal_axes);
@@ -179,7 +73,7 @@ kiln_status_t kiln_nn_layout_require(const kiln_op_t *op, const char *attr, cons
 
 /* ---- views and shapes ---- */
 
-kiln_status_t kiln_nn_layout_view(const kiln_nn_layout_t *layout, const char *order, int ndim,
+kiln_status_t kiln_nn_layout_view(const kiln_layout_t *layout, const char *order, int ndim,
                                   const int64_t *shape, kiln_nn_axis_view_t *out_axes) {
   char text[KILN_SHAPE_TEXT_CAPACITY];
   if (ndim != layout->ndim) {
@@ -187,11 +81,11 @@ kiln_status_t kiln_nn_layout_view(const kiln_nn_layout_t *layout, const char *or
     return KILN_STATUS(INVALID_ARGUMENT, "%s must have rank %d for layout %s, not %d", text,
                        layout->ndim, layout->text, ndim);
   }
-  int64_t strides[KILN_NN_LAYOUT_MAX_AXES];
+  int64_t strides[KILN_LAYOUT_MAX_AXES];
   kiln_shape_compact_strides(ndim, shape, strides);
   for (int i = 0; order[i]; ++i) {
-    int outer = layout_find(layout, order[i]);
-    int inner = layout_find(layout, (char)(order[i] - 'A' + 'a'));
+    int outer = kiln_layout_axis_index(layout, order[i]);
+    int inner = outer < 0 ? -1 : kiln_layout_split_index(layout, order[i]);
     if (outer < 0) {
       return KILN_STATUS(INVALID_ARGUMENT, "layout %s has no axis '%c'", layout->text, order[i]);
     }
@@ -199,7 +93,7 @@ kiln_status_t kiln_nn_layout_view(const kiln_nn_layout_t *layout, const char *or
     if (inner >= 0 && shape[inner] != factor) {
       kiln_shape_format(ndim, shape, text, sizeof(text));
       return KILN_STATUS(INVALID_ARGUMENT, "%s has %lld at axis '%c' of layout %s, not %lld", text,
-                         (long long)shape[inner], order[i] - 'A' + 'a', layout->text,
+                         (long long)shape[inner], layout->axes[inner], layout->text,
                          (long long)factor);
     }
     int64_t extent = 0;
@@ -215,11 +109,11 @@ kiln_status_t kiln_nn_layout_view(const kiln_nn_layout_t *layout, const char *or
   return KILN_OK;
 }
 
-kiln_status_t kiln_nn_layout_shape(const kiln_nn_layout_t *layout, const char *order,
+kiln_status_t kiln_nn_layout_shape(const kiln_layout_t *layout, const char *order,
                                    const int64_t *logical, int64_t *out_shape) {
   for (int i = 0; i < layout->ndim; ++i) {
     char axis = layout->axes[i];
-    if (layout_is_split(axis)) {
+    if (kiln_layout_axis_is_split(layout, i)) {
       out_shape[i] = layout->factors[i];
       continue;
     }
@@ -229,7 +123,7 @@ kiln_status_t kiln_nn_layout_shape(const kiln_nn_layout_t *layout, const char *o
                          axis, order);
     }
     int64_t extent = logical[at - order];
-    int64_t factor = kiln_nn_layout_factor(layout, axis);
+    int64_t factor = kiln_layout_factor(layout, axis);
     if (factor > 0 && extent % factor != 0) {
       return KILN_STATUS(INVALID_ARGUMENT,
                          "axis %c of extent %lld is not divisible by the block %lld of layout %s",
@@ -249,13 +143,12 @@ kiln_status_t kiln_nn_layout_rule_primal(kiln_layout_relation_t *relation, bool 
       relation->required_layouts[i] = "";
       continue;
     }
-    kiln_nn_layout_t layout;
-    KILN_RETURN_IF_ERROR_ANNOTATE(kiln_nn_layout_parse(arriving, &layout), "%s: input %d",
+    kiln_layout_t layout, primal;
+    KILN_RETURN_IF_ERROR_ANNOTATE(kiln_layout_parse(arriving, &layout), "%s: input %d",
                                   relation->op->name, i);
-    char primal[KILN_NN_LAYOUT_MAX_AXES + 1];
-    kiln_nn_layout_primal(&layout, primal);
+    kiln_layout_to_primal(&layout, &primal);
     char *copy = NULL;
-    KILN_RETURN_IF_ERROR(kiln_arena_strdup(relation->arena, primal, &copy));
+    KILN_RETURN_IF_ERROR(kiln_arena_strdup(relation->arena, primal.text, &copy));
     relation->required_layouts[i] = copy;
   }
   relation->output_layout =
@@ -275,6 +168,14 @@ kiln_status_t kiln_nn_layout_rule_conv(kiln_layout_relation_t *relation, const c
   return KILN_OK;
 }
 
+bool kiln_nn_conv2d_is_nchw(const kiln_nn_conv2d_attrs_t *attrs) {
+  const char *out =
+      attrs->out_layout && *attrs->out_layout ? attrs->out_layout : attrs->data_layout;
+  return kiln_layout_text_equal(attrs->data_layout, "NCHW") &&
+         kiln_layout_text_equal(attrs->kernel_layout, "OIHW") &&
+         kiln_layout_text_equal(out, "NCHW");
+}
+
 /* ---- layout_transform ---- */
 
 static const kiln_attr_field_t layout_transform_fields[] = {
@@ -287,18 +188,18 @@ static const kiln_attr_field_t layout_transform_fields[] = {
  * kernel reject them. */
 static kiln_status_t layout_transform_validate(const kiln_op_t *op, const void *attrs) {
   const kiln_nn_layout_transform_attrs_t *a = attrs;
-  kiln_nn_layout_t src, dst;
+  kiln_layout_t src, dst;
   bool has_src = a->src_layout && *a->src_layout;
   bool has_dst = a->dst_layout && *a->dst_layout;
   if (has_src) {
-    KILN_RETURN_IF_ERROR_ANNOTATE(kiln_nn_layout_parse(a->src_layout, &src), "%s: src_layout",
+    KILN_RETURN_IF_ERROR_ANNOTATE(kiln_layout_parse(a->src_layout, &src), "%s: src_layout",
                                   op->name);
   }
   if (has_dst) {
-    KILN_RETURN_IF_ERROR_ANNOTATE(kiln_nn_layout_parse(a->dst_layout, &dst), "%s: dst_layout",
+    KILN_RETURN_IF_ERROR_ANNOTATE(kiln_layout_parse(a->dst_layout, &dst), "%s: dst_layout",
                                   op->name);
   }
-  if (has_src && has_dst && !kiln_nn_layout_same_axes(&src, &dst)) {
+  if (has_src && has_dst && !kiln_layout_same_axes(&src, &dst)) {
     return KILN_STATUS(INVALID_ARGUMENT,
                        "%s: src_layout %s and dst_layout %s do not have the same primal axes",
                        op->name, a->src_layout, a->dst_layout);
@@ -308,8 +209,7 @@ static kiln_status_t layout_transform_validate(const kiln_op_t *op, const void *
 
 /* Both layouts parsed, and neither empty. */
 static kiln_status_t layout_transform_layouts(const kiln_op_t *op, const void *attrs,
-                                              kiln_nn_layout_t *out_src,
-                                              kiln_nn_layout_t *out_dst) {
+                                              kiln_layout_t *out_src, kiln_layout_t *out_dst) {
   KILN_RETURN_IF_ERROR(kiln_nn_relation_attrs(op, attrs));
   const kiln_nn_layout_transform_attrs_t *a = attrs;
   if (!a->src_layout || !*a->src_layout) {
@@ -318,23 +218,24 @@ static kiln_status_t layout_transform_layouts(const kiln_op_t *op, const void *a
   if (!a->dst_layout || !*a->dst_layout) {
     return KILN_STATUS(INVALID_ARGUMENT, "%s: dst_layout is required", op->name);
   }
-  KILN_RETURN_IF_ERROR(kiln_nn_layout_parse(a->src_layout, out_src));
-  return kiln_nn_layout_parse(a->dst_layout, out_dst);
+  KILN_RETURN_IF_ERROR(kiln_layout_parse(a->src_layout, out_src));
+  return kiln_layout_parse(a->dst_layout, out_dst);
 }
 
 /* The logical view of a source tensor, over the primal axes of src in its
  * order (written to `out_order`), and the destination shape. */
-static kiln_status_t layout_transform_plan(const kiln_op_t *op, const kiln_nn_layout_t *src,
-                                           const kiln_nn_layout_t *dst,
-                                           const kiln_tensor_type_t *data, char *out_order,
-                                           kiln_nn_axis_view_t *out_src_axes,
+static kiln_status_t layout_transform_plan(const kiln_op_t *op, const kiln_layout_t *src,
+                                           const kiln_layout_t *dst, const kiln_tensor_type_t *data,
+                                           char *out_order, kiln_nn_axis_view_t *out_src_axes,
                                            int64_t *out_dst_shape) {
   char text[KILN_SHAPE_TEXT_CAPACITY];
-  kiln_nn_layout_primal(src, out_order);
+  kiln_layout_t primal;
+  kiln_layout_to_primal(src, &primal);
+  memcpy(out_order, primal.text, (size_t)primal.ndim + 1);
   KILN_RETURN_IF_ERROR_ANNOTATE(
       kiln_nn_layout_view(src, out_order, data->ndim, data->shape, out_src_axes), "%s: data",
       op->name);
-  int64_t logical[KILN_NN_LAYOUT_MAX_AXES];
+  int64_t logical[KILN_LAYOUT_MAX_AXES];
   for (int i = 0; out_order[i]; ++i) {
     logical[i] = out_src_axes[i].extent;
   }
@@ -347,19 +248,19 @@ static kiln_status_t layout_transform_plan(const kiln_op_t *op, const kiln_nn_la
 static kiln_status_t layout_transform_infer(const kiln_type_relation_t *relation,
                                             const kiln_type_t **out_type) {
   const kiln_op_t *op = relation->op;
-  kiln_nn_layout_t src, dst;
+  kiln_layout_t src, dst;
   KILN_RETURN_IF_ERROR(layout_transform_layouts(op, relation->attrs, &src, &dst));
   const kiln_tensor_type_t *data = NULL;
   KILN_RETURN_IF_ERROR(kiln_op_input_tensor(relation, 0, &data));
-  char order[KILN_NN_LAYOUT_MAX_AXES + 1];
-  kiln_nn_axis_view_t axes[KILN_NN_LAYOUT_MAX_AXES];
-  int64_t shape[KILN_NN_LAYOUT_MAX_AXES];
+  char order[KILN_LAYOUT_MAX_AXES + 1];
+  kiln_nn_axis_view_t axes[KILN_LAYOUT_MAX_AXES];
+  int64_t shape[KILN_LAYOUT_MAX_AXES];
   KILN_RETURN_IF_ERROR(layout_transform_plan(op, &src, &dst, data, order, axes, shape));
   return kiln_tensor_type_create(relation->arena, data->dtype, dst.ndim, shape, out_type);
 }
 
 static kiln_status_t layout_transform_correct_layout(kiln_layout_relation_t *relation) {
-  kiln_nn_layout_t src, dst;
+  kiln_layout_t src, dst;
   KILN_RETURN_IF_ERROR(layout_transform_layouts(relation->op, relation->attrs, &src, &dst));
   const kiln_nn_layout_transform_attrs_t *a = relation->attrs;
   relation->required_layouts[0] = a->src_layout;
@@ -370,20 +271,20 @@ static kiln_status_t layout_transform_correct_layout(kiln_layout_relation_t *rel
 static kiln_status_t layout_transform_reference(const kiln_kernel_args_t *args) {
   KILN_RETURN_IF_ERROR(kiln_nn_kernel_check(args));
   const kiln_op_t *op = args->op;
-  kiln_nn_layout_t src, dst;
+  kiln_layout_t src, dst;
   KILN_RETURN_IF_ERROR(layout_transform_layouts(op, args->attrs, &src, &dst));
   kiln_tensor_type_t in_type = kiln_nn_tensor_type(args->inputs[0]);
   kiln_tensor_type_t out_type = kiln_nn_tensor_type(args->outputs[0]);
-  char order[KILN_NN_LAYOUT_MAX_AXES + 1];
-  kiln_nn_axis_view_t in_axes[KILN_NN_LAYOUT_MAX_AXES], out_axes[KILN_NN_LAYOUT_MAX_AXES];
-  int64_t shape[KILN_NN_LAYOUT_MAX_AXES];
+  char order[KILN_LAYOUT_MAX_AXES + 1];
+  kiln_nn_axis_view_t in_axes[KILN_LAYOUT_MAX_AXES], out_axes[KILN_LAYOUT_MAX_AXES];
+  int64_t shape[KILN_LAYOUT_MAX_AXES];
   KILN_RETURN_IF_ERROR(layout_transform_plan(op, &src, &dst, &in_type, order, in_axes, shape));
   KILN_RETURN_IF_ERROR(kiln_nn_layout_view(&dst, order, out_type.ndim, out_type.shape, out_axes));
   if (kiln_tensor_element_count(args->inputs[0]) == 0) {
     return KILN_OK;
   }
   int ndim = (int)strlen(order);
-  int64_t extents[KILN_NN_LAYOUT_MAX_AXES], coords[KILN_NN_LAYOUT_MAX_AXES] = {0};
+  int64_t extents[KILN_LAYOUT_MAX_AXES], coords[KILN_LAYOUT_MAX_AXES] = {0};
   for (int i = 0; i < ndim; ++i) {
     extents[i] = in_axes[i].extent;
   }

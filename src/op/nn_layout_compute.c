@@ -18,25 +18,16 @@
 #include "op/nn_compute.h"
 
 typedef struct transform_t {
-  kiln_nn_layout_t src;
-  kiln_nn_layout_t dst;
+  kiln_layout_t src;
+  kiln_layout_t dst;
   const kiln_te_tensor_t *data;
 } transform_t;
-
-static int layout_position(const kiln_nn_layout_t *layout, char axis) {
-  for (int i = 0; i < layout->ndim; ++i) {
-    if (layout->axes[i] == axis) {
-      return i;
-    }
-  }
-  return -1;
-}
 
 /* The logical coordinate of primal axis `axis` at destination `indices`. */
 static const kiln_tir_expr_t *logical_at(kiln_tir_builder_t *b, const transform_t *t, char axis,
                                          const kiln_tir_expr_t *const *indices) {
-  int outer = layout_position(&t->dst, axis);
-  int inner = layout_position(&t->dst, (char)(axis - 'A' + 'a'));
+  int outer = kiln_layout_axis_index(&t->dst, axis);
+  int inner = kiln_layout_split_index(&t->dst, axis);
   if (inner < 0) {
     return indices[outer];
   }
@@ -48,17 +39,16 @@ static const kiln_tir_expr_t *logical_at(kiln_tir_builder_t *b, const transform_
 static const kiln_tir_expr_t *transform_body(kiln_tir_builder_t *b,
                                              const kiln_tir_expr_t *const *indices, void *user) {
   const transform_t *t = user;
-  const kiln_tir_expr_t *at[KILN_NN_LAYOUT_MAX_AXES];
+  const kiln_tir_expr_t *at[KILN_LAYOUT_MAX_AXES];
   for (int i = 0; i < t->src.ndim; ++i) {
-    char axis = t->src.axes[i];
-    if (axis >= 'a' && axis <= 'z') {
-      at[i] = kiln_tir_b_bin(b, KILN_TIR_EXPR_FLOOR_MOD,
-                             logical_at(b, t, (char)(axis - 'a' + 'A'), indices),
+    char axis = kiln_layout_axis_primal(&t->src, i);
+    if (kiln_layout_axis_is_split(&t->src, i)) {
+      at[i] = kiln_tir_b_bin(b, KILN_TIR_EXPR_FLOOR_MOD, logical_at(b, t, axis, indices),
                              kiln_tir_b_i32(b, t->src.factors[i]));
       continue;
     }
     const kiln_tir_expr_t *x = logical_at(b, t, axis, indices);
-    int64_t factor = kiln_nn_layout_factor(&t->src, axis);
+    int64_t factor = kiln_layout_factor(&t->src, axis);
     at[i] =
         factor > 0 ? kiln_tir_b_bin(b, KILN_TIR_EXPR_FLOOR_DIV, x, kiln_tir_b_i32(b, factor)) : x;
   }
@@ -69,14 +59,14 @@ kiln_status_t kiln_compute_layout_transform(const kiln_compute_args_t *args,
                                             kiln_compute_result_t *out_result) {
   const kiln_nn_layout_transform_attrs_t *a = args->attrs;
   transform_t t = {.data = args->inputs[0]};
-  KILN_RETURN_IF_ERROR_ANNOTATE(kiln_nn_layout_parse(a->src_layout, &t.src), "%s: src_layout",
+  KILN_RETURN_IF_ERROR_ANNOTATE(kiln_layout_parse(a->src_layout, &t.src), "%s: src_layout",
                                 args->op->name);
-  KILN_RETURN_IF_ERROR_ANNOTATE(kiln_nn_layout_parse(a->dst_layout, &t.dst), "%s: dst_layout",
+  KILN_RETURN_IF_ERROR_ANNOTATE(kiln_layout_parse(a->dst_layout, &t.dst), "%s: dst_layout",
                                 args->op->name);
   const kiln_tensor_type_t *out = NULL;
   KILN_RETURN_IF_ERROR(kiln_compute_output_type(args, 0, &out));
   if (t.src.ndim != t.data->ndim || t.dst.ndim != out->ndim ||
-      !kiln_nn_layout_same_axes(&t.src, &t.dst)) {
+      !kiln_layout_same_axes(&t.src, &t.dst)) {
     return KILN_STATUS(INVALID_ARGUMENT, "%s: layouts %s -> %s do not fit data of rank %d",
                        args->op->name, a->src_layout, a->dst_layout, t.data->ndim);
   }

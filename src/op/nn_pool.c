@@ -86,8 +86,7 @@ static const char *pool_order(const kiln_op_t *op) {
   return pool_spatial(op) == 3 ? "NCDHW" : "NCHW";
 }
 
-/* The layout attribute of either attrs struct. */
-static const char *pool_layout_text(const kiln_op_t *op, const void *attrs) {
+const char *kiln_nn_pool_layout_text(const kiln_op_t *op, const void *attrs) {
   if (pool_is_global(op)) {
     return ((const kiln_nn_global_pool2d_attrs_t *)attrs)->layout;
   }
@@ -96,9 +95,9 @@ static const char *pool_layout_text(const kiln_op_t *op, const void *attrs) {
 
 /* NCHW (NCDHW) in any order, C optionally split. */
 static kiln_status_t pool_layout(const kiln_op_t *op, const void *attrs,
-                                 kiln_nn_layout_t *out_layout) {
-  return kiln_nn_layout_require(op, "layout", pool_layout_text(op, attrs), pool_order(op), "c", "",
-                                out_layout);
+                                 kiln_layout_t *out_layout) {
+  return kiln_nn_layout_require(op, "layout", kiln_nn_pool_layout_text(op, attrs), pool_order(op),
+                                "c", "", out_layout);
 }
 
 static kiln_status_t pool_validate(const kiln_op_t *op, const void *attrs) {
@@ -110,21 +109,21 @@ static kiln_status_t pool_validate(const kiln_op_t *op, const void *attrs) {
     KILN_RETURN_IF_ERROR(kiln_nn_check_ints(op, "dilation", a->dilation, n, -1, 1));
     KILN_RETURN_IF_ERROR(kiln_nn_check_ints(op, "padding", a->padding, 2 * n, -1, 0));
   }
-  kiln_nn_layout_t layout;
+  kiln_layout_t layout;
   return pool_layout(op, attrs, &layout);
 }
 
 /* ---- the plan shared by relation and kernel ---- */
 
 typedef struct pool_plan_t {
-  kiln_nn_layout_t layout;
+  kiln_layout_t layout;
   const char *order;                                 /* "NCHW" or "NCDHW" */
   kiln_nn_axis_view_t data[KILN_NN_MAX_SPATIAL + 2]; /* N, C, then the spatial axes */
   kiln_nn_window_t window;
   bool is_max;
   bool count_include_pad;
   int64_t out_logical[KILN_NN_MAX_SPATIAL + 2]; /* N, C, then the output's spatial extents */
-  int64_t out_shape[KILN_NN_LAYOUT_MAX_AXES];
+  int64_t out_shape[KILN_LAYOUT_MAX_AXES];
 } pool_plan_t;
 
 static kiln_status_t pool_plan_make(const kiln_op_t *op, const void *attrs,
@@ -173,7 +172,7 @@ static kiln_status_t pool_infer(const kiln_type_relation_t *relation,
 /* The data in the layout attribute; the output in the same. */
 static kiln_status_t pool_correct_layout(kiln_layout_relation_t *relation) {
   KILN_RETURN_IF_ERROR(kiln_nn_relation_attrs(relation->op, relation->attrs));
-  const char *layout = pool_layout_text(relation->op, relation->attrs);
+  const char *layout = kiln_nn_pool_layout_text(relation->op, relation->attrs);
   relation->required_layouts[0] = layout;
   relation->output_layout = layout;
   return KILN_OK;

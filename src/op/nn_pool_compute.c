@@ -203,18 +203,14 @@ static kiln_status_t pool_make(const kiln_compute_args_t *args, const kiln_tenso
                                pool_t *p) {
   const kiln_op_t *op = args->op;
   bool global = op->id == KILN_OP_GLOBAL_AVG_POOL2D || op->id == KILN_OP_GLOBAL_MAX_POOL2D;
-  const char *text = global ? ((const kiln_nn_global_pool2d_attrs_t *)args->attrs)->layout
-                            : ((const kiln_nn_pool2d_attrs_t *)args->attrs)->layout;
+  const char *text = kiln_nn_pool_layout_text(op, args->attrs);
   const char *axes = pool_spatial_axes(op);
-  kiln_nn_layout_t layout;
-  KILN_RETURN_IF_ERROR_ANNOTATE(kiln_nn_layout_parse(text, &layout), "%s: layout", op->name);
+  kiln_layout_t layout;
+  KILN_RETURN_IF_ERROR_ANNOTATE(kiln_layout_parse(text, &layout), "%s: layout", op->name);
   p->spatial = axes[2] ? 3 : 2;
   bool found = layout.ndim == p->ndim;
   for (int dim = 0; dim < p->spatial; ++dim) {
-    p->pos[dim] = -1;
-    for (int i = 0; i < layout.ndim; ++i) {
-      p->pos[dim] = layout.axes[i] == axes[dim] ? i : p->pos[dim];
-    }
+    p->pos[dim] = kiln_layout_axis_index(&layout, axes[dim]);
     found = found && p->pos[dim] >= 0;
   }
   if (!found) {

@@ -84,18 +84,32 @@
 
 /* ---- conv2d_NCHWc ---- */
 
+/* Whether `layout` is `primal` with the primal axes of `splits` split, in
+ * that order, by whatever factors it has ("NCHW16c" is "NCHW" split "C"). */
+static bool layout_is_blocked_form(const kiln_layout_t *layout, const char *primal,
+                                   const char *splits) {
+  kiln_layout_t expected;
+  kiln_status_t status = kiln_layout_parse(primal, &expected);
+  for (const char *p = splits; status == KILN_OK && *p; ++p) {
+    status = kiln_layout_split(&expected, *p, kiln_layout_factor(layout, *p), &expected);
+  }
+  if (status != KILN_OK) {
+    kiln_status_free(status);
+    return false;
+  }
+  return kiln_layout_equal(layout, &expected);
+}
+
 /* Whether the layouts are exactly NCHW{c}c, OIHW{i}i{o}o, NCHW{c}c. */
 static bool nchwc_layouts(const kiln_nn_conv2d_attrs_t *a, int64_t *out_ic_block) {
-  kiln_nn_layout_t data, kernel, out;
-  if (kiln_nn_layout_parse(a->data_layout, &data) ||
-      kiln_nn_layout_parse(a->kernel_layout, &kernel) ||
-      kiln_nn_layout_parse(a->out_layout, &out)) {
+  kiln_layout_t data, kernel, out;
+  if (kiln_layout_parse(a->data_layout, &data) || kiln_layout_parse(a->kernel_layout, &kernel) ||
+      kiln_layout_parse(a->out_layout, &out)) {
     return false; /* validation has rejected these already */
   }
-  *out_ic_block = kiln_nn_layout_factor(&kernel, 'I');
-  return data.ndim == 5 && memcmp(data.axes, "NCHWc", 5) == 0 && kernel.ndim == 6 &&
-         memcmp(kernel.axes, "OIHWio", 6) == 0 && out.ndim == 5 &&
-         memcmp(out.axes, "NCHWc", 5) == 0;
+  *out_ic_block = kiln_layout_factor(&kernel, 'I');
+  return layout_is_blocked_form(&data, "NCHW", "C") &&
+         layout_is_blocked_form(&kernel, "OIHW", "IO") && layout_is_blocked_form(&out, "NCHW", "C");
 }
 
 static const kiln_te_iter_var_t *axis(const kiln_te_tensor_t *t, int i) {

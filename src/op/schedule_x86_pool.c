@@ -39,30 +39,17 @@
 #include "op/nn_compute.h"
 #include "op/schedule_x86.h"
 
-/* The layout attribute of a window or global pool. */
-static const char *pool_layout_text(const kiln_compute_args_t *args) {
-  const kiln_op_t *op = args->op;
-  if (op->id == KILN_OP_GLOBAL_AVG_POOL2D || op->id == KILN_OP_GLOBAL_MAX_POOL2D) {
-    return ((const kiln_nn_global_pool2d_attrs_t *)args->attrs)->layout;
-  }
-  return ((const kiln_nn_pool2d_attrs_t *)args->attrs)->layout;
-}
-
 /* Storage position of the W axis in a layout of rank `ndim`, or -1 (the
  * layout was validated with the attributes; -1 only guards). */
 static int pool_w_position(const kiln_compute_args_t *args, int ndim) {
-  kiln_nn_layout_t layout;
-  kiln_status_t status = kiln_nn_layout_parse(pool_layout_text(args), &layout);
+  kiln_layout_t layout;
+  kiln_status_t status =
+      kiln_layout_parse(kiln_nn_pool_layout_text(args->op, args->attrs), &layout);
   if (status || layout.ndim != ndim) {
     kiln_status_free(status);
     return -1;
   }
-  for (int i = 0; i < layout.ndim; ++i) {
-    if (layout.axes[i] == 'W') {
-      return i;
-    }
-  }
-  return -1;
+  return kiln_layout_axis_index(&layout, 'W');
 }
 
 /* Whether `tensor` is one of `anchor`'s inputs (the pool's reductions). */

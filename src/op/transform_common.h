@@ -364,24 +364,23 @@ static inline const char *kiln_layout_arriving(const kiln_layout_relation_t *rel
 }
 
 /* The primal layout of `layout`, its upper-case axes in order ("NCHW16c" ->
- * "NCHW"); "" stays "". Parsed by the one layout parser (nn_layout.c). */
+ * "NCHW"); "" stays "". Parsed by the one layout parser (op/layout.h). */
 static inline kiln_status_t kiln_layout_primal(const kiln_layout_relation_t *relation,
                                                const char *layout, const char **out_layout) {
   if (layout[0] == '\0') {
     *out_layout = layout;
     return KILN_OK;
   }
-  kiln_nn_layout_t parsed;
-  KILN_RETURN_IF_ERROR_ANNOTATE(kiln_nn_layout_parse(layout, &parsed), "%s: \"%s\" is not a layout",
+  kiln_layout_t parsed, primal;
+  KILN_RETURN_IF_ERROR_ANNOTATE(kiln_layout_parse(layout, &parsed), "%s: \"%s\" is not a layout",
                                 relation->op->name, layout);
-  char primal[KILN_NN_LAYOUT_MAX_AXES + 1];
-  kiln_nn_layout_primal(&parsed, primal);
-  if (strcmp(primal, layout) == 0) {
+  if (!kiln_layout_is_blocked(&parsed)) {
     *out_layout = layout;
     return KILN_OK;
   }
+  kiln_layout_to_primal(&parsed, &primal);
   char *copy = NULL;
-  KILN_RETURN_IF_ERROR(kiln_arena_strdup(relation->arena, primal, &copy));
+  KILN_RETURN_IF_ERROR(kiln_arena_strdup(relation->arena, primal.text, &copy));
   *out_layout = copy;
   return KILN_OK;
 }

@@ -80,7 +80,7 @@
 typedef struct value_t {
   kiln_expr_t *plain;   /* in the original layout, or NULL while only blocked */
   kiln_expr_t *blocked; /* in `layout`, or NULL */
-  const char *layout;   /* "NCHW16c" */
+  kiln_layout_t layout; /* NCHW16c, while `blocked` */
 } value_t;
 
 typedef struct alterer_t {
@@ -93,6 +93,8 @@ typedef struct alterer_t {
   kiln_array_t args; /* kiln_expr_t *, scratch */
   int64_t block;
   int converted;
+  kiln_layout_t nchw; /* the plain layouts, parsed once */
+  kiln_layout_t oihw;
 } alterer_t;
 
 /* ---- helpers ---- */
@@ -126,16 +128,20 @@ static int64_t channel_block(int64_t n, int64_t limit) {
   return 1;
 }
 
-/* "NCHW{c}c", or with o > 0 the weight's "OIHW{c}i{o}o", in the arena. */
-static kiln_status_t layout_text(alterer_t *a, int64_t c, int64_t o, const char **out_text) {
-  char buffer[64];
-  if (o > 0) {
-    snprintf(buffer, sizeof(buffer), "OIHW%lldi%lldo", (long long)c, (long long)o);
-  } else {
-    snprintf(buffer, sizeof(buffer), "NCHW%lldc", (long long)c);
+/* NCHW{c}c, or with o > 0 the weight's OIHW{c}i{o}o. */
+static kiln_status_t blocked_layout(const alterer_t *a, int64_t c, int64_t o,
+                                    kiln_layout_t *out_layout) {
+  if (o == 0) {
+    return kiln_layout_split(&a->nchw, 'C', c, out_layout);
   }
+  KILN_RETURN_IF_ERROR(kiln_layout_split(&a->oihw, 'I', c, out_layout));
+  return kiln_layout_split(out_layout, 'O', o, out_layout);
+}
+
+/* The text of `layout`, for an attribute, in the arena. */
+static kiln_status_t layout_attr(alterer_t *a, const kiln_layout_t *layout, const char **out_text) {
   char *copy = NULL;
-  KILN_RETURN_IF_ERROR(kiln_arena_strdup(a->arena, buffer, &copy));
+  KILN_RETURN_IF_ERROR(kiln_arena_strdup(a->arena, layout->text, &copy));
   *out_text = copy;
   return KILN_OK;
 }
@@ -168,13 +174,13 @@ static kiln_status_t fold_transform(alterer_t *a, kiln_constant_t *constant,
   return KILN_OK;
 }
 
-static kiln_status_t transform(alterer_t *a, kiln_expr_t *input, const char *src, const char *dst,
-                               kiln_expr_t **out) {
+static kiln_status_t transform(alterer_t *a, kiln_expr_t *input, const kiln_layout_t *src,
+                               const kiln_layout_t *dst, kiln_expr_t **out) {
   kiln_nn_layout_transform_attrs_t *attrs = NULL;
   KILN_RETURN_IF_ERROR(
       kiln_op_attrs_create_default(&kiln_op_layout_transform, a->arena, (void **)&attrs));
-  attrs->src_layout = src;
-  attrs->dst_layout = dst;
+  KILN_RETURN_IF_ERROR(layout_attr(a, src, &attrs->src_layout));
+  KILN_RETURN_IF_ERROR(layout_attr(a, dst, &attrs->dst_layout));
   kiln_constant_t *constant = kiln_expr_as_constant(input);
   if (constant) {
     return fold_transform(a, constant, attrs, out);
@@ -217,17 +223,17 @@ static kiln_status_t append_unit_axis(alterer_t *a, kiln_expr_t *input, int rank
 static kiln_status_t plain_of(alterer_t *a, const kiln_expr_t *expr, kiln_expr_t **out) {
   value_t *v = value_of(a, expr);
   if (!v->plain) {
-    KILN_RETURN_IF_ERROR(transform(a, v->blocked, v->layout, "NCHW", &v->plain));
+    KILN_RETURN_IF_ERROR(transform(a, v->blocked, &v->layout, &a->nchw, &v->plain));
   }
   *out = v->plain;
   return KILN_OK;
 }
 
 /* `expr` (a 4-d NCHW tensor) in `layout` (NCHW{b}c). */
-static kiln_status_t blocked_of(alterer_t *a, const kiln_expr_t *expr, const char *layout,
+static kiln_status_t blocked_of(alterer_t *a, const kiln_expr_t *expr, const kiln_layout_t *layout,
                                 kiln_expr_t **out) {
   value_t *v = value_of(a, expr);
-  if (v->blocked && strcmp(v->layout, layout) == 0) {
+  if (v->blocked && kiln_layout_equal(&v->layout, layout)) {
     *out = v->blocked;
     return KILN_OK;
   }
@@ -238,10 +244,10 @@ static kiln_status_t blocked_of(alterer_t *a, const kiln_expr_t *expr, const cha
     return append_unit_axis(a, plain, 4, out);
   }
   if (v->blocked) {
-    return transform(a, v->blocked, v->layout, layout, out);
+    return transform(a, v->blocked, &v->layout, layout, out);
   }
-  KILN_RETURN_IF_ERROR(transform(a, v->plain, "NCHW", layout, &v->blocked));
-  v->layout = layout;
+  KILN_RETURN_IF_ERROR(transform(a, v->plain, &a->nchw, layout, &v->blocked));
+  v->layout = *layout;
   *out = v->blocked;
   return KILN_OK;
 }
@@ -254,9 +260,9 @@ static bool is_nchw_float(const kiln_expr_t *expr) {
 /* ---- the rules ---- */
 
 static kiln_status_t set_blocked(alterer_t *a, int32_t node, kiln_expr_t *expr,
-                                 const char *layout) {
+                                 const kiln_layout_t *layout) {
   a->values[node].blocked = expr;
-  a->values[node].layout = layout;
+  a->values[node].layout = *layout;
   return KILN_OK;
 }
 
@@ -269,18 +275,22 @@ static kiln_status_t convert_blocked(alterer_t *a, int32_t node, const kiln_call
   KILN_RETURN_IF_ERROR(
       kiln_op_attrs_create_default(&kiln_op_conv2d_nchwc, a->arena, (void **)&blocked));
   *blocked = *(const kiln_nn_conv2d_attrs_t *)call->attrs;
-  KILN_RETURN_IF_ERROR(layout_text(a, ic, 0, &blocked->data_layout));
-  KILN_RETURN_IF_ERROR(layout_text(a, weight_ic, oc, &blocked->kernel_layout));
-  KILN_RETURN_IF_ERROR(layout_text(a, oc, 0, &blocked->out_layout));
+  kiln_layout_t data, kernel, out;
+  KILN_RETURN_IF_ERROR(blocked_layout(a, ic, 0, &data));
+  KILN_RETURN_IF_ERROR(blocked_layout(a, weight_ic, oc, &kernel));
+  KILN_RETURN_IF_ERROR(blocked_layout(a, oc, 0, &out));
+  KILN_RETURN_IF_ERROR(layout_attr(a, &data, &blocked->data_layout));
+  KILN_RETURN_IF_ERROR(layout_attr(a, &kernel, &blocked->kernel_layout));
+  KILN_RETURN_IF_ERROR(layout_attr(a, &out, &blocked->out_layout));
   kiln_expr_t *args[2] = {NULL, NULL};
-  KILN_RETURN_IF_ERROR(blocked_of(a, call->args[0], blocked->data_layout, &args[0]));
+  KILN_RETURN_IF_ERROR(blocked_of(a, call->args[0], &data, &args[0]));
   kiln_expr_t *weight = NULL;
   KILN_RETURN_IF_ERROR(plain_of(a, call->args[1], &weight));
-  KILN_RETURN_IF_ERROR(transform(a, weight, "OIHW", blocked->kernel_layout, &args[1]));
+  KILN_RETURN_IF_ERROR(transform(a, weight, &a->oihw, &kernel, &args[1]));
   kiln_expr_t *conv = NULL;
   KILN_RETURN_IF_ERROR(call_op(a, &kiln_op_conv2d_nchwc, 2, args, blocked, &conv));
   a->converted += 1;
-  return set_blocked(a, node, conv, blocked->out_layout);
+  return set_blocked(a, node, conv, &out);
 }
 
 /* Whether the conv is depthwise: groups == C == O, one input channel each. */
@@ -304,9 +314,8 @@ static int64_t data_block(const alterer_t *a, const kiln_call_t *call, bool any_
   if (!v->blocked && data->shape[1] < ALTER_MIN_DATA_BLOCK) {
     return 1; /* NCHW1c: the plain data's own order, no transpose */
   }
-  kiln_nn_layout_t layout;
-  if (v->blocked && kiln_nn_layout_parse(v->layout, &layout) == KILN_OK) {
-    int64_t factor = kiln_nn_layout_factor(&layout, 'C');
+  if (v->blocked) {
+    int64_t factor = kiln_layout_factor(&v->layout, 'C');
     if (factor > 1 && data->shape[1] % factor == 0 && (any_size || 2 * factor >= preferred)) {
       return factor;
     }
@@ -352,9 +361,8 @@ static bool convertible_conv(const alterer_t *a, const kiln_call_t *call) {
   }
   const kiln_nn_conv2d_attrs_t *attrs = call->attrs;
   const kiln_tensor_type_t *out = kiln_type_as_tensor(call->base.checked_type);
-  if (strcmp(attrs->data_layout, "NCHW") != 0 || strcmp(attrs->kernel_layout, "OIHW") != 0 ||
-      (*attrs->out_layout && strcmp(attrs->out_layout, "NCHW") != 0) ||
-      !is_nchw_float(call->args[0]) || !is_nchw_float(call->args[1])) {
+  if (!kiln_nn_conv2d_is_nchw(attrs) || !is_nchw_float(call->args[0]) ||
+      !is_nchw_float(call->args[1])) {
     return false;
   }
   if (attrs->groups > 1 && is_depthwise(call)) {
@@ -379,8 +387,8 @@ static int blocked_input(const alterer_t *a, const kiln_call_t *call) {
 }
 
 /* A lower-rank operand of a broadcast whose main input is in `layout`. */
-static kiln_status_t broadcast_operand(alterer_t *a, const kiln_expr_t *arg, const char *layout,
-                                       kiln_expr_t **out) {
+static kiln_status_t broadcast_operand(alterer_t *a, const kiln_expr_t *arg,
+                                       const kiln_layout_t *layout, kiln_expr_t **out) {
   const kiln_tensor_type_t *type = kiln_type_as_tensor(arg->checked_type);
   kiln_expr_t *plain = NULL;
   KILN_RETURN_IF_ERROR(plain_of(a, arg, &plain));
@@ -389,8 +397,11 @@ static kiln_status_t broadcast_operand(alterer_t *a, const kiln_expr_t *arg, con
     return KILN_OK;
   }
   if (type->ndim == 3 && type->shape[0] > 1) {
-    /* (C, H, W): split C as the main input does ("NCHW16c" -> "CHW16c") */
-    return transform(a, plain, "CHW", layout + 1, out);
+    /* (C, H, W): split C as the main input does (NCHW16c -> CHW16c) */
+    kiln_layout_t chw, blocked;
+    KILN_RETURN_IF_ERROR(kiln_layout_sub(&a->nchw, 1, 3, &chw));
+    KILN_RETURN_IF_ERROR(kiln_layout_sub(layout, 1, layout->ndim - 1, &blocked));
+    return transform(a, plain, &chw, &blocked, out);
   }
   return append_unit_axis(a, plain, type->ndim, out);
 }
@@ -454,7 +465,7 @@ static kiln_status_t blocked_pad_attrs(alterer_t *a, const kiln_pad_attrs_t *pla
 /* Rebuilds `call` reading its inputs in `layout`; the pools get the layout
  * in their attributes. */
 static kiln_status_t follow(alterer_t *a, int32_t node, const kiln_call_t *call,
-                            const char *layout) {
+                            const kiln_layout_t *layout) {
   kiln_array_clear(&a->args);
   for (int i = 0; i < call->num_args; ++i) {
     const kiln_tensor_type_t *t = kiln_type_as_tensor(call->args[i]->checked_type);
@@ -471,14 +482,14 @@ static kiln_status_t follow(alterer_t *a, int32_t node, const kiln_call_t *call,
     kiln_nn_pool2d_attrs_t *pool = NULL;
     KILN_RETURN_IF_ERROR(kiln_arena_allocate(a->arena, sizeof(*pool), 8, (void **)&pool));
     *pool = *(const kiln_nn_pool2d_attrs_t *)call->attrs;
-    pool->layout = layout;
+    KILN_RETURN_IF_ERROR(layout_attr(a, layout, &pool->layout));
     attrs = pool;
   } else if (call->op == &kiln_op_pad) {
     KILN_RETURN_IF_ERROR(blocked_pad_attrs(a, call->attrs, &attrs));
   } else if (call->op == &kiln_op_global_avg_pool2d || call->op == &kiln_op_global_max_pool2d) {
     kiln_nn_global_pool2d_attrs_t *pool = NULL;
     KILN_RETURN_IF_ERROR(kiln_arena_allocate(a->arena, sizeof(*pool), 8, (void **)&pool));
-    pool->layout = layout;
+    KILN_RETURN_IF_ERROR(layout_attr(a, layout, &pool->layout));
     attrs = pool;
   }
   kiln_expr_t *expr = NULL;
@@ -490,11 +501,10 @@ static kiln_status_t follow(alterer_t *a, int32_t node, const kiln_call_t *call,
 /* The channel block of `expr`'s blocked form ("NCHW{b}c"), or 0. */
 static int64_t blocked_factor(const alterer_t *a, const kiln_expr_t *expr) {
   const value_t *v = value_of(a, expr);
-  kiln_nn_layout_t layout;
-  if (!v->blocked || !is_nchw_float(expr) || kiln_nn_layout_parse(v->layout, &layout) != KILN_OK) {
+  if (!v->blocked || !is_nchw_float(expr)) {
     return 0;
   }
-  return kiln_nn_layout_factor(&layout, 'C');
+  return kiln_layout_factor(&v->layout, 'C');
 }
 
 /* The input of `call` whose blocked form gives the concatenate its layout:
@@ -528,11 +538,11 @@ static int concatenate_layout_input(const alterer_t *a, const kiln_call_t *call)
  * input `first`: plain inputs are transformed to it (once each). */
 static kiln_status_t concatenate_blocked(alterer_t *a, int32_t node, const kiln_call_t *call,
                                          int first) {
-  const char *layout = value_of(a, call->args[first])->layout;
+  kiln_layout_t layout = value_of(a, call->args[first])->layout;
   kiln_array_clear(&a->args);
   for (int i = 0; i < call->num_args; ++i) {
     kiln_expr_t *blocked = NULL;
-    KILN_RETURN_IF_ERROR(blocked_of(a, call->args[i], layout, &blocked));
+    KILN_RETURN_IF_ERROR(blocked_of(a, call->args[i], &layout, &blocked));
     KILN_RETURN_IF_ERROR(kiln_array_push(&a->args, &blocked));
   }
   kiln_concatenate_attrs_t *attrs = NULL;
@@ -542,7 +552,7 @@ static kiln_status_t concatenate_blocked(alterer_t *a, int32_t node, const kiln_
   kiln_expr_t *expr = NULL;
   KILN_RETURN_IF_ERROR(
       call_op(a, call->op, call->num_args, kiln_array_data(&a->args), attrs, &expr));
-  return set_blocked(a, node, expr, layout);
+  return set_blocked(a, node, expr, &layout);
 }
 
 /* ---- channel slices ---- */
@@ -588,7 +598,7 @@ static kiln_status_t split_blocked(alterer_t *a, int32_t node, const kiln_call_t
   KILN_RETURN_IF_ERROR(plain_of(a, call->args[0], &plain));
   KILN_RETURN_IF_ERROR(call_op(a, call->op, 1, &plain, call->attrs, &a->values[node].plain));
   KILN_RETURN_IF_ERROR(call_op(a, call->op, 1, &blocked, attrs, &blocked));
-  return set_blocked(a, node, blocked, value_of(a, call->args[0])->layout);
+  return set_blocked(a, node, blocked, &value_of(a, call->args[0])->layout);
 }
 
 /* A TupleGetItem of a blocked split picks the blocked part. */
@@ -597,7 +607,7 @@ static kiln_status_t pick_blocked(alterer_t *a, int32_t node, const kiln_tuple_g
   kiln_tuple_get_item_t *picked = NULL;
   KILN_RETURN_IF_ERROR(
       kiln_ir_tuple_get_item_create(a->module, tuple->blocked, item->index, &picked));
-  return set_blocked(a, node, &picked->base, tuple->layout);
+  return set_blocked(a, node, &picked->base, &tuple->layout);
 }
 
 static bool picks_blocked(const alterer_t *a, const kiln_expr_t *expr) {
@@ -660,7 +670,7 @@ static kiln_status_t slice_blocked(alterer_t *a, int32_t node, const kiln_call_t
   axes[0] = 1;
   kiln_expr_t *expr = NULL;
   KILN_RETURN_IF_ERROR(call_op(a, call->op, 1, &value_of(a, call->args[0])->blocked, attrs, &expr));
-  return set_blocked(a, node, expr, value_of(a, call->args[0])->layout);
+  return set_blocked(a, node, expr, &value_of(a, call->args[0])->layout);
 }
 
 /* A node that reads its inputs in their original layouts. */
@@ -735,8 +745,8 @@ static const kiln_expr_t *shuffled_input(const kiln_call_t *call) {
 static kiln_status_t shuffle_blocked(alterer_t *a, int32_t node, const kiln_expr_t *input) {
   KILN_RETURN_IF_ERROR(rebuild_plain(a, node));
   value_t *v = &a->values[node];
-  const char *layout = value_of(a, input)->layout;
-  KILN_RETURN_IF_ERROR(transform(a, v->plain, "NCHW", layout, &v->blocked));
+  kiln_layout_t layout = value_of(a, input)->layout;
+  KILN_RETURN_IF_ERROR(transform(a, v->plain, &a->nchw, &layout, &v->blocked));
   v->layout = layout;
   return KILN_OK;
 }
@@ -746,8 +756,8 @@ static kiln_status_t shuffle_blocked(alterer_t *a, int32_t node, const kiln_expr
 static kiln_status_t alter_transform(alterer_t *a, int32_t node, const kiln_call_t *call) {
   const kiln_nn_layout_transform_attrs_t *t = call->attrs;
   value_t *input = value_of(a, call->args[0]);
-  if (input->blocked && strcmp(t->src_layout, "NCHW") == 0 &&
-      strcmp(t->dst_layout, input->layout) == 0) {
+  if (input->blocked && kiln_layout_text_equal(t->src_layout, a->nchw.text) &&
+      kiln_layout_text_equal(t->dst_layout, input->layout.text)) {
     a->values[node].plain = input->blocked;
     return KILN_OK;
   }
@@ -756,8 +766,8 @@ static kiln_status_t alter_transform(alterer_t *a, int32_t node, const kiln_call
   kiln_call_t *inner = kiln_expr_as_call(arg);
   if (inner && inner->op == &kiln_op_layout_transform) {
     const kiln_nn_layout_transform_attrs_t *before = inner->attrs;
-    if (strcmp(before->src_layout, t->dst_layout) == 0 &&
-        strcmp(before->dst_layout, t->src_layout) == 0) {
+    if (kiln_layout_text_equal(before->src_layout, t->dst_layout) &&
+        kiln_layout_text_equal(before->dst_layout, t->src_layout)) {
       a->values[node].plain = inner->args[0];
       return KILN_OK;
     }
@@ -805,7 +815,8 @@ static kiln_status_t alter_node(alterer_t *a, int32_t node) {
   }
   int main_input = call && call->op ? blocked_input(a, call) : -1;
   if (main_input >= 0 && follows_layout(call, main_input)) {
-    return follow(a, node, call, value_of(a, call->args[main_input])->layout);
+    kiln_layout_t layout = value_of(a, call->args[main_input])->layout;
+    return follow(a, node, call, &layout);
   }
   const kiln_expr_t *shuffled = call && call->op ? shuffled_input(call) : NULL;
   if (shuffled && value_of(a, shuffled)->blocked) {
@@ -842,6 +853,8 @@ static kiln_status_t alter_function(kiln_module_t *module, const char *name,
   a.arena = kiln_module_arena(module);
   a.allocator = kiln_module_allocator(module);
   a.block = block;
+  KILN_RETURN_IF_ERROR(kiln_layout_parse("NCHW", &a.nchw));
+  KILN_RETURN_IF_ERROR(kiln_layout_parse("OIHW", &a.oihw));
   kiln_array_initialize(&a.nodes, a.allocator, sizeof(kiln_expr_t *));
   kiln_hashmap_initialize(&a.index, a.allocator, KILN_HASHMAP_KEY_POINTER);
   kiln_array_initialize(&a.args, a.allocator, sizeof(kiln_expr_t *));

@@ -51,10 +51,7 @@ static bool combinable(const kiln_call_t *call) {
   }
   const kiln_nn_conv2d_attrs_t *attrs = call->attrs;
   const kiln_tensor_type_t *weight = kiln_pass_tensor_type(call->args[1]);
-  return attrs->groups == 1 && strcmp(attrs->data_layout, "NCHW") == 0 &&
-         strcmp(attrs->kernel_layout, "OIHW") == 0 &&
-         (attrs->out_layout[0] == '\0' || strcmp(attrs->out_layout, "NCHW") == 0) && weight &&
-         weight->ndim == 4;
+  return attrs->groups == 1 && kiln_nn_conv2d_is_nchw(attrs) && weight && weight->ndim == 4;
 }
 
 static kiln_status_t append_ints(kiln_strbuf_t *sb, const kiln_ints_t *ints) {

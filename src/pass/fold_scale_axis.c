@@ -75,8 +75,7 @@ static bool scalable_producer(const kiln_expr_t *expr, int *out_axis) {
   if (call->op == &kiln_op_conv2d) {
     const kiln_nn_conv2d_attrs_t *attrs = call->attrs;
     *out_axis = 1;
-    return strcmp(attrs->data_layout, "NCHW") == 0 && strcmp(attrs->kernel_layout, "OIHW") == 0 &&
-           (attrs->out_layout[0] == '\0' || strcmp(attrs->out_layout, "NCHW") == 0);
+    return kiln_nn_conv2d_is_nchw(attrs);
   }
   *out_axis = type->ndim - 1;
   return call->op == &kiln_op_dense;

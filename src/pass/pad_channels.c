@@ -97,10 +97,9 @@ static bool plain_conv(const kiln_call_t *call) {
   const kiln_nn_conv2d_attrs_t *a = call->attrs;
   const kiln_tensor_type_t *w = kiln_pass_tensor_type(call->args[1]);
   const kiln_tensor_type_t *d = kiln_pass_tensor_type(call->args[0]);
-  bool nchw = strcmp(a->data_layout, "NCHW") == 0 && strcmp(a->kernel_layout, "OIHW") == 0 &&
-              (!a->out_layout[0] || strcmp(a->out_layout, "NCHW") == 0);
-  return nchw && call->args[1]->kind == KILN_EXPR_KIND_CONSTANT && w && d && w->ndim == 4 &&
-         d->ndim == 4 && w->dtype == KILN_DTYPE_FLOAT32 && d->dtype == KILN_DTYPE_FLOAT32;
+  return kiln_nn_conv2d_is_nchw(a) && call->args[1]->kind == KILN_EXPR_KIND_CONSTANT && w && d &&
+         w->ndim == 4 && d->ndim == 4 && w->dtype == KILN_DTYPE_FLOAT32 &&
+         d->dtype == KILN_DTYPE_FLOAT32;
 }
 
 /* The conv again with `data`, `weight`, `groups` and `channels`. */
@@ -192,13 +191,9 @@ static bool channelwise_binary(const kiln_op_t *op) {
 }
 
 static bool nchw_pool(const kiln_call_t *call) {
-  if (call->op == &kiln_op_max_pool2d || call->op == &kiln_op_avg_pool2d) {
-    return strcmp(((const kiln_nn_pool2d_attrs_t *)call->attrs)->layout, "NCHW") == 0;
-  }
-  if (call->op == &kiln_op_global_avg_pool2d || call->op == &kiln_op_global_max_pool2d) {
-    return strcmp(((const kiln_nn_global_pool2d_attrs_t *)call->attrs)->layout, "NCHW") == 0;
-  }
-  return false;
+  bool pool = call->op == &kiln_op_max_pool2d || call->op == &kiln_op_avg_pool2d ||
+              call->op == &kiln_op_global_avg_pool2d || call->op == &kiln_op_global_max_pool2d;
+  return pool && kiln_layout_text_equal(kiln_nn_pool_layout_text(call->op, call->attrs), "NCHW");
 }
 
 /* The operand of a binary op beside a sliced 4-d value of the output's

@@ -1,6 +1,6 @@
 /*
- * Tests of the layout strings (parser, views, storage shapes, the shared
- * primal-form layout rule) and of layout_transform: attributes, the type
+ * Tests of layout views and storage shapes, the shared primal-form layout
+ * rule, and of layout_transform: attributes, the type
  * relation with every error, its layout rule, and the kernel on float32,
  * int64 and uint8 data, element by element against index formulas written
  * here (NCHW -> NCHW{c}c, NCHW{a}c -> NCHW{b}c, OIHW -> OIHW{i}i{o}o,
@@ -50,61 +50,12 @@ static kiln_tensor_t *transform(kiln_tensor_t *input, const char *src, const cha
   return out;
 }
 
-/* ---- layout strings ---- */
-
-static void test_parse(void **state) {
-  (void)state;
-  kiln_nn_layout_t layout;
-  KILN_ASSERT_OK(kiln_nn_layout_parse("NCHW16c", &layout));
-  assert_int_equal(layout.ndim, 5);
-  assert_memory_equal(layout.axes, "NCHWc", 5);
-  assert_int_equal(layout.factors[1], 0);
-  assert_int_equal(layout.factors[4], 16);
-  assert_int_equal(kiln_nn_layout_factor(&layout, 'C'), 16);
-  assert_int_equal(kiln_nn_layout_factor(&layout, 'H'), 0);
-  char primal[KILN_NN_LAYOUT_MAX_AXES + 1];
-  kiln_nn_layout_primal(&layout, primal);
-  assert_string_equal(primal, "NCHW");
-  KILN_ASSERT_OK(kiln_nn_layout_parse("OIHW3i4o", &layout));
-  assert_int_equal(kiln_nn_layout_factor(&layout, 'I'), 3);
-  assert_int_equal(kiln_nn_layout_factor(&layout, 'O'), 4);
-  kiln_nn_layout_t other;
-  KILN_ASSERT_OK(kiln_nn_layout_parse("HWOI", &other));
-  assert_true(kiln_nn_layout_same_axes(&layout, &other));
-  KILN_ASSERT_OK(kiln_nn_layout_parse("NCHW", &other));
-  assert_false(kiln_nn_layout_same_axes(&layout, &other));
-}
-
-static void test_parse_errors(void **state) {
-  (void)state;
-  kiln_nn_layout_t layout;
-  KILN_ASSERT_STATUS(kiln_nn_layout_parse("", &layout), INVALID_ARGUMENT, "layout is empty");
-  KILN_ASSERT_STATUS(kiln_nn_layout_parse("NCHWc", &layout), INVALID_ARGUMENT,
-                     "layout 'NCHWc': split axis 'c' needs a factor");
-  KILN_ASSERT_STATUS(kiln_nn_layout_parse("NCHW0c", &layout), INVALID_ARGUMENT,
-                     "layout 'NCHW0c': a split factor must be positive");
-  KILN_ASSERT_STATUS(kiln_nn_layout_parse("NCHW16", &layout), INVALID_ARGUMENT,
-                     "a factor must be followed by a lower-case axis");
-  KILN_ASSERT_STATUS(kiln_nn_layout_parse("NCHW4C", &layout), INVALID_ARGUMENT,
-                     "a factor must be followed by a lower-case axis");
-  KILN_ASSERT_STATUS(kiln_nn_layout_parse("NCHW16x", &layout), INVALID_ARGUMENT,
-                     "layout 'NCHW16x': split axis 'x' has no primal axis 'X'");
-  KILN_ASSERT_STATUS(kiln_nn_layout_parse("NCHHW", &layout), INVALID_ARGUMENT,
-                     "layout 'NCHHW': axis 'H' appears twice");
-  KILN_ASSERT_STATUS(kiln_nn_layout_parse("NCHW4c4c", &layout), INVALID_ARGUMENT,
-                     "axis 'c' appears twice");
-  KILN_ASSERT_STATUS(kiln_nn_layout_parse("NC-HW", &layout), INVALID_ARGUMENT,
-                     "layout 'NC-HW': unexpected character '-'");
-  KILN_ASSERT_STATUS(kiln_nn_layout_parse("NCHW99999999999c", &layout), INVALID_ARGUMENT,
-                     "factor too large");
-  KILN_ASSERT_STATUS(kiln_nn_layout_parse("ABCDEFGHIJKLMNOPQ", &layout), INVALID_ARGUMENT,
-                     "more than 16 axes");
-}
+/* ---- views and shapes (the parser's own tests: test_layout.c) ---- */
 
 static void test_view_and_shape(void **state) {
   (void)state;
-  kiln_nn_layout_t layout;
-  KILN_ASSERT_OK(kiln_nn_layout_parse("NCHW4c", &layout));
+  kiln_layout_t layout;
+  KILN_ASSERT_OK(kiln_layout_parse("NCHW4c", &layout));
   kiln_nn_axis_view_t axes[4];
   KILN_ASSERT_OK(kiln_nn_layout_view(&layout, "NCHW", 5, SHAPE(2, 3, 5, 7, 4), axes));
   /* Strides of (2, 3, 5, 7, 4): 420, 140, 28, 4, 1. */
@@ -341,8 +292,6 @@ static void test_kernel_errors(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_parse),
-      cmocka_unit_test(test_parse_errors),
       cmocka_unit_test(test_view_and_shape),
       cmocka_unit_test(test_layout_rule_primal),
       cmocka_unit_test(test_metadata_and_attrs),
