@@ -316,9 +316,9 @@ static kiln_status_t kernel_of(codegen_t *g, const kiln_function_t *function,
   return status;
 }
 
-/* The call of an operator found by `find` (a runtime shape function's or
- * extern kernel's) that primitive function `fn` is: one call over the
- * parameters in order; NULL for any other function. */
+/* The call of an operator found by `find` (a runtime shape function's)
+ * that primitive function `fn` is: one call over the parameters in order;
+ * NULL for any other function. */
 static const kiln_call_t *runtime_call(const kiln_function_t *fn, int (*find)(const char *)) {
   const kiln_call_t *call = kiln_expr_as_call(fn->body);
   int index = call && call->op ? find(call->op->name) : -1;
@@ -366,14 +366,48 @@ static void set_shape_func(codegen_t *g, const kiln_call_t *dyn) {
   node->shape_func_attr = kiln_dyn_shape_func_attr(dyn->op, dyn->attrs);
 }
 
+/* The index of the parameter of `fn` that `expr` is, or -1. */
+static int param_index(const kiln_function_t *fn, const kiln_expr_t *expr) {
+  for (int p = 0; p < fn->num_params; ++p) {
+    if (expr == &fn->params[p]->base) {
+      return p;
+    }
+  }
+  return -1;
+}
+
+/* The call of an operator the runtime has an extern kernel for that
+ * primitive function `fn` is, each argument one of its parameters (in any
+ * order, one passed twice when common subexpression elimination merged
+ * two equal constants: dyn.resize's empty roi and scales), or NULL. */
+static const kiln_call_t *extern_call(const kiln_function_t *fn) {
+  const kiln_call_t *call = kiln_expr_as_call(fn->body);
+  if (!call || !call->op || kiln_extern_kernel_find(call->op->name) < 0) {
+    return NULL;
+  }
+  for (int a = 0; a < call->num_args; ++a) {
+    if (param_index(fn, call->args[a]) < 0) {
+      return NULL;
+    }
+  }
+  return call;
+}
+
 /* A call of an operator the runtime has an extern kernel for (nonzero,
- * unique, vision.non_max_suppression, stft, mel_weight_matrix): no kernel;
- * the VM's call_extern runs the runtime's, which allocates the outputs
- * (vm_symbolic.c). */
+ * unique, vision.non_max_suppression, stft, mel_weight_matrix,
+ * dyn.resize): no kernel; the VM's call_extern runs the runtime's, which
+ * allocates the outputs (vm_symbolic.c). Its inputs are the entries of
+ * `inputs` (the primitive call's) its arguments' parameters name. */
 static kiln_status_t add_extern(codegen_t *g, const kiln_call_t *call, const kiln_call_t *ext,
                                 const int *inputs, int count, const kiln_tensor_type_t **types,
                                 value_t **out_value) {
-  KILN_RETURN_IF_ERROR(add_node(g, &call->base, ext->op->name, "__extern", call->num_args, inputs,
+  int *args = NULL;
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(g->arena, (size_t)ext->num_args + 1, sizeof(int),
+                                                 _Alignof(int), (void **)&args));
+  for (int a = 0; a < ext->num_args; ++a) {
+    args[a] = inputs[param_index(call->callee, ext->args[a])];
+  }
+  KILN_RETURN_IF_ERROR(add_node(g, &call->base, ext->op->name, "__extern", ext->num_args, args,
                                 count, types, 0, out_value));
   node_t *node = kiln_array_at(&g->nodes, kiln_array_count(&g->nodes) - 1);
   node->extern_kernel = ext->op->name;
@@ -418,7 +452,7 @@ static kiln_status_t visit_call(codegen_t *g, const kiln_call_t *call, value_t *
     set_shape_func(g, dyn);
     return KILN_OK;
   }
-  const kiln_call_t *ext = runtime_call(call->callee, kiln_extern_kernel_find);
+  const kiln_call_t *ext = extern_call(call->callee);
   if (ext) {
     return add_extern(g, call, ext, inputs, count, types, out_value);
   }

@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "op/op.h"
-#include "op/scalar.h"
+#include "runtime/scalar.h"
 
 /* ---- attrs structs ---- */
 

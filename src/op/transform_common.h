@@ -33,7 +33,7 @@
 
 #include "op/nn_common.h"
 #include "op/op.h"
-#include "op/scalar.h"
+#include "runtime/scalar.h"
 
 /* ---- shape rules ---- */
 

@@ -17,8 +17,8 @@
  * is rounded twice; every float16 result of an exact operation is exact).
  * Everything is static inline: small helpers used by several families.
  */
-#ifndef KILN_OP_SCALAR_H_
-#define KILN_OP_SCALAR_H_
+#ifndef KILN_RUNTIME_SCALAR_H_
+#define KILN_RUNTIME_SCALAR_H_
 
 #include <math.h>
 #include <stdbool.h>
@@ -274,4 +274,4 @@ static inline int kiln_scalar_compare(kiln_scalar_t a, kiln_scalar_t b) {
   return a.i < b.i ? -1 : (a.i > b.i ? 1 : 0);
 }
 
-#endif /* KILN_OP_SCALAR_H_ */
+#endif /* KILN_RUNTIME_SCALAR_H_ */
