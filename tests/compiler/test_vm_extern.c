@@ -10,6 +10,10 @@
  * and mel_weight_matrix, whose shapes depend on scalar inputs' values, are
  * extern kernels too: several frame steps and lengths, mel bins and DFT
  * lengths, and values the kernels reject fail the run with their message.
+ * dyn.resize (ONNX Resize with run-time scales, sizes or roi) is one too:
+ * every mode, nearest rounding and coordinate transformation, at several
+ * scales and sizes, integer data among them, and bad scales or sizes fail
+ * the run naming the dim.
  */
 #include <math.h>
 #include <stdio.h>
@@ -56,6 +60,47 @@ static const char spectral[] =
     "  %1 = multiply(%0, %0);\n"
     "  %2 = mel_weight_matrix(%bins, %dft, %rate, %lo, %hi, dtype=\"float32\");\n"
     "  (%1, %2)\n"
+    "}\n";
+
+/* dyn.resize by run-time scales: nearest with each rounding, linear,
+ * cubic (with exclude_outside and another coefficient), each coordinate
+ * transformation, tf_crop_and_resize extrapolating. */
+static const char resize_scales[] =
+    "def @main(%x: Tensor[(1, 2, 4, 5), float32], %roi: Tensor[(8), float32],\n"
+    "          %s: Tensor[(4), float32], %none: Tensor[(0), int64]) {\n"
+    "  %0 = dyn.resize(%x, %roi, %s, %none);\n"
+    "  %1 = dyn.resize(%x, %roi, %s, %none, nearest_mode=\"round_prefer_ceil\",\n"
+    "                  coordinate_transformation_mode=\"asymmetric\");\n"
+    "  %2 = dyn.resize(%x, %roi, %s, %none, nearest_mode=\"floor\",\n"
+    "                  coordinate_transformation_mode=\"align_corners\");\n"
+    "  %3 = dyn.resize(%x, %roi, %s, %none, nearest_mode=\"ceil\",\n"
+    "                  coordinate_transformation_mode=\"tf_half_pixel_for_nn\");\n"
+    "  %4 = dyn.resize(%x, %roi, %s, %none, mode=\"linear\",\n"
+    "                  coordinate_transformation_mode=\"pytorch_half_pixel\");\n"
+    "  %5 = dyn.resize(%x, %roi, %s, %none, mode=\"cubic\");\n"
+    "  %6 = dyn.resize(%x, %roi, %s, %none, mode=\"cubic\", cubic_coeff_a=-0.5,\n"
+    "                  exclude_outside=True, coordinate_transformation_mode=\"align_corners\");\n"
+    "  %7 = dyn.resize(%x, %roi, %s, %none, mode=\"linear\",\n"
+    "                  coordinate_transformation_mode=\"tf_crop_and_resize\",\n"
+    "                  extrapolation_value=10.0);\n"
+    "  (%0, %1, %2, %3, %4, %5, %6, %7)\n"
+    "}\n";
+
+/* dyn.resize by run-time sizes, of float and of int32 data (one empty
+ * input for roi and scales both, as CSE leaves ONNX's), and a kernel over
+ * the "?" dims of one. */
+static const char resize_sizes[] =
+    "def @main(%x: Tensor[(1, 2, 4, 5), float32], %n: Tensor[(4), int64],\n"
+    "          %xi: Tensor[(3, 4), int32], %m: Tensor[(2), int64],\n"
+    "          %empty: Tensor[(0), float32], %y: Tensor[(3, 4), float32]) {\n"
+    "  %0 = dyn.resize(%x, %empty, %empty, %n, mode=\"cubic\");\n"
+    "  %1 = dyn.resize(%x, %empty, %empty, %n, mode=\"linear\",\n"
+    "                  coordinate_transformation_mode=\"align_corners\");\n"
+    "  %2 = dyn.resize(%x, %empty, %empty, %n, nearest_mode=\"ceil\");\n"
+    "  %3 = dyn.resize(%xi, %empty, %empty, %m, mode=\"linear\");\n"
+    "  %4 = dyn.resize(%y, %empty, %empty, %m, mode=\"cubic\");\n"
+    "  %5 = multiply(%4, %4);\n"
+    "  (%0, %1, %2, %3, %5)\n"
     "}\n";
 
 static void release_all(int n, kiln_tensor_t **tensors) {
@@ -247,11 +292,102 @@ static void test_stft_mel_weight_matrix(void **state) {
   kiln_module_destroy(reference);
 }
 
+/* A 1-D tensor of `count` values. */
+static kiln_tensor_t *list_of(kiln_dtype_t dtype, int64_t count, const void *data) {
+  return tensor_of(dtype, 1, (const int64_t[]){count}, data);
+}
+
+/* Runs `in` on the VM, which fails with `message`. */
+static void run_fails(kiln_graph_executor_t *vm, int num_inputs, kiln_tensor_t **in,
+                      const char *message) {
+  for (int i = 0; i < num_inputs; ++i) {
+    KILN_ASSERT_OK(kiln_graph_executor_set_input(vm, i, kiln_tensor_dl(in[i])));
+  }
+  KILN_ASSERT_STATUS(kiln_graph_executor_run(vm), INVALID_ARGUMENT, message);
+}
+
+/* The scales module's inputs: x, a roi that crops and reaches outside the
+ * input, `scales`. */
+static void resize_scales_inputs(const float *scales, kiln_tensor_t **in) {
+  const float roi[8] = {0, 0, 0.2f, -0.1f, 1, 1, 0.8f, 1.3f};
+  in[0] = random_tensor(KILN_DTYPE_FLOAT32, 4, (const int64_t[]){1, 2, 4, 5}, -2, 2);
+  in[1] = list_of(KILN_DTYPE_FLOAT32, 8, roi);
+  in[2] = list_of(KILN_DTYPE_FLOAT32, 4, scales);
+  in[3] = list_of(KILN_DTYPE_INT64, 0, NULL);
+}
+
+static void test_resize_scales(void **state) {
+  (void)state;
+  kiln_module_t *reference = irt_parse("resize_scales", resize_scales);
+  KILN_ASSERT_OK(kiln_ir_infer_types(reference));
+  kiln_compiled_t *compiled = irt_compile_vm("resize_scales", resize_scales);
+  kiln_graph_executor_t *vm = executor(compiled);
+  /* up, down, both, one that resizes the channels too, a scale of 1 */
+  const float cases[][4] = {
+      {1, 1, 2, 2}, {1, 1, 0.6f, 0.8f}, {1, 1, 3, 0.5f}, {1, 2.5f, 1.5f, 1}, {1, 1, 1, 1.7f}};
+  for (int c = 0; c < (int)(sizeof(cases) / sizeof(cases[0])); ++c) {
+    kiln_tensor_t *in[4];
+    resize_scales_inputs(cases[c], in);
+    run_case(reference, vm, 4, in, c);
+    release_all(4, in);
+  }
+  /* a scale of 0, a negative one, one giving no element */
+  const float bad[][4] = {{1, 1, 0, 2}, {1, 1, 2, -1}, {1, 1, 2, 0.1f}};
+  const char *messages[] = {"(call_extern): dyn.resize: dim 2 would have 0 elements (from scale 0)",
+                            "dyn.resize: dim 3 would have -5 elements (from scale -1)",
+                            "dyn.resize: dim 3 would have 0 elements (from scale 0.1)"};
+  for (int c = 0; c < 3; ++c) {
+    kiln_tensor_t *in[4];
+    resize_scales_inputs(bad[c], in);
+    run_fails(vm, 4, in, messages[c]);
+    release_all(4, in);
+  }
+  kiln_graph_executor_destroy(vm);
+  kiln_compiled_destroy(compiled);
+  kiln_module_destroy(reference);
+}
+
+/* The sizes module's inputs: x, `sizes` (4), int data, `sizes` (2) for it
+ * and for y. */
+static void resize_sizes_inputs(const int64_t *sizes, kiln_tensor_t **in) {
+  in[0] = random_tensor(KILN_DTYPE_FLOAT32, 4, (const int64_t[]){1, 2, 4, 5}, -2, 2);
+  in[1] = list_of(KILN_DTYPE_INT64, 4, sizes);
+  in[2] = random_tensor(KILN_DTYPE_INT32, 2, (const int64_t[]){3, 4}, -50, 50);
+  in[3] = list_of(KILN_DTYPE_INT64, 2, sizes + 4);
+  in[4] = list_of(KILN_DTYPE_FLOAT32, 0, NULL);
+  in[5] = random_tensor(KILN_DTYPE_FLOAT32, 2, (const int64_t[]){3, 4}, -2, 2);
+}
+
+static void test_resize_sizes(void **state) {
+  (void)state;
+  kiln_module_t *reference = irt_parse("resize_sizes", resize_sizes);
+  KILN_ASSERT_OK(kiln_ir_infer_types(reference));
+  kiln_compiled_t *compiled = irt_compile_vm("resize_sizes", resize_sizes);
+  kiln_graph_executor_t *vm = executor(compiled);
+  const int64_t cases[][6] = {
+      {1, 2, 8, 10, 6, 8}, {1, 2, 3, 2, 2, 3}, {2, 1, 1, 7, 3, 4}, {1, 3, 4, 5, 1, 9}};
+  for (int c = 0; c < (int)(sizeof(cases) / sizeof(cases[0])); ++c) {
+    kiln_tensor_t *in[6];
+    resize_sizes_inputs(cases[c], in);
+    run_case(reference, vm, 6, in, c);
+    release_all(6, in);
+  }
+  kiln_tensor_t *in[6];
+  resize_sizes_inputs((const int64_t[]){1, 2, 0, 3, 2, 2}, in);
+  run_fails(vm, 6, in, "dyn.resize: dim 2 would have 0 elements (from size 0)");
+  release_all(6, in);
+  kiln_graph_executor_destroy(vm);
+  kiln_compiled_destroy(compiled);
+  kiln_module_destroy(reference);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_nonzero_compress_unique),
       cmocka_unit_test(test_non_max_suppression),
       cmocka_unit_test(test_stft_mel_weight_matrix),
+      cmocka_unit_test(test_resize_scales),
+      cmocka_unit_test(test_resize_sizes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
