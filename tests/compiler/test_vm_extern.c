@@ -152,11 +152,11 @@ static int64_t run_case(kiln_module_t *reference, kiln_graph_executor_t *vm, int
   return first;
 }
 
-static kiln_graph_executor_t *executor(kiln_compiled_t *compiled) {
-  assert_non_null(strstr(compiled->vm_json, "\"call_extern\""));
-  kiln_graph_executor_t *vm = NULL;
-  KILN_ASSERT_OK(kiln_compiled_create_executor(compiled, &vm));
-  return vm;
+/* vm_pair_open, and the program calls the runtime's extern kernels. */
+static vm_pair_t pair_open(const char *name, const char *text) {
+  vm_pair_t pair = vm_pair_open(name, text);
+  assert_non_null(strstr(pair.compiled->vm_json, "\"call_extern\""));
+  return pair;
 }
 
 /* Small integers as floats: zeros and repeats are common; `zeros` of the
@@ -172,11 +172,10 @@ static kiln_tensor_t *small_ints(int ndim, const int64_t *shape, int levels, boo
 
 static void test_nonzero_compress_unique(void **state) {
   (void)state;
-  kiln_module_t *reference = irt_parse("values", values);
-  KILN_ASSERT_OK(kiln_ir_infer_types(reference));
-  kiln_compiled_t *compiled = irt_compile_vm("values", values);
-  assert_null(strstr(compiled->vm_json, "fused_nonzero")); /* the runtime's kernel, no other */
-  kiln_graph_executor_t *vm = executor(compiled);
+  vm_pair_t pair = pair_open("values", values);
+  kiln_module_t *reference = pair.reference;
+  kiln_graph_executor_t *vm = pair.vm;
+  assert_null(strstr(pair.compiled->vm_json, "fused_nonzero")); /* the runtime's kernel, no other */
   /* case 0: x and c all zeros (nothing selected); then random levels */
   const int levels[] = {2, 2, 3, 2, 5, 2};
   int64_t counts[6];
@@ -190,9 +189,7 @@ static void test_nonzero_compress_unique(void **state) {
   for (int c = 1; c < 6; ++c) {
     assert_true(counts[c] > 0);
   }
-  kiln_graph_executor_destroy(vm);
-  kiln_compiled_destroy(compiled);
-  kiln_module_destroy(reference);
+  vm_pair_close(&pair);
 }
 
 /* A (1,) tensor holding `value`. */
@@ -215,10 +212,9 @@ static void nms_inputs(int64_t max_output, double iou, double score, kiln_tensor
 
 static void test_non_max_suppression(void **state) {
   (void)state;
-  kiln_module_t *reference = irt_parse("nms", nms);
-  KILN_ASSERT_OK(kiln_ir_infer_types(reference));
-  kiln_compiled_t *compiled = irt_compile_vm("nms", nms);
-  kiln_graph_executor_t *vm = executor(compiled);
+  vm_pair_t pair = pair_open("nms", nms);
+  kiln_module_t *reference = pair.reference;
+  kiln_graph_executor_t *vm = pair.vm;
   /* max boxes, IoU and score thresholds; the last selects nothing (scores
    * are below 1) */
   const double cases[][3] = {{5, 0.5, 0.0}, {2, 0.3, 0.5}, {5, 0.0, 0.2},
@@ -232,9 +228,16 @@ static void test_non_max_suppression(void **state) {
     }
     release_all(5, in);
   }
-  kiln_graph_executor_destroy(vm);
-  kiln_compiled_destroy(compiled);
-  kiln_module_destroy(reference);
+  vm_pair_close(&pair);
+}
+
+/* Runs `in` on the VM, which fails with `message`. */
+static void run_fails(kiln_graph_executor_t *vm, int num_inputs, kiln_tensor_t **in,
+                      const char *message) {
+  for (int i = 0; i < num_inputs; ++i) {
+    KILN_ASSERT_OK(kiln_graph_executor_set_input(vm, i, kiln_tensor_dl(in[i])));
+  }
+  KILN_ASSERT_STATUS(kiln_graph_executor_run(vm), INVALID_ARGUMENT, message);
 }
 
 static kiln_tensor_t *int_one(int64_t value) {
@@ -261,10 +264,9 @@ static void spectral_inputs(const int64_t *v, kiln_tensor_t **in) {
 
 static void test_stft_mel_weight_matrix(void **state) {
   (void)state;
-  kiln_module_t *reference = irt_parse("spectral", spectral);
-  KILN_ASSERT_OK(kiln_ir_infer_types(reference));
-  kiln_compiled_t *compiled = irt_compile_vm("spectral", spectral);
-  kiln_graph_executor_t *vm = executor(compiled);
+  vm_pair_t pair = pair_open("spectral", spectral);
+  kiln_module_t *reference = pair.reference;
+  kiln_graph_executor_t *vm = pair.vm;
   const int64_t cases[][5] = {
       {1, 6, 4, 16, 3000}, {3, 0, 8, 32, 4000}, {10, 6, 2, 8, 1000}, {4, 6, 10, 64, 3900}};
   for (int c = 0; c < (int)(sizeof(cases) / sizeof(cases[0])); ++c) {
@@ -281,29 +283,15 @@ static void test_stft_mel_weight_matrix(void **state) {
   for (int c = 0; c < 2; ++c) {
     kiln_tensor_t *in[9];
     spectral_inputs(bad[c], in);
-    for (int i = 0; i < 9; ++i) {
-      KILN_ASSERT_OK(kiln_graph_executor_set_input(vm, i, kiln_tensor_dl(in[i])));
-    }
-    KILN_ASSERT_STATUS(kiln_graph_executor_run(vm), INVALID_ARGUMENT, messages[c]);
+    run_fails(vm, 9, in, messages[c]);
     release_all(9, in);
   }
-  kiln_graph_executor_destroy(vm);
-  kiln_compiled_destroy(compiled);
-  kiln_module_destroy(reference);
+  vm_pair_close(&pair);
 }
 
 /* A 1-D tensor of `count` values. */
 static kiln_tensor_t *list_of(kiln_dtype_t dtype, int64_t count, const void *data) {
   return tensor_of(dtype, 1, (const int64_t[]){count}, data);
-}
-
-/* Runs `in` on the VM, which fails with `message`. */
-static void run_fails(kiln_graph_executor_t *vm, int num_inputs, kiln_tensor_t **in,
-                      const char *message) {
-  for (int i = 0; i < num_inputs; ++i) {
-    KILN_ASSERT_OK(kiln_graph_executor_set_input(vm, i, kiln_tensor_dl(in[i])));
-  }
-  KILN_ASSERT_STATUS(kiln_graph_executor_run(vm), INVALID_ARGUMENT, message);
 }
 
 /* The scales module's inputs: x, a roi that crops and reaches outside the
@@ -318,10 +306,9 @@ static void resize_scales_inputs(const float *scales, kiln_tensor_t **in) {
 
 static void test_resize_scales(void **state) {
   (void)state;
-  kiln_module_t *reference = irt_parse("resize_scales", resize_scales);
-  KILN_ASSERT_OK(kiln_ir_infer_types(reference));
-  kiln_compiled_t *compiled = irt_compile_vm("resize_scales", resize_scales);
-  kiln_graph_executor_t *vm = executor(compiled);
+  vm_pair_t pair = pair_open("resize_scales", resize_scales);
+  kiln_module_t *reference = pair.reference;
+  kiln_graph_executor_t *vm = pair.vm;
   /* up, down, both, one that resizes the channels too, a scale of 1 */
   const float cases[][4] = {
       {1, 1, 2, 2}, {1, 1, 0.6f, 0.8f}, {1, 1, 3, 0.5f}, {1, 2.5f, 1.5f, 1}, {1, 1, 1, 1.7f}};
@@ -342,9 +329,7 @@ static void test_resize_scales(void **state) {
     run_fails(vm, 4, in, messages[c]);
     release_all(4, in);
   }
-  kiln_graph_executor_destroy(vm);
-  kiln_compiled_destroy(compiled);
-  kiln_module_destroy(reference);
+  vm_pair_close(&pair);
 }
 
 /* The sizes module's inputs: x, `sizes` (4), int data, `sizes` (2) for it
@@ -360,10 +345,9 @@ static void resize_sizes_inputs(const int64_t *sizes, kiln_tensor_t **in) {
 
 static void test_resize_sizes(void **state) {
   (void)state;
-  kiln_module_t *reference = irt_parse("resize_sizes", resize_sizes);
-  KILN_ASSERT_OK(kiln_ir_infer_types(reference));
-  kiln_compiled_t *compiled = irt_compile_vm("resize_sizes", resize_sizes);
-  kiln_graph_executor_t *vm = executor(compiled);
+  vm_pair_t pair = pair_open("resize_sizes", resize_sizes);
+  kiln_module_t *reference = pair.reference;
+  kiln_graph_executor_t *vm = pair.vm;
   const int64_t cases[][6] = {
       {1, 2, 8, 10, 6, 8}, {1, 2, 3, 2, 2, 3}, {2, 1, 1, 7, 3, 4}, {1, 3, 4, 5, 1, 9}};
   for (int c = 0; c < (int)(sizeof(cases) / sizeof(cases[0])); ++c) {
@@ -376,9 +360,7 @@ static void test_resize_sizes(void **state) {
   resize_sizes_inputs((const int64_t[]){1, 2, 0, 3, 2, 2}, in);
   run_fails(vm, 6, in, "dyn.resize: dim 2 would have 0 elements (from size 0)");
   release_all(6, in);
-  kiln_graph_executor_destroy(vm);
-  kiln_compiled_destroy(compiled);
-  kiln_module_destroy(reference);
+  vm_pair_close(&pair);
 }
 
 int main(void) {
