@@ -1,7 +1,9 @@
 /*
  * One value of any dtype (kiln_scalar_t), read from and written to tensor
  * elements; shared by the reference kernels that are written once for every
- * dtype (cast, pad, the elementwise tables, cumsum, scatter, topk, ...).
+ * dtype (cast, pad, the elementwise tables, cumsum, scatter, topk, ...),
+ * and by the runtime's extern kernels (dyn.resize's): it lives in the
+ * runtime, which needs it without the operator library.
  *
  * A value keeps the class of the dtype it came from: a double for the float
  * dtypes (float16, bfloat16, float32, float64), an int64 for the signed ones
