@@ -6,7 +6,7 @@
  * (NaN, infinities, out of range). Every path that computes these derives
  * from this file:
  *
- * - the graph reference kernels (op/elemwise_binary.c, op/scalar.h's cast),
+ * - the graph reference kernels (op/elemwise_binary.c, runtime/scalar.h's cast),
  *   and through them the ONNX importer's constant folding and the graph
  *   constant-folding pass, call the functions;
  * - the loop-IR interpreter (tir/interp_value.c) and the simplifier's

@@ -398,14 +398,29 @@ static kiln_status_t set_shape_func(codegen_t *g, const kiln_function_t *fn,
   return KILN_OK;
 }
 
+/* The call of an operator the runtime has an extern kernel for that
+ * primitive function `fn` is, each argument one of its parameters (in any
+ * order, one passed twice when common subexpression elimination merged
+ * two equal constants: dyn.resize's empty roi and scales), or NULL. */
+static const kiln_call_t *extern_call(const kiln_function_t *fn) {
+  return runtime_call(fn, kiln_extern_kernel_find, false);
+}
+
 /* A call of an operator the runtime has an extern kernel for (nonzero,
- * unique, vision.non_max_suppression, stft, mel_weight_matrix): no kernel;
- * the VM's call_extern runs the runtime's, which allocates the outputs
- * (vm_symbolic.c). */
+ * unique, vision.non_max_suppression, stft, mel_weight_matrix,
+ * dyn.resize): no kernel; the VM's call_extern runs the runtime's, which
+ * allocates the outputs (vm_symbolic.c). Its inputs are the entries of
+ * `inputs` (the primitive call's) its arguments' parameters name. */
 static kiln_status_t add_extern(codegen_t *g, const kiln_call_t *call, const kiln_call_t *ext,
                                 const int *inputs, int count, const kiln_tensor_type_t **types,
                                 value_t **out_value) {
-  KILN_RETURN_IF_ERROR(add_node(g, &call->base, ext->op->name, "__extern", call->num_args, inputs,
+  int *args = NULL;
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(g->arena, (size_t)ext->num_args + 1, sizeof(int),
+                                                 _Alignof(int), (void **)&args));
+  for (int a = 0; a < ext->num_args; ++a) {
+    args[a] = inputs[param_index(call->callee, ext->args[a])];
+  }
+  KILN_RETURN_IF_ERROR(add_node(g, &call->base, ext->op->name, "__extern", ext->num_args, args,
                                 count, types, 0, out_value));
   node_t *node = kiln_array_at(&g->nodes, kiln_array_count(&g->nodes) - 1);
   node->extern_kernel = ext->op->name;
@@ -449,7 +464,7 @@ static kiln_status_t visit_call(codegen_t *g, const kiln_call_t *call, value_t *
                                   1, types, 0, out_value));
     return set_shape_func(g, call->callee, dyn);
   }
-  const kiln_call_t *ext = runtime_call(call->callee, kiln_extern_kernel_find, true);
+  const kiln_call_t *ext = extern_call(call->callee);
   if (ext) {
     return add_extern(g, call, ext, inputs, count, types, out_value);
   }

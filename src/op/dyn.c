@@ -42,7 +42,7 @@
 
 #include "op/dyn.h"
 #include "op/gather_compute.h"
-#include "op/scalar.h"
+#include "runtime/scalar.h"
 #include "runtime/shape_func.h"
 
 /* ---- attributes of the dyn operators: the static ones' that are not inputs ---- */

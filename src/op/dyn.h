@@ -71,9 +71,13 @@ int64_t kiln_dyn_shape_func_attr(const kiln_op_t *op, const void *attrs);
  * KILN_EXTERN_MAX_ATTRS); their count (op/value_shape.c). */
 int kiln_value_shape_extern_attrs(const kiln_op_t *op, const void *attrs, int64_t *out_attrs);
 
+/* dyn.resize's attributes as its extern kernel takes them
+ * (kiln_resize_rule_encode: KILN_RESIZE_RULE_ATTRS values). */
+void kiln_dyn_resize_extern_attrs(const void *attrs, int64_t *out_attrs);
+
 /* The shape function and reference kernel of an operator the runtime has
  * an extern kernel for (nonzero, unique, vision.non_max_suppression, stft,
- * mel_weight_matrix): the extern kernel's shapes (a tensor type, or a
+ * mel_weight_matrix, dyn.resize): the extern kernel's shapes (a tensor type, or a
  * tuple of them) and its fill (op/value_shape.c). */
 KILN_MUST_USE_RESULT kiln_status_t kiln_value_shape_func(const kiln_shape_func_args_t *args,
                                                          const kiln_type_t **out_type);

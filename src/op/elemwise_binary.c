@@ -35,7 +35,7 @@
 #include "op/broadcast.h"
 #include "op/elemwise_compute.h"
 #include "op/op.h"
-#include "op/scalar.h"
+#include "runtime/scalar.h"
 
 /* ---- scalar functions ---- */
 

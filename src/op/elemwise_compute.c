@@ -35,7 +35,7 @@
 
 #include "op/compute.h"
 #include "op/elemwise_attrs.h"
-#include "op/scalar.h"
+#include "runtime/scalar.h"
 
 /* ---- expression helpers (NULL operands stay NULL: the builder is sticky) ---- */
 

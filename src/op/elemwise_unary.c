@@ -26,7 +26,7 @@
 #include "op/elemwise_attrs.h"
 #include "op/elemwise_compute.h"
 #include "op/op.h"
-#include "op/scalar.h"
+#include "runtime/scalar.h"
 
 /* ---- attributes ---- */
 

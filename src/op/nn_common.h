@@ -20,7 +20,7 @@
 
 #include "op/layout.h"
 #include "op/op.h"
-#include "op/scalar.h"
+#include "runtime/scalar.h"
 
 /* ---- attrs structs ---- */
 
@@ -509,7 +509,7 @@ typedef double (*kiln_nn_point_fn)(const void *context, const int64_t *coords);
 /* Writes point(context, coords) for every logical coordinate below
  * `extents` of the primal axes named in `order` ("NCHW", "NCDHW") into
  * `output`, a tensor stored in `layout`, converting each value to the
- * output's dtype as cast does (op/scalar.h): the output loop of conv and
+ * output's dtype as cast does (runtime/scalar.h): the output loop of conv and
  * pooling, whatever the layout and dtype. */
 static inline kiln_status_t kiln_nn_fill(kiln_tensor_t *output, const kiln_layout_t *layout,
                                          const char *order, const int64_t *extents,

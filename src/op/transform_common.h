@@ -11,7 +11,7 @@
  * N-d walker (kiln_walk_t): a row-major multi-index over a shape carrying the
  * element offsets of two operands, each with its own strides (zero for a
  * reduced dim, scaled for a strided one, permuted for a transpose). Values
- * cross dtypes through one scalar (kiln_scalar_t, op/scalar.h), which cast,
+ * cross dtypes through one scalar (kiln_scalar_t, runtime/scalar.h), which cast,
  * pad and the arithmetic kernels share. Index tensors (take, gather, the
  * scatters) are int32 or int64, read through one loader and resolved by one
  * rule: a negative index counts from the end, and what is still out of range
@@ -33,7 +33,7 @@
 
 #include "op/nn_common.h"
 #include "op/op.h"
-#include "op/scalar.h"
+#include "runtime/scalar.h"
 
 /* ---- shape rules ---- */
 

@@ -21,9 +21,9 @@
 
 #include "op/compute.h"
 #include "op/dyn.h"
-#include "op/scalar.h"
 #include "op/transform_attrs.h"
 #include "op/transform_common.h"
+#include "runtime/scalar.h"
 
 /* ---- shared ---- */
 

@@ -25,9 +25,10 @@
 #include <string.h>
 
 #include "op/dyn.h"
-#include "op/scalar.h"
 #include "op/transform_attrs.h"
 #include "runtime/extern_kernel.h"
+#include "runtime/resize_rule.h"
+#include "runtime/scalar.h"
 
 /* ---- shared ---- */
 
@@ -87,6 +88,10 @@ int kiln_value_shape_extern_attrs(const kiln_op_t *op, const void *attrs, int64_
   if (op == &kiln_op_mel_weight_matrix) {
     out_attrs[0] = ((const kiln_mel_weight_matrix_attrs_t *)attrs)->dtype;
     return 1;
+  }
+  if (op == &kiln_op_dyn_resize) {
+    kiln_dyn_resize_extern_attrs(attrs, out_attrs);
+    return KILN_RESIZE_RULE_ATTRS;
   }
   return 0;
 }

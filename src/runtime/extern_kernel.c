@@ -28,6 +28,8 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "runtime/resize_rule.h"
+
 static double element(const kiln_tensor_t *t, int64_t i) {
   return kiln_tensor_element_as_double(t, i);
 }
@@ -446,6 +448,8 @@ static const kiln_extern_kernel_t kernels[] = {
     {"vision.non_max_suppression", 5, 5, 1, 1, nms_shapes, nms_fill},
     {"stft", 3, 4, 1, 1, kiln_extern_stft_shapes, kiln_extern_stft_fill},
     {"mel_weight_matrix", 5, 5, 1, 1, kiln_extern_mel_shapes, kiln_extern_mel_fill},
+    {"dyn.resize", 4, 4, 1, KILN_RESIZE_RULE_ATTRS, kiln_extern_resize_shapes,
+     kiln_extern_resize_fill},
 };
 
 int kiln_extern_kernel_count(void) {

@@ -2,7 +2,8 @@
  * Extern kernels: the runtime's C kernels of the operators whose output
  * shapes depend on their data's values (nonzero, unique,
  * vision.non_max_suppression; extern_kernel.c) or on scalar inputs' values
- * (stft, mel_weight_matrix; extern_spectral.c), TVM Relax's non-destination-passing
+ * (stft, mel_weight_matrix; extern_spectral.c; dyn.resize's scales and
+ * sizes, extern_resize.c), TVM Relax's non-destination-passing
  * call_packed. The VM's `call_extern` instruction (docs/vm.md) calls one:
  * it asks the kernel for its outputs' shapes, allocates them from its
  * storage pool, then has the kernel fill them. The reference interpreter's
@@ -27,7 +28,7 @@
 #include "kiln/tensor.h"
 
 /* The most attributes, inputs and outputs an extern kernel has. */
-#define KILN_EXTERN_MAX_ATTRS   4
+#define KILN_EXTERN_MAX_ATTRS   6
 #define KILN_EXTERN_MAX_INPUTS  8
 #define KILN_EXTERN_MAX_OUTPUTS 4
 
@@ -75,6 +76,19 @@ kiln_status_t kiln_extern_mel_shapes(const kiln_extern_args_t *args,
 kiln_status_t kiln_extern_mel_fill(const kiln_extern_args_t *args, kiln_tensor_t *const *outputs);
 /* Whether mel_weight_matrix writes `dtype` (a kiln_dtype_t): the floats. */
 bool kiln_extern_mel_dtype_ok(int64_t dtype);
+
+/* dyn.resize (extern_resize.c), in the table; its attributes are
+ * kiln_resize_rule_encode's (runtime/resize_rule.h). */
+kiln_status_t kiln_extern_resize_shapes(const kiln_extern_args_t *args,
+                                        kiln_extern_shape_t *out_shapes);
+kiln_status_t kiln_extern_resize_fill(const kiln_extern_args_t *args,
+                                      kiln_tensor_t *const *outputs);
+
+/* INVALID_ARGUMENT naming operator `op` when `out`, the output a kernel
+ * fills, is not of the dtype and shape its shapes gave (`want`). */
+KILN_MUST_USE_RESULT kiln_status_t kiln_extern_output_check(const char *op,
+                                                            const kiln_tensor_t *out,
+                                                            const kiln_extern_shape_t *want);
 
 /* Kernel `index`'s output shapes for `args`, its input count checked. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_extern_kernel_shapes(int index,

@@ -86,9 +86,8 @@ static kiln_status_t spectral_count(const char *op, kiln_tensor_t *const *inputs
   return KILN_OK;
 }
 
-/* The output the kernel's shapes gave must be the one it fills. */
-static kiln_status_t spectral_output_check(const char *op, const kiln_tensor_t *out,
-                                           const kiln_extern_shape_t *want) {
+kiln_status_t kiln_extern_output_check(const char *op, const kiln_tensor_t *out,
+                                       const kiln_extern_shape_t *want) {
   if (kiln_tensor_dtype(out) != want->dtype ||
       !kiln_shape_equal(want->ndim, want->shape, kiln_tensor_ndim(out), kiln_tensor_shape(out))) {
     char w[KILN_SHAPE_TEXT_CAPACITY], h[KILN_SHAPE_TEXT_CAPACITY];
@@ -193,7 +192,7 @@ kiln_status_t kiln_extern_stft_fill(const kiln_extern_args_t *args, kiln_tensor_
   stft_plan_t plan;
   KILN_RETURN_IF_ERROR(stft_plan_of(args, &plan));
   kiln_extern_shape_t want = stft_shape(args, &plan);
-  KILN_RETURN_IF_ERROR(spectral_output_check("stft", outputs[0], &want));
+  KILN_RETURN_IF_ERROR(kiln_extern_output_check("stft", outputs[0], &want));
   const kiln_tensor_t *window = args->num_inputs > 3 ? args->inputs[3] : NULL;
   for (int64_t b = 0; b < plan.batch; ++b) {
     for (int64_t f = 0; f < plan.frames; ++f) {
@@ -320,7 +319,7 @@ kiln_status_t kiln_extern_mel_fill(const kiln_extern_args_t *args, kiln_tensor_t
   mel_plan_t plan;
   KILN_RETURN_IF_ERROR(mel_plan_of(args, &plan));
   kiln_extern_shape_t want = mel_shape(&plan);
-  KILN_RETURN_IF_ERROR(spectral_output_check("mel_weight_matrix", outputs[0], &want));
+  KILN_RETURN_IF_ERROR(kiln_extern_output_check("mel_weight_matrix", outputs[0], &want));
   memset(kiln_tensor_data(outputs[0]), 0, kiln_tensor_byte_size(outputs[0]));
   for (int64_t i = 0; i < plan.mel_bins; ++i) {
     KILN_RETURN_IF_ERROR(mel_filter(outputs[0], &plan, i));

@@ -54,7 +54,7 @@ int kiln_vm_is_program(const json_t *root) {
 
 /* ---- declarations: inputs, outputs, constants ---- */
 
-static kiln_status_t parse_shape(const json_t *array, int min_dim, int *out_ndim,
+static kiln_status_t parse_shape(const json_t *array, int64_t min_dim, int *out_ndim,
                                  int64_t *out_shape) {
   if (!json_is_array(array)) {
     return KILN_STATUS(INVALID_ARGUMENT, "shape: expected an array, got %s",
@@ -67,8 +67,8 @@ static kiln_status_t parse_shape(const json_t *array, int min_dim, int *out_ndim
   for (size_t d = 0; d < ndim; ++d) {
     const json_t *dim = json_array_get(array, d);
     if (!json_is_integer(dim) || json_integer_value(dim) < min_dim) {
-      return KILN_STATUS(INVALID_ARGUMENT, "shape: dim %zu is not an integer of at least %d", d,
-                         min_dim);
+      return KILN_STATUS(INVALID_ARGUMENT, "shape: dim %zu is not an integer of at least %lld", d,
+                         (long long)min_dim);
     }
     out_shape[d] = json_integer_value(dim);
   }
@@ -353,7 +353,7 @@ static kiln_status_t decode_operand(const decoder_t *d, char letter, int operand
   case 's': {
     int64_t shape[KILN_MAX_RANK];
     KILN_RETURN_IF_ERROR_ANNOTATE(
-        parse_shape(value, letter == 'a' ? INT_MIN : 0, &instr->ndim, shape), "%s: operand %d",
+        parse_shape(value, letter == 'a' ? INT64_MIN : 0, &instr->ndim, shape), "%s: operand %d",
         d->where, operand);
     KILN_RETURN_IF_ERROR(kiln_arena_allocate_array(&d->vm->arena, (size_t)instr->ndim + 1,
                                                    sizeof(int64_t), _Alignof(int64_t),

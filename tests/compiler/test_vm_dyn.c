@@ -325,27 +325,6 @@ static kiln_tensor_t *number(double value) {
   return t;
 }
 
-/* A module parsed for the reference, and compiled for the VM and its
- * executor. */
-typedef struct vm_pair_t {
-  kiln_module_t *reference;
-  kiln_compiled_t *compiled;
-  kiln_graph_executor_t *vm;
-} vm_pair_t;
-
-static vm_pair_t vm_pair_open(const char *name, const char *text) {
-  vm_pair_t pair = {irt_parse(name, text), irt_compile_vm(name, text), NULL};
-  KILN_ASSERT_OK(kiln_ir_infer_types(pair.reference));
-  KILN_ASSERT_OK(kiln_compiled_create_executor(pair.compiled, &pair.vm));
-  return pair;
-}
-
-static void vm_pair_close(vm_pair_t *pair) {
-  kiln_graph_executor_destroy(pair->vm);
-  kiln_compiled_destroy(pair->compiled);
-  kiln_module_destroy(pair->reference);
-}
-
 /* ONNX Range's form in float32 (then a kernel over its run-time extent)
  * and int32 (truncated), from float64 start, stop and step. */
 static const char arange[] =

@@ -18,7 +18,7 @@
 
 #include "kiln_compute_test.h"
 #include "op/elemwise_attrs.h"
-#include "op/scalar.h"
+#include "runtime/scalar.h"
 #include "tir/interp.h"
 
 /* Default attrs (NULL for an operator without attributes). */

@@ -9,6 +9,7 @@
 
 #include "compiler/build.h"
 #include "interp/interp.h"
+#include "ir/infer.h"
 #include "ir/text.h"
 #include "op/op.h"
 
@@ -87,6 +88,19 @@ kiln_compiled_t *irt_compile_vm(const char *name, const char *text) {
   kiln_module_destroy(module);
   assert_int_equal(kiln_compiled_executor(compiled), KILN_EXECUTOR_VM);
   return compiled;
+}
+
+vm_pair_t vm_pair_open(const char *name, const char *text) {
+  vm_pair_t pair = {irt_parse(name, text), irt_compile_vm(name, text), NULL};
+  KILN_ASSERT_OK(kiln_ir_infer_types(pair.reference));
+  KILN_ASSERT_OK(kiln_compiled_create_executor(pair.compiled, &pair.vm));
+  return pair;
+}
+
+void vm_pair_close(vm_pair_t *pair) {
+  kiln_graph_executor_destroy(pair->vm);
+  kiln_compiled_destroy(pair->compiled);
+  kiln_module_destroy(pair->reference);
 }
 
 void irt_assert_close(const kiln_tensor_t *got, const kiln_tensor_t *want, const char *what,

@@ -46,6 +46,15 @@ kiln_module_t *irt_parse(const char *name, const char *text);
 /* `text` parsed and compiled with the default options, for the VM (the
  * test fails when the compiler chose the graph executor). */
 kiln_compiled_t *irt_compile_vm(const char *name, const char *text);
+/* A module parsed for the reference (typed), and compiled for the VM and
+ * its executor (test_vm_dyn, test_vm_extern). */
+typedef struct vm_pair_t {
+  kiln_module_t *reference;
+  kiln_compiled_t *compiled;
+  kiln_graph_executor_t *vm;
+} vm_pair_t;
+vm_pair_t vm_pair_open(const char *name, const char *text);
+void vm_pair_close(vm_pair_t *pair);
 /* Fails unless `got` has `want`'s shape and values within 1e-6 + 1e-5
  * |want|, naming `what` and `output`. */
 void irt_assert_close(const kiln_tensor_t *got, const kiln_tensor_t *want, const char *what,

@@ -31,7 +31,7 @@
 
 #include "frontend/onnx/onnx_convert.h"
 #include "frontend/onnx/onnx_tensor.h"
-#include "op/scalar.h"
+#include "runtime/scalar.h"
 
 kiln_status_t kiln_onnx_convert_identity(kiln_onnx_node_t *node) {
   return kiln_onnx_input(node, 0, &node->outputs[0]);

@@ -27,7 +27,7 @@
  * the one before, other axes transposed to that place and back. That path
  * runs on float32 data (the matmul kernel's dtype); nearest through a
  * matrix turns an infinite input into NaN (inf · 0). The rule for one axis
- * (coordinates, neighbours, coefficients) is op/resize_rule.h.
+ * (coordinates, neighbours, coefficients) is runtime/resize_rule.h.
  *
  * When the scales, the sizes or (for tf_crop_and_resize) the roi depend on
  * the graph's inputs, neither path can be built at import: the node becomes
@@ -38,7 +38,7 @@
 #include <string.h>
 
 #include "frontend/onnx/onnx_convert.h"
-#include "op/resize_rule.h"
+#include "runtime/resize_rule.h"
 
 typedef struct kiln_onnx_resize_t {
   kiln_resize_rule_t rule; /* mode, coordinates, rounding, cubic_a, ... */

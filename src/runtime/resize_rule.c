@@ -7,40 +7,93 @@
  * renormalizes; a tf_crop_and_resize position outside the input is the
  * extrapolation value. Indexes past an edge read the edge element.
  */
-#include "op/resize_rule.h"
+#include "runtime/resize_rule.h"
 
 #include <math.h>
 #include <string.h>
 
-static bool resize_rule_in(const char *value, const char *const *names, int count) {
+static const char *const resize_modes[] = {"nearest", "linear", "cubic"};
+static const char *const resize_coordinates[] = {"half_pixel",           "pytorch_half_pixel",
+                                                 "align_corners",        "asymmetric",
+                                                 "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+static const char *const resize_roundings[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
+                                               "ceil"};
+
+#define RESIZE_COUNT(names) ((int)(sizeof(names) / sizeof(names[0])))
+
+/* The index of `value` in `names`, or -1. */
+static int resize_rule_index(const char *value, const char *const *names, int count) {
   for (int i = 0; i < count; ++i) {
     if (strcmp(value, names[i]) == 0) {
-      return true;
+      return i;
     }
   }
-  return false;
+  return -1;
 }
 
 kiln_status_t kiln_resize_rule_check(const kiln_resize_rule_t *rule) {
-  static const char *const modes[] = {"nearest", "linear", "cubic"};
-  static const char *const coordinates[] = {"half_pixel",           "pytorch_half_pixel",
-                                            "align_corners",        "asymmetric",
-                                            "tf_half_pixel_for_nn", "tf_crop_and_resize"};
-  static const char *const roundings[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
-                                          "ceil"};
-  if (!resize_rule_in(rule->mode, modes, 3)) {
+  if (resize_rule_index(rule->mode, resize_modes, RESIZE_COUNT(resize_modes)) < 0) {
     return KILN_STATUS(INVALID_ARGUMENT, "mode \"%s\" is not nearest, linear or cubic", rule->mode);
   }
-  if (!resize_rule_in(rule->coordinate, coordinates, 6)) {
+  if (resize_rule_index(rule->coordinate, resize_coordinates, RESIZE_COUNT(resize_coordinates)) <
+      0) {
     return KILN_STATUS(INVALID_ARGUMENT, "coordinate_transformation_mode \"%s\" is unknown",
                        rule->coordinate);
   }
-  if (!resize_rule_in(rule->rounding, roundings, 4)) {
+  if (resize_rule_index(rule->rounding, resize_roundings, RESIZE_COUNT(resize_roundings)) < 0) {
     return KILN_STATUS(INVALID_ARGUMENT,
                        "nearest_mode \"%s\" is not round_prefer_floor, round_prefer_ceil, floor "
                        "or ceil",
                        rule->rounding);
   }
+  return KILN_OK;
+}
+
+static int64_t resize_rule_bits(double value) {
+  int64_t bits = 0;
+  memcpy(&bits, &value, sizeof(bits));
+  return bits;
+}
+
+static double resize_rule_double(int64_t bits) {
+  double value = 0.0;
+  memcpy(&value, &bits, sizeof(value));
+  return value;
+}
+
+void kiln_resize_rule_encode(const kiln_resize_rule_t *rule, int64_t *out_attrs) {
+  out_attrs[0] = resize_rule_index(rule->mode, resize_modes, RESIZE_COUNT(resize_modes));
+  out_attrs[1] =
+      resize_rule_index(rule->coordinate, resize_coordinates, RESIZE_COUNT(resize_coordinates));
+  out_attrs[2] =
+      resize_rule_index(rule->rounding, resize_roundings, RESIZE_COUNT(resize_roundings));
+  out_attrs[3] = rule->exclude_outside;
+  out_attrs[4] = resize_rule_bits(rule->cubic_a);
+  out_attrs[5] = resize_rule_bits(rule->extrapolation);
+}
+
+/* names[index], or INVALID_ARGUMENT naming `what`. */
+static kiln_status_t resize_rule_name(const char *what, int64_t index, const char *const *names,
+                                      int count, const char **out_name) {
+  if (index < 0 || index >= count) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s %lld is not one of the %d ONNX defines", what,
+                       (long long)index, count);
+  }
+  *out_name = names[index];
+  return KILN_OK;
+}
+
+kiln_status_t kiln_resize_rule_decode(const int64_t *attrs, kiln_resize_rule_t *out_rule) {
+  KILN_RETURN_IF_ERROR(resize_rule_name("mode", attrs[0], resize_modes, RESIZE_COUNT(resize_modes),
+                                        &out_rule->mode));
+  KILN_RETURN_IF_ERROR(resize_rule_name("coordinate_transformation_mode", attrs[1],
+                                        resize_coordinates, RESIZE_COUNT(resize_coordinates),
+                                        &out_rule->coordinate));
+  KILN_RETURN_IF_ERROR(resize_rule_name("nearest_mode", attrs[2], resize_roundings,
+                                        RESIZE_COUNT(resize_roundings), &out_rule->rounding));
+  out_rule->exclude_outside = attrs[3] != 0;
+  out_rule->cubic_a = resize_rule_double(attrs[4]);
+  out_rule->extrapolation = resize_rule_double(attrs[5]);
   return KILN_OK;
 }
 

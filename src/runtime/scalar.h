@@ -1,7 +1,9 @@
 /*
  * One value of any dtype (kiln_scalar_t), read from and written to tensor
  * elements; shared by the reference kernels that are written once for every
- * dtype (cast, pad, the elementwise tables, cumsum, scatter, topk, ...).
+ * dtype (cast, pad, the elementwise tables, cumsum, scatter, topk, ...),
+ * and by the runtime's extern kernels (dyn.resize's): it lives in the
+ * runtime, which needs it without the operator library.
  *
  * A value keeps the class of the dtype it came from: a double for the float
  * dtypes (float16, bfloat16, float32, float64), an int64 for the signed ones
@@ -17,8 +19,8 @@
  * is rounded twice; every float16 result of an exact operation is exact).
  * Everything is static inline: small helpers used by several families.
  */
-#ifndef KILN_OP_SCALAR_H_
-#define KILN_OP_SCALAR_H_
+#ifndef KILN_RUNTIME_SCALAR_H_
+#define KILN_RUNTIME_SCALAR_H_
 
 #include <math.h>
 #include <stdbool.h>
@@ -274,4 +276,4 @@ static inline int kiln_scalar_compare(kiln_scalar_t a, kiln_scalar_t b) {
   return a.i < b.i ? -1 : (a.i > b.i ? 1 : 0);
 }
 
-#endif /* KILN_OP_SCALAR_H_ */
+#endif /* KILN_RUNTIME_SCALAR_H_ */
