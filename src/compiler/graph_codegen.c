@@ -381,6 +381,21 @@ static kiln_status_t add_extern(codegen_t *g, const kiln_call_t *call, const kil
   return KILN_OK;
 }
 
+/* Whether every one of the `count` outputs is static with no elements: the
+ * call writes nothing, so it needs no kernel (te takes no empty extents). */
+static bool outputs_empty(int count, const kiln_tensor_type_t *const *types) {
+  for (int o = 0; o < count; ++o) {
+    bool empty = false;
+    for (int d = 0; kiln_tensor_type_is_static(types[o]) && d < types[o]->ndim; ++d) {
+      empty = empty || types[o]->shape[d] == 0;
+    }
+    if (!empty) {
+      return false;
+    }
+  }
+  return count > 0;
+}
+
 static kiln_status_t visit_call(codegen_t *g, const kiln_call_t *call, value_t **out_value) {
   if (call->op) {
     return KILN_STATUS(INVALID_ARGUMENT,
@@ -409,6 +424,10 @@ static kiln_status_t visit_call(codegen_t *g, const kiln_call_t *call, value_t *
   if (planned && planned->in_place) { /* its inputs were written into it */
     return add_node(g, &call->base, "in_place_concatenate", "__nop", call->num_args, inputs, count,
                     types, 0, out_value);
+  }
+  if (outputs_empty(count, types)) {
+    return add_node(g, &call->base, "empty_output", "__nop", call->num_args, inputs, count, types,
+                    0, out_value);
   }
   const kiln_call_t *dyn = count == 1 ? dyn_call(call->callee) : NULL;
   if (dyn && kiln_shape_func_at(kiln_shape_func_find(dyn->op->name))->view) {
