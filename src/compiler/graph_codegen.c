@@ -429,8 +429,8 @@ static kiln_status_t visit_call(codegen_t *g, const kiln_call_t *call, value_t *
     return add_node(g, &call->base, "empty_output", "__nop", call->num_args, inputs, count, types,
                     0, out_value);
   }
-  const kiln_call_t *dyn = count == 1 ? dyn_call(call->callee) : NULL;
-  if (dyn && kiln_shape_func_at(kiln_shape_func_find(dyn->op->name))->view) {
+  const kiln_call_t *dyn = dyn_call(call->callee);
+  if (dyn && count == 1 && kiln_shape_func_at(kiln_shape_func_find(dyn->op->name))->view) {
     /* a view: no kernel; the VM gives the data the shape function's shape */
     KILN_RETURN_IF_ERROR(add_node(g, &call->base, dyn->op->name, "__view", call->num_args, inputs,
                                   1, types, 0, out_value));

@@ -104,9 +104,16 @@ static const kiln_call_t *dyn_body(const kiln_function_t *function) {
   return call && call->op && kiln_dyn_has_probe(call->op) ? call : NULL;
 }
 
+/* A dyn call's output type for its probe: the tensor, or a tuple's first
+ * field (dyn.topk's values, whose dims its indices share). */
+static const kiln_type_t *dyn_probe_type(const kiln_type_t *type) {
+  const kiln_tuple_type_t *tuple = kiln_type_as_tuple(type);
+  return tuple && tuple->count > 0 ? tuple->fields[0] : type;
+}
+
 static kiln_status_t collect_type_vars(const kiln_type_t *type, probe_t *probe,
                                        kiln_arena_t *arena) {
-  const kiln_tensor_type_t *t = kiln_type_as_tensor(type);
+  const kiln_tensor_type_t *t = kiln_type_as_tensor(dyn_probe_type(type));
   for (int d = 0; t && t->vars && d < t->ndim; ++d) {
     if (t->vars[d] && find_var(probe, t->vars[d]) < 0) {
       KILN_RETURN_IF_ERROR(add_var(probe, t->vars[d], arena));
@@ -203,7 +210,7 @@ static kiln_status_t copy_call(kiln_expr_functor_t *self, kiln_expr_t *expr, voi
     KILN_RETURN_IF_ERROR(kiln_expr_mutator_mutate(&c->mutator, call->args[a], &args[a]));
   }
   const kiln_type_t *out = NULL;
-  KILN_RETURN_IF_ERROR(probe_param_type(call->base.checked_type, c->probe, c->run,
+  KILN_RETURN_IF_ERROR(probe_param_type(dyn_probe_type(call->base.checked_type), c->probe, c->run,
                                         kiln_module_arena(c->mutator.module), &out));
   kiln_call_t *made = NULL;
   KILN_RETURN_IF_ERROR(
