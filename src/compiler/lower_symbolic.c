@@ -305,8 +305,9 @@ static kiln_status_t lower_and_generalize(const kiln_function_t *function, const
   return kiln_tir_generalize(arena, runs, &probe->tir, out_func);
 }
 
-/* UNIMPLEMENTED when a dyn call's output, all of whose dims may be
- * symbolic, would hold 2^31 elements or more at the largest probe sizes:
+/* UNIMPLEMENTED when `type` (a dyn call's output or a parameter), all of
+ * whose dims may be symbolic, would hold 2^31 elements or more at the
+ * largest probe sizes:
  * kernels index in int32, so the probe runs cannot lower it. */
 static kiln_status_t check_probe_extent(const kiln_type_t *type, const probe_t *probe) {
   const kiln_tensor_type_t *t = kiln_type_as_tensor(type);
@@ -325,10 +326,23 @@ static kiln_status_t check_probe_extent(const kiln_type_t *type, const probe_t *
   return KILN_OK;
 }
 
-/* check_probe_extent at probe_sizes, else at small_probe_sizes (which the
- * probe then keeps). */
-static kiln_status_t check_dyn_probe(const kiln_type_t *type, probe_t *probe) {
-  kiln_status_t status = check_probe_extent(type, probe);
+/* check_probe_extent of the dyn call's output (when the function is one)
+ * and of every parameter. */
+static kiln_status_t check_probe_types(const kiln_function_t *function, const probe_t *probe) {
+  const kiln_call_t *dyn = dyn_body(function);
+  if (dyn) {
+    KILN_RETURN_IF_ERROR(check_probe_extent(dyn_probe_type(dyn->base.checked_type), probe));
+  }
+  for (int p = 0; p < function->num_params; ++p) {
+    KILN_RETURN_IF_ERROR(check_probe_extent(param_type(function->params[p]), probe));
+  }
+  return KILN_OK;
+}
+
+/* check_probe_types at probe_sizes, else at small_probe_sizes (which the
+ * probe then keeps): a rank-4 tensor of four run-time dims. */
+static kiln_status_t check_probe_sizes(const kiln_function_t *function, probe_t *probe) {
+  kiln_status_t status = check_probe_types(function, probe);
   if (!status) {
     return KILN_OK;
   }
@@ -336,7 +350,7 @@ static kiln_status_t check_dyn_probe(const kiln_type_t *type, probe_t *probe) {
   for (int r = 0; r < RUNS; ++r) {
     memcpy(probe->tir.probes[r], small_probe_sizes[r], sizeof(small_probe_sizes[r]));
   }
-  return check_probe_extent(type, probe);
+  return check_probe_types(function, probe);
 }
 
 /* UNIMPLEMENTED when a parameter has a static dim of 0 (an empty axes
@@ -365,12 +379,8 @@ kiln_status_t kiln_compiler_lower_symbolic(const kiln_function_t *function,
   probe_t probe;
   memset(&probe, 0, sizeof(probe));
   KILN_RETURN_IF_ERROR(collect_vars(function, &probe, arena));
-  const kiln_call_t *dyn = dyn_body(function);
   KILN_RETURN_IF_ERROR_ANNOTATE(check_no_empty_param(function), "lowering %s", name);
-  if (dyn) {
-    KILN_RETURN_IF_ERROR_ANNOTATE(check_dyn_probe(dyn->base.checked_type, &probe), "lowering %s",
-                                  name);
-  }
+  KILN_RETURN_IF_ERROR_ANNOTATE(check_probe_sizes(function, &probe), "lowering %s", name);
   kiln_arena_t scratch;
   kiln_arena_initialize(&scratch, kiln_allocator_system(), 0);
   kiln_status_t status =

@@ -551,6 +551,27 @@ static void test_pad_at_several_values(void **state) {
   vm_pair_close(&pair);
 }
 
+/* A value broadcast to a run-time rank-4 shape (ONNX MaxUnpool's zeros):
+ * the kernel's flattened extent is the product of four run-time dims, which
+ * generalize fits as such. */
+static const char broadcast4[] = "def @main(%v: Tensor[(1), float32], %s: Tensor[(4), int64]) {\n"
+                                 "  %0 = dyn.broadcast_to(%v, %s);\n"
+                                 "  add(%0, %0)\n"
+                                 "}\n";
+
+static void test_broadcast_to_rank_4(void **state) {
+  (void)state;
+  vm_pair_t pair = vm_pair_open("broadcast4", broadcast4);
+  const int64_t cases[][4] = {{1, 1, 1, 1}, {2, 3, 4, 5}, {1, 17, 3, 2}, {3, 1, 0, 2}};
+  for (int c = 0; c < (int)(sizeof(cases) / sizeof(cases[0])); ++c) {
+    kiln_tensor_t *in[2] = {random_tensor(KILN_DTYPE_FLOAT32, 1, (const int64_t[]){1}, -1, 1),
+                            ints(4, cases[c])};
+    compare_run(pair.reference, pair.vm, 2, in, c);
+    release_all(2, in);
+  }
+  vm_pair_close(&pair);
+}
+
 /* ONNX Tile with run-time repeats (one more than the data's rank: a new
  * leading dim), then a kernel over the tiled output's run-time dims. */
 static const char tile[] = "def @main(%x: Tensor[(2, 3), float32], %r: Tensor[(3), int64]) {\n"
@@ -656,6 +677,7 @@ int main(void) {
       cmocka_unit_test(test_sum_at_several_axes),
       cmocka_unit_test(test_pad_at_several_values),
       cmocka_unit_test(test_tile_at_several_reps),
+      cmocka_unit_test(test_broadcast_to_rank_4),
       cmocka_unit_test(test_topk_at_several_k),
       cmocka_unit_test(test_refused),
   };
