@@ -652,16 +652,25 @@ static kiln_status_t dyn_reshape_infer(const kiln_type_relation_t *relation,
   return kiln_dyn_symbolic_type(relation->arena, data->dtype, length, out_type);
 }
 
+/* The data and max(its rank, len(input 1)): broadcast_to's and tile's
+ * output rank, input 1 (`what`) a list of integers. */
+static kiln_status_t dyn_max_rank(const kiln_type_relation_t *relation, const char *what,
+                                  const kiln_tensor_type_t **out_data, int *out_rank) {
+  int length = 0;
+  KILN_RETURN_IF_ERROR(dyn_data_length(relation, 1, out_data, &length));
+  KILN_RETURN_IF_ERROR(kiln_dyn_check_list(relation, 1, what, false));
+  *out_rank = length > (*out_data)->ndim ? length : (*out_data)->ndim;
+  return dyn_check_rank(relation, *out_rank);
+}
+
 /* broadcast_to: rank = max(rank, len(shape)); a dim where the data has a
  * static size other than 1 keeps it (either side's 1 stretches, any other
  * value must equal it), every other dim is "?". */
 static kiln_status_t dyn_broadcast_to_infer(const kiln_type_relation_t *relation,
                                             const kiln_type_t **out_type) {
   const kiln_tensor_type_t *data = NULL;
-  int length = 0;
-  KILN_RETURN_IF_ERROR(dyn_data_length(relation, 1, &data, &length));
-  KILN_RETURN_IF_ERROR(kiln_dyn_check_list(relation, 1, "shape", false));
-  int rank = length > data->ndim ? length : data->ndim;
+  int rank = 0;
+  KILN_RETURN_IF_ERROR(dyn_max_rank(relation, "shape", &data, &rank));
   const kiln_type_t *type = NULL;
   KILN_RETURN_IF_ERROR(kiln_dyn_symbolic_type(relation->arena, data->dtype, rank, &type));
   const kiln_tensor_type_t *t = kiln_type_as_tensor(type);
@@ -695,11 +704,8 @@ static kiln_status_t dyn_fixed_type(const kiln_type_relation_t *relation, const 
 static kiln_status_t dyn_tile_infer(const kiln_type_relation_t *relation,
                                     const kiln_type_t **out_type) {
   const kiln_tensor_type_t *data = NULL;
-  int length = 0;
-  KILN_RETURN_IF_ERROR(dyn_data_length(relation, 1, &data, &length));
-  KILN_RETURN_IF_ERROR(kiln_dyn_check_list(relation, 1, "reps", false));
-  int rank = length > data->ndim ? length : data->ndim;
-  KILN_RETURN_IF_ERROR(dyn_check_rank(relation, rank));
+  int rank = 0;
+  KILN_RETURN_IF_ERROR(dyn_max_rank(relation, "reps", &data, &rank));
   const kiln_ints_t *fixed = &((const kiln_dyn_slice_attrs_t *)relation->attrs)->out_shape;
   return dyn_fixed_type(relation, fixed, data->dtype, rank, out_type);
 }

@@ -446,7 +446,7 @@ static kiln_status_t topk_rule(const kiln_shape_func_arg_t *args, int64_t axis, 
                                int64_t *out_shape) {
   const kiln_shape_func_arg_t *data = &args[0];
   if (args[1].count != 1) {
-    return KILN_STATUS(INVALID_ARGUMENT, "dyn.topk: k has %lld values; expected one",
+    return KILN_STATUS(INVALID_ARGUMENT, "dyn.topk: input 1 (k) has %lld values; expected one",
                        (long long)args[1].count);
   }
   if (axis < -data->ndim || axis >= data->ndim) {
