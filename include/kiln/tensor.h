@@ -17,6 +17,7 @@
 #define KILN_TENSOR_H_
 
 #include <dlpack/dlpack.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -70,6 +71,9 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_dtype_from_dl(DLDataType dl, kiln_dtype_
  * has the dtype ("float64", "int64"), else the DLPack fields ("DLPack
  * {kDLFloat (2), bits 8, lanes 1}"). Writes into `buffer` and returns it. */
 const char *kiln_dl_dtype_format(DLDataType dl, char *buffer, size_t capacity);
+/* Whether `t`'s strides (NULL: row-major) lay its elements out row-major;
+ * a tensor with no elements always does (no stride addresses anything). */
+bool kiln_dl_is_compact(const DLTensor *t);
 
 /* IEEE half and bfloat16 conversions, round to nearest even, NaN and
  * infinities preserved. */

@@ -428,6 +428,21 @@ static kiln_status_t add_extern(codegen_t *g, const kiln_call_t *call, const kil
   return KILN_OK;
 }
 
+/* Whether every one of the `count` outputs is static with no elements: the
+ * call writes nothing, so it needs no kernel (te takes no empty extents). */
+static bool outputs_empty(int count, const kiln_tensor_type_t *const *types) {
+  for (int o = 0; o < count; ++o) {
+    bool empty = false;
+    for (int d = 0; kiln_tensor_type_is_static(types[o]) && d < types[o]->ndim; ++d) {
+      empty = empty || types[o]->shape[d] == 0;
+    }
+    if (!empty) {
+      return false;
+    }
+  }
+  return count > 0;
+}
+
 static kiln_status_t visit_call(codegen_t *g, const kiln_call_t *call, value_t **out_value) {
   if (call->op) {
     return KILN_STATUS(INVALID_ARGUMENT,
@@ -457,8 +472,12 @@ static kiln_status_t visit_call(codegen_t *g, const kiln_call_t *call, value_t *
     return add_node(g, &call->base, "in_place_concatenate", "__nop", call->num_args, inputs, count,
                     types, 0, out_value);
   }
-  const kiln_call_t *dyn = count == 1 ? dyn_call(call->callee) : NULL;
-  if (dyn && kiln_shape_func_at(kiln_shape_func_find(dyn->op->name))->view) {
+  if (outputs_empty(count, types)) {
+    return add_node(g, &call->base, "empty_output", "__nop", call->num_args, inputs, count, types,
+                    0, out_value);
+  }
+  const kiln_call_t *dyn = dyn_call(call->callee);
+  if (dyn && count == 1 && kiln_shape_func_at(kiln_shape_func_find(dyn->op->name))->view) {
     /* a view: no kernel; the VM gives the data the shape function's shape */
     KILN_RETURN_IF_ERROR(add_node(g, &call->base, dyn->op->name, "__view", call->num_args, inputs,
                                   1, types, 0, out_value));

@@ -136,9 +136,16 @@ static const kiln_call_t *dyn_body(const kiln_function_t *function) {
   return call && call->op && kiln_dyn_has_probe(call->op) ? call : NULL;
 }
 
+/* A dyn call's output type for its probe: the tensor, or a tuple's first
+ * field (dyn.topk's values, whose dims its indices share). */
+static const kiln_type_t *dyn_probe_type(const kiln_type_t *type) {
+  const kiln_tuple_type_t *tuple = kiln_type_as_tuple(type);
+  return tuple && tuple->count > 0 ? tuple->fields[0] : type;
+}
+
 static kiln_status_t collect_type_vars(const kiln_type_t *type, probe_t *probe,
                                        kiln_arena_t *arena) {
-  const kiln_tensor_type_t *t = kiln_type_as_tensor(type);
+  const kiln_tensor_type_t *t = kiln_type_as_tensor(dyn_probe_type(type));
   for (int d = 0; t && t->vars && d < t->ndim; ++d) {
     if (t->vars[d] && find_var(probe, t->vars[d]) < 0) {
       KILN_RETURN_IF_ERROR(add_var(probe, t->vars[d], arena));
@@ -235,7 +242,7 @@ static kiln_status_t copy_call(kiln_expr_functor_t *self, kiln_expr_t *expr, voi
     KILN_RETURN_IF_ERROR(kiln_expr_mutator_mutate(&c->mutator, call->args[a], &args[a]));
   }
   const kiln_type_t *out = NULL;
-  KILN_RETURN_IF_ERROR(probe_param_type(call->base.checked_type, c->probe, c->run,
+  KILN_RETURN_IF_ERROR(probe_param_type(dyn_probe_type(call->base.checked_type), c->probe, c->run,
                                         kiln_module_arena(c->mutator.module), &out));
   kiln_call_t *made = NULL;
   KILN_RETURN_IF_ERROR(
@@ -387,8 +394,9 @@ static kiln_status_t lower_and_generalize(const kiln_function_t *function, const
   return kiln_tir_generalize(arena, runs, &probe->tir, out_func);
 }
 
-/* UNIMPLEMENTED when a dyn call's output, all of whose dims may be
- * symbolic, would hold 2^31 elements or more at the largest probe sizes:
+/* UNIMPLEMENTED when `type` (a dyn call's output or a parameter), all of
+ * whose dims may be symbolic, would hold 2^31 elements or more at the
+ * largest probe sizes:
  * kernels index in int32, so the probe runs cannot lower it. */
 static kiln_status_t check_probe_extent(const kiln_type_t *type, const probe_t *probe) {
   const kiln_tensor_type_t *t = kiln_type_as_tensor(type);
@@ -407,17 +415,30 @@ static kiln_status_t check_probe_extent(const kiln_type_t *type, const probe_t *
   return KILN_OK;
 }
 
-/* check_probe_extent at probe_sizes, else at small_probe_sizes (which the
- * probe then keeps). */
-static kiln_status_t check_dyn_probe(const kiln_type_t *type, probe_t *probe) {
-  kiln_status_t status = check_probe_extent(type, probe);
+/* check_probe_extent of the dyn call's output (when the function is one)
+ * and of every parameter. */
+static kiln_status_t check_probe_types(const kiln_function_t *function, const probe_t *probe) {
+  const kiln_call_t *dyn = dyn_body(function);
+  if (dyn) {
+    KILN_RETURN_IF_ERROR(check_probe_extent(dyn_probe_type(dyn->base.checked_type), probe));
+  }
+  for (int p = 0; p < function->num_params; ++p) {
+    KILN_RETURN_IF_ERROR(check_probe_extent(param_type(function->params[p]), probe));
+  }
+  return KILN_OK;
+}
+
+/* check_probe_types at probe_sizes, else at small_probe_sizes (which the
+ * probe then keeps): a rank-4 tensor of four run-time dims. */
+static kiln_status_t check_probe_sizes(const kiln_function_t *function, probe_t *probe) {
+  kiln_status_t status = check_probe_types(function, probe);
   if (!status) {
     return KILN_OK;
   }
   kiln_status_free(status);
   probe->sizes = small_probe_sizes;
   assign_slots(probe);
-  return check_probe_extent(type, probe);
+  return check_probe_types(function, probe);
 }
 
 /* UNIMPLEMENTED when a parameter has a static dim of 0 (an empty axes
@@ -447,13 +468,9 @@ kiln_status_t kiln_compiler_lower_symbolic(const kiln_function_t *function,
   memset(&probe, 0, sizeof(probe));
   probe.sizes = probe_sizes;
   KILN_RETURN_IF_ERROR(collect_vars(function, &probe, arena));
-  const kiln_call_t *dyn = dyn_body(function);
   KILN_RETURN_IF_ERROR_ANNOTATE(check_no_empty_param(function), "lowering %s", name);
   choose_slots(function, &probe);
-  if (dyn) {
-    KILN_RETURN_IF_ERROR_ANNOTATE(check_dyn_probe(dyn->base.checked_type, &probe), "lowering %s",
-                                  name);
-  }
+  KILN_RETURN_IF_ERROR_ANNOTATE(check_probe_sizes(function, &probe), "lowering %s", name);
   kiln_arena_t scratch;
   kiln_arena_initialize(&scratch, kiln_allocator_system(), 0);
   kiln_status_t status =

@@ -41,7 +41,9 @@
 #include <string.h>
 
 #include "op/dyn.h"
+#include "op/gather_attrs.h"
 #include "op/gather_compute.h"
+#include "op/transform_compute.h"
 #include "runtime/scalar.h"
 #include "runtime/shape_func.h"
 
@@ -65,6 +67,7 @@ typedef struct kiln_dyn_topk_attrs_t {
   int64_t axis;
   bool largest;
   bool sorted;
+  kiln_ints_t out_shape; /* as dyn.strided_slice's: set in the compiler's probe runs */
 } kiln_dyn_topk_attrs_t;
 
 typedef struct kiln_dyn_split_attrs_t {
@@ -117,7 +120,7 @@ typedef struct dyn_rule_t {
 
 static const dyn_rule_t dyn_rules[] = {
     {&kiln_op_dyn_broadcast_to, &kiln_op_broadcast_to, 1, 1, {{1, "shape", DYN_INTS}}, "shape"},
-    {&kiln_op_dyn_tile, &kiln_op_tile, 1, 1, {{1, "reps", DYN_INTS}}},
+    {&kiln_op_dyn_tile, &kiln_op_tile, 1, 1, {{1, "reps", DYN_INTS}}, "out_shape", true},
     {&kiln_op_dyn_strided_slice,
      &kiln_op_strided_slice,
      1,
@@ -130,7 +133,7 @@ static const dyn_rule_t dyn_rules[] = {
      true},
     {&kiln_op_dyn_sum, &kiln_op_sum, 1, 1, {{1, "axis", DYN_INTS}}, "out_shape", true},
     {&kiln_op_dyn_cumsum, &kiln_op_cumsum, 1, 1, {{1, "axis", DYN_INT}}},
-    {&kiln_op_dyn_topk, &kiln_op_topk, 1, 1, {{1, "k", DYN_INT}}},
+    {&kiln_op_dyn_topk, &kiln_op_topk, 1, 1, {{1, "k", DYN_INT}}, "out_shape", true},
     {&kiln_op_dyn_arange,
      &kiln_op_arange,
      0,
@@ -328,6 +331,9 @@ int64_t kiln_dyn_shape_func_attr(const kiln_op_t *op, const void *attrs) {
   if (op == &kiln_op_dyn_pad) {
     return kiln_shape_pad_mode(((const kiln_dyn_pad_attrs_t *)attrs)->pad_mode);
   }
+  if (op == &kiln_op_dyn_topk) {
+    return ((const kiln_dyn_topk_attrs_t *)attrs)->axis;
+  }
   return op == &kiln_op_dyn_reshape ? ((const kiln_dyn_reshape_attrs_t *)attrs)->allowzero : 0;
 }
 
@@ -348,24 +354,20 @@ static void dyn_runtime_arg(const kiln_tensor_t *t, bool read, bool numbers, int
   }
 }
 
-/* The dtype of the output the dyn operator's relation gives for these
- * inputs (the data's for a reshape, the attribute's for an arange). */
-static kiln_status_t dyn_output_dtype(const kiln_shape_func_args_t *args, kiln_dtype_t *out_dtype) {
-  const kiln_type_t *types[KILN_SHAPE_FUNC_MAX_INPUTS], *type = NULL;
+/* The output type the dyn operator's relation gives for these inputs
+ * (whose dtypes are the data's for a reshape, the attribute's for an
+ * arange, topk's values' and int64 indices). */
+static kiln_status_t dyn_output_type(const kiln_shape_func_args_t *args,
+                                     const kiln_type_t **out_type) {
+  const kiln_type_t *types[KILN_SHAPE_FUNC_MAX_INPUTS];
   for (int i = 0; i < args->num_inputs && i < KILN_SHAPE_FUNC_MAX_INPUTS; ++i) {
     KILN_RETURN_IF_ERROR(kiln_tensor_type_of(args->arena, args->inputs[i], &types[i]));
   }
-  KILN_RETURN_IF_ERROR(
-      kiln_op_infer_type(args->op, args->attrs, args->num_inputs, types, args->arena, &type));
-  const kiln_tensor_type_t *t = kiln_type_as_tensor(type);
-  if (!t) {
-    return KILN_STATUS(INTERNAL, "%s: the output is not a tensor", args->op->name);
-  }
-  *out_dtype = t->dtype;
-  return KILN_OK;
+  return kiln_op_infer_type(args->op, args->attrs, args->num_inputs, types, args->arena, out_type);
 }
 
-/* The output type from runtime shape function `index`. */
+/* The output type from runtime shape function `index`: the relation's
+ * dtypes, every output of the rule's shape. */
 static kiln_status_t dyn_runtime_shape(const kiln_shape_func_args_t *args, int index,
                                        const kiln_type_t **out_type) {
   const kiln_shape_func_t *f = kiln_shape_func_at(index);
@@ -381,9 +383,26 @@ static kiln_status_t dyn_runtime_shape(const kiln_shape_func_args_t *args, int i
   KILN_RETURN_IF_ERROR(kiln_shape_func_run(index, args->num_inputs, inputs,
                                            kiln_dyn_shape_func_attr(args->op, args->attrs), &ndim,
                                            shape));
-  kiln_dtype_t dtype = KILN_DTYPE_FLOAT32;
-  KILN_RETURN_IF_ERROR(dyn_output_dtype(args, &dtype));
-  return kiln_tensor_type_create(args->arena, dtype, ndim, shape, out_type);
+  const kiln_type_t *type = NULL;
+  KILN_RETURN_IF_ERROR(dyn_output_type(args, &type));
+  const kiln_tuple_type_t *tuple = kiln_type_as_tuple(type);
+  int count = tuple ? tuple->count : 1;
+  const kiln_type_t *fields[2];
+  for (int o = 0; o < count && o < 2; ++o) {
+    const kiln_tensor_type_t *t = kiln_type_as_tensor(tuple ? tuple->fields[o] : type);
+    if (!t) {
+      return KILN_STATUS(INTERNAL, "%s: output %d is not a tensor", args->op->name, o);
+    }
+    KILN_RETURN_IF_ERROR(kiln_tensor_type_create(args->arena, t->dtype, ndim, shape, &fields[o]));
+  }
+  if (count > 2) { /* a runtime rule's operator has one output, or topk's two */
+    return KILN_STATUS(INTERNAL, "%s: %d outputs", args->op->name, count);
+  }
+  if (!tuple) {
+    *out_type = fields[0];
+    return KILN_OK;
+  }
+  return kiln_tuple_type_create(args->arena, count, fields, out_type);
 }
 
 /* A view's kernel: the data's bytes under the output's shape. */
@@ -505,6 +524,33 @@ static kiln_status_t dyn_sum_compute(const kiln_compute_args_t *args,
   return kiln_compute_sum_any_axes(args, attrs->keepdims, out_result);
 }
 
+/* dyn.tile: tile's mapping (x mod the data's dim) into the probe's output:
+ * the reps are not read (the output's dims are them times the data's). */
+static kiln_status_t dyn_tile_compute(const kiln_compute_args_t *args,
+                                      kiln_compute_result_t *out_result) {
+  const kiln_dyn_slice_attrs_t *attrs = args->attrs;
+  if (attrs->out_shape.count == 0) {
+    return kiln_dyn_compute_refuse(args, out_result);
+  }
+  return kiln_compute_tile(args, out_result);
+}
+
+/* dyn.topk: topk's kernel with k the probe output's extent on the axis
+ * (the k input is not read: the output's dims are the shape rule's). */
+static kiln_status_t dyn_topk_compute(const kiln_compute_args_t *args,
+                                      kiln_compute_result_t *out_result) {
+  const kiln_dyn_topk_attrs_t *attrs = args->attrs;
+  const kiln_te_tensor_t *data = args->inputs[0];
+  int64_t axis = attrs->axis < 0 ? attrs->axis + data->ndim : attrs->axis;
+  if (attrs->out_shape.count != data->ndim || axis < 0 || axis >= data->ndim) {
+    return kiln_dyn_compute_refuse(args, out_result);
+  }
+  kiln_topk_attrs_t topk = {attrs->out_shape.values[axis], axis, attrs->largest, attrs->sorted};
+  kiln_compute_args_t inner = *args;
+  inner.attrs = &topk;
+  return kiln_compute_topk(&inner, out_result);
+}
+
 /* dyn.pad: nn.pad's mapping with the pads and value read in the kernel. */
 static kiln_status_t dyn_pad_compute(const kiln_compute_args_t *args,
                                      kiln_compute_result_t *out_result) {
@@ -606,16 +652,25 @@ static kiln_status_t dyn_reshape_infer(const kiln_type_relation_t *relation,
   return kiln_dyn_symbolic_type(relation->arena, data->dtype, length, out_type);
 }
 
+/* The data and max(its rank, len(input 1)): broadcast_to's and tile's
+ * output rank, input 1 (`what`) a list of integers. */
+static kiln_status_t dyn_max_rank(const kiln_type_relation_t *relation, const char *what,
+                                  const kiln_tensor_type_t **out_data, int *out_rank) {
+  int length = 0;
+  KILN_RETURN_IF_ERROR(dyn_data_length(relation, 1, out_data, &length));
+  KILN_RETURN_IF_ERROR(kiln_dyn_check_list(relation, 1, what, false));
+  *out_rank = length > (*out_data)->ndim ? length : (*out_data)->ndim;
+  return dyn_check_rank(relation, *out_rank);
+}
+
 /* broadcast_to: rank = max(rank, len(shape)); a dim where the data has a
  * static size other than 1 keeps it (either side's 1 stretches, any other
  * value must equal it), every other dim is "?". */
 static kiln_status_t dyn_broadcast_to_infer(const kiln_type_relation_t *relation,
                                             const kiln_type_t **out_type) {
   const kiln_tensor_type_t *data = NULL;
-  int length = 0;
-  KILN_RETURN_IF_ERROR(dyn_data_length(relation, 1, &data, &length));
-  KILN_RETURN_IF_ERROR(kiln_dyn_check_list(relation, 1, "shape", false));
-  int rank = length > data->ndim ? length : data->ndim;
+  int rank = 0;
+  KILN_RETURN_IF_ERROR(dyn_max_rank(relation, "shape", &data, &rank));
   const kiln_type_t *type = NULL;
   KILN_RETURN_IF_ERROR(kiln_dyn_symbolic_type(relation->arena, data->dtype, rank, &type));
   const kiln_tensor_type_t *t = kiln_type_as_tensor(type);
@@ -631,16 +686,6 @@ static kiln_status_t dyn_broadcast_to_infer(const kiln_type_relation_t *relation
                                           out_type);
 }
 
-/* tile: rank = max(rank, len(value)). */
-static kiln_status_t dyn_max_rank_infer(const kiln_type_relation_t *relation,
-                                        const kiln_type_t **out_type) {
-  const kiln_tensor_type_t *data = NULL;
-  int length = 0;
-  KILN_RETURN_IF_ERROR(dyn_data_length(relation, 1, &data, &length));
-  int rank = length > data->ndim ? length : data->ndim;
-  return kiln_dyn_symbolic_type(relation->arena, data->dtype, rank, out_type);
-}
-
 /* `rank` anonymous dims, or the compiler's probe shape `fixed` when set
  * (an out_shape attribute, kiln_dyn_probe_call). */
 static kiln_status_t dyn_fixed_type(const kiln_type_relation_t *relation, const kiln_ints_t *fixed,
@@ -653,6 +698,16 @@ static kiln_status_t dyn_fixed_type(const kiln_type_relation_t *relation, const 
                        relation->op->name, (int)fixed->count, rank);
   }
   return kiln_tensor_type_create(relation->arena, dtype, rank, fixed->values, out_type);
+}
+
+/* tile: rank = max(rank, len(reps)). */
+static kiln_status_t dyn_tile_infer(const kiln_type_relation_t *relation,
+                                    const kiln_type_t **out_type) {
+  const kiln_tensor_type_t *data = NULL;
+  int rank = 0;
+  KILN_RETURN_IF_ERROR(dyn_max_rank(relation, "reps", &data, &rank));
+  const kiln_ints_t *fixed = &((const kiln_dyn_slice_attrs_t *)relation->attrs)->out_shape;
+  return dyn_fixed_type(relation, fixed, data->dtype, rank, out_type);
 }
 
 /* strided_slice: the data's rank; begin, end, strides and axes (or no
@@ -730,17 +785,21 @@ static kiln_status_t dyn_cumsum_infer(const kiln_type_relation_t *relation,
   return KILN_OK;
 }
 
-/* topk: (values, int64 indices) of the data's rank. */
+/* topk: (values, int64 indices) of the data's rank, one shape (the same
+ * dims), the compiler's probe shape when out_shape is set. */
 static kiln_status_t dyn_topk_infer(const kiln_type_relation_t *relation,
                                     const kiln_type_t **out_type) {
   const kiln_tensor_type_t *data = NULL;
   int length = 0;
   KILN_RETURN_IF_ERROR(dyn_data_length(relation, 1, &data, &length));
+  KILN_RETURN_IF_ERROR(kiln_dyn_check_list(relation, 1, "k", false));
+  const kiln_dyn_topk_attrs_t *attrs = relation->attrs;
   const kiln_type_t *fields[2];
   KILN_RETURN_IF_ERROR(
-      kiln_dyn_symbolic_type(relation->arena, data->dtype, data->ndim, &fields[0]));
-  KILN_RETURN_IF_ERROR(
-      kiln_dyn_symbolic_type(relation->arena, KILN_DTYPE_INT64, data->ndim, &fields[1]));
+      dyn_fixed_type(relation, &attrs->out_shape, data->dtype, data->ndim, &fields[0]));
+  const kiln_tensor_type_t *values = kiln_type_as_tensor(fields[0]);
+  KILN_RETURN_IF_ERROR(kiln_tensor_type_create_symbolic(
+      relation->arena, KILN_DTYPE_INT64, values->ndim, values->shape, values->vars, &fields[1]));
   return kiln_tuple_type_create(relation->arena, 2, fields, out_type);
 }
 
@@ -876,6 +935,7 @@ static const kiln_attr_field_t dyn_topk_fields[] = {
     KILN_ATTR_FIELD(kiln_dyn_topk_attrs_t, axis, INT, "-1"),
     KILN_ATTR_FIELD(kiln_dyn_topk_attrs_t, largest, BOOL, "True"),
     KILN_ATTR_FIELD(kiln_dyn_topk_attrs_t, sorted, BOOL, "True"),
+    KILN_ATTR_FIELD(kiln_dyn_topk_attrs_t, out_shape, INTS, "[]"),
 };
 static const kiln_attr_field_t dyn_arange_fields[] = {
     KILN_ATTR_FIELD(kiln_dyn_arange_attrs_t, dtype, DTYPE, "\"float32\""),
@@ -917,7 +977,8 @@ DYN_OP_(kiln_op_dyn_reshape, "dyn.reshape", DYN_RESHAPE, 2, dyn_reshape_infer,
         DYN_FIELDS_(kiln_dyn_reshape_attrs_t, dyn_reshape_fields));
 DYN_OP_(kiln_op_dyn_broadcast_to, "dyn.broadcast_to", DYN_BROADCAST_TO, 2, dyn_broadcast_to_infer,
         .attrs_size = 0);
-DYN_OP_(kiln_op_dyn_tile, "dyn.tile", DYN_TILE, 2, dyn_max_rank_infer, .attrs_size = 0);
+DYN_OP_WITH_(kiln_op_dyn_tile, "dyn.tile", DYN_TILE, 2, dyn_tile_infer, dyn_tile_compute,
+             DYN_FIELDS_(kiln_dyn_slice_attrs_t, dyn_slice_fields));
 DYN_OP_WITH_(kiln_op_dyn_strided_slice, "dyn.strided_slice", DYN_STRIDED_SLICE, 5, dyn_slice_infer,
              kiln_dyn_compute_slice, DYN_FIELDS_(kiln_dyn_slice_attrs_t, dyn_slice_fields));
 DYN_OP_(kiln_op_dyn_squeeze, "dyn.squeeze", DYN_SQUEEZE, 2, dyn_squeeze_infer, .attrs_size = 0);
@@ -927,8 +988,8 @@ DYN_OP_WITH_(kiln_op_dyn_sum, "dyn.sum", DYN_SUM, 2, dyn_sum_infer, dyn_sum_comp
              DYN_FIELDS_(kiln_dyn_reduce_attrs_t, dyn_reduce_fields));
 DYN_OP_WITH_(kiln_op_dyn_cumsum, "dyn.cumsum", DYN_CUMSUM, 2, dyn_cumsum_infer, dyn_cumsum_compute,
              DYN_FIELDS_(kiln_dyn_cumsum_attrs_t, dyn_cumsum_fields));
-DYN_OP_(kiln_op_dyn_topk, "dyn.topk", DYN_TOPK, 2, dyn_topk_infer,
-        DYN_FIELDS_(kiln_dyn_topk_attrs_t, dyn_topk_fields));
+DYN_OP_WITH_(kiln_op_dyn_topk, "dyn.topk", DYN_TOPK, 2, dyn_topk_infer, dyn_topk_compute,
+             DYN_FIELDS_(kiln_dyn_topk_attrs_t, dyn_topk_fields));
 DYN_OP_WITH_(kiln_op_dyn_arange, "dyn.arange", DYN_ARANGE, 3, dyn_arange_infer,
              kiln_dyn_compute_arange, DYN_FIELDS_(kiln_dyn_arange_attrs_t, dyn_arange_fields));
 DYN_OP_(kiln_op_dyn_split, "dyn.split", DYN_SPLIT, 2, dyn_split_infer,

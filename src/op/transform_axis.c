@@ -22,6 +22,7 @@
 #include "op/gather_attrs.h"
 #include "op/gather_compute.h"
 #include "op/transform_common.h"
+#include "runtime/shape_func.h"
 
 #define KILN_FIELD_COUNT_(fields) ((int)(sizeof(fields) / sizeof(fields[0])))
 
@@ -153,16 +154,9 @@ static kiln_status_t topk_rule(const kiln_op_t *op, const void *attrs,
   const kiln_topk_attrs_t *topk = attrs;
   KILN_RETURN_IF_ERROR(kiln_op_attrs_validate(op, attrs));
   KILN_RETURN_IF_ERROR(kiln_transform_axis(op, "axis", topk->axis, data, 0, out_axis));
-  if (topk->k > data->shape[*out_axis]) {
-    char shape[KILN_SHAPE_TEXT_CAPACITY];
-    return KILN_STATUS(INVALID_ARGUMENT, "%s: k %lld is larger than axis %d of data %s", op->name,
-                       (long long)topk->k, *out_axis, kiln_op_shape_text(data, shape));
-  }
   out_shape->dtype = data->dtype;
   out_shape->ndim = data->ndim;
-  kiln_transform_copy_dims(out_shape->dims, data->shape, data->ndim);
-  out_shape->dims[*out_axis] = topk->k;
-  return KILN_OK;
+  return kiln_shape_topk(op->name, data->ndim, data->shape, *out_axis, topk->k, out_shape->dims);
 }
 
 static kiln_status_t topk_infer_type(const kiln_type_relation_t *relation,

@@ -22,6 +22,7 @@
 #include "op/transform_attrs.h"
 #include "op/transform_common.h"
 #include "op/transform_compute.h"
+#include "runtime/shape_func.h"
 
 /* ---- shared ---- */
 
@@ -569,23 +570,9 @@ static kiln_status_t tile_rule(const kiln_op_t *op, const void *attrs, const kil
                                kiln_tshape_t *out_shape) {
   const kiln_ints_t *reps = &((const kiln_tile_attrs_t *)attrs)->reps;
   kiln_tensor_type_t data = kiln_tinputs_get(inputs, 0);
-  tile_plan_t plan;
-  tile_plan(reps, &data, &plan);
   out_shape->dtype = data.dtype;
-  out_shape->ndim = plan.ndim;
-  bool fits = true;
-  for (int d = 0; d < plan.ndim; ++d) {
-    fits = fits && kiln_transform_mul(plan.in[d], plan.reps[d], &out_shape->dims[d]);
-  }
-  int64_t count = 0;
-  if (!fits || !dims_product(out_shape->dims, out_shape->ndim, &count)) {
-    char shape[KILN_SHAPE_TEXT_CAPACITY];
-    char list[KILN_INTS_TEXT_CAPACITY];
-    return KILN_STATUS(INVALID_ARGUMENT, "%s: data %s tiled by %s has more than %lld elements",
-                       op->name, kiln_op_shape_text(&data, shape), kiln_ints_text(reps, list),
-                       (long long)INT64_MAX);
-  }
-  return KILN_OK;
+  return kiln_shape_tile(op->name, data.ndim, data.shape, (int)reps->count, reps->values,
+                         &out_shape->ndim, out_shape->dims);
 }
 
 static kiln_status_t tile_infer_type(const kiln_type_relation_t *relation,

@@ -455,20 +455,6 @@ kiln_status_t kiln_graph_executor_input_index(const kiln_graph_executor_t *execu
   return no_such_input(executor, name ? name : "(null)");
 }
 
-static int is_compact(const DLTensor *t) {
-  if (!t->strides) {
-    return 1;
-  }
-  int64_t expected = 1;
-  for (int d = t->ndim - 1; d >= 0; --d) {
-    if (t->shape[d] != 1 && t->strides[d] != expected) {
-      return 0;
-    }
-    expected *= t->shape[d];
-  }
-  return 1;
-}
-
 /* The caller's tensor against input `index`: CPU, dtype, shape, compact. */
 static kiln_status_t check_input_tensor(const kiln_graph_executor_t *gx, int index,
                                         const DLTensor *t) {
@@ -500,7 +486,7 @@ static kiln_status_t check_input_tensor(const kiln_graph_executor_t *gx, int ind
     return KILN_STATUS(INVALID_ARGUMENT, "%s: input '%s' has shape %s, expected %s", gx->source,
                        n->name, got, want_text);
   }
-  if (!is_compact(t)) {
+  if (!kiln_dl_is_compact(t)) {
     return KILN_STATUS(INVALID_ARGUMENT, "%s: input '%s' is not compact (strides not row-major)",
                        gx->source, n->name);
   }

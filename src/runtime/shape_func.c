@@ -389,6 +389,75 @@ static kiln_status_t pad_rule(const kiln_shape_func_arg_t *args, int64_t mode, i
   return KILN_OK;
 }
 
+/* ---- dyn.tile (and tile's dims) ---- */
+
+kiln_status_t kiln_shape_tile(const char *op, int ndim, const int64_t *shape, int count,
+                              const int64_t *reps, int *out_ndim, int64_t *out_shape) {
+  char have[KILN_SHAPE_TEXT_CAPACITY], list[KILN_SHAPE_TEXT_CAPACITY];
+  int rank = ndim > count ? ndim : count;
+  bool fits = rank <= KILN_MAX_RANK;
+  for (int d = 0; fits && d < rank; ++d) {
+    int from_data = d - (rank - ndim), from_reps = d - (rank - count);
+    int64_t rep = from_reps >= 0 ? reps[from_reps] : 1;
+    if (rep < 0) {
+      return KILN_STATUS(INVALID_ARGUMENT, "%s: reps %s holds %lld; a repetition count is >= 0", op,
+                         values_text(reps, count, list, sizeof(list)), (long long)rep);
+    }
+    fits = !__builtin_mul_overflow(from_data >= 0 ? shape[from_data] : 1, rep, &out_shape[d]);
+  }
+  int64_t elements = 0;
+  if (!fits || !product(out_shape, rank, &elements)) {
+    kiln_shape_format(ndim, shape, have, sizeof(have));
+    return KILN_STATUS(
+        INVALID_ARGUMENT, "%s: data %s tiled by %s has more than %lld elements or rank %d", op,
+        have, values_text(reps, count, list, sizeof(list)), (long long)INT64_MAX, KILN_MAX_RANK);
+  }
+  *out_ndim = rank;
+  return KILN_OK;
+}
+
+/* data, reps (one per dim, aligned at the last). */
+static kiln_status_t tile_rule(const kiln_shape_func_arg_t *args, int64_t attr, int *out_ndim,
+                               int64_t *out_shape) {
+  (void)attr;
+  return kiln_shape_tile("dyn.tile", args[0].ndim, args[0].shape, (int)args[1].count,
+                         args[1].values, out_ndim, out_shape);
+}
+
+/* ---- dyn.topk (and topk's dims) ---- */
+
+kiln_status_t kiln_shape_topk(const char *op, int ndim, const int64_t *shape, int axis, int64_t k,
+                              int64_t *out_shape) {
+  char text[KILN_SHAPE_TEXT_CAPACITY];
+  if (k < 0 || k > shape[axis]) {
+    kiln_shape_format(ndim, shape, text, sizeof(text));
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "%s: k is %lld; it must be in [0, %lld], axis %d of data %s", op,
+                       (long long)k, (long long)shape[axis], axis, text);
+  }
+  memcpy(out_shape, shape, sizeof(int64_t) * (size_t)ndim);
+  out_shape[axis] = k;
+  return KILN_OK;
+}
+
+/* data, k (one value); the attribute is the axis. Both outputs (values,
+ * indices) have this shape. */
+static kiln_status_t topk_rule(const kiln_shape_func_arg_t *args, int64_t axis, int *out_ndim,
+                               int64_t *out_shape) {
+  const kiln_shape_func_arg_t *data = &args[0];
+  if (args[1].count != 1) {
+    return KILN_STATUS(INVALID_ARGUMENT, "dyn.topk: input 1 (k) has %lld values; expected one",
+                       (long long)args[1].count);
+  }
+  if (axis < -data->ndim || axis >= data->ndim) {
+    return KILN_STATUS(INVALID_ARGUMENT, "dyn.topk: axis %lld is out of range for rank %d",
+                       (long long)axis, data->ndim);
+  }
+  *out_ndim = data->ndim;
+  return kiln_shape_topk("dyn.topk", data->ndim, data->shape,
+                         (int)(axis < 0 ? axis + data->ndim : axis), args[1].values[0], out_shape);
+}
+
 /* ---- the table ---- */
 
 static const kiln_shape_func_t shape_funcs[] = {
@@ -401,6 +470,8 @@ static const kiln_shape_func_t shape_funcs[] = {
     {"dyn.one_hot", 3, 0x2u, false, one_hot_rule, 0x2u},
     {"dyn.sum", 2, 0x2u, false, sum_rule},
     {"dyn.pad", 3, 0x2u, false, pad_rule},
+    {"dyn.tile", 2, 0x2u, false, tile_rule},
+    {"dyn.topk", 2, 0x2u, false, topk_rule},
 };
 
 int kiln_shape_func_count(void) {

@@ -35,9 +35,10 @@ typedef struct kiln_shape_func_arg_t {
 } kiln_shape_func_arg_t;
 
 /* The output shape from the inputs and one integer attribute (dyn.reshape's
- * allowzero, dyn.one_hot's axis, dyn.sum's keepdims, dyn.pad's mode; 0
- * where the operator has none). Errors are INVALID_ARGUMENT and
- * name the operator, the input and what was expected. */
+ * allowzero, dyn.one_hot's axis, dyn.sum's keepdims, dyn.pad's mode,
+ * dyn.topk's axis; 0 where the operator has none); an operator with several
+ * outputs (dyn.topk's values and indices) gives them all this shape. Errors are INVALID_ARGUMENT
+ * and name the operator, the input and what was expected. */
 typedef kiln_status_t (*kiln_shape_func_fn)(const kiln_shape_func_arg_t *args, int64_t attr,
                                             int *out_ndim, int64_t *out_shape);
 
@@ -89,5 +90,20 @@ int kiln_shape_pad_mode(const char *name);
 KILN_MUST_USE_RESULT kiln_status_t kiln_shape_pad_dim(const char *op, int mode, int ndim,
                                                       const int64_t *shape, int d, int64_t before,
                                                       int64_t after, int64_t *out_size);
+
+/* The shape of data (ndim, shape) tiled by `count` repetition counts
+ * (aligned at the last dim, the shorter side padded with 1s):
+ * INVALID_ARGUMENT naming `op` for a negative count, a rank above
+ * KILN_MAX_RANK or more than INT64_MAX elements. The one rule of tile and
+ * dyn.tile. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_shape_tile(const char *op, int ndim, const int64_t *shape,
+                                                   int count, const int64_t *reps, int *out_ndim,
+                                                   int64_t *out_shape);
+
+/* The shape of topk's outputs over data (ndim, shape) along `axis` (in
+ * [0, ndim)): the data's with k on the axis; INVALID_ARGUMENT naming `op`
+ * unless 0 <= k <= the axis' size. The one rule of topk and dyn.topk. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_shape_topk(const char *op, int ndim, const int64_t *shape,
+                                                   int axis, int64_t k, int64_t *out_shape);
 
 #endif /* KILN_RUNTIME_SHAPE_FUNC_H_ */

@@ -234,3 +234,19 @@ double kiln_tensor_element_as_double(const kiln_tensor_t *tensor, int64_t index)
   }
   return NAN;
 }
+
+bool kiln_dl_is_compact(const DLTensor *t) {
+  int64_t expected = 1;
+  for (int d = 0; d < t->ndim; ++d) {
+    if (t->shape[d] == 0) {
+      return true;
+    }
+  }
+  for (int d = t->ndim - 1; t->strides && d >= 0; --d) {
+    if (t->shape[d] != 1 && t->strides[d] != expected) {
+      return false;
+    }
+    expected *= t->shape[d];
+  }
+  return true;
+}

@@ -1316,17 +1316,6 @@ kiln_status_t kiln_vm_input_index(const kiln_vm_t *vm, const char *name, int *ou
                      name ? name : "(null)", vm->num_inputs > 0 ? list : "none");
 }
 
-static int is_compact(const DLTensor *t) {
-  int64_t expected = 1;
-  for (int d = t->ndim - 1; t->strides && d >= 0; --d) {
-    if (t->shape[d] != 1 && t->strides[d] != expected) {
-      return 0;
-    }
-    expected *= t->shape[d];
-  }
-  return 1;
-}
-
 static int shape_fits(const kiln_vm_decl_t *decl, const DLTensor *t) {
   if (decl->ndim < 0) { /* a list's elements of any rank */
     for (int d = 0; d < t->ndim; ++d) {
@@ -1369,7 +1358,7 @@ static kiln_status_t check_input(const kiln_vm_t *vm, const kiln_vm_decl_t *decl
     return KILN_STATUS(INVALID_ARGUMENT, "%s: input '%s' has shape %s, expected %s (-1: any)",
                        vm->source, decl->name, got, want_text);
   }
-  if (!is_compact(t)) {
+  if (!kiln_dl_is_compact(t)) {
     return KILN_STATUS(INVALID_ARGUMENT, "%s: input '%s' is not compact (strides not row-major)",
                        vm->source, decl->name);
   }

@@ -22,15 +22,19 @@
 #define RUNS     KILN_TIR_GENERALIZE_RUNS
 #define MAX_FITS 64
 #define MAX_DIV  4096
+/* The most variables a monomial multiplies (a rank-4 output whose dims are
+ * all run-time ones flattens to the product of four). */
+#define MAX_DEGREE 4
 
 typedef enum fit_kind_e { FIT_KEEP, FIT_AFFINE, FIT_CEIL, FIT_FLOOR, FIT_NONE } fit_kind_t;
 
-/* value = a * m + b (m: variable k, times variables l and j when >= 0), then
+/* value = a * m + b (m: the product of variables vars[0..degree)), then
  * for the divided kinds ceil or floor divided by d and multiplied by f;
  * floats: cast, or 1 / it. */
 typedef struct fit_t {
   fit_kind_t kind;
-  int k, l, j;
+  int degree;
+  int vars[MAX_DEGREE];
   int64_t a, b, d, f;
   bool reciprocal;
 } fit_t;
@@ -56,14 +60,16 @@ typedef struct fits_t {
 
 /* ---- fitting ---- */
 
-static int64_t monomial(const kiln_tir_generalize_vars_t *vars, int run, int k, int l, int j) {
-  int64_t p = vars->probes[run][k];
-  p = l < 0 ? p : p * vars->probes[run][l];
-  return j < 0 ? p : p * vars->probes[run][j];
+static int64_t monomial(const kiln_tir_generalize_vars_t *vars, int run, const fit_t *f) {
+  int64_t p = 1;
+  for (int i = 0; i < f->degree; ++i) {
+    p *= vars->probes[run][f->vars[i]];
+  }
+  return p;
 }
 
 static int64_t fit_value(const kiln_tir_generalize_vars_t *vars, const fit_t *f, int run) {
-  int64_t e = f->a * monomial(vars, run, f->k, f->l, f->j) + f->b;
+  int64_t e = f->a * monomial(vars, run, f) + f->b;
   if (f->kind == FIT_CEIL) {
     return f->f * ((e + f->d - 1) / f->d);
   }
@@ -79,28 +85,42 @@ static bool fit_holds(const kiln_tir_generalize_vars_t *vars, const fit_t *f, co
   return true;
 }
 
-static bool fit_monomial(const kiln_tir_generalize_vars_t *vars, int k, int l, int j,
-                         const int64_t *v, fit_t *out) {
-  int64_t dm = monomial(vars, 1, k, l, j) - monomial(vars, 0, k, l, j), dv = v[1] - v[0];
+/* a and b of `m`'s monomial from runs 0 and 1, checked on the others. */
+static bool fit_monomial(const kiln_tir_generalize_vars_t *vars, const fit_t *m, const int64_t *v,
+                         fit_t *out) {
+  int64_t dm = monomial(vars, 1, m) - monomial(vars, 0, m), dv = v[1] - v[0];
   if (dm == 0 || dv % dm != 0 || dv == 0) {
     return false;
   }
-  *out = (fit_t){.kind = FIT_AFFINE, .k = k, .l = l, .j = j, .a = dv / dm};
-  out->b = v[0] - out->a * monomial(vars, 0, k, l, j);
+  *out = *m;
+  out->kind = FIT_AFFINE;
+  out->a = dv / dm;
+  out->b = v[0] - out->a * monomial(vars, 0, m);
   return fit_holds(vars, out, v);
 }
 
-/* a * m + b for m a variable, or a product of two or three (k <= l <= j). */
+/* The monomials of m->degree variables from position `at` on, each index
+ * at least the one before (so each product is tried once). */
+static bool fit_monomials(const kiln_tir_generalize_vars_t *vars, fit_t *m, int at,
+                          const int64_t *v, fit_t *out) {
+  if (at == m->degree) {
+    return fit_monomial(vars, m, v, out);
+  }
+  for (int k = at > 0 ? m->vars[at - 1] : 0; k < vars->count; ++k) {
+    m->vars[at] = k;
+    if (fit_monomials(vars, m, at + 1, v, out)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/* a * m + b for m a variable, or a product of two to MAX_DEGREE. */
 static bool fit_affine(const kiln_tir_generalize_vars_t *vars, const int64_t *v, fit_t *out) {
-  for (int degree = 1; degree <= 3; ++degree) {
-    for (int k = 0; k < vars->count; ++k) {
-      for (int l = degree > 1 ? k : -1; l < (degree > 1 ? vars->count : 0); ++l) {
-        for (int j = degree > 2 ? l : -1; j < (degree > 2 ? vars->count : 0); ++j) {
-          if (fit_monomial(vars, k, l, j, v, out)) {
-            return true;
-          }
-        }
-      }
+  for (int degree = 1; degree <= MAX_DEGREE; ++degree) {
+    fit_t m = {.degree = degree};
+    if (fit_monomials(vars, &m, 0, v, out)) {
+      return true;
     }
   }
   return false;
@@ -109,7 +129,8 @@ static bool fit_affine(const kiln_tir_generalize_vars_t *vars, const int64_t *v,
 static void remember(fits_t *fits, const fit_t *f) {
   for (int i = 0; i < fits->count; ++i) {
     const fit_t *c = &fits->candidates[i];
-    if (c->k == f->k && c->l == f->l && c->j == f->j && c->a == f->a && c->b == f->b) {
+    if (c->degree == f->degree && memcmp(c->vars, f->vars, sizeof(c->vars)) == 0 && c->a == f->a &&
+        c->b == f->b) {
       return;
     }
   }
@@ -170,7 +191,7 @@ static kiln_status_t unfitted(const char *what, const double *v) {
   return KILN_STATUS(
       UNIMPLEMENTED,
       "%s %.9g, %.9g, %.9g, %.9g in the probe runs is not an expression of the "
-      "symbolic dims kiln can fit (a * n + b, a * n * m + b, a * n * m * l + b, or such an "
+      "symbolic dims kiln can fit (a * n + b for n a dim or a product of up to four, or such an "
       "expression divided by a constant)",
       what, v[0], v[1], v[2], v[3]);
 }
@@ -239,13 +260,10 @@ static kiln_status_t build_affine(kiln_arena_t *arena, const kiln_tir_var_t *con
                                   const fit_t *f, kiln_tir_dtype_t dtype,
                                   const kiln_tir_expr_t **out) {
   const kiln_tir_expr_t *e = NULL, *other = NULL, *c = NULL;
-  KILN_RETURN_IF_ERROR(var_as(arena, vars[f->k], dtype, &e));
-  for (int i = 0; i < 2; ++i) {
-    int index = i == 0 ? f->l : f->j;
-    if (index >= 0) {
-      KILN_RETURN_IF_ERROR(var_as(arena, vars[index], dtype, &other));
-      KILN_RETURN_IF_ERROR(binary(arena, KILN_TIR_EXPR_MUL, e, other, &e));
-    }
+  KILN_RETURN_IF_ERROR(var_as(arena, vars[f->vars[0]], dtype, &e));
+  for (int i = 1; i < f->degree; ++i) {
+    KILN_RETURN_IF_ERROR(var_as(arena, vars[f->vars[i]], dtype, &other));
+    KILN_RETURN_IF_ERROR(binary(arena, KILN_TIR_EXPR_MUL, e, other, &e));
   }
   if (f->a != 1) {
     KILN_RETURN_IF_ERROR(int_imm(arena, dtype, f->a, &c));

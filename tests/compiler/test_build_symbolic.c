@@ -38,8 +38,8 @@ static void test_graph_executor_refuses_symbolic(void **state) {
 }
 
 /* dyn.cumsum has a static type and reads its axis in the kernel: it
- * builds (C target too); dyn.topk, whose outputs' dims depend on k, has no
- * runtime shape function and is refused, naming it. */
+ * builds (C target too); dyn.split, whose parts' dims depend on the sizes,
+ * has no runtime shape function and is refused, naming it. */
 static void test_dyn_operator_is_refused(void **state) {
   (void)state;
   kiln_module_t *module = parse("def @main(%x: Tensor[(3, 4), float32], %a: Tensor[(1), int64]) "
@@ -50,12 +50,12 @@ static void test_dyn_operator_is_refused(void **state) {
   KILN_ASSERT_OK(kiln_compiler_build(kiln_allocator_system(), module, &options, &compiled));
   kiln_compiled_destroy(compiled);
   kiln_module_destroy(module);
-  module = parse("def @main(%x: Tensor[(3, 4), float32], %k: Tensor[(), int64]) "
-                 "{ dyn.topk(%x, %k) }");
+  module = parse("def @main(%x: Tensor[(3, 4), float32], %k: Tensor[(2), int64]) "
+                 "{ dyn.split(%x, %k) }");
   compiled = NULL;
   KILN_ASSERT_STATUS(kiln_compiler_build(kiln_allocator_system(), module, &options, &compiled),
                      UNIMPLEMENTED,
-                     "dyn.topk: its output shape depends on its inputs' values and the runtime "
+                     "dyn.split: its output shape depends on its inputs' values and the runtime "
                      "has no shape function for it");
   assert_null(compiled);
   kiln_module_destroy(module);

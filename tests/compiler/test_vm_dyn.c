@@ -530,21 +530,106 @@ static void test_pad_at_several_values(void **state) {
   vm_pair_close(&pair);
 }
 
-/* A dyn operator without a runtime shape function (dyn.tile) is refused
+/* A value broadcast to a run-time rank-4 shape (ONNX MaxUnpool's zeros):
+ * the kernel's flattened extent is the product of four run-time dims, which
+ * generalize fits as such. */
+static const char broadcast4[] = "def @main(%v: Tensor[(1), float32], %s: Tensor[(4), int64]) {\n"
+                                 "  %0 = dyn.broadcast_to(%v, %s);\n"
+                                 "  add(%0, %0)\n"
+                                 "}\n";
+
+static void test_broadcast_to_rank_4(void **state) {
+  (void)state;
+  vm_pair_t pair = vm_pair_open("broadcast4", broadcast4);
+  const int64_t cases[][4] = {{1, 1, 1, 1}, {2, 3, 4, 5}, {1, 17, 3, 2}, {3, 1, 0, 2}};
+  for (int c = 0; c < (int)(sizeof(cases) / sizeof(cases[0])); ++c) {
+    kiln_tensor_t *in[2] = {random_tensor(KILN_DTYPE_FLOAT32, 1, (const int64_t[]){1}, -1, 1),
+                            ints(4, cases[c])};
+    compare_run(pair.reference, pair.vm, 2, in, c);
+    release_all(2, in);
+  }
+  vm_pair_close(&pair);
+}
+
+/* ONNX Tile with run-time repeats (one more than the data's rank: a new
+ * leading dim), then a kernel over the tiled output's run-time dims. */
+static const char tile[] = "def @main(%x: Tensor[(2, 3), float32], %r: Tensor[(3), int64]) {\n"
+                           "  %0 = dyn.tile(%x, %r);\n"
+                           "  negative(%0)\n"
+                           "}\n";
+
+static void tile_inputs(const int64_t *reps, kiln_tensor_t **in) {
+  in[0] = random_tensor(KILN_DTYPE_FLOAT32, 2, (const int64_t[]){2, 3}, -1, 1);
+  in[1] = ints(3, reps);
+}
+
+static void test_tile_at_several_reps(void **state) {
+  (void)state;
+  vm_pair_t pair = vm_pair_open("tile", tile);
+  /* a 0 empties the output (the kernels run over no elements) */
+  const int64_t cases[][3] = {{1, 1, 1}, {2, 3, 1}, {1, 1, 4}, {3, 2, 5}, {1, 0, 2}, {0, 1, 1}};
+  for (int c = 0; c < (int)(sizeof(cases) / sizeof(cases[0])); ++c) {
+    kiln_tensor_t *in[2];
+    tile_inputs(cases[c], in);
+    compare_run(pair.reference, pair.vm, 2, in, c);
+    release_all(2, in);
+  }
+  kiln_tensor_t *in[2];
+  tile_inputs((const int64_t[]){1, -2, 1}, in);
+  expect_values_error(
+      pair.vm, 2, in,
+      "(shape_func): dyn.tile: reps [1, -2, 1] holds -2; a repetition count is >= 0");
+  release_all(2, in);
+  vm_pair_close(&pair);
+}
+
+/* ONNX TopK with a run-time k, largest on the last axis and smallest on a
+ * negative axis, then a kernel over the values' run-time dims. */
+static const char topk[] = "def @main(%x: Tensor[(3, 5), float32], %k: Tensor[(1), int64]) {\n"
+                           "  %0 = dyn.topk(%x, %k);\n"
+                           "  %1 = exp(%0.0);\n"
+                           "  %2 = dyn.topk(%x, %k, axis=-2, largest=False);\n"
+                           "  (%1, %0.1, %2.0, %2.1)\n"
+                           "}\n";
+
+static void test_topk_at_several_k(void **state) {
+  (void)state;
+  vm_pair_t pair = vm_pair_open("topk", topk);
+  /* k = 0 gives empty outputs; 3 is the most both axes take */
+  for (int64_t k = 0; k <= 3; ++k) {
+    kiln_tensor_t *in[2] = {random_tensor(KILN_DTYPE_FLOAT32, 2, (const int64_t[]){3, 5}, -1, 1),
+                            ints(1, &k)};
+    compare_run(pair.reference, pair.vm, 2, in, (int)k);
+    release_all(2, in);
+  }
+  const int64_t bad[] = {4, -1};
+  const char *messages[] = {"(shape_func): dyn.topk: k is 4; it must be in [0, 3], axis 0 of data "
+                            "(3, 5)",
+                            "(shape_func): dyn.topk: k is -1; it must be in [0, 5], axis 1"};
+  for (int b = 0; b < 2; ++b) {
+    kiln_tensor_t *in[2] = {random_tensor(KILN_DTYPE_FLOAT32, 2, (const int64_t[]){3, 5}, -1, 1),
+                            ints(1, &bad[b])};
+    expect_values_error(pair.vm, 2, in, messages[b]);
+    release_all(2, in);
+  }
+  vm_pair_close(&pair);
+}
+
+/* A dyn operator without a runtime shape function (dyn.split) is refused
  * before lowering, naming it; so is a probe beyond int32 even at the
  * smaller probe sizes (a rank-5 output all of whose dims are symbolic). */
 static void test_refused(void **state) {
   (void)state;
   kiln_module_t *module = NULL;
-  KILN_ASSERT_OK(kiln_ir_parse_module("tile",
+  KILN_ASSERT_OK(kiln_ir_parse_module("split",
                                       "def @main(%x: Tensor[(4, 5), float32], %a: Tensor[(2), "
-                                      "int64]) { dyn.tile(%x, %a) }",
+                                      "int64]) { dyn.split(%x, %a) }",
                                       kiln_allocator_system(), &module));
   kiln_compiler_options_t options = kiln_compiler_options_default();
   kiln_compiled_t *compiled = NULL;
   KILN_ASSERT_STATUS(kiln_compiler_build(kiln_allocator_system(), module, &options, &compiled),
                      UNIMPLEMENTED,
-                     "dyn.tile: its output shape depends on its inputs' values and the runtime "
+                     "dyn.split: its output shape depends on its inputs' values and the runtime "
                      "has no shape function for it");
   assert_null(compiled);
   kiln_module_destroy(module);
@@ -570,6 +655,9 @@ int main(void) {
       cmocka_unit_test(test_one_hot_at_several_depths),
       cmocka_unit_test(test_sum_at_several_axes),
       cmocka_unit_test(test_pad_at_several_values),
+      cmocka_unit_test(test_tile_at_several_reps),
+      cmocka_unit_test(test_broadcast_to_rank_4),
+      cmocka_unit_test(test_topk_at_several_k),
       cmocka_unit_test(test_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

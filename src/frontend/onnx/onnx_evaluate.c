@@ -16,6 +16,10 @@
  * constant, which keeps a crafted model from exhausting the C stack. The
  * new nodes live in the module's arena but not in @main's body; the module
  * is specialized to the values read, as kiln_onnx_input_constant is.
+ *
+ * A tensor whose static type has no elements has one value whatever the
+ * graph's inputs are (the empty one), so it is known without any option: an
+ * empty axes list fed as a graph input is the empty list at import.
  */
 #include "base/hashmap.h"
 #include "frontend/onnx/onnx_importer.h"
@@ -98,10 +102,34 @@ static kiln_status_t kiln_onnx_evaluate_expr(kiln_onnx_evaluation_t *evaluation,
   return kiln_hashmap_put(&evaluation->done, expr, *out_value);
 }
 
+/* The empty Constant of `expr`'s type when it is static with no elements
+ * (*out_tensor stays NULL otherwise). */
+static kiln_status_t kiln_onnx_evaluate_empty(kiln_onnx_importer_t *importer, kiln_expr_t *expr,
+                                              const kiln_tensor_t **out_tensor) {
+  const kiln_tensor_type_t *type = kiln_type_as_tensor(expr->checked_type);
+  bool empty = false;
+  for (int d = 0; type && kiln_tensor_type_is_static(type) && d < type->ndim; ++d) {
+    empty = empty || type->shape[d] == 0;
+  }
+  if (!empty) {
+    return KILN_OK;
+  }
+  kiln_tensor_t *tensor = NULL;
+  kiln_expr_t *constant = NULL;
+  KILN_RETURN_IF_ERROR(
+      kiln_tensor_create(importer->allocator, type->dtype, type->ndim, type->shape, &tensor));
+  kiln_status_t status = kiln_onnx_constant(importer, tensor, &constant);
+  kiln_tensor_release(tensor);
+  KILN_RETURN_IF_ERROR(status);
+  *out_tensor = kiln_expr_as_constant(constant)->value;
+  return KILN_OK;
+}
+
 kiln_status_t kiln_onnx_evaluate(kiln_onnx_importer_t *importer, kiln_expr_t *expr,
                                  const kiln_tensor_t **out_tensor) {
   *out_tensor = NULL;
-  if (kiln_hashmap_count(&importer->param_values) == 0) {
+  KILN_RETURN_IF_ERROR(kiln_onnx_evaluate_empty(importer, expr, out_tensor));
+  if (*out_tensor || kiln_hashmap_count(&importer->param_values) == 0) {
     return KILN_OK; /* nothing but Constants, which have folded already */
   }
   kiln_onnx_evaluation_t evaluation = {.importer = importer};

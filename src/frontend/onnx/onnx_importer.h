@@ -310,7 +310,8 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_cast(const kiln_onnx_node_t *node, 
                                                   kiln_dtype_t dtype, kiln_expr_t **out_expr);
 
 /* The value of `expr` computed at import from Constants and the parameters
- * the options give values for (onnx_evaluate.c); *out_tensor is NULL when it
+ * the options give values for (onnx_evaluate.c), or the empty tensor when
+ * its static type has no elements; *out_tensor is NULL when it
  * depends on a parameter without a value (or is deeper than the evaluator
  * goes). The tensor belongs to a Constant of the module. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_onnx_evaluate(kiln_onnx_importer_t *importer,
