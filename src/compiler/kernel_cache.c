@@ -443,9 +443,36 @@ kiln_status_t kiln_kernel_cache_add_compiled(kiln_kernel_cache_t *cache, const c
 
 /* ---- compiling ---- */
 
+/* Whether `type` has a static dim of 0: a tensor with no elements. */
+static bool is_empty(const kiln_tensor_type_t *type) {
+  for (int d = 0; type && d < type->ndim; ++d) {
+    if (type->shape[d] == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/* UNIMPLEMENTED (the reference kernel runs the call) when an input or an
+ * output has no elements: kernels take no empty buffers. */
+static kiln_status_t check_not_empty(const kiln_kernel_t *kernel) {
+  for (int i = 0; i < kernel->num_inputs; ++i) {
+    if (is_empty(kiln_type_as_tensor(kernel->input_types[i]))) {
+      return KILN_STATUS(UNIMPLEMENTED, "input %d has no elements", i);
+    }
+  }
+  for (int o = 0; o < kernel->num_outputs; ++o) {
+    if (is_empty(kernel->output_types[o])) {
+      return KILN_STATUS(UNIMPLEMENTED, "output %d has no elements", o);
+    }
+  }
+  return KILN_OK;
+}
+
 static kiln_status_t lower(kiln_kernel_cache_t *cache, const kiln_kernel_t *kernel,
                            kiln_arena_t *arena, const char *name,
                            const kiln_tir_prim_func_t **out_func) {
+  KILN_RETURN_IF_ERROR(check_not_empty(kernel));
   kiln_module_t *module = NULL;
   kiln_function_t *function = NULL;
   KILN_RETURN_IF_ERROR(kiln_compiler_call_function(cache->allocator, kernel->op, kernel->attrs,
