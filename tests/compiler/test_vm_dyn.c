@@ -379,11 +379,7 @@ static void test_cumsum_at_every_axis(void **state) {
   (void)state;
   kiln_module_t *reference = irt_parse("cumsum", cumsum);
   KILN_ASSERT_OK(kiln_ir_infer_types(reference));
-  kiln_module_t *module = irt_parse("cumsum", cumsum);
-  kiln_compiler_options_t options = kiln_compiler_options_default();
-  kiln_compiled_t *compiled = NULL;
-  KILN_ASSERT_OK(kiln_compiler_build(kiln_allocator_system(), module, &options, &compiled));
-  kiln_module_destroy(module);
+  kiln_compiled_t *compiled = irt_compile("cumsum", cumsum);
   kiln_graph_executor_t *executor = NULL;
   KILN_ASSERT_OK(kiln_compiled_create_executor(compiled, &executor));
   for (int axis = -3; axis < 3; ++axis) {

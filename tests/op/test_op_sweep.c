@@ -230,11 +230,7 @@ static bool sweep_compute(const sweep_case_t *c, const kiln_function_t *main_fn,
 /* The graph compiler's executor against the interpreter. */
 static void sweep_graph_compiler(const sweep_case_t *c, kiln_module_t *reference, const char *text,
                                  kiln_tensor_t **inputs) {
-  kiln_module_t *module = irt_parse(c->what, text);
-  kiln_compiler_options_t options = kiln_compiler_options_default();
-  kiln_compiled_t *compiled = NULL;
-  KILN_ASSERT_OK(kiln_compiler_build(kiln_allocator_system(), module, &options, &compiled));
-  kiln_module_destroy(module);
+  kiln_compiled_t *compiled = irt_compile(c->what, text);
   kiln_graph_executor_t *executor = NULL;
   KILN_ASSERT_OK(kiln_compiled_create_executor(compiled, &executor));
   irt_run_against_interp(reference, executor, c->num_inputs, inputs, c->what);

@@ -80,12 +80,17 @@ kiln_module_t *irt_parse(const char *name, const char *text) {
   return module;
 }
 
-kiln_compiled_t *irt_compile_vm(const char *name, const char *text) {
+kiln_compiled_t *irt_compile(const char *name, const char *text) {
   kiln_module_t *module = irt_parse(name, text);
   kiln_compiler_options_t options = kiln_compiler_options_default();
   kiln_compiled_t *compiled = NULL;
   KILN_ASSERT_OK(kiln_compiler_build(kiln_allocator_system(), module, &options, &compiled));
   kiln_module_destroy(module);
+  return compiled;
+}
+
+kiln_compiled_t *irt_compile_vm(const char *name, const char *text) {
+  kiln_compiled_t *compiled = irt_compile(name, text);
   assert_int_equal(kiln_compiled_executor(compiled), KILN_EXECUTOR_VM);
   return compiled;
 }

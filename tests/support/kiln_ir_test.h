@@ -43,6 +43,9 @@ kiln_function_t *irt_add_function(kiln_module_t *module, const char *name, int n
 
 /* `text` in the text format, parsed as a module named `name`. */
 kiln_module_t *irt_parse(const char *name, const char *text);
+/* `text` parsed and compiled with the default options (the executor the
+ * compiler chooses). */
+kiln_compiled_t *irt_compile(const char *name, const char *text);
 /* `text` parsed and compiled with the default options, for the VM (the
  * test fails when the compiler chose the graph executor). */
 kiln_compiled_t *irt_compile_vm(const char *name, const char *text);
