@@ -233,14 +233,15 @@ static kiln_status_t value_output_types(const call_t *call, kiln_eager_tensor_t 
   const kiln_type_t *type = NULL;
   KILN_RETURN_IF_ERROR(call->op->shape_func(&args, &type));
   const kiln_tuple_type_t *tuple = kiln_type_as_tuple(type);
-  for (int o = 0; o < kernel->num_outputs; ++o) {
+  bool matches = tuple ? tuple->count == kernel->num_outputs : kernel->num_outputs == 1;
+  for (int o = 0; o < kernel->num_outputs && matches; ++o) {
     out_types[o] = kiln_type_as_tensor(tuple ? tuple->fields[o] : type);
-    if (!out_types[o] || (tuple && tuple->count != kernel->num_outputs)) {
-      return KILN_STATUS(INTERNAL, "%s: the shape function's type does not match the kernel's",
-                         call->op->name);
-    }
+    matches = out_types[o] != NULL;
   }
-  return KILN_OK;
+  return matches
+             ? KILN_OK
+             : KILN_STATUS(INTERNAL, "%s: the shape function's type does not match the kernel's",
+                           call->op->name);
 }
 
 /* Makes the kernel's new output tensors of `types` into `out_outputs`. */
