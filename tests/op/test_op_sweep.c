@@ -212,12 +212,8 @@ static void make_inputs(const sweep_case_t *c, const kiln_function_t *main_fn,
  * depends on the inputs' values is known only at run time: such a rule is
  * lowered over symbolic dims by the graph compiler (for its VM) and the
  * eager VM, not statically here; returns false for those. */
-static bool sweep_compute(const sweep_case_t *c, const kiln_function_t *main_fn,
-                          kiln_tensor_t **inputs) {
-  const kiln_call_t *call = kiln_expr_as_call(main_fn->body);
-  assert_non_null(call);
-  assert_non_null(call->op);
-  if (!kiln_type_is_static(main_fn->body->checked_type)) {
+static bool sweep_compute(const sweep_case_t *c, const kiln_call_t *call, kiln_tensor_t **inputs) {
+  if (!kiln_type_is_static(call->base.checked_type)) {
     return false;
   }
   if (!call->op->compute) {
@@ -288,7 +284,8 @@ static void sweep_case(const sweep_case_t *c, kiln_eager_context_t *context, cov
                                  &count, &want));
   const kiln_call_t *call = kiln_expr_as_call(main_fn->body);
   assert_non_null(call);
-  coverage->symbolic += !sweep_compute(c, main_fn, inputs);
+  assert_non_null(call->op);
+  coverage->symbolic += !sweep_compute(c, call, inputs);
   sweep_graph_compiler(c, reference, text, inputs);
   if (sweep_eager(c, context, inputs, count, want)) {
     if (!call->op->shape_func) {
