@@ -36,6 +36,19 @@ static kiln_status_t parse_seconds(const char *flag, const char *text, double *o
   return kiln_cli_parse_positive(flag, text, 1e6, "expected a positive number after", out);
 }
 
+static const char *const cache_names[] = {"auto", "memory", "shared", "private"};
+
+/* --cache auto|memory|shared|private (kiln_tune_cache_t, in that order). */
+static kiln_status_t parse_cache(const char *flag, const char *value, kiln_tune_cache_t *out) {
+  for (int i = 0; value && i < 4; ++i) {
+    if (strcmp(value, cache_names[i]) == 0) {
+      *out = (kiln_tune_cache_t)i;
+      return KILN_OK;
+    }
+  }
+  return kiln_cli_usage("expected auto, memory, shared or private after", flag);
+}
+
 static kiln_status_t parse_model_option(const char *flag, const char *value, tune_args_t *a) {
   kiln_model_options_t *m = &a->options.model;
   if (strcmp(flag, "--input-shape") == 0) {
@@ -72,6 +85,9 @@ static kiln_status_t parse_option(const char *flag, const char *value, tune_args
   }
   if (strcmp(flag, "--threads") == 0) {
     return kiln_cli_parse_count(flag, value, 1, &o->threads);
+  }
+  if (strcmp(flag, "--cache") == 0) {
+    return parse_cache(flag, value, &o->cache);
   }
   if (strcmp(flag, "--target") == 0) {
     o->compile.target = value;
@@ -115,6 +131,11 @@ static void print_report(const kiln_tune_report_t *r, const char *records) {
   }
   printf("%d of %d kernels tuned, %d trials in %.0f s%s; records appended to %s\n", r->num_tasks,
          r->kernels, r->trials, r->seconds, r->stopped ? " (stopped)" : "", records);
+  static const char *const where[] = {"", "memory", "the shared cache", "the private caches"};
+  printf("weights timed from %s (the model's constants: %.1f MiB; private caches: %.1f MiB, "
+         "shared: %.0f MiB)\n",
+         where[r->cache], (double)r->constant_bytes / (1 << 20),
+         (double)r->private_cache_bytes / (1 << 20), (double)r->shared_cache_bytes / (1 << 20));
   printf("%-48s %5s %11s %11s %8s %6s %7s\n", "kernel", "calls", "default_ms", "tuned_ms",
          "speedup", "share", "trials");
   for (int i = 0; i < r->num_tasks; ++i) {

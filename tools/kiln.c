@@ -250,6 +250,7 @@ static const kiln_cli_command_t kiln_cli_commands[] = {
      kiln_cli_conformance},
     {"tune",
      "kiln tune MODEL -o RECORDS [--minutes M] [--trials N] [--threads N] [--timeout S] "
+     "[--cache auto|memory|shared|private] "
      "[--target T] [--opt-level N] [--input-shape NAME=DIMS...] [--batch N] [--image-size N]",
      "measure schedule configurations of the model's kernels; append the records (JSON lines) "
      "that compile --tuning uses",

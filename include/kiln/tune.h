@@ -27,6 +27,23 @@
 extern "C" {
 #endif
 
+/* Where a kernel's weights (every argument but its first) are when it is
+ * timed: where they would be when it runs in the model, other kernels
+ * having run since its last call (docs/tuning.md). */
+typedef enum kiln_tune_cache_e {
+  /* PRIVATE when the model's constants fit in the private (L2) caches of
+   * the cores the kernels run on, else SHARED when they fit in half the
+   * host's last-level cache, else MEMORY. */
+  KILN_TUNE_CACHE_AUTO = 0,
+  /* flushed from every cache level to memory (clflush) before each run */
+  KILN_TUNE_CACHE_MEMORY,
+  /* the cores' private caches (L1, L2) overwritten before each run, the
+   * first argument read back: the weights come from the shared cache */
+  KILN_TUNE_CACHE_SHARED,
+  /* left where the previous run put them: in the cores' private caches */
+  KILN_TUNE_CACHE_PRIVATE,
+} kiln_tune_cache_t;
+
 typedef struct kiln_tune_options_t {
   kiln_model_options_t model;      /* how the model is imported */
   kiln_compiler_options_t compile; /* target, opt level: the records are for that target */
@@ -35,6 +52,7 @@ typedef struct kiln_tune_options_t {
   int threads;                     /* threads the kernels run with (0: 1) */
   double timeout_seconds;          /* per candidate (0: 20) */
   uint64_t seed;                   /* the search's random stream */
+  kiln_tune_cache_t cache;         /* where the weights are when a kernel is timed */
   FILE *progress;                  /* a line per measurement when not NULL */
   /* When set and non-zero, the run stops after the measurement in flight
    * (a SIGINT handler's flag). */
@@ -59,7 +77,11 @@ typedef struct kiln_tune_report_t {
   int kernels;                    /* the model's kernels (tunable or not) */
   double seconds;
   int trials;
-  int stopped; /* the stop flag ended the run */
+  int stopped;                 /* the stop flag ended the run */
+  kiln_tune_cache_t cache;     /* where the weights were (AUTO resolved) */
+  int64_t constant_bytes;      /* the model's constants */
+  int64_t private_cache_bytes; /* the L2 of the cores the kernels ran on, 0: not known */
+  int64_t shared_cache_bytes;  /* the host's last-level cache, 0: not known */
 } kiln_tune_report_t;
 
 /* minutes 10, threads 1, timeout 20 s, the compiler's defaults. */

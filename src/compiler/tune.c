@@ -47,6 +47,7 @@
 #include "compiler/tuning.h"
 #include "kiln/tune.h"
 #include "kiln/version.h"
+#include "runtime/cpu_features.h"
 
 #define DRAWS_PER_CANDIDATE 400
 /* Measurements of the default and of the best each, interleaved, when a
@@ -75,6 +76,7 @@ typedef struct tuner_t {
   int num_tasks;
   task_t *tasks;
   kiln_tune_report_t *report;
+  int64_t evict_bytes; /* per thread, for KILN_TUNE_CACHE_SHARED */
 } tuner_t;
 
 static double now_seconds(void) {
@@ -288,6 +290,8 @@ static kiln_status_t add_task(tuner_t *t, const kiln_compiled_t *compiled, int i
   task->kernel.target = t->target;
   task->kernel.threads = t->options->threads;
   task->kernel.timeout_seconds = t->options->timeout_seconds;
+  task->kernel.cache = t->report->cache;
+  task->kernel.evict_bytes = t->evict_bytes;
   KILN_RETURN_IF_ERROR(kiln_tune_kernel_prepare(kiln_allocator_system(),
                                                 t->options->seed + (uint64_t)i, &task->kernel));
   bool fresh = false;
@@ -400,7 +404,48 @@ static kiln_status_t verify_all(tuner_t *t) {
   return KILN_OK;
 }
 
+/* ---- the cache the weights come from ---- */
+
+/* The bytes of the model's constants (its params). */
+static int64_t constant_bytes(const kiln_compiled_t *compiled) {
+  int64_t bytes = 0;
+  for (int i = 0; i < compiled->graph.num_params; ++i) {
+    bytes += (int64_t)kiln_tensor_byte_size(compiled->graph.params[i]);
+  }
+  return bytes;
+}
+
+/* The host's cache of `level` in bytes, 0 when it is not described. */
+static int64_t host_cache_bytes(int level) {
+  int64_t bytes = 0;
+  kiln_status_free(kiln_cpu_cache_bytes(NULL, level, &bytes));
+  return bytes;
+}
+
+/* Resolves AUTO: in a model, a kernel's weights were last read a run ago;
+ * they are still in the cores' private caches when all the model's
+ * constants fit in them, else in the last-level cache when they fit in
+ * half of it, else they come from memory. A thread overwrites its core's
+ * private caches with twice the L2 (4 MiB when it is not known). */
+static void resolve_cache(tuner_t *t, const kiln_compiled_t *compiled) {
+  kiln_tune_report_t *r = t->report;
+  int64_t l2 = host_cache_bytes(2);
+  int threads = t->options->threads > 0 ? t->options->threads : 1;
+  r->constant_bytes = constant_bytes(compiled);
+  r->private_cache_bytes = l2 * threads;
+  r->shared_cache_bytes = host_cache_bytes(3);
+  r->cache = t->options->cache;
+  if (r->cache == KILN_TUNE_CACHE_AUTO) {
+    bool shared = r->shared_cache_bytes > 0 && 2 * r->constant_bytes <= r->shared_cache_bytes;
+    r->cache = l2 > 0 && r->constant_bytes <= r->private_cache_bytes ? KILN_TUNE_CACHE_PRIVATE
+               : shared                                              ? KILN_TUNE_CACHE_SHARED
+                                                                     : KILN_TUNE_CACHE_MEMORY;
+  }
+  t->evict_bytes = 2 * (l2 > 0 ? l2 : (int64_t)2 << 20);
+}
+
 static kiln_status_t tune_compiled(tuner_t *t, const kiln_compiled_t *compiled) {
+  resolve_cache(t, compiled);
   kiln_status_t status = make_tasks(t, compiled);
   if (!status) {
     status = search(t);
@@ -417,6 +462,11 @@ static kiln_status_t check_options(const kiln_tune_options_t *o) {
       o->timeout_seconds < 0) {
     return KILN_STATUS(INVALID_ARGUMENT, "tune: minutes, trials, threads and timeout must not "
                                          "be negative");
+  }
+  if (o->cache < KILN_TUNE_CACHE_AUTO || o->cache > KILN_TUNE_CACHE_PRIVATE) {
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "tune: cache must be auto, memory, shared or private, got %d",
+                       (int)o->cache);
   }
   if (o->compile.target && strstr(o->compile.target, "-mtriple")) {
     return KILN_STATUS(INVALID_ARGUMENT,

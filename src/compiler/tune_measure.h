@@ -18,6 +18,7 @@
 
 #include "ir/expr.h"
 #include "kiln/tensor.h"
+#include "kiln/tune.h"
 #include "op/schedule_config.h"
 
 #define KILN_TUNE_MAX_ARGS        64
@@ -35,6 +36,11 @@ typedef struct kiln_tune_kernel_t {
   kiln_tensor_t *expected[KILN_TUNE_MAX_ARGS];
   int threads;
   double timeout_seconds;
+  /* Before each timed run: the weights flushed to memory, or (SHARED)
+   * `evict_bytes` written by each thread to overwrite its core's private
+   * caches, then the first argument read back. */
+  kiln_tune_cache_t cache;
+  int64_t evict_bytes;
 } kiln_tune_kernel_t;
 
 typedef struct kiln_tune_result_t {

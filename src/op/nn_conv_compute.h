@@ -107,6 +107,7 @@ typedef struct kiln_schedule_gemm_config_t {
   int64_t tile_rows;     /* output rows per register tile */
   int64_t tile_cols;     /* output columns per register tile */
   int64_t columns_outer; /* 1: the parallel loop runs column blocks outside row blocks */
+  int64_t unroll_k;      /* reduction steps per unrolled iteration (1: not unrolled) */
 } kiln_schedule_gemm_config_t;
 
 /* nn.conv2d, nn.contrib_conv2d_NCHWc and nn.conv3d. */
@@ -150,11 +151,12 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_schedule_dense_x86(const kiln_schedule_t
 /* The default knobs for an output of m rows and n columns over k. */
 kiln_schedule_gemm_config_t kiln_schedule_gemm_x86_config(const kiln_schedule_target_t *target,
                                                           int64_t m, int64_t n, int64_t k);
-/* The tuning space of a GEMM of m rows by n columns around its default
- * knobs; `fixed_cols` (a packed weight's block) is the only column choice
- * when above 0. */
+/* The tuning space of a GEMM of m rows by n columns over k around its
+ * default knobs; `fixed_cols` (a packed weight's block) is the only column
+ * choice when above 0; unroll_k takes the powers of two up to 8 that
+ * divide k. */
 void kiln_schedule_gemm_x86_space(const kiln_schedule_target_t *target, int64_t m, int64_t n,
-                                  int64_t fixed_cols,
+                                  int64_t k, int64_t fixed_cols,
                                   const kiln_schedule_gemm_config_t *default_config,
                                   kiln_schedule_space_t *out_space);
 /* The GEMM schedule with the given knobs, the tile's rows along output dim

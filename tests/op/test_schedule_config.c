@@ -36,8 +36,12 @@ static void test_text_round_trip(void **state) {
   assert_int_equal(c.template_id, KILN_SCHEDULE_TEMPLATE_CONV2D_NCHWC);
   assert_string_equal(formatted(&c), conv);
   /* knobs in any order, extra spaces */
-  kiln_schedule_config_t g = parsed("  gemm columns_outer=0  tile_cols=32 tile_rows=8");
-  assert_string_equal(formatted(&g), "gemm tile_rows=8 tile_cols=32 columns_outer=0");
+  kiln_schedule_config_t g = parsed("  gemm columns_outer=0  tile_cols=32 unroll_k=2 tile_rows=8");
+  assert_string_equal(formatted(&g), "gemm tile_rows=8 tile_cols=32 columns_outer=0 unroll_k=2");
+  /* a knob added after records were first written takes its least value
+   * when a record lacks it: what the template did before it existed */
+  g = parsed("gemm tile_rows=8 tile_cols=32 columns_outer=0");
+  assert_string_equal(formatted(&g), "gemm tile_rows=8 tile_cols=32 columns_outer=0 unroll_k=1");
   assert_true(kiln_schedule_config_equal(&g, &g));
   assert_false(kiln_schedule_config_equal(&c, &g));
 }
@@ -115,14 +119,21 @@ static void test_gemm_space(void **state) {
   kiln_schedule_target_t avx512 = {512};
   kiln_schedule_gemm_config_t def = kiln_schedule_gemm_x86_config(&avx512, 64, 1152, 384);
   kiln_schedule_space_t space;
-  kiln_schedule_gemm_x86_space(&avx512, 64, 1152, 0, &def, &space);
+  kiln_schedule_gemm_x86_space(&avx512, 64, 1152, 384, 0, &def, &space);
   assert_true(kiln_schedule_space_valid(&space, &space.default_config));
   kiln_schedule_config_t c = parsed("gemm tile_rows=14 tile_cols=32 columns_outer=0");
   assert_true(kiln_schedule_space_valid(&space, &c)); /* 14 x 2 vectors: 28 accumulators */
   c = parsed("gemm tile_rows=16 tile_cols=32 columns_outer=0");
   assert_false(kiln_schedule_space_valid(&space, &c)); /* 32 */
+  /* unroll_k: 1, and 2, 4 (the default) and 8, which divide k = 384 */
+  assert_int_equal(space.num_choices[3], 4);
+  c = parsed("gemm tile_rows=8 tile_cols=32 columns_outer=1 unroll_k=8");
+  assert_true(kiln_schedule_space_valid(&space, &c));
+  def = kiln_schedule_gemm_x86_config(&avx512, 64, 1152, 7);
+  kiln_schedule_gemm_x86_space(&avx512, 64, 1152, 7, 0, &def, &space);
+  assert_int_equal(space.num_choices[3], 1); /* k = 7: none divides it */
   /* a packed weight fixes the columns */
-  kiln_schedule_gemm_x86_space(&avx512, 1, 1000, 40, &def, &space);
+  kiln_schedule_gemm_x86_space(&avx512, 1, 1000, 512, 40, &def, &space);
   assert_int_equal(space.num_choices[1], 1);
   assert_int_equal(space.choices[1][0], 40);
 }

@@ -71,6 +71,24 @@ static void test_dense_pack(void **state) {
   check_pair(op, ATTRS(op, "units", "40"), 3, SHAPE(19, 1, 8), 3, SHAPE(2, 8, 32));
 }
 
+/* unroll_k: the reduction in steps of 4 unrolled, over k that 4 divides
+ * and k that it does not (the guarded tail), for dense, matmul and a
+ * packed weight; and the loop the golden shows. */
+static void test_gemm_unroll_k(void **state) {
+  (void)state;
+  check_compute_pin("gemm tile_rows=3 tile_cols=16 columns_outer=1 unroll_k=4");
+  check_pair(&kiln_op_dense, ATTRS(&kiln_op_dense, "units", "0"), 2, SHAPE(7, 12), 2,
+             SHAPE(20, 12));
+  check_pair(&kiln_op_matmul, NULL, 2, SHAPE(5, 13), 2, SHAPE(13, 33));
+  const kiln_op_t *op = &kiln_op_dense_pack;
+  check_pair(op, ATTRS(op, "units", "40"), 2, SHAPE(9, 10), 3, SHAPE(3, 10, 16));
+  const kiln_type_t *types[] = {ttype(KILN_DTYPE_FLOAT32, 2, SHAPE(6, 8)),
+                                ttype(KILN_DTYPE_FLOAT32, 2, SHAPE(8, 32))};
+  const char *text = lowered_text(&kiln_op_matmul, NULL, 2, types, 512);
+  assert_non_null(strstr(text, "for rk_outer in T.serial(2):"));
+  assert_non_null(strstr(text, "for rk_inner in T.unroll(4):"));
+}
+
 /* The default knobs: two vectors of columns, rows up to 8 that divide M
  * when they can, one vector or N itself when N is narrower. */
 static void test_gemm_default_config(void **state) {
@@ -80,11 +98,13 @@ static void test_gemm_default_config(void **state) {
   assert_int_equal(c.tile_rows, 8);
   assert_int_equal(c.tile_cols, 32);
   assert_true(c.columns_outer);
+  assert_int_equal(c.unroll_k, 4); /* 4 divides k */
   c = kiln_schedule_gemm_x86_config(&avx512, 1, 10, 784);
   assert_int_equal(c.tile_rows, 1);
   assert_int_equal(c.tile_cols, 10);
   c = kiln_schedule_gemm_x86_config(&avx512, 196, 20, 7);
   assert_int_equal(c.tile_rows, 7); /* 196 = 28 x 7 */
+  assert_int_equal(c.unroll_k, 1);  /* 4 does not divide k */
   assert_int_equal(c.tile_cols, 16);
   c = kiln_schedule_gemm_x86_config(&avx512, 127, 64, 7);
   assert_int_equal(c.tile_rows, 8);    /* no divisor in 4..8: a tail */
@@ -151,6 +171,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_gemm_batch_and_sequence_first, setup, teardown),
       cmocka_unit_test_setup_teardown(test_gemm_attention, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dense_pack, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_gemm_unroll_k, setup, teardown),
       cmocka_unit_test_setup_teardown(test_gemm_default_config, setup, teardown),
       cmocka_unit_test_setup_teardown(test_gemm_sequence_first_golden, setup, teardown),
       cmocka_unit_test_setup_teardown(test_gemm_column_tail_golden, setup, teardown),

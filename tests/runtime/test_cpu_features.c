@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../tir/tir_fixture.h"
@@ -194,11 +195,75 @@ static void test_built_for_another_cpu(void **state) {
   fixture_done(&f);
 }
 
+/* ---- cache sizes ---- */
+
+/* cpu0/cache/index<i> under `root` with its level, type and size files. */
+static void make_fake_cache(const char *root, int index, const char *level, const char *type,
+                            const char *size) {
+  char path[512];
+  const char *dirs[] = {"cpu0", "cpu0/cache"};
+  for (int i = 0; i < 2; ++i) {
+    snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
+    (void)mkdir(path, 0700);
+  }
+  snprintf(path, sizeof(path), "%s/cpu0/cache/index%d", root, index);
+  assert_int_equal(mkdir(path, 0700), 0);
+  const char *files[][2] = {{"level", level}, {"type", type}, {"size", size}};
+  for (int i = 0; i < 3; ++i) {
+    snprintf(path, sizeof(path), "%s/cpu0/cache/index%d/%s", root, index, files[i][0]);
+    kiln_test_write_file(path, files[i][1], strlen(files[i][1]));
+  }
+}
+
+static void remove_fake_caches(const char *root, int count) {
+  char path[512];
+  for (int i = 0; i < count; ++i) {
+    snprintf(path, sizeof(path), "%s/cpu0/cache/index%d", root, i);
+    kiln_test_remove_dir(path);
+  }
+  snprintf(path, sizeof(path), "%s/cpu0/cache", root);
+  assert_int_equal(rmdir(path), 0);
+  snprintf(path, sizeof(path), "%s/cpu0", root);
+  assert_int_equal(rmdir(path), 0);
+}
+
+static void test_cache_sizes(void **state) {
+  (void)state;
+  char *root = kiln_test_make_temp_dir();
+  int64_t bytes = -1;
+  KILN_ASSERT_STATUS(kiln_cpu_cache_bytes(root, 2, &bytes), NOT_FOUND, "level-2");
+  assert_int_equal(bytes, 0);
+  /* the instruction cache comes first and is not the data cache */
+  make_fake_cache(root, 0, "1\n", "Instruction\n", "32K\n");
+  make_fake_cache(root, 1, "1\n", "Data\n", "48K\n");
+  make_fake_cache(root, 2, "2\n", "Unified\n", "2048K\n");
+  make_fake_cache(root, 3, "3\n", "Unified\n", "480M\n");
+  make_fake_cache(root, 4, "4\n", "Unified\n", "lots\n");
+  KILN_ASSERT_OK(kiln_cpu_cache_bytes(root, 1, &bytes));
+  assert_int_equal(bytes, 48 * 1024);
+  KILN_ASSERT_OK(kiln_cpu_cache_bytes(root, 2, &bytes));
+  assert_int_equal(bytes, 2048 * 1024);
+  KILN_ASSERT_OK(kiln_cpu_cache_bytes(root, 3, &bytes));
+  assert_int_equal(bytes, 480ll * 1024 * 1024);
+  KILN_ASSERT_STATUS(kiln_cpu_cache_bytes(root, 4, &bytes), NOT_FOUND, "level-4");
+  remove_fake_caches(root, 5);
+  kiln_test_remove_dir(root);
+  free(root);
+  /* the host's, when it describes them: a level 2 at least as large as its level 1 */
+  int64_t l1 = 0, l2 = 0;
+  kiln_status_t s1 = kiln_cpu_cache_bytes(NULL, 1, &l1), s2 = kiln_cpu_cache_bytes(NULL, 2, &l2);
+  if (!s1 && !s2) {
+    assert_true(l1 > 0 && l2 >= l1);
+  }
+  kiln_status_free(s1);
+  kiln_status_free(s2);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_records_checked),       cmocka_unit_test(test_missing_feature_refused),
       cmocka_unit_test(test_records_written),       cmocka_unit_test(test_loader_refuses),
-      cmocka_unit_test(test_built_for_another_cpu),
+      cmocka_unit_test(test_built_for_another_cpu), cmocka_unit_test(test_cache_sizes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
