@@ -314,7 +314,9 @@ kiln_status_t kiln_compiler_schedule_target(const char *target_string,
   char triple[160];
   KILN_RETURN_IF_ERROR(kiln_codegen_target_triple(target_string, triple, sizeof(triple)));
   out_target->vector_bits = bits;
-  out_target->num_cores = 0; /* a named or foreign CPU's cores are not known */
+  out_target->num_cores = 0; /* a named or foreign CPU's cores and caches are not known */
+  out_target->l2_bytes = 0;
+  out_target->shared_cache_bytes = 0;
   /* x86's register file follows the vector width; AArch64 has 32 */
   out_target->vector_registers = strncmp(triple, "aarch64", 7) == 0 ? 32 : 0;
   return KILN_OK;

@@ -47,7 +47,6 @@
 #include "compiler/tuning.h"
 #include "kiln/tune.h"
 #include "kiln/version.h"
-#include "runtime/cpu_features.h"
 
 #define DRAWS_PER_CANDIDATE 400
 /* Measurements of the default and of the best each, interleaved, when a
@@ -415,13 +414,6 @@ static int64_t constant_bytes(const kiln_compiled_t *compiled) {
   return bytes;
 }
 
-/* The host's cache of `level` in bytes, 0 when it is not described. */
-static int64_t host_cache_bytes(int level) {
-  int64_t bytes = 0;
-  kiln_status_free(kiln_cpu_cache_bytes(NULL, level, &bytes));
-  return bytes;
-}
-
 /* Resolves AUTO: in a model, a kernel's weights were last read a run ago;
  * they are still in the cores' private caches when all the model's
  * constants fit in them, else in the last-level cache when they fit in
@@ -429,11 +421,12 @@ static int64_t host_cache_bytes(int level) {
  * private caches with twice the L2 (4 MiB when it is not known). */
 static void resolve_cache(tuner_t *t, const kiln_compiled_t *compiled) {
   kiln_tune_report_t *r = t->report;
-  int64_t l2 = host_cache_bytes(2);
+  kiln_schedule_target_t host = kiln_schedule_target_host(); /* candidates run here */
+  int64_t l2 = host.l2_bytes;
   int threads = t->options->threads > 0 ? t->options->threads : 1;
   r->constant_bytes = constant_bytes(compiled);
   r->private_cache_bytes = l2 * threads;
-  r->shared_cache_bytes = host_cache_bytes(3);
+  r->shared_cache_bytes = host.shared_cache_bytes;
   r->cache = t->options->cache;
   if (r->cache == KILN_TUNE_CACHE_AUTO) {
     bool shared = r->shared_cache_bytes > 0 && 2 * r->constant_bytes <= r->shared_cache_bytes;

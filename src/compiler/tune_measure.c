@@ -264,7 +264,7 @@ static kiln_status_t prepare_caches(const kiln_tune_kernel_t *k, evict_t *e) {
   if (k->cache == KILN_TUNE_CACHE_SHARED) {
     return evict_private(k, e);
   }
-  if (k->cache == KILN_TUNE_CACHE_MEMORY) {
+  if (k->cache != KILN_TUNE_CACHE_PRIVATE) { /* MEMORY, or AUTO left unresolved */
     flush_args(k);
   }
   return KILN_OK;

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "runtime/cpu_features.h"
 #include "te/lower.h"
 #include "tir/functor.h"
 
@@ -34,6 +35,8 @@ kiln_schedule_target_t kiln_schedule_target_host(void) {
 #endif
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   target.num_cores = cores > 0 && cores < 4096 ? (int)cores : 0;
+  kiln_status_free(kiln_cpu_cache_bytes(NULL, 2, &target.l2_bytes));
+  kiln_status_free(kiln_cpu_cache_bytes(NULL, 3, &target.shared_cache_bytes));
   return target;
 }
 

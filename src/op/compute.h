@@ -60,9 +60,11 @@ struct kiln_compute_result_t {
  * compiler derives from the target string (kiln_compiler_schedule_target)
  * or from the host. Fields left 0 take the defaults below. */
 struct kiln_schedule_target_t {
-  int vector_bits;      /* width of one vector register: 512 on AVX-512, 256 on AVX2 */
-  int vector_registers; /* 0: 32 with 512-bit vectors, else 16 (x86's ymm/xmm files) */
-  int num_cores;        /* cores a parallel loop spreads over; 0: unknown */
+  int vector_bits;            /* width of one vector register: 512 on AVX-512, 256 on AVX2 */
+  int vector_registers;       /* 0: 32 with 512-bit vectors, else 16 (x86's ymm/xmm files) */
+  int num_cores;              /* cores a parallel loop spreads over; 0: unknown */
+  int64_t l2_bytes;           /* one core's L2 cache; 0: unknown */
+  int64_t shared_cache_bytes; /* the last-level cache the cores share; 0: unknown */
   /* The knobs a tunable schedule applies instead of its default rule, when
    * set and of its template (op/schedule_config.h); NULL: the default. */
   const kiln_schedule_config_t *config;
@@ -72,7 +74,8 @@ struct kiln_schedule_target_t {
 };
 
 /* The host: 512-bit vectors and 32 registers on AVX-512, 256 bits and 16
- * registers on AVX, else 128 bits; its online cores. */
+ * registers on AVX, else 128 bits; its online cores; its L2 and L3 as
+ * sysfs describes them (runtime/cpu_features.h). */
 kiln_schedule_target_t kiln_schedule_target_host(void);
 /* The target's vector registers (vector_registers, or its default). */
 int kiln_schedule_vector_registers(const kiln_schedule_target_t *target);

@@ -11,8 +11,9 @@
  * the right operand, which stays in the cache), so that threads have work
  * whatever M is: with M = 1 (a GEMV) the column blocks alone are the
  * tasks. Within a tile the accumulator is a local (stack) buffer computed
- * at the fused loop, its reduction k outermost, then the tile's rows
- * (unrolled) and columns (vectorized): each step of k loads tile_cols
+ * at the fused loop, its reduction k outermost (in steps of unroll_k, the
+ * steps unrolled), then the tile's rows (unrolled) and columns
+ * (vectorized): each step of k loads tile_cols
  * columns of the right operand once and broadcasts one element of each
  * row of the left, so tile_rows x tile_cols / lanes accumulators stay in
  * vector registers. The epilogue of a fused group (bias, activation,
@@ -36,7 +37,7 @@
  * its whole vectors, or N itself below one vector. On a target with fewer
  * vector registers than AVX-512's 32 the accumulators are three quarters
  * of them (12 on AVX2), and the rows at most half the accumulators: 6 rows
- * by 2 vectors.
+ * by 2 vectors. unroll_k is 4 when 4 divides k, else 1.
  */
 #include <string.h>
 

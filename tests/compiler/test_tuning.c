@@ -205,9 +205,16 @@ static void test_measure_survives(void **state) {
   assert_false(r.ok);
   assert_string_equal(r.message, "timed out after 0 s");
   kernel.timeout_seconds = 60;
-  KILN_ASSERT_OK(kiln_tune_measure(&kernel, NULL, &r));
-  assert_true(r.ok);
-  assert_true(r.median_ms > 0);
+  /* every state of the caches before a timed run */
+  const kiln_tune_cache_t caches[] = {KILN_TUNE_CACHE_MEMORY, KILN_TUNE_CACHE_SHARED,
+                                      KILN_TUNE_CACHE_PRIVATE};
+  kernel.evict_bytes = 1 << 20;
+  for (int i = 0; i < 3; ++i) {
+    kernel.cache = caches[i];
+    KILN_ASSERT_OK(kiln_tune_measure(&kernel, NULL, &r));
+    assert_true(r.ok);
+    assert_true(r.median_ms > 0);
+  }
   kiln_tune_kernel_deinitialize(&kernel);
   kiln_compiled_destroy(compiled);
   kiln_model_destroy(model);
@@ -225,6 +232,8 @@ static void test_tune_then_compile(void **state) {
   KILN_ASSERT_OK(kiln_tune(kiln_allocator_system(), "mlp", path, &options, &report));
   assert_int_equal(report.num_tasks, 3);
   assert_int_equal(report.trials, 6);
+  assert_true(report.cache != KILN_TUNE_CACHE_AUTO); /* resolved */
+  assert_true(report.constant_bytes > 100000);       /* mlp's weights */
   for (int i = 0; i < report.num_tasks; ++i) {
     assert_true(report.tasks[i].default_ms > 0);
     assert_true(report.tasks[i].best_ms <= report.tasks[i].default_ms);
@@ -238,6 +247,10 @@ static void test_tune_then_compile(void **state) {
   options.compile.target = "llvm -jit";
   KILN_ASSERT_STATUS(kiln_tune(kiln_allocator_system(), "mlp", path, &options, &report),
                      INVALID_ARGUMENT, "is a JIT");
+  options.compile.target = "c";
+  options.cache = (kiln_tune_cache_t)9;
+  KILN_ASSERT_STATUS(kiln_tune(kiln_allocator_system(), "mlp", path, &options, &report),
+                     INVALID_ARGUMENT, "cache must be auto, memory, shared or private, got 9");
   free(path);
 }
 
