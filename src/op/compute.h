@@ -30,6 +30,7 @@
 #ifndef KILN_OP_COMPUTE_H_
 #define KILN_OP_COMPUTE_H_
 
+#include "op/impl.h"
 #include "op/op.h"
 #include "op/schedule_config.h"
 #include "te/schedule.h"
@@ -69,6 +70,9 @@ struct kiln_schedule_target_t {
   /* When set, a tunable schedule writes its space here (its template,
    * default and choices); the template stays NONE for any other schedule. */
   kiln_schedule_space_t *out_space;
+  /* The kind of target, whose schedule strategies apply (op/impl.h); 0:
+   * the x86 CPU. */
+  kiln_target_kind_t kind;
 };
 
 /* The host: 512-bit vectors and 32 registers on AVX-512, 256 bits and 16
@@ -85,10 +89,16 @@ int kiln_schedule_lanes(const kiln_schedule_target_t *target, kiln_dtype_t dtype
  * narrower than the target's vector (compute.c). */
 #define KILN_SCHEDULE_MIN_BLOCK_LANES 4
 
-/* Runs the operator's compute rule and checks its outputs against
- * args->output_type (count, dtype, shape); errors name the operator. */
+/* Runs the operator's compute rule (op/impl.h's registry) and checks its
+ * outputs against args->output_type (count, dtype, shape); errors name the
+ * operator. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_op_compute(const kiln_compute_args_t *args,
                                                    kiln_compute_result_t *out_result);
+/* kiln_op_compute with `rule` for args->op's (NULL: UNIMPLEMENTED), so a
+ * rule is checked the same way whatever registered it. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_op_compute_with(kiln_op_compute_fn rule,
+                                                        const kiln_compute_args_t *args,
+                                                        kiln_compute_result_t *out_result);
 
 /* Fuses `count` axes of `st` (outermost first, adjacent in its loop order)
  * into one loop; count >= 1. */
