@@ -14,7 +14,7 @@ static const kiln_op_impl_t *const kiln_op_impl_table[KILN_OP_COUNT_] = {
 
 #define KILN_OP_COUNT_ONE_(id, name, symbol) +1
 _Static_assert(0 KILN_OP_LIST_IMPLEMENTED(KILN_OP_COUNT_ONE_)
-                   KILN_OP_LIST_CONTROL(KILN_OP_COUNT_ONE_) == KILN_OP_COUNT_,
+                       KILN_OP_LIST_CONTROL(KILN_OP_COUNT_ONE_) == KILN_OP_COUNT_,
                "every operator of op_list.h is implemented or a control operator");
 #undef KILN_OP_COUNT_ONE_
 
