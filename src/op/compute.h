@@ -2,10 +2,11 @@
  * Compute rules and schedules: how an operator becomes loop IR.
  *
  * As in TVM's op strategies (compute, then schedule, then lower),
- * every registry operator carries a compute rule, which builds its outputs
+ * every registry operator has a compute rule, which builds its outputs
  * as tensor expressions (te/te.h) over placeholder tensors of its input
- * types, and may carry a schedule, which arranges the loops of those
- * tensors for a CPU target (te/schedule.h). An operator without its own
+ * types, and may have a schedule strategy, which arranges the loops of
+ * those tensors for a kind of target (te/schedule.h); both are entries of
+ * the implementation registries (op/impl.h). An operator without its own
  * schedule gets the default CPU schedule, which every compute rule must
  * lower correctly under: stages that are not outputs or reductions are
  * inlined into their consumers; every other stage fuses its data-parallel
