@@ -619,7 +619,7 @@ kiln_status_t kiln_kernel_cache_run(kiln_kernel_cache_t *cache, const kiln_kerne
   }
   kiln_kernel_args_t args = {kernel->op, kernel->attrs,       kernel->num_inputs,
                              inputs,     kernel->num_outputs, outputs};
-  return named(kernel->op, kernel->op->reference(&args));
+  return named(kernel->op, kiln_op_evaluate_into(&args));
 }
 
 void kiln_kernel_cache_get_stats(kiln_kernel_cache_t *cache, kiln_kernel_cache_stats_t *out_stats) {

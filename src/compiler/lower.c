@@ -13,6 +13,7 @@
 #include "codegen/target_record.h"
 #include "compiler/lower.h"
 #include "ir/order.h"
+#include "op/impl.h"
 #include "te/lower.h"
 
 /* The tensors a node stands for. */
@@ -233,10 +234,10 @@ static kiln_status_t schedule_and_lower(walk_t *w, const kiln_schedule_target_t 
       kiln_te_create_schedule(w->arena, result->count, result->tensors, &schedule));
   schedule->probe = w->probe;
   const kiln_op_t *op = w->anchor->op;
-  if (op->schedule && !w->default_schedule) {
-    KILN_RETURN_IF_ERROR_ANNOTATE(
-        op->schedule(target, &w->anchor_args, &w->anchor_result, schedule), "%s schedule",
-        op->name);
+  kiln_op_schedule_fn strategy = kiln_op_strategy_get(op->id, target->kind);
+  if (strategy && !w->default_schedule) {
+    KILN_RETURN_IF_ERROR_ANNOTATE(strategy(target, &w->anchor_args, &w->anchor_result, schedule),
+                                  "%s schedule", op->name);
   } else {
     KILN_RETURN_IF_ERROR_ANNOTATE(kiln_schedule_default(target, schedule), "%s schedule", op->name);
   }

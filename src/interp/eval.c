@@ -89,7 +89,7 @@ static kiln_status_t kiln_interp_run_kernel(kiln_interp_context_t *context,
                                             const kiln_interp_plan_t *plan, size_t index,
                                             const kiln_kernel_args_t *args) {
   double start = context->timed ? kiln_interp_now() : 0;
-  KILN_RETURN_IF_ERROR(args->op->reference(args));
+  KILN_RETURN_IF_ERROR(kiln_op_evaluate_into(args));
   if (!context->timed)
     return KILN_OK;
   return kiln_interp_trace(context, plan, index, args, kiln_interp_now() - start);
@@ -180,7 +180,7 @@ static kiln_status_t kiln_interp_eval_op_call(kiln_interp_context_t *context,
                                               const kiln_interp_value_t *values,
                                               kiln_interp_value_t *out_value) {
   const kiln_call_t *call = kiln_expr_as_call(kiln_ir_order_node(&plan->order, index));
-  if (call->op->reference == NULL) {
+  if (!kiln_op_can_evaluate(call->op)) {
     return KILN_STATUS(UNIMPLEMENTED, "%s has no reference kernel", call->op->name);
   }
   size_t num_outputs = kiln_interp_type_leaf_count(call->base.checked_type);

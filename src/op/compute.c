@@ -98,11 +98,16 @@ static kiln_status_t check_output(const kiln_compute_args_t *args, int index,
 }
 
 kiln_status_t kiln_op_compute(const kiln_compute_args_t *args, kiln_compute_result_t *out_result) {
+  return kiln_op_compute_with(kiln_op_compute_get(args->op->id), args, out_result);
+}
+
+kiln_status_t kiln_op_compute_with(kiln_op_compute_fn rule, const kiln_compute_args_t *args,
+                                   kiln_compute_result_t *out_result) {
   memset(out_result, 0, sizeof(*out_result));
-  if (!args->op->compute) {
+  if (!rule) {
     return KILN_STATUS(UNIMPLEMENTED, "%s: the operator has no compute rule", args->op->name);
   }
-  kiln_status_t status = args->op->compute(args, out_result);
+  kiln_status_t status = rule(args, out_result);
   if (status) {
     /* Rules name the operator in their own errors; te's errors do not. */
     size_t length = strlen(args->op->name);
@@ -371,8 +376,9 @@ kiln_status_t kiln_op_lower(const kiln_op_t *op, const void *attrs, int num_inpu
   kiln_te_schedule_t *schedule = NULL;
   KILN_RETURN_IF_ERROR(
       kiln_te_create_schedule(arena, result.num_outputs, result.outputs, &schedule));
-  if (op->schedule) {
-    KILN_RETURN_IF_ERROR_ANNOTATE(op->schedule(target, &args, &result, schedule), "%s schedule",
+  kiln_op_schedule_fn strategy = kiln_op_strategy_get(op->id, target->kind);
+  if (strategy) {
+    KILN_RETURN_IF_ERROR_ANNOTATE(strategy(target, &args, &result, schedule), "%s schedule",
                                   op->name);
   } else {
     KILN_RETURN_IF_ERROR_ANNOTATE(kiln_schedule_default(target, schedule), "%s schedule", op->name);

@@ -2,10 +2,11 @@
  * Compute rules and schedules: how an operator becomes loop IR.
  *
  * As in TVM's op strategies (compute, then schedule, then lower),
- * every registry operator carries a compute rule, which builds its outputs
+ * every registry operator has a compute rule, which builds its outputs
  * as tensor expressions (te/te.h) over placeholder tensors of its input
- * types, and may carry a schedule, which arranges the loops of those
- * tensors for a CPU target (te/schedule.h). An operator without its own
+ * types, and may have a schedule strategy, which arranges the loops of
+ * those tensors for a kind of target (te/schedule.h); both are entries of
+ * the implementation registries (op/impl.h). An operator without its own
  * schedule gets the default CPU schedule, which every compute rule must
  * lower correctly under: stages that are not outputs or reductions are
  * inlined into their consumers; every other stage fuses its data-parallel
@@ -30,6 +31,7 @@
 #ifndef KILN_OP_COMPUTE_H_
 #define KILN_OP_COMPUTE_H_
 
+#include "op/impl.h"
 #include "op/op.h"
 #include "op/schedule_config.h"
 #include "te/schedule.h"
@@ -71,6 +73,9 @@ struct kiln_schedule_target_t {
   /* When set, a tunable schedule writes its space here (its template,
    * default and choices); the template stays NONE for any other schedule. */
   kiln_schedule_space_t *out_space;
+  /* The kind of target, whose schedule strategies apply (op/impl.h); 0:
+   * the x86 CPU. */
+  kiln_target_kind_t kind;
 };
 
 /* The host: 512-bit vectors and 32 registers on AVX-512, 256 bits and 16
@@ -88,10 +93,16 @@ int kiln_schedule_lanes(const kiln_schedule_target_t *target, kiln_dtype_t dtype
  * narrower than the target's vector (compute.c). */
 #define KILN_SCHEDULE_MIN_BLOCK_LANES 4
 
-/* Runs the operator's compute rule and checks its outputs against
- * args->output_type (count, dtype, shape); errors name the operator. */
+/* Runs the operator's compute rule (op/impl.h's registry) and checks its
+ * outputs against args->output_type (count, dtype, shape); errors name the
+ * operator. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_op_compute(const kiln_compute_args_t *args,
                                                    kiln_compute_result_t *out_result);
+/* kiln_op_compute with `rule` for args->op's (NULL: UNIMPLEMENTED), so a
+ * rule is checked the same way whatever registered it. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_op_compute_with(kiln_op_compute_fn rule,
+                                                        const kiln_compute_args_t *args,
+                                                        kiln_compute_result_t *out_result);
 
 /* Fuses `count` axes of `st` (outermost first, adjacent in its loop order)
  * into one loop; count >= 1. */

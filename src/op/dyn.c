@@ -43,6 +43,7 @@
 #include "op/dyn.h"
 #include "op/gather_attrs.h"
 #include "op/gather_compute.h"
+#include "op/impl.h"
 #include "op/transform_compute.h"
 #include "runtime/scalar.h"
 #include "runtime/shape_func.h"
@@ -451,7 +452,7 @@ static kiln_status_t dyn_reference(const kiln_kernel_args_t *args) {
     inner.op = rule->static_op;
     inner.attrs = attrs;
     inner.num_inputs = rule->num_data;
-    status = rule->static_op->reference(&inner);
+    status = kiln_op_evaluate_into(&inner);
   }
   kiln_arena_deinitialize(&arena);
   return status;
@@ -965,11 +966,10 @@ static const kiln_attr_field_t dyn_pad_fields[] = {
                             .max_inputs = inputs,                                 \
                             .pattern = KILN_OP_PATTERN_OPAQUE,                    \
                             .infer_type = relation,                               \
-                            .reference = dyn_reference,                           \
-                            .compute = compute_rule,                              \
                             .shape_func = dyn_shape_func,                         \
                             .symbolic_relation = true,                            \
-                            __VA_ARGS__}
+                            __VA_ARGS__};                                         \
+  const kiln_op_impl_t symbol##_impl = {.reference = dyn_reference, .compute = compute_rule}
 #define DYN_OP_(symbol, op_name, op_id, inputs, relation, ...) \
   DYN_OP_WITH_(symbol, op_name, op_id, inputs, relation, kiln_dyn_compute_refuse, __VA_ARGS__)
 

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "op/dyn.h"
+#include "op/impl.h"
 #include "runtime/resize_rule.h"
 #include "runtime/scalar.h"
 
@@ -93,8 +94,11 @@ const kiln_op_t kiln_op_dyn_resize = {
     .attr_fields = dyn_resize_fields,
     .validate_attrs = dyn_resize_validate,
     .infer_type = dyn_resize_infer,
-    .reference = kiln_value_shape_reference,
-    .compute = kiln_dyn_compute_refuse,
     .shape_func = kiln_value_shape_func,
     .symbolic_relation = true,
+};
+
+const kiln_op_impl_t kiln_op_dyn_resize_impl = {
+    .reference = kiln_value_shape_reference,
+    .compute = kiln_dyn_compute_refuse,
 };

@@ -34,6 +34,7 @@
 
 #include "op/broadcast.h"
 #include "op/elemwise_compute.h"
+#include "op/impl.h"
 #include "op/op.h"
 #include "runtime/scalar.h"
 
@@ -331,17 +332,19 @@ static kiln_status_t where_reference(const kiln_kernel_args_t *args) {
 
 /* ---- the operators ---- */
 
-#define KILN_BINARY_OP_(symbol, op_name, op_id)                              \
-  const kiln_op_t symbol = {.name = op_name,                                 \
-                            .id = KILN_OP_##op_id,                           \
-                            .min_inputs = 2,                                 \
-                            .max_inputs = 2,                                 \
-                            .pattern = KILN_OP_PATTERN_BROADCAST,            \
-                            .infer_type = binary_infer_type,                 \
-                            .symbolic_dims = true,                           \
-                            .correct_layout = kiln_broadcast_correct_layout, \
-                            .reference = binary_reference,                   \
-                            .compute = kiln_compute_binary}
+#define KILN_BINARY_OP_(symbol, op_name, op_id)                        \
+  const kiln_op_t symbol = {                                           \
+      .name = op_name,                                                 \
+      .id = KILN_OP_##op_id,                                           \
+      .min_inputs = 2,                                                 \
+      .max_inputs = 2,                                                 \
+      .pattern = KILN_OP_PATTERN_BROADCAST,                            \
+      .infer_type = binary_infer_type,                                 \
+      .symbolic_dims = true,                                           \
+      .correct_layout = kiln_broadcast_correct_layout,                 \
+  };                                                                   \
+  const kiln_op_impl_t symbol##_impl = {.reference = binary_reference, \
+                                        .compute = kiln_compute_binary}
 
 KILN_BINARY_OP_(kiln_op_add, "add", ADD);
 KILN_BINARY_OP_(kiln_op_subtract, "subtract", SUBTRACT);
@@ -364,13 +367,18 @@ KILN_BINARY_OP_(kiln_op_logical_xor, "logical_xor", LOGICAL_XOR);
 KILN_BINARY_OP_(kiln_op_left_shift, "left_shift", LEFT_SHIFT);
 KILN_BINARY_OP_(kiln_op_right_shift, "right_shift", RIGHT_SHIFT);
 
-const kiln_op_t kiln_op_where = {.name = "where",
-                                 .id = KILN_OP_WHERE,
-                                 .min_inputs = 3,
-                                 .max_inputs = 3,
-                                 .pattern = KILN_OP_PATTERN_BROADCAST,
-                                 .infer_type = where_infer_type,
-                                 .symbolic_dims = true,
-                                 .correct_layout = kiln_broadcast_correct_layout,
-                                 .reference = where_reference,
-                                 .compute = kiln_compute_where};
+const kiln_op_t kiln_op_where = {
+    .name = "where",
+    .id = KILN_OP_WHERE,
+    .min_inputs = 3,
+    .max_inputs = 3,
+    .pattern = KILN_OP_PATTERN_BROADCAST,
+    .infer_type = where_infer_type,
+    .symbolic_dims = true,
+    .correct_layout = kiln_broadcast_correct_layout,
+};
+
+const kiln_op_impl_t kiln_op_where_impl = {
+    .reference = where_reference,
+    .compute = kiln_compute_where,
+};

@@ -26,6 +26,7 @@
 #include <math.h>
 
 #include "op/compute.h"
+#include "op/impl.h"
 #include "op/op.h"
 
 /* ---- the approximations' constants ---- */
@@ -222,18 +223,19 @@ static kiln_status_t fast_infer_type(const kiln_type_relation_t *relation,
   return KILN_OK;
 }
 
-#define KILN_FAST_OP_(symbol, op_name, op_id)                    \
-  const kiln_op_t symbol = {.name = op_name,                     \
-                            .id = KILN_OP_##op_id,               \
-                            .min_inputs = 1,                     \
-                            .max_inputs = 1,                     \
-                            .pattern = KILN_OP_PATTERN_ELEMWISE, \
-                            .attrs_size = 0,                     \
-                            .infer_type = fast_infer_type,       \
-                            .symbolic_dims = true,               \
-                            .correct_layout = NULL,              \
-                            .reference = fast_reference,         \
-                            .compute = fast_compute}
+#define KILN_FAST_OP_(symbol, op_name, op_id) \
+  const kiln_op_t symbol = {                  \
+      .name = op_name,                        \
+      .id = KILN_OP_##op_id,                  \
+      .min_inputs = 1,                        \
+      .max_inputs = 1,                        \
+      .pattern = KILN_OP_PATTERN_ELEMWISE,    \
+      .attrs_size = 0,                        \
+      .infer_type = fast_infer_type,          \
+      .symbolic_dims = true,                  \
+      .correct_layout = NULL,                 \
+  };                                          \
+  const kiln_op_impl_t symbol##_impl = {.reference = fast_reference, .compute = fast_compute}
 
 KILN_FAST_OP_(kiln_op_fast_exp, "fast_exp", FAST_EXP);
 KILN_FAST_OP_(kiln_op_fast_erf, "fast_erf", FAST_ERF);

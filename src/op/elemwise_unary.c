@@ -25,6 +25,7 @@
 
 #include "op/elemwise_attrs.h"
 #include "op/elemwise_compute.h"
+#include "op/impl.h"
 #include "op/op.h"
 #include "runtime/scalar.h"
 
@@ -394,9 +395,8 @@ static kiln_status_t unary_reference(const kiln_kernel_args_t *args) {
                             .infer_type = unary_infer_type,      \
                             .symbolic_dims = true,               \
                             .correct_layout = NULL,              \
-                            .reference = unary_reference,        \
-                            .compute = kiln_compute_unary,       \
-                            __VA_ARGS__}
+                            __VA_ARGS__};                        \
+  const kiln_op_impl_t symbol##_impl = {.reference = unary_reference, .compute = kiln_compute_unary}
 
 #define KILN_UNARY_ATTRS_(type, fields)                                                     \
   .attrs_size = sizeof(type), .num_attr_fields = (int)(sizeof(fields) / sizeof(fields[0])), \

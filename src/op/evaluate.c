@@ -7,9 +7,10 @@
  * constant weights call this one function, so that they agree on which
  * calls can be evaluated and on what an evaluation gives. The interpreter,
  * the kernel cache and the dyn operators, which run kernels into outputs
- * their callers own, call the reference kernel directly.
+ * their callers own, call kiln_op_evaluate_into, which the former runs too:
+ * the reference kernel is looked up (op/impl.h) in this file alone.
  */
-#include "op/op.h"
+#include "op/impl.h"
 
 static kiln_status_t add_output(kiln_allocator_t allocator, const kiln_type_t *type,
                                 kiln_op_evaluation_t *e) {
@@ -42,19 +43,31 @@ kiln_status_t kiln_op_evaluate(kiln_allocator_t allocator, const kiln_op_t *op, 
                                int num_inputs, kiln_tensor_t *const *inputs,
                                const kiln_type_t *type, kiln_op_evaluation_t *out_evaluation) {
   out_evaluation->count = 0;
-  if (!op->reference) {
+  if (!kiln_op_can_evaluate(op)) {
     return KILN_STATUS(UNIMPLEMENTED, "%s has no reference kernel", op->name);
   }
   kiln_status_t status = add_outputs(allocator, type, out_evaluation);
   if (!status) {
     kiln_kernel_args_t args = {
         op, attrs, num_inputs, inputs, out_evaluation->count, out_evaluation->outputs};
-    status = op->reference(&args);
+    status = kiln_op_evaluate_into(&args);
   }
   if (status) {
     kiln_op_evaluation_release(out_evaluation);
   }
   return status;
+}
+
+kiln_status_t kiln_op_evaluate_into(const kiln_kernel_args_t *args) {
+  kiln_op_reference_fn reference = kiln_op_reference_get(args->op->id);
+  if (!reference) {
+    return KILN_STATUS(UNIMPLEMENTED, "%s has no reference kernel", args->op->name);
+  }
+  return reference(args);
+}
+
+bool kiln_op_can_evaluate(const kiln_op_t *op) {
+  return kiln_op_reference_get(op->id) != NULL;
 }
 
 void kiln_op_evaluation_release(kiln_op_evaluation_t *evaluation) {

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "op/impl.h"
 #include "op/layout.h"
 #include "op/op.h"
 #include "runtime/scalar.h"
@@ -287,8 +288,10 @@ static inline kiln_status_t kiln_nn_window_outputs(const kiln_op_t *op,
 }
 
 /* The definition of a convolution operator (two inputs, out-elemwise
- * fusable): `prefix` names its rules prefix_validate, prefix_infer,
- * prefix_correct_layout and prefix_reference. */
+ * fusable) and, apart from it, its implementation entry (op/impl.h):
+ * `prefix` names its rules prefix_validate, prefix_infer and
+ * prefix_correct_layout and its kernel prefix_reference; `schedule_fn` is
+ * its CPU strategy (NULL: the default schedule). */
 #define KILN_NN_CONV_OP(symbol, op_name, op_id, attrs_type, fields, prefix, compute_fn, \
                         schedule_fn)                                                    \
   const kiln_op_t symbol = {                                                            \
@@ -303,10 +306,10 @@ static inline kiln_status_t kiln_nn_window_outputs(const kiln_op_t *op,
       .validate_attrs = prefix##_validate,                                              \
       .infer_type = prefix##_infer,                                                     \
       .correct_layout = prefix##_correct_layout,                                        \
-      .reference = prefix##_reference,                                                  \
-      .compute = compute_fn,                                                            \
-      .schedule = schedule_fn,                                                          \
-  }
+  };                                                                                    \
+  const kiln_op_impl_t symbol##_impl = {.reference = prefix##_reference,                \
+                                        .compute = compute_fn,                          \
+                                        .strategies = {[KILN_TARGET_KIND_CPU] = schedule_fn}}
 
 /* ---- attribute validation ---- */
 

@@ -23,6 +23,7 @@
  *   (0: every packed column); the last block's columns past N are padding,
  *   never read. pack_dense makes it from nn.dense with a constant weight.
  */
+#include "op/impl.h"
 #include "op/nn_common.h"
 #include "op/nn_conv_compute.h"
 
@@ -360,10 +361,10 @@ static kiln_status_t gemm_reference(const kiln_kernel_args_t *args) {
       .infer_type = gemm_infer,                                                           \
       .symbolic_dims = true,                                                              \
       .correct_layout = gemm_correct_layout,                                              \
-      .reference = gemm_reference,                                                        \
-      .compute = kiln_compute_gemm,                                                       \
-      .schedule = schedule_fn,                                                            \
-  }
+  };                                                                                      \
+  const kiln_op_impl_t symbol##_impl = {.reference = gemm_reference,                      \
+                                        .compute = kiln_compute_gemm,                     \
+                                        .strategies = {[KILN_TARGET_KIND_CPU] = schedule_fn}}
 
 GEMM_OP(kiln_op_dense, "nn.dense", KILN_OP_DENSE, sizeof(kiln_nn_dense_attrs_t), dense_fields, 1,
         dense_validate, kiln_schedule_dense_x86);

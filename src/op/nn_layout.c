@@ -23,6 +23,7 @@
  */
 #include <string.h>
 
+#include "op/impl.h"
 #include "op/nn_common.h"
 #include "op/nn_compute.h"
 
@@ -314,6 +315,9 @@ const kiln_op_t kiln_op_layout_transform = {
     .validate_attrs = layout_transform_validate,
     .infer_type = layout_transform_infer,
     .correct_layout = layout_transform_correct_layout,
+};
+
+const kiln_op_impl_t kiln_op_layout_transform_impl = {
     .reference = layout_transform_reference,
     .compute = kiln_compute_layout_transform,
 };

@@ -22,6 +22,7 @@
  */
 #include <math.h>
 
+#include "op/impl.h"
 #include "op/nn_common.h"
 #include "op/nn_compute.h"
 
@@ -311,10 +312,11 @@ static kiln_status_t norm_reference(const kiln_kernel_args_t *args) {
       .infer_type = norm_infer,                                                           \
       .symbolic_dims = true,                                                              \
       .correct_layout = norm_correct_layout,                                              \
+  };                                                                                      \
+  const kiln_op_impl_t symbol##_impl = {                                                  \
       .reference = norm_reference,                                                        \
       .compute = kiln_compute_nn_norm,                                                    \
-      .schedule = kiln_schedule_line_x86,                                                 \
-  }
+      .strategies = {[KILN_TARGET_KIND_CPU] = kiln_schedule_line_x86}}
 
 NORM_OP(kiln_op_batch_norm, "nn.batch_norm", KILN_OP_BATCH_NORM, 5, KILN_OP_PATTERN_BROADCAST,
         kiln_nn_norm_attrs_t, batch_norm_fields, norm_validate);

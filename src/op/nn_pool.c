@@ -31,6 +31,7 @@
  */
 #include <math.h>
 
+#include "op/impl.h"
 #include "op/nn_common.h"
 #include "op/nn_compute.h"
 
@@ -278,10 +279,10 @@ static kiln_status_t pool_reference(const kiln_kernel_args_t *args) {
       .validate_attrs = pool_validate,                                   \
       .infer_type = pool_infer,                                          \
       .correct_layout = pool_correct_layout,                             \
-      .reference = pool_reference,                                       \
-      .compute = kiln_compute_nn_pool,                                   \
-      .schedule = schedule_fn,                                           \
-  }
+  };                                                                     \
+  const kiln_op_impl_t symbol##_impl = {.reference = pool_reference,     \
+                                        .compute = kiln_compute_nn_pool, \
+                                        .strategies = {[KILN_TARGET_KIND_CPU] = schedule_fn}}
 
 /* The x86 pool schedule is written for 2-D windows; the 3-D forms take the
  * default schedule (NULL). */

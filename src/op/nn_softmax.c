@@ -14,6 +14,7 @@
  */
 #include <math.h>
 
+#include "op/impl.h"
 #include "op/nn_common.h"
 #include "op/nn_compute.h"
 
@@ -159,6 +160,9 @@ const kiln_op_t kiln_op_lrn = {
     .validate_attrs = lrn_validate,
     .infer_type = lrn_infer,
     .correct_layout = softmax_correct_layout,
+};
+
+const kiln_op_impl_t kiln_op_lrn_impl = {
     .reference = lrn_reference,
     .compute = kiln_compute_nn_lrn,
 };
@@ -178,10 +182,11 @@ const kiln_op_t kiln_op_lrn = {
       .infer_type = softmax_infer,                                           \
       .symbolic_dims = true,                                                 \
       .correct_layout = softmax_correct_layout,                              \
+  };                                                                         \
+  const kiln_op_impl_t symbol##_impl = {                                     \
       .reference = softmax_reference,                                        \
       .compute = kiln_compute_nn_softmax,                                    \
-      .schedule = kiln_schedule_line_x86,                                    \
-  }
+      .strategies = {[KILN_TARGET_KIND_CPU] = kiln_schedule_line_x86}}
 
 SOFTMAX_OP(kiln_op_softmax, "nn.softmax", KILN_OP_SOFTMAX);
 SOFTMAX_OP(kiln_op_log_softmax, "nn.log_softmax", KILN_OP_LOG_SOFTMAX);

@@ -16,11 +16,12 @@
  *   the shapes involved (the caller adds the node);
  * - a layout rule (FCorrectLayout): given the layouts its inputs arrive in,
  *   the layouts the operator requires of them and the layout it produces;
- * - a fusion pattern kind (TVM's OpPatternKind);
- * - a reference kernel: the slow, obviously correct implementation the
- *   interpreter runs and every fast path is checked against;
- * - a compute rule (tensor expressions of its outputs) and optionally a
- *   CPU schedule, from which the compiler lowers it (op/compute.h).
+ * - a fusion pattern kind (TVM's OpPatternKind).
+ *
+ * That is the operator's definition. Its implementations (its reference
+ * kernel, its compute rule and its schedule strategies) are declared apart
+ * from it, in registries keyed by the operator's id (op/impl.h); this
+ * header only names their signatures.
  */
 #ifndef KILN_OP_OP_H_
 #define KILN_OP_OP_H_
@@ -201,9 +202,6 @@ struct kiln_op_t {
   kiln_op_validate_attrs_fn validate_attrs; /* optional */
   kiln_op_infer_type_fn infer_type;
   kiln_op_correct_layout_fn correct_layout; /* NULL: layout-agnostic elementwise rule */
-  kiln_op_reference_fn reference;
-  kiln_op_compute_fn compute;   /* tensor expressions of the outputs */
-  kiln_op_schedule_fn schedule; /* NULL: kiln_schedule_default */
   /* The relation handles symbolic dims (op/symbolic.c says what that
    * promises); otherwise inputs with symbolic dims are refused. */
   bool symbolic_dims;
@@ -307,6 +305,16 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_op_evaluate(kiln_allocator_t allocator, 
                                                     kiln_tensor_t *const *inputs,
                                                     const kiln_type_t *type,
                                                     kiln_op_evaluation_t *out_evaluation);
+/* Evaluates the call `args` describes with args->op's reference kernel,
+ * into the outputs the caller made and owns: what kiln_op_evaluate runs,
+ * and what the interpreter, the kernel cache's reference path and the dyn
+ * operators run. UNIMPLEMENTED naming the operator when it has no
+ * reference kernel; any other error is the kernel's. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_op_evaluate_into(const kiln_kernel_args_t *args);
+/* Whether kiln_op_evaluate can evaluate calls of `op` at all: it has a
+ * reference kernel. */
+bool kiln_op_can_evaluate(const kiln_op_t *op);
+
 void kiln_op_evaluation_release(kiln_op_evaluation_t *evaluation);
 
 /* ---- helpers shared by rules ---- */

@@ -203,4 +203,14 @@
   KILN_OP_LIST_CONTROL(X)   \
   KILN_OP_LIST_DYN(X)
 
+/* The operators with implementations: every one but the control operators,
+ * which the interpreter evaluates itself. Each defines `symbol`_impl, its
+ * entry in the implementation registries (op/impl.h), next to `symbol`. */
+#define KILN_OP_LIST_IMPLEMENTED(X) \
+  KILN_OP_LIST_NN(X)                \
+  KILN_OP_LIST_ELEMWISE(X)          \
+  KILN_OP_LIST_TRANSFORM(X)         \
+  KILN_OP_LIST_FAST(X)              \
+  KILN_OP_LIST_DYN(X)
+
 #endif /* KILN_OP_OP_LIST_H_ */

@@ -20,6 +20,7 @@
 
 #include "op/gather_attrs.h"
 #include "op/gather_compute.h"
+#include "op/impl.h"
 #include "op/transform_common.h"
 
 static const kiln_attr_field_t kiln_reduce_fields[] = {
@@ -350,32 +351,47 @@ static kiln_status_t argmax_reference(const kiln_kernel_args_t *args) {
 
 /* ---- the operators ---- */
 
-#define KILN_REDUCE_OP_(ID, NAME)                                                            \
-  {                                                                                          \
-    .name = NAME, .id = KILN_OP_##ID, .min_inputs = 1, .max_inputs = 1,                      \
-    .pattern = KILN_OP_PATTERN_COMM_REDUCE, .attrs_size = sizeof(kiln_reduce_attrs_t),       \
-    .num_attr_fields = (int)(sizeof(kiln_reduce_fields) / sizeof(kiln_reduce_fields[0])),    \
-    .attr_fields = kiln_reduce_fields, .validate_attrs = reduce_validate,                    \
-    .infer_type = reduce_infer_type, .symbolic_dims = true, .correct_layout = reduce_layout, \
-    .reference = reduce_reference, .compute = kiln_compute_reduce                            \
-  }
+#define KILN_REDUCE_OP_(symbol, ID, NAME)                                                   \
+  const kiln_op_t symbol = {                                                                \
+      .name = NAME,                                                                         \
+      .id = KILN_OP_##ID,                                                                   \
+      .min_inputs = 1,                                                                      \
+      .max_inputs = 1,                                                                      \
+      .pattern = KILN_OP_PATTERN_COMM_REDUCE,                                               \
+      .attrs_size = sizeof(kiln_reduce_attrs_t),                                            \
+      .num_attr_fields = (int)(sizeof(kiln_reduce_fields) / sizeof(kiln_reduce_fields[0])), \
+      .attr_fields = kiln_reduce_fields,                                                    \
+      .validate_attrs = reduce_validate,                                                    \
+      .infer_type = reduce_infer_type,                                                      \
+      .symbolic_dims = true,                                                                \
+      .correct_layout = reduce_layout,                                                      \
+  };                                                                                        \
+  const kiln_op_impl_t symbol##_impl = {.reference = reduce_reference,                      \
+                                        .compute = kiln_compute_reduce}
 
-const kiln_op_t kiln_op_sum = KILN_REDUCE_OP_(SUM, "sum");
-const kiln_op_t kiln_op_mean = KILN_REDUCE_OP_(MEAN, "mean");
-const kiln_op_t kiln_op_max = KILN_REDUCE_OP_(MAX, "max");
-const kiln_op_t kiln_op_min = KILN_REDUCE_OP_(MIN, "min");
+KILN_REDUCE_OP_(kiln_op_sum, SUM, "sum");
+KILN_REDUCE_OP_(kiln_op_mean, MEAN, "mean");
+KILN_REDUCE_OP_(kiln_op_max, MAX, "max");
+KILN_REDUCE_OP_(kiln_op_min, MIN, "min");
 
-const kiln_op_t kiln_op_prod = KILN_REDUCE_OP_(PROD, "prod");
+KILN_REDUCE_OP_(kiln_op_prod, PROD, "prod");
 
-#define KILN_ARG_REDUCE_OP_(ID, NAME)                                                          \
-  {                                                                                            \
-    .name = NAME, .id = KILN_OP_##ID, .min_inputs = 1, .max_inputs = 1,                        \
-    .pattern = KILN_OP_PATTERN_OPAQUE, .attrs_size = sizeof(kiln_argmax_attrs_t),              \
-    .num_attr_fields = (int)(sizeof(kiln_argmax_fields) / sizeof(kiln_argmax_fields[0])),      \
-    .attr_fields = kiln_argmax_fields, .infer_type = reduce_infer_type, .symbolic_dims = true, \
-    .correct_layout = reduce_layout, .reference = argmax_reference,                            \
-    .compute = kiln_compute_argreduce                                                          \
-  }
+#define KILN_ARG_REDUCE_OP_(symbol, ID, NAME)                                               \
+  const kiln_op_t symbol = {                                                                \
+      .name = NAME,                                                                         \
+      .id = KILN_OP_##ID,                                                                   \
+      .min_inputs = 1,                                                                      \
+      .max_inputs = 1,                                                                      \
+      .pattern = KILN_OP_PATTERN_OPAQUE,                                                    \
+      .attrs_size = sizeof(kiln_argmax_attrs_t),                                            \
+      .num_attr_fields = (int)(sizeof(kiln_argmax_fields) / sizeof(kiln_argmax_fields[0])), \
+      .attr_fields = kiln_argmax_fields,                                                    \
+      .infer_type = reduce_infer_type,                                                      \
+      .symbolic_dims = true,                                                                \
+      .correct_layout = reduce_layout,                                                      \
+  };                                                                                        \
+  const kiln_op_impl_t symbol##_impl = {.reference = argmax_reference,                      \
+                                        .compute = kiln_compute_argreduce}
 
-const kiln_op_t kiln_op_argmax = KILN_ARG_REDUCE_OP_(ARGMAX, "argmax");
-const kiln_op_t kiln_op_argmin = KILN_ARG_REDUCE_OP_(ARGMIN, "argmin");
+KILN_ARG_REDUCE_OP_(kiln_op_argmax, ARGMAX, "argmax");
+KILN_ARG_REDUCE_OP_(kiln_op_argmin, ARGMIN, "argmin");

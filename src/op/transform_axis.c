@@ -21,6 +21,7 @@
 
 #include "op/gather_attrs.h"
 #include "op/gather_compute.h"
+#include "op/impl.h"
 #include "op/transform_common.h"
 #include "runtime/shape_func.h"
 
@@ -126,6 +127,9 @@ const kiln_op_t kiln_op_cumsum = {
     .attr_fields = kiln_cumsum_fields,
     .infer_type = cumsum_infer_type,
     .correct_layout = kiln_layout_keep_axes,
+};
+
+const kiln_op_impl_t kiln_op_cumsum_impl = {
     .reference = cumsum_reference,
     .compute = kiln_compute_cumsum,
 };
@@ -262,6 +266,9 @@ const kiln_op_t kiln_op_topk = {
     .validate_attrs = topk_validate,
     .infer_type = topk_infer_type,
     .correct_layout = kiln_layout_keep_axes,
+};
+
+const kiln_op_impl_t kiln_op_topk_impl = {
     .reference = topk_reference,
     .compute = kiln_compute_topk,
 };

@@ -22,6 +22,7 @@
 
 #include "op/gather_attrs.h"
 #include "op/gather_compute.h"
+#include "op/impl.h"
 #include "op/transform_common.h"
 #include "runtime/shape_func.h"
 
@@ -96,6 +97,9 @@ const kiln_op_t kiln_op_arange = {
     .validate_attrs = arange_validate,
     .infer_type = arange_infer_type,
     .correct_layout = arange_layout,
+};
+
+const kiln_op_impl_t kiln_op_arange_impl = {
     .reference = arange_reference,
     .compute = kiln_compute_arange,
 };
@@ -200,6 +204,9 @@ const kiln_op_t kiln_op_one_hot = {
     .validate_attrs = one_hot_validate,
     .infer_type = one_hot_infer_type,
     .correct_layout = kiln_layout_unknown_output,
+};
+
+const kiln_op_impl_t kiln_op_one_hot_impl = {
     .reference = one_hot_reference,
     .compute = kiln_compute_one_hot,
 };
@@ -281,6 +288,9 @@ const kiln_op_t kiln_op_trilu = {
     .attr_fields = kiln_trilu_fields,
     .infer_type = trilu_infer_type,
     .correct_layout = kiln_layout_keep_axes,
+};
+
+const kiln_op_impl_t kiln_op_trilu_impl = {
     .reference = trilu_reference,
     .compute = kiln_compute_trilu,
 };

@@ -16,6 +16,7 @@
  */
 #include <math.h>
 
+#include "op/impl.h"
 #include "op/transform_common.h"
 #include "op/transform_compute.h"
 
@@ -121,6 +122,9 @@ const kiln_op_t kiln_op_det = {
     .pattern = KILN_OP_PATTERN_OPAQUE,
     .infer_type = det_infer_type,
     .correct_layout = kiln_layout_unknown_output,
+};
+
+const kiln_op_impl_t kiln_op_det_impl = {
     .reference = det_reference,
     .compute = kiln_compute_det,
 };

@@ -20,6 +20,7 @@
  */
 #include <math.h>
 
+#include "op/impl.h"
 #include "op/transform_attrs.h"
 #include "op/transform_common.h"
 #include "op/transform_compute.h"
@@ -128,6 +129,9 @@ const kiln_op_t kiln_op_dft = {
     .validate_attrs = dft_validate,
     .infer_type = dft_infer_type,
     .correct_layout = kiln_layout_unknown_output,
+};
+
+const kiln_op_impl_t kiln_op_dft_impl = {
     .reference = dft_reference,
     .compute = kiln_compute_dft,
 };

@@ -22,6 +22,7 @@
  */
 #include <string.h>
 
+#include "op/impl.h"
 #include "op/transform_attrs.h"
 #include "op/transform_common.h"
 #include "op/transform_compute.h"
@@ -373,6 +374,9 @@ const kiln_op_t kiln_op_einsum = {
     .attr_fields = kiln_einsum_fields,
     .infer_type = einsum_infer_type,
     .correct_layout = kiln_layout_unknown_output,
+};
+
+const kiln_op_impl_t kiln_op_einsum_impl = {
     .reference = einsum_reference,
     .compute = kiln_compute_einsum,
 };

@@ -25,6 +25,7 @@
 
 #include "op/gather_attrs.h"
 #include "op/gather_compute.h"
+#include "op/impl.h"
 #include "op/transform_common.h"
 
 /* ---- shared ---- */
@@ -223,6 +224,9 @@ const kiln_op_t kiln_op_gather = {
     .infer_type = gather_infer_type,
     .symbolic_dims = true,
     .correct_layout = kiln_layout_keep_axes,
+};
+
+const kiln_op_impl_t kiln_op_gather_impl = {
     .reference = gather_reference,
     .compute = kiln_compute_gather,
 };
@@ -333,6 +337,9 @@ const kiln_op_t kiln_op_gather_nd = {
     .validate_attrs = gather_nd_validate,
     .infer_type = gather_nd_infer_type,
     .correct_layout = kiln_layout_unknown_output,
+};
+
+const kiln_op_impl_t kiln_op_gather_nd_impl = {
     .reference = gather_nd_reference,
     .compute = kiln_compute_gather_nd,
 };
@@ -409,9 +416,12 @@ const kiln_op_t kiln_op_scatter_elements = {
     .validate_attrs = scatter_validate,
     .infer_type = scatter_elements_infer_type,
     .correct_layout = kiln_layout_keep_axes,
+    .symbolic_dims = true,
+};
+
+const kiln_op_impl_t kiln_op_scatter_elements_impl = {
     .reference = scatter_elements_reference,
     .compute = kiln_compute_scatter_elements,
-    .symbolic_dims = true,
 };
 
 /* ---- scatter_nd ---- */
@@ -508,6 +518,9 @@ const kiln_op_t kiln_op_scatter_nd = {
     .validate_attrs = scatter_validate,
     .infer_type = scatter_nd_infer_type,
     .correct_layout = scatter_nd_layout,
+};
+
+const kiln_op_impl_t kiln_op_scatter_nd_impl = {
     .reference = scatter_nd_reference,
     .compute = kiln_compute_scatter_nd,
 };

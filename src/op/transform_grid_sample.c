@@ -25,6 +25,7 @@
  */
 #include <math.h>
 
+#include "op/impl.h"
 #include "op/transform_attrs.h"
 #include "op/transform_common.h"
 #include "op/transform_compute.h"
@@ -259,6 +260,9 @@ const kiln_op_t kiln_op_grid_sample = {
     .validate_attrs = grid_sample_validate,
     .infer_type = grid_sample_infer_type,
     .correct_layout = kiln_layout_nchw_data,
+};
+
+const kiln_op_impl_t kiln_op_grid_sample_impl = {
     .reference = grid_sample_reference,
     .compute = kiln_compute_grid_sample,
 };

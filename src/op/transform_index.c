@@ -16,6 +16,7 @@
  */
 #include <string.h>
 
+#include "op/impl.h"
 #include "op/transform_attrs.h"
 #include "op/transform_common.h"
 #include "op/transform_compute.h"
@@ -116,9 +117,12 @@ const kiln_op_t kiln_op_concatenate = {
     .infer_type = concatenate_infer_type,
     .symbolic_dims = true,
     .correct_layout = kiln_layout_keep_axes,
+};
+
+const kiln_op_impl_t kiln_op_concatenate_impl = {
     .reference = concatenate_reference,
     .compute = kiln_compute_concatenate,
-    .schedule = kiln_schedule_concatenate_x86,
+    .strategies = {[KILN_TARGET_KIND_CPU] = kiln_schedule_concatenate_x86},
 };
 
 /* ---- split ---- */
@@ -281,6 +285,9 @@ const kiln_op_t kiln_op_split = {
     .validate_attrs = split_validate,
     .infer_type = split_infer_type,
     .correct_layout = kiln_layout_keep_axes,
+};
+
+const kiln_op_impl_t kiln_op_split_impl = {
     .reference = split_reference,
     .compute = kiln_compute_split,
 };
@@ -441,6 +448,9 @@ const kiln_op_t kiln_op_strided_slice = {
     .infer_type = slice_infer_type,
     .symbolic_dims = true,
     .correct_layout = kiln_layout_keep_axes,
+};
+
+const kiln_op_impl_t kiln_op_strided_slice_impl = {
     .reference = slice_reference,
     .compute = kiln_compute_strided_slice,
 };
@@ -597,6 +607,9 @@ const kiln_op_t kiln_op_take = {
     .infer_type = take_infer_type,
     .symbolic_dims = true,
     .correct_layout = take_layout,
+};
+
+const kiln_op_impl_t kiln_op_take_impl = {
     .reference = take_reference,
     .compute = kiln_compute_take,
 };

@@ -19,6 +19,7 @@
  */
 #include <math.h>
 
+#include "op/impl.h"
 #include "op/random_attrs.h"
 #include "op/random_bits.h"
 #include "op/transform_common.h"
@@ -162,22 +163,22 @@ static kiln_status_t random_reference(const kiln_kernel_args_t *args) {
   return KILN_OK;
 }
 
-#define KILN_RANDOM_OP_(symbol, op_name, op_id, inputs, fields) \
-  const kiln_op_t symbol = {                                    \
-      .name = op_name,                                          \
-      .id = op_id,                                              \
-      .min_inputs = inputs,                                     \
-      .max_inputs = inputs,                                     \
-      .pattern = KILN_OP_PATTERN_OPAQUE,                        \
-      .attrs_size = sizeof(kiln_random_attrs_t),                \
-      .num_attr_fields = KILN_FIELD_COUNT_(fields),             \
-      .attr_fields = fields,                                    \
-      .validate_attrs = random_validate,                        \
-      .infer_type = random_infer_type,                          \
-      .correct_layout = random_layout,                          \
-      .reference = random_reference,                            \
-      .compute = kiln_compute_random,                           \
-  }
+#define KILN_RANDOM_OP_(symbol, op_name, op_id, inputs, fields)        \
+  const kiln_op_t symbol = {                                           \
+      .name = op_name,                                                 \
+      .id = op_id,                                                     \
+      .min_inputs = inputs,                                            \
+      .max_inputs = inputs,                                            \
+      .pattern = KILN_OP_PATTERN_OPAQUE,                               \
+      .attrs_size = sizeof(kiln_random_attrs_t),                       \
+      .num_attr_fields = KILN_FIELD_COUNT_(fields),                    \
+      .attr_fields = fields,                                           \
+      .validate_attrs = random_validate,                               \
+      .infer_type = random_infer_type,                                 \
+      .correct_layout = random_layout,                                 \
+  };                                                                   \
+  const kiln_op_impl_t symbol##_impl = {.reference = random_reference, \
+                                        .compute = kiln_compute_random}
 
 KILN_RANDOM_OP_(kiln_op_random_uniform, "random.uniform", KILN_OP_RANDOM_UNIFORM, 0,
                 kiln_random_uniform_fields);

@@ -23,6 +23,7 @@
  */
 #include <math.h>
 
+#include "op/impl.h"
 #include "op/transform_attrs.h"
 #include "op/transform_common.h"
 #include "op/transform_compute.h"
@@ -241,6 +242,9 @@ const kiln_op_t kiln_op_roi_align = {
     .validate_attrs = roi_align_validate,
     .infer_type = roi_align_infer_type,
     .correct_layout = kiln_layout_nchw_data,
+};
+
+const kiln_op_impl_t kiln_op_roi_align_impl = {
     .reference = roi_align_reference,
     .compute = kiln_compute_roi_align,
 };

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "op/broadcast.h"
+#include "op/impl.h"
 #include "op/transform_attrs.h"
 #include "op/transform_common.h"
 #include "op/transform_compute.h"
@@ -161,6 +162,9 @@ const kiln_op_t kiln_op_reshape = {
     .infer_type = reshape_infer_type,
     .symbolic_dims = true,
     .correct_layout = kiln_layout_unknown_output,
+};
+
+const kiln_op_impl_t kiln_op_reshape_impl = {
     .reference = reshape_reference,
     .compute = kiln_compute_reshape,
 };
@@ -258,6 +262,9 @@ const kiln_op_t kiln_op_transpose = {
     .infer_type = transpose_infer_type,
     .symbolic_dims = true,
     .correct_layout = transpose_layout,
+};
+
+const kiln_op_impl_t kiln_op_transpose_impl = {
     .reference = transpose_reference,
     .compute = kiln_compute_transpose,
 };
@@ -332,6 +339,9 @@ const kiln_op_t kiln_op_expand_dims = {
     .infer_type = expand_dims_infer_type,
     .symbolic_dims = true,
     .correct_layout = kiln_layout_unknown_output,
+};
+
+const kiln_op_impl_t kiln_op_expand_dims_impl = {
     .reference = expand_dims_reference,
     .compute = kiln_compute_reshape,
 };
@@ -417,6 +427,9 @@ const kiln_op_t kiln_op_squeeze = {
     .infer_type = squeeze_infer_type,
     .symbolic_dims = true,
     .correct_layout = squeeze_layout,
+};
+
+const kiln_op_impl_t kiln_op_squeeze_impl = {
     .reference = squeeze_reference,
     .compute = kiln_compute_reshape,
 };
@@ -461,6 +474,9 @@ const kiln_op_t kiln_op_batch_flatten = {
     .pattern = KILN_OP_PATTERN_INJECTIVE,
     .infer_type = batch_flatten_infer_type,
     .correct_layout = kiln_layout_unknown_output,
+};
+
+const kiln_op_impl_t kiln_op_batch_flatten_impl = {
     .reference = batch_flatten_reference,
     .compute = kiln_compute_reshape,
 };
@@ -522,6 +538,9 @@ const kiln_op_t kiln_op_cast = {
     .validate_attrs = cast_validate,
     .infer_type = cast_infer_type,
     .symbolic_dims = true,
+};
+
+const kiln_op_impl_t kiln_op_cast_impl = {
     .reference = cast_reference,
     .compute = kiln_compute_cast,
 };
@@ -627,6 +646,9 @@ const kiln_op_t kiln_op_tile = {
     .validate_attrs = tile_validate,
     .infer_type = tile_infer_type,
     .correct_layout = tile_layout,
+};
+
+const kiln_op_impl_t kiln_op_tile_impl = {
     .reference = tile_reference,
     .compute = kiln_compute_tile,
 };
@@ -697,6 +719,9 @@ const kiln_op_t kiln_op_broadcast_to = {
     .validate_attrs = broadcast_to_validate,
     .infer_type = broadcast_to_infer_type,
     .correct_layout = kiln_layout_unknown_output,
+};
+
+const kiln_op_impl_t kiln_op_broadcast_to_impl = {
     .reference = broadcast_to_reference,
     .compute = kiln_compute_broadcast_to,
 };

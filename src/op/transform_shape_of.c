@@ -13,6 +13,7 @@
  * output, which the loop IR cannot express, is UNIMPLEMENTED).
  */
 #include "op/compute.h"
+#include "op/impl.h"
 #include "op/transform_attrs.h"
 #include "op/transform_common.h"
 
@@ -110,8 +111,11 @@ const kiln_op_t kiln_op_shape_of = {
     .attr_fields = kiln_shape_of_fields,
     .infer_type = shape_of_infer_type,
     .correct_layout = kiln_layout_unknown_output,
-    .reference = shape_of_reference,
-    .compute = shape_of_compute,
     .symbolic_dims = true,
     .symbolic_relation = true,
+};
+
+const kiln_op_impl_t kiln_op_shape_of_impl = {
+    .reference = shape_of_reference,
+    .compute = shape_of_compute,
 };

@@ -29,6 +29,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "op/impl.h"
 #include "op/transform_attrs.h"
 #include "op/transform_common.h"
 #include "op/transform_compute.h"
@@ -168,6 +169,9 @@ const kiln_op_t kiln_op_pad = {
     .validate_attrs = pad_validate,
     .infer_type = pad_infer_type,
     .correct_layout = kiln_layout_keep_axes,
+};
+
+const kiln_op_impl_t kiln_op_pad_impl = {
     .reference = pad_reference,
     .compute = kiln_compute_pad,
 };
@@ -398,6 +402,9 @@ const kiln_op_t kiln_op_resize2d = {
     .validate_attrs = resize2d_validate,
     .infer_type = resize2d_infer_type,
     .correct_layout = resize2d_layout,
+};
+
+const kiln_op_impl_t kiln_op_resize2d_impl = {
     .reference = resize2d_reference,
     .compute = kiln_compute_resize2d,
 };
@@ -538,17 +545,24 @@ static kiln_status_t depth_space_layout(kiln_layout_relation_t *relation) {
                                ((const kiln_depth_space_attrs_t *)relation->attrs)->layout);
 }
 
-#define KILN_DEPTH_SPACE_OP_(ID, NAME, fields)                                            \
-  {                                                                                       \
-    .name = NAME, .id = KILN_OP_##ID, .min_inputs = 1, .max_inputs = 1,                   \
-    .pattern = KILN_OP_PATTERN_INJECTIVE, .attrs_size = sizeof(kiln_depth_space_attrs_t), \
-    .num_attr_fields = (int)(sizeof(fields) / sizeof(fields[0])), .attr_fields = fields,  \
-    .validate_attrs = depth_space_validate, .infer_type = depth_space_infer_type,         \
-    .correct_layout = depth_space_layout, .reference = depth_space_reference,             \
-    .compute = kiln_compute_depth_space                                                   \
-  }
+#define KILN_DEPTH_SPACE_OP_(symbol, ID, NAME, fields)                      \
+  const kiln_op_t symbol = {                                                \
+      .name = NAME,                                                         \
+      .id = KILN_OP_##ID,                                                   \
+      .min_inputs = 1,                                                      \
+      .max_inputs = 1,                                                      \
+      .pattern = KILN_OP_PATTERN_INJECTIVE,                                 \
+      .attrs_size = sizeof(kiln_depth_space_attrs_t),                       \
+      .num_attr_fields = (int)(sizeof(fields) / sizeof(fields[0])),         \
+      .attr_fields = fields,                                                \
+      .validate_attrs = depth_space_validate,                               \
+      .infer_type = depth_space_infer_type,                                 \
+      .correct_layout = depth_space_layout,                                 \
+  };                                                                        \
+  const kiln_op_impl_t symbol##_impl = {.reference = depth_space_reference, \
+                                        .compute = kiln_compute_depth_space}
 
-const kiln_op_t kiln_op_depth_to_space =
-    KILN_DEPTH_SPACE_OP_(DEPTH_TO_SPACE, "nn.depth_to_space", kiln_depth_to_space_fields);
-const kiln_op_t kiln_op_space_to_depth =
-    KILN_DEPTH_SPACE_OP_(SPACE_TO_DEPTH, "nn.space_to_depth", kiln_space_to_depth_fields);
+KILN_DEPTH_SPACE_OP_(kiln_op_depth_to_space, DEPTH_TO_SPACE, "nn.depth_to_space",
+                     kiln_depth_to_space_fields);
+KILN_DEPTH_SPACE_OP_(kiln_op_space_to_depth, SPACE_TO_DEPTH, "nn.space_to_depth",
+                     kiln_space_to_depth_fields);

@@ -21,6 +21,7 @@
 
 #include "op/compute.h"
 #include "op/dyn.h"
+#include "op/impl.h"
 #include "op/transform_attrs.h"
 #include "op/transform_common.h"
 #include "runtime/scalar.h"
@@ -135,11 +136,14 @@ const kiln_op_t kiln_op_stft = {
     .attr_fields = kiln_stft_fields,
     .infer_type = stft_infer_type,
     .correct_layout = kiln_layout_unknown_output,
-    .reference = kiln_value_shape_reference,
-    .compute = spectral_compute,
     .symbolic_dims = true,
     .symbolic_relation = true,
     .shape_func = kiln_value_shape_func,
+};
+
+const kiln_op_impl_t kiln_op_stft_impl = {
+    .reference = kiln_value_shape_reference,
+    .compute = spectral_compute,
 };
 
 /* ---- mel_weight_matrix ---- */
@@ -180,9 +184,12 @@ const kiln_op_t kiln_op_mel_weight_matrix = {
     .attr_fields = kiln_mel_fields,
     .infer_type = mel_infer_type,
     .correct_layout = kiln_layout_unknown_output,
-    .reference = kiln_value_shape_reference,
-    .compute = spectral_compute,
     .symbolic_dims = true,
     .symbolic_relation = true,
     .shape_func = kiln_value_shape_func,
+};
+
+const kiln_op_impl_t kiln_op_mel_weight_matrix_impl = {
+    .reference = kiln_value_shape_reference,
+    .compute = spectral_compute,
 };

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "op/dyn.h"
+#include "op/impl.h"
 #include "op/transform_attrs.h"
 #include "runtime/extern_kernel.h"
 #include "runtime/resize_rule.h"
@@ -163,10 +164,13 @@ const kiln_op_t kiln_op_nonzero = {
     .max_inputs = 1,
     .pattern = KILN_OP_PATTERN_OPAQUE,
     .infer_type = nonzero_infer,
-    .reference = kiln_value_shape_reference,
-    .compute = kiln_dyn_compute_refuse,
     .shape_func = kiln_value_shape_func,
     .symbolic_relation = true,
+};
+
+const kiln_op_impl_t kiln_op_nonzero_impl = {
+    .reference = kiln_value_shape_reference,
+    .compute = kiln_dyn_compute_refuse,
 };
 
 /* ---- unique ---- */
@@ -242,10 +246,13 @@ const kiln_op_t kiln_op_unique = {
     .num_attr_fields = (int)(sizeof(unique_fields) / sizeof(unique_fields[0])),
     .attr_fields = unique_fields,
     .infer_type = unique_infer,
-    .reference = kiln_value_shape_reference,
-    .compute = kiln_dyn_compute_refuse,
     .shape_func = kiln_value_shape_func,
     .symbolic_relation = true,
+};
+
+const kiln_op_impl_t kiln_op_unique_impl = {
+    .reference = kiln_value_shape_reference,
+    .compute = kiln_dyn_compute_refuse,
 };
 
 /* ---- vision.non_max_suppression ---- */
@@ -307,8 +314,11 @@ const kiln_op_t kiln_op_non_max_suppression = {
     .num_attr_fields = (int)(sizeof(nms_fields) / sizeof(nms_fields[0])),
     .attr_fields = nms_fields,
     .infer_type = nms_infer,
-    .reference = kiln_value_shape_reference,
-    .compute = kiln_dyn_compute_refuse,
     .shape_func = kiln_value_shape_func,
     .symbolic_relation = true,
+};
+
+const kiln_op_impl_t kiln_op_non_max_suppression_impl = {
+    .reference = kiln_value_shape_reference,
+    .compute = kiln_dyn_compute_refuse,
 };

@@ -213,7 +213,8 @@ static kiln_status_t evaluate_result(kiln_module_t *module, const kiln_type_t *t
 kiln_status_t kiln_pass_evaluate_call(kiln_module_t *module, const kiln_call_t *call,
                                       kiln_expr_t **out_expr) {
   *out_expr = NULL;
-  if (!call->op || !call->op->reference || call->num_args > KILN_OP_EVALUATE_MAX_TENSORS) {
+  if (!call->op || !kiln_op_can_evaluate(call->op) ||
+      call->num_args > KILN_OP_EVALUATE_MAX_TENSORS) {
     return KILN_OK;
   }
   kiln_tensor_t *inputs[KILN_OP_EVALUATE_MAX_TENSORS];

@@ -21,6 +21,7 @@
 
 #include "kiln/eager.h"
 #include "kiln_test.h"
+#include "op/impl.h"
 #include "op/op.h"
 
 #define NUM_THREADS 4
@@ -62,7 +63,7 @@ static kiln_status_t run_reference(const char *name, int num_inputs, kiln_tensor
   const kiln_op_t *op = NULL;
   KILN_RETURN_IF_ERROR(kiln_op_find(name, &op));
   kiln_kernel_args_t args = {op, NULL, num_inputs, inputs, 1, &output};
-  return op->reference(&args);
+  return kiln_op_reference_get(op->id)(&args);
 }
 
 /* The eager tensor's contents against the host's. */

@@ -16,7 +16,7 @@ static const kiln_op_t *const op = &kiln_op_layout_transform;
 
 static void test_every_operator_has_a_rule(void **state) {
   (void)state;
-  assert_non_null(kiln_op_layout_transform.compute);
+  assert_non_null(kiln_op_compute_get(kiln_op_layout_transform.id));
 }
 
 static void check_transform(const char *src, const char *dst, kiln_dtype_t dtype, int ndim,

@@ -23,10 +23,10 @@ static const kiln_op_t *const window_ops[] = {&kiln_op_max_pool2d, &kiln_op_avg_
 
 static void test_every_operator_has_a_rule(void **state) {
   (void)state;
-  assert_non_null(kiln_op_max_pool2d.compute);
-  assert_non_null(kiln_op_avg_pool2d.compute);
-  assert_non_null(kiln_op_global_avg_pool2d.compute);
-  assert_non_null(kiln_op_global_max_pool2d.compute);
+  assert_non_null(kiln_op_compute_get(kiln_op_max_pool2d.id));
+  assert_non_null(kiln_op_compute_get(kiln_op_avg_pool2d.id));
+  assert_non_null(kiln_op_compute_get(kiln_op_global_avg_pool2d.id));
+  assert_non_null(kiln_op_compute_get(kiln_op_global_max_pool2d.id));
 }
 
 static void check_pool(const kiln_op_t *op, const void *attrs, int ndim, const int64_t *shape) {

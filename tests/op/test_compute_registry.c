@@ -1,7 +1,8 @@
 /*
  * The compute-rule driver and the default CPU schedule (op/compute.h):
  * every registry operator has a compute rule; the driver's errors (no
- * rule, a rule that builds the wrong shape or count, a tuple input); the
+ * rule, a rule that builds the wrong shape or count, missing attributes, a
+ * tuple input); the
  * default schedule's loop structure for a reduction (parallel data loop,
  * serial reduce loop), for an extent smaller than a vector (parallel only),
  * for a rank-0 output and for vector widths by dtype.
@@ -16,11 +17,11 @@ static void test_every_operator_has_a_compute_rule(void **state) {
   for (int id = 0; id < kiln_op_count(); ++id) {
     const kiln_op_t *op = kiln_op_get((kiln_op_id_t)id);
     if (kiln_op_is_control(op)) { /* evaluated by the interpreter (op/control.c) */
-      assert_null(op->compute);
-      assert_null(op->reference);
+      assert_null(kiln_op_compute_get(op->id));
+      assert_null(kiln_op_reference_get(op->id));
       continue;
     }
-    if (!op->compute) {
+    if (!kiln_op_compute_get(op->id)) {
       fail_msg("%s has no compute rule", op->name);
     }
   }
@@ -40,26 +41,39 @@ static kiln_status_t two_outputs(const kiln_compute_args_t *args,
   return KILN_OK;
 }
 
+/* Compute args of `op` on one placeholder of type `input` (p0), whose
+ * output type is `output`. */
+static kiln_compute_args_t one_input_args(const kiln_op_t *op, const void *attrs,
+                                          const kiln_type_t *input, const kiln_type_t *output,
+                                          const kiln_te_tensor_t **p0) {
+  const kiln_tensor_type_t *tensor = kiln_type_as_tensor(input);
+  KILN_ASSERT_OK(kiln_te_placeholder(&kiln_op_test_arena, "p0", tensor->ndim, tensor->shape,
+                                     tensor->dtype, p0));
+  kiln_compute_args_t args = {op, attrs, &kiln_op_test_arena, 1, p0, output};
+  return args;
+}
+
 static void test_driver_errors(void **state) {
   (void)state;
   kiln_schedule_target_t target = {512};
   const kiln_tir_prim_func_t *func = NULL;
-  kiln_op_t no_rule = kiln_op_relu;
-  no_rule.compute = NULL;
   const kiln_type_t *t = ttype(KILN_DTYPE_FLOAT32, 2, SHAPE(2, 3));
-  KILN_ASSERT_STATUS(kiln_op_lower(&no_rule, NULL, 1, &t, &target, &kiln_op_test_arena, "f", &func),
-                     UNIMPLEMENTED, "nn.relu: the operator has no compute rule");
+  const kiln_te_tensor_t *p0 = NULL;
+  kiln_compute_result_t result;
+  kiln_compute_args_t relu = one_input_args(&kiln_op_relu, NULL, t, t, &p0);
+  KILN_ASSERT_STATUS(kiln_op_compute_with(NULL, &relu, &result), UNIMPLEMENTED,
+                     "nn.relu: the operator has no compute rule");
+  KILN_ASSERT_OK(kiln_op_compute(&relu, &result));
+  assert_int_equal(result.num_outputs, 1);
   /* A rule whose output is not the inferred type: a placeholder of the
    * right shape but the wrong dtype (cast's rule returning its input). */
-  kiln_op_t bad = kiln_op_cast;
-  bad.compute = wrong_shape;
   void *attrs = ATTRS(&kiln_op_cast, "dtype", "\"int32\"");
-  KILN_ASSERT_STATUS(kiln_op_lower(&bad, attrs, 1, &t, &target, &kiln_op_test_arena, "f", &func),
-                     INTERNAL, "cast: the compute rule's output 0 (p0) is not the inferred int32");
-  kiln_op_t two = kiln_op_relu;
-  two.compute = two_outputs;
-  KILN_ASSERT_STATUS(kiln_op_lower(&two, NULL, 1, &t, &target, &kiln_op_test_arena, "f", &func),
-                     INTERNAL, "nn.relu: the compute rule made 2 outputs, the type has 1");
+  kiln_compute_args_t cast =
+      one_input_args(&kiln_op_cast, attrs, t, ttype(KILN_DTYPE_INT32, 2, SHAPE(2, 3)), &p0);
+  KILN_ASSERT_STATUS(kiln_op_compute_with(wrong_shape, &cast, &result), INTERNAL,
+                     "cast: the compute rule's output 0 (p0) is not the inferred int32");
+  KILN_ASSERT_STATUS(kiln_op_compute_with(two_outputs, &relu, &result), INTERNAL,
+                     "nn.relu: the compute rule made 2 outputs, the type has 1");
   KILN_ASSERT_STATUS(
       kiln_op_lower(&kiln_op_sum, NULL, 1, &t, &target, &kiln_op_test_arena, "f", &func),
       INVALID_ARGUMENT, "sum: attributes are missing");

@@ -13,6 +13,7 @@
 #include <math.h>
 
 #include "kiln_op_test.h"
+#include "op/impl.h"
 
 /* ---- helpers ---- */
 
@@ -444,27 +445,27 @@ static void test_kernel_argument_errors(void **state) {
   kiln_tensor_t *outputs[] = {t23};
   kiln_kernel_args_t args = {
       .op = &kiln_op_add, .num_inputs = 2, .inputs = inputs, .num_outputs = 1, .outputs = outputs};
-  KILN_ASSERT_OK(kiln_op_add.reference(&args));
+  KILN_ASSERT_OK(kiln_op_reference_get(kiln_op_add.id)(&args));
   args.num_inputs = 3;
-  KILN_ASSERT_STATUS(kiln_op_add.reference(&args), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(kiln_op_reference_get(kiln_op_add.id)(&args), INVALID_ARGUMENT,
                      "add: expected 2 inputs and 1 output, got 3 and 1");
   args.num_inputs = 2;
   inputs[1] = ti3;
-  KILN_ASSERT_STATUS(kiln_op_add.reference(&args), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(kiln_op_reference_get(kiln_op_add.id)(&args), INVALID_ARGUMENT,
                      "add: input 1 is int64, expected float32");
   inputs[1] = t4;
-  KILN_ASSERT_STATUS(kiln_op_add.reference(&args), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(kiln_op_reference_get(kiln_op_add.id)(&args), INVALID_ARGUMENT,
                      "add: operand 1 of shape (4,) does not broadcast to (2, 3)");
   inputs[1] = t3;
   outputs[0] = t3; /* smaller than the broadcast result */
-  KILN_ASSERT_STATUS(kiln_op_add.reference(&args), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(kiln_op_reference_get(kiln_op_add.id)(&args), INVALID_ARGUMENT,
                      "add: operand 0 of shape (2, 3) does not broadcast to (3,)");
   outputs[0] = t23;
   args.op = &kiln_op_greater;
-  KILN_ASSERT_STATUS(kiln_op_greater.reference(&args), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(kiln_op_reference_get(kiln_op_greater.id)(&args), INVALID_ARGUMENT,
                      "greater: output is float32, expected bool");
   inputs[1] = NULL;
-  KILN_ASSERT_STATUS(kiln_op_greater.reference(&args), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(kiln_op_reference_get(kiln_op_greater.id)(&args), INVALID_ARGUMENT,
                      "greater: input 1 is missing");
   /* where */
   inputs[0] = t23;
@@ -475,17 +476,17 @@ static void test_kernel_argument_errors(void **state) {
                               .inputs = inputs,
                               .num_outputs = 1,
                               .outputs = outputs};
-  KILN_ASSERT_STATUS(kiln_op_where.reference(&args), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(kiln_op_reference_get(kiln_op_where.id)(&args), INVALID_ARGUMENT,
                      "where: condition is float32, expected bool");
   inputs[0] = tb23;
   inputs[2] = ti3;
-  KILN_ASSERT_STATUS(kiln_op_where.reference(&args), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(kiln_op_reference_get(kiln_op_where.id)(&args), INVALID_ARGUMENT,
                      "where: input 2 is int64, expected float32");
   inputs[2] = t4;
-  KILN_ASSERT_STATUS(kiln_op_where.reference(&args), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(kiln_op_reference_get(kiln_op_where.id)(&args), INVALID_ARGUMENT,
                      "where: operand 2 of shape (4,) does not broadcast to (2, 3)");
   args.num_inputs = 1;
-  KILN_ASSERT_STATUS(kiln_op_where.reference(&args), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(kiln_op_reference_get(kiln_op_where.id)(&args), INVALID_ARGUMENT,
                      "where: expected 3 inputs, got 1");
   kiln_tensor_release(t23);
   kiln_tensor_release(t3);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "kiln_op_test.h"
+#include "op/impl.h"
 #include "op/nn_common.h"
 
 #define F32 KILN_DTYPE_FLOAT32
@@ -602,11 +603,11 @@ static void test_kernel_errors(void **state) {
                              .inputs = inputs,
                              .num_outputs = 1,
                              .outputs = &out};
-  KILN_ASSERT_STATUS(kiln_op_conv2d.reference(&args), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(kiln_op_reference_get(kiln_op_conv2d.id)(&args), INVALID_ARGUMENT,
                      "nn.conv2d: output tensor (1, 1, 2, 2) float32 does not match the type "
                      "(1, 1, 1, 1) float32");
   args.num_outputs = 0;
-  KILN_ASSERT_STATUS(kiln_op_conv2d.reference(&args), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(kiln_op_reference_get(kiln_op_conv2d.id)(&args), INVALID_ARGUMENT,
                      "nn.conv2d: expected 1 output tensor, got 0");
   kiln_tensor_release(out);
   kiln_tensor_release(data);

@@ -216,7 +216,7 @@ static bool sweep_compute(const sweep_case_t *c, const kiln_call_t *call, kiln_t
   if (!kiln_type_is_static(call->base.checked_type)) {
     return false;
   }
-  if (!call->op->compute) {
+  if (!kiln_op_compute_get(call->op->id)) {
     fail_msg("%s: the operator has no compute rule", c->what);
   }
   check_compute(call->op, call->attrs, c->num_inputs, inputs);

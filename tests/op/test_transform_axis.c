@@ -12,6 +12,7 @@
 #include "base/arena.h"
 #include "kiln_op_test.h"
 #include "kiln_test.h"
+#include "op/impl.h"
 #include "op/op.h"
 
 #define F32 KILN_DTYPE_FLOAT32
@@ -146,7 +147,7 @@ static kiln_status_t run_topk(const void *attrs, kiln_tensor_t *data, kiln_tenso
   kiln_kernel_args_t args = {&kiln_op_topk, attrs, 1, &data, 2, outputs};
   *values = outputs[0];
   *indices = outputs[1];
-  return kiln_op_topk.reference(&args);
+  return kiln_op_reference_get(kiln_op_topk.id)(&args);
 }
 
 static void check_topk(const void *attrs, int ndim, const int64_t *shape, const float *in,
@@ -266,13 +267,13 @@ static void test_topk_kernel_checks(void **state) {
   KILN_ASSERT_OK(kiln_tensor_create(kiln_allocator_system(), F32, 1, SHAPE(2), &wrong));
   kiln_tensor_t *outputs[] = {values, wrong};
   kiln_kernel_args_t args = {op, attrs, 1, &data, 1, outputs};
-  KILN_ASSERT_STATUS(op->reference(&args), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(kiln_op_reference_get(op->id)(&args), INVALID_ARGUMENT,
                      "topk: expected 2 outputs (values, indices), got 1");
   args.num_outputs = 2;
-  KILN_ASSERT_STATUS(op->reference(&args), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(kiln_op_reference_get(op->id)(&args), INVALID_ARGUMENT,
                      "topk: output 1 is (2,) float32 but the inputs give (2,) int64");
   args.attrs = ATTRS(op, "k", "4");
-  KILN_ASSERT_STATUS(op->reference(&args), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(kiln_op_reference_get(op->id)(&args), INVALID_ARGUMENT,
                      "topk: k is 4; it must be in [0, 3], axis 0 of data (3,)");
   kiln_tensor_release(values);
   kiln_tensor_release(wrong);

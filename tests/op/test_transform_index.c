@@ -12,6 +12,7 @@
 #include "base/arena.h"
 #include "kiln_op_test.h"
 #include "kiln_test.h"
+#include "op/impl.h"
 #include "op/op.h"
 
 /* ---- fixture ---- */
@@ -275,7 +276,7 @@ static kiln_status_t run_split(const void *attrs, kiln_tensor_t *input, int capa
   }
   *out_count = tuple->count;
   kiln_kernel_args_t args = {&kiln_op_split, attrs, 1, &input, tuple->count, outputs};
-  return kiln_op_split.reference(&args);
+  return kiln_op_reference_get(kiln_op_split.id)(&args);
 }
 
 static void test_split_kernel(void **state) {
@@ -310,10 +311,10 @@ static void test_split_kernel(void **state) {
   /* The kernel wants one output per part, each of the part's shape. */
   kiln_kernel_args_t args = {&kiln_op_split, ATTRS(&kiln_op_split, "sections", "3"), 1, &in, 1,
                              parts};
-  KILN_ASSERT_STATUS(kiln_op_split.reference(&args), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(kiln_op_reference_get(kiln_op_split.id)(&args), INVALID_ARGUMENT,
                      "split: expected 3 outputs (one per part), got 1");
   args.num_outputs = 3;
-  KILN_ASSERT_STATUS(kiln_op_split.reference(&args), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(kiln_op_reference_get(kiln_op_split.id)(&args), INVALID_ARGUMENT,
                      "split: output 0 is (0,) int64 but the inputs give (2,) int64");
   for (int i = 0; i < count; ++i) {
     kiln_tensor_release(parts[i]);

@@ -49,7 +49,7 @@ static void test_kernel(void **state) {
   /* The output must have the length the input's rank gives. */
   out = tensor_zeros(KILN_DTYPE_INT64, 1, SHAPE(3));
   kiln_kernel_args_t args = {op, ATTRS(op, "start", "0"), 1, &x, 1, &out};
-  KILN_ASSERT_STATUS(op->reference(&args), INVALID_ARGUMENT,
+  KILN_ASSERT_STATUS(kiln_op_reference_get(op->id)(&args), INVALID_ARGUMENT,
                      "shape_of: the output must be (4) "
                      "int64");
   kiln_tensor_release(out);
@@ -83,7 +83,7 @@ static void test_empty(void **state) {
       kiln_te_placeholder(&kiln_op_test_arena, "p0", 2, SHAPE(3, 4), KILN_DTYPE_FLOAT32, &data));
   kiln_compute_args_t args = {op, attrs, &kiln_op_test_arena, 1, &data, NULL};
   kiln_compute_result_t result;
-  KILN_ASSERT_STATUS(op->compute(&args, &result), UNIMPLEMENTED,
+  KILN_ASSERT_STATUS(kiln_op_compute_get(op->id)(&args, &result), UNIMPLEMENTED,
                      "shape_of: no dims in [start, end) of a rank-2 input: an empty output has no "
                      "compute rule");
 }

@@ -266,7 +266,7 @@ void check_compute(const kiln_op_t *op, const void *attrs, int num_inputs,
     args[num_inputs + i] = new_output(out_types[i], 1);
   }
   kiln_kernel_args_t kernel = {op, attrs, num_inputs, inputs, num_outputs, want};
-  KILN_ASSERT_OK(op->reference(&kernel));
+  KILN_ASSERT_OK(kiln_op_reference_get(op->id)(&kernel));
   kiln_schedule_target_t target = {512, .config = test_config};
   const kiln_tir_prim_func_t *lowered = NULL, *passed = NULL;
   char *name = NULL; /* in the arena: the PrimFunc keeps the pointer */

@@ -95,7 +95,7 @@ kiln_status_t kiln_onnx_fold(kiln_onnx_importer_t *importer, kiln_call_t *call,
     }
   }
   kiln_tensor_t *inputs[KILN_OP_EVALUATE_MAX_TENSORS];
-  if (call->num_args > KILN_OP_EVALUATE_MAX_TENSORS || !call->op->reference) {
+  if (call->num_args > KILN_OP_EVALUATE_MAX_TENSORS || !kiln_op_can_evaluate(call->op)) {
     return KILN_OK;
   }
   for (int i = 0; i < call->num_args; ++i) {
