@@ -77,12 +77,13 @@ static kiln_status_t parse_shape(const json_t *array, int64_t min_dim, int *out_
 }
 
 /* An input's or output's optional "kind": "tensor" (the default),
- * "sequence" or "optional" (of tensors of the declared dtype and shape). */
+ * "sequence" or "optional" (of tensors of the declared dtype and shape), or
+ * "optional_sequence" (an optional of a sequence of them). */
 static kiln_status_t parse_kind(const kiln_vm_t *vm, const json_t *object, int min_dim,
                                 kiln_vm_decl_t *out_decl) {
-  static const char *const kinds[] = {"tensor", "sequence", "optional"};
+  static const char *const kinds[] = {"tensor", "sequence", "optional", "optional_sequence"};
   const json_t *kind = json_object_get(object, "kind");
-  for (int k = 0; kind && k < 3; ++k) {
+  for (int k = 0; kind && k < 4; ++k) {
     if (json_is_string(kind) && strcmp(json_string_value(kind), kinds[k]) == 0) {
       out_decl->list = k;
       return k == 0 || min_dim < 0
@@ -92,7 +93,9 @@ static kiln_status_t parse_kind(const kiln_vm_t *vm, const json_t *object, int m
     }
   }
   return kind ? KILN_STATUS(INVALID_ARGUMENT,
-                            "%s: \"kind\" is \"tensor\", \"sequence\" or \"optional\"", vm->source)
+                            "%s: \"kind\" is \"tensor\", \"sequence\", \"optional\" or "
+                            "\"optional_sequence\"",
+                            vm->source)
               : KILN_OK;
 }
 
