@@ -664,7 +664,7 @@ static kiln_status_t extern_error(const run_t *r, kiln_status_t status) {
 static kiln_status_t extern_run(run_t *r, extern_call_t *call) {
   const kiln_vm_instr_t *in = r->instr;
   KILN_RETURN_IF_ERROR(extern_inputs(r, call));
-  kiln_extern_args_t args = {call->num_inputs, call->inputs, in->shape};
+  kiln_extern_args_t args = {call->num_inputs, call->inputs, in->shape, in->list_size[1]};
   kiln_extern_shape_t shapes[KILN_EXTERN_MAX_OUTPUTS];
   KILN_RETURN_IF_ERROR(extern_error(r, kiln_extern_kernel_shapes((int)in->x[0], &args, shapes)));
   KILN_RETURN_IF_ERROR(extern_outputs(r, shapes, call));

@@ -489,9 +489,18 @@ static kiln_status_t check_concat(const decoder_t *d, const kiln_vm_instr_t *ins
 /* A call_extern passes its kernel's input, output and attribute counts. */
 static kiln_status_t check_extern_arity(const decoder_t *d, const kiln_vm_instr_t *instr) {
   const kiln_extern_kernel_t *k = kiln_extern_kernel_at((int)instr->x[0]);
-  int inputs = instr->list_size[0];
-  if (inputs < k->min_inputs || inputs > k->max_inputs || instr->list_size[1] != k->num_outputs ||
+  int inputs = instr->list_size[0], outputs = instr->list_size[1];
+  bool any = k->num_outputs < 0; /* as many as the call passes */
+  if (inputs < k->min_inputs || inputs > k->max_inputs ||
+      (any ? outputs < 1 || outputs > KILN_EXTERN_MAX_OUTPUTS : outputs != k->num_outputs) ||
       instr->ndim != k->num_attrs) {
+    if (any) {
+      return KILN_STATUS(INVALID_ARGUMENT,
+                         "%s: extern kernel %s takes %d to %d inputs, 1 to %d outputs and %d "
+                         "attributes, the call passes %d, %d and %d",
+                         d->where, k->name, k->min_inputs, k->max_inputs, KILN_EXTERN_MAX_OUTPUTS,
+                         k->num_attrs, inputs, outputs, instr->ndim);
+    }
     return KILN_STATUS(INVALID_ARGUMENT,
                        "%s: extern kernel %s takes %d to %d inputs, %d outputs and %d "
                        "attributes, the call passes %d, %d and %d",

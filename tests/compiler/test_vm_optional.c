@@ -101,12 +101,11 @@ static void check_run(kiln_module_t *reference, kiln_graph_executor_t *vm, int c
                                tensor_of(KILN_DTYPE_BOOL, 0, &yes),
                                tensor_of(KILN_DTYPE_FLOAT32, 1, x)};
   kiln_interp_value_t in[4], result;
-  KILN_ASSERT_OK(
-      kiln_interp_value_list_create(a, KILN_INTERP_VALUE_OPTIONAL, count >= 0, &in[0]));
+  KILN_ASSERT_OK(kiln_interp_value_list_create(a, KILN_INTERP_VALUE_OPTIONAL, count >= 0, &in[0]));
   const DLTensor *views[4];
   if (count >= 0) {
-    KILN_ASSERT_OK(kiln_interp_value_list_create(a, KILN_INTERP_VALUE_SEQUENCE, count,
-                                                 &in[0].fields[0]));
+    KILN_ASSERT_OK(
+        kiln_interp_value_list_create(a, KILN_INTERP_VALUE_SEQUENCE, count, &in[0].fields[0]));
   }
   for (int i = 0; i < count; ++i) {
     kiln_tensor_retain(elements[i]);
