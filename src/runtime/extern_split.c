@@ -69,7 +69,8 @@ static kiln_status_t split_sizes(const kiln_extern_args_t *args, const split_lay
     out_sizes[i] = size;
   }
   if (total != layout->dim) {
-    return KILN_STATUS(INVALID_ARGUMENT, "dyn.split: the split sizes add up to %lld but dim %d is %lld",
+    return KILN_STATUS(INVALID_ARGUMENT,
+                       "dyn.split: the split sizes add up to %lld but dim %d is %lld",
                        (long long)total, layout->axis, (long long)layout->dim);
   }
   return KILN_OK;
