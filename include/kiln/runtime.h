@@ -178,13 +178,25 @@ kiln_executor_kind_t kiln_graph_executor_kind(const kiln_graph_executor_t *execu
 KILN_MUST_USE_RESULT kiln_status_t kiln_graph_executor_disassemble(
     const kiln_graph_executor_t *executor, kiln_allocator_t allocator, char **out_text);
 
+/* What kind of value an input or output is: a tensor (the graph
+ * executor's always are), or (the VM's) a sequence or an optional of
+ * tensors, or an optional of a sequence of tensors. */
+typedef enum kiln_value_kind_e {
+  KILN_VALUE_KIND_TENSOR,
+  KILN_VALUE_KIND_SEQUENCE,
+  KILN_VALUE_KIND_OPTIONAL,
+  KILN_VALUE_KIND_OPTIONAL_SEQUENCE,
+} kiln_value_kind_t;
+
 /* What an input or output is. `name` is the null node's name (an output's
- * is its node's name); `shape` lives as long as the executor. */
+ * is its node's name); `shape` lives as long as the executor; dtype and
+ * shape are a list's tensors'. */
 typedef struct kiln_graph_executor_tensor_info_t {
   const char *name;
   kiln_dtype_t dtype;
   int ndim;
   const int64_t *shape;
+  kiln_value_kind_t kind;
 } kiln_graph_executor_tensor_info_t;
 
 int kiln_graph_executor_num_inputs(const kiln_graph_executor_t *executor);
@@ -225,12 +237,15 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_graph_executor_get_output(
     const kiln_graph_executor_t *executor, int index, const DLTensor **out_view);
 /* Sequence and optional inputs and outputs (the VM's, of a model whose main
  * takes or returns them; docs/vm.md): a list of tensors of the declared
- * dtype and shape (input_info and output_info give them), any number for a
- * sequence, 0 (empty) or 1 for an optional. set_input_list copies the
- * elements; set_input and get_output on such an input or output, and these
- * calls on a tensor one, are INVALID_ARGUMENT naming the call to use; the
- * graph executor has none (UNIMPLEMENTED). The output's element views are
- * valid until the next run. */
+ * dtype and shape (input_info and output_info give them and the kind), any
+ * number for a sequence, 0 (empty) or 1 for an optional of a tensor. An
+ * optional of a sequence is its sequence's tensors, or, count -1, empty
+ * (-1 is also an empty optional of a tensor); get_output_list gives -1 for
+ * an empty optional of a sequence. set_input_list copies the elements;
+ * set_input and get_output on such an input or output, and these calls on
+ * a tensor one, are INVALID_ARGUMENT naming the call to use; the graph
+ * executor has none (UNIMPLEMENTED). The output's element views are valid
+ * until the next run. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_graph_executor_set_input_list(
     kiln_graph_executor_t *executor, int index, int count, const DLTensor *const *elements);
 KILN_MUST_USE_RESULT kiln_status_t kiln_graph_executor_get_output_list(

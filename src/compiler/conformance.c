@@ -243,10 +243,18 @@ static kiln_status_t run_values(const kiln_onnx_case_t *onnx_case) {
 
 /* ---- sequence and optional values, compiled (the VM) ---- */
 
+/* A list input's tensors: a sequence's, an optional's, or an optional of a
+ * sequence's sequence's (count -1 for an empty optional). */
 static kiln_status_t set_value_input(kiln_graph_executor_t *gx, int index,
                                      const kiln_onnx_value_t *value, kiln_allocator_t allocator) {
   if (value->kind == KILN_ONNX_VALUE_TENSOR) {
     return kiln_graph_executor_set_input(gx, index, kiln_tensor_dl(value->tensor));
+  }
+  int count = value->kind == KILN_ONNX_VALUE_OPTIONAL && value->count == 0 ? -1 : value->count;
+  if (value->kind == KILN_ONNX_VALUE_OPTIONAL && count == 1 &&
+      value->elements[0].kind == KILN_ONNX_VALUE_SEQUENCE) {
+    value = &value->elements[0];
+    count = value->count;
   }
   const DLTensor **elements = NULL;
   KILN_RETURN_IF_ERROR(kiln_allocator_malloc_array(allocator, (size_t)value->count + 1,
@@ -255,11 +263,11 @@ static kiln_status_t set_value_input(kiln_graph_executor_t *gx, int index,
   for (int i = 0; !status && i < value->count; i++) {
     status = value->elements[i].kind == KILN_ONNX_VALUE_TENSOR
                  ? KILN_OK
-                 : KILN_STATUS(UNIMPLEMENTED, "input %d: an optional of a sequence", index);
+                 : KILN_STATUS(UNIMPLEMENTED, "input %d: a list of lists", index);
     elements[i] = status ? NULL : kiln_tensor_dl(value->elements[i].tensor);
   }
   if (!status) {
-    status = kiln_graph_executor_set_input_list(gx, index, value->count, elements);
+    status = kiln_graph_executor_set_input_list(gx, index, count, elements);
   }
   kiln_allocator_free(allocator, elements);
   return status;
@@ -278,30 +286,57 @@ static kiln_status_t copy_view(const DLTensor *view, kiln_dtype_t dtype, kiln_al
   return KILN_OK;
 }
 
-/* Output `index` as an interpreter value of the kind the case expects. */
+/* List output `index`'s `count` tensors as a list value of `kind`. */
+static kiln_status_t output_list(const kiln_graph_executor_t *gx, int index, kiln_dtype_t dtype,
+                                 kiln_interp_value_kind_t kind, int count,
+                                 kiln_allocator_t allocator, kiln_interp_value_t *out_value) {
+  KILN_RETURN_IF_ERROR(kiln_interp_value_list_create(allocator, kind, count, out_value));
+  for (int i = 0; i < count; i++) {
+    const DLTensor *view = NULL;
+    KILN_RETURN_IF_ERROR(kiln_graph_executor_get_output_element(gx, index, i, &view));
+    KILN_RETURN_IF_ERROR(copy_view(view, dtype, allocator, &out_value->fields[i]));
+  }
+  return KILN_OK;
+}
+
+/* Output `index` as an interpreter value of the kind the executor declares.
+ * ONNX counts a value as an optional holding it, so an optional holding
+ * what the case expects bare (a loop carrying an optional whose body gives
+ * its sequence) is read as that value. */
 static kiln_status_t output_value(const kiln_graph_executor_t *gx, int index,
                                   kiln_onnx_value_kind_t kind, kiln_allocator_t allocator,
                                   kiln_interp_value_t *out_value) {
-  if (kind == KILN_ONNX_VALUE_TENSOR) {
+  kiln_graph_executor_tensor_info_t info;
+  KILN_RETURN_IF_ERROR(kiln_graph_executor_output_info(gx, index, &info));
+  if (info.kind == KILN_VALUE_KIND_TENSOR) {
     kiln_tensor_t *tensor = NULL;
     KILN_RETURN_IF_ERROR(kiln_graph_executor_copy_output(gx, index, allocator, &tensor));
     *out_value = kiln_interp_value_of_tensor(tensor);
     return KILN_OK;
   }
-  const DLTensor *view = NULL;
-  kiln_graph_executor_tensor_info_t info;
-  KILN_RETURN_IF_ERROR(kiln_graph_executor_output_info(gx, index, &info));
   int count = 0;
   KILN_RETURN_IF_ERROR(kiln_graph_executor_get_output_list(gx, index, &count));
-  KILN_RETURN_IF_ERROR(kiln_interp_value_list_create(
-      allocator,
-      kind == KILN_ONNX_VALUE_SEQUENCE ? KILN_INTERP_VALUE_SEQUENCE : KILN_INTERP_VALUE_OPTIONAL,
-      count, out_value));
-  for (int i = 0; i < count; i++) {
-    KILN_RETURN_IF_ERROR(kiln_graph_executor_get_output_element(gx, index, i, &view));
-    KILN_RETURN_IF_ERROR(copy_view(view, info.dtype, allocator, &out_value->fields[i]));
+  if (info.kind == KILN_VALUE_KIND_OPTIONAL && kind == KILN_ONNX_VALUE_TENSOR && count == 1) {
+    const DLTensor *view = NULL;
+    KILN_RETURN_IF_ERROR(kiln_graph_executor_get_output_element(gx, index, 0, &view));
+    return copy_view(view, info.dtype, allocator, out_value);
   }
-  return KILN_OK;
+  if (info.kind != KILN_VALUE_KIND_OPTIONAL_SEQUENCE) {
+    return output_list(gx, index, info.dtype,
+                       info.kind == KILN_VALUE_KIND_OPTIONAL ? KILN_INTERP_VALUE_OPTIONAL
+                                                             : KILN_INTERP_VALUE_SEQUENCE,
+                       count, allocator, out_value);
+  }
+  if (kind == KILN_ONNX_VALUE_SEQUENCE && count >= 0) {
+    return output_list(gx, index, info.dtype, KILN_INTERP_VALUE_SEQUENCE, count, allocator,
+                       out_value);
+  }
+  /* the optional, then (when it has one) its sequence */
+  KILN_RETURN_IF_ERROR(
+      kiln_interp_value_list_create(allocator, KILN_INTERP_VALUE_OPTIONAL, count >= 0, out_value));
+  return count < 0 ? KILN_OK
+                   : output_list(gx, index, info.dtype, KILN_INTERP_VALUE_SEQUENCE, count,
+                                 allocator, &out_value->fields[0]);
 }
 
 /* The executor's outputs as the interpreter's result (a tuple of several). */

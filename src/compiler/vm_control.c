@@ -621,7 +621,49 @@ static kiln_status_t body_function(fn_gen_t *f, const kiln_expr_t *arg, const ch
   return gen_function(f->g, body, name, out_index);
 }
 
-/* if cond: invoke then, else invoke else, into the same registers. */
+static kiln_status_t emit_alloc_adt(fn_gen_t *f, int dst, int tag, const int *regs, int count) {
+  return kiln_vm_codegen_append(f->code, json_pack("[s, i, i, o]", "alloc_adt", dst, tag,
+                                                   kiln_vm_codegen_ints_json(regs, count)));
+}
+
+/* Appends to `code` what makes the values in `regs`, of type `from`, values
+ * of `to`: the IR lets a value stand for an optional that holds it
+ * (kiln_type_join, as ONNX passes one: a loop carrying an optional whose
+ * body returns its sequence), while on the VM an optional is an ADT around
+ * its value, so each such value is wrapped (`alloc_adt r 1 [r]`). Tuples
+ * field by field; `from` unknown (NULL) leaves the values as they are. */
+static kiln_status_t coerce_code(json_t *code, const int *regs, const kiln_type_t *from,
+                                 const kiln_type_t *to) {
+  const kiln_tuple_type_t *tf = kiln_type_as_tuple(from), *tt = kiln_type_as_tuple(to);
+  if (tf && tt && tf->count == tt->count) {
+    for (int i = 0, offset = 0; i < tf->count; offset += flat_count(tf->fields[i]), ++i) {
+      KILN_RETURN_IF_ERROR(coerce_code(code, regs + offset, tf->fields[i], tt->fields[i]));
+    }
+    return KILN_OK;
+  }
+  if (!from || tf || !kiln_type_as_optional(to) || kiln_type_as_optional(from)) {
+    return KILN_OK;
+  }
+  return kiln_vm_codegen_append(code,
+                                json_pack("[s, i, i, [i]]", "alloc_adt", regs[0], 1, regs[0]));
+}
+
+static kiln_status_t emit_coerce(fn_gen_t *f, const int *regs, const kiln_type_t *from,
+                                 const kiln_type_t *to) {
+  return coerce_code(f->code, regs, from, to);
+}
+
+/* invoke `fn` into `dsts`, then the coercion of its results in `after`. */
+static kiln_status_t emit_branch(fn_gen_t *f, int fn, const int *captured, int num_captured,
+                                 const int *dsts, int n, json_t *after) {
+  KILN_RETURN_IF_ERROR(emit_invoke(f, fn, captured, num_captured, dsts, n));
+  return json_array_extend(f->code, after) == 0
+             ? KILN_OK
+             : KILN_STATUS(RESOURCE_EXHAUSTED, "vm codegen: out of memory");
+}
+
+/* if cond: invoke then, else invoke else, into the same registers (each
+ * branch's results coerced to the if's type). */
 static kiln_status_t emit_if(fn_gen_t *f, const kiln_expr_t *expr) {
   const kiln_call_t *call = kiln_expr_as_call(expr);
   int then_fn = 0, else_fn = 0, captured[CTL_MAX_REGS], num_captured = 0, cond_count = 0;
@@ -633,10 +675,28 @@ static kiln_status_t emit_if(fn_gen_t *f, const kiln_expr_t *expr) {
   KILN_RETURN_IF_ERROR(new_regs(f, expr));
   const int *dsts = f->regs[expr->id];
   int n = f->num_regs[expr->id];
-  KILN_RETURN_IF_ERROR(emit_jump(f, "if", cond[0], 1, 3));
-  KILN_RETURN_IF_ERROR(emit_invoke(f, then_fn, captured, num_captured, dsts, n));
-  KILN_RETURN_IF_ERROR(emit_jump(f, "goto", 2, 0, 0));
-  return emit_invoke(f, else_fn, captured, num_captured, dsts, n);
+  json_t *after[2] = {json_array(), json_array()};
+  kiln_status_t status =
+      after[0] && after[1] ? KILN_OK : KILN_STATUS(RESOURCE_EXHAUSTED, "vm codegen: out of memory");
+  for (int b = 0; b < 2 && !status; ++b) {
+    const kiln_function_t *branch = kiln_expr_as_function(call->args[1 + b]);
+    status = coerce_code(after[b], dsts, branch->ret_type, expr->checked_type);
+  }
+  if (!status) {
+    status = emit_jump(f, "if", cond[0], 1, 3 + (int)json_array_size(after[0]));
+  }
+  if (!status) {
+    status = emit_branch(f, then_fn, captured, num_captured, dsts, n, after[0]);
+  }
+  if (!status) {
+    status = emit_jump(f, "goto", 2 + (int)json_array_size(after[1]), 0, 0);
+  }
+  if (!status) {
+    status = emit_branch(f, else_fn, captured, num_captured, dsts, n, after[1]);
+  }
+  json_decref(after[0]);
+  json_decref(after[1]);
+  return status;
 }
 
 /* ---- step stages: built in IR, compiled as stages ---- */
@@ -802,6 +862,37 @@ static kiln_status_t loop_begin(fn_gen_t *f, const int *state, loop_regs_t *l) {
   return kiln_vm_codegen_append(f->code, json_pack("[s, i, i]", "load_consti", l->i, 0));
 }
 
+/* A function's result type: its annotation, or its body's. */
+static const kiln_type_t *fn_ret_type(const kiln_function_t *fn) {
+  return fn->ret_type ? fn->ret_type : fn->body->checked_type;
+}
+
+/* The loop's trips: the step, `if` on it, the body writing the state and
+ * the slices, `after` (its results' coercions), each slice appended, then
+ * back to the step. */
+static kiln_status_t emit_loop_trips(fn_gen_t *f, const loop_regs_t *l, int step, int body_fn,
+                                     int trip, const int *captured, int num_captured,
+                                     json_t *after) {
+  int args[2 * CTL_MAX_REGS + 1], dsts[2 * CTL_MAX_REGS];
+  args[0] = l->i;
+  memcpy(args + 1, l->state, (size_t)l->num_state * sizeof(int));
+  memcpy(args + 1 + l->num_state, captured, (size_t)num_captured * sizeof(int));
+  memcpy(dsts, l->state, (size_t)l->num_state * sizeof(int));
+  memcpy(dsts + l->num_state, l->slice, (size_t)l->num_scans * sizeof(int));
+  int step_args[3] = {l->i, trip, l->state[0]}, step_dsts[2] = {l->test, l->next};
+  int length = 4 + l->num_scans + (int)json_array_size(after);
+  KILN_RETURN_IF_ERROR(emit_invoke(f, step, step_args, 3, step_dsts, 2));
+  KILN_RETURN_IF_ERROR(emit_jump(f, "if", l->test, 1, length));
+  KILN_RETURN_IF_ERROR(emit_branch(f, body_fn, args, 1 + l->num_state + num_captured, dsts,
+                                   l->num_state + l->num_scans, after));
+  for (int k = 0; k < l->num_scans; ++k) {
+    KILN_RETURN_IF_ERROR(kiln_vm_codegen_append(
+        f->code, json_pack("[s, i, i, i]", "adt_append", l->acc[k], l->acc[k], l->slice[k])));
+  }
+  KILN_RETURN_IF_ERROR(emit_move(f, l->i, l->next));
+  return emit_jump(f, "goto", -length, 0, 0);
+}
+
 /* i = 0; while step(i, trip, cond): (cond, carried..., slices...) =
  * body(i, cond, carried..., captured...), each slice appended to its
  * scan output's ADT; i = i + 1. Then each ADT stacked on a new axis 0. */
@@ -827,24 +918,27 @@ static kiln_status_t emit_loop(fn_gen_t *f, const kiln_expr_t *expr) {
   }
   state[0] = cond[0];
   KILN_RETURN_IF_ERROR(loop_begin(f, state, &l));
-  int args[2 * CTL_MAX_REGS + 1], dsts[2 * CTL_MAX_REGS];
-  args[0] = l.i;
-  memcpy(args + 1, l.state, (size_t)l.num_state * sizeof(int));
-  memcpy(args + 1 + l.num_state, captured, (size_t)num_captured * sizeof(int));
-  memcpy(dsts, l.state, (size_t)l.num_state * sizeof(int));
-  memcpy(dsts + l.num_state, l.slice, (size_t)l.num_scans * sizeof(int));
-  int step_args[3] = {l.i, trip[0], l.state[0]}, step_dsts[2] = {l.test, l.next};
-  KILN_RETURN_IF_ERROR(emit_invoke(f, step, step_args, 3, step_dsts, 2));
-  KILN_RETURN_IF_ERROR(emit_jump(f, "if", l.test, 1, 4 + l.num_scans));
-  KILN_RETURN_IF_ERROR(emit_invoke(f, body_fn, args, 1 + l.num_state + num_captured, dsts,
-                                   l.num_state + l.num_scans));
-  for (int k = 0; k < l.num_scans; ++k) {
-    KILN_RETURN_IF_ERROR(kiln_vm_codegen_append(
-        f->code, json_pack("[s, i, i, i]", "adt_append", l.acc[k], l.acc[k], l.slice[k])));
+  json_t *after = json_array(); /* the body's results coerced to the carried values' types */
+  kiln_status_t status =
+      after ? KILN_OK : KILN_STATUS(RESOURCE_EXHAUSTED, "vm codegen: out of memory");
+  const kiln_tuple_type_t *ret = kiln_type_as_tuple(fn_ret_type(body));
+  for (int k = 1; k < l.num_state && !status; ++k) {
+    const kiln_type_t *carried = value_type(&body->params[1 + k]->base);
+    status = emit_coerce(f, &l.state[k], call->args[2 + k]->checked_type, carried);
+    if (!status) {
+      status = coerce_code(after, &l.state[k], ret ? ret->fields[k] : NULL, carried);
+    }
   }
-  KILN_RETURN_IF_ERROR(emit_move(f, l.i, l.next));
-  KILN_RETURN_IF_ERROR(emit_jump(f, "goto", -(4 + l.num_scans), 0, 0));
+  if (!status) {
+    status = emit_loop_trips(f, &l, step, body_fn, trip[0], captured, num_captured, after);
+  }
+  json_decref(after);
+  KILN_RETURN_IF_ERROR(status);
   const kiln_tuple_type_t *type = kiln_type_as_tuple(expr->checked_type);
+  for (int k = 0; k < num_carried; ++k) {
+    KILN_RETURN_IF_ERROR(
+        emit_coerce(f, &l.state[1 + k], value_type(&body->params[2 + k]->base), type->fields[k]));
+  }
   for (int k = 0; k < l.num_scans; ++k) {
     KILN_RETURN_IF_ERROR(require_tensor(type->fields[num_carried + k], "a scan output"));
     KILN_RETURN_IF_ERROR(
@@ -1046,11 +1140,6 @@ static kiln_status_t emit_map(fn_gen_t *f, const kiln_expr_t *expr) {
   return KILN_OK;
 }
 
-static kiln_status_t emit_alloc_adt(fn_gen_t *f, int dst, int tag, const int *regs, int count) {
-  return kiln_vm_codegen_append(f->code, json_pack("[s, i, i, o]", "alloc_adt", dst, tag,
-                                                   kiln_vm_codegen_ints_json(regs, count)));
-}
-
 /* optional.has_element and optional.get_element: of a tensor or a
  * sequence, true and the value itself. */
 static kiln_status_t emit_optional_read(fn_gen_t *f, const kiln_call_t *call, int dst,
@@ -1229,23 +1318,24 @@ static kiln_status_t gen_function(ctl_gen_t *g, const kiln_function_t *fn, const
 
 /* ---- the program ---- */
 
-/* An input's or output's declaration: a tensor, or a sequence or an
- * optional of tensors (their element type, "kind" saying which). */
+/* An input's or output's declaration: a tensor, a sequence or an optional
+ * of tensors, or an optional of a sequence (their tensors' type, "kind"
+ * saying which). */
 static kiln_status_t io_decl(json_t *array, const char *name, const kiln_type_t *type) {
-  const kiln_sequence_type_t *seq = kiln_type_as_sequence(type);
   const kiln_optional_type_t *opt = kiln_type_as_optional(type);
+  const kiln_sequence_type_t *seq = kiln_type_as_sequence(opt ? opt->element : type);
   const kiln_type_t *element = seq ? seq->element : opt ? opt->element : type;
   if (!kiln_type_as_tensor(element) && !(seq && !element)) {
     return KILN_STATUS(UNIMPLEMENTED,
-                       "vm codegen: %s is not a tensor, or a sequence or an optional of tensors "
-                       "(an optional of a sequence is not compiled for the VM yet)",
+                       "vm codegen: %s is not a tensor, a sequence or an optional of tensors, or "
+                       "an optional of a sequence",
                        name);
   }
+  const char *kind = opt && seq ? "optional_sequence" : seq ? "sequence" : "optional";
   json_t *decl = element
                      ? type_decl_json(name, element)
                      : json_pack("{s:s, s:s}", "name", name, "dtype", kiln_dtype_name(seq->dtype));
-  if (decl && (seq || opt) &&
-      json_object_set_new(decl, "kind", json_string(seq ? "sequence" : "optional")) != 0) {
+  if (decl && (seq || opt) && json_object_set_new(decl, "kind", json_string(kind)) != 0) {
     json_decref(decl);
     decl = NULL;
   }

@@ -45,6 +45,7 @@
 #include "op/gather_compute.h"
 #include "op/impl.h"
 #include "op/transform_compute.h"
+#include "runtime/extern_kernel.h"
 #include "runtime/scalar.h"
 #include "runtime/shape_func.h"
 
@@ -840,8 +841,12 @@ static int64_t dyn_type_count(const kiln_tensor_type_t *t) {
   return count;
 }
 
-/* The most parts dyn.split makes. */
-#define DYN_SPLIT_MAX_PARTS 64
+int64_t kiln_dyn_split_axis(const void *attrs) {
+  return ((const kiln_dyn_split_attrs_t *)attrs)->axis;
+}
+
+/* The most parts dyn.split makes: as many as its extern kernel writes. */
+#define DYN_SPLIT_MAX_PARTS KILN_EXTERN_MAX_OUTPUTS
 
 /* split: one part per size, each of the data's rank. */
 static kiln_status_t dyn_split_infer(const kiln_type_relation_t *relation,

@@ -75,6 +75,10 @@ int kiln_value_shape_extern_attrs(const kiln_op_t *op, const void *attrs, int64_
  * (kiln_resize_rule_encode: KILN_RESIZE_RULE_ATTRS values). */
 void kiln_dyn_resize_extern_attrs(const void *attrs, int64_t *out_attrs);
 
+/* dyn.split's axis, its extern kernel's one attribute (runtime/
+ * extern_split.c). */
+int64_t kiln_dyn_split_axis(const void *attrs);
+
 /* The shape function and reference kernel of an operator the runtime has
  * an extern kernel for (nonzero, unique, vision.non_max_suppression, stft,
  * mel_weight_matrix, dyn.resize): the extern kernel's shapes (a tensor type, or a

@@ -94,6 +94,10 @@ int kiln_value_shape_extern_attrs(const kiln_op_t *op, const void *attrs, int64_
     kiln_dyn_resize_extern_attrs(attrs, out_attrs);
     return KILN_RESIZE_RULE_ATTRS;
   }
+  if (op == &kiln_op_dyn_split) {
+    out_attrs[0] = kiln_dyn_split_axis(attrs);
+    return 1;
+  }
   return 0;
 }
 
@@ -106,7 +110,8 @@ static kiln_status_t value_shape_extern(const kiln_op_t *op, const void *attrs, 
     return KILN_STATUS(INTERNAL, "%s: the runtime has no extern kernel for it", op->name);
   }
   kiln_value_shape_extern_attrs(op, attrs, values);
-  *out_args = (kiln_extern_args_t){num_inputs, inputs, values};
+  *out_args = (kiln_extern_args_t){num_inputs, inputs, values,
+                                   kiln_extern_kernel_at(*out_index)->num_outputs};
   return KILN_OK;
 }
 

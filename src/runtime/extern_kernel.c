@@ -450,6 +450,7 @@ static const kiln_extern_kernel_t kernels[] = {
     {"mel_weight_matrix", 5, 5, 1, 1, kiln_extern_mel_shapes, kiln_extern_mel_fill},
     {"dyn.resize", 4, 4, 1, KILN_RESIZE_RULE_ATTRS, kiln_extern_resize_shapes,
      kiln_extern_resize_fill},
+    {"dyn.split", 2, 2, -1, 1, kiln_extern_split_shapes, kiln_extern_split_fill},
 };
 
 int kiln_extern_kernel_count(void) {
@@ -469,10 +470,17 @@ const kiln_extern_kernel_t *kiln_extern_kernel_at(int index) {
   return &kernels[index];
 }
 
+/* The call's input and output counts against the kernel's. */
 static kiln_status_t check_inputs(const kiln_extern_kernel_t *k, const kiln_extern_args_t *args) {
   if (args->num_inputs < k->min_inputs || args->num_inputs > k->max_inputs) {
     return KILN_STATUS(INVALID_ARGUMENT, "%s: %d inputs, expected %d to %d", k->name,
                        args->num_inputs, k->min_inputs, k->max_inputs);
+  }
+  bool any = k->num_outputs < 0;
+  if (any ? args->num_outputs < 1 || args->num_outputs > KILN_EXTERN_MAX_OUTPUTS
+          : args->num_outputs != k->num_outputs) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: %d outputs, expected %d", k->name, args->num_outputs,
+                       any ? KILN_EXTERN_MAX_OUTPUTS : k->num_outputs);
   }
   return KILN_OK;
 }

@@ -3,7 +3,7 @@
  * shapes depend on their data's values (nonzero, unique,
  * vision.non_max_suppression; extern_kernel.c) or on scalar inputs' values
  * (stft, mel_weight_matrix; extern_spectral.c; dyn.resize's scales and
- * sizes, extern_resize.c), TVM Relax's non-destination-passing
+ * sizes, extern_resize.c; dyn.split's sizes, extern_split.c), TVM Relax's non-destination-passing
  * call_packed. The VM's `call_extern` instruction (docs/vm.md) calls one:
  * it asks the kernel for its outputs' shapes, allocates them from its
  * storage pool, then has the kernel fill them. The reference interpreter's
@@ -30,12 +30,13 @@
 /* The most attributes, inputs and outputs an extern kernel has. */
 #define KILN_EXTERN_MAX_ATTRS   6
 #define KILN_EXTERN_MAX_INPUTS  8
-#define KILN_EXTERN_MAX_OUTPUTS 4
+#define KILN_EXTERN_MAX_OUTPUTS 64
 
 typedef struct kiln_extern_args_t {
   int num_inputs;
   kiln_tensor_t *const *inputs;
   const int64_t *attrs; /* the kernel's num_attrs values */
+  int num_outputs;      /* the call's: the kernel's, or (num_outputs -1) as many as it passes */
 } kiln_extern_args_t;
 
 /* One output's dtype and shape. */
@@ -55,7 +56,7 @@ typedef kiln_status_t (*kiln_extern_fill_fn)(const kiln_extern_args_t *args,
 typedef struct kiln_extern_kernel_t {
   const char *name; /* the operator's name: "nonzero" */
   int min_inputs, max_inputs;
-  int num_outputs;
+  int num_outputs; /* -1: 1 to KILN_EXTERN_MAX_OUTPUTS, as the call passes (dyn.split's parts) */
   int num_attrs;
   kiln_extern_shapes_fn shapes;
   kiln_extern_fill_fn fill;
@@ -83,6 +84,12 @@ kiln_status_t kiln_extern_resize_shapes(const kiln_extern_args_t *args,
                                         kiln_extern_shape_t *out_shapes);
 kiln_status_t kiln_extern_resize_fill(const kiln_extern_args_t *args,
                                       kiln_tensor_t *const *outputs);
+
+/* dyn.split (extern_split.c), in the table: data and sizes, the axis its
+ * attribute, one output per size. */
+kiln_status_t kiln_extern_split_shapes(const kiln_extern_args_t *args,
+                                       kiln_extern_shape_t *out_shapes);
+kiln_status_t kiln_extern_split_fill(const kiln_extern_args_t *args, kiln_tensor_t *const *outputs);
 
 /* INVALID_ARGUMENT naming operator `op` when `out`, the output a kernel
  * fills, is not of the dtype and shape its shapes gave (`want`). */

@@ -395,8 +395,8 @@ static kiln_status_t check_index(const kiln_graph_executor_t *gx, const char *wh
 static void entry_info(const kiln_graph_executor_t *gx, int node, int entry,
                        kiln_graph_executor_tensor_info_t *out_info) {
   const kiln_gx_entry_t *e = &gx->entries[entry];
-  *out_info =
-      (kiln_graph_executor_tensor_info_t){gx->nodes[node].name, e->dtype, e->dl.ndim, e->dl.shape};
+  *out_info = (kiln_graph_executor_tensor_info_t){gx->nodes[node].name, e->dtype, e->dl.ndim,
+                                                  e->dl.shape, KILN_VALUE_KIND_TENSOR};
 }
 
 kiln_status_t kiln_graph_executor_input_info(const kiln_graph_executor_t *executor, int index,

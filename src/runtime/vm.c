@@ -664,7 +664,7 @@ static kiln_status_t extern_error(const run_t *r, kiln_status_t status) {
 static kiln_status_t extern_run(run_t *r, extern_call_t *call) {
   const kiln_vm_instr_t *in = r->instr;
   KILN_RETURN_IF_ERROR(extern_inputs(r, call));
-  kiln_extern_args_t args = {call->num_inputs, call->inputs, in->shape};
+  kiln_extern_args_t args = {call->num_inputs, call->inputs, in->shape, in->list_size[1]};
   kiln_extern_shape_t shapes[KILN_EXTERN_MAX_OUTPUTS];
   KILN_RETURN_IF_ERROR(extern_error(r, kiln_extern_kernel_shapes((int)in->x[0], &args, shapes)));
   KILN_RETURN_IF_ERROR(extern_outputs(r, shapes, call));
@@ -767,6 +767,26 @@ static kiln_status_t check_output(run_t *r, int o, const kiln_vm_value_t *t) {
   return KILN_OK;
 }
 
+/* A list output's ADT `value`: an optional holds at most one value, an
+ * optional of a sequence an ADT, and the (inner) list tensors. */
+static kiln_status_t check_list_output(run_t *r, int o, const kiln_vm_value_t *value) {
+  int list = r->vm->output_decls[o].list;
+  static const char *const kinds[] = {"", "a sequence of tensors", "an optional of a tensor",
+                                      "an optional of a sequence of tensors"};
+  int ok = list == KILN_VM_DECL_SEQUENCE || value->num_fields <= 1;
+  if (ok && list == KILN_VM_DECL_OPTIONAL_SEQUENCE && value->num_fields == 1) {
+    value = &value->fields[0];
+    ok = value->kind == KILN_VM_VALUE_ADT;
+  }
+  for (int i = 0; ok && i < value->num_fields; ++i) {
+    ok = value->fields[i].kind == KILN_VM_VALUE_TENSOR;
+    KILN_RETURN_IF_ERROR(ok ? check_output(r, o, &value->fields[i]) : KILN_OK);
+  }
+  return ok ? KILN_OK
+            : run_error(r, KILN_STATUS_CODE_INVALID_ARGUMENT, "output %d '%s' is not %s", o,
+                        r->vm->output_decls[o].name, kinds[list]);
+}
+
 /* main's results become the outputs, checked against their declarations. */
 static kiln_status_t set_outputs(run_t *r, const int *regs, int count) {
   kiln_vm_t *vm = r->vm;
@@ -775,18 +795,7 @@ static kiln_status_t set_outputs(run_t *r, const int *regs, int count) {
     int list = vm->output_decls[o].list;
     KILN_RETURN_IF_ERROR(
         get_value(r, regs[o], list ? KILN_VM_VALUE_ADT : KILN_VM_VALUE_TENSOR, &value));
-    for (int i = 0; list && i < value->num_fields; ++i) {
-      if (value->fields[i].kind != KILN_VM_VALUE_TENSOR ||
-          (list == KILN_VM_DECL_OPTIONAL && value->num_fields > 1)) {
-        return run_error(r, KILN_STATUS_CODE_INVALID_ARGUMENT,
-                         "output %d '%s' is not a %s of tensors", o, vm->output_decls[o].name,
-                         list == KILN_VM_DECL_OPTIONAL ? "optional" : "sequence");
-      }
-      KILN_RETURN_IF_ERROR(check_output(r, o, &value->fields[i]));
-    }
-    if (!list) {
-      KILN_RETURN_IF_ERROR(check_output(r, o, value));
-    }
+    KILN_RETURN_IF_ERROR(list ? check_list_output(r, o, value) : check_output(r, o, value));
     value_copy(&vm->outputs[o], value);
   }
   r->done = 1;
@@ -1277,7 +1286,8 @@ static kiln_status_t check_index(const kiln_vm_t *vm, const char *what, int inde
 }
 
 static void decl_info(const kiln_vm_decl_t *decl, kiln_graph_executor_tensor_info_t *out_info) {
-  *out_info = (kiln_graph_executor_tensor_info_t){decl->name, decl->dtype, decl->ndim, decl->shape};
+  *out_info = (kiln_graph_executor_tensor_info_t){decl->name, decl->dtype, decl->ndim, decl->shape,
+                                                  (kiln_value_kind_t)decl->list};
 }
 
 kiln_status_t kiln_vm_input_info(const kiln_vm_t *vm, int index,
@@ -1439,10 +1449,21 @@ kiln_status_t kiln_vm_get_output(const kiln_vm_t *vm, int index, const DLTensor 
   return KILN_OK;
 }
 
+/* A list output's tensors: the ADT's fields, or an optional of a
+ * sequence's sequence's (none, NULL, for an empty one). */
+static const kiln_vm_value_t *output_elements(const kiln_vm_t *vm, int index) {
+  const kiln_vm_value_t *value = &vm->outputs[index];
+  if (vm->output_decls[index].list != KILN_VM_DECL_OPTIONAL_SEQUENCE) {
+    return value;
+  }
+  return value->num_fields > 0 ? &value->fields[0] : NULL;
+}
+
 kiln_status_t kiln_vm_get_output_list(const kiln_vm_t *vm, int index, int *out_count) {
   *out_count = 0;
   KILN_RETURN_IF_ERROR(ran_output(vm, index, 1));
-  *out_count = vm->outputs[index].num_fields;
+  const kiln_vm_value_t *list = output_elements(vm, index);
+  *out_count = list ? list->num_fields : -1;
   return KILN_OK;
 }
 
@@ -1450,17 +1471,19 @@ kiln_status_t kiln_vm_get_output_element(const kiln_vm_t *vm, int index, int ele
                                          const DLTensor **out_view) {
   *out_view = NULL;
   KILN_RETURN_IF_ERROR(ran_output(vm, index, 1));
-  KILN_RETURN_IF_ERROR(check_index(vm, "element", element, vm->outputs[index].num_fields));
-  *out_view = &vm->outputs[index].fields[element].dl;
+  const kiln_vm_value_t *list = output_elements(vm, index);
+  KILN_RETURN_IF_ERROR(check_index(vm, "element", element, list ? list->num_fields : 0));
+  *out_view = &list->fields[element].dl;
   return KILN_OK;
 }
 
-/* The bytes of a list input's block: its fields, then each element at a
+/* The bytes of a list input's block: its `values` (the elements' and, for
+ * an optional of a sequence, the sequence's), then each element at a
  * 64-byte-aligned offset. */
 static kiln_status_t list_bytes(const kiln_vm_t *vm, const kiln_vm_decl_t *decl, int count,
-                                const DLTensor *const *elements, size_t *out_bytes) {
+                                int values, const DLTensor *const *elements, size_t *out_bytes) {
   size_t align = KILN_TENSOR_ALIGNMENT;
-  size_t total = ((size_t)count * sizeof(kiln_vm_value_t) + align - 1) / align * align;
+  size_t total = ((size_t)values * sizeof(kiln_vm_value_t) + align - 1) / align * align;
   for (int i = 0; i < count; ++i) {
     size_t bytes = 0;
     KILN_RETURN_IF_ERROR(check_input(vm, decl, elements[i]));
@@ -1476,25 +1499,41 @@ static kiln_status_t list_bytes(const kiln_vm_t *vm, const kiln_vm_decl_t *decl,
   return KILN_OK;
 }
 
+/* The element count a list input of `decl` takes: -1 (an empty optional)
+ * up to `most`. */
+static kiln_status_t check_list_count(const kiln_vm_t *vm, int index, const kiln_vm_decl_t *decl,
+                                      int count, const DLTensor *const *elements) {
+  int optional =
+      decl->list == KILN_VM_DECL_OPTIONAL || decl->list == KILN_VM_DECL_OPTIONAL_SEQUENCE;
+  int most = decl->list == KILN_VM_DECL_OPTIONAL ? 1 : decl->list ? INT32_MAX / 2 : -1;
+  if (count < (optional ? -1 : 0) || count > most || (count > 0 && !elements)) {
+    return KILN_STATUS(INVALID_ARGUMENT, "%s: input %d '%s' is %s, given %d elements", vm->source,
+                       index, decl->name,
+                       decl->list == KILN_VM_DECL_OPTIONAL ? "an optional (-1, 0 or 1 elements)"
+                       : decl->list == KILN_VM_DECL_OPTIONAL_SEQUENCE
+                           ? "an optional of a sequence (-1: empty, or the sequence's elements)"
+                       : decl->list ? "a sequence"
+                                    : "a tensor (kiln_graph_executor_set_input)",
+                       count);
+  }
+  return KILN_OK;
+}
+
 kiln_status_t kiln_vm_set_input_list(kiln_vm_t *vm, int index, int count,
                                      const DLTensor *const *elements) {
   KILN_RETURN_IF_ERROR(check_index(vm, "input", index, vm->num_inputs));
   const kiln_vm_decl_t *decl = &vm->input_decls[index];
-  int most = decl->list == KILN_VM_DECL_OPTIONAL ? 1 : decl->list ? INT32_MAX / 2 : -1;
-  if (count < 0 || count > most || (count > 0 && !elements)) {
-    return KILN_STATUS(INVALID_ARGUMENT, "%s: input %d '%s' is %s, given %d elements", vm->source,
-                       index, decl->name,
-                       decl->list == KILN_VM_DECL_OPTIONAL ? "an optional (0 or 1 elements)"
-                       : decl->list                        ? "a sequence"
-                                    : "a tensor (kiln_graph_executor_set_input)",
-                       count);
-  }
+  KILN_RETURN_IF_ERROR(check_list_count(vm, index, decl, count, elements));
+  /* an optional of a sequence that has one holds it as one more value */
+  int wrapped = decl->list == KILN_VM_DECL_OPTIONAL_SEQUENCE && count >= 0;
+  int empty = count < 0;
+  count = empty ? 0 : count;
   size_t total = 0, align = KILN_TENSOR_ALIGNMENT;
   char *data = NULL;
-  KILN_RETURN_IF_ERROR(list_bytes(vm, decl, count, elements, &total));
+  KILN_RETURN_IF_ERROR(list_bytes(vm, decl, count, count + wrapped, elements, &total));
   KILN_RETURN_IF_ERROR(input_block(vm, index, total, (void **)&data));
   kiln_vm_value_t *fields = (kiln_vm_value_t *)(void *)data;
-  size_t offset = ((size_t)count * sizeof(kiln_vm_value_t) + align - 1) / align * align;
+  size_t offset = ((size_t)(count + wrapped) * sizeof(kiln_vm_value_t) + align - 1) / align * align;
   for (int i = 0; i < count; ++i) {
     const DLTensor *t = elements[i];
     size_t bytes = 0;
@@ -1508,7 +1547,13 @@ kiln_status_t kiln_vm_set_input_list(kiln_vm_t *vm, int index, int count,
   }
   kiln_vm_value_t *value = &vm->inputs[index];
   memset(value, 0, sizeof(*value));
-  set_adt(value, decl->list == KILN_VM_DECL_OPTIONAL ? count : 0, count, fields);
+  if (wrapped) {
+    memset(&fields[count], 0, sizeof(fields[count]));
+    set_adt(&fields[count], 0, count, fields);
+    set_adt(value, 1, 1, &fields[count]);
+  } else {
+    set_adt(value, decl->list == KILN_VM_DECL_SEQUENCE ? 0 : count, count, fields);
+  }
   vm->input_set[index] = 1;
   return KILN_OK;
 }

@@ -107,8 +107,15 @@ typedef struct kiln_vm_function_t {
 } kiln_vm_function_t;
 
 /* A declared input, output or constant: a tensor, or (`list`, inputs and
- * outputs) a sequence or an optional of tensors of that dtype and shape. */
-enum { KILN_VM_DECL_TENSOR, KILN_VM_DECL_SEQUENCE, KILN_VM_DECL_OPTIONAL };
+ * outputs) a sequence or an optional of tensors of that dtype and shape, or
+ * an optional of a sequence of them (an ADT holding 0 or 1 ADTs). The
+ * values are kiln_value_kind_t's. */
+enum {
+  KILN_VM_DECL_TENSOR = KILN_VALUE_KIND_TENSOR,
+  KILN_VM_DECL_SEQUENCE = KILN_VALUE_KIND_SEQUENCE,
+  KILN_VM_DECL_OPTIONAL = KILN_VALUE_KIND_OPTIONAL,
+  KILN_VM_DECL_OPTIONAL_SEQUENCE = KILN_VALUE_KIND_OPTIONAL_SEQUENCE,
+};
 typedef struct kiln_vm_decl_t {
   const char *name;
   int list;

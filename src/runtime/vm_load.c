@@ -77,12 +77,13 @@ static kiln_status_t parse_shape(const json_t *array, int64_t min_dim, int *out_
 }
 
 /* An input's or output's optional "kind": "tensor" (the default),
- * "sequence" or "optional" (of tensors of the declared dtype and shape). */
+ * "sequence" or "optional" (of tensors of the declared dtype and shape), or
+ * "optional_sequence" (an optional of a sequence of them). */
 static kiln_status_t parse_kind(const kiln_vm_t *vm, const json_t *object, int min_dim,
                                 kiln_vm_decl_t *out_decl) {
-  static const char *const kinds[] = {"tensor", "sequence", "optional"};
+  static const char *const kinds[] = {"tensor", "sequence", "optional", "optional_sequence"};
   const json_t *kind = json_object_get(object, "kind");
-  for (int k = 0; kind && k < 3; ++k) {
+  for (int k = 0; kind && k < 4; ++k) {
     if (json_is_string(kind) && strcmp(json_string_value(kind), kinds[k]) == 0) {
       out_decl->list = k;
       return k == 0 || min_dim < 0
@@ -92,7 +93,9 @@ static kiln_status_t parse_kind(const kiln_vm_t *vm, const json_t *object, int m
     }
   }
   return kind ? KILN_STATUS(INVALID_ARGUMENT,
-                            "%s: \"kind\" is \"tensor\", \"sequence\" or \"optional\"", vm->source)
+                            "%s: \"kind\" is \"tensor\", \"sequence\", \"optional\" or "
+                            "\"optional_sequence\"",
+                            vm->source)
               : KILN_OK;
 }
 
@@ -486,9 +489,18 @@ static kiln_status_t check_concat(const decoder_t *d, const kiln_vm_instr_t *ins
 /* A call_extern passes its kernel's input, output and attribute counts. */
 static kiln_status_t check_extern_arity(const decoder_t *d, const kiln_vm_instr_t *instr) {
   const kiln_extern_kernel_t *k = kiln_extern_kernel_at((int)instr->x[0]);
-  int inputs = instr->list_size[0];
-  if (inputs < k->min_inputs || inputs > k->max_inputs || instr->list_size[1] != k->num_outputs ||
+  int inputs = instr->list_size[0], outputs = instr->list_size[1];
+  bool any = k->num_outputs < 0; /* as many as the call passes */
+  if (inputs < k->min_inputs || inputs > k->max_inputs ||
+      (any ? outputs < 1 || outputs > KILN_EXTERN_MAX_OUTPUTS : outputs != k->num_outputs) ||
       instr->ndim != k->num_attrs) {
+    if (any) {
+      return KILN_STATUS(INVALID_ARGUMENT,
+                         "%s: extern kernel %s takes %d to %d inputs, 1 to %d outputs and %d "
+                         "attributes, the call passes %d, %d and %d",
+                         d->where, k->name, k->min_inputs, k->max_inputs, KILN_EXTERN_MAX_OUTPUTS,
+                         k->num_attrs, inputs, outputs, instr->ndim);
+    }
     return KILN_STATUS(INVALID_ARGUMENT,
                        "%s: extern kernel %s takes %d to %d inputs, %d outputs and %d "
                        "attributes, the call passes %d, %d and %d",

@@ -325,7 +325,7 @@ static void test_sequence_and_optional_inputs_and_outputs(void **state) {
                      "kiln_graph_executor_set_input_list");
   const DLTensor *two[2] = {kiln_tensor_dl(present), kiln_tensor_dl(present)};
   KILN_ASSERT_STATUS(kiln_graph_executor_set_input_list(vm, 1, 2, two), INVALID_ARGUMENT,
-                     "input 1 'o' is an optional (0 or 1 elements), given 2 elements");
+                     "input 1 'o' is an optional (-1, 0 or 1 elements), given 2 elements");
   const DLTensor *wrong[1] = {kiln_tensor_dl(elements[0])};
   KILN_ASSERT_STATUS(kiln_graph_executor_set_input_list(vm, 1, 1, wrong), INVALID_ARGUMENT,
                      "input 'o' has shape (3,), expected (2,)");

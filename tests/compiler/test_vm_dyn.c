@@ -14,7 +14,9 @@
  * dyn.strided_slice (ONNX Slice) one that reads begin, strides and axes in
  * the kernel; so do dyn.arange (start and step), dyn.one_hot (depth and
  * values) and dyn.sum (the axes), each at several values against the
- * interpreter, with the values their rules refuse. dyn.cumsum's output is
+ * interpreter, with the values their rules refuse. dyn.split (ONNX Split
+ * with run-time sizes) is the runtime's extern kernel, checked the same way.
+ * dyn.cumsum's output is
  * static: the graph executor runs its kernel, which walks the axis read at
  * run time and asserts it is in range.
  */
@@ -611,24 +613,60 @@ static void test_topk_at_several_k(void **state) {
   vm_pair_close(&pair);
 }
 
-/* A dyn operator without a runtime shape function (dyn.split) is refused
- * before lowering, naming it; so is a probe beyond int32 even at the
- * smaller probe sizes (a rank-5 output all of whose dims are symbolic). */
+/* ONNX Split with run-time sizes: the runtime's extern kernel (call_extern
+ * "dyn.split", one output per size) on either axis, int64 and int32 sizes,
+ * empty parts, then a kernel over a part's run-time dims. */
+static const char split[] =
+    "def @main(%x: Tensor[(4, 6), float32], %s: Tensor[(3), int64], %t: Tensor[(2), int32]) {\n"
+    "  %0 = dyn.split(%x, %s, axis=1);\n"
+    "  %1 = exp(%0.1);\n"
+    "  %2 = dyn.split(%x, %t, axis=-2);\n"
+    "  (%0.0, %1, %0.2, %2.0, %2.1)\n"
+    "}\n";
+
+static void split_inputs(const int64_t *s, const int32_t *t, kiln_tensor_t **in) {
+  int64_t two[1] = {2};
+  in[0] = random_tensor(KILN_DTYPE_FLOAT32, 2, (const int64_t[]){4, 6}, -1, 1);
+  in[1] = ints(3, s);
+  KILN_ASSERT_OK(kiln_tensor_create_copy(kiln_allocator_system(), KILN_DTYPE_INT32, 1, two, t,
+                                         2 * sizeof(int32_t), &in[2]));
+}
+
+static void test_split_at_several_sizes(void **state) {
+  (void)state;
+  vm_pair_t pair = vm_pair_open("split", split);
+  assert_non_null(strstr(pair.compiled->vm_json, "\"dyn.split\""));
+  const int64_t s[][3] = {{1, 2, 3}, {0, 6, 0}, {2, 2, 2}, {6, 0, 0}};
+  const int32_t t[][2] = {{4, 0}, {1, 3}, {2, 2}, {0, 4}};
+  for (int c = 0; c < 4; ++c) {
+    kiln_tensor_t *in[3];
+    split_inputs(s[c], t[c], in);
+    compare_run(pair.reference, pair.vm, 3, in, c);
+    release_all(3, in);
+  }
+  const int64_t bad_s[][3] = {{1, 2, 4}, {-1, 3, 4}, {1, 2, 3}};
+  const int32_t bad_t[][2] = {{2, 2}, {2, 2}, {5, -1}};
+  const char *messages[] = {
+      "(call_extern): dyn.split: the split sizes add up to 7 but dim 1 is 6",
+      "(call_extern): dyn.split: split[0] is -1; dim 1 is 6",
+      "(call_extern): dyn.split: split[0] is 5; dim 0 is 4",
+  };
+  for (int b = 0; b < 3; ++b) {
+    kiln_tensor_t *in[3];
+    split_inputs(bad_s[b], bad_t[b], in);
+    expect_values_error(pair.vm, 3, in, messages[b]);
+    release_all(3, in);
+  }
+  vm_pair_close(&pair);
+}
+
+/* A probe beyond int32 even at the smaller probe sizes (a rank-5 output
+ * all of whose dims are symbolic) is refused before lowering, naming it. */
 static void test_refused(void **state) {
   (void)state;
   kiln_module_t *module = NULL;
-  KILN_ASSERT_OK(kiln_ir_parse_module("split",
-                                      "def @main(%x: Tensor[(4, 5), float32], %a: Tensor[(2), "
-                                      "int64]) { dyn.split(%x, %a) }",
-                                      kiln_allocator_system(), &module));
   kiln_compiler_options_t options = kiln_compiler_options_default();
   kiln_compiled_t *compiled = NULL;
-  KILN_ASSERT_STATUS(kiln_compiler_build(kiln_allocator_system(), module, &options, &compiled),
-                     UNIMPLEMENTED,
-                     "dyn.split: its output shape depends on its inputs' values and the runtime "
-                     "has no shape function for it");
-  assert_null(compiled);
-  kiln_module_destroy(module);
   KILN_ASSERT_OK(kiln_ir_parse_module("big",
                                       "def @main(%v: Tensor[(), float32], %s: Tensor[(5), "
                                       "int64]) { dyn.broadcast_to(%v, %s) }",
@@ -654,6 +692,7 @@ int main(void) {
       cmocka_unit_test(test_tile_at_several_reps),
       cmocka_unit_test(test_broadcast_to_rank_4),
       cmocka_unit_test(test_topk_at_several_k),
+      cmocka_unit_test(test_split_at_several_sizes),
       cmocka_unit_test(test_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -738,6 +738,10 @@ static void test_bad_headers(void **state) {
        "\"inputs\": [], \"outputs\": [], \"functions\": [{\"name\": \"main\", \"params\": 0, "
        "\"registers\": 1, \"code\": [[\"ret\", []]]}]",
        KILN_STATUS_CODE_INVALID_ARGUMENT, "vm.json:1:"},
+      {"{\"format\": \"kiln-vm\", \"version\": 1, \"kernels\": [], \"constants\": [], "
+       "\"inputs\": [{\"name\": \"x\", \"dtype\": \"float32\", \"kind\": \"optional_list\"}]}",
+       KILN_STATUS_CODE_INVALID_ARGUMENT,
+       "vm.json: \"kind\" is \"tensor\", \"sequence\", \"optional\" or \"optional_sequence\""},
   };
   for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) {
     kiln_graph_executor_t *gx = NULL;
@@ -764,6 +768,10 @@ typedef struct run_case_t {
 #define ONE_IN                                                                                   \
   "\"constants\": [], \"inputs\": [{\"name\": \"x\", \"dtype\": \"float32\", \"shape\": [4]}], " \
   "\"outputs\": [{\"name\": \"y\", \"dtype\": \"float32\", \"shape\": [4]}]"
+#define OPT_SEQ_OUT                                                                              \
+  "\"constants\": [], \"inputs\": [{\"name\": \"x\", \"dtype\": \"float32\", \"shape\": [4]}], " \
+  "\"outputs\": [{\"name\": \"y\", \"dtype\": \"float32\", \"shape\": [4], "                     \
+  "\"kind\": \"optional_sequence\"}]"
 #define MAIN1(code) "[{\"name\": \"main\", \"params\": 1, \"registers\": 6, \"code\": [" code "]}]"
 
 static const run_case_t run_cases[] = {
@@ -856,6 +864,21 @@ static const run_case_t run_cases[] = {
      "[[\"load_consti\", 0, 1], [\"ret\", [0]]]}]",
      KILN_STATUS_CODE_INVALID_ARGUMENT,
      "function f instruction 1 (ret): returns 1 values, the caller expects 2"},
+    /* an optional of a sequence holds 0 or 1 ADTs, each of tensors */
+    {OPT_SEQ_OUT, MAIN1("[\"alloc_adt\", 1, 0, [0]], [\"ret\", [1]]"),
+     KILN_STATUS_CODE_INVALID_ARGUMENT, "output 0 'y' is not an optional of a sequence of tensors"},
+    {OPT_SEQ_OUT,
+     MAIN1("[\"alloc_adt\", 1, 0, [0, 0]], [\"alloc_adt\", 2, 1, [1, 1]], "
+           "[\"ret\", [2]]"),
+     KILN_STATUS_CODE_INVALID_ARGUMENT, "output 0 'y' is not an optional of a sequence of tensors"},
+    {OPT_SEQ_OUT,
+     MAIN1("[\"alloc_adt\", 1, 0, [0]], [\"alloc_adt\", 2, 0, [1]], "
+           "[\"alloc_adt\", 3, 1, [2]], [\"ret\", [3]]"),
+     KILN_STATUS_CODE_INVALID_ARGUMENT, "output 0 'y' is not an optional of a sequence of tensors"},
+    {OPT_SEQ_OUT,
+     MAIN1("[\"shape_of\", 1, 0], [\"alloc_adt\", 2, 0, [1]], "
+           "[\"alloc_adt\", 3, 1, [2]], [\"ret\", [3]]"),
+     KILN_STATUS_CODE_INVALID_ARGUMENT, "output 0 'y' is int64 (1,), declared float32 (4,)"},
 };
 
 static void test_run_errors(void **state) {
