@@ -339,6 +339,10 @@ expect 0 out "3 of 3 kernels tuned, 3 trials" -- "$kiln" tune mlp -o "$work/mlp.
   --trials 3 --target c
 expect 0 out "3 kernels scheduled" -- "$kiln" compile mlp -o "$work/mlp_tuned" --target c \
   --tuning "$work/mlp.records"
+expect 0 out "weights timed from memory" -- "$kiln" tune mlp -o "$work/mlp.records" \
+  --trials 3 --target c --cache memory
+expect 2 err "expected auto, memory, shared or private after '--cache'" -- "$kiln" tune mlp \
+  -o "$work/r" --cache warm
 expect 2 err "missing -o RECORDS" -- "$kiln" tune mlp
 expect 2 err "expected a positive number after '--minutes'" -- "$kiln" tune mlp -o "$work/r" \
   --minutes 0
