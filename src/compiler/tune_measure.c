@@ -274,21 +274,18 @@ static kiln_status_t time_runs(const kiln_tune_kernel_t *k, kiln_packed_fn fn, d
   double times[KILN_TUNE_MAX_RUNS];
   int n = 0;
   evict_t evict = {0};
-  KILN_RETURN_IF_ERROR(run(k, fn)); /* warm-up */
+  kiln_status_t status = run(k, fn); /* warm-up */
   for (double start = now_ms(), spent = 0;
-       n < KILN_TUNE_MAX_RUNS &&
+       !status && n < KILN_TUNE_MAX_RUNS &&
        (n < KILN_TUNE_MIN_RUNS || spent < KILN_TUNE_MEASURE_SECONDS * 1e3);
        spent = now_ms() - start) {
-    kiln_status_t status = prepare_caches(k, &evict);
+    status = prepare_caches(k, &evict);
     double begin = now_ms();
     status = status ? status : run(k, fn);
-    if (status) {
-      kiln_allocator_free(kiln_allocator_system(), evict.buffers);
-      return status;
-    }
     times[n++] = now_ms() - begin;
   }
   kiln_allocator_free(kiln_allocator_system(), evict.buffers);
+  KILN_RETURN_IF_ERROR(status);
   qsort(times, (size_t)n, sizeof(double), compare_doubles);
   *out_ms = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
   return KILN_OK;

@@ -257,9 +257,11 @@ kiln_status_t kiln_cpu_cache_bytes(const char *cpu_dir, int level, int64_t *out_
     if (read_cache_file(cpu_dir, i, "level", text, sizeof(text)) && atoi(text) == level &&
         read_cache_file(cpu_dir, i, "type", type, sizeof(type)) &&
         strcmp(type, "Instruction") != 0 &&
-        read_cache_file(cpu_dir, i, "size", size, sizeof(size)) && parse_cache_size(size) > 0) {
+        read_cache_file(cpu_dir, i, "size", size, sizeof(size))) {
       *out_bytes = parse_cache_size(size);
-      return KILN_OK;
+      if (*out_bytes > 0) {
+        return KILN_OK;
+      }
     }
   }
   return KILN_STATUS(NOT_FOUND, "no level-%d data cache is described under %s/cpu0/cache", level,
