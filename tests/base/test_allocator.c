@@ -27,6 +27,23 @@ static void test_system_alignment(void **state) {
   kiln_allocator_free(system, NULL);
 }
 
+/* A block of 2 MiB or more starts on a 2 MiB boundary (where a huge page can
+ * back it), can be written whole, grown, and freed. */
+static void test_system_large_blocks_on_huge_page_boundaries(void **state) {
+  (void)state;
+  kiln_allocator_t system = kiln_allocator_system();
+  size_t sizes[] = {(size_t)2 << 20, ((size_t)5 << 20) + 3};
+  for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) {
+    void *ptr = NULL;
+    KILN_ASSERT_OK(kiln_allocator_malloc_aligned(system, sizes[i], 64, &ptr));
+    assert_int_equal((uintptr_t)ptr % ((size_t)2 << 20), 0);
+    memset(ptr, 7, sizes[i]);
+    KILN_ASSERT_OK(kiln_allocator_realloc(system, sizes[i] * 2, &ptr));
+    assert_int_equal(((unsigned char *)ptr)[sizes[i] - 1], 7);
+    kiln_allocator_free(system, ptr);
+  }
+}
+
 static void test_bad_alignment_is_an_error(void **state) {
   (void)state;
   void *ptr = (void *)1;
@@ -186,6 +203,7 @@ static void test_sweep_counts_attempts(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_system_alignment),
+      cmocka_unit_test(test_system_large_blocks_on_huge_page_boundaries),
       cmocka_unit_test(test_bad_alignment_is_an_error),
       cmocka_unit_test(test_array_overflow),
       cmocka_unit_test(test_huge_request_fails_cleanly),
