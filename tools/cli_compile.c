@@ -50,6 +50,8 @@ enum {
   FLAG_DUMP = 1 << 13,
   FLAG_TUNING = 1 << 14,
   FLAG_EXECUTOR = 1 << 15,
+  FLAG_COMPARE = 1 << 16,
+  FLAG_ROUNDS = 1 << 17,
 };
 
 static const struct {
@@ -72,6 +74,8 @@ static const struct {
     {FLAG_DUMP, "--dump"},
     {FLAG_TUNING, "--tuning"},
     {FLAG_EXECUTOR, "--executor"},
+    {FLAG_COMPARE, "--compare-untuned"},
+    {FLAG_ROUNDS, "--rounds"},
 };
 
 /* What the options of a compiled model's compile and load are. */
@@ -109,6 +113,7 @@ typedef struct compile_args_t {
   int runs;
   double duration; /* bench: seconds to run for (0: --runs runs) */
   int check;
+  int rounds; /* bench --compare-untuned: rounds of --runs runs each side */
 } compile_args_t;
 
 static kiln_status_t parse_count(const char *flag, const char *text, int minimum, int *out) {
@@ -147,6 +152,10 @@ static bool parse_switch(const char *flag, compile_args_t *a) {
   if (strcmp(flag, "--check") == 0) {
     a->check = 1;
     a->given |= FLAG_CHECK;
+    return true;
+  }
+  if (strcmp(flag, "--compare-untuned") == 0) {
+    a->given |= FLAG_COMPARE;
     return true;
   }
   return false;
@@ -234,6 +243,10 @@ static kiln_status_t parse_compile_option(int argc, char **argv, int *i, compile
     a->given |= FLAG_RUNS;
     return parse_count(flag, value, 1, &a->runs);
   }
+  if (strcmp(flag, "--rounds") == 0) {
+    a->given |= FLAG_ROUNDS;
+    return parse_count(flag, value, 1, &a->rounds);
+  }
   if (strcmp(flag, "--tuning") == 0) {
     a->given |= FLAG_TUNING;
     a->options.tuning_records = value;
@@ -265,6 +278,7 @@ static kiln_status_t parse_compile_args(int argc, char **argv, compile_args_t *a
   a->options.input_shapes = a->input_shapes;
   a->options.disabled_passes = a->disabled_passes;
   a->runs = 20;
+  a->rounds = 10;
   for (int i = 1; i < argc;) {
     if (argv[i][0] == '-') {
       KILN_RETURN_IF_ERROR(parse_compile_option(argc, argv, &i, a));
@@ -867,14 +881,135 @@ static kiln_status_t bench_model(const compile_args_t *a) {
   return status;
 }
 
+/* ---- bench --compare-untuned ---- */
+
+/* One side of a comparison: its compile, executor and inputs, and the
+ * median of each round's runs. */
+typedef struct side_t {
+  compile_result_t r;
+  kiln_graph_executor_t *gx;
+  kiln_cli_inputs_t inputs;
+  times_t round_medians;
+} side_t;
+
+static kiln_status_t side_create(const compile_args_t *a, const char *tuning, side_t *s) {
+  compile_args_t copy = *a;
+  copy.options.tuning_records = tuning;
+  KILN_RETURN_IF_ERROR(compile_model(&copy, &s->r));
+  KILN_RETURN_IF_ERROR(kiln_compiled_create_executor(s->r.compiled, &s->gx));
+  KILN_RETURN_IF_ERROR(bench_inputs(a, s->gx, &s->inputs));
+  return set_inputs(a->model, s->gx, &s->inputs);
+}
+
+static void side_destroy(side_t *s) {
+  kiln_graph_executor_destroy(s->gx);
+  kiln_cli_inputs_release(&s->inputs);
+  if (s->r.compiled || s->r.model) {
+    compile_result_destroy(&s->r);
+  }
+  free(s->round_medians.ms);
+}
+
+/* One round of a side: --runs runs after a warm-up; their median kept. */
+static kiln_status_t side_round(const compile_args_t *a, side_t *s) {
+  compile_args_t round = *a;
+  round.duration = 0;
+  times_t t = {0};
+  kiln_status_t status = time_runs(s->gx, &round, &t);
+  if (!status) {
+    status = times_push(&s->round_medians, median(&t));
+  }
+  free(t.ms);
+  return status;
+}
+
+/* The rounds, the untuned side first in even rounds and the tuned in odd
+ * ones, so that neither always runs on a cache the other left. */
+static kiln_status_t compare_rounds(const compile_args_t *a, side_t *untuned, side_t *tuned) {
+  for (int round = 0; round < a->rounds; ++round) {
+    side_t *first = round % 2 ? tuned : untuned, *second = round % 2 ? untuned : tuned;
+    KILN_RETURN_IF_ERROR(side_round(a, first));
+    KILN_RETURN_IF_ERROR(side_round(a, second));
+  }
+  return KILN_OK;
+}
+
+/* Prints each side's median of round medians and the median of the rounds'
+ * ratios (tuned / untuned) with their range. */
+static kiln_status_t print_comparison(const compile_args_t *a, side_t *untuned, side_t *tuned) {
+  times_t ratios = {0};
+  for (int round = 0; round < a->rounds; ++round) {
+    kiln_status_t status =
+        times_push(&ratios, tuned->round_medians.ms[round] / untuned->round_medians.ms[round]);
+    if (status) {
+      free(ratios.ms);
+      return status;
+    }
+  }
+  qsort(ratios.ms, (size_t)ratios.count, sizeof(double), compare_doubles);
+  qsort(untuned->round_medians.ms, (size_t)a->rounds, sizeof(double), compare_doubles);
+  qsort(tuned->round_medians.ms, (size_t)a->rounds, sizeof(double), compare_doubles);
+  printf("  untuned: median %.3f ms (the median of %d rounds of %d runs), %d threads\n",
+         median(&untuned->round_medians), a->rounds, a->runs, kiln_parallel_get_num_threads());
+  printf("  tuned:   median %.3f ms (%s)\n", median(&tuned->round_medians),
+         a->options.tuning_records);
+  printf("  tuned / untuned: %.3f, the median of the rounds' ratios (least %.3f, most %.3f)\n",
+         median(&ratios), ratios.ms[0], ratios.ms[ratios.count - 1]);
+  free(ratios.ms);
+  return KILN_OK;
+}
+
+/* bench MODEL --tuning R --compare-untuned: the model compiled with the
+ * records and without, timed in alternating rounds in this one process
+ * (processes differ from one another by more than tuning gains,
+ * docs/tuning.md). */
+static kiln_status_t bench_compare(const compile_args_t *a) {
+  KILN_RETURN_IF_ERROR(check_allowed(a, FLAGS_COMPILE | FLAGS_TIMING | FLAG_COMPARE | FLAG_ROUNDS,
+                                     "bench --compare-untuned times two compiles in rounds"));
+  if (!(a->given & FLAG_TUNING)) {
+    return kiln_cli_usage("--compare-untuned compares a compile with tuning records against "
+                          "one without: give them with --tuning RECORDS",
+                          NULL);
+  }
+  if (a->given & FLAG_DURATION) {
+    return kiln_cli_usage("--compare-untuned times --runs runs a round; it takes no", "--duration");
+  }
+  KILN_RETURN_IF_ERROR(check_model_flags(a));
+  side_t untuned = {0}, tuned = {0};
+  kiln_status_t status = side_create(a, NULL, &untuned);
+  if (!status) {
+    status = side_create(a, a->options.tuning_records, &tuned);
+  }
+  if (!status) {
+    status = compare_rounds(a, &untuned, &tuned);
+  }
+  if (!status) {
+    print_stats(a, tuned.r.compiled, tuned.r.seconds_import);
+    status = print_comparison(a, &untuned, &tuned);
+  }
+  side_destroy(&untuned);
+  side_destroy(&tuned);
+  return status;
+}
+
 kiln_status_t kiln_cli_bench(int argc, char **argv) {
   compile_args_t a;
   KILN_RETURN_IF_ERROR(parse_compile_args(argc, argv, &a));
   if ((a.given & FLAG_RUNS) && (a.given & FLAG_DURATION)) {
     return kiln_cli_usage("give --runs or --duration, not both", NULL);
   }
+  if ((a.given & FLAG_ROUNDS) && !(a.given & FLAG_COMPARE)) {
+    return kiln_cli_usage("--rounds goes with --compare-untuned; it was given without", NULL);
+  }
   if (a.threads > 0) {
     KILN_RETURN_IF_ERROR(kiln_parallel_set_num_threads(a.threads));
+  }
+  if (a.given & FLAG_COMPARE) {
+    return is_compiled_model(a.model)
+               ? kiln_cli_usage("--compare-untuned compiles the model twice, so it takes a "
+                                "model, not the compiled",
+                                a.model)
+               : bench_compare(&a);
   }
   return is_compiled_model(a.model) ? bench_compiled(&a) : bench_model(&a);
 }

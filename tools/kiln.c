@@ -234,9 +234,11 @@ static const kiln_cli_command_t kiln_cli_commands[] = {
      "kiln bench MODEL|DIR|FILE.so [--input [NAME=]X.npy|X.npz...] [--threads N] "
      "[--runs N | --duration S] [--check] [--target T] [--opt-level N] [--disabled-pass NAME...] "
      "[--input-shape NAME=DIMS...] [--batch N] [--image-size N] [--max-constant-bytes N] "
-     "[--tuning RECORDS] [--executor graph|vm|auto]",
+     "[--tuning RECORDS [--compare-untuned [--rounds N]]] [--executor graph|vm|auto]",
      "time a model compiled in memory, or a compiled model: compile time, median, p50, p90, p99 "
-     "and min latency (--check: top-5 and the difference from the interpreter)",
+     "and min latency (--check: top-5 and the difference from the interpreter; "
+     "--compare-untuned: the compile with the records against the one without, in alternating "
+     "rounds of --runs runs in one process, and the median of the rounds' ratios)",
      kiln_cli_bench},
     {"graph",
      "kiln graph MODEL -o FILE.dot [--opt-level N] [--disabled-pass NAME...] "

@@ -334,6 +334,14 @@ expect 0 out "3 kernels scheduled by tuning records" -- "$kiln" compile mlp -o "
   --target c --tuning "$work/mlp.records"
 expect 0 out "kernels scheduled by tuning records" -- "$kiln" bench mlp --target c --runs 2 \
   --tuning "$work/mlp.records"
+expect 0 out "tuned / untuned: [0-9.]*, the median of the rounds' ratios" -- "$kiln" bench mlp \
+  --target c --runs 2 --rounds 3 --tuning "$work/mlp.records" --compare-untuned
+expect 2 err "give them with --tuning RECORDS" -- "$kiln" bench mlp --compare-untuned
+expect 2 err "it takes no '--duration'" -- "$kiln" bench mlp --compare-untuned \
+  --tuning "$work/mlp.records" --duration 1
+expect 2 err "--rounds goes with --compare-untuned" -- "$kiln" bench mlp --rounds 2
+expect 2 err "it takes no '--compare-untuned'" -- "$kiln" compile mlp -o "$work/x" \
+  --compare-untuned
 printf '{"task": "x", "kernel": "k", "tar' >>"$work/mlp.records"
 expect 0 out "3 of 3 kernels tuned, 3 trials" -- "$kiln" tune mlp -o "$work/mlp.records" \
   --trials 3 --target c
