@@ -136,6 +136,11 @@ static void print_report(const kiln_tune_report_t *r, const char *records) {
          "shared: %.0f MiB)\n",
          where[r->cache], (double)r->constant_bytes / (1 << 20),
          (double)r->private_cache_bytes / (1 << 20), (double)r->shared_cache_bytes / (1 << 20));
+  if (r->layouts > 0) {
+    printf("graph-level knobs (pack_dense's blocks): %d searched, %d choices measured, %d beat "
+           "their default\n",
+           r->layouts, r->layout_trials, r->layouts_tuned);
+  }
   printf("%-48s %5s %11s %11s %8s %6s %7s\n", "kernel", "calls", "default_ms", "tuned_ms",
          "speedup", "share", "trials");
   for (int i = 0; i < r->num_tasks; ++i) {

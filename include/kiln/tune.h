@@ -82,6 +82,9 @@ typedef struct kiln_tune_report_t {
   int64_t constant_bytes;      /* the model's constants */
   int64_t private_cache_bytes; /* the L2 of the cores the kernels ran on, 0: not known */
   int64_t shared_cache_bytes;  /* the host's last-level cache, 0: not known */
+  int layouts;                 /* graph-level knobs (pack_dense's blocks) searched */
+  int layouts_tuned;           /* of them, those whose verified best beat the default */
+  int layout_trials;           /* choices compiled and measured for them */
 } kiln_tune_report_t;
 
 /* minutes 10, threads 1, timeout 20 s, the compiler's defaults. */

@@ -130,12 +130,52 @@ static kiln_status_t load_tuning(const kiln_compiled_t *c, const kiln_compiler_o
   return KILN_OK;
 }
 
+/* What find_layout reads: the records, and the compile that notes each
+ * workload asked for (kiln_tune searches them). */
+typedef struct layout_lookup_t {
+  const kiln_tuning_t *tuning;
+  kiln_compiled_t *c;
+} layout_lookup_t;
+
+/* Notes `workload` and its space in the compile, once per workload (an
+ * allocation that fails leaves it out: the note is for the tuner). */
+static void note_layout(kiln_compiled_t *c, const char *workload,
+                        const kiln_schedule_space_t *space) {
+  for (const kiln_compiled_layout_t *l = c->layouts; l; l = l->next) {
+    if (strcmp(l->workload, workload) == 0) {
+      return;
+    }
+  }
+  kiln_compiled_layout_t *l = NULL;
+  char *text = NULL;
+  if (kiln_arena_allocate_array(&c->arena, 1, sizeof(*l), _Alignof(kiln_compiled_layout_t),
+                                (void **)&l) ||
+      kiln_arena_allocate_array(&c->arena, strlen(workload) + 1, 1, 1, (void **)&text)) {
+    return;
+  }
+  memcpy(text, workload, strlen(workload) + 1);
+  *l = (kiln_compiled_layout_t){.workload = text, .space = *space, .next = c->layouts};
+  c->layouts = l;
+}
+
+/* The target's find_layout: the record of the workload's task (the hash
+ * of its text, as a kernel's task is of its key), if of the space's
+ * template and one of its choices. */
+static const kiln_schedule_config_t *find_layout(const void *records, const char *workload,
+                                                 const kiln_schedule_space_t *space) {
+  const layout_lookup_t *lookup = records;
+  note_layout(lookup->c, workload, space);
+  char task[KILN_TUNING_TASK_CHARS];
+  kiln_tuning_task_of(workload, task);
+  const kiln_schedule_config_t *config =
+      lookup->tuning ? kiln_tuning_find(lookup->tuning, task) : NULL;
+  return config && kiln_schedule_space_valid(space, config) ? config : NULL;
+}
+
 /* Storage ids per graph entry from the plan (graph_codegen.h). */
 static kiln_status_t plan_and_generate(kiln_compiled_t *c, kiln_module_t *module,
                                        const kiln_schedule_target_t *target,
-                                       const kiln_compiler_options_t *options) {
-  kiln_tuning_t *tuning = NULL;
-  KILN_RETURN_IF_ERROR(load_tuning(c, options, &tuning));
+                                       const kiln_tuning_t *tuning) {
   kiln_memory_plan_t *plan = NULL;
   kiln_status_t status = kiln_pass_plan_memory_compute(module, c->allocator, &plan);
   if (!status) {
@@ -146,7 +186,6 @@ static kiln_status_t plan_and_generate(kiln_compiled_t *c, kiln_module_t *module
     c->stats.num_kernels_tuned = status ? 0 : count_tuned(&c->graph);
   }
   kiln_pass_plan_memory_destroy(plan);
-  kiln_tuning_destroy(tuning);
   return status;
 }
 
@@ -154,13 +193,9 @@ static kiln_status_t plan_and_generate(kiln_compiled_t *c, kiln_module_t *module
  * per value (sized at run time), and the VM program (vm_symbolic.c). */
 static kiln_status_t generate_symbolic(kiln_compiled_t *c, kiln_module_t *module,
                                        const kiln_schedule_target_t *target,
-                                       const kiln_compiler_options_t *options) {
-  kiln_tuning_t *tuning = NULL;
-  KILN_RETURN_IF_ERROR(load_tuning(c, options, &tuning));
-  kiln_status_t status =
-      kiln_graph_codegen_tuned(c->allocator, module, target, tuning, NULL, &c->arena, &c->graph);
-  kiln_tuning_destroy(tuning);
-  KILN_RETURN_IF_ERROR(status);
+                                       const kiln_tuning_t *tuning) {
+  KILN_RETURN_IF_ERROR(
+      kiln_graph_codegen_tuned(c->allocator, module, target, tuning, NULL, &c->arena, &c->graph));
   return kiln_vm_codegen_symbolic(c->allocator, &c->arena, module, &c->graph, &c->vm_json);
 }
 
@@ -478,6 +513,27 @@ kiln_status_t kiln_compiler_build_standalone(const kiln_compiled_t *compiled,
                             compiled->graph.num_funcs, out_library);
 }
 
+/* The passes (unless control flow, which compiles stage by stage), then
+ * the kernels and the executor's program. */
+static kiln_status_t passes_and_generate(kiln_compiled_t *c, kiln_module_t *module,
+                                         const kiln_compiler_options_t *options,
+                                         const kiln_schedule_target_t *target, bool control,
+                                         double start, double *out_passed) {
+  if (!control) {
+    KILN_RETURN_IF_ERROR(run_passes(c->allocator, module, options, target));
+  }
+  *out_passed = now_seconds();
+  progress(options, "passes done", *out_passed - start);
+  const kiln_tuning_t *tuning = ((const layout_lookup_t *)target->layout_records)->tuning;
+  if (control) {
+    return generate_control(c, module, target, options);
+  }
+  if (kiln_vm_codegen_has_dynamic_shapes(module)) {
+    return generate_symbolic(c, module, target, tuning);
+  }
+  return plan_and_generate(c, module, target, tuning);
+}
+
 static kiln_status_t build(kiln_compiled_t *c, kiln_module_t *module,
                            const kiln_compiler_options_t *options) {
   double start = now_seconds();
@@ -485,18 +541,15 @@ static kiln_status_t build(kiln_compiled_t *c, kiln_module_t *module,
   KILN_RETURN_IF_ERROR(find_control(module, options, &control));
   kiln_schedule_target_t target;
   KILN_RETURN_IF_ERROR(kiln_compiler_schedule_target(c->target, &target));
-  if (!control) {
-    KILN_RETURN_IF_ERROR(run_passes(c->allocator, module, options, &target));
-  }
-  double passed = now_seconds();
-  progress(options, "passes done", passed - start);
-  if (control) {
-    KILN_RETURN_IF_ERROR(generate_control(c, module, &target, options));
-  } else if (kiln_vm_codegen_has_dynamic_shapes(module)) {
-    KILN_RETURN_IF_ERROR(generate_symbolic(c, module, &target, options));
-  } else {
-    KILN_RETURN_IF_ERROR(plan_and_generate(c, module, &target, options));
-  }
+  kiln_tuning_t *tuning = NULL;
+  KILN_RETURN_IF_ERROR(load_tuning(c, options, &tuning));
+  layout_lookup_t lookup = {.tuning = tuning, .c = c};
+  target.find_layout = find_layout;
+  target.layout_records = &lookup;
+  double passed = start;
+  kiln_status_t status = passes_and_generate(c, module, options, &target, control, start, &passed);
+  kiln_tuning_destroy(tuning);
+  KILN_RETURN_IF_ERROR(status);
   c->executor = control ? KILN_EXECUTOR_VM : kiln_vm_codegen_choose(module, options->executor);
   if (c->executor == KILN_EXECUTOR_VM && !c->vm_json) {
     KILN_RETURN_IF_ERROR(kiln_vm_codegen(c->allocator, c->graph.graph_json, c->graph.num_params,

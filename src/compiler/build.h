@@ -26,6 +26,14 @@
 #include "compiler/kernel_cache.h"
 #include "kiln/compiler.h"
 
+/* A graph-level knob a pass asked the records for (the target's
+ * find_layout): its workload text and space, for kiln_tune. */
+typedef struct kiln_compiled_layout_t {
+  const char *workload;
+  kiln_schedule_space_t space;
+  struct kiln_compiled_layout_t *next;
+} kiln_compiled_layout_t;
+
 struct kiln_compiled_t {
   kiln_allocator_t allocator;
   kiln_arena_t arena; /* the PrimFuncs, names */
@@ -37,6 +45,7 @@ struct kiln_compiled_t {
   kiln_executor_kind_t executor; /* GRAPH or VM */
   char *vm_json;                 /* the VM's program; NULL for the graph executor */
   kiln_compile_stats_t stats;
+  kiln_compiled_layout_t *layouts; /* in the arena; the last asked first */
 };
 
 /* Builds `module` (typed or not; kiln_ir_infer_types runs first) with

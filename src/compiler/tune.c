@@ -43,6 +43,7 @@
 #include "base/hashmap.h"
 #include "base/strbuf.h"
 #include "compiler/build.h"
+#include "compiler/tune_layout.h"
 #include "compiler/tune_measure.h"
 #include "compiler/tuning.h"
 #include "kiln/tune.h"
@@ -53,6 +54,8 @@
  * task's best is verified; and the share of the time budget kept for it. */
 #define VERIFY_ROUNDS 3
 #define VERIFY_SHARE  0.15
+/* The share of the time budget the graph-level knobs may take first. */
+#define LAYOUT_SHARE 0.25
 
 typedef struct task_t {
   kiln_tune_kernel_t kernel;
@@ -450,6 +453,55 @@ static kiln_status_t tune_compiled(tuner_t *t, const kiln_compiled_t *compiled) 
   return status;
 }
 
+/* The layout search's deadline: LAYOUT_SHARE of the time budget, none
+ * without one; --trials bounds its choices instead. */
+static double layout_deadline(const tuner_t *t) {
+  const kiln_tune_options_t *o = t->options;
+  return o->minutes > 0 ? t->start + o->minutes * 60 * LAYOUT_SHARE : t->start + 1e9;
+}
+
+/* The graph-level knobs (tune_layout.c) searched first; when some beat
+ * their default, the model is compiled again with them, so the kernels
+ * tuned next are those of the chosen layouts. */
+static kiln_status_t tune_layouts(tuner_t *t, const char *model,
+                                  const kiln_compiler_options_t *compile, kiln_model_t **inout_m,
+                                  kiln_compiled_t **inout_compiled) {
+  if (!(*inout_compiled)->layouts) {
+    return KILN_OK;
+  }
+  resolve_cache(t, *inout_compiled);
+  kiln_tune_layout_search_t s = {.allocator = t->report->allocator,
+                                 .model = model,
+                                 .model_options = &t->options->model,
+                                 .compile = compile,
+                                 .baseline = *inout_compiled,
+                                 .options = t->options,
+                                 .records = t->records,
+                                 .target = t->target,
+                                 .cache = t->report->cache,
+                                 .evict_bytes = t->evict_bytes,
+                                 .deadline = layout_deadline(t)};
+  for (const kiln_compiled_layout_t *l = s.baseline->layouts; l; l = l->next) {
+    t->report->layouts++;
+  }
+  kiln_status_t status = kiln_tune_layouts(&s);
+  t->report->layouts_tuned = s.num_chosen;
+  t->report->layout_trials = s.trials;
+  if (!status && s.num_chosen > 0) {
+    kiln_compiler_options_t chosen = *compile;
+    chosen.tuning_records = s.chosen_path;
+    kiln_compiled_destroy(*inout_compiled);
+    kiln_model_destroy(*inout_m);
+    *inout_compiled = NULL;
+    *inout_m = NULL;
+    status = kiln_tune_layout_compile(&s, &chosen, inout_m, inout_compiled);
+  }
+  if (s.chosen_path[0]) {
+    remove(s.chosen_path);
+  }
+  return status;
+}
+
 static kiln_status_t check_options(const kiln_tune_options_t *o) {
   if (o->minutes < 0 || !isfinite(o->minutes) || o->trials < 0 || o->threads < 0 ||
       o->timeout_seconds < 0) {
@@ -495,6 +547,9 @@ kiln_status_t kiln_tune(kiln_allocator_t allocator, const char *model, const cha
   kiln_status_t status = kiln_model_load(allocator, model, &options->model, &m);
   if (!status) {
     status = kiln_model_compile(m, &compile, &compiled);
+  }
+  if (!status) {
+    status = tune_layouts(&t, model, &compile, &m, &compiled);
   }
   if (!status) {
     status = tune_compiled(&t, compiled);

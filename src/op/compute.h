@@ -76,6 +76,15 @@ struct kiln_schedule_target_t {
   /* The kind of target, whose schedule strategies apply (op/impl.h); 0:
    * the x86 CPU. */
   kiln_target_kind_t kind;
+  /* A graph-level knob's record (a pass's layout choice, such as
+   * pack_dense's block: template DENSE_PACK): the configuration tuned for
+   * `workload` (the pass's text of the operator and its shapes), or NULL
+   * for the default of `space`; NULL when there are no records. The
+   * compiler sets it from the tuning records; `layout_records` is its
+   * first argument. */
+  const kiln_schedule_config_t *(*find_layout)(const void *layout_records, const char *workload,
+                                               const kiln_schedule_space_t *space);
+  const void *layout_records;
 };
 
 /* The host: 512-bit vectors and 32 registers on AVX-512, 256 bits and 16

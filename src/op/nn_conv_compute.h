@@ -159,6 +159,16 @@ void kiln_schedule_gemm_x86_space(const kiln_schedule_target_t *target, int64_t 
                                   int64_t k, int64_t fixed_cols,
                                   const kiln_schedule_gemm_config_t *default_config,
                                   kiln_schedule_space_t *out_space);
+/* The text a dense_pack record is keyed by: a float32 product of m rows by
+ * n columns over k (m 0 when not known: no record applies). */
+#define KILN_SCHEDULE_WORKLOAD_CHARS 96
+void kiln_schedule_dense_pack_workload(int64_t m, int64_t n, int64_t k,
+                                       char out_text[KILN_SCHEDULE_WORKLOAD_CHARS]);
+/* The space of pack_dense's column block for such a product: whole vectors
+ * up to KILN_SCHEDULE_GEMM_MAX_VECTORS of them that N needs (N itself below
+ * one vector), and `default_block`. */
+void kiln_schedule_dense_pack_space(const kiln_schedule_target_t *target, int64_t n,
+                                    int64_t default_block, kiln_schedule_space_t *out_space);
 /* The GEMM schedule with the given knobs, the tile's rows along output dim
  * `row`, its columns in vectors of `lanes`: `anchor` is the product's
  * output, `out` the group's output of the same shape (or the anchor).

@@ -50,6 +50,7 @@ static const template_desc_t templates[KILN_SCHEDULE_TEMPLATE_COUNT_] = {
                                      {1, 1, 0, 1},
                                      {64, 1024, 1, 16},
                                      3},
+    [KILN_SCHEDULE_TEMPLATE_DENSE_PACK] = {"dense_pack", 1, {"block"}, {0}, {1}, {1024}, 1},
 };
 
 static const template_desc_t *desc(kiln_schedule_template_t id) {
@@ -245,6 +246,9 @@ bool kiln_schedule_space_valid(const kiln_schedule_space_t *space,
     kiln_schedule_conv_config_t c;
     kiln_schedule_config_to(config, &c);
     return conv_valid(space, &c);
+  }
+  if (id == KILN_SCHEDULE_TEMPLATE_DENSE_PACK) {
+    return true; /* a block among the choices */
   }
   kiln_schedule_gemm_config_t g;
   kiln_schedule_config_to(config, &g);

@@ -42,6 +42,10 @@ typedef enum kiln_schedule_template_e {
   KILN_SCHEDULE_TEMPLATE_NONE = 0, /* the kernel has no tunable schedule */
   KILN_SCHEDULE_TEMPLATE_CONV2D_NCHWC,
   KILN_SCHEDULE_TEMPLATE_GEMM,
+  /* a graph-level knob: the column block pack_dense lays a constant dense
+   * weight out in (its record is keyed by the product's workload, not by a
+   * kernel) */
+  KILN_SCHEDULE_TEMPLATE_DENSE_PACK,
   KILN_SCHEDULE_TEMPLATE_COUNT_
 } kiln_schedule_template_t;
 

@@ -39,6 +39,7 @@
  * of them (12 on AVX2), and the rows at most half the accumulators: 6 rows
  * by 2 vectors. unroll_k is 4 when 4 divides k, else 1.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "op/compute.h"
@@ -129,6 +130,25 @@ void kiln_schedule_gemm_x86_space(const kiln_schedule_target_t *target, int64_t 
     }
   }
   kiln_schedule_space_add(s, 3, default_config->unroll_k);
+}
+
+void kiln_schedule_dense_pack_workload(int64_t m, int64_t n, int64_t k,
+                                       char out_text[KILN_SCHEDULE_WORKLOAD_CHARS]) {
+  snprintf(out_text, KILN_SCHEDULE_WORKLOAD_CHARS, "nn.dense float32 m=%lld n=%lld k=%lld",
+           (long long)m, (long long)n, (long long)k);
+}
+
+void kiln_schedule_dense_pack_space(const kiln_schedule_target_t *target, int64_t n,
+                                    int64_t default_block, kiln_schedule_space_t *out_space) {
+  int64_t lanes = kiln_schedule_lanes(target, KILN_DTYPE_FLOAT32);
+  *out_space =
+      (kiln_schedule_space_t){.default_config = {.template_id = KILN_SCHEDULE_TEMPLATE_DENSE_PACK,
+                                                 .values = {default_block}},
+                              .lanes = lanes};
+  for (int64_t v = 1; v <= KILN_SCHEDULE_GEMM_MAX_VECTORS && (v - 1) * lanes < n; ++v) {
+    kiln_schedule_space_add(out_space, 0, n < lanes ? n : v * lanes);
+  }
+  kiln_schedule_space_add(out_space, 0, default_block);
 }
 
 /* Vectorizes a tile's columns: as unrolled vectors of the target's `lanes`

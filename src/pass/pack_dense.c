@@ -9,7 +9,10 @@
  * cache line after the next, where the unpacked weight would be read with
  * a stride of K per column. b is the schedule's own tile width for N
  * (kiln_schedule_gemm_x86_config for the pass context's target: two vectors, one,
- * or N itself), or the option "pack_dense.block" when set. The packing
+ * or N itself), or the option "pack_dense.block" when set, or the block a
+ * tuning record gives the product (template dense_pack, found through the
+ * target's find_layout by the product's workload text: docs/tuning.md,
+ * "Graph-level knobs"). The packing
  * is nn.pad (zero columns up to a whole number of blocks), reshape and
  * transpose, each evaluated on the spot by its reference kernel; units
  * keeps N, so padded columns are never read. A dense whose weight is
@@ -23,21 +26,45 @@
 #include "pass/passes.h"
 #include "pass/rewrite.h"
 
+#define KILN_PACK_DENSE_MAX_BLOCK 1024
+
 typedef struct packer_t {
   int64_t block; /* 0: the schedule's rule */
   const kiln_schedule_target_t *target;
 } packer_t;
 
-/* The block for a product of m rows (data's leading dims) by n by k. */
+/* The tuned block for the product, when the target's records have one of
+ * its space; else `rule`. */
+static int64_t tuned_block(const kiln_schedule_target_t *target, int64_t m, int64_t n, int64_t k,
+                           int64_t rule) {
+  if (!target || !target->find_layout || m <= 0) {
+    return rule;
+  }
+  char workload[KILN_SCHEDULE_WORKLOAD_CHARS];
+  kiln_schedule_dense_pack_workload(m, n, k, workload);
+  kiln_schedule_space_t space;
+  kiln_schedule_dense_pack_space(target, n, rule, &space);
+  const kiln_schedule_config_t *config =
+      target->find_layout(target->layout_records, workload, &space);
+  bool valid = config && config->template_id == KILN_SCHEDULE_TEMPLATE_DENSE_PACK &&
+               config->values[0] >= 1 && config->values[0] <= KILN_PACK_DENSE_MAX_BLOCK;
+  return valid ? config->values[0] : rule;
+}
+
+/* The block for a product of m rows (data's leading dims) by n by k: the
+ * option's, a tuning record's, or the schedule's rule. */
 static int64_t pack_block(const packer_t *p, const kiln_tensor_type_t *data, int64_t n, int64_t k) {
   if (p->block > 0) {
     return p->block;
   }
   int64_t m = 1;
+  bool known = true; /* no symbolic dim */
   for (int d = 0; d + 1 < data->ndim; ++d) {
     m *= data->shape[d];
+    known &= data->shape[d] >= 0;
   }
-  return kiln_schedule_gemm_x86_config(p->target, m, n, k).tile_cols;
+  int64_t rule = kiln_schedule_gemm_x86_config(p->target, m, n, k).tile_cols;
+  return tuned_block(p->target, known ? m : 0, n, k, rule);
 }
 
 /* weight (N, K) -> (ceil(N / b), K, b), evaluated now. */
@@ -92,7 +119,7 @@ static kiln_status_t pack_dense_call(kiln_pass_rewriter_t *rewriter, kiln_call_t
 static kiln_status_t pack_dense_run(kiln_module_t *module, kiln_pass_context_t *context) {
   packer_t packer = {.target = kiln_pass_context_target(context)};
   KILN_RETURN_IF_ERROR(kiln_pass_context_option_int(context, "pack_dense.block", 0, &packer.block));
-  if (packer.block < 0 || packer.block > 1024) {
+  if (packer.block < 0 || packer.block > KILN_PACK_DENSE_MAX_BLOCK) {
     return KILN_STATUS(INVALID_ARGUMENT,
                        "option pack_dense.block must be in [1, 1024] (0: the schedule's rule), got "
                        "%lld",

@@ -178,6 +178,67 @@ static void test_compile_takes_record(void **state) {
   free(path);
 }
 
+/* mlp's output on an input of 0.01 i (i the element's index). */
+static kiln_tensor_t *run_mlp(kiln_compiled_t *compiled) {
+  kiln_graph_executor_t *gx = NULL;
+  KILN_ASSERT_OK(kiln_compiled_create_executor(compiled, &gx));
+  kiln_graph_executor_tensor_info_t info;
+  KILN_ASSERT_OK(kiln_graph_executor_input_info(gx, 0, &info));
+  kiln_tensor_t *input = NULL, *output = NULL;
+  KILN_ASSERT_OK(
+      kiln_tensor_create(kiln_allocator_system(), info.dtype, info.ndim, info.shape, &input));
+  float *x = kiln_tensor_data(input);
+  for (int64_t i = 0; i < kiln_tensor_element_count(input); ++i) {
+    x[i] = 0.01f * (float)(i % 100);
+  }
+  KILN_ASSERT_OK(kiln_graph_executor_set_input(gx, 0, kiln_tensor_dl(input)));
+  KILN_ASSERT_OK(kiln_graph_executor_run(gx));
+  KILN_ASSERT_OK(kiln_graph_executor_copy_output(gx, 0, kiln_allocator_system(), &output));
+  kiln_graph_executor_destroy(gx);
+  kiln_tensor_release(input);
+  return output;
+}
+
+/* A dense_pack record for one of the workloads mlp's compile asked for:
+ * the compile packs that weight in the record's block (its kernels'
+ * keys change), and the outputs are those of the untuned compile. */
+static void test_compile_takes_layout_record(void **state) {
+  (void)state;
+  kiln_compiled_t *plain = compile_mlp(NULL);
+  const kiln_compiled_layout_t *layout = plain->layouts;
+  while (layout && layout->space.num_choices[0] < 2) { /* N narrower than a vector: one block */
+    layout = layout->next;
+  }
+  assert_non_null(layout);
+  assert_non_null(strstr(layout->workload, "nn.dense float32 m=1 n="));
+  kiln_schedule_config_t config = layout->space.default_config;
+  assert_int_equal(config.template_id, KILN_SCHEDULE_TEMPLATE_DENSE_PACK);
+  config.values[0] = layout->space.choices[0][0] == config.values[0] ? layout->space.choices[0][1]
+                                                                     : layout->space.choices[0][0];
+  kiln_strbuf_t text;
+  kiln_strbuf_initialize(&text, kiln_allocator_system());
+  KILN_ASSERT_OK(kiln_schedule_config_format(&config, &text));
+  char task[KILN_TUNING_TASK_CHARS];
+  kiln_tuning_task_of(layout->workload, task);
+  char *path = temp_file("layout.json");
+  kiln_tuning_record_t r = record(task, "c", kiln_strbuf_c_str(&text), 0.1);
+  KILN_ASSERT_OK(kiln_tuning_append(path, &r));
+  kiln_compiled_t *tuned = compile_mlp(path);
+  int changed = 0;
+  for (int i = 0; i < tuned->graph.num_funcs; ++i) {
+    changed += strcmp(tuned->graph.func_keys[i], plain->graph.func_keys[i]) != 0;
+  }
+  assert_int_equal(changed, 1);
+  kiln_tensor_t *want = run_mlp(plain), *got = run_mlp(tuned);
+  KILN_ASSERT_OK(kiln_tensor_allclose(want, got, 1e-5, 1e-6));
+  kiln_tensor_release(want);
+  kiln_tensor_release(got);
+  kiln_strbuf_deinitialize(&text);
+  kiln_compiled_destroy(tuned);
+  kiln_compiled_destroy(plain);
+  free(path);
+}
+
 static void prepare(kiln_compiled_t *compiled, kiln_tune_kernel_t *kernel) {
   memset(kernel, 0, sizeof(*kernel));
   kernel->function = compiled->graph.functions[0];
@@ -234,6 +295,8 @@ static void test_tune_then_compile(void **state) {
   assert_int_equal(report.trials, 6);
   assert_true(report.cache != KILN_TUNE_CACHE_AUTO); /* resolved */
   assert_true(report.constant_bytes > 100000);       /* mlp's weights */
+  assert_int_equal(report.layouts, 3);               /* mlp's three products' blocks */
+  assert_true(report.layout_trials >= 1 && report.layouts_tuned <= report.layouts);
   for (int i = 0; i < report.num_tasks; ++i) {
     assert_true(report.tasks[i].default_ms > 0);
     assert_true(report.tasks[i].best_ms <= report.tasks[i].default_ms);
@@ -256,9 +319,13 @@ static void test_tune_then_compile(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_best_per_task),        cmocka_unit_test(test_cut_line),
-      cmocka_unit_test(test_bad_records),          cmocka_unit_test(test_task_ids),
-      cmocka_unit_test(test_compile_takes_record), cmocka_unit_test(test_measure_survives),
+      cmocka_unit_test(test_best_per_task),
+      cmocka_unit_test(test_cut_line),
+      cmocka_unit_test(test_bad_records),
+      cmocka_unit_test(test_task_ids),
+      cmocka_unit_test(test_compile_takes_record),
+      cmocka_unit_test(test_measure_survives),
+      cmocka_unit_test(test_compile_takes_layout_record),
       cmocka_unit_test(test_tune_then_compile),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

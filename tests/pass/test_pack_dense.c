@@ -5,7 +5,11 @@
  * weight stays a dense. Numbers kept (the packed reference against the
  * dense one), the block option and its bounds, allocation failures.
  */
+#include <stdio.h>
+
+#include "op/compute.h"
 #include "op/nn_common.h"
+#include "op/nn_conv_compute.h"
 #include "pass_fixture.h"
 
 static const char *const text =
@@ -76,6 +80,56 @@ static void test_default_block(void **state) {
   kiln_module_destroy(m);
 }
 
+/* A target whose records give every workload block 2 (kept in `asked`). */
+typedef struct asked_t {
+  char workload[KILN_SCHEDULE_WORKLOAD_CHARS];
+  kiln_schedule_space_t space;
+  kiln_schedule_config_t answer;
+} asked_t;
+
+static const kiln_schedule_config_t *find_two(const void *records, const char *workload,
+                                              const kiln_schedule_space_t *space) {
+  asked_t *asked = (asked_t *)(uintptr_t)records;
+  snprintf(asked->workload, sizeof(asked->workload), "%s", workload);
+  asked->space = *space;
+  return &asked->answer;
+}
+
+static kiln_status_t pack_by_record(kiln_module_t *module, void *user) {
+  kiln_pass_context_t *context = pf_context(3);
+  kiln_schedule_target_t target = *kiln_pass_context_target(context);
+  target.find_layout = find_two;
+  target.layout_records = user;
+  kiln_pass_context_set_target(context, &target);
+  const kiln_pass_t *pass = NULL;
+  kiln_status_t status = kiln_pass_find("pack_dense", &pass);
+  if (status == KILN_OK) {
+    status = kiln_pass_sequential_run(module, context, &pass, 1);
+  }
+  kiln_pass_context_destroy(context);
+  return status;
+}
+
+/* A tuning record's block (template dense_pack) replaces the rule's; the
+ * pass asks by the product's workload, with the space around the rule's
+ * block. A record of another template is ignored. */
+static void test_block_from_record(void **state) {
+  (void)state;
+  asked_t asked = {.answer = {KILN_SCHEDULE_TEMPLATE_DENSE_PACK, {2}}};
+  kiln_module_t *m = pf_parse(text);
+  pf_assert_keeps_numbers(m, pack_by_record, &asked, 1e-4, 1e-5);
+  assert_string_equal(asked.workload, "nn.dense float32 m=6 n=5 k=4");
+  assert_int_equal(asked.space.default_config.template_id, KILN_SCHEDULE_TEMPLATE_DENSE_PACK);
+  assert_int_equal(asked.space.default_config.values[0], 5);
+  assert_int_equal(kiln_pass_tensor_type(first_call(m)->args[1])->shape[2], 2);
+  kiln_module_destroy(m);
+  asked.answer.template_id = KILN_SCHEDULE_TEMPLATE_GEMM;
+  m = pf_parse(text);
+  pf_assert_keeps_numbers(m, pack_by_record, &asked, 1e-4, 1e-5);
+  assert_int_equal(kiln_pass_tensor_type(first_call(m)->args[1])->shape[2], 5);
+  kiln_module_destroy(m);
+}
+
 static void test_block_option_bounds(void **state) {
   (void)state;
   kiln_module_t *m = pf_parse(text);
@@ -96,9 +150,8 @@ static void test_allocation_failures(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_constant_weight_packed),
-      cmocka_unit_test(test_default_block),
-      cmocka_unit_test(test_block_option_bounds),
+      cmocka_unit_test(test_constant_weight_packed), cmocka_unit_test(test_default_block),
+      cmocka_unit_test(test_block_from_record),      cmocka_unit_test(test_block_option_bounds),
       cmocka_unit_test(test_allocation_failures),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
