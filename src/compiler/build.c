@@ -167,7 +167,8 @@ static kiln_status_t generate_symbolic(kiln_compiled_t *c, kiln_module_t *module
         kiln_graph_codegen_tuned(c->allocator, module, target, tuning, plan, &c->arena, &c->graph);
   }
   if (!status) {
-    status = kiln_vm_codegen_symbolic(c->allocator, &c->arena, module, &c->graph, plan, &c->vm_json);
+    status =
+        kiln_vm_codegen_symbolic(c->allocator, &c->arena, module, &c->graph, plan, &c->vm_json);
   }
   kiln_pass_plan_memory_destroy(plan);
   kiln_tuning_destroy(tuning);

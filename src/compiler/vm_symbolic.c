@@ -3,8 +3,10 @@
  * docs/vm.md "Compiling symbolic dims").
  *
  * graph_codegen has lowered every fused group once, over run-time extents
- * (compiler/lower_symbolic.c), and written graph.json without a memory
- * plan (a storage per entry; a dim of -1 where it is symbolic). This file
+ * (compiler/lower_symbolic.c), and written graph.json with the memory
+ * plan's storage ids (pass/plan_memory.h: the values whose dims are static
+ * or bounded, at their bounds' sizes; a storage of its own for every other
+ * entry) and a dim of -1 where it is symbolic. This file
  * turns that graph into a VM program in which every shape the compiler
  * does not know is computed at run time by kernels, so the runtime needs
  * no compiler:
@@ -13,18 +15,25 @@
  *   bind each dimension variable from the first input that has it and
  *   check every other input against it (and upper bounds), so a mismatching
  *   input fails there, naming the argument and the shape expected;
- * - a kernel output of static shape gets alloc_storage and alloc_tensor as
- *   in a static program;
+ * - each plan storage a kernel output takes gets one alloc_storage of the
+ *   plan's byte count at the top, after the constants: a planned output
+ *   is made inside it at its run-time shape (it fits: check_inputs
+ *   refuses an input above a bound), never freed; the plan's lifetimes
+ *   are the program's, its walk being graph.json's node order;
+ * - any other kernel output of static shape gets alloc_storage and
+ *   alloc_tensor as in a static program;
  * - a symbolic one gets a shape kernel, <kernel>_shape<o>: the kernel's
  *   input buffers (which bind the variables from the inputs' shapes) and an
  *   int64 vector it fills with the output's dims, the very expressions the
  *   kernel checks its output against. The program allocates that vector,
- *   calls the shape kernel, then alloc_storage_shape and alloc_tensor_reg;
+ *   calls the shape kernel, then alloc_tensor_reg in the output's plan
+ *   storage, or after alloc_storage_shape when it has none;
  * - a view (a dyn.reshape, dyn.squeeze or dyn.unsqueeze: graph_codegen's
  *   "__view" node) is no kernel: the runtime's shape function computes its
  *   shape from its inputs' shapes and values (shape_func, runtime/
  *   shape_func.h) and reshape_tensor makes the view; its data's storage
- *   lives as long as the view;
+ *   lives as long as the view (so the data takes no plan storage, whose
+ *   lifetime ends at the view's call);
  * - a dyn operator's kernel (dyn.broadcast_to) gets its output's shape from
  *   the runtime's shape function the same way, instead of a shape kernel
  *   (its output dims depend on values, not on its inputs' shapes);
@@ -33,9 +42,10 @@
  *   graph_codegen's "__extern" node) is no kernel of the library: call_extern runs the
  *   runtime's kernel of that name (runtime/extern_kernel.h), which sizes
  *   its outputs from the values and allocates them from the VM's pool;
- * - after a kernel call, the storage of each value no later call reads
- *   (and that is not an output) goes back to the pool (free_storage), so a
- *   run's memory follows the live values, at whatever size.
+ * - after a kernel call, the per-run storage of each value no later call
+ *   reads (and that is not an output) goes back to the pool
+ *   (free_storage), so that part of a run's memory follows the live
+ *   values, at whatever size.
  * The shape kernels are added to the graph's kernels, to be built with them.
  */
 #include <stdio.h>
@@ -509,15 +519,14 @@ static kiln_status_t alloc_plan(sym_gen_t *g) {
     reg_of[i] = -1;
   }
   for (int n = 0; n < (int)json_array_size(g->nodes); ++n) {
-    for (int o = 0; node_func(g, n) && !is_view(g, n) && !is_extern(g, n) &&
-                    o < node_num_outputs(g, n);
-         ++o) {
+    for (int o = 0;
+         node_func(g, n) && !is_view(g, n) && !is_extern(g, n) && o < node_num_outputs(g, n); ++o) {
       int e = node_first_entry(g, n) + o, id = plan_storage_of(g, e);
       if (id >= 0 && reg_of[id] < 0) {
         reg_of[id] = g->num_registers++;
-        KILN_RETURN_IF_ERROR(kiln_vm_codegen_append(
-            g->code, json_pack("[s, i, I]", "alloc_storage", reg_of[id],
-                               (json_int_t)g->plan->storages[id].bytes)));
+        KILN_RETURN_IF_ERROR(
+            kiln_vm_codegen_append(g->code, json_pack("[s, i, I]", "alloc_storage", reg_of[id],
+                                                      (json_int_t)g->plan->storages[id].bytes)));
       }
       g->plan_reg[e] = id >= 0 ? reg_of[id] : -1;
     }

@@ -103,9 +103,9 @@ static kiln_status_t push_entries(planner_t *p, const kiln_expr_t *call, const k
       .expr = call, .field = (*field)++, .storage_id = -1, .dtype = tensor->dtype};
   int64_t dims[KILN_MAX_RANK];
   entry.per_run = tensor->ndim > KILN_MAX_RANK || !bounded_shape(tensor, dims);
-  KILN_RETURN_IF_ERROR(entry.per_run ? KILN_OK
-                                     : kiln_shape_byte_size(tensor->dtype, tensor->ndim,
-                                                            dims, &entry.bytes));
+  KILN_RETURN_IF_ERROR(entry.per_run
+                           ? KILN_OK
+                           : kiln_shape_byte_size(tensor->dtype, tensor->ndim, dims, &entry.bytes));
   int32_t ref = (int32_t)kiln_array_count(&p->entries);
   int32_t uses = 0;
   KILN_RETURN_IF_ERROR(kiln_array_push(&p->entries, &entry));

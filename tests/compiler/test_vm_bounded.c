@@ -54,8 +54,7 @@ static void release_all(int n, kiln_tensor_t **tensors) {
  * alloc_storage ones of at least `min_bytes` (op "alloc_storage"). */
 static int count_ops(const kiln_compiled_t *compiled, const char *op, json_int_t min_bytes) {
   json_t *root = NULL;
-  KILN_ASSERT_OK(
-      kiln_json_parse(compiled->vm_json, strlen(compiled->vm_json), "vm.json", &root));
+  KILN_ASSERT_OK(kiln_json_parse(compiled->vm_json, strlen(compiled->vm_json), "vm.json", &root));
   const json_t *code =
       json_object_get(json_array_get(json_object_get(root, "functions"), 0), "code");
   assert_non_null(code);
