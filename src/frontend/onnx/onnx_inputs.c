@@ -82,8 +82,7 @@ static kiln_status_t kiln_onnx_spec_var(kiln_arena_t *arena, const char *spec, c
     ++*p;
   }
   char *name = NULL;
-  KILN_RETURN_IF_ERROR(
-      kiln_arena_allocate(arena, (size_t)(*p - start) + 1, 1, (void **)&name));
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate(arena, (size_t)(*p - start) + 1, 1, (void **)&name));
   memcpy(name, start, (size_t)(*p - start));
   name[*p - start] = '\0';
   int64_t bound = -1;
