@@ -519,8 +519,8 @@ static kiln_status_t alloc_plan(sym_gen_t *g) {
     reg_of[i] = -1;
   }
   for (int n = 0; n < (int)json_array_size(g->nodes); ++n) {
-    for (int o = 0;
-         node_func(g, n) && !is_view(g, n) && !is_extern(g, n) && o < node_num_outputs(g, n); ++o) {
+    bool kernel = node_func(g, n) && !is_view(g, n) && !is_extern(g, n);
+    for (int o = 0; kernel && o < node_num_outputs(g, n); ++o) {
       int e = node_first_entry(g, n) + o, id = plan_storage_of(g, e);
       if (id >= 0 && reg_of[id] < 0) {
         reg_of[id] = g->num_registers++;
