@@ -10,8 +10,8 @@
  * params join the build's under a prefix of the stage's; --executor graph
  * refuses it (kiln_pass_check_static names the node). A module with dims known only at run time
  * (symbolic dims in main's parameters, dyn operators' outputs) compiles for
- * the VM: no memory plan, kernels over run-time extents (lower_symbolic.c)
- * and the program of vm_symbolic.c.
+ * the VM: a memory plan of the values with static or bounded dims, kernels
+ * over run-time extents (lower_symbolic.c) and the program of vm_symbolic.c.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <string.h>
@@ -189,14 +189,26 @@ static kiln_status_t plan_and_generate(kiln_compiled_t *c, kiln_module_t *module
   return status;
 }
 
-/* A module with symbolic dims: kernels over run-time extents, a storage
- * per value (sized at run time), and the VM program (vm_symbolic.c). */
+/* A module with symbolic dims: kernels over run-time extents, the plan of
+ * the values whose dims are static or bounded (plan_memory.h), a storage
+ * per run for the others, and the VM program (vm_symbolic.c). */
 static kiln_status_t generate_symbolic(kiln_compiled_t *c, kiln_module_t *module,
                                        const kiln_schedule_target_t *target,
                                        const kiln_tuning_t *tuning) {
-  KILN_RETURN_IF_ERROR(
-      kiln_graph_codegen_tuned(c->allocator, module, target, tuning, NULL, &c->arena, &c->graph));
-  return kiln_vm_codegen_symbolic(c->allocator, &c->arena, module, &c->graph, &c->vm_json);
+  kiln_memory_plan_t *plan = NULL;
+  kiln_status_t status = kiln_pass_plan_memory_compute(module, c->allocator, &plan);
+  if (!status) {
+    c->stats.planned_bytes = plan->planned_bytes;
+    c->stats.tensor_bytes = plan->tensor_bytes;
+    status =
+        kiln_graph_codegen_tuned(c->allocator, module, target, tuning, plan, &c->arena, &c->graph);
+  }
+  if (!status) {
+    status =
+        kiln_vm_codegen_symbolic(c->allocator, &c->arena, module, &c->graph, plan, &c->vm_json);
+  }
+  kiln_pass_plan_memory_destroy(plan);
+  return status;
 }
 
 /* ---- control flow (vm_control.c) ---- */
@@ -297,7 +309,7 @@ static kiln_status_t compile_stage(void *context, kiln_module_t *module, const c
   kiln_status_t status =
       kiln_graph_codegen_tuned(c->allocator, module, s->target, NULL, NULL, &c->arena, &graph);
   if (!status) {
-    status = kiln_vm_codegen_symbolic(c->allocator, &c->arena, module, &graph, out_vm_json);
+    status = kiln_vm_codegen_symbolic(c->allocator, &c->arena, module, &graph, NULL, out_vm_json);
   }
   if (!status) {
     status = join_stage(c, &graph, prefix);

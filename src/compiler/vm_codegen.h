@@ -37,17 +37,18 @@ bool kiln_vm_codegen_is_symbolic(const kiln_module_t *module);
 bool kiln_vm_codegen_has_dynamic_shapes(const kiln_module_t *module);
 
 /* vm.json's text for a module with symbolic dims (vm_symbolic.c), from
- * `graph` (kiln_graph_codegen without a memory plan, its kernels lowered
- * over run-time extents): shapes are computed at run time by shape kernels
- * it adds to graph's kernels (in `arena`), storage is allocated per run and
- * freed after its last use, and a kernel check_inputs checks the inputs'
- * dims against each other first. UNIMPLEMENTED for an output dim no input's
- * shape gives. */
-KILN_MUST_USE_RESULT kiln_status_t kiln_vm_codegen_symbolic(kiln_allocator_t allocator,
-                                                            kiln_arena_t *arena,
-                                                            const kiln_module_t *module,
-                                                            kiln_graph_codegen_t *graph,
-                                                            char **out_vm_json);
+ * `graph` (kiln_graph_codegen with `plan`, its kernels lowered over
+ * run-time extents): shapes are computed at run time by shape kernels it
+ * adds to graph's kernels (in `arena`); a value the plan places (its dims
+ * static or bounded: plan_memory.h) is made at its run-time shape in its
+ * plan storage, allocated once at the top at the plan's size; any other
+ * value's storage is allocated per run and freed after its last use (all
+ * of them when `plan` is NULL); a kernel check_inputs checks the inputs'
+ * dims against each other and their bounds first. UNIMPLEMENTED for an
+ * output dim no input's shape gives. */
+KILN_MUST_USE_RESULT kiln_status_t kiln_vm_codegen_symbolic(
+    kiln_allocator_t allocator, kiln_arena_t *arena, const kiln_module_t *module,
+    kiln_graph_codegen_t *graph, const kiln_memory_plan_t *plan, char **out_vm_json);
 
 /* What kiln_vm_codegen_control needs from the compiler's driver: `compile`
  * compiles `module` (its main a dataflow function, typed) with the passes

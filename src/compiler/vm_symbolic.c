@@ -3,8 +3,10 @@
  * docs/vm.md "Compiling symbolic dims").
  *
  * graph_codegen has lowered every fused group once, over run-time extents
- * (compiler/lower_symbolic.c), and written graph.json without a memory
- * plan (a storage per entry; a dim of -1 where it is symbolic). This file
+ * (compiler/lower_symbolic.c), and written graph.json with the memory
+ * plan's storage ids (pass/plan_memory.h: the values whose dims are static
+ * or bounded, at their bounds' sizes; a storage of its own for every other
+ * entry) and a dim of -1 where it is symbolic. This file
  * turns that graph into a VM program in which every shape the compiler
  * does not know is computed at run time by kernels, so the runtime needs
  * no compiler:
@@ -13,18 +15,25 @@
  *   bind each dimension variable from the first input that has it and
  *   check every other input against it (and upper bounds), so a mismatching
  *   input fails there, naming the argument and the shape expected;
- * - a kernel output of static shape gets alloc_storage and alloc_tensor as
- *   in a static program;
+ * - each plan storage a kernel output takes gets one alloc_storage of the
+ *   plan's byte count at the top, after the constants: a planned output
+ *   is made inside it at its run-time shape (it fits: check_inputs
+ *   refuses an input above a bound), never freed; the plan's lifetimes
+ *   are the program's, its walk being graph.json's node order;
+ * - any other kernel output of static shape gets alloc_storage and
+ *   alloc_tensor as in a static program;
  * - a symbolic one gets a shape kernel, <kernel>_shape<o>: the kernel's
  *   input buffers (which bind the variables from the inputs' shapes) and an
  *   int64 vector it fills with the output's dims, the very expressions the
  *   kernel checks its output against. The program allocates that vector,
- *   calls the shape kernel, then alloc_storage_shape and alloc_tensor_reg;
+ *   calls the shape kernel, then alloc_tensor_reg in the output's plan
+ *   storage, or after alloc_storage_shape when it has none;
  * - a view (a dyn.reshape, dyn.squeeze or dyn.unsqueeze: graph_codegen's
  *   "__view" node) is no kernel: the runtime's shape function computes its
  *   shape from its inputs' shapes and values (shape_func, runtime/
  *   shape_func.h) and reshape_tensor makes the view; its data's storage
- *   lives as long as the view;
+ *   lives as long as the view (so the data takes no plan storage, whose
+ *   lifetime ends at the view's call);
  * - a dyn operator's kernel (dyn.broadcast_to) gets its output's shape from
  *   the runtime's shape function the same way, instead of a shape kernel
  *   (its output dims depend on values, not on its inputs' shapes);
@@ -33,9 +42,10 @@
  *   graph_codegen's "__extern" node) is no kernel of the library: call_extern runs the
  *   runtime's kernel of that name (runtime/extern_kernel.h), which sizes
  *   its outputs from the values and allocates them from the VM's pool;
- * - after a kernel call, the storage of each value no later call reads
- *   (and that is not an output) goes back to the pool (free_storage), so a
- *   run's memory follows the live values, at whatever size.
+ * - after a kernel call, the per-run storage of each value no later call
+ *   reads (and that is not an output) goes back to the pool
+ *   (free_storage), so that part of a run's memory follows the live
+ *   values, at whatever size.
  * The shape kernels are added to the graph's kernels, to be built with them.
  */
 #include <stdio.h>
@@ -53,10 +63,12 @@ typedef struct sym_gen_t {
   kiln_arena_t *arena;
   const kiln_function_t *main_fn;
   kiln_graph_codegen_t *graph;
-  const json_t *nodes, *row_ptr, *shapes, *dtypes, *heads, *flops;
+  const kiln_memory_plan_t *plan; /* may be NULL */
+  const json_t *nodes, *row_ptr, *shapes, *dtypes, *heads, *flops, *storage_ids;
   int num_entries;
   int *entry_reg, *storage_reg, *last_use;
-  bool *is_head;
+  int *plan_reg; /* per entry: the register of its plan storage, or -1 (per run) */
+  bool *is_head, *viewed;
   int num_registers;
   json_t *kernels, *code;
   kiln_array_t extra;      /* const kiln_tir_prim_func_t *: shape and check kernels */
@@ -116,13 +128,20 @@ static bool is_view(const sym_gen_t *g, int n) {
   return func && strcmp(func, "__view") == 0;
 }
 
+static bool is_extern(const sym_gen_t *g, int n) {
+  const char *func = node_func(g, n);
+  return func && strcmp(func, "__extern") == 0;
+}
+
 /* A view's data lives as long as the view (its storage is the view's):
  * its last use and being an output extend to the data's, latest view first
- * so that a view of a view reaches the first data. */
+ * so that a view of a view reaches the first data; the data is not placed
+ * in the plan (whose lifetimes end at the view's call). */
 static void extend_viewed(sym_gen_t *g) {
   for (int n = (int)json_array_size(g->nodes); n-- > 0;) {
     if (is_view(g, n)) {
       int data = input_entry(g, n, 0), view = node_first_entry(g, n);
+      g->viewed[data] = true;
       g->last_use[data] =
           g->last_use[view] > g->last_use[data] ? g->last_use[view] : g->last_use[data];
       g->is_head[data] = g->is_head[data] || g->is_head[view];
@@ -138,6 +157,7 @@ static kiln_status_t parse_graph(sym_gen_t *g, const json_t *root) {
   g->shapes = json_array_get(json_object_get(attrs, "shape"), 1);
   g->dtypes = json_array_get(json_object_get(attrs, "dltype"), 1);
   g->flops = json_array_get(json_object_get(attrs, "kiln_flops"), 1);
+  g->storage_ids = json_array_get(json_object_get(attrs, "storage_id"), 1);
   if (!g->nodes || !g->row_ptr || !g->heads || !g->shapes || !g->dtypes) {
     return KILN_STATUS(INTERNAL, "vm codegen: graph.json lacks a member");
   }
@@ -150,10 +170,14 @@ static kiln_status_t parse_graph(sym_gen_t *g, const json_t *root) {
   KILN_RETURN_IF_ERROR(
       kiln_arena_allocate_array(g->arena, n, sizeof(int), _Alignof(int), (void **)&g->last_use));
   KILN_RETURN_IF_ERROR(
+      kiln_arena_allocate_array(g->arena, n, sizeof(int), _Alignof(int), (void **)&g->plan_reg));
+  KILN_RETURN_IF_ERROR(
       kiln_arena_allocate_array(g->arena, n, sizeof(bool), _Alignof(bool), (void **)&g->is_head));
+  KILN_RETURN_IF_ERROR(
+      kiln_arena_allocate_array(g->arena, n, sizeof(bool), _Alignof(bool), (void **)&g->viewed));
   for (size_t e = 0; e < n; ++e) {
-    g->entry_reg[e] = g->storage_reg[e] = g->last_use[e] = -1;
-    g->is_head[e] = false;
+    g->entry_reg[e] = g->storage_reg[e] = g->last_use[e] = g->plan_reg[e] = -1;
+    g->is_head[e] = g->viewed[e] = false;
   }
   for (size_t h = 0; h < json_array_size(g->heads); ++h) {
     const json_t *head = json_array_get(g->heads, h);
@@ -471,13 +495,80 @@ static kiln_status_t static_bytes(const sym_gen_t *g, int e, int64_t *out_bytes)
   return KILN_OK;
 }
 
+/* ---- the plan ---- */
+
+/* The plan storage of entry e (graph.json's storage id), or -1: e's
+ * storage is then per run. A view's data takes none (its storage lives as
+ * long as the view, past the plan's lifetime of it). */
+static int plan_storage_of(const sym_gen_t *g, int e) {
+  if (!g->plan || !g->storage_ids || g->viewed[e] || g->is_head[e]) {
+    return -1;
+  }
+  json_int_t id = json_integer_value(json_array_get(g->storage_ids, (size_t)e));
+  return id >= 0 && id < g->plan->num_storages ? (int)id : -1;
+}
+
+/* One alloc_storage, of the plan's size, per plan storage a kernel's
+ * output takes, at the top of the program; each such output's plan_reg. */
+static kiln_status_t alloc_plan(sym_gen_t *g) {
+  int *reg_of = NULL;
+  size_t count = g->plan ? (size_t)g->plan->num_storages : 0;
+  KILN_RETURN_IF_ERROR(
+      kiln_arena_allocate_array(g->arena, count + 1, sizeof(int), _Alignof(int), (void **)&reg_of));
+  for (size_t i = 0; i < count; ++i) {
+    reg_of[i] = -1;
+  }
+  for (int n = 0; n < (int)json_array_size(g->nodes); ++n) {
+    bool kernel = node_func(g, n) && !is_view(g, n) && !is_extern(g, n);
+    for (int o = 0; kernel && o < node_num_outputs(g, n); ++o) {
+      int e = node_first_entry(g, n) + o, id = plan_storage_of(g, e);
+      if (id >= 0 && reg_of[id] < 0) {
+        reg_of[id] = g->num_registers++;
+        KILN_RETURN_IF_ERROR(
+            kiln_vm_codegen_append(g->code, json_pack("[s, i, I]", "alloc_storage", reg_of[id],
+                                                      (json_int_t)g->plan->storages[id].bytes)));
+      }
+      g->plan_reg[e] = id >= 0 ? reg_of[id] : -1;
+    }
+  }
+  return KILN_OK;
+}
+
+/* ---- allocations ---- */
+
+/* Entry e's storage register: its plan storage's, else one of `bytes`
+ * allocated now (freed after e's last use). */
+static kiln_status_t storage_for(sym_gen_t *g, int e, int64_t bytes, int *out_storage) {
+  if (g->plan_reg[e] >= 0) {
+    *out_storage = g->plan_reg[e];
+    return KILN_OK;
+  }
+  int storage = *out_storage = g->storage_reg[e] = g->num_registers++;
+  return kiln_vm_codegen_append(
+      g->code, json_pack("[s, i, I]", "alloc_storage", storage, (json_int_t)bytes));
+}
+
+/* Entry e's tensor of the shape in register `vector`: in its plan
+ * storage, else in a storage of that shape allocated now. */
+static kiln_status_t alloc_shaped(sym_gen_t *g, int e, int vector) {
+  int storage = g->plan_reg[e];
+  if (storage < 0) {
+    storage = g->storage_reg[e] = g->num_registers++;
+    KILN_RETURN_IF_ERROR(
+        kiln_vm_codegen_append(g->code, json_pack("[s, i, i, s]", "alloc_storage_shape", storage,
+                                                  vector, entry_dtype(g, e))));
+  }
+  int reg = g->entry_reg[e] = g->num_registers++;
+  return kiln_vm_codegen_append(g->code, json_pack("[s, i, i, i, s, i]", "alloc_tensor_reg", reg,
+                                                   storage, 0, entry_dtype(g, e), vector));
+}
+
 static kiln_status_t alloc_static(sym_gen_t *g, int e) {
   int64_t bytes = 0;
+  int storage = 0;
   KILN_RETURN_IF_ERROR(static_bytes(g, e, &bytes));
-  int storage = g->storage_reg[e] = g->num_registers++;
+  KILN_RETURN_IF_ERROR(storage_for(g, e, bytes, &storage));
   int reg = g->entry_reg[e] = g->num_registers++;
-  KILN_RETURN_IF_ERROR(kiln_vm_codegen_append(
-      g->code, json_pack("[s, i, I]", "alloc_storage", storage, (json_int_t)bytes)));
   return kiln_vm_codegen_append(g->code,
                                 json_pack("[s, i, i, i, s, O]", "alloc_tensor", reg, storage, 0,
                                           entry_dtype(g, e), entry_shape(g, e)));
@@ -493,8 +584,6 @@ static kiln_status_t alloc_symbolic(sym_gen_t *g, const kiln_tir_prim_func_t *ke
   KILN_RETURN_IF_ERROR(kiln_vm_codegen_kernel_index(g->kernels, name, &k));
   int ndim = (int)json_array_size(entry_shape(g, e));
   int vstorage = *out_vector_storage = g->num_registers++, vector = g->num_registers++;
-  int storage = g->storage_reg[e] = g->num_registers++;
-  int reg = g->entry_reg[e] = g->num_registers++;
   int out[1] = {vector};
   KILN_RETURN_IF_ERROR(kiln_vm_codegen_append(
       g->code, json_pack("[s, i, I]", "alloc_storage", vstorage, (json_int_t)(8 * ndim + 8))));
@@ -505,11 +594,7 @@ static kiln_status_t alloc_symbolic(sym_gen_t *g, const kiln_tir_prim_func_t *ke
       kiln_vm_codegen_append(g->code, json_pack("[s, i, o, o]", "invoke_packed", k,
                                                 kiln_vm_codegen_ints_json(inputs, num_inputs),
                                                 kiln_vm_codegen_ints_json(out, 1))));
-  KILN_RETURN_IF_ERROR(
-      kiln_vm_codegen_append(g->code, json_pack("[s, i, i, s]", "alloc_storage_shape", storage,
-                                                vector, entry_dtype(g, e))));
-  return kiln_vm_codegen_append(g->code, json_pack("[s, i, i, i, s, i]", "alloc_tensor_reg", reg,
-                                                   storage, 0, entry_dtype(g, e), vector));
+  return alloc_shaped(g, e, vector);
 }
 
 static kiln_status_t free_storage(sym_gen_t *g, int storage) {
@@ -603,13 +688,7 @@ static kiln_status_t gen_view(sym_gen_t *g, int n) {
 static kiln_status_t alloc_from_shape_func(sym_gen_t *g, int n, const int *inputs, int e) {
   int vector = 0;
   KILN_RETURN_IF_ERROR(gen_shape_func(g, n, inputs, &vector));
-  int storage = g->storage_reg[e] = g->num_registers++;
-  int reg = g->entry_reg[e] = g->num_registers++;
-  KILN_RETURN_IF_ERROR(
-      kiln_vm_codegen_append(g->code, json_pack("[s, i, i, s]", "alloc_storage_shape", storage,
-                                                vector, entry_dtype(g, e))));
-  return kiln_vm_codegen_append(g->code, json_pack("[s, i, i, i, s, i]", "alloc_tensor_reg", reg,
-                                                   storage, 0, entry_dtype(g, e), vector));
+  return alloc_shaped(g, e, vector);
 }
 
 /* A call of the runtime's extern kernel (graph_codegen's "__extern" node):
@@ -635,11 +714,6 @@ static kiln_status_t gen_extern(sym_gen_t *g, int n) {
                                                 kiln_vm_codegen_ints_json(outputs, num_outputs),
                                                 json_object_get(attrs, "extern_attrs"))));
   return free_dead(g, n);
-}
-
-static bool is_extern(const sym_gen_t *g, int n) {
-  const char *func = node_func(g, n);
-  return func && strcmp(func, "__extern") == 0;
 }
 
 static kiln_status_t gen_node(sym_gen_t *g, int n) {
@@ -727,6 +801,7 @@ static kiln_status_t gen_program(sym_gen_t *g, json_t *root) {
   json_decref(g->code); /* main holds it */
   KILN_RETURN_IF_ERROR(status);
   KILN_RETURN_IF_ERROR(gen_arguments(g, inputs, constants));
+  KILN_RETURN_IF_ERROR(alloc_plan(g));
   for (int n = 0; n < (int)json_array_size(g->nodes); ++n) {
     if (node_func(g, n)) {
       KILN_RETURN_IF_ERROR_ANNOTATE(gen_node(g, n), "node %d %s", n, node_name(g, n));
@@ -773,9 +848,9 @@ static kiln_status_t extend_graph(sym_gen_t *g) {
 
 kiln_status_t kiln_vm_codegen_symbolic(kiln_allocator_t allocator, kiln_arena_t *arena,
                                        const kiln_module_t *module, kiln_graph_codegen_t *graph,
-                                       char **out_vm_json) {
+                                       const kiln_memory_plan_t *plan, char **out_vm_json) {
   *out_vm_json = NULL;
-  sym_gen_t g = {.arena = arena, .graph = graph};
+  sym_gen_t g = {.arena = arena, .graph = graph, .plan = plan};
   g.main_fn = kiln_module_get_function(module, "main");
   if (!g.main_fn) {
     return KILN_STATUS(INVALID_ARGUMENT, "the module has no main function");

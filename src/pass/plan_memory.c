@@ -75,6 +75,19 @@ static kiln_status_t push_ref(planner_t *p, int32_t ref) {
   return kiln_array_push(&p->refs, &ref);
 }
 
+/* The dims of `tensor` with each symbolic one at its upper bound; false
+ * when one has none. */
+static bool bounded_shape(const kiln_tensor_type_t *tensor, int64_t *dims) {
+  for (int d = 0; d < tensor->ndim; ++d) {
+    const kiln_dim_var_t *var = tensor->vars ? tensor->vars[d] : NULL;
+    dims[d] = var ? var->upper_bound : tensor->shape[d];
+    if (dims[d] < 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
 /* New entries for the tensors of `type` (fields flattened), made by `call`. */
 static kiln_status_t push_entries(planner_t *p, const kiln_expr_t *call, const kiln_type_t *type,
                                   int *field) {
@@ -88,8 +101,11 @@ static kiln_status_t push_entries(planner_t *p, const kiln_expr_t *call, const k
   const kiln_tensor_type_t *tensor = kiln_type_as_tensor(type);
   kiln_memory_plan_entry_t entry = {
       .expr = call, .field = (*field)++, .storage_id = -1, .dtype = tensor->dtype};
-  KILN_RETURN_IF_ERROR(
-      kiln_shape_byte_size(tensor->dtype, tensor->ndim, tensor->shape, &entry.bytes));
+  int64_t dims[KILN_MAX_RANK];
+  entry.per_run = tensor->ndim > KILN_MAX_RANK || !bounded_shape(tensor, dims);
+  KILN_RETURN_IF_ERROR(entry.per_run
+                           ? KILN_OK
+                           : kiln_shape_byte_size(tensor->dtype, tensor->ndim, dims, &entry.bytes));
   int32_t ref = (int32_t)kiln_array_count(&p->entries);
   int32_t uses = 0;
   KILN_RETURN_IF_ERROR(kiln_array_push(&p->entries, &entry));
@@ -248,7 +264,7 @@ static kiln_status_t request_storage(planner_t *p, kiln_memory_plan_entry_t *ent
 }
 
 static kiln_status_t release_if_dead(planner_t *p, int32_t ref) {
-  if (ref < 0 || *uses_at(p, ref) != 0) {
+  if (ref < 0 || *uses_at(p, ref) != 0 || entry_at(p, ref)->per_run) {
     return KILN_OK;
   }
   *uses_at(p, ref) = -2; /* released */
@@ -274,7 +290,8 @@ static kiln_status_t plan_call(planner_t *p, int32_t node) {
     int32_t ref = *ref_at(p, node, k);
     if (p->alias[ref] >= 0) {
       KILN_RETURN_IF_ERROR(place_in(p, ref));
-    } else if (*uses_at(p, ref) >= 0 && entry_at(p, ref)->storage_id < 0) {
+    } else if (*uses_at(p, ref) >= 0 && entry_at(p, ref)->storage_id < 0 &&
+               !entry_at(p, ref)->per_run) {
       KILN_RETURN_IF_ERROR(request_storage(p, entry_at(p, ref)));
     }
   }
@@ -360,8 +377,24 @@ static bool fits_in_place(const planner_t *p, int32_t node, placed_t *places) {
   return true;
 }
 
-static kiln_status_t find_in_place(planner_t *p) {
-  int32_t count = (int32_t)kiln_array_count(&p->nodes);
+/* Whether a value of the module has a dim known only at run time (main's
+ * parameters, a dyn operator's output): the module is compiled for the VM
+ * (compiler/vm_symbolic.c), which places the static and bounded values in
+ * the plan and allocates the others per run. */
+static kiln_status_t is_symbolic(const kiln_module_t *module, bool *out_symbolic) {
+  kiln_status_t status = kiln_ir_module_require_static(module, "plan_memory");
+  *out_symbolic = status && kiln_status_code(status) == KILN_STATUS_CODE_UNIMPLEMENTED;
+  if (*out_symbolic) {
+    kiln_status_free(status);
+    return KILN_OK;
+  }
+  return status;
+}
+
+/* Marks the concatenates planned in place (none in a module with symbolic
+ * dims: the VM's program for it runs every kernel, at offset 0). */
+static kiln_status_t find_in_place(planner_t *p, bool symbolic) {
+  int32_t count = symbolic ? 0 : (int32_t)kiln_array_count(&p->nodes);
   size_t entries = kiln_array_count(&p->entries);
   KILN_RETURN_IF_ERROR(
       kiln_allocator_malloc_array(p->allocator, entries + 1, sizeof(int32_t), (void **)&p->alias));
@@ -392,11 +425,14 @@ static kiln_status_t find_in_place(planner_t *p) {
   return status;
 }
 
-static kiln_status_t plan_steps(planner_t *p, const kiln_function_t *main_fn) {
+static kiln_status_t plan_steps(planner_t *p, const kiln_module_t *module,
+                                const kiln_function_t *main_fn) {
+  bool symbolic = false;
+  KILN_RETURN_IF_ERROR(is_symbolic(module, &symbolic));
   KILN_RETURN_IF_ERROR(kiln_dataflow_order_compute(main_fn, &p->nodes, &p->index));
   KILN_RETURN_IF_ERROR(list_tensors(p));
   count_uses(p);
-  KILN_RETURN_IF_ERROR(find_in_place(p));
+  KILN_RETURN_IF_ERROR(find_in_place(p, symbolic));
   int32_t count = (int32_t)kiln_array_count(&p->nodes);
   for (int32_t node = 0; node < count; ++node) {
     if (node_at(p, node)->kind == KILN_EXPR_KIND_CALL) {
@@ -459,7 +495,7 @@ kiln_status_t kiln_pass_plan_memory_compute(const kiln_module_t *module, kiln_al
   kiln_array_initialize(&p.uses, allocator, sizeof(int32_t));
   kiln_array_initialize(&p.storages, allocator, sizeof(kiln_memory_storage_t));
   kiln_array_initialize(&p.free_ids, allocator, sizeof(int32_t));
-  kiln_status_t status = plan_steps(&p, main_fn);
+  kiln_status_t status = plan_steps(&p, module, main_fn);
   if (!status) {
     status = copy_out(&p, allocator, out_plan);
   }
@@ -496,19 +532,6 @@ const kiln_memory_plan_entry_t *kiln_memory_plan_find(const kiln_memory_plan_t *
 }
 
 /* ---- the pass ---- */
-
-/* Whether a value of the module has a dim known only at run time (main's
- * parameters, a dyn operator's output): no static plan then (the VM
- * allocates each value per run: compiler/vm_symbolic.c). */
-static kiln_status_t is_symbolic(const kiln_module_t *module, bool *out_symbolic) {
-  kiln_status_t status = kiln_ir_module_require_static(module, "plan_memory");
-  *out_symbolic = status && kiln_status_code(status) == KILN_STATUS_CODE_UNIMPLEMENTED;
-  if (*out_symbolic) {
-    kiln_status_free(status);
-    return KILN_OK;
-  }
-  return status;
-}
 
 static kiln_status_t plan_memory_run(kiln_module_t *module, kiln_pass_context_t *context) {
   (void)context;

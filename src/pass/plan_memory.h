@@ -17,6 +17,13 @@
  * at least as large, else the largest smaller one, grown to fit; else a new
  * storage.
  *
+ * Symbolic dims (a module compiled for the VM, compiler/vm_symbolic.c):
+ * a tensor whose symbolic dims all have upper bounds is planned at the
+ * size its bounds give (its run-time shape fits in that storage; the VM's
+ * check_inputs refuses an input above a bound); one with a symbolic dim
+ * without a bound is not planned (per_run: the VM allocates it each run,
+ * at its run's size, and frees it after its last use).
+ *
  * Concatenation in place: a call of a primitive function that is one
  * concatenate of its parameters, in order, along an axis with only 1s
  * before it (N = 1 and the channel axis, plain or blocked: each input is
@@ -27,6 +34,8 @@
  * made, each input is that storage at its offset, and the concatenate's
  * entry is marked in_place (the graph runs it as "__nop"). A SqueezeNet
  * fire module's or an Inception block's concatenate then costs nothing.
+ * Not in a module with symbolic dims (the VM's program for it runs every
+ * kernel and places every tensor at offset 0).
  */
 #ifndef KILN_PASS_PLAN_MEMORY_H_
 #define KILN_PASS_PLAN_MEMORY_H_
@@ -47,6 +56,8 @@ typedef struct kiln_memory_plan_entry_t {
   size_t bytes;  /* the tensor's own size */
   size_t offset; /* where in its storage it starts (a multiple of the alignment) */
   bool in_place; /* a concatenate whose inputs were written into it: it need not run */
+  bool per_run;  /* a symbolic dim without an upper bound: not planned (storage_id -1; the VM
+                    allocates it per run, compiler/vm_symbolic.c) */
 } kiln_memory_plan_entry_t;
 
 typedef struct kiln_memory_storage_t {

@@ -3,7 +3,8 @@
  * 1536-wide erf-GELU feed-forward, post-norm) typed with a symbolic
  * sequence length N, its weights bound as constants, compiled once (AUTO
  * takes the VM) and run at N = 1, 17, 64 and 128 on one executor, against
- * the reference interpreter at each.
+ * the reference interpreter at each; typed N<=128, its values planned at
+ * N = 128 (no storage sized per run but the result's), the same.
  *
  * With KILN_BENCH_ENCODER=<runs> in the environment it also compiles the
  * same layer with N = 64 (the graph executor) and prints the median time
@@ -211,16 +212,8 @@ static void bench(kiln_graph_executor_t *symbolic, const kiln_params_t *params, 
   kiln_compiled_destroy(fixed);
 }
 
-static void test_encoder_at_four_lengths(void **state) {
-  (void)state;
-  kiln_params_t params;
-  make_params(&params);
-  kiln_module_t *reference = parse_layer("N", &params);
-  kiln_compiled_t *compiled = compile("N", &params);
-  assert_int_equal(kiln_compiled_executor(compiled), KILN_EXECUTOR_VM);
-  dump_kernels(compiled, "symbolic");
-  kiln_graph_executor_t *vm = NULL;
-  KILN_ASSERT_OK(kiln_compiled_create_executor(compiled, &vm));
+/* `vm` against `reference` at N = 1, 17, 64 and 128. */
+static void run_at_four_lengths(kiln_graph_executor_t *vm, kiln_module_t *reference) {
   const int64_t lengths[] = {1, 17, 64, 128};
   for (size_t l = 0; l < sizeof(lengths) / sizeof(lengths[0]); ++l) {
     int64_t n = lengths[l];
@@ -239,6 +232,31 @@ static void test_encoder_at_four_lengths(void **state) {
     kiln_allocator_free(kiln_allocator_system(), want);
     kiln_tensor_release(x);
   }
+}
+
+/* How many times `op` occurs in the program's text (an instruction's
+ * name, quoted). */
+static int count_in_program(const kiln_compiled_t *compiled, const char *op) {
+  char quoted[64];
+  snprintf(quoted, sizeof(quoted), "\"%s\"", op);
+  int count = 0;
+  for (const char *at = strstr(compiled->vm_json, quoted); at; at = strstr(at + 1, quoted)) {
+    ++count;
+  }
+  return count;
+}
+
+static void test_encoder_at_four_lengths(void **state) {
+  (void)state;
+  kiln_params_t params;
+  make_params(&params);
+  kiln_module_t *reference = parse_layer("N", &params);
+  kiln_compiled_t *compiled = compile("N", &params);
+  assert_int_equal(kiln_compiled_executor(compiled), KILN_EXECUTOR_VM);
+  dump_kernels(compiled, "symbolic");
+  kiln_graph_executor_t *vm = NULL;
+  KILN_ASSERT_OK(kiln_compiled_create_executor(compiled, &vm));
+  run_at_four_lengths(vm, reference);
   if (getenv("KILN_ENCODER_DUMP")) {
     kiln_compiled_t *fixed = compile("64", &params);
     dump_kernels(fixed, "static");
@@ -254,9 +272,35 @@ static void test_encoder_at_four_lengths(void **state) {
   kiln_params_deinitialize(&params);
 }
 
+/* With N<=128 the values are planned at N = 128 (vm_symbolic.c): fewer
+ * bytes than without reuse, no storage sized per run but the result's
+ * (main's caller owns it), and the same results at each length. */
+static void test_bounded_encoder_at_four_lengths(void **state) {
+  (void)state;
+  kiln_params_t params;
+  make_params(&params);
+  kiln_module_t *reference = parse_layer("N<=128", &params);
+  kiln_compiled_t *compiled = compile("N<=128", &params);
+  kiln_compile_stats_t stats;
+  kiln_compiled_get_stats(compiled, &stats);
+  print_message("encoder, N<=128: %d alloc_storage_shape, %zu bytes planned, %zu without reuse\n",
+                count_in_program(compiled, "alloc_storage_shape"), stats.planned_bytes,
+                stats.tensor_bytes);
+  assert_true(stats.planned_bytes > 0 && stats.planned_bytes < stats.tensor_bytes);
+  assert_int_equal(count_in_program(compiled, "alloc_storage_shape"), 1); /* the result's */
+  kiln_graph_executor_t *vm = NULL;
+  KILN_ASSERT_OK(kiln_compiled_create_executor(compiled, &vm));
+  run_at_four_lengths(vm, reference);
+  kiln_graph_executor_destroy(vm);
+  kiln_compiled_destroy(compiled);
+  kiln_module_destroy(reference);
+  kiln_params_deinitialize(&params);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_encoder_at_four_lengths),
+      cmocka_unit_test(test_bounded_encoder_at_four_lengths),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

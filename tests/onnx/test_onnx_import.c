@@ -394,12 +394,33 @@ static void test_input_shapes(void **state) {
   KILN_ASSERT_STATUS(import_symbolic("image=5x3x8", &module), INVALID_ARGUMENT,
                      "--input-shape gives input \"image\" 3 dims but the model gives it 4");
   KILN_ASSERT_STATUS(import_symbolic("image=5x3xx8", &module), INVALID_ARGUMENT,
-                     "--input-shape \"image=5x3xx8\": a dim is not a non-negative integer; write "
-                     "NAME=D1xD2x...");
+                     "--input-shape \"image=5x3xx8\": a dim is not a non-negative integer or "
+                     "NAME[<=BOUND]; write NAME=D1xD2x...");
   KILN_ASSERT_STATUS(import_symbolic("image=5,3,8,8", &module), INVALID_ARGUMENT,
                      "dims must be separated by 'x'");
   KILN_ASSERT_STATUS(import_symbolic("5x3x8x8", &module), INVALID_ARGUMENT,
                      "no NAME= before the dims");
+}
+
+/* A spec's dim may be symbolic, NAME or NAME<=BOUND (the VM plans bounded
+ * values' memory at their bounds; NAME has no 'x', the separator); not
+ * where the model fixes the dim. */
+static void test_symbolic_input_shapes(void **state) {
+  (void)state;
+  kiln_module_t *module = NULL;
+  KILN_ASSERT_OK(import_symbolic("image=batch<=16x3x8x8", &module));
+  assert_main_type(module, "Tensor[(batch<=16, 3, 8, 8), float32]");
+  kiln_module_destroy(module);
+  KILN_ASSERT_OK(import_symbolic("image=M_2x3x8x8", &module));
+  assert_main_type(module, "Tensor[(M_2, 3, 8, 8), float32]");
+  kiln_module_destroy(module);
+  KILN_ASSERT_STATUS(import_symbolic("image=5x3xH<=4x8", &module), INVALID_ARGUMENT,
+                     "--input-shape gives dim 2 of input \"image\" as the symbolic H but the "
+                     "model fixes it at 8");
+  KILN_ASSERT_STATUS(import_symbolic("image=N<=x3x8x8", &module), INVALID_ARGUMENT,
+                     "--input-shape \"image=N<=x3x8x8\": a dim is not a non-negative integer");
+  KILN_ASSERT_STATUS(import_symbolic("image=N<8x3x8x8", &module), INVALID_ARGUMENT,
+                     "dims must be separated by 'x'");
 }
 
 static void test_input_without_shape(void **state) {
@@ -574,6 +595,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_tuple_outputs_in_order, setup, teardown),
       cmocka_unit_test_setup_teardown(test_parameter_names, setup, teardown),
       cmocka_unit_test_setup_teardown(test_input_shapes, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_symbolic_input_shapes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_symbolic_input_dims, setup, teardown),
       cmocka_unit_test_setup_teardown(test_input_without_shape, setup, teardown),
       cmocka_unit_test_setup_teardown(test_input_values, setup, teardown),

@@ -3,8 +3,12 @@
  * the model's ValueInfo and the --input-shape options.
  *
  * A spec is "name=D1xD2x...": the name is everything before the last '='
- * (ONNX names may hold anything), the dims non-negative decimal integers
- * joined by 'x' ("name=" is a scalar). A spec replaces the model's shape for
+ * that is not a "<="'s (ONNX names may hold anything), the dims joined by
+ * 'x' ("name=" is a scalar), each a non-negative decimal integer or a
+ * symbolic dim NAME (an identifier without 'x', the separator) with an
+ * optional upper bound,
+ * NAME<=BOUND (the VM plans the memory of values whose symbolic dims are
+ * all bounded at their bounds: docs/dynamic-shapes.md). A spec replaces the model's shape for
  * its input; it must have the model's rank, and agree with every dim the
  * model fixes. Without a spec, a value given in the options supplies the
  * shape (its dtype must be the model's); without either, a dim that is a
@@ -38,32 +42,79 @@ typedef struct kiln_onnx_spec_t {
 
 static kiln_status_t kiln_onnx_spec_error(const char *spec, const char *why) {
   return KILN_STATUS(INVALID_ARGUMENT,
-                     "--input-shape \"%s\": %s; write NAME=D1xD2x... (e.g. x=1x3x224x224)", spec,
-                     why);
+                     "--input-shape \"%s\": %s; write NAME=D1xD2x... (e.g. x=1x3x224x224, or "
+                     "x=1xN<=128x384 for a symbolic dim N of upper bound 128)",
+                     spec, why);
 }
 
-/* Parses the dims after the '=' of `spec`. */
-static kiln_status_t kiln_onnx_spec_dims(const char *spec, const char *text,
+static bool kiln_onnx_is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+/* The non-negative integer at *p, *p moved past it. */
+static kiln_status_t kiln_onnx_spec_int(const char *spec, const char **p, int64_t *out_value) {
+  if (!kiln_onnx_is_digit(**p)) {
+    return kiln_onnx_spec_error(spec, "a dim is not a non-negative integer or NAME[<=BOUND]");
+  }
+  int64_t value = 0;
+  for (; kiln_onnx_is_digit(**p); ++*p) {
+    if (value > (INT64_MAX - 9) / 10) {
+      return kiln_onnx_spec_error(spec, "a dim is too large");
+    }
+    value = value * 10 + (**p - '0');
+  }
+  *out_value = value;
+  return KILN_OK;
+}
+
+/* Whether `c` may be in a symbolic dim's NAME in a spec: an identifier's
+ * characters but 'x', the separator. */
+static bool kiln_onnx_spec_name_char(char c, bool first) {
+  return c != 'x' && ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' ||
+                      (!first && kiln_onnx_is_digit(c)));
+}
+
+/* A symbolic dim at *p, NAME or NAME<=BOUND, *p moved past it. */
+static kiln_status_t kiln_onnx_spec_var(kiln_arena_t *arena, const char *spec, const char **p,
+                                        const kiln_dim_var_t **out_var) {
+  const char *start = *p;
+  while (kiln_onnx_spec_name_char(**p, *p == start)) {
+    ++*p;
+  }
+  char *name = NULL;
+  KILN_RETURN_IF_ERROR(kiln_arena_allocate(arena, (size_t)(*p - start) + 1, 1, (void **)&name));
+  memcpy(name, start, (size_t)(*p - start));
+  name[*p - start] = '\0';
+  int64_t bound = -1;
+  if ((*p)[0] == '<' && (*p)[1] == '=') {
+    *p += 2;
+    KILN_RETURN_IF_ERROR(kiln_onnx_spec_int(spec, p, &bound));
+  }
+  return kiln_dim_var_create(arena, name, bound, out_var);
+}
+
+/* Parses the dims after the '=' of `spec` (a symbolic one's variable in
+ * `arena`). */
+static kiln_status_t kiln_onnx_spec_dims(kiln_arena_t *arena, const char *spec, const char *text,
                                          kiln_onnx_spec_t *out_spec) {
   out_spec->ndim = 0;
   if (*text == '\0') {
     return KILN_OK;
   }
   for (const char *p = text;;) {
-    if (*p < '0' || *p > '9') {
-      return kiln_onnx_spec_error(spec, "a dim is not a non-negative integer");
-    }
-    int64_t dim = 0;
-    for (; *p >= '0' && *p <= '9'; ++p) {
-      if (dim > (INT64_MAX - 9) / 10) {
-        return kiln_onnx_spec_error(spec, "a dim is too large");
-      }
-      dim = dim * 10 + (*p - '0');
-    }
     if (out_spec->ndim == KILN_MAX_RANK) {
       return kiln_onnx_spec_error(spec, "more than 32 dims");
     }
-    out_spec->dims[out_spec->ndim++] = dim;
+    int d = out_spec->ndim++;
+    out_spec->vars[d] = NULL;
+    out_spec->dims[d] = -1;
+    if (kiln_onnx_is_digit(*p)) {
+      KILN_RETURN_IF_ERROR(kiln_onnx_spec_int(spec, &p, &out_spec->dims[d]));
+    } else if (kiln_onnx_spec_name_char(*p, true)) {
+      KILN_RETURN_IF_ERROR(kiln_onnx_spec_var(arena, spec, &p, &out_spec->vars[d]));
+    } else {
+      return kiln_onnx_spec_error(spec, "a dim is not a non-negative integer or NAME[<=BOUND]");
+    }
     if (*p == '\0') {
       return KILN_OK;
     }
@@ -74,9 +125,13 @@ static kiln_status_t kiln_onnx_spec_dims(const char *spec, const char *text,
   }
 }
 
-/* The name part of `spec` (before its last '='), checked. */
+/* The name part of `spec` (before its last '=' that is not a "<="'s),
+ * checked. */
 static kiln_status_t kiln_onnx_spec_name(const char *spec, const char **out_equals) {
-  const char *equals = strrchr(spec, '=');
+  const char *equals = NULL;
+  for (const char *p = strchr(spec, '='); p; p = strchr(p + 1, '=')) {
+    equals = p > spec && p[-1] == '<' && equals ? equals : p;
+  }
   if (!equals || equals == spec) {
     return kiln_onnx_spec_error(spec, "no NAME= before the dims");
   }
@@ -85,7 +140,8 @@ static kiln_status_t kiln_onnx_spec_name(const char *spec, const char **out_equa
 }
 
 /* The spec for input `name`, if the options have one (*out_found). */
-static kiln_status_t kiln_onnx_spec_find(const kiln_onnx_import_options_t *options,
+static kiln_status_t kiln_onnx_spec_find(kiln_arena_t *arena,
+                                         const kiln_onnx_import_options_t *options,
                                          const char *name, kiln_onnx_spec_t *out_spec,
                                          bool *out_found) {
   *out_found = false;
@@ -94,7 +150,7 @@ static kiln_status_t kiln_onnx_spec_find(const kiln_onnx_import_options_t *optio
     const char *equals = NULL;
     KILN_RETURN_IF_ERROR(kiln_onnx_spec_name(spec, &equals));
     if (strlen(name) == (size_t)(equals - spec) && strncmp(spec, name, strlen(name)) == 0) {
-      KILN_RETURN_IF_ERROR(kiln_onnx_spec_dims(spec, equals + 1, out_spec));
+      KILN_RETURN_IF_ERROR(kiln_onnx_spec_dims(arena, spec, equals + 1, out_spec));
       *out_found = true;
     }
   }
@@ -258,6 +314,13 @@ static kiln_status_t kiln_onnx_spec_agrees(const char *name, const Onnx__TensorS
   for (int d = 0; d < spec->ndim; ++d) {
     const Onnx__TensorShapeProto__Dimension *dim = shape->dim[d];
     if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+        dim->dim_value >= 0 && spec->vars[d]) {
+      return KILN_STATUS(INVALID_ARGUMENT,
+                         "%s gives dim %d of input \"%s\" as the symbolic %s but the model fixes "
+                         "it at %lld",
+                         source, d, name, spec->vars[d]->name, (long long)dim->dim_value);
+    }
+    if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
         dim->dim_value >= 0 && dim->dim_value != spec->dims[d]) {
       return KILN_STATUS(INVALID_ARGUMENT,
                          "%s gives dim %d of input \"%s\" as %lld but the model fixes it at %lld",
@@ -306,7 +369,8 @@ kiln_status_t kiln_onnx_input_type_of(kiln_onnx_importer_t *importer,
       kiln_onnx_dtype(tensor->has_elem_type ? tensor->elem_type : 0, &dtype), "input \"%s\"", name);
   kiln_onnx_spec_t shape = {0};
   bool found = false;
-  KILN_RETURN_IF_ERROR(kiln_onnx_spec_find(importer->options, name, &shape, &found));
+  KILN_RETURN_IF_ERROR(
+      kiln_onnx_spec_find(importer->arena, importer->options, name, &shape, &found));
   if (found) {
     KILN_RETURN_IF_ERROR(kiln_onnx_spec_agrees(name, tensor->shape, &shape, "--input-shape"));
   } else if (value) {
