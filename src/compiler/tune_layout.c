@@ -5,28 +5,32 @@
  * A pass that lays a constant out for the kernel after it (pack_dense's
  * column block) asks the target's find_layout for a record of its
  * workload (build.c), and the compile notes every workload asked with its
- * space. The workloads are searched one after another in the graph's
- * order, each on top of the choices made before it (a product's block
- * decides which core wrote which columns the next one reads). Such a knob
- * changes which kernels the model has, and the kernels
- * around them (a product's input comes from the kernel before it), so it
- * is measured on the whole model rather than kernel by kernel: the
- * default and each other choice are compiled (the model with a records
- * file holding that one record), run on the same made-up inputs with
- * --threads threads, and timed in LAYOUT_ROUNDS rounds, every choice once
- * a round. A choice's score is the median over the rounds of its time over
- * the default's in the same round (the machine drifts between rounds, not
- * within one); the best is recorded (verified) when it makes the model at
- * least 1% faster, else the default is. The compiled kernels are the
- * compiler's own default schedules, so they run in this process; only the
- * kernel search runs candidates in children. TVM takes its alter-layout
- * choices (dense_pack's tile_x, conv2d_NCHWc's tile_ic and tile_oc) from
- * the tuning records the same way.
+ * space. Such a knob changes which kernels the model has, and the kernels
+ * around them (a product's block decides which core wrote which columns
+ * the next kernel reads), so a point, a block per workload, is measured
+ * on the whole model: compiled (the model with a records file holding the
+ * point's blocks), run on made-up inputs with --threads threads, and timed
+ * in LAYOUT_ROUNDS rounds against the other points of its stage, every
+ * point once a round. A point's score is the median over the rounds of
+ * its time over the stage's first point's (the current state) in the same
+ * round: the machine drifts between rounds, not within one. The best
+ * point is taken when its score is below LAYOUT_MIN_GAIN.
  *
- * The chosen records also go to a temporary file of their own, which the
- * kernel search compiles with, so that the kernels it tunes are those of
- * the chosen layouts and the kernels' records match a later compile with
- * the user's file.
+ * Stages: first every workload at one block (where that block is among
+ * its choices), each whole number of vectors against the rules' blocks
+ * (the products of one model tend to want the same tile, and a joint
+ * change is what a greedy search one workload at a time would miss); then
+ * each workload in the graph's order, its other blocks against the state
+ * so far. At the end each workload gets a verified record of its block
+ * (the model's times with the chosen blocks and with the rules'), and the
+ * chosen ones also go to a temporary file of their own, which the kernel
+ * search compiles with, so that the kernels it tunes are those of the
+ * chosen layouts and the kernels' records match a later compile with the
+ * user's file. The compiled kernels are the compiler's own default
+ * schedules, so they run in this process; only the kernel search runs
+ * candidates in children. TVM takes its alter-layout choices (dense_pack's
+ * tile_x, conv2d_NCHWc's tile_ic and tile_oc) from the tuning records the
+ * same way.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -43,6 +47,7 @@
 #include "kiln/parallel.h"
 #include "kiln/runtime.h"
 #include "kiln/version.h"
+#include "op/nn_conv_compute.h"
 
 /* Rounds of runs each choice gets, and a round's runs. */
 #define LAYOUT_ROUNDS        15
@@ -53,7 +58,7 @@
  * default's time (the median of the rounds' ratios): at least 1% faster. */
 #define LAYOUT_MIN_GAIN 0.995
 /* Workloads searched at most (the first in the graph). */
-#define LAYOUT_MAX_WORKLOADS 256
+#define LAYOUT_MAX_WORKLOADS 64
 
 double kiln_tune_layout_now(void) {
   struct timespec ts;
@@ -96,49 +101,63 @@ kiln_status_t kiln_tune_layout_compile(const kiln_tune_layout_search_t *s,
   return status;
 }
 
-/* `to` (our own temporary file) made a copy of `from`. */
-static kiln_status_t copy_file(const char *from, const char *to) {
-  FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
-  char buffer[4096];
-  size_t n = 0;
-  bool ok = in && out;
-  while (ok && (n = fread(buffer, 1, sizeof(buffer), in)) > 0) {
-    ok = fwrite(buffer, 1, n, out) == n;
-  }
-  ok = ok && !ferror(in);
-  if (in) {
-    fclose(in);
-  }
-  if (out) {
-    ok = fclose(out) == 0 && ok;
-  }
-  return ok ? KILN_OK : KILN_STATUS(INTERNAL, "kiln tune: cannot copy %s to %s", from, to);
-}
+/* The state of the search: the workloads in the graph's order, the block
+ * chosen for each so far, and the model's time with them. */
+typedef struct state_t {
+  kiln_tune_layout_search_t *s;
+  const char *path; /* a temporary records file for each compile */
+  const kiln_compiled_layout_t *layouts[LAYOUT_MAX_WORKLOADS];
+  int count;
+  int64_t chosen[LAYOUT_MAX_WORKLOADS];
+  double model_ms, default_model_ms;
+} state_t;
 
-/* The model compiled with the blocks chosen so far and `config` for
- * `workload`. */
-static kiln_status_t compile_with(const kiln_tune_layout_search_t *s, const char *path,
-                                  const char *workload, const kiln_schedule_config_t *config,
-                                  kiln_model_t **out_model, kiln_compiled_t **out_compiled) {
-  char task[KILN_TUNING_TASK_CHARS];
-  kiln_tuning_task_of(workload, task);
-  KILN_RETURN_IF_ERROR(copy_file(s->chosen_path, path));
-  kiln_tuning_record_t record = layout_record(s, task, workload, config);
-  KILN_RETURN_IF_ERROR(kiln_tuning_append(path, &record));
-  kiln_compiler_options_t options = *s->compile;
-  options.tuning_records = path;
-  return kiln_tune_layout_compile(s, &options, out_model, out_compiled);
-}
-
-/* One choice of a workload: its compile and executor, and its run time
- * (ms, a median of runs) in each round. */
+/* One point: a block per workload, its compile and executor, and the
+ * model's run time (ms, a median of runs) in each round. */
 typedef struct choice_t {
-  kiln_schedule_config_t config;
+  int64_t blocks[LAYOUT_MAX_WORKLOADS];
   kiln_model_t *model;
   kiln_compiled_t *compiled;
   kiln_graph_executor_t *gx;
   double round_ms[LAYOUT_ROUNDS];
 } choice_t;
+
+static int64_t default_block(const state_t *st, int i) {
+  return st->layouts[i]->space.default_config.values[0];
+}
+
+static kiln_schedule_config_t block_config(int64_t block) {
+  return (kiln_schedule_config_t){.template_id = KILN_SCHEDULE_TEMPLATE_DENSE_PACK,
+                                  .values = {block}};
+}
+
+/* `path` rewritten with a record per workload whose block is not its
+ * default; `verified` and the times for the user's file. */
+static kiln_status_t write_records(const state_t *st, const char *path, const int64_t *blocks,
+                                   bool all, double ms, double default_ms) {
+  for (int i = 0; i < st->count; ++i) {
+    if (!all && blocks[i] == default_block(st, i)) {
+      continue;
+    }
+    char task[KILN_TUNING_TASK_CHARS];
+    kiln_tuning_task_of(st->layouts[i]->workload, task);
+    kiln_schedule_config_t config = block_config(blocks[i]);
+    kiln_tuning_record_t record = layout_record(st->s, task, st->layouts[i]->workload, &config);
+    record.time_ms = blocks[i] == default_block(st, i) ? default_ms : ms;
+    record.default_ms = default_ms;
+    record.verified = all;
+    KILN_RETURN_IF_ERROR(kiln_tuning_append(path, &record));
+  }
+  return KILN_OK;
+}
+
+static kiln_status_t empty_file(const char *path) {
+  FILE *f = fopen(path, "w"); /* our own temporary file */
+  if (!f || fclose(f) != 0) {
+    return KILN_STATUS(INTERNAL, "kiln tune: cannot write %s", path);
+  }
+  return KILN_OK;
+}
 
 static void choice_destroy(choice_t *c) {
   kiln_graph_executor_destroy(c->gx);
@@ -169,12 +188,14 @@ static kiln_status_t set_made_up_input(kiln_graph_executor_t *gx, int i, uint64_
   return status;
 }
 
-/* The choice compiled (the model with its one record) and ready to run. */
-static kiln_status_t choice_create(kiln_tune_layout_search_t *s, const char *path,
-                                   const kiln_compiled_layout_t *layout, choice_t *c) {
-  KILN_RETURN_IF_ERROR(
-      compile_with(s, path, layout->workload, &c->config, &c->model, &c->compiled));
-  s->trials++;
+/* The point compiled (the model with its records) and ready to run. */
+static kiln_status_t choice_create(state_t *st, choice_t *c) {
+  KILN_RETURN_IF_ERROR(empty_file(st->path));
+  KILN_RETURN_IF_ERROR(write_records(st, st->path, c->blocks, false, 0, 0));
+  kiln_compiler_options_t options = *st->s->compile;
+  options.tuning_records = st->path;
+  KILN_RETURN_IF_ERROR(kiln_tune_layout_compile(st->s, &options, &c->model, &c->compiled));
+  st->s->trials++;
   KILN_RETURN_IF_ERROR(kiln_compiled_create_executor(c->compiled, &c->gx));
   uint64_t state = 0x9E3779B97F4A7C15u;
   for (int i = 0; i < kiln_graph_executor_num_inputs(c->gx); ++i) {
@@ -209,7 +230,7 @@ static kiln_status_t time_round(choice_t *c, double *out_ms) {
   return KILN_OK;
 }
 
-/* The rounds: every choice once a round, from a different first choice
+/* The rounds: every point once a round, from a different first point
  * each round, so that none always follows the same one. */
 static kiln_status_t time_rounds(choice_t *choices, int count) {
   for (int r = 0; r < LAYOUT_ROUNDS; ++r) {
@@ -221,9 +242,9 @@ static kiln_status_t time_rounds(choice_t *choices, int count) {
   return KILN_OK;
 }
 
-/* The median over the rounds of the choice's time against the default's
- * (choices[0]) in the same round. */
-static double ratio_to_default(const choice_t *choices, const choice_t *c) {
+/* The median over the rounds of the point's time against the first's
+ * (the current state) in the same round. */
+static double ratio_to_first(const choice_t *choices, const choice_t *c) {
   double ratios[LAYOUT_ROUNDS];
   for (int r = 0; r < LAYOUT_ROUNDS; ++r) {
     ratios[r] = c->round_ms[r] / choices[0].round_ms[r];
@@ -237,78 +258,131 @@ static double median_ms(const choice_t *c) {
   return median_of(ms, LAYOUT_ROUNDS);
 }
 
-/* The verified record: the choice with the least ratio when it is below
- * LAYOUT_MIN_GAIN, else the default; appended to the user's file, and to
- * the chosen file when it is not the default. */
-static kiln_status_t record_best(kiln_tune_layout_search_t *s, const kiln_compiled_layout_t *layout,
-                                 const choice_t *choices, int count) {
-  const choice_t *best = &choices[0];
-  double best_ratio = 1;
-  for (int j = 1; j < count; ++j) {
-    double ratio = ratio_to_default(choices, &choices[j]);
-    if (ratio < best_ratio) {
-      best = &choices[j];
-      best_ratio = ratio;
-    }
-  }
-  best = best_ratio < LAYOUT_MIN_GAIN ? best : &choices[0];
-  char task[KILN_TUNING_TASK_CHARS];
-  kiln_tuning_task_of(layout->workload, task);
-  kiln_tuning_record_t record = layout_record(s, task, layout->workload, &best->config);
-  record.time_ms = median_ms(best);
-  record.default_ms = median_ms(&choices[0]);
-  record.verified = true;
-  if (s->options->progress) {
-    fprintf(s->options->progress,
-            "kiln tune: %-40.40s block %lld: model %8.4f ms, with block %lld %8.4f\n",
-            layout->workload, (long long)best->config.values[0], record.time_ms,
-            (long long)choices[0].config.values[0], record.default_ms);
-  }
-  KILN_RETURN_IF_ERROR(kiln_tuning_append(s->records, &record));
-  bool chosen = best != &choices[0];
-  s->num_chosen += chosen;
-  return chosen ? kiln_tuning_append(s->chosen_path, &record) : KILN_OK;
-}
-
 static bool out_of_time(const kiln_tune_layout_search_t *s) {
   return kiln_tune_layout_now() >= s->deadline || (s->options->stop && *s->options->stop) ||
          (s->options->trials > 0 && s->trials >= s->options->trials);
 }
 
-/* One workload: the default and each other choice compiled (until the
- * budget ends), timed in rounds, and the best recorded. A model whose
- * inputs have run-time dims is not searched. */
-static kiln_status_t search_layout(kiln_tune_layout_search_t *s, const char *path,
-                                   const kiln_compiled_layout_t *layout) {
-  const kiln_schedule_space_t *space = &layout->space;
-  choice_t choices[KILN_SCHEDULE_MAX_CHOICES + 1];
-  memset(choices, 0, sizeof(choices));
-  choices[0].config = space->default_config;
-  int count = 1;
-  kiln_status_t status = choice_create(s, path, layout, &choices[0]);
-  for (int i = 0; !status && i < space->num_choices[0] && !out_of_time(s); ++i) {
-    choice_t *c = &choices[count];
-    c->config = space->default_config;
-    c->config.values[0] = space->choices[0][i];
-    if (!kiln_schedule_config_equal(&c->config, &space->default_config)) {
-      count++;
-      status = choice_create(s, path, layout, c);
-    }
+/* The points compiled, timed in rounds, and the best taken when it makes
+ * the model at least 1 - LAYOUT_MIN_GAIN faster than the first (the
+ * current state); the model's times kept. */
+static kiln_status_t run_stage(state_t *st, choice_t *choices, int count) {
+  kiln_status_t status = KILN_OK;
+  int made = 0;
+  for (; !status && made < count && (made < 2 || !out_of_time(st->s)); ++made) {
+    status = choice_create(st, &choices[made]);
   }
-  if (!status && count > 1) {
-    status = time_rounds(choices, count);
+  if (!status && made > 1) {
+    status = time_rounds(choices, made);
   }
-  if (!status && count > 1) {
-    status = record_best(s, layout, choices, count);
+  int best = 0;
+  double best_ratio = 1;
+  for (int j = 1; !status && j < made; ++j) {
+    double ratio = ratio_to_first(choices, &choices[j]);
+    best = ratio < best_ratio ? j : best;
+    best_ratio = ratio < best_ratio ? ratio : best_ratio;
   }
-  for (int j = 0; j < count; ++j) {
+  if (!status && made > 1) {
+    best = best_ratio < LAYOUT_MIN_GAIN ? best : 0;
+    memcpy(st->chosen, choices[best].blocks, sizeof(st->chosen));
+    st->model_ms = median_ms(&choices[best]);
+    st->default_model_ms = st->default_model_ms > 0 ? st->default_model_ms : median_ms(&choices[0]);
+  }
+  for (int j = 0; j < made; ++j) {
     choice_destroy(&choices[j]);
   }
-  if (status && kiln_status_code(status) == KILN_STATUS_CODE_UNIMPLEMENTED) {
-    kiln_status_free(status); /* run-time input dims: not searched */
-    return KILN_OK;
-  }
   return status;
+}
+
+/* Stage one: every workload at the same block (where it is one of its
+ * choices), against every workload at its rule's: the products of a
+ * model tend to want the same tile. */
+static int uniform_points(const state_t *st, choice_t *choices) {
+  int count = 1;
+  memcpy(choices[0].blocks, st->chosen, sizeof(st->chosen));
+  for (int64_t v = 1; v <= KILN_SCHEDULE_GEMM_MAX_VECTORS; ++v) {
+    choice_t *c = &choices[count];
+    bool changes = false;
+    for (int i = 0; i < st->count; ++i) {
+      const kiln_schedule_space_t *space = &st->layouts[i]->space;
+      int64_t block = v * space->lanes;
+      bool among = false;
+      for (int k = 0; k < space->num_choices[0]; ++k) {
+        among |= space->choices[0][k] == block;
+      }
+      c->blocks[i] = among ? block : st->chosen[i];
+      changes |= c->blocks[i] != st->chosen[i];
+    }
+    count += changes;
+  }
+  return count;
+}
+
+/* Stage two, per workload in the graph's order: each other block of its
+ * space, the others' blocks as chosen so far. */
+static int workload_points(const state_t *st, int i, choice_t *choices) {
+  const kiln_schedule_space_t *space = &st->layouts[i]->space;
+  int count = 1;
+  memcpy(choices[0].blocks, st->chosen, sizeof(st->chosen));
+  for (int k = 0; k < space->num_choices[0]; ++k) {
+    if (space->choices[0][k] != st->chosen[i]) {
+      memcpy(choices[count].blocks, st->chosen, sizeof(st->chosen));
+      choices[count++].blocks[i] = space->choices[0][k];
+    }
+  }
+  return count;
+}
+
+static kiln_status_t search(state_t *st, choice_t *choices) {
+  int count = uniform_points(st, choices);
+  KILN_RETURN_IF_ERROR(run_stage(st, choices, count));
+  for (int i = 0; i < st->count && !out_of_time(st->s); ++i) {
+    memset(choices, 0, sizeof(choice_t) * (KILN_SCHEDULE_MAX_CHOICES + 1));
+    count = workload_points(st, i, choices);
+    KILN_RETURN_IF_ERROR(run_stage(st, choices, count));
+  }
+  return KILN_OK;
+}
+
+/* The verified records, one per workload (its chosen block, the model's
+ * time with the choices and with every rule's block), to the user's file,
+ * and the chosen ones alone to chosen_path. */
+static kiln_status_t finish(state_t *st) {
+  kiln_tune_layout_search_t *s = st->s;
+  for (int i = 0; i < st->count; ++i) {
+    s->num_chosen += st->chosen[i] != default_block(st, i);
+    if (s->options->progress) {
+      fprintf(s->options->progress, "kiln tune: %-40.40s block %lld (rule %lld)\n",
+              st->layouts[i]->workload, (long long)st->chosen[i], (long long)default_block(st, i));
+    }
+  }
+  if (s->options->progress) {
+    fprintf(s->options->progress,
+            "kiln tune: model %.4f ms with these blocks, %.4f ms with the "
+            "rule's\n",
+            st->model_ms, st->default_model_ms);
+  }
+  if (st->default_model_ms <= 0) {
+    return KILN_OK; /* nothing measured */
+  }
+  KILN_RETURN_IF_ERROR(
+      write_records(st, s->records, st->chosen, true, st->model_ms, st->default_model_ms));
+  return write_records(st, s->chosen_path, st->chosen, false, st->model_ms, st->default_model_ms);
+}
+
+/* The workloads in the graph's order (the compile's list is the last
+ * asked first), each at its rule's block. */
+static void collect(state_t *st) {
+  for (const kiln_compiled_layout_t *l = st->s->baseline->layouts; l; l = l->next) {
+    st->count += st->count < LAYOUT_MAX_WORKLOADS;
+  }
+  int i = st->count;
+  for (const kiln_compiled_layout_t *l = st->s->baseline->layouts; l && i > 0; l = l->next) {
+    st->layouts[--i] = l;
+  }
+  for (i = 0; i < st->count; ++i) {
+    st->chosen[i] = default_block(st, i);
+  }
 }
 
 kiln_status_t kiln_tune_layouts(kiln_tune_layout_search_t *s) {
@@ -317,19 +391,25 @@ kiln_status_t kiln_tune_layouts(kiln_tune_layout_search_t *s) {
       kiln_parallel_set_num_threads(s->options->threads > 0 ? s->options->threads : 1));
   KILN_RETURN_IF_ERROR(temp_file(s->chosen_path));
   char path[64];
-  kiln_status_t status = temp_file(path);
-  const kiln_compiled_layout_t *order[LAYOUT_MAX_WORKLOADS];
-  int count = 0;
-  for (const kiln_compiled_layout_t *l = s->baseline->layouts; l; l = l->next) {
-    if (count < LAYOUT_MAX_WORKLOADS) {
-      order[count++] = l;
-    }
+  KILN_RETURN_IF_ERROR(temp_file(path));
+  state_t st = {.s = s, .path = path};
+  collect(&st);
+  choice_t *choices = NULL;
+  kiln_status_t status = kiln_allocator_malloc_zeroed(
+      kiln_allocator_system(), sizeof(choice_t) * (KILN_SCHEDULE_MAX_CHOICES + 1),
+      (void **)&choices);
+  if (!status) {
+    status = search(&st, choices);
   }
-  while (!status && count > 0) { /* in the graph's order: the list is the last asked first */
-    status = search_layout(s, path, order[--count]);
+  if (status && kiln_status_code(status) == KILN_STATUS_CODE_UNIMPLEMENTED) {
+    kiln_status_free(status); /* run-time input dims: not searched */
+    status = KILN_OK;
+    st.default_model_ms = 0;
   }
-  if (path[0]) {
-    remove(path);
+  if (!status) {
+    status = finish(&st);
   }
+  kiln_allocator_free(kiln_allocator_system(), choices);
+  remove(path);
   return status;
 }

@@ -39,11 +39,10 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_tune_layout_compile(const kiln_tune_layo
                                                             kiln_model_t **out_model,
                                                             kiln_compiled_t **out_compiled);
 
-/* Per workload the baseline compile asked a record for: the default and
- * each other choice of its space compiled (the model with that one
- * record) and the whole model timed with each, in interleaved rounds; the
- * best appended as a verified record when it makes the model at least 1%
- * faster, else the default. */
+/* The blocks of the workloads the baseline compile asked records for,
+ * searched on the whole model's run time (one block for all, then each
+ * workload's); a verified record per workload appended to `records`, the
+ * chosen ones (not the rule's) to chosen_path. */
 KILN_MUST_USE_RESULT kiln_status_t kiln_tune_layouts(kiln_tune_layout_search_t *search);
 
 #endif /* KILN_COMPILER_TUNE_LAYOUT_H_ */
