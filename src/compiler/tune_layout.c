@@ -44,6 +44,7 @@
 
 #include "compiler/tuning.h"
 #include "kiln/compiler.h"
+#include "kiln/model.h"
 #include "kiln/parallel.h"
 #include "kiln/runtime.h"
 #include "kiln/version.h"
@@ -263,6 +264,35 @@ static bool out_of_time(const kiln_tune_layout_search_t *s) {
          (s->options->trials > 0 && s->trials >= s->options->trials);
 }
 
+/* Whether `c`'s outputs are `first`'s (rtol 1e-3, atol 1e-4: a block
+ * changes the order of the sums); a point whose outputs differ is never
+ * taken, and is named on the progress stream. */
+static kiln_status_t same_outputs(const kiln_tune_layout_search_t *s, const choice_t *first,
+                                  const choice_t *c, bool *out_same) {
+  *out_same = true;
+  for (int o = 0; *out_same && o < kiln_graph_executor_num_outputs(first->gx); ++o) {
+    kiln_tensor_t *want = NULL, *got = NULL;
+    kiln_status_t status =
+        kiln_graph_executor_copy_output(first->gx, o, kiln_allocator_system(), &want);
+    if (!status) {
+      status = kiln_graph_executor_copy_output(c->gx, o, kiln_allocator_system(), &got);
+    }
+    kiln_status_t differ = status ? KILN_OK : kiln_tensor_allclose(want, got, 1e-3, 1e-4);
+    *out_same = !differ;
+    if (differ && s->options->progress) {
+      fprintf(s->options->progress,
+              "kiln tune: a block point's output %d differs from the "
+              "rule's: %s\n",
+              o, kiln_status_message(differ));
+    }
+    kiln_status_free(differ);
+    kiln_tensor_release(want);
+    kiln_tensor_release(got);
+    KILN_RETURN_IF_ERROR(status);
+  }
+  return KILN_OK;
+}
+
 /* The points compiled, timed in rounds, and the best taken when it makes
  * the model at least 1 - LAYOUT_MIN_GAIN faster than the first (the
  * current state); the model's times kept. */
@@ -278,7 +308,9 @@ static kiln_status_t run_stage(state_t *st, choice_t *choices, int count) {
   int best = 0;
   double best_ratio = 1;
   for (int j = 1; !status && j < made; ++j) {
-    double ratio = ratio_to_first(choices, &choices[j]);
+    bool same = false;
+    status = same_outputs(st->s, &choices[0], &choices[j], &same);
+    double ratio = same ? ratio_to_first(choices, &choices[j]) : 2;
     best = ratio < best_ratio ? j : best;
     best_ratio = ratio < best_ratio ? ratio : best_ratio;
   }
