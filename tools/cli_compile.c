@@ -895,7 +895,11 @@ typedef struct side_t {
 static kiln_status_t side_create(const compile_args_t *a, const char *tuning, side_t *s) {
   compile_args_t copy = *a;
   copy.options.tuning_records = tuning;
-  KILN_RETURN_IF_ERROR(compile_model(&copy, &s->r));
+  kiln_status_t status = compile_model(&copy, &s->r);
+  if (status) {
+    memset(&s->r, 0, sizeof(s->r)); /* compile_model freed what it made */
+    return status;
+  }
   KILN_RETURN_IF_ERROR(kiln_compiled_create_executor(s->r.compiled, &s->gx));
   KILN_RETURN_IF_ERROR(bench_inputs(a, s->gx, &s->inputs));
   return set_inputs(a->model, s->gx, &s->inputs);

@@ -337,6 +337,8 @@ expect 0 out "kernels scheduled by tuning records" -- "$kiln" bench mlp --target
 expect 0 out "tuned / untuned: [0-9.]*, the median of the rounds' ratios" -- "$kiln" bench mlp \
   --target c --runs 2 --rounds 3 --tuning "$work/mlp.records" --compare-untuned
 expect 2 err "give them with --tuning RECORDS" -- "$kiln" bench mlp --compare-untuned
+expect 1 err "tuning records: $work/missing.records: cannot open" -- "$kiln" bench mlp \
+  --target c --runs 1 --rounds 1 --tuning "$work/missing.records" --compare-untuned
 expect 2 err "it takes no '--duration'" -- "$kiln" bench mlp --compare-untuned \
   --tuning "$work/mlp.records" --duration 1
 expect 2 err "--rounds goes with --compare-untuned" -- "$kiln" bench mlp --rounds 2
