@@ -172,19 +172,25 @@ static const kiln_schedule_config_t *find_layout(const void *records, const char
   return config && kiln_schedule_space_valid(space, config) ? config : NULL;
 }
 
-/* Storage ids per graph entry from the plan (graph_codegen.h). */
+/* The memory plan (its figures in the stats) and the kernels, with the
+ * plan's storage ids per graph entry (graph_codegen.h); the caller
+ * destroys the plan. */
+static kiln_status_t plan_and_codegen(kiln_compiled_t *c, kiln_module_t *module,
+                                      const kiln_schedule_target_t *target,
+                                      const kiln_tuning_t *tuning, kiln_memory_plan_t **out_plan) {
+  KILN_RETURN_IF_ERROR(kiln_pass_plan_memory_compute(module, c->allocator, out_plan));
+  c->stats.planned_bytes = (*out_plan)->planned_bytes;
+  c->stats.tensor_bytes = (*out_plan)->tensor_bytes;
+  return kiln_graph_codegen_tuned(c->allocator, module, target, tuning, *out_plan, &c->arena,
+                                  &c->graph);
+}
+
 static kiln_status_t plan_and_generate(kiln_compiled_t *c, kiln_module_t *module,
                                        const kiln_schedule_target_t *target,
                                        const kiln_tuning_t *tuning) {
   kiln_memory_plan_t *plan = NULL;
-  kiln_status_t status = kiln_pass_plan_memory_compute(module, c->allocator, &plan);
-  if (!status) {
-    c->stats.planned_bytes = plan->planned_bytes;
-    c->stats.tensor_bytes = plan->tensor_bytes;
-    status =
-        kiln_graph_codegen_tuned(c->allocator, module, target, tuning, plan, &c->arena, &c->graph);
-    c->stats.num_kernels_tuned = status ? 0 : count_tuned(&c->graph);
-  }
+  kiln_status_t status = plan_and_codegen(c, module, target, tuning, &plan);
+  c->stats.num_kernels_tuned = status ? 0 : count_tuned(&c->graph);
   kiln_pass_plan_memory_destroy(plan);
   return status;
 }
@@ -196,13 +202,7 @@ static kiln_status_t generate_symbolic(kiln_compiled_t *c, kiln_module_t *module
                                        const kiln_schedule_target_t *target,
                                        const kiln_tuning_t *tuning) {
   kiln_memory_plan_t *plan = NULL;
-  kiln_status_t status = kiln_pass_plan_memory_compute(module, c->allocator, &plan);
-  if (!status) {
-    c->stats.planned_bytes = plan->planned_bytes;
-    c->stats.tensor_bytes = plan->tensor_bytes;
-    status =
-        kiln_graph_codegen_tuned(c->allocator, module, target, tuning, plan, &c->arena, &c->graph);
-  }
+  kiln_status_t status = plan_and_codegen(c, module, target, tuning, &plan);
   if (!status) {
     status =
         kiln_vm_codegen_symbolic(c->allocator, &c->arena, module, &c->graph, plan, &c->vm_json);

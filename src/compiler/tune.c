@@ -334,17 +334,6 @@ static void free_tasks(tuner_t *t) {
 
 /* ---- verification ---- */
 
-static double median_of(double *values, int count) {
-  for (int i = 1; i < count; ++i) { /* insertion sort: a few values */
-    for (int j = i; j > 0 && values[j] < values[j - 1]; --j) {
-      double swap = values[j];
-      values[j] = values[j - 1];
-      values[j - 1] = swap;
-    }
-  }
-  return count % 2 ? values[count / 2] : 0.5 * (values[count / 2 - 1] + values[count / 2]);
-}
-
 /* Measures `config` once more into values[*count] when it succeeds. */
 static kiln_status_t remeasure(const task_t *task, const kiln_schedule_config_t *config,
                                double *values, int *count) {
@@ -386,8 +375,8 @@ static kiln_status_t verify(tuner_t *t, task_t *task) {
   if (nd == 0) {
     return KILN_OK;
   }
-  double default_ms = median_of(d, nd);
-  double best_ms = nb > 0 ? median_of(b, nb) : default_ms;
+  double default_ms = kiln_tune_median(d, nd);
+  double best_ms = nb > 0 ? kiln_tune_median(b, nb) : default_ms;
   bool better = !same && nb > 0 && best_ms < default_ms;
   kiln_schedule_config_t best = task->best;
   return append_verified(t, task, default_ms, better ? &best : def, better ? best_ms : default_ms);

@@ -42,6 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "compiler/tune_measure.h"
 #include "compiler/tuning.h"
 #include "kiln/compiler.h"
 #include "kiln/model.h"
@@ -179,11 +180,7 @@ static kiln_status_t set_made_up_input(kiln_graph_executor_t *gx, int i, uint64_
   kiln_tensor_t *t = NULL;
   KILN_RETURN_IF_ERROR(
       kiln_tensor_create(kiln_allocator_system(), info.dtype, info.ndim, info.shape, &t));
-  float *data = info.dtype == KILN_DTYPE_FLOAT32 ? kiln_tensor_data(t) : NULL;
-  for (int64_t e = 0; data && e < kiln_tensor_element_count(t); ++e) {
-    *state = *state * 6364136223846793005u + 1442695040888963407u;
-    data[e] = (float)((double)(*state >> 40) / (double)(1u << 24) * 2.0 - 1.0);
-  }
+  kiln_tune_fill_uniform(t, state);
   kiln_status_t status = kiln_graph_executor_set_input(gx, i, kiln_tensor_dl(t));
   kiln_tensor_release(t);
   return status;
@@ -205,16 +202,6 @@ static kiln_status_t choice_create(state_t *st, choice_t *c) {
   return kiln_graph_executor_run(c->gx); /* a warm-up */
 }
 
-static int compare_doubles(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median_of(double *v, int n) {
-  qsort(v, (size_t)n, sizeof(double), compare_doubles);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* One round of a choice: runs for LAYOUT_ROUND_SECONDS (LAYOUT_MIN_RUNS to
  * LAYOUT_MAX_RUNS of them); their median. */
 static kiln_status_t time_round(choice_t *c, double *out_ms) {
@@ -227,7 +214,7 @@ static kiln_status_t time_round(choice_t *c, double *out_ms) {
     KILN_RETURN_IF_ERROR(kiln_graph_executor_run(c->gx));
     ms[n++] = (kiln_tune_layout_now() - t0) * 1e3;
   }
-  *out_ms = median_of(ms, n);
+  *out_ms = kiln_tune_median(ms, n);
   return KILN_OK;
 }
 
@@ -250,13 +237,13 @@ static double ratio_to_first(const choice_t *choices, const choice_t *c) {
   for (int r = 0; r < LAYOUT_ROUNDS; ++r) {
     ratios[r] = c->round_ms[r] / choices[0].round_ms[r];
   }
-  return median_of(ratios, LAYOUT_ROUNDS);
+  return kiln_tune_median(ratios, LAYOUT_ROUNDS);
 }
 
 static double median_ms(const choice_t *c) {
   double ms[LAYOUT_ROUNDS];
   memcpy(ms, c->round_ms, sizeof(ms));
-  return median_of(ms, LAYOUT_ROUNDS);
+  return kiln_tune_median(ms, LAYOUT_ROUNDS);
 }
 
 static bool out_of_time(const kiln_tune_layout_search_t *s) {

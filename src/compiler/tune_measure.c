@@ -84,6 +84,16 @@ static uint64_t next_random(uint64_t *state) {
   return *state;
 }
 
+void kiln_tune_fill_uniform(kiln_tensor_t *tensor, uint64_t *state) {
+  if (kiln_tensor_dtype(tensor) != KILN_DTYPE_FLOAT32) {
+    return;
+  }
+  float *data = kiln_tensor_data(tensor);
+  for (int64_t i = 0; i < kiln_tensor_element_count(tensor); ++i) {
+    data[i] = (float)((double)(next_random(state) >> 11) / 4503599627370496.0 - 1.0);
+  }
+}
+
 static kiln_status_t new_tensor(const kiln_tensor_type_t *type, kiln_tensor_t **out_tensor) {
   KILN_RETURN_IF_ERROR(kiln_tensor_create(kiln_allocator_system(), type->dtype, type->ndim,
                                           type->shape, out_tensor));
@@ -98,12 +108,7 @@ static kiln_status_t make_input(const kiln_type_t *type, uint64_t *state,
     return KILN_STATUS(INVALID_ARGUMENT, "a kernel parameter that is not a tensor");
   }
   KILN_RETURN_IF_ERROR(new_tensor(t, out_tensor));
-  if (t->dtype == KILN_DTYPE_FLOAT32) {
-    float *data = kiln_tensor_data(*out_tensor);
-    for (int64_t i = 0; i < kiln_tensor_element_count(*out_tensor); ++i) {
-      data[i] = (float)((double)(next_random(state) >> 11) / 4503599627370496.0 - 1.0);
-    }
-  }
+  kiln_tune_fill_uniform(*out_tensor, state);
   return KILN_OK;
 }
 
@@ -197,6 +202,11 @@ static int compare_doubles(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+double kiln_tune_median(double *values, int count) {
+  qsort(values, (size_t)count, sizeof(double), compare_doubles);
+  return count % 2 ? values[count / 2] : 0.5 * (values[count / 2 - 1] + values[count / 2]);
+}
+
 /* Evicts every argument but the first (the data its producer has just
  * written, in a model) from every cache level, as TVM's time evaluator
  * does (cache_flush_cpu_non_first_arg): measured hot, a kernel's weights
@@ -286,8 +296,7 @@ static kiln_status_t time_runs(const kiln_tune_kernel_t *k, kiln_packed_fn fn, d
   }
   kiln_allocator_free(kiln_allocator_system(), evict.buffers);
   KILN_RETURN_IF_ERROR(status);
-  qsort(times, (size_t)n, sizeof(double), compare_doubles);
-  *out_ms = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+  *out_ms = kiln_tune_median(times, n);
   return KILN_OK;
 }
 

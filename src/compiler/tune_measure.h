@@ -68,4 +68,11 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_tune_measure(const kiln_tune_kernel_t *k
                                                      const kiln_schedule_config_t *config,
                                                      kiln_tune_result_t *out_result);
 
+/* The median of `count` (at least 1) values, which it sorts. */
+double kiln_tune_median(double *values, int count);
+
+/* A float32 tensor's elements uniform in [-1, 1) from `state` (nonzero);
+ * a tensor of another dtype is left as it is. */
+void kiln_tune_fill_uniform(kiln_tensor_t *tensor, uint64_t *state);
+
 #endif /* KILN_COMPILER_TUNE_MEASURE_H_ */
